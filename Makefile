@@ -1,0 +1,110 @@
+# roboest: build, test, demo. Every target first makes sure Debian's packages are installed.
+#
+#   make            library (static + shared) and the roboest command in $(BUILD)/
+#   make demo       run the demo pipeline on the log shipped in datasets/
+#   make test       unit and end-to-end tests (Criterion)
+#   make test-asan  the same under AddressSanitizer + UBSan
+#   make test-valgrind  the same under valgrind
+#   make fuzz-smoke libFuzzer targets (config parser, log readers), bounded time each
+#   make bench      reader and runner benchmarks (prints a table)
+#   make deps       install missing Debian packages (apt-get; needs root)
+#
+# Partial builds for working on one module:  make BUILD=build-io MODULES="core io" unit
+#   builds $(BUILD)/unit from TEST_SRC (default: every tests/unit/test_<module>*.c of MODULES).
+
+BUILD ?= build
+MODULES ?= core io metrics pipeline estimators
+CC ?= cc
+PYTHON ?= /usr/bin/python3
+
+DEB_PACKAGES := pkg-config libhdf5-dev libmatio-dev libcjson-dev libopenblas-dev liblapacke-dev \
+                libxml2-dev libcriterion-dev python3-h5py python3-scipy python3-numpy hdf5-tools valgrind
+PKGS := hdf5 matio libcjson libxml-2.0 openblas lapacke
+
+WARN := -std=c11 -Wall -Wextra -Wpedantic -Wshadow
+OPT ?= -O2 -g
+SAN ?=
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CPPFLAGS += -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Ilib/include
+CFLAGS += $(WARN) $(OPT) $(SAN) -fPIC $(PKG_CFLAGS)
+LDFLAGS += $(SAN)
+LDLIBS += $(PKG_LIBS) -lm -lpthread
+
+LIB_SRC := $(foreach m,$(MODULES),$(wildcard lib/$(m)/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+CLI_SRC := $(wildcard cmd/roboest/*.c)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_SRC ?= $(foreach m,$(MODULES),$(wildcard tests/unit/test_$(m)*.c))
+ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
+TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
+                -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
+
+.PHONY: all deps demo test test-asan test-valgrind fuzz-smoke bench unit fixtures clean format
+
+all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
+
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+$(BUILD)/obj/%.o: %.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/tests/%.o: tests/%.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(TEST_CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libroboest.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libroboest.so: $(LIB_OBJ)
+	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/roboest: $(CLI_OBJ) $(BUILD)/libroboest.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libroboest.a $(LDLIBS)
+
+# Test fixtures come from independent writers: libmatio's C API, h5py and scipy.io.
+$(BUILD)/gen_matio: tests/fixtures/gen_matio.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LDLIBS)
+
+fixtures: $(BUILD)/gen_matio
+	@mkdir -p $(BUILD)/fixtures
+	$(BUILD)/gen_matio $(BUILD)/fixtures
+	$(PYTHON) tests/fixtures/gen_fixtures.py $(BUILD)/fixtures
+
+$(BUILD)/unit: $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libroboest.a
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(BUILD)/libroboest.a $(LDLIBS) -lcriterion
+
+unit: $(BUILD)/unit fixtures
+	$(BUILD)/unit $(UNIT_ARGS)
+
+$(BUILD)/tests: $(ALL_TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libroboest.a
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(BUILD)/libroboest.a $(LDLIBS) -lcriterion
+
+TEST_RUNNER ?=
+test: all $(BUILD)/tests fixtures
+	$(TEST_RUNNER) $(BUILD)/tests $(TEST_ARGS)
+
+test-asan:
+	$(MAKE) BUILD=build-asan OPT="-O1 -g" SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  ASAN_OPTIONS=detect_leaks=1 test
+
+test-valgrind:
+	$(MAKE) BUILD=build-valgrind OPT="-O1 -g" TEST_RUNNER="valgrind -q --trace-children=yes --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --suppressions=tests/valgrind.supp" TEST_ARGS="--jobs 1" test
+
+clean:
+	rm -rf build build-*
+
+format:
+	clang-format -i $(wildcard lib/*/*.c lib/include/roboest/*.h cmd/roboest/*.c tests/*/*.c)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

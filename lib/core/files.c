@@ -1,0 +1,115 @@
+#include "roboest/core.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+char *rb_path_relative_to(const char *base_file, const char *rel)
+{
+    if (!rel)
+        return NULL;
+    if (rel[0] == '/' || !base_file)
+        return rb_strdup(rel);
+    const char *slash = strrchr(base_file, '/');
+    if (!slash)
+        return rb_strdup(rel);
+    return rb_asprintf("%.*s/%s", (int)(slash - base_file), base_file, rel);
+}
+
+const char *rb_path_basename(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+int rb_outfile_begin(rb_outfile *out, const char *path, bool overwrite, rb_err *err)
+{
+    out->path = out->tmp_path = NULL;
+    out->overwrite = overwrite;
+    struct stat st;
+    if (!overwrite && stat(path, &st) == 0)
+        return rb_err_set(err, RB_EEXISTS, "%s: exists (use --force to overwrite)", path);
+    const char *base = rb_path_basename(path);
+    int dir_len = (int)(base - path);
+    if (dir_len > 0) {
+        char *dir = rb_strndup(path, (size_t)dir_len);
+        if (!dir)
+            return rb_err_set(err, RB_ENOMEM, "out of memory");
+        int missing = stat(dir, &st) != 0 || !S_ISDIR(st.st_mode);
+        rb_free(dir);
+        if (missing)
+            return rb_err_set(err, RB_EIO, "%s: folder %.*s does not exist", path, dir_len, path);
+    }
+    out->path = rb_strdup(path);
+    out->tmp_path = rb_asprintf("%.*s.%s.tmp-XXXXXX", dir_len, path, base);
+    if (!out->path || !out->tmp_path) {
+        rb_outfile_abort(out);
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    }
+    int fd = mkstemp(out->tmp_path);
+    if (fd < 0) {
+        int e = errno;
+        rb_free(out->tmp_path);
+        out->tmp_path = NULL;
+        rb_outfile_abort(out);
+        return rb_err_set(err, RB_EIO, "%s: cannot create a temporary file: %s", path, strerror(e));
+    }
+    close(fd);
+    return RB_OK;
+}
+
+int rb_outfile_commit(rb_outfile *out, rb_err *err)
+{
+    int rc = RB_OK;
+    if (!out->overwrite) {
+        /* link() fails if the target appeared meanwhile, so a concurrent writer is never clobbered. */
+        if (link(out->tmp_path, out->path) != 0) {
+            rc = rb_err_set(err, errno == EEXIST ? RB_EEXISTS : RB_EIO, "%s: cannot create: %s", out->path,
+                            strerror(errno));
+        }
+        unlink(out->tmp_path);
+    } else if (rename(out->tmp_path, out->path) != 0) {
+        rc = rb_err_set(err, RB_EIO, "%s: cannot rename the temporary file into place: %s", out->path,
+                        strerror(errno));
+        unlink(out->tmp_path);
+    }
+    rb_free(out->tmp_path);
+    rb_free(out->path);
+    out->tmp_path = out->path = NULL;
+    return rc;
+}
+
+void rb_outfile_abort(rb_outfile *out)
+{
+    if (out->tmp_path)
+        unlink(out->tmp_path);
+    rb_free(out->tmp_path);
+    rb_free(out->path);
+    out->tmp_path = out->path = NULL;
+}
+
+char *rb_format_double(double x, char buf[32])
+{
+    if (isnan(x))
+        return strcpy(buf, "nan");
+    if (isinf(x))
+        return strcpy(buf, x > 0 ? "inf" : "-inf");
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, 32, "%.*g", prec, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    return buf;
+}
+
+double rb_monotonic_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}

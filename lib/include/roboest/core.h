@@ -1,0 +1,164 @@
+/*
+ * roboest core: status codes, error context, allocation, matrix views, small utilities.
+ *
+ * Error style (one for the whole library):
+ *   - every fallible function returns RB_OK (0) or a negative rb_status and takes an
+ *     `rb_err *err` last; the one-line message is kept in *err (err may be NULL);
+ *   - a callee's code travels up unchanged; a caller may prepend context with rb_err_prefix
+ *     ("log.mat: " + "channel joints_state/positions: " + detail);
+ *   - the library never prints and never exits: the command-line tool does.
+ *
+ * Matrices are row-major: element (i, j) of a rb_mat is data[i * stride + j].
+ * Sample-major signals follow the same rule: sample t, element i is at t * n + i.
+ */
+#ifndef ROBOEST_CORE_H
+#define ROBOEST_CORE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RB_VERSION "0.1.0"
+
+typedef enum rb_status {
+    RB_OK = 0,
+    RB_ENOMEM = -1,    /* allocation failed */
+    RB_ENOTFOUND = -2, /* a file, channel, element, key or name does not exist */
+    RB_EINPUT = -3,    /* an input file or signal is malformed, corrupt or unsupported */
+    RB_ECONFIG = -4,   /* a configuration (pipeline, suite, scenario) is invalid */
+    RB_EDIM = -5,      /* dimensions do not agree */
+    RB_ENUMERIC = -6,  /* numeric failure: non-finite value, matrix not positive definite */
+    RB_EIO = -7,       /* an operating-system or library I/O call failed while writing */
+    RB_EEXISTS = -8,   /* an output exists and overwriting was not allowed */
+    RB_EINVAL = -9     /* a caller passed an invalid argument (a programming error) */
+} rb_status;
+
+#define RB_ERR_MSG_MAX 1024
+
+typedef struct rb_err {
+    int code;                 /* last rb_status set, RB_OK if none */
+    char msg[RB_ERR_MSG_MAX]; /* one line, no trailing newline */
+} rb_err;
+
+/* Symbolic name of a status ("RB_ENOTFOUND"); never NULL. */
+const char *rb_status_name(int code);
+
+/* Reset err to RB_OK with an empty message. err may be NULL. */
+void rb_err_clear(rb_err *err);
+
+/* Set err's code and message (printf format); returns code so callers can `return rb_err_set(...)`.
+ * Newlines in the formatted message are replaced by spaces: messages are one line. */
+int rb_err_set(rb_err *err, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Prepend context to err's message ("file.mat: " + old message); returns err->code
+ * (RB_OK if err is NULL). */
+int rb_err_prefix(rb_err *err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ---- allocation --------------------------------------------------------------------------
+ * All library allocations go through these so tests can make the Nth allocation fail.
+ * rb_free(NULL) is a no-op. */
+void *rb_malloc(size_t size);
+void *rb_calloc(size_t count, size_t size);
+void *rb_realloc(void *ptr, size_t size);
+void rb_free(void *ptr);
+/* Copy of s (caller frees with rb_free); NULL on allocation failure or s == NULL. */
+char *rb_strdup(const char *s);
+/* Copy of the first n bytes of s plus a terminating NUL (caller frees with rb_free). */
+char *rb_strndup(const char *s, size_t n);
+/* printf into a new string (caller frees with rb_free); NULL on allocation failure. */
+char *rb_asprintf(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* Test hook: make the allocation after `n` more successful ones fail (n < 0 disables).
+ * Returns how many allocations were made since the last call. Not thread-safe. */
+long rb_alloc_fail_after(long n);
+
+/* a * b into *out; false (and *out untouched) on overflow. */
+static inline bool rb_size_mul(size_t a, size_t b, size_t *out)
+{
+    if (a != 0 && b > SIZE_MAX / a)
+        return false;
+    *out = a * b;
+    return true;
+}
+
+/* ---- matrices ----------------------------------------------------------------------------
+ * A descriptor over a row-major buffer. Views never own memory; only rb_mat_alloc does. */
+typedef struct rb_mat {
+    size_t rows, cols, stride; /* stride >= cols, in elements */
+    double *data;
+} rb_mat;
+
+static inline double *rb_mat_at(const rb_mat *m, size_t i, size_t j)
+{
+    return m->data + i * m->stride + j;
+}
+
+/* A view over caller-owned storage. */
+static inline rb_mat rb_mat_view(double *data, size_t rows, size_t cols, size_t stride)
+{
+    rb_mat m = {rows, cols, stride, data};
+    return m;
+}
+
+/* Allocate a zeroed rows x cols matrix (stride = cols); free with rb_mat_free. */
+int rb_mat_alloc(rb_mat *m, size_t rows, size_t cols, rb_err *err);
+void rb_mat_free(rb_mat *m);
+
+/* ---- checksums ---------------------------------------------------------------------------- */
+typedef struct rb_sha256 {
+    uint32_t state[8];
+    uint64_t length;
+    uint8_t block[64];
+    size_t used;
+} rb_sha256;
+
+void rb_sha256_init(rb_sha256 *ctx);
+void rb_sha256_update(rb_sha256 *ctx, const void *data, size_t len);
+/* Writes the digest as 64 lowercase hex characters plus NUL into hex[65]. */
+void rb_sha256_final(rb_sha256 *ctx, char hex[65]);
+/* SHA-256 of a whole file as hex; RB_ENOTFOUND / RB_EINPUT with the path in the message. */
+int rb_sha256_file(const char *path, char hex[65], rb_err *err);
+
+/* ---- paths and files ----------------------------------------------------------------------- */
+/* `rel` resolved against the folder holding `base_file` (absolute `rel` is returned as is).
+ * Caller frees with rb_free; NULL on allocation failure. */
+char *rb_path_relative_to(const char *base_file, const char *rel);
+/* Last component of a path (borrowed pointer into `path`). */
+const char *rb_path_basename(const char *path);
+
+/* Write-then-rename output: rb_outfile_begin makes a unique temporary file next to `path`
+ * (same folder, so the rename is atomic) and returns its name in out->tmp_path. Nothing is
+ * ever written to `path` itself until rb_outfile_commit renames the temporary over it;
+ * rb_outfile_abort removes the temporary. If `path` exists and !overwrite, begin fails
+ * with RB_EEXISTS; a missing folder gives RB_EIO naming it. */
+typedef struct rb_outfile {
+    char *path;
+    char *tmp_path;
+    bool overwrite;
+} rb_outfile;
+
+int rb_outfile_begin(rb_outfile *out, const char *path, bool overwrite, rb_err *err);
+int rb_outfile_commit(rb_outfile *out, rb_err *err);
+void rb_outfile_abort(rb_outfile *out);
+
+/* Locale-independent number formatting for data: shortest "%.17g"-style round-trip text
+ * ("nan"/"inf" for non-finite) into buf (at least 32 bytes). Returns buf. */
+char *rb_format_double(double x, char buf[32]);
+
+/* Wall-clock seconds from a monotonic clock (for progress reporting and benchmarks). */
+double rb_monotonic_seconds(void);
+
+#endif

@@ -1,0 +1,119 @@
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "roboest/core.h"
+
+Test(core, sha256_known_vectors)
+{
+    /* FIPS 180-4 examples. */
+    rb_sha256 ctx;
+    char hex[65];
+    rb_sha256_init(&ctx);
+    rb_sha256_update(&ctx, "abc", 3);
+    rb_sha256_final(&ctx, hex);
+    cr_assert_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+
+    const char *two_blocks = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    rb_sha256_init(&ctx);
+    for (const char *p = two_blocks; *p; p++) /* byte by byte exercises the partial-block path */
+        rb_sha256_update(&ctx, p, 1);
+    rb_sha256_final(&ctx, hex);
+    cr_assert_str_eq(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+
+    rb_sha256_init(&ctx);
+    rb_sha256_final(&ctx, hex);
+    cr_assert_str_eq(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+Test(core, error_messages_are_one_line_and_prefixed)
+{
+    rb_err err;
+    rb_err_clear(&err);
+    cr_assert_eq(rb_err_set(&err, RB_ENOTFOUND, "channel %s\nmissing", "q"), RB_ENOTFOUND);
+    cr_assert_eq(rb_err_prefix(&err, "%s: ", "log.mat"), RB_ENOTFOUND);
+    cr_assert_str_eq(err.msg, "log.mat: channel q missing");
+    cr_assert_str_eq(rb_status_name(RB_ENUMERIC), "RB_ENUMERIC");
+    cr_assert_eq(rb_err_set(NULL, RB_EIO, "x"), RB_EIO);
+}
+
+Test(core, format_double_round_trips)
+{
+    const double xs[] = {0.1, 1.0 / 3.0, -2.5e-300, 6.02214076e23, 5e-324, 1.7976931348623157e308, 0.0};
+    char buf[32];
+    for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++)
+        cr_assert_eq(strtod(rb_format_double(xs[i], buf), NULL), xs[i], "%s", buf);
+    cr_assert_str_eq(rb_format_double(0.1, buf), "0.1");
+    cr_assert_str_eq(rb_format_double(NAN, buf), "nan");
+    cr_assert_str_eq(rb_format_double(-INFINITY, buf), "-inf");
+}
+
+Test(core, allocation_failure_injection)
+{
+    rb_alloc_fail_after(1);
+    void *a = rb_malloc(8);
+    void *b = rb_malloc(8);
+    void *c = rb_malloc(8);
+    rb_alloc_fail_after(-1);
+    cr_assert_not_null(a);
+    cr_assert_null(b);
+    cr_assert_not_null(c);
+    rb_free(a);
+    rb_free(c);
+    rb_mat m;
+    rb_err err;
+    cr_assert_eq(rb_mat_alloc(&m, SIZE_MAX / 4, 8, &err), RB_ENOMEM);
+    cr_assert_eq(rb_mat_alloc(&m, 3, 4, &err), RB_OK);
+    cr_assert_eq(*rb_mat_at(&m, 2, 3), 0.0);
+    rb_mat_free(&m);
+}
+
+Test(core, outfile_appears_only_on_commit)
+{
+    char dir[] = "/tmp/rb_core_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char *path = rb_asprintf("%s/out.txt", dir);
+    rb_outfile out;
+    rb_err err;
+    cr_assert_eq(rb_outfile_begin(&out, path, false, &err), RB_OK);
+    FILE *f = fopen(out.tmp_path, "w");
+    fputs("x", f);
+    fclose(f);
+    struct stat st;
+    cr_assert_neq(stat(path, &st), 0, "nothing at the target before commit");
+    cr_assert_eq(rb_outfile_commit(&out, &err), RB_OK);
+    cr_assert_eq(stat(path, &st), 0);
+
+    cr_assert_eq(rb_outfile_begin(&out, path, false, &err), RB_EEXISTS);
+    cr_assert(strstr(err.msg, "--force"));
+    cr_assert_eq(rb_outfile_begin(&out, path, true, &err), RB_OK);
+    char *tmp = rb_strdup(out.tmp_path);
+    rb_outfile_abort(&out);
+    cr_assert_neq(stat(tmp, &st), 0, "abort removes the temporary");
+    rb_free(tmp);
+
+    char *missing = rb_asprintf("%s/no/such/dir/out.txt", dir);
+    cr_assert_eq(rb_outfile_begin(&out, missing, false, &err), RB_EIO);
+    cr_assert(strstr(err.msg, "does not exist"), "%s", err.msg);
+    unlink(path);
+    rmdir(dir);
+    rb_free(path);
+    rb_free(missing);
+}
+
+Test(core, paths_resolve_against_the_config_folder)
+{
+    char *p = rb_path_relative_to("configs/demo.json", "../datasets/x.mat");
+    cr_assert_str_eq(p, "configs/../datasets/x.mat");
+    rb_free(p);
+    p = rb_path_relative_to("demo.json", "x.mat");
+    cr_assert_str_eq(p, "x.mat");
+    rb_free(p);
+    p = rb_path_relative_to("configs/demo.json", "/abs/x.mat");
+    cr_assert_str_eq(p, "/abs/x.mat");
+    rb_free(p);
+}
