@@ -1,0 +1,316 @@
+#include "roboest/metrics.h"
+
+#include <cjson/cJSON.h>
+#include <locale.h>
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+/* A growing string; a failed allocation is remembered so renderers check once at the end. */
+typedef struct sbuf {
+    char *data;
+    size_t len, cap;
+    bool failed;
+} sbuf;
+
+static bool sb_reserve(sbuf *b, size_t extra)
+{
+    if (b->failed)
+        return false;
+    if (b->len + extra + 1 <= b->cap)
+        return true;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    char *grown = rb_realloc(b->data, cap);
+    if (!grown) {
+        b->failed = true;
+        return false;
+    }
+    b->data = grown;
+    b->cap = cap;
+    return true;
+}
+
+static void sb_putc(sbuf *b, char c)
+{
+    if (!sb_reserve(b, 1))
+        return;
+    b->data[b->len++] = c;
+    b->data[b->len] = '\0';
+}
+
+static void sb_puts(sbuf *b, const char *s)
+{
+    size_t n = strlen(s);
+    if (!sb_reserve(b, n))
+        return;
+    memcpy(b->data + b->len, s, n + 1);
+    b->len += n;
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || !sb_reserve(b, (size_t)n))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+/* Text for comment lines and list items: one line whatever the caller passed. */
+static void sb_put_line_text(sbuf *b, const char *s)
+{
+    for (; *s; s++)
+        sb_putc(b, *s == '\n' || *s == '\r' ? ' ' : *s);
+}
+
+/* ---- statistics in a fixed order, shared by every format -------------------------------------- */
+
+enum { N_STATS = 6 };
+static const char *const stat_keys[N_STATS] = {"mse",     "rmse",         "mae",
+                                               "max_abs", "mean_abs_est", "mean_abs_ref"};
+static const char *const stat_titles[N_STATS] = {"MSE",     "RMSE",         "MAE",
+                                                 "max abs", "mean abs est", "mean abs ref"};
+
+static void stat_values(const rb_stats *s, double v[N_STATS])
+{
+    v[0] = s->mse;
+    v[1] = s->rmse;
+    v[2] = s->mae;
+    v[3] = s->max_abs;
+    v[4] = s->mean_abs_est;
+    v[5] = s->mean_abs_ref;
+}
+
+/* cJSON would print NaN/Inf as null and CSV readers would choke on "nan": refuse up front. */
+static int check_finite(const rb_report *rep, rb_err *err)
+{
+    for (size_t k = 0; k < rep->n_rows; k++) {
+        const rb_report_row *row = &rep->rows[k];
+        double v[N_STATS];
+        stat_values(&row->stats, v);
+        for (int j = 0; j < N_STATS; j++)
+            if (!isfinite(v[j]))
+                return rb_err_set(err, RB_ENUMERIC, "run %s: %s vs %s: element %s: %s is %s", row->run,
+                                  row->estimate, row->reference, row->element, stat_keys[j],
+                                  isnan(v[j]) ? "NaN" : "infinite");
+    }
+    return RB_OK;
+}
+
+/* ---- Markdown ------------------------------------------------------------------------------- */
+
+/* GitHub tables split rows on unescaped pipes; escaping backslashes too keeps "a\|b" intact. */
+static void md_cell(sbuf *b, const char *s)
+{
+    sb_putc(b, ' ');
+    for (; *s; s++) {
+        if (*s == '|' || *s == '\\')
+            sb_putc(b, '\\');
+        sb_putc(b, *s == '\n' || *s == '\r' ? ' ' : *s);
+    }
+    sb_puts(b, " |");
+}
+
+static void md_header(sbuf *b)
+{
+    sb_puts(b, "| run | estimate | reference | element |");
+    for (int j = 0; j < N_STATS; j++)
+        sb_printf(b, " %s |", stat_titles[j]);
+    sb_puts(b, " N |\n| --- | --- | --- | --- |");
+    for (int j = 0; j <= N_STATS; j++)
+        sb_puts(b, " ---: |");
+    sb_putc(b, '\n');
+}
+
+static void render_markdown(const rb_report *rep, sbuf *b)
+{
+    sb_puts(b, "# ");
+    sb_put_line_text(b, rep->title);
+    sb_puts(b, "\n\n");
+    for (size_t k = 0; k < rep->n_attrs; k++) {
+        sb_puts(b, "- ");
+        sb_put_line_text(b, rep->attr_keys[k]);
+        sb_puts(b, ": ");
+        sb_put_line_text(b, rep->attr_values[k]);
+        sb_putc(b, '\n');
+    }
+    if (rep->n_attrs)
+        sb_putc(b, '\n');
+    md_header(b);
+    for (size_t k = 0; k < rep->n_rows; k++) {
+        const rb_report_row *row = &rep->rows[k];
+        double v[N_STATS];
+        stat_values(&row->stats, v);
+        sb_putc(b, '|');
+        md_cell(b, row->run);
+        md_cell(b, row->estimate);
+        md_cell(b, row->reference);
+        md_cell(b, row->element);
+        for (int j = 0; j < N_STATS; j++)
+            sb_printf(b, " %.4g |", v[j]);
+        sb_printf(b, " %zu |\n", row->stats.n);
+    }
+}
+
+/* ---- JSON ----------------------------------------------------------------------------------- */
+
+/* Numbers go in as raw text from rb_format_double: cJSON 1.7's own printer accepts "%1.15g"
+ * when it is merely close (0.1 + 0.2 comes out as 0.3), which is not a round trip. */
+static bool json_number(cJSON *obj, const char *key, double x)
+{
+    char buf[32];
+    return cJSON_AddRawToObject(obj, key, rb_format_double(x, buf)) != NULL;
+}
+
+static bool json_row(cJSON *rows, const rb_report_row *row)
+{
+    cJSON *obj = cJSON_CreateObject();
+    if (!obj || !cJSON_AddItemToArray(rows, obj)) {
+        cJSON_Delete(obj);
+        return false;
+    }
+    char n[32];
+    snprintf(n, sizeof n, "%zu", row->stats.n);
+    bool ok = cJSON_AddStringToObject(obj, "run", row->run)
+              && cJSON_AddStringToObject(obj, "estimate", row->estimate)
+              && cJSON_AddStringToObject(obj, "reference", row->reference)
+              && cJSON_AddStringToObject(obj, "element", row->element) && cJSON_AddRawToObject(obj, "n", n);
+    double v[N_STATS];
+    stat_values(&row->stats, v);
+    for (int j = 0; j < N_STATS && ok; j++)
+        ok = json_number(obj, stat_keys[j], v[j]);
+    return ok;
+}
+
+static cJSON *json_tree(const rb_report *rep)
+{
+    cJSON *root = cJSON_CreateObject();
+    bool ok = root && cJSON_AddStringToObject(root, "title", rep->title);
+    cJSON *prov = ok ? cJSON_AddObjectToObject(root, "provenance") : NULL;
+    for (size_t k = 0; prov && k < rep->n_attrs; k++)
+        ok = ok && cJSON_AddStringToObject(prov, rep->attr_keys[k], rep->attr_values[k]);
+    cJSON *rows = ok && prov ? cJSON_AddArrayToObject(root, "rows") : NULL;
+    for (size_t k = 0; rows && k < rep->n_rows; k++)
+        ok = ok && json_row(rows, &rep->rows[k]);
+    if (ok && rows)
+        return root;
+    cJSON_Delete(root);
+    return NULL;
+}
+
+static void render_json(const rb_report *rep, sbuf *b)
+{
+    cJSON *root = json_tree(rep);
+    char *text = root ? cJSON_Print(root) : NULL;
+    if (text) {
+        sb_puts(b, text);
+        sb_putc(b, '\n');
+    } else {
+        b->failed = true; /* cJSON fails only on allocation: the numbers were checked */
+    }
+    cJSON_free(text);
+    cJSON_Delete(root);
+}
+
+/* ---- CSV ------------------------------------------------------------------------------------ */
+
+/* RFC 4180 quoting, plus a leading '#' (a comment to many readers) and edge spaces (trimmed by
+ * some). */
+static void csv_field(sbuf *b, const char *s)
+{
+    size_t n = strlen(s);
+    bool quote = strpbrk(s, ",\"\r\n") || s[0] == '#' || (n > 0 && (s[0] == ' ' || s[n - 1] == ' '));
+    if (!quote) {
+        sb_puts(b, s);
+        return;
+    }
+    sb_putc(b, '"');
+    for (; *s; s++) {
+        if (*s == '"')
+            sb_putc(b, '"');
+        sb_putc(b, *s);
+    }
+    sb_putc(b, '"');
+}
+
+static void render_csv(const rb_report *rep, sbuf *b)
+{
+    sb_puts(b, "# title: ");
+    sb_put_line_text(b, rep->title);
+    sb_putc(b, '\n');
+    for (size_t k = 0; k < rep->n_attrs; k++) {
+        sb_puts(b, "# ");
+        sb_put_line_text(b, rep->attr_keys[k]);
+        sb_puts(b, ": ");
+        sb_put_line_text(b, rep->attr_values[k]);
+        sb_putc(b, '\n');
+    }
+    sb_puts(b, "run,estimate,reference,element,n");
+    for (int j = 0; j < N_STATS; j++)
+        sb_printf(b, ",%s", stat_keys[j]);
+    sb_putc(b, '\n');
+    for (size_t k = 0; k < rep->n_rows; k++) {
+        const rb_report_row *row = &rep->rows[k];
+        const char *text[4] = {row->run, row->estimate, row->reference, row->element};
+        for (int j = 0; j < 4; j++) {
+            csv_field(b, text[j]);
+            sb_putc(b, ',');
+        }
+        sb_printf(b, "%zu", row->stats.n);
+        double v[N_STATS];
+        stat_values(&row->stats, v);
+        for (int j = 0; j < N_STATS; j++) {
+            char buf[32];
+            sb_putc(b, ',');
+            sb_puts(b, rb_format_double(v[j], buf));
+        }
+        sb_putc(b, '\n');
+    }
+}
+
+/* ---- entry point ---------------------------------------------------------------------------- */
+
+int rb_report_render(const rb_report *rep, rb_report_format fmt, char **text, rb_err *err)
+{
+    if (!text)
+        return rb_err_set(err, RB_EINVAL, "rb_report_render: no output");
+    *text = NULL;
+    if (!rep)
+        return rb_err_set(err, RB_EINVAL, "rb_report_render: no report");
+    if (fmt != RB_REPORT_MARKDOWN && fmt != RB_REPORT_JSON && fmt != RB_REPORT_CSV)
+        return rb_err_set(err, RB_EINVAL, "rb_report_render: unknown format %d", (int)fmt);
+    int rc = check_finite(rep, err);
+    if (rc)
+        return rc;
+    /* Data text must read the same in every locale: render under "C" for this thread only
+     * (a process-wide setlocale would race with other threads). */
+    locale_t c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    if (c_locale == (locale_t)0)
+        return rb_err_set(err, RB_ENOMEM, "out of memory (C locale)");
+    locale_t previous = uselocale(c_locale);
+    sbuf b = {0};
+    if (fmt == RB_REPORT_MARKDOWN)
+        render_markdown(rep, &b);
+    else if (fmt == RB_REPORT_JSON)
+        render_json(rep, &b);
+    else
+        render_csv(rep, &b);
+    uselocale(previous);
+    freelocale(c_locale);
+    if (b.failed || !b.data) {
+        rb_free(b.data);
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    }
+    *text = b.data;
+    return RB_OK;
+}
