@@ -2,8 +2,8 @@
 #
 #   make            library (static + shared) and the roboest command in $(BUILD)/
 #   make demo       run the demo pipeline on the log shipped in datasets/
-#   make test       unit and end-to-end tests (Criterion)
-#   make test-asan  the same under AddressSanitizer + UBSan
+#   make test       unit and end-to-end tests (Criterion), then the same under ASan + UBSan
+#   make test-plain / make test-asan  one of the two
 #   make test-valgrind  the same under valgrind
 #   make fuzz-smoke libFuzzer targets (config parser, log readers), bounded time each
 #   make bench      reader and runner benchmarks (prints a table)
@@ -12,13 +12,14 @@
 # Partial builds for working on one module:  make BUILD=build-io MODULES="core io" unit
 #   builds $(BUILD)/unit from TEST_SRC (default: every tests/unit/test_<module>*.c of MODULES).
 
+SHELL := /bin/bash
 BUILD ?= build
 MODULES ?= core io metrics pipeline estimators
 CC ?= cc
 PYTHON ?= /usr/bin/python3
 
 DEB_PACKAGES := pkg-config libhdf5-dev libmatio-dev libcjson-dev libopenblas-dev liblapacke-dev \
-                libxml2-dev libcriterion-dev python3-h5py python3-scipy python3-numpy hdf5-tools valgrind
+                libxml2-dev libcriterion-dev python3-h5py python3-scipy python3-numpy hdf5-tools valgrind locales
 PKGS := hdf5 matio libcjson libxml-2.0 openblas lapacke
 
 WARN := -std=c11 -Wall -Wextra -Wpedantic -Wshadow
@@ -35,12 +36,12 @@ LIB_SRC := $(foreach m,$(MODULES),$(wildcard lib/$(m)/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_SRC := $(wildcard cmd/roboest/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
-TEST_SRC ?= $(foreach m,$(MODULES),$(wildcard tests/unit/test_$(m)*.c))
+TEST_SRC ?= tests/unit/support.c $(foreach m,$(MODULES),$(wildcard tests/unit/test_$(m)*.c))
 ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: all deps demo test test-asan test-valgrind fuzz-smoke bench unit fixtures clean format
+.PHONY: all deps demo bench fuzz-smoke test test-plain test-asan test-valgrind fuzz-smoke bench unit fixtures clean format
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -90,16 +91,47 @@ unit: $(BUILD)/unit fixtures
 $(BUILD)/tests: $(ALL_TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libroboest.a
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(BUILD)/libroboest.a $(LDLIBS) -lcriterion
 
+# make test: the suite as built normally, then again under AddressSanitizer + UBSan.
+test:
+	@$(MAKE) --no-print-directory test-plain
+	@$(MAKE) --no-print-directory test-asan
+
 TEST_RUNNER ?=
-test: all $(BUILD)/tests fixtures
-	$(TEST_RUNNER) $(BUILD)/tests $(TEST_ARGS)
+test-plain: all $(BUILD)/tests fixtures
+	@echo "running $(BUILD)/tests $(TEST_ARGS)"
+	@set -o pipefail; $(TEST_RUNNER) $(BUILD)/tests $(TEST_ARGS) 2>&1 | tee $(BUILD)/test.log
+	@scripts/check-test-log.sh $(BUILD)/test.log
 
 test-asan:
-	$(MAKE) BUILD=build-asan OPT="-O1 -g" SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	  ASAN_OPTIONS=detect_leaks=1 test
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT="-O1 -g" \
+	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test-plain
 
 test-valgrind:
-	$(MAKE) BUILD=build-valgrind OPT="-O1 -g" TEST_RUNNER="valgrind -q --trace-children=yes --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --suppressions=tests/valgrind.supp" TEST_ARGS="--jobs 1" test
+	@$(MAKE) --no-print-directory BUILD=build-valgrind OPT="-O1 -g" TEST_ARGS="--jobs 1" \
+	  TEST_RUNNER="valgrind -q --trace-children=yes --error-exitcode=99 --leak-check=full \
+	  --errors-for-leak-kinds=definite --suppressions=tests/valgrind.supp" test-plain
+
+# Benchmarks print figures; they are never timed tests.
+BENCH_MB ?= 500
+$(BUILD)/bench_%: tests/bench/bench_%.c $(BUILD)/libroboest.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libroboest.a $(LDLIBS)
+
+bench: all $(BUILD)/bench_read $(BUILD)/bench_runner
+	scripts/bench-read.sh $(BUILD) $(BENCH_MB)
+	$(BUILD)/bench_runner
+
+# libFuzzer targets (clang), each run for FUZZ_SECONDS on a corpus seeded from the test fixtures.
+FUZZ_SECONDS ?= 60
+FUZZ_PACKAGES := clang libclang-rt-14-dev
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(BUILD)/libroboest.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $< $(BUILD)/libroboest.a $(LDLIBS)
+
+fuzz-smoke: deps
+	@for p in $(FUZZ_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" \
+	  || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(FUZZ_PACKAGES) >/dev/null; break; }; done
+	$(MAKE) BUILD=build-fuzz CC=clang OPT="-O1 -g" SAN="-fsanitize=fuzzer-no-link,address,undefined" \
+	  build-fuzz/fuzz_config build-fuzz/fuzz_log_read fixtures
+	scripts/fuzz-smoke.sh build-fuzz $(FUZZ_SECONDS)
 
 clean:
 	rm -rf build build-*

@@ -59,6 +59,10 @@ int rb_outfile_begin(rb_outfile *out, const char *path, bool overwrite, rb_err *
         rb_outfile_abort(out);
         return rb_err_set(err, RB_EIO, "%s: cannot create a temporary file: %s", path, strerror(e));
     }
+    /* mkstemp creates mode 0600; outputs get the permissions any new file would get. */
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
     close(fd);
     return RB_OK;
 }

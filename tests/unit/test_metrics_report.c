@@ -14,6 +14,7 @@
 #endif
 
 #include "roboest/metrics.h"
+#include "support.h"
 
 static rb_stats stats_of(size_t n, double mse, double rmse, double mae, double max_abs, double est,
                          double ref)
@@ -198,46 +199,17 @@ Test(metrics_report, csv_quotes_fields_and_round_trips_numbers)
     rb_report_free(rep);
 }
 
-/* A German locale (decimal comma): installed, or compiled into `dir` for this process. */
-static bool decimal_comma_locale(char dir[])
-{
-    if (setlocale(LC_ALL, "de_DE.UTF-8"))
-        return true;
-    if (!mkdtemp(dir))
-        return false;
-    char cmd[256];
-    /* Its exit status is not trusted: under valgrind --trace-children it reports localedef's own
-     * leaks. Whether the locale loads is what counts. */
-    snprintf(cmd, sizeof cmd, "localedef -i de_DE -f UTF-8 %s/de_DE.UTF-8 >/dev/null 2>&1", dir);
-    (void)!system(cmd);
-    setenv("LOCPATH", dir, 1);
-    return setlocale(LC_ALL, "de_DE.UTF-8") != NULL;
-}
-
-static void remove_tree(const char *dir)
-{
-    char cmd[64];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
-}
-
 Test(metrics_report, numbers_use_a_dot_in_any_locale)
 {
     char dir[] = "/tmp/rb_locale_XXXXXX";
-    if (!decimal_comma_locale(dir)) {
-        if (strcmp(dir, "/tmp/rb_locale_XXXXXX") != 0)
-            remove_tree(dir);
-        cr_skip_test("no locale with a decimal comma available");
-    }
+    cr_assert(test_decimal_comma_locale(LC_ALL, dir), "a decimal-comma locale (localedef, Debian's locales)");
     char probe[16];
     snprintf(probe, sizeof probe, "%.1f", 0.5);
     cr_assert_str_eq(probe, "0,5", "the locale really uses a decimal comma");
     rb_report *rep = small_report();
     char *md = render(rep, RB_REPORT_MARKDOWN), *csv = render(rep, RB_REPORT_CSV);
     char *json = render(rep, RB_REPORT_JSON);
-    setlocale(LC_ALL, "C");
-    if (strcmp(dir, "/tmp/rb_locale_XXXXXX") != 0)
-        remove_tree(dir);
+    test_locale_restore(LC_ALL, dir);
     cr_assert(strstr(md, "| 0.4167 | 0.6455 | 0.5 |"), "%s", md);
     cr_assert(strstr(csv, ",0.5,1,"), "%s", csv);
     cr_assert(strstr(json, "\"mae\":\t0.5,"), "%s", json);

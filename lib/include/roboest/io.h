@@ -17,10 +17,56 @@
  *     not T rows is taken transposed; nested groups/structs give slash paths;
  *   - the roboest .h5 layout (what rb_log_write writes): one group per channel holding `data`
  *     (T x n), `timestamps` (T) and string-array attributes `elements_names`, `units_of_measure`;
- *   - CSV: optional `# key: value` comment lines, a header row whose first column is the time,
+ *   - CSV: optional `# key: value` comment lines, a header row whose first column is the time
+ *     (named time, t, timestamp or timestamps),
  *     then columns named `channel:element` (or `channel:element [unit]`); consecutive columns
  *     with the same channel prefix form one channel; a column without ':' is a one-element
  *     channel named by the column.
+ *
+ * Reading, in detail (rb_log_detect / rb_log_read):
+ *   - detection: HDF5 signature at byte 0, 512, 1024, 2048, ... -> MATLAB v7.3 when the file starts
+ *     with the text "MATLAB 7.3 MAT-file", else HDF5; "MATLAB 5.0 MAT-file" header with version
+ *     0x0100 and endian "IM"/"MI" -> MATLAB v5/v7; text whose first line that is neither blank nor a
+ *     `#` comment holds a comma and starts with a time column (`time`, `t`, `timestamp` or
+ *     `timestamps`, any case, optionally quoted or followed by a unit: `time [s]`) -> CSV; anything else is RB_EINPUT "<path>: not a log file (...)".
+ *   - MATLAB files (v5 and v7.3 alike) are in the robot-logger layout when they have no top-level
+ *     time vector and at least one top-level struct. The root is the first top-level struct that
+ *     holds a channel (v7.3: in link-name order; v5: in file order), else the first top-level struct;
+ *     other top-level variables are ignored. Below the root, a struct whose `data` field is an array
+ *     is a channel (nested structs give the slash path); other structs are walked into. Root fields
+ *     `yarp_robot_name` (char) and `description_list` (cell of char, joined by ',') become attributes.
+ *     `data`: MATLAB d1 x ... x dk x T (any k >= 1: the logger's n x 1 x T, or n x T) gives
+ *     n = d1 * ... * dk; a 2-D T x n (T rows, not T columns) is taken transposed; a square T x T is
+ *     n x T. `timestamps` must be a vector of T values, else RB_EINPUT naming the channel. Channels
+ *     with no samples or no elements, or whose `data`/`timestamps` are MATLAB-empty, are skipped.
+ *     Numeric classes (double, single, int*, uint*, logical) are converted to double. Char arrays:
+ *     16-bit codes are UTF-16; 8-bit codes are UTF-8 when valid, else Latin-1. A missing or empty
+ *     `elements_names` gives "0", "1", ...; missing `units_of_measure` gives ""; present ones must
+ *     hold exactly n strings. `dimensions` and `name` are not used (older writers got them wrong).
+ *   - plain files: the time vector is the first of `time`, `t`, `timestamps` that is a numeric
+ *     vector at the top level (the others are then ordinary matrices); its length is T. Rows and
+ *     columns are MATLAB's for .mat files and numpy's (`shape`) for .h5 (a 1-D dataset of length T
+ *     is T x 1). A numeric 2-D matrix with T rows is a channel of n = columns elements (also when
+ *     it is T x T); with T columns and not T rows it is taken transposed; anything else (other
+ *     shapes, char, cell, complex, sparse, empty) is ignored. Elements are named "0".."n-1", units
+ *     "". MATLAB structs / HDF5 groups give slash paths; every channel shares the time vector.
+ *   - roboest .h5 (the root has a string attribute `roboest_layout`; only "channels/1" is read):
+ *     every group below the root holding a dataset `data` is a channel named by its path;
+ *     `data` is [T][n] (or [T] for n = 1), `timestamps` [T], both any integer or float type; the
+ *     group's attributes `elements_names` and `units_of_measure` are 1-D arrays of n strings
+ *     (variable-length UTF-8 as written; fixed-length accepted), each optional. Channels with no
+ *     samples are kept. Root string attributes other than `roboest_layout` are the log's attributes.
+ *   - CSV: comment lines (`#`) may appear anywhere; `# key: value` (key of letters, digits, `_.-`)
+ *     sets an attribute, other comments are ignored; blank lines are skipped; fields may be quoted
+ *     ("a, b" with "" for a quote). The header's first column names the time; a column without ':'
+ *     has one element named "0". Numbers are parsed under the C locale; an empty field, "nan" or
+ *     "NaN" is NaN. Errors name the line ("<path>:<line>: ...") and the column.
+ *   - channel order: HDF5 creation order when the file tracks it, else link-name order (v7.3,
+ *     HDF5); file / field order (v5); column order (CSV).
+ *   - sizes read from a file are checked before anything is allocated: a dataset claiming more
+ *     values than its stored bytes could hold (or decompress to) is RB_EINPUT, as is any v5 element
+ *     that does not fit in its parent or in the file (v5 files are checked element by element
+ *     before libmatio reads them).
  *
  * Errors: RB_ENOTFOUND (no such file/channel/element), RB_EINPUT (corrupt, truncated,
  * unsupported or inconsistent file; the message names the file and the object), RB_ENOMEM,
@@ -106,9 +152,13 @@ const char *rb_log_get_attr(const rb_log *log, const char *key);
 int rb_log_append(rb_log *log, const rb_log *next, rb_err *err);
 
 /* ---- reading ---------------------------------------------------------------------------------- */
-/* Detect the layout of a file from its content. */
+/* Detect the layout of a file from its content (rules in the comment at the top of this file).
+ * RB_ENOTFOUND "<path>: no such file"; RB_EINPUT "<path>: not a log file (...)" or a corrupt file. */
 int rb_log_detect(const char *path, rb_log_format *fmt, rb_err *err);
-/* Read every channel of a file (caller frees *out with rb_log_free). Messages start with path. */
+/* Read every channel of a file (caller frees *out with rb_log_free; *out is NULL on failure).
+ * Sets log->format, and log->root_name for the robot-logger layout. Messages start with the path
+ * and, for structured files, name the object ("<path>: /root/joints_state/positions/data: ...").
+ * RB_ENOTFOUND, RB_EINPUT, RB_ENOMEM. The library's HDF5 error printing is turned off. */
 int rb_log_read(const char *path, rb_log **out, rb_err *err);
 
 /* ---- writing ---------------------------------------------------------------------------------- */
@@ -119,7 +169,8 @@ typedef enum rb_out_format {
     RB_OUT_CSV    /* needs every channel on the same timestamps */
 } rb_out_format;
 
-/* Output format from a path's extension: .h5/.hdf5 -> H5, .mat -> MAT73, .csv -> CSV. */
+/* Output format from a path's extension (ASCII case ignored): .h5/.hdf5 -> H5, .mat -> MAT73,
+ * .csv -> CSV; anything else is RB_ECONFIG naming the path and the accepted extensions. */
 int rb_out_format_from_path(const char *path, rb_out_format *fmt, rb_err *err);
 
 typedef struct rb_write_opts {
@@ -129,9 +180,29 @@ typedef struct rb_write_opts {
 } rb_write_opts;
 
 /* Write `log` (channels and attributes) to `path` through a temporary file in the same folder,
- * renamed into place only on success: on any error nothing appears at `path`. */
+ * renamed into place only on success: on any error nothing appears at `path` and no temporary is
+ * left. `log` is not modified. opts NULL: format from the extension, no overwrite, default root.
+ * The same log always gives the same bytes (no creation times or dates in any format).
+ *   RB_OUT_H5: root string attribute roboest_layout = "channels/1" plus one per log attribute;
+ *     a group per channel along its slash path (creation order kept) with `data` [T][n] and
+ *     `timestamps` [T] doubles (chunked, shuffled, deflated) and the attributes `elements_names`
+ *     and `units_of_measure` (n variable-length UTF-8 strings); zero-sample channels are written
+ *     with zero-length datasets.
+ *   RB_OUT_MAT73 / RB_OUT_MAT5: the robot-logger layout (root struct opts->root_name, which must
+ *     be a MATLAB identifier, else RB_EINVAL); yarp_robot_name and description_list attributes
+ *     become root fields, the other attributes fields of a root struct `roboest_provenance` (keys
+ *     made MATLAB identifiers); zero-sample channels become structs without fields, as the logger
+ *     writes them (readers skip them). Details in lib/io/write_mat.c.
+ *   RB_OUT_CSV: `# key: value` lines, header `time,channel:element [unit],...`, round-trip numbers;
+ *     every channel must have bit-identical timestamps, else RB_EINPUT naming the first channel
+ *     and sample that differ.
+ * Errors (messages start with `path`): RB_EEXISTS (path exists and !overwrite), RB_EIO (missing
+ * folder, HDF5/libmatio/stdio failure), RB_EINPUT (text that is not UTF-8, an empty/'.'/'..' path
+ * component, a channel path that collides with another channel's dataset or .mat field),
+ * RB_ENOMEM. */
 int rb_log_write(const rb_log *log, const char *path, const rb_write_opts *opts, rb_err *err);
-/* Write directly to `path`, creating or truncating it (for callers managing rb_outfile). */
+/* Write directly to `path`, creating or truncating it (for callers managing rb_outfile); on error
+ * a partial file may be left there. */
 int rb_log_write_raw(const rb_log *log, const char *path, const rb_write_opts *opts, rb_err *err);
 
 /* ---- time: checks, clocks and resampling ------------------------------------------------------ */
@@ -139,12 +210,14 @@ typedef struct rb_time_report {
     double t_first, t_last; /* seconds (NaN when T == 0) */
     double median_dt;       /* median sample interval (NaN when T < 2) */
     size_t n_gaps;          /* intervals longer than gap_factor x median_dt */
-    double max_gap;         /* longest interval, seconds */
+    double max_gap;         /* longest interval, seconds (NaN when T < 2) */
     size_t first_gap;       /* sample index after the first gap, SIZE_MAX if none */
 } rb_time_report;
 
 /* Statistics of a channel's timestamps; RB_EINPUT naming the channel and the sample index if a
- * timestamp is not finite or not strictly greater than the one before it. */
+ * timestamp is not finite or not strictly greater than the one before it. The median of an even
+ * number of intervals is the mean of the middle two. gap_factor must be finite and > 0
+ * (RB_EINVAL); RB_ENOMEM when the interval copy cannot be allocated. */
 int rb_channel_check_time(const rb_channel *ch, double gap_factor, rb_time_report *rep, rb_err *err);
 
 /* A sample clock: strictly increasing times (owned). */
@@ -153,9 +226,14 @@ typedef struct rb_clock {
     double *t;
 } rb_clock;
 
-/* Uniform clock t0, t0 + dt, ... up to t1 (inclusive within 1e-9 dt). */
+/* Uniform clock t0, t0 + dt, ... up to t1 (inclusive within 1e-9 dt): floor((t1 - t0) / dt + 1e-9)
+ * + 1 times, each t0 + k dt (multiplied, not accumulated). RB_EINVAL unless t0, t1, dt are finite,
+ * t0 <= t1 and dt > 0, or when dt is below the resolution of the times; RB_ENOMEM. On error the
+ * clock is empty (n 0, t NULL). Free with rb_clock_free. */
 int rb_clock_uniform(rb_clock *clk, double t0, double t1, double dt, rb_err *err);
-/* The timestamps of a channel that fall in [t0, t1] (use -INFINITY / INFINITY for no bound). */
+/* The timestamps of a channel that fall in [t0, t1] (use -INFINITY / INFINITY for no bound).
+ * RB_EINVAL when t0 > t1 or a bound is NaN; RB_EINPUT when no sample falls in the window or the
+ * channel's timestamps are not strictly increasing (naming the sample). */
 int rb_clock_from_channel(rb_clock *clk, const rb_channel *ch, double t0, double t1, rb_err *err);
 void rb_clock_free(rb_clock *clk);
 
@@ -169,11 +247,18 @@ typedef enum rb_nonfinite {
     RB_NONFINITE_HOLD   /* replaced by the last finite sample of that element, and counted */
 } rb_nonfinite;
 
-/* Resample elements `sel` (n_sel indices into the channel; NULL = all, in order) onto the clock,
- * writing clk->n x n_sel sample-major values into out. Clock times outside the channel's time
- * span are an RB_EINPUT error naming the channel and the time. Non-finite input samples follow
- * `policy`; *n_held (may be NULL) receives how many output values were held. One pass over the
- * channel: O(T + clk->n). Errors name the channel, element and sample index. */
+/* Resample elements `sel` (n_sel indices into the channel; NULL = all n elements in order, with
+ * n_sel 0 or n) onto the clock, writing clk->n x n_sel sample-major values into out. Clock times
+ * outside the channel's time span are an RB_EINPUT error naming the channel and the time (the
+ * exact first and last sample times are inside). A clock time equal to a sample time gives that
+ * sample exactly. Non-finite input samples follow `policy`: only samples the clock uses count (for
+ * LINEAR the two neighbours, for HOLD the latest one); under HOLD a non-finite neighbour is
+ * replaced by the element's last finite value at or before the lower neighbour, and RB_EINPUT when
+ * there is none yet; *n_held (may be NULL) receives how many output values used a replacement.
+ * One merge pass over the channel: O(T + clk->n). Errors name the channel, element and sample
+ * index: RB_EINPUT (non-increasing or non-finite channel timestamps, non-finite samples under
+ * RB_NONFINITE_ERROR), RB_EINVAL (sel index out of range, clock not strictly increasing or not
+ * finite), RB_ENOMEM. On error `out` may be partly written. */
 int rb_resample(const rb_channel *ch, const size_t *sel, size_t n_sel, const rb_clock *clk,
                 rb_interp interp, rb_nonfinite policy, double *out, size_t *n_held, rb_err *err);
 

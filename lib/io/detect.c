@@ -1,0 +1,302 @@
+/* Reading logs: layout detection from the file's content, dispatch to the readers, shared helpers. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "io_internal.h"
+
+const char *const rb_io_time_names[3] = {"time", "t", "timestamps"};
+
+enum { SNIFF_BYTES = 64 * 1024 };
+
+typedef enum sniff_kind { SNIFF_HDF5, SNIFF_MAT73, SNIFF_MAT5, SNIFF_CSV } sniff_kind;
+
+static const unsigned char hdf5_signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+
+/* HDF5 looks for its superblock at 0, 512, 1024, 2048, ...: so do we. */
+static bool has_hdf5_signature(FILE *f, long long size)
+{
+    unsigned char buf[8];
+    for (long long off = 0; off + 8 <= size; off = off ? off * 2 : 512) {
+        if (fseeko(f, (off_t)off, SEEK_SET) != 0 || fread(buf, 1, 8, f) != 8)
+            return false;
+        if (memcmp(buf, hdf5_signature, 8) == 0)
+            return true;
+    }
+    return false;
+}
+
+static bool is_mat5_header(const unsigned char *b, size_t n)
+{
+    if (n < 128 || memcmp(b, "MATLAB 5.0 MAT-file", 19) != 0)
+        return false;
+    return (b[126] == 'I' && b[127] == 'M' && b[124] == 0x00 && b[125] == 0x01) ||
+           (b[126] == 'M' && b[127] == 'I' && b[124] == 0x01 && b[125] == 0x00);
+}
+
+/* The header's first field names the time: time, t, timestamp or timestamps, optionally quoted and
+ * followed by a unit in brackets ("time [s]"). ASCII case-insensitive. */
+static bool is_time_header(const unsigned char *b, size_t n)
+{
+    static const char *const names[] = {"time", "t", "timestamp", "timestamps"};
+    size_t end = 0, i = 0;
+    while (end < n && b[end] != ',')
+        end++;
+    if (i < end && b[i] == '"')
+        i++;
+    size_t start = i;
+    while (i < end && ((b[i] | 0x20) >= 'a' && (b[i] | 0x20) <= 'z'))
+        i++;
+    size_t len = i - start;
+    while (i < end && b[i] == ' ')
+        i++;
+    if (i < end && b[i] != '[' && b[i] != '"' && b[i] != '\r') /* only a unit or a closing quote may follow */
+        return false;
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        bool same = strlen(names[k]) == len;
+        for (size_t j = 0; j < len && same; j++)
+            same = (b[start + j] | 0x20) == names[k][j];
+        if (same)
+            return true;
+    }
+    return false;
+}
+
+/* Text whose first line that is neither blank nor a `#` comment is a header with a comma and a time
+ * column first. */
+static bool looks_like_csv(const unsigned char *b, size_t n)
+{
+    if (memchr(b, '\0', n))
+        return false;
+    size_t i = (n >= 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF) ? 3 : 0;
+    while (i < n) {
+        size_t end = i;
+        while (end < n && b[end] != '\n')
+            end++;
+        size_t k = i;
+        while (k < end && (b[k] == ' ' || b[k] == '\t' || b[k] == '\r'))
+            k++;
+        if (k < end && b[k] != '#')
+            return memchr(b + k, ',', end - k) != NULL && is_time_header(b + k, end - k);
+        i = end + 1;
+    }
+    return false;
+}
+
+static int sniff(const char *path, sniff_kind *kind, rb_err *err)
+{
+    unsigned char *buf = NULL;
+    int rc = RB_OK;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            return rb_err_set(err, RB_ENOTFOUND, "%s: no such file", path);
+        return rb_err_set(err, RB_EINPUT, "%s: cannot open: %s", path, strerror(errno));
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        rc = rb_err_set(err, RB_EINPUT, "%s: not a log file (not a regular file)", path);
+        goto done;
+    }
+    if (st.st_size == 0) {
+        rc = rb_err_set(err, RB_EINPUT, "%s: not a log file (empty file)", path);
+        goto done;
+    }
+    buf = rb_malloc(SNIFF_BYTES);
+    if (!buf) {
+        rc = rb_err_set(err, RB_ENOMEM, "%s: out of memory", path);
+        goto done;
+    }
+    size_t n = fread(buf, 1, SNIFF_BYTES, f);
+    if (n < 128 && ferror(f)) {
+        rc = rb_err_set(err, RB_EINPUT, "%s: cannot read: %s", path, strerror(errno));
+        goto done;
+    }
+    if (has_hdf5_signature(f, (long long)st.st_size))
+        *kind = (n >= 128 && memcmp(buf, "MATLAB 7.3 MAT-file", 19) == 0) ? SNIFF_MAT73 : SNIFF_HDF5;
+    else if (is_mat5_header(buf, n))
+        *kind = SNIFF_MAT5;
+    else if (n >= 19 && (memcmp(buf, "MATLAB 5.0 MAT-file", 19) == 0 || memcmp(buf, "MATLAB 7.3 MAT-file", 19) == 0))
+        rc = rb_err_set(err, RB_EINPUT, "%s: not a log file (truncated or corrupt MATLAB header)", path);
+    else if (looks_like_csv(buf, n))
+        *kind = SNIFF_CSV;
+    else if (n >= 6 && memcmp(buf, "MATLAB", 6) == 0)
+        rc = rb_err_set(err, RB_EINPUT, "%s: not a log file (unsupported or corrupt MATLAB header)", path);
+    else
+        rc = rb_err_set(err, RB_EINPUT, "%s: not a log file (neither HDF5, MATLAB nor CSV)", path);
+done:
+    rb_free(buf);
+    fclose(f);
+    return rc;
+}
+
+int rb_log_detect(const char *path, rb_log_format *fmt, rb_err *err)
+{
+    if (!path || !fmt)
+        return rb_err_set(err, RB_EINVAL, "rb_log_detect: NULL argument");
+    sniff_kind kind = SNIFF_CSV;
+    int rc = sniff(path, &kind, err);
+    if (rc)
+        return rc;
+    switch (kind) {
+    case SNIFF_MAT73: return rb_io_classify_mat73(path, fmt, err);
+    case SNIFF_HDF5: return rb_io_classify_h5(path, fmt, err);
+    case SNIFF_MAT5: return rb_io_classify_mat5(path, fmt, err);
+    case SNIFF_CSV: *fmt = RB_FMT_CSV; return RB_OK;
+    }
+    return rb_err_set(err, RB_EINPUT, "%s: not a log file", path);
+}
+
+static int read_as(const char *path, rb_log_format fmt, rb_log *log, rb_err *err)
+{
+    switch (fmt) {
+    case RB_FMT_LOGGER_MAT73:
+    case RB_FMT_PLAIN_MAT73: return rb_io_read_mat73(path, fmt, log, err);
+    case RB_FMT_LOGGER_MAT5:
+    case RB_FMT_PLAIN_MAT5: return rb_io_read_mat5(path, fmt, log, err);
+    case RB_FMT_ROBOEST_H5:
+    case RB_FMT_PLAIN_H5: return rb_io_read_h5(path, fmt, log, err);
+    case RB_FMT_CSV: return rb_io_read_csv(path, log, err);
+    case RB_FMT_MEMORY: break;
+    }
+    return rb_err_set(err, RB_EINPUT, "%s: not a log file", path);
+}
+
+int rb_log_read(const char *path, rb_log **out, rb_err *err)
+{
+    if (!path || !out)
+        return rb_err_set(err, RB_EINVAL, "rb_log_read: NULL argument");
+    *out = NULL;
+    rb_log_format fmt;
+    rb_log *log = NULL;
+    int rc = rb_log_detect(path, &fmt, err);
+    if (rc == RB_OK)
+        rc = rb_log_new(&log, err);
+    if (rc == RB_OK) {
+        log->format = fmt;
+        rc = read_as(path, fmt, log, err);
+    }
+    if (rc) {
+        rb_log_free(log);
+        return rc;
+    }
+    *out = log;
+    return RB_OK;
+}
+
+/* ---- helpers shared by the readers ---------------------------------------------------------- */
+
+bool rb_io_plain_shape(size_t rows, size_t cols, size_t T, size_t *n, bool *transposed)
+{
+    if (rows == T) {
+        *n = cols;
+        *transposed = false;
+        return cols > 0;
+    }
+    if (cols == T) {
+        *n = rows;
+        *transposed = true;
+        return rows > 0;
+    }
+    return false;
+}
+
+void rb_io_transpose(double *dst, const double *src, size_t rows, size_t cols)
+{
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < cols; c++)
+            dst[c * rows + r] = src[r * cols + c];
+}
+
+static size_t put_utf8(char *out, uint32_t cp)
+{
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xC0 | (cp >> 6));
+        out[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xE0 | (cp >> 12));
+        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        out[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | (cp >> 18));
+    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    out[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+char *rb_io_utf16_to_utf8(const uint16_t *codes, size_t n)
+{
+    size_t cap;
+    if (!rb_size_mul(n, 3, &cap)) /* a UTF-16 unit never takes more than 3 UTF-8 bytes */
+        return NULL;
+    char *s = rb_malloc(cap + 1), *p = s;
+    if (!s)
+        return NULL;
+    for (size_t k = 0; k < n; k++) {
+        uint32_t cp = codes[k];
+        if (cp == 0)
+            continue;
+        if (cp >= 0xD800 && cp <= 0xDBFF && k + 1 < n && codes[k + 1] >= 0xDC00 && codes[k + 1] <= 0xDFFF) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (codes[k + 1] - 0xDC00u);
+            k++;
+        } else if (cp >= 0xD800 && cp <= 0xDFFF) {
+            cp = 0xFFFD;
+        }
+        p += put_utf8(p, cp);
+    }
+    *p = '\0';
+    return s;
+}
+
+/* Length of the valid UTF-8 sequence at b (n bytes left), 0 if invalid. */
+static size_t utf8_seq_len(const uint8_t *b, size_t n)
+{
+    size_t len = b[0] < 0x80 ? 1 : (b[0] & 0xE0) == 0xC0 ? 2 : (b[0] & 0xF0) == 0xE0 ? 3 : (b[0] & 0xF8) == 0xF0 ? 4 : 0;
+    if (len == 0 || len > n)
+        return 0;
+    uint32_t cp = len == 1 ? b[0] : (uint32_t)(b[0] & (0x7F >> len));
+    for (size_t k = 1; k < len; k++) {
+        if ((b[k] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (b[k] & 0x3Fu);
+    }
+    static const uint32_t min[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return len;
+}
+
+char *rb_io_bytes_to_utf8(const uint8_t *bytes, size_t n)
+{
+    bool utf8 = true;
+    for (size_t k = 0; k < n && utf8;) {
+        size_t len = utf8_seq_len(bytes + k, n - k);
+        utf8 = len > 0;
+        k += len;
+    }
+    size_t cap;
+    if (!rb_size_mul(n, 2, &cap))
+        return NULL;
+    char *s = rb_malloc(cap + 1), *p = s;
+    if (!s)
+        return NULL;
+    for (size_t k = 0; k < n; k++) {
+        if (bytes[k] == 0)
+            continue;
+        if (utf8)
+            *p++ = (char)bytes[k];
+        else
+            p += put_utf8(p, bytes[k]);
+    }
+    *p = '\0';
+    return s;
+}

@@ -1,0 +1,707 @@
+/*
+ * HDF5 readers: the roboest .h5 layout, plain .h5 files of named datasets, and the HDF5 helpers
+ * read_mat73.c shares (h5read.h). Layouts are described in io.h.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "h5read.h"
+
+enum {
+    MAX_CHILDREN = 1000000, /* links in one group */
+    MAX_VISITS = 1000000,   /* objects in one file: hard links may form cycles or fan out */
+    MAX_NAME = 4096,
+    MAX_STRINGS = 1000000,
+    /* deflate never compresses more than about 1032:1; a dataset claiming more values than its stored
+     * bytes could decompress to is corrupt. */
+    MAX_DEFLATE_RATIO = 1100
+};
+
+/* ---- helpers (h5read.h) --------------------------------------------------------------------- */
+
+int rb_h5r_fail(rb_h5r *r, const char *obj, const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (obj)
+        return rb_err_set(r->err, RB_EINPUT, "%s: %s: %s", r->path, obj, what);
+    return rb_err_set(r->err, RB_EINPUT, "%s: %s", r->path, what);
+}
+
+int rb_h5r_open(rb_h5r *r, const char *path, rb_log *log, rb_err *err)
+{
+    memset(r, 0, sizeof *r);
+    r->path = path;
+    r->log = log;
+    r->err = err;
+    r->file = -1;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* the library never prints */
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    /* STRONG: closing the file also closes any object a failure path might have left open. */
+    if (fapl < 0 || H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0) {
+        if (fapl >= 0)
+            H5Pclose(fapl);
+        return rb_h5r_fail(r, NULL, "HDF5 could not set up file access");
+    }
+    r->file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+    H5Pclose(fapl);
+    if (r->file < 0)
+        return rb_h5r_fail(r, NULL, "not a readable HDF5 file (truncated or corrupt)");
+    return RB_OK;
+}
+
+void rb_h5r_close(rb_h5r *r)
+{
+    if (r->file >= 0)
+        H5Fclose(r->file);
+    r->file = -1;
+}
+
+void rb_h5r_free_names(char **names, size_t n)
+{
+    for (size_t k = 0; names && k < n; k++)
+        rb_free(names[k]);
+    rb_free(names);
+}
+
+/* Name of link k of a group into *name (NULL when HDF5 cannot tell it). */
+static int link_name(hid_t grp, H5_index_t index, hsize_t k, char **name)
+{
+    *name = NULL;
+    ssize_t len = H5Lget_name_by_idx(grp, ".", index, H5_ITER_INC, k, NULL, 0, H5P_DEFAULT);
+    if (len < 0 || len > MAX_NAME)
+        return RB_OK;
+    char *s = rb_malloc((size_t)len + 1);
+    if (!s)
+        return RB_ENOMEM;
+    if (H5Lget_name_by_idx(grp, ".", index, H5_ITER_INC, k, s, (size_t)len + 1, H5P_DEFAULT) != len) {
+        rb_free(s);
+        return RB_OK;
+    }
+    *name = s;
+    return RB_OK;
+}
+
+int rb_h5r_children(rb_h5r *r, hid_t grp, const char *obj, char ***names, size_t *n)
+{
+    *names = NULL;
+    *n = 0;
+    H5G_info_t info;
+    if (H5Gget_info(grp, &info) < 0)
+        return rb_h5r_fail(r, obj, "cannot list the group");
+    if (info.nlinks > MAX_CHILDREN || r->visits + info.nlinks > MAX_VISITS)
+        return rb_h5r_fail(r, obj, "too many objects (corrupt file?)");
+    r->visits += (size_t)info.nlinks;
+    if (info.nlinks == 0)
+        return RB_OK;
+    char **out = rb_calloc((size_t)info.nlinks, sizeof *out);
+    if (!out)
+        return rb_err_set(r->err, RB_ENOMEM, "%s: %s: out of memory", r->path, obj);
+    /* Creation order keeps the writer's channel order; files that do not track it list by name. */
+    H5_index_t index = H5_INDEX_CRT_ORDER;
+    for (hsize_t k = 0; k < info.nlinks; k++) {
+        int rc = link_name(grp, index, k, &out[k]);
+        if (rc == RB_OK && !out[k] && k == 0 && index == H5_INDEX_CRT_ORDER) {
+            index = H5_INDEX_NAME;
+            rc = link_name(grp, index, k, &out[k]);
+        }
+        if (rc || !out[k]) {
+            rb_h5r_free_names(out, (size_t)k);
+            if (rc)
+                return rb_err_set(r->err, RB_ENOMEM, "%s: %s: out of memory", r->path, obj);
+            return rb_h5r_fail(r, obj, "cannot read the name of link %llu", (unsigned long long)k);
+        }
+    }
+    *names = out;
+    *n = (size_t)info.nlinks;
+    return RB_OK;
+}
+
+hid_t rb_h5r_open_child(hid_t grp, const char *name, H5I_type_t *type)
+{
+    H5L_info_t linfo;
+    /* Hard links only: soft and external links could point anywhere, even into other files. */
+    if (H5Lexists(grp, name, H5P_DEFAULT) <= 0 || H5Lget_info(grp, name, &linfo, H5P_DEFAULT) < 0 ||
+        linfo.type != H5L_TYPE_HARD)
+        return -1;
+    hid_t id = H5Oopen(grp, name, H5P_DEFAULT);
+    if (id < 0)
+        return -1;
+    *type = H5Iget_type(id);
+    if (*type != H5I_GROUP && *type != H5I_DATASET) {
+        H5Oclose(id);
+        return -1;
+    }
+    return id;
+}
+
+static hid_t open_attr(hid_t obj, const char *attr)
+{
+    if (H5Aexists(obj, attr) <= 0)
+        return -1;
+    return H5Aopen(obj, attr, H5P_DEFAULT);
+}
+
+/* Strip trailing NULs and spaces (fixed-length strings are padded with either). */
+static void trim_padding(char *s, size_t len)
+{
+    s[len] = '\0';
+    size_t end = strlen(s);
+    while (end > 0 && s[end - 1] == ' ')
+        s[--end] = '\0';
+}
+
+bool rb_h5r_attr_str(hid_t obj, const char *attr, char *buf, size_t cap)
+{
+    bool ok = false;
+    hid_t a = open_attr(obj, attr), type = -1, space = -1, mem = -1;
+    if (a < 0)
+        return false;
+    type = H5Aget_type(a);
+    space = H5Aget_space(a);
+    if (type < 0 || space < 0 || H5Tget_class(type) != H5T_STRING || H5Sget_simple_extent_npoints(space) != 1)
+        goto done;
+    if (H5Tis_variable_str(type) > 0) {
+        char *s = NULL;
+        mem = H5Tcopy(H5T_C_S1);
+        /* HDF5 does not convert between ASCII and UTF-8: read in the file's character set. */
+        if (mem < 0 || H5Tset_size(mem, H5T_VARIABLE) < 0 || H5Tset_cset(mem, H5Tget_cset(type)) < 0 ||
+            H5Aread(a, mem, &s) < 0)
+            goto done;
+        if (s && strlen(s) < cap) {
+            memcpy(buf, s, strlen(s) + 1);
+            trim_padding(buf, strlen(buf));
+            ok = true;
+        }
+        H5Dvlen_reclaim(mem, space, H5P_DEFAULT, &s);
+    } else {
+        size_t size = H5Tget_size(type);
+        /* Read with the file's own type: converting NULLTERM <-> NULLPAD strings would drop a byte. */
+        if (size == 0 || size >= cap || H5Aread(a, type, buf) < 0)
+            goto done;
+        trim_padding(buf, size);
+        ok = true;
+    }
+done:
+    if (mem >= 0)
+        H5Tclose(mem);
+    if (space >= 0)
+        H5Sclose(space);
+    if (type >= 0)
+        H5Tclose(type);
+    H5Aclose(a);
+    return ok;
+}
+
+bool rb_h5r_attr_true(hid_t obj, const char *attr)
+{
+    bool yes = false;
+    hid_t a = open_attr(obj, attr), type = -1, space = -1;
+    if (a < 0)
+        return false;
+    type = H5Aget_type(a);
+    space = H5Aget_space(a);
+    long long v = 0;
+    if (type >= 0 && space >= 0 && H5Tget_class(type) == H5T_INTEGER && H5Sget_simple_extent_npoints(space) == 1 &&
+        H5Aread(a, H5T_NATIVE_LLONG, &v) >= 0)
+        yes = v != 0;
+    if (space >= 0)
+        H5Sclose(space);
+    if (type >= 0)
+        H5Tclose(type);
+    H5Aclose(a);
+    return yes;
+}
+
+int rb_h5r_shape(rb_h5r *r, hid_t dset, const char *obj, int *rank, hsize_t dims[RB_H5_MAX_RANK], size_t *npoints)
+{
+    int rc = RB_OK;
+    hid_t space = H5Dget_space(dset);
+    if (space < 0)
+        return rb_h5r_fail(r, obj, "cannot read the dataspace");
+    H5S_class_t cls = H5Sget_simple_extent_type(space);
+    int nd = cls == H5S_SIMPLE ? H5Sget_simple_extent_ndims(space) : 0;
+    if (cls == H5S_NULL) {
+        *rank = 1;
+        dims[0] = 0;
+    } else if (cls == H5S_SCALAR) {
+        *rank = 0;
+    } else if (nd < 0 || nd > RB_H5_MAX_RANK || H5Sget_simple_extent_dims(space, dims, NULL) != nd) {
+        rc = rb_h5r_fail(r, obj, "unsupported dataspace");
+        goto done;
+    } else {
+        *rank = nd;
+    }
+    size_t count = 1;
+    for (int k = 0; k < *rank; k++) {
+        if (dims[k] > SIZE_MAX || !rb_size_mul(count, (size_t)dims[k], &count)) {
+            rc = rb_h5r_fail(r, obj, "dimensions overflow");
+            goto done;
+        }
+    }
+    *npoints = count;
+done:
+    H5Sclose(space);
+    return rc;
+}
+
+bool rb_h5r_is_numeric(hid_t dset)
+{
+    hid_t type = H5Dget_type(dset);
+    if (type < 0)
+        return false;
+    H5T_class_t cls = H5Tget_class(type);
+    H5Tclose(type);
+    return cls == H5T_INTEGER || cls == H5T_FLOAT;
+}
+
+int rb_h5r_check_storage(rb_h5r *r, hid_t dset, const char *obj, size_t npoints)
+{
+    int rc = RB_OK;
+    hid_t type = H5Dget_type(dset), dcpl = H5Dget_create_plist(dset);
+    if (type < 0 || dcpl < 0) {
+        rc = rb_h5r_fail(r, obj, "cannot read the dataset's type");
+        goto done;
+    }
+    size_t need;
+    if (!rb_size_mul(npoints, H5Tget_size(type), &need)) {
+        rc = rb_h5r_fail(r, obj, "%zu values overflow", npoints);
+        goto done;
+    }
+    unsigned long long stored = (unsigned long long)H5Dget_storage_size(dset);
+    bool filtered = H5Pget_nfilters(dcpl) > 0;
+    unsigned long long limit = filtered ? stored * MAX_DEFLATE_RATIO + 4096 : stored;
+    if (need > 0 && (unsigned long long)need > limit)
+        rc = rb_h5r_fail(r, obj, "claims %zu values (%zu bytes) but the file stores %llu bytes (corrupt?)", npoints,
+                         need, stored);
+done:
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (type >= 0)
+        H5Tclose(type);
+    return rc;
+}
+
+int rb_h5r_read_doubles(rb_h5r *r, hid_t dset, const char *obj, size_t npoints, double *out)
+{
+    if (!rb_h5r_is_numeric(dset))
+        return rb_h5r_fail(r, obj, "not a real numeric array");
+    int rc = rb_h5r_check_storage(r, dset, obj, npoints);
+    if (rc || npoints == 0)
+        return rc;
+    /* HDF5 converts any integer or float type to double while reading: no copy of our own. */
+    if (H5Dread(dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0)
+        return rb_h5r_fail(r, obj, "cannot read the values (truncated or corrupt?)");
+    return RB_OK;
+}
+
+int rb_h5r_read_transposed(rb_h5r *r, hid_t dset, const char *obj, size_t T, size_t n, double *out)
+{
+    size_t count, bytes;
+    if (!rb_size_mul(T, n, &count) || !rb_size_mul(count, sizeof(double), &bytes))
+        return rb_h5r_fail(r, obj, "too large");
+    if (!rb_h5r_is_numeric(dset))
+        return rb_h5r_fail(r, obj, "not a real numeric array");
+    int rc = rb_h5r_check_storage(r, dset, obj, count);
+    if (rc || count == 0)
+        return rc;
+    double *tmp = rb_malloc(bytes);
+    if (!tmp)
+        return rb_err_set(r->err, RB_ENOMEM, "%s: %s: out of memory", r->path, obj);
+    rc = rb_h5r_read_doubles(r, dset, obj, count, tmp);
+    if (rc == RB_OK)
+        rb_io_transpose(out, tmp, n, T);
+    rb_free(tmp);
+    return rc;
+}
+
+static char *join_path(const char *prefix, const char *name)
+{
+    if (!prefix || !*prefix)
+        return rb_strdup(name);
+    return rb_asprintf("%s/%s", prefix, name);
+}
+
+/* ---- plain layout ----------------------------------------------------------------------------- */
+
+static bool matlab_numeric_class(const char *cls)
+{
+    static const char *const names[] = {"double", "single", "int8",   "uint8",  "int16",  "uint16",
+                                        "int32",  "uint32", "int64",  "uint64", "logical"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (strcmp(cls, names[k]) == 0)
+            return true;
+    return false;
+}
+
+/* A dataset that can be a plain channel or the time vector: numeric, real, not MATLAB-empty. */
+static bool plain_numeric(hid_t dset, bool matlab)
+{
+    if (!rb_h5r_is_numeric(dset))
+        return false;
+    if (!matlab)
+        return true;
+    char cls[32];
+    return rb_h5r_attr_str(dset, "MATLAB_class", cls, sizeof cls) && matlab_numeric_class(cls) &&
+           !rb_h5r_attr_true(dset, "MATLAB_empty");
+}
+
+/* Rows and columns in the writer's view: MATLAB's (HDF5 dims reversed) or numpy's. */
+static bool plain_rows_cols(int rank, const hsize_t *dims, bool matlab, size_t *rows, size_t *cols)
+{
+    if (rank == 0) {
+        *rows = *cols = 1;
+    } else if (rank == 1) {
+        *rows = (size_t)dims[0];
+        *cols = 1;
+    } else if (rank == 2) {
+        *rows = (size_t)dims[matlab ? 1 : 0];
+        *cols = (size_t)dims[matlab ? 0 : 1];
+    } else {
+        return false;
+    }
+    return true;
+}
+
+typedef struct plain_ctx {
+    rb_h5r *r;
+    bool matlab;
+    size_t T;
+    const double *time;
+    const char *time_name;
+} plain_ctx;
+
+static int plain_dataset(plain_ctx *p, hid_t dset, const char *obj, const char *channel)
+{
+    int rank;
+    hsize_t dims[RB_H5_MAX_RANK];
+    size_t npoints, rows, cols, n;
+    bool transposed;
+    if (!plain_numeric(dset, p->matlab))
+        return RB_OK;
+    int rc = rb_h5r_shape(p->r, dset, obj, &rank, dims, &npoints);
+    if (rc || !plain_rows_cols(rank, dims, p->matlab, &rows, &cols) || !rb_io_plain_shape(rows, cols, p->T, &n, &transposed))
+        return rc;
+    rb_channel *ch;
+    rc = rb_log_add_channel(p->r->log, channel, p->T, n, &ch, p->r->err);
+    if (rc)
+        return rb_err_prefix(p->r->err, "%s: ", p->r->path);
+    memcpy(ch->time, p->time, p->T * sizeof(double));
+    /* In memory the dataset is [rows][cols] (numpy) or [cols][rows] (MATLAB, column-major). */
+    bool sample_major = p->matlab ? transposed : !transposed;
+    if (sample_major)
+        return rb_h5r_read_doubles(p->r, dset, obj, npoints, ch->data);
+    return rb_h5r_read_transposed(p->r, dset, obj, p->T, n, ch->data);
+}
+
+static int plain_group(plain_ctx *p, hid_t grp, const char *obj, const char *prefix, int depth)
+{
+    if (depth > RB_H5_MAX_DEPTH)
+        return rb_h5r_fail(p->r, obj, "groups nested too deeply");
+    char **names = NULL;
+    size_t n_names = 0;
+    int rc = rb_h5r_children(p->r, grp, obj, &names, &n_names);
+    for (size_t k = 0; rc == RB_OK && k < n_names; k++) {
+        if (p->matlab && names[k][0] == '#') /* #refs#, #subsystem#: MATLAB's internals */
+            continue;
+        if (depth == 0 && strcmp(names[k], p->time_name) == 0)
+            continue;
+        H5I_type_t type;
+        hid_t child = rb_h5r_open_child(grp, names[k], &type);
+        if (child < 0)
+            continue;
+        char *child_obj = rb_asprintf("%s%s%s", obj, depth ? "/" : "", names[k]);
+        char *channel = join_path(prefix, names[k]);
+        if (!child_obj || !channel) {
+            rc = rb_err_set(p->r->err, RB_ENOMEM, "%s: out of memory", p->r->path);
+        } else if (type == H5I_DATASET) {
+            rc = plain_dataset(p, child, child_obj, channel);
+        } else {
+            char cls[32];
+            bool is_struct = !p->matlab || (rb_h5r_attr_str(child, "MATLAB_class", cls, sizeof cls) &&
+                                             strcmp(cls, "struct") == 0);
+            if (is_struct)
+                rc = plain_group(p, child, child_obj, channel, depth + 1);
+        }
+        rb_free(child_obj);
+        rb_free(channel);
+        H5Oclose(child);
+    }
+    rb_h5r_free_names(names, n_names);
+    return rc;
+}
+
+/* The time vector: the first of time, t, timestamps that is a numeric vector at the top level. */
+static int plain_time(plain_ctx *p, hid_t root, double **time)
+{
+    for (size_t k = 0; k < 3; k++) {
+        const char *name = rb_io_time_names[k];
+        H5I_type_t type;
+        hid_t dset = rb_h5r_open_child(root, name, &type);
+        if (dset < 0)
+            continue;
+        int rank, rc = RB_OK;
+        hsize_t dims[RB_H5_MAX_RANK];
+        size_t npoints, non_singleton = 0;
+        bool usable = type == H5I_DATASET && plain_numeric(dset, p->matlab);
+        if (usable)
+            rc = rb_h5r_shape(p->r, dset, name, &rank, dims, &npoints);
+        for (int d = 0; usable && rc == RB_OK && d < rank; d++)
+            non_singleton += dims[d] != 1;
+        if (usable && rc == RB_OK && non_singleton <= 1) {
+            char obj[64];
+            snprintf(obj, sizeof obj, "/%s", name);
+            rc = rb_h5r_check_storage(p->r, dset, obj, npoints);
+            if (rc == RB_OK) {
+                *time = rb_calloc(npoints ? npoints : 1, sizeof(double));
+                rc = *time ? rb_h5r_read_doubles(p->r, dset, obj, npoints, *time)
+                           : rb_err_set(p->r->err, RB_ENOMEM, "%s: out of memory", p->r->path);
+            }
+            p->T = npoints;
+            p->time_name = name;
+            H5Oclose(dset);
+            return rc;
+        }
+        H5Oclose(dset);
+        if (rc)
+            return rc;
+    }
+    return rb_h5r_fail(p->r, NULL, "no time vector (time, t or timestamps)");
+}
+
+int rb_h5r_read_plain(rb_h5r *r, bool matlab)
+{
+    plain_ctx p = {r, matlab, 0, NULL, ""};
+    double *time = NULL;
+    hid_t root = H5Gopen2(r->file, "/", H5P_DEFAULT);
+    if (root < 0)
+        return rb_h5r_fail(r, "/", "cannot open the root group");
+    int rc = plain_time(&p, root, &time);
+    p.time = time;
+    if (rc == RB_OK)
+        rc = plain_group(&p, root, "/", "", 0);
+    rb_free(time);
+    H5Gclose(root);
+    return rc;
+}
+
+/* ---- roboest layout --------------------------------------------------------------------------- */
+
+/* A 1-D string array attribute (variable- or fixed-length) of one string per element of ch. */
+static int read_string_attr(rb_h5r *r, hid_t obj, const char *attr, const char *objpath, rb_channel *ch,
+                            bool units)
+{
+    int rc = RB_OK;
+    hid_t a = open_attr(obj, attr), type = -1, space = -1, mem = -1;
+    char **vbuf = NULL, *fbuf = NULL;
+    bool vread = false;
+    if (a < 0)
+        return RB_OK; /* optional: names default to "0", "1", ..., units to "" */
+    type = H5Aget_type(a);
+    space = H5Aget_space(a);
+    hssize_t count = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+    if (type < 0 || H5Tget_class(type) != H5T_STRING || count < 0) {
+        rc = rb_h5r_fail(r, objpath, "attribute %s is not an array of strings", attr);
+        goto done;
+    }
+    if ((size_t)count != ch->n_elements) {
+        rc = rb_h5r_fail(r, objpath, "attribute %s holds %lld strings for %zu elements", attr, (long long)count,
+                         ch->n_elements);
+        goto done;
+    }
+    size_t n = (size_t)count, size = H5Tget_size(type), bytes;
+    if (n == 0)
+        goto done;
+    if (H5Tis_variable_str(type) > 0) {
+        mem = H5Tcopy(H5T_C_S1);
+        vbuf = rb_calloc(n, sizeof *vbuf);
+        if (mem < 0 || !vbuf || H5Tset_size(mem, H5T_VARIABLE) < 0 || H5Tset_cset(mem, H5Tget_cset(type)) < 0) {
+            rc = rb_err_set(r->err, RB_ENOMEM, "%s: out of memory", r->path);
+            goto done;
+        }
+        if (H5Aread(a, mem, vbuf) < 0) {
+            rc = rb_h5r_fail(r, objpath, "cannot read attribute %s", attr);
+            goto done;
+        }
+        vread = true;
+    } else {
+        if (size == 0 || size > MAX_NAME || !rb_size_mul(n, size, &bytes)) {
+            rc = rb_h5r_fail(r, objpath, "attribute %s: unsupported string size", attr);
+            goto done;
+        }
+        if (!(fbuf = rb_malloc(bytes))) {
+            rc = rb_err_set(r->err, RB_ENOMEM, "%s: out of memory", r->path);
+            goto done;
+        }
+        if (H5Aread(a, type, fbuf) < 0) {
+            rc = rb_h5r_fail(r, objpath, "cannot read attribute %s", attr);
+            goto done;
+        }
+    }
+    for (size_t i = 0; rc == RB_OK && i < n; i++) {
+        char fixed[MAX_NAME + 1];
+        const char *s = fixed;
+        if (vbuf) {
+            s = vbuf[i] ? vbuf[i] : "";
+        } else {
+            memcpy(fixed, fbuf + i * size, size);
+            trim_padding(fixed, size);
+        }
+        rc = units ? rb_channel_set_unit(ch, i, s, r->err) : rb_channel_set_name(ch, i, s, r->err);
+    }
+done:
+    if (vread)
+        H5Dvlen_reclaim(mem, space, H5P_DEFAULT, vbuf);
+    rb_free(vbuf);
+    rb_free(fbuf);
+    if (mem >= 0)
+        H5Tclose(mem);
+    if (space >= 0)
+        H5Sclose(space);
+    if (type >= 0)
+        H5Tclose(type);
+    H5Aclose(a);
+    return rc;
+}
+
+/* Channel group: `timestamps` [T], `data` [T][n] (or [T] for one element), string attributes. */
+static int roboest_channel(rb_h5r *r, hid_t grp, const char *obj, const char *name)
+{
+    int rc = RB_OK, trank, drank;
+    hsize_t tdims[RB_H5_MAX_RANK], ddims[RB_H5_MAX_RANK];
+    size_t T, npoints;
+    H5I_type_t ttype, dtype;
+    char *tobj = rb_asprintf("%s/timestamps", obj), *dobj = rb_asprintf("%s/data", obj);
+    hid_t ts = rb_h5r_open_child(grp, "timestamps", &ttype), data = rb_h5r_open_child(grp, "data", &dtype);
+    if (!tobj || !dobj) {
+        rc = rb_err_set(r->err, RB_ENOMEM, "%s: out of memory", r->path);
+        goto done;
+    }
+    if (ts < 0 || ttype != H5I_DATASET) {
+        rc = rb_h5r_fail(r, tobj, "missing");
+        goto done;
+    }
+    if ((rc = rb_h5r_shape(r, ts, tobj, &trank, tdims, &T)) || (rc = rb_h5r_shape(r, data, dobj, &drank, ddims, &npoints)))
+        goto done;
+    if (trank != 1 || (drank != 1 && drank != 2) || ddims[0] != T) {
+        rc = rb_h5r_fail(r, obj, "data must be T x n and timestamps T long (channel %s)", name);
+        goto done;
+    }
+    size_t n = drank == 2 ? (size_t)ddims[1] : 1;
+    if ((rc = rb_h5r_check_storage(r, ts, tobj, T)) || (rc = rb_h5r_check_storage(r, data, dobj, npoints)))
+        goto done;
+    rb_channel *ch;
+    if ((rc = rb_log_add_channel(r->log, name, T, n, &ch, r->err))) {
+        rb_err_prefix(r->err, "%s: ", r->path);
+        goto done;
+    }
+    if ((rc = rb_h5r_read_doubles(r, ts, tobj, T, ch->time)) || (rc = rb_h5r_read_doubles(r, data, dobj, npoints, ch->data)))
+        goto done;
+    if ((rc = read_string_attr(r, grp, "elements_names", obj, ch, false)) == RB_OK)
+        rc = read_string_attr(r, grp, "units_of_measure", obj, ch, true);
+done:
+    if (ts >= 0)
+        H5Oclose(ts);
+    if (data >= 0)
+        H5Oclose(data);
+    rb_free(tobj);
+    rb_free(dobj);
+    return rc;
+}
+
+static int roboest_group(rb_h5r *r, hid_t grp, const char *obj, const char *prefix, int depth)
+{
+    if (depth > RB_H5_MAX_DEPTH)
+        return rb_h5r_fail(r, obj, "groups nested too deeply");
+    H5I_type_t type;
+    hid_t data = depth > 0 ? rb_h5r_open_child(grp, "data", &type) : -1;
+    int rc = RB_OK;
+    if (data >= 0) {
+        H5Oclose(data);
+        if (type == H5I_DATASET && (rc = roboest_channel(r, grp, obj, prefix)))
+            return rc;
+    }
+    char **names = NULL;
+    size_t n_names = 0;
+    rc = rb_h5r_children(r, grp, obj, &names, &n_names);
+    for (size_t k = 0; rc == RB_OK && k < n_names; k++) {
+        hid_t child = rb_h5r_open_child(grp, names[k], &type);
+        if (child < 0)
+            continue;
+        if (type == H5I_GROUP) {
+            char *child_obj = rb_asprintf("%s%s%s", obj, depth ? "/" : "", names[k]);
+            char *channel = join_path(prefix, names[k]);
+            rc = child_obj && channel ? roboest_group(r, child, child_obj, channel, depth + 1)
+                                      : rb_err_set(r->err, RB_ENOMEM, "%s: out of memory", r->path);
+            rb_free(child_obj);
+            rb_free(channel);
+        }
+        H5Oclose(child);
+    }
+    rb_h5r_free_names(names, n_names);
+    return rc;
+}
+
+typedef struct attr_ctx {
+    rb_h5r *r;
+    int rc;
+} attr_ctx;
+
+static herr_t root_attr(hid_t loc, const char *name, const H5A_info_t *info, void *data)
+{
+    (void)info;
+    attr_ctx *ctx = data;
+    char value[8192];
+    if (strcmp(name, "roboest_layout") == 0 || !rb_h5r_attr_str(loc, name, value, sizeof value))
+        return 0; /* the layout marker is not log metadata; non-string attributes are ignored */
+    ctx->rc = rb_log_set_attr(ctx->r->log, name, value, ctx->r->err);
+    return ctx->rc ? 1 : 0;
+}
+
+static int read_roboest(rb_h5r *r)
+{
+    char layout[64];
+    hid_t root = H5Gopen2(r->file, "/", H5P_DEFAULT);
+    if (root < 0)
+        return rb_h5r_fail(r, "/", "cannot open the root group");
+    int rc = RB_OK;
+    if (!rb_h5r_attr_str(root, "roboest_layout", layout, sizeof layout) || strcmp(layout, "channels/1") != 0) {
+        rc = rb_h5r_fail(r, NULL, "unsupported roboest layout (attribute roboest_layout is not channels/1)");
+        goto done;
+    }
+    attr_ctx ctx = {r, RB_OK};
+    hsize_t idx = 0;
+    if (H5Aiterate2(root, H5_INDEX_NAME, H5_ITER_INC, &idx, root_attr, &ctx) < 0 && ctx.rc == RB_OK)
+        rc = rb_h5r_fail(r, "/", "cannot read the attributes");
+    if (rc == RB_OK && (rc = ctx.rc) == RB_OK)
+        rc = roboest_group(r, root, "/", "", 0);
+done:
+    H5Gclose(root);
+    return rc;
+}
+
+int rb_io_classify_h5(const char *path, rb_log_format *fmt, rb_err *err)
+{
+    rb_h5r r;
+    int rc = rb_h5r_open(&r, path, NULL, err);
+    if (rc)
+        return rc;
+    *fmt = H5Aexists(r.file, "roboest_layout") > 0 ? RB_FMT_ROBOEST_H5 : RB_FMT_PLAIN_H5;
+    rb_h5r_close(&r);
+    return RB_OK;
+}
+
+int rb_io_read_h5(const char *path, rb_log_format fmt, rb_log *log, rb_err *err)
+{
+    rb_h5r r;
+    int rc = rb_h5r_open(&r, path, log, err);
+    if (rc)
+        return rc;
+    rc = fmt == RB_FMT_ROBOEST_H5 ? read_roboest(&r) : rb_h5r_read_plain(&r, false);
+    rb_h5r_close(&r);
+    return rc;
+}

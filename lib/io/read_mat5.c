@@ -1,0 +1,863 @@
+/*
+ * MATLAB v5/v7 reader through libmatio: the robot logger's layout and plain named matrices (io.h).
+ *
+ * MATLAB arrays are column-major: the logger's n x 1 x T `data` holds element (i, 0, t) at i + n t,
+ * which is already our sample-major t n + i. libmatio is not robust against corrupt files, so the
+ * file's element structure is checked first (validate_file) and every matvar_t is checked (class,
+ * dims, byte count) before its data is touched.
+ */
+#include <matio.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include "io_internal.h"
+
+enum { MAX_DEPTH = 32, MAX_CHARS = 1 << 20 };
+
+/* libmatio logs through a global function: keep its last message (per thread) instead of printing. */
+static _Thread_local char matio_msg[256];
+
+static void quiet_log(int level, char *message)
+{
+    (void)level;
+    snprintf(matio_msg, sizeof matio_msg, "%s", message ? message : "");
+}
+
+typedef struct m5 {
+    const char *path;
+    mat_t *mat;
+    rb_log *log;
+    rb_err *err;
+} m5;
+
+static int fail(m5 *m, const char *obj, const char *what)
+{
+    if (matio_msg[0])
+        return rb_err_set(m->err, RB_EINPUT, "%s: %s: %s (libmatio: %s)", m->path, obj, what, matio_msg);
+    return rb_err_set(m->err, RB_EINPUT, "%s: %s: %s", m->path, obj, what);
+}
+
+static int no_memory(m5 *m)
+{
+    return rb_err_set(m->err, RB_ENOMEM, "%s: out of memory", m->path);
+}
+
+/* ---- structure check before libmatio sees the file ---------------------------------------------
+ * Walks every data element (inflating compressed variables as a stream, never whole): each element
+ * must fit in its parent, arrays must hold as many bytes as their dimensions need, cells and structs
+ * as many sub-elements as they declare. A file that passes cannot make libmatio read past an element
+ * or allocate more than the file describes. */
+
+enum {
+    MI_INT8 = 1, MI_UINT8, MI_INT16, MI_UINT16, MI_INT32, MI_UINT32, MI_SINGLE, MI_DOUBLE = 9, MI_INT64 = 12,
+    MI_UINT64, MI_MATRIX, MI_COMPRESSED, MI_UTF8, MI_UTF16, MI_UTF32
+};
+enum { MX_CELL = 1, MX_STRUCT, MX_OBJECT, MX_CHAR, MX_SPARSE, MX_DOUBLE, MX_UINT64 = 15 };
+
+typedef struct stream {
+    FILE *f;
+    bool swap;           /* file written big-endian ("MI") */
+    uint64_t file_left;  /* bytes of the current top-level element not yet taken from the file */
+    z_stream *z;         /* inflating a compressed variable, else NULL */
+    unsigned char in[16384], out[16384];
+    size_t out_pos, out_len;
+    bool z_end;
+} stream;
+
+static bool file_take(stream *s, void *buf, size_t n)
+{
+    if (n > s->file_left || fread(buf, 1, n, s->f) != n)
+        return false;
+    s->file_left -= n;
+    return true;
+}
+
+static bool refill(stream *s)
+{
+    if (s->z_end)
+        return false;
+    s->z->next_out = s->out;
+    s->z->avail_out = sizeof s->out;
+    while (s->z->avail_out == sizeof s->out) {
+        if (s->z->avail_in == 0) {
+            size_t n = s->file_left < sizeof s->in ? (size_t)s->file_left : sizeof s->in;
+            if (n == 0 || !file_take(s, s->in, n))
+                return false;
+            s->z->next_in = s->in;
+            s->z->avail_in = (uInt)n;
+        }
+        int zr = inflate(s->z, Z_NO_FLUSH);
+        if (zr == Z_STREAM_END) {
+            s->z_end = true;
+            break;
+        }
+        if (zr != Z_OK)
+            return false;
+    }
+    s->out_pos = 0;
+    s->out_len = sizeof s->out - s->z->avail_out;
+    return s->out_len > 0;
+}
+
+/* Exactly n bytes of the element stream (buf NULL: skip them). */
+static bool take(stream *s, void *buf, uint64_t n)
+{
+    unsigned char *p = buf;
+    if (!s->z) {
+        while (n > 0) {
+            unsigned char tmp[4096];
+            size_t k = n < sizeof tmp ? (size_t)n : sizeof tmp;
+            if (!file_take(s, p ? p : tmp, k))
+                return false;
+            if (p)
+                p += k;
+            n -= k;
+        }
+        return true;
+    }
+    while (n > 0) {
+        if (s->out_pos == s->out_len && !refill(s))
+            return false;
+        size_t k = s->out_len - s->out_pos;
+        if (k > n)
+            k = (size_t)n;
+        if (p) {
+            memcpy(p, s->out + s->out_pos, k);
+            p += k;
+        }
+        s->out_pos += k;
+        n -= k;
+    }
+    return true;
+}
+
+static uint32_t u32(const stream *s, const unsigned char *b)
+{
+    return s->swap ? (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]
+                   : (uint32_t)b[3] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[1] << 8 | b[0];
+}
+
+typedef struct tag {
+    uint32_t type, bytes;
+    bool small;                /* small data element: the bytes sit in the tag itself */
+    unsigned char data[4];
+} tag;
+
+/* A tag, within *budget bytes of the parent (consumed, with the data and its padding when skip). */
+static bool read_tag(stream *s, uint64_t *budget, tag *t)
+{
+    unsigned char b[8];
+    if (*budget < 8 || !take(s, b, 8))
+        return false;
+    *budget -= 8;
+    uint32_t first = u32(s, b);
+    t->small = (first >> 16) != 0;
+    if (t->small) {
+        t->type = first & 0xFFFF;
+        t->bytes = first >> 16;
+        memcpy(t->data, b + 4, 4);
+        return t->bytes <= 4;
+    }
+    t->type = first;
+    t->bytes = u32(s, b + 4);
+    return true;
+}
+
+static uint64_t padded(uint32_t bytes)
+{
+    return ((uint64_t)bytes + 7) & ~(uint64_t)7;
+}
+
+/* The data of a (non-small) tag, kept when buf is not NULL, plus padding to 8 bytes. */
+static bool take_data(stream *s, uint64_t *budget, const tag *t, void *buf)
+{
+    if (t->small)
+        return true;
+    uint64_t n = padded(t->bytes);
+    if (n > *budget || !take(s, buf, t->bytes) || !take(s, NULL, n - t->bytes))
+        return false;
+    *budget -= n;
+    return true;
+}
+
+static size_t type_size(uint32_t type)
+{
+    switch (type) {
+    case MI_INT8: case MI_UINT8: case MI_UTF8: return 1;
+    case MI_INT16: case MI_UINT16: case MI_UTF16: return 2;
+    case MI_INT32: case MI_UINT32: case MI_SINGLE: case MI_UTF32: return 4;
+    case MI_DOUBLE: case MI_INT64: case MI_UINT64: return 8;
+    default: return 0;
+    }
+}
+
+static bool check_matrix(stream *s, uint64_t bytes, int depth);
+
+/* `count` sub-arrays, each a miMATRIX element inside the parent's budget. */
+static bool check_children(stream *s, uint64_t *budget, uint64_t count, int depth)
+{
+    if (count > *budget / 8)
+        return false;
+    for (uint64_t k = 0; k < count; k++) {
+        tag t;
+        if (!read_tag(s, budget, &t) || t.small || t.type != MI_MATRIX || t.bytes > *budget)
+            return false;
+        *budget -= t.bytes;
+        if (!check_matrix(s, t.bytes, depth + 1))
+            return false;
+    }
+    return true;
+}
+
+/* Real (and imaginary) parts of a numeric or char array of `count` elements. */
+static bool check_parts(stream *s, uint64_t *budget, uint64_t count, bool complex)
+{
+    for (int part = 0; part < (complex ? 2 : 1); part++) {
+        tag t;
+        size_t size;
+        if (!read_tag(s, budget, &t) || (size = type_size(t.type)) == 0)
+            return false;
+        /* UTF-8 text may take more bytes than characters, never fewer; other types exactly size each. */
+        uint64_t need = t.type == MI_UTF8 ? count : count * size;
+        if (count > UINT64_MAX / 8 || t.bytes < need || !take_data(s, budget, &t, NULL))
+            return false;
+    }
+    return true;
+}
+
+static bool check_matrix(stream *s, uint64_t bytes, int depth)
+{
+    uint64_t budget = bytes;
+    tag t;
+    unsigned char buf[8 * 32];
+    if (bytes == 0) /* an empty array */
+        return true;
+    if (depth > 64 || !read_tag(s, &budget, &t) || t.type != MI_UINT32 || t.bytes != 8 || t.small ||
+        !take_data(s, &budget, &t, buf))
+        return false;
+    uint32_t flags = u32(s, buf), cls = flags & 0xFF;
+    bool complex = (flags & 0x800) != 0;
+    if (!read_tag(s, &budget, &t) || t.type != MI_INT32 || t.bytes < 8 || t.bytes > sizeof buf || t.bytes % 4)
+        return false;
+    if (t.small)
+        memcpy(buf, t.data, 4);
+    else if (!take_data(s, &budget, &t, buf))
+        return false;
+    uint64_t count = 1;
+    for (uint32_t d = 0; d < t.bytes / 4; d++) {
+        uint32_t dim = u32(s, buf + 4 * d);
+        if (dim > INT32_MAX || (dim && count > UINT64_MAX / dim))
+            return false;
+        count *= dim;
+    }
+    if (!read_tag(s, &budget, &t) || (t.type != MI_INT8 && t.type != MI_UINT8) || !take_data(s, &budget, &t, NULL))
+        return false;
+    bool ok = true;
+    if (cls == MX_CHAR || (cls >= MX_DOUBLE && cls <= MX_UINT64)) {
+        ok = check_parts(s, &budget, count, complex);
+    } else if (cls == MX_CELL) {
+        ok = check_children(s, &budget, count, depth);
+    } else if (cls == MX_STRUCT) {
+        tag len, names;
+        int32_t name_len = 0;
+        ok = read_tag(s, &budget, &len) && len.small && len.type == MI_INT32 && len.bytes == 4;
+        if (ok) {
+            name_len = (int32_t)u32(s, len.data);
+            ok = name_len > 0 && read_tag(s, &budget, &names) && names.type == MI_INT8 &&
+                 names.bytes % (uint32_t)name_len == 0 && take_data(s, &budget, &names, NULL);
+        }
+        if (ok) {
+            uint64_t n_fields = names.bytes / (uint32_t)name_len;
+            ok = (n_fields == 0 || count <= UINT64_MAX / n_fields) && check_children(s, &budget, count * n_fields, depth);
+        }
+    }
+    /* Sparse arrays, objects, function handles: never read as channels, just bounded. */
+    return ok && take(s, NULL, budget);
+}
+
+static int validate_file(const char *path, rb_err *err)
+{
+    stream *s = rb_calloc(1, sizeof *s);
+    z_stream z;
+    int rc = RB_OK;
+    if (!s)
+        return rb_err_set(err, RB_ENOMEM, "%s: out of memory", path);
+    s->f = fopen(path, "rb");
+    unsigned char header[128];
+    struct stat st;
+    if (!s->f || fstat(fileno(s->f), &st) != 0 || fread(header, 1, 128, s->f) != 128) {
+        rc = rb_err_set(err, RB_EINPUT, "%s: cannot read the MATLAB header", path);
+        goto done;
+    }
+    s->swap = header[126] == 'M';
+    uint64_t offset = 128, size = (uint64_t)st.st_size;
+    while (rc == RB_OK && offset + 8 <= size) {
+        unsigned char b[8];
+        s->file_left = 8;
+        s->z = NULL;
+        if (!file_take(s, b, 8))
+            break;
+        uint32_t type = u32(s, b), bytes = u32(s, b + 4);
+        if ((type != MI_MATRIX && type != MI_COMPRESSED) || bytes > size - offset - 8) {
+            rc = rb_err_set(err, RB_EINPUT, "%s: truncated or corrupt: the element at byte %llu (type %u, %u bytes) "
+                            "does not fit in the file's %llu bytes", path, (unsigned long long)offset, type, bytes,
+                            (unsigned long long)size);
+            break;
+        }
+        s->file_left = bytes;
+        bool ok;
+        if (type == MI_MATRIX) {
+            ok = check_matrix(s, bytes, 0);
+        } else {
+            memset(&z, 0, sizeof z);
+            s->z = &z;
+            s->out_pos = s->out_len = 0;
+            s->z_end = false;
+            ok = inflateInit(&z) == Z_OK;
+            uint64_t budget = UINT64_MAX;
+            tag t;
+            if (ok) {
+                ok = read_tag(s, &budget, &t) && !t.small && t.type == MI_MATRIX && check_matrix(s, t.bytes, 0);
+                inflateEnd(&z);
+            }
+        }
+        if (!ok)
+            rc = rb_err_set(err, RB_EINPUT, "%s: corrupt variable at byte %llu (its elements do not add up)", path,
+                            (unsigned long long)offset);
+        offset += 8 + (uint64_t)bytes;
+        if (rc == RB_OK && fseeko(s->f, (off_t)offset, SEEK_SET) != 0)
+            rc = rb_err_set(err, RB_EINPUT, "%s: cannot seek to byte %llu", path, (unsigned long long)offset);
+    }
+done:
+    if (s->f)
+        fclose(s->f);
+    rb_free(s);
+    return rc;
+}
+
+static int open_mat(m5 *m, const char *path, rb_log *log, rb_err *err)
+{
+    memset(m, 0, sizeof *m);
+    m->path = path;
+    m->log = log;
+    m->err = err;
+    matio_msg[0] = '\0';
+    Mat_LogInitFunc("roboest", quiet_log);
+    int rc = validate_file(path, err);
+    if (rc)
+        return rc;
+    m->mat = Mat_Open(path, MAT_ACC_RDONLY);
+    if (!m->mat)
+        return fail(m, "header", "libmatio cannot open the file");
+    if (Mat_GetVersion(m->mat) != MAT_FT_MAT5)
+        return fail(m, "header", "not a MATLAB v5/v7 file");
+    return RB_OK;
+}
+
+static void close_mat(m5 *m)
+{
+    if (m->mat)
+        Mat_Close(m->mat);
+    m->mat = NULL;
+}
+
+/* ---- checked access to matio's variables ------------------------------------------------------ */
+
+static bool numeric_class(enum matio_classes c)
+{
+    switch (c) {
+    case MAT_C_DOUBLE:
+    case MAT_C_SINGLE:
+    case MAT_C_INT8:
+    case MAT_C_UINT8:
+    case MAT_C_INT16:
+    case MAT_C_UINT16:
+    case MAT_C_INT32:
+    case MAT_C_UINT32:
+    case MAT_C_INT64:
+    case MAT_C_UINT64: return true;
+    default: return false;
+    }
+}
+
+/* Number of elements from dims (false on overflow or a missing dims array). */
+static bool element_count(const matvar_t *v, size_t *count)
+{
+    if (!v || v->rank < 1 || !v->dims)
+        return false;
+    size_t c = 1;
+    for (int d = 0; d < v->rank; d++)
+        if (!rb_size_mul(c, v->dims[d], &c))
+            return false;
+    *count = c;
+    return true;
+}
+
+/* A real numeric array whose data buffer really holds dims' product of values. */
+static bool numeric_ok(const matvar_t *v, size_t *count)
+{
+    if (!v || !numeric_class(v->class_type) || v->isComplex || !element_count(v, count))
+        return false;
+    size_t size = Mat_SizeOf(v->data_type), bytes;
+    if (size == 0 || v->data_size <= 0 || (size_t)v->data_size != size || !rb_size_mul(*count, size, &bytes))
+        return false;
+    return *count == 0 || (v->data && v->nbytes >= bytes);
+}
+
+static double value_at(const matvar_t *v, size_t k)
+{
+    const void *d = v->data;
+    switch (v->data_type) {
+    case MAT_T_DOUBLE: return ((const double *)d)[k];
+    case MAT_T_SINGLE: return ((const float *)d)[k];
+    case MAT_T_INT8: return ((const mat_int8_t *)d)[k];
+    case MAT_T_UINT8: return ((const mat_uint8_t *)d)[k];
+    case MAT_T_INT16: return ((const mat_int16_t *)d)[k];
+    case MAT_T_UINT16: return ((const mat_uint16_t *)d)[k];
+    case MAT_T_INT32: return ((const mat_int32_t *)d)[k];
+    case MAT_T_UINT32: return ((const mat_uint32_t *)d)[k];
+    case MAT_T_INT64: return (double)((const mat_int64_t *)d)[k];
+    case MAT_T_UINT64: return (double)((const mat_uint64_t *)d)[k];
+    default: return 0.0; /* unreachable: numeric_ok accepted only these types */
+    }
+}
+
+/* T x n sample-major values from v: `sample_major` when v holds (i, t) at i + n t (n x T or
+ * n x 1 x T), else v is T x n and holds (t, i) at t + T i. */
+static void copy_values(const matvar_t *v, size_t T, size_t n, bool sample_major, double *out)
+{
+    if (sample_major && v->data_type == MAT_T_DOUBLE) {
+        memcpy(out, v->data, T * n * sizeof(double));
+        return;
+    }
+    for (size_t t = 0; t < T; t++)
+        for (size_t i = 0; i < n; i++)
+            out[t * n + i] = value_at(v, sample_major ? t * n + i : i * T + t);
+}
+
+/* matio allocated v's data with malloc and frees it in Mat_VarFree unless it is NULL: releasing it
+ * as soon as it is copied keeps the peak memory near one copy of the data. */
+static void release_data(matvar_t *v)
+{
+    if (!v->mem_conserve) {
+        free(v->data);
+        v->data = NULL;
+        v->nbytes = 0;
+    }
+}
+
+static int char_text(m5 *m, const matvar_t *v, const char *obj, char **out)
+{
+    size_t count;
+    if (!v || v->class_type != MAT_C_CHAR || !element_count(v, &count))
+        return fail(m, obj, "not a char array");
+    if (count == 0 || !v->data) {
+        *out = rb_strdup("");
+        return *out ? RB_OK : no_memory(m);
+    }
+    if (count > MAX_CHARS)
+        return fail(m, obj, "char array too long");
+    size_t width = v->data_type == MAT_T_UINT16 || v->data_type == MAT_T_UTF16 ? 2 : 1, bytes = count * width;
+    if (v->data_type == MAT_T_UTF8)
+        bytes = v->nbytes; /* UTF-8 text: dims count characters, nbytes the encoded bytes */
+    else if (v->data_type != MAT_T_UINT8 && v->data_type != MAT_T_INT8 && width != 2)
+        return fail(m, obj, "unsupported character encoding");
+    if (v->nbytes < bytes || bytes > (size_t)MAX_CHARS * 4)
+        return fail(m, obj, "char array shorter than its dimensions");
+    /* MATLAB's char matrices are column-major: a 1 x L row (the usual case) reads in order. */
+    *out = width == 2 ? rb_io_utf16_to_utf8(v->data, count) : rb_io_bytes_to_utf8(v->data, bytes);
+    return *out ? RB_OK : no_memory(m);
+}
+
+/* Cell of char arrays as strings (caller frees each and the array with rb_free). */
+static int cell_texts(m5 *m, matvar_t *v, const char *obj, size_t expect, char ***out, size_t *n)
+{
+    size_t count;
+    *out = NULL;
+    *n = 0;
+    if (!v || v->class_type != MAT_C_CELL || !element_count(v, &count))
+        return fail(m, obj, "not a cell array");
+    if (expect != SIZE_MAX && count != expect) {
+        return rb_err_set(m->err, RB_EINPUT, "%s: %s: holds %zu strings for %zu elements", m->path, obj, count,
+                          expect);
+    }
+    if (count == 0)
+        return RB_OK;
+    if (count > (size_t)MAX_CHARS || !v->data)
+        return fail(m, obj, "corrupt cell array");
+    char **items = rb_calloc(count, sizeof *items);
+    if (!items)
+        return no_memory(m);
+    int rc = RB_OK;
+    for (size_t k = 0; rc == RB_OK && k < count; k++) {
+        char item[512];
+        snprintf(item, sizeof item, "%s{%zu}", obj, k + 1);
+        rc = char_text(m, Mat_VarGetCell(v, (int)k), item, &items[k]);
+    }
+    if (rc) {
+        for (size_t k = 0; k < count; k++)
+            rb_free(items[k]);
+        rb_free(items);
+        return rc;
+    }
+    *out = items;
+    *n = count;
+    return RB_OK;
+}
+
+static void free_texts(char **items, size_t n)
+{
+    for (size_t k = 0; items && k < n; k++)
+        rb_free(items[k]);
+    rb_free(items);
+}
+
+static bool is_struct(const matvar_t *v)
+{
+    size_t count;
+    return v && v->class_type == MAT_C_STRUCT && element_count(v, &count) && count == 1 && v->data &&
+           Mat_VarGetNumberOfFields((matvar_t *)v) > 0;
+}
+
+static matvar_t *field(matvar_t *v, const char *name)
+{
+    return is_struct(v) ? Mat_VarGetStructFieldByName(v, name, 0) : NULL;
+}
+
+/* ---- robot-logger layout ---------------------------------------------------------------------- */
+
+static int set_strings(m5 *m, matvar_t *st, const char *obj, const char *name, rb_channel *ch, bool units)
+{
+    matvar_t *cell = field(st, name);
+    size_t count;
+    if (!cell || (element_count(cell, &count) && count == 0))
+        return RB_OK; /* missing or empty: names "0", "1", ..., units "" */
+    char path[512], **items = NULL;
+    size_t n = 0;
+    snprintf(path, sizeof path, "%s.%s", obj, name);
+    int rc = cell_texts(m, cell, path, ch->n_elements, &items, &n);
+    for (size_t i = 0; rc == RB_OK && i < n; i++)
+        rc = units ? rb_channel_set_unit(ch, i, items[i], m->err) : rb_channel_set_name(ch, i, items[i], m->err);
+    free_texts(items, n);
+    return rc;
+}
+
+static int read_channel(m5 *m, matvar_t *st, const char *obj, const char *channel)
+{
+    matvar_t *data = field(st, "data"), *ts = field(st, "timestamps");
+    size_t T, count, n;
+    char path[512];
+    snprintf(path, sizeof path, "%s.timestamps", obj);
+    if (!ts)
+        return rb_err_set(m->err, RB_EINPUT, "%s: %s: missing (channel %s)", m->path, path, channel);
+    if (!numeric_ok(ts, &T))
+        return fail(m, path, "not a real numeric vector");
+    size_t non_singleton = 0;
+    for (int d = 0; d < ts->rank; d++)
+        non_singleton += ts->dims[d] != 1;
+    if (non_singleton > 1)
+        return fail(m, path, "not a vector");
+    snprintf(path, sizeof path, "%s.data", obj);
+    if (!numeric_ok(data, &count))
+        return fail(m, path, "not a real numeric array");
+    if (T == 0 || count == 0)
+        return RB_OK; /* an empty channel */
+    /* MATLAB d1 x ... x T: each sample's values are contiguous; T x n is taken transposed. */
+    bool sample_major = data->dims[data->rank - 1] == T;
+    if (sample_major)
+        n = count / T;
+    else if (data->rank == 2 && data->dims[0] == T)
+        n = data->dims[1];
+    else
+        return rb_err_set(m->err, RB_EINPUT, "%s: %s: channel %s: data holds %zu values that are not %zu samples "
+                          "(timestamps)", m->path, path, channel, count, T);
+    rb_channel *ch;
+    int rc = rb_log_add_channel(m->log, channel, T, n, &ch, m->err);
+    if (rc)
+        return rb_err_prefix(m->err, "%s: ", m->path);
+    copy_values(ts, T, 1, true, ch->time);
+    copy_values(data, T, n, sample_major, ch->data);
+    release_data(data);
+    if ((rc = set_strings(m, st, obj, "elements_names", ch, false)) == RB_OK)
+        rc = set_strings(m, st, obj, "units_of_measure", ch, true);
+    return rc;
+}
+
+static bool is_channel(matvar_t *st)
+{
+    matvar_t *data = field(st, "data");
+    return data && data->class_type != MAT_C_STRUCT;
+}
+
+static int root_field(m5 *m, matvar_t *v, const char *obj, const char *name)
+{
+    char *value = NULL, **items = NULL;
+    size_t n = 0;
+    int rc = RB_OK;
+    if (strcmp(name, "yarp_robot_name") == 0) {
+        rc = char_text(m, v, obj, &value);
+    } else if (strcmp(name, "description_list") == 0) {
+        if ((rc = cell_texts(m, v, obj, SIZE_MAX, &items, &n)))
+            return rc;
+        size_t len = 1;
+        for (size_t k = 0; k < n; k++)
+            len += strlen(items[k]) + 1;
+        value = rb_calloc(len, 1);
+        for (size_t k = 0; value && k < n; k++) {
+            if (k)
+                strcat(value, ",");
+            strcat(value, items[k]);
+        }
+        free_texts(items, n);
+        if (!value)
+            rc = no_memory(m);
+    } else {
+        return RB_OK;
+    }
+    if (rc == RB_OK)
+        rc = rb_log_set_attr(m->log, name, value, m->err);
+    rb_free(value);
+    return rc;
+}
+
+static int logger_struct(m5 *m, matvar_t *st, const char *obj, const char *prefix, int depth)
+{
+    if (depth > MAX_DEPTH)
+        return fail(m, obj, "structs nested too deeply");
+    unsigned n_fields = Mat_VarGetNumberOfFields(st);
+    char *const *names = Mat_VarGetStructFieldnames(st);
+    int rc = RB_OK;
+    for (unsigned k = 0; rc == RB_OK && names && k < n_fields; k++) {
+        if (!names[k])
+            continue;
+        matvar_t *v = Mat_VarGetStructFieldByName(st, names[k], 0);
+        char *child_obj = rb_asprintf("%s.%s", obj, names[k]);
+        char *channel = prefix[0] ? rb_asprintf("%s/%s", prefix, names[k]) : rb_strdup(names[k]);
+        if (!child_obj || !channel)
+            rc = no_memory(m);
+        else if (v && depth == 0 && (v->class_type == MAT_C_CHAR || v->class_type == MAT_C_CELL))
+            rc = root_field(m, v, child_obj, names[k]);
+        else if (is_struct(v))
+            rc = is_channel(v) ? read_channel(m, v, child_obj, channel)
+                               : logger_struct(m, v, child_obj, channel, depth + 1);
+        rb_free(child_obj);
+        rb_free(channel);
+    }
+    return rc;
+}
+
+/* ---- plain layout ----------------------------------------------------------------------------- */
+
+typedef struct plain {
+    size_t T;
+    double *time;
+    char *time_name;
+} plain;
+
+static int plain_var(m5 *m, plain *p, matvar_t *v, const char *channel, int depth)
+{
+    size_t count, n;
+    bool transposed;
+    if (depth > MAX_DEPTH)
+        return fail(m, channel, "structs nested too deeply");
+    if (is_struct(v)) {
+        unsigned n_fields = Mat_VarGetNumberOfFields(v);
+        char *const *names = Mat_VarGetStructFieldnames(v);
+        int rc = RB_OK;
+        for (unsigned k = 0; rc == RB_OK && names && k < n_fields; k++) {
+            char *child = names[k] ? rb_asprintf("%s/%s", channel, names[k]) : NULL;
+            if (names[k] && !child)
+                return no_memory(m);
+            if (child)
+                rc = plain_var(m, p, Mat_VarGetStructFieldByName(v, names[k], 0), child, depth + 1);
+            rb_free(child);
+        }
+        return rc;
+    }
+    if (!numeric_ok(v, &count) || v->rank != 2 || !rb_io_plain_shape(v->dims[0], v->dims[1], p->T, &n, &transposed))
+        return RB_OK; /* not a channel: ignored */
+    rb_channel *ch;
+    int rc = rb_log_add_channel(m->log, channel, p->T, n, &ch, m->err);
+    if (rc)
+        return rb_err_prefix(m->err, "%s: ", m->path);
+    memcpy(ch->time, p->time, p->T * sizeof(double));
+    /* T x n (rows are samples) is column-major (t, i) at t + T i; n x T is already sample-major. */
+    copy_values(v, p->T, n, transposed, ch->data);
+    release_data(v);
+    return RB_OK;
+}
+
+static bool is_vector(const matvar_t *v)
+{
+    size_t non_singleton = 0;
+    for (int d = 0; d < v->rank; d++)
+        non_singleton += v->dims[d] != 1;
+    return non_singleton <= 1;
+}
+
+/* Finds the time vector's name among the top-level variables (first of time, t, timestamps). */
+static int find_time(m5 *m, char **name, size_t *n_vars)
+{
+    *name = NULL;
+    *n_vars = 0;
+    int best = 3;
+    Mat_Rewind(m->mat);
+    matvar_t *v;
+    while ((v = Mat_VarReadNextInfo(m->mat)) != NULL) {
+        (*n_vars)++;
+        for (int k = 0; k < best && v->name; k++) {
+            if (strcmp(v->name, rb_io_time_names[k]) == 0 && numeric_class(v->class_type) && !v->isComplex &&
+                v->rank >= 1 && v->dims && is_vector(v)) {
+                rb_free(*name);
+                if (!(*name = rb_strdup(v->name))) {
+                    Mat_VarFree(v);
+                    return no_memory(m);
+                }
+                best = k;
+            }
+        }
+        Mat_VarFree(v);
+    }
+    return RB_OK;
+}
+
+static int read_plain(m5 *m)
+{
+    plain p = {0, NULL, NULL};
+    matvar_t *v = NULL;
+    size_t n_vars, n_read = 0;
+    int rc = find_time(m, &p.time_name, &n_vars);
+    if (rc)
+        return rc;
+    if (!p.time_name)
+        return rb_err_set(m->err, RB_EINPUT, "%s: no time vector (time, t or timestamps)", m->path);
+    v = Mat_VarRead(m->mat, p.time_name);
+    if (!numeric_ok(v, &p.T)) {
+        rc = fail(m, p.time_name, "cannot read the time vector");
+        goto done;
+    }
+    p.time = rb_calloc(p.T ? p.T : 1, sizeof(double));
+    if (!p.time) {
+        rc = no_memory(m);
+        goto done;
+    }
+    copy_values(v, p.T, 1, true, p.time);
+    Mat_VarFree(v);
+    v = NULL;
+    Mat_Rewind(m->mat);
+    while (rc == RB_OK && (v = Mat_VarReadNext(m->mat)) != NULL) {
+        n_read++;
+        if (v->name && strcmp(v->name, p.time_name) != 0)
+            rc = plain_var(m, &p, v, v->name, 0);
+        Mat_VarFree(v);
+        v = NULL;
+    }
+    /* libmatio ends the loop on a variable it cannot read: do not return part of the file. */
+    if (rc == RB_OK && n_read != n_vars)
+        rc = fail(m, "variables", "cannot read every variable");
+done:
+    Mat_VarFree(v);
+    rb_free(p.time);
+    rb_free(p.time_name);
+    return rc;
+}
+
+/* ---- layout ----------------------------------------------------------------------------------- */
+
+static bool holds_channel(matvar_t *st, int depth)
+{
+    if (depth > MAX_DEPTH || !is_struct(st))
+        return false;
+    unsigned n_fields = Mat_VarGetNumberOfFields(st);
+    char *const *names = Mat_VarGetStructFieldnames(st);
+    for (unsigned k = 0; names && k < n_fields; k++) {
+        matvar_t *v = names[k] ? Mat_VarGetStructFieldByName(st, names[k], 0) : NULL;
+        if (is_struct(v) && (is_channel(v) || holds_channel(v, depth + 1)))
+            return true;
+    }
+    return false;
+}
+
+/* Same rule as for v7.3: no top-level time vector and a top-level struct -> logger; the root is the
+ * first struct (file order) holding a channel, else the first struct. */
+static int find_root(m5 *m, char **root)
+{
+    char *time_name = NULL, *first = NULL;
+    size_t n_vars;
+    *root = NULL;
+    int rc = find_time(m, &time_name, &n_vars);
+    if (rc || time_name) {
+        rb_free(time_name);
+        return rc;
+    }
+    Mat_Rewind(m->mat);
+    matvar_t *v;
+    while (rc == RB_OK && !*root && (v = Mat_VarReadNextInfo(m->mat)) != NULL) {
+        if (v->name && v->class_type == MAT_C_STRUCT) {
+            if (!first && !(first = rb_strdup(v->name)))
+                rc = no_memory(m);
+            if (rc == RB_OK && holds_channel(v, 0) && !(*root = rb_strdup(v->name)))
+                rc = no_memory(m);
+        }
+        Mat_VarFree(v);
+    }
+    if (rc == RB_OK && !*root) {
+        *root = first;
+        first = NULL;
+    }
+    rb_free(first);
+    return rc;
+}
+
+int rb_io_classify_mat5(const char *path, rb_log_format *fmt, rb_err *err)
+{
+    m5 m;
+    char *root = NULL;
+    int rc = open_mat(&m, path, NULL, err);
+    if (rc == RB_OK)
+        rc = find_root(&m, &root);
+    if (rc == RB_OK)
+        *fmt = root ? RB_FMT_LOGGER_MAT5 : RB_FMT_PLAIN_MAT5;
+    rb_free(root);
+    close_mat(&m);
+    return rc;
+}
+
+int rb_io_read_mat5(const char *path, rb_log_format fmt, rb_log *log, rb_err *err)
+{
+    m5 m;
+    char *root = NULL;
+    matvar_t *v = NULL;
+    int rc = open_mat(&m, path, log, err);
+    if (rc == RB_OK)
+        rc = find_root(&m, &root);
+    if (rc)
+        goto done;
+    if (fmt == RB_FMT_PLAIN_MAT5 || !root) {
+        log->format = RB_FMT_PLAIN_MAT5;
+        rc = read_plain(&m);
+        goto done;
+    }
+    log->format = RB_FMT_LOGGER_MAT5;
+    v = Mat_VarRead(m.mat, root);
+    if (v && v->class_type == MAT_C_STRUCT && !is_struct(v)) {
+        log->root_name = root; /* an empty root struct: a log without channels */
+        root = NULL;
+        goto done;
+    }
+    if (!is_struct(v)) {
+        rc = fail(&m, root, "cannot read the root struct");
+        goto done;
+    }
+    log->root_name = root;
+    root = NULL;
+    rc = logger_struct(&m, v, log->root_name, "", 0);
+done:
+    Mat_VarFree(v);
+    rb_free(root);
+    close_mat(&m);
+    return rc;
+}

@@ -1,0 +1,314 @@
+/* Timestamps: checks and statistics, sample clocks, resampling in one merge pass. */
+#include <math.h>
+#include <string.h>
+
+#include "roboest/io.h"
+
+/* k-th smallest of x[0..n) (x is reordered): Hoare's selection with the middle element as pivot,
+ * which stays linear on the many equal intervals of a regularly sampled log. */
+static double select_kth(double *x, size_t n, size_t k)
+{
+    ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;
+    while (lo < hi) {
+        double pivot = x[kk];
+        ptrdiff_t i = lo, j = hi;
+        do {
+            while (x[i] < pivot)
+                i++;
+            while (pivot < x[j])
+                j--;
+            if (i <= j) {
+                double t = x[i];
+                x[i++] = x[j];
+                x[j--] = t;
+            }
+        } while (i <= j);
+        if (j < kk)
+            lo = i;
+        if (kk < i)
+            hi = j;
+    }
+    return x[kk];
+}
+
+/* Median of x[0..n), n >= 1 (x is reordered): the mean of the two middle values when n is even. */
+static double median_of(double *x, size_t n)
+{
+    double upper = select_kth(x, n, n / 2);
+    if (n % 2)
+        return upper;
+    /* after selection x[0 .. n/2) holds the lower half: its maximum is the other middle value */
+    double lower = x[0];
+    for (size_t k = 1; k < n / 2; k++)
+        if (x[k] > lower)
+            lower = x[k];
+    return lower + (upper - lower) / 2;
+}
+
+static int check_order(const rb_channel *ch, rb_err *err)
+{
+    for (size_t k = 0; k < ch->n_samples; k++) {
+        double t = ch->time[k];
+        if (!isfinite(t))
+            return rb_err_set(err, RB_EINPUT, "channel %s: sample %zu: timestamp %g is not finite", ch->name, k,
+                              t);
+        if (k > 0 && !(t > ch->time[k - 1]))
+            return rb_err_set(err, RB_EINPUT, "channel %s: sample %zu: timestamp %.17g is not after %.17g",
+                              ch->name, k, t, ch->time[k - 1]);
+    }
+    return RB_OK;
+}
+
+int rb_channel_check_time(const rb_channel *ch, double gap_factor, rb_time_report *rep, rb_err *err)
+{
+    if (!ch || !rep || !(gap_factor > 0) || !isfinite(gap_factor))
+        return rb_err_set(err, RB_EINVAL, "rb_channel_check_time: NULL argument or gap factor %g not > 0",
+                          gap_factor);
+    size_t T = ch->n_samples;
+    *rep = (rb_time_report){NAN, NAN, NAN, 0, NAN, SIZE_MAX};
+    int rc = check_order(ch, err);
+    if (rc || T == 0)
+        return rc;
+    rep->t_first = ch->time[0];
+    rep->t_last = ch->time[T - 1];
+    if (T < 2)
+        return RB_OK;
+    double *dt = rb_malloc((T - 1) * sizeof *dt);
+    if (!dt)
+        return rb_err_set(err, RB_ENOMEM, "channel %s: out of memory for %zu intervals", ch->name, T - 1);
+    rep->max_gap = 0;
+    for (size_t k = 1; k < T; k++) {
+        dt[k - 1] = ch->time[k] - ch->time[k - 1];
+        if (dt[k - 1] > rep->max_gap)
+            rep->max_gap = dt[k - 1];
+    }
+    rep->median_dt = median_of(dt, T - 1);
+    rb_free(dt);
+    double limit = gap_factor * rep->median_dt;
+    for (size_t k = 1; k < T; k++) {
+        if (ch->time[k] - ch->time[k - 1] > limit) {
+            if (rep->n_gaps++ == 0)
+                rep->first_gap = k;
+        }
+    }
+    return RB_OK;
+}
+
+void rb_clock_free(rb_clock *clk)
+{
+    if (!clk)
+        return;
+    rb_free(clk->t);
+    clk->t = NULL;
+    clk->n = 0;
+}
+
+int rb_clock_uniform(rb_clock *clk, double t0, double t1, double dt, rb_err *err)
+{
+    if (!clk)
+        return rb_err_set(err, RB_EINVAL, "rb_clock_uniform: NULL clock");
+    clk->n = 0;
+    clk->t = NULL;
+    if (!isfinite(t0) || !isfinite(t1) || !isfinite(dt) || !(dt > 0) || t1 < t0)
+        return rb_err_set(err, RB_EINVAL,
+                          "uniform clock from %g s to %g s every %g s: need finite t0 <= t1, dt > 0", t0, t1, dt);
+    /* The 1e-9 keeps t1 when (t1 - t0) / dt lands just below an integer through rounding. */
+    double steps = floor((t1 - t0) / dt + 1e-9);
+    if (!(steps < (double)(SIZE_MAX / sizeof(double) - 1)))
+        return rb_err_set(err, RB_ENOMEM, "uniform clock from %g s to %g s every %g s: too many samples", t0, t1,
+                          dt);
+    size_t n = (size_t)steps + 1;
+    double *t = rb_malloc(n * sizeof *t);
+    if (!t)
+        return rb_err_set(err, RB_ENOMEM, "out of memory for a clock of %zu samples", n);
+    for (size_t k = 0; k < n; k++) {
+        t[k] = t0 + (double)k * dt; /* multiplied, not accumulated: no drift over long clocks */
+        if (k > 0 && !(t[k] > t[k - 1])) {
+            rb_free(t);
+            return rb_err_set(err, RB_EINVAL,
+                              "uniform clock from %.17g s every %g s: step below the resolution of "
+                              "the time values",
+                              t0, dt);
+        }
+    }
+    clk->n = n;
+    clk->t = t;
+    return RB_OK;
+}
+
+int rb_clock_from_channel(rb_clock *clk, const rb_channel *ch, double t0, double t1, rb_err *err)
+{
+    if (!clk || !ch)
+        return rb_err_set(err, RB_EINVAL, "rb_clock_from_channel: NULL argument");
+    clk->n = 0;
+    clk->t = NULL;
+    if (isnan(t0) || isnan(t1) || t1 < t0)
+        return rb_err_set(err, RB_EINVAL, "channel %s: clock window [%g, %g] s is empty", ch->name, t0, t1);
+    size_t first = 0, n = 0;
+    for (size_t k = 0; k < ch->n_samples; k++) {
+        double t = ch->time[k];
+        if (!isfinite(t) || (k > 0 && !(t > ch->time[k - 1])))
+            return check_order(ch, err); /* names the sample */
+        if (t >= t0 && t <= t1) {
+            if (n++ == 0)
+                first = k;
+        }
+    }
+    if (n == 0)
+        return rb_err_set(err, RB_EINPUT, "channel %s: no sample between %.17g s and %.17g s", ch->name, t0, t1);
+    clk->t = rb_malloc(n * sizeof *clk->t);
+    if (!clk->t)
+        return rb_err_set(err, RB_ENOMEM, "channel %s: out of memory for a clock of %zu samples", ch->name, n);
+    memcpy(clk->t, ch->time + first, n * sizeof *clk->t);
+    clk->n = n;
+    return RB_OK;
+}
+
+/* ---- resampling ------------------------------------------------------------------------------ */
+
+typedef struct resampler {
+    const rb_channel *ch;
+    const size_t *sel; /* NULL: all elements */
+    size_t n_sel;
+    rb_nonfinite policy;
+    double *last;   /* HOLD policy: last finite value of each selected element ... */
+    bool *has_last; /* ... once one was seen */
+    size_t folded;  /* samples [0, folded) are accounted for in last[] */
+    size_t n_held;
+} resampler;
+
+static size_t element_of(const resampler *r, size_t e) { return r->sel ? r->sel[e] : e; }
+
+/* Account for samples up to and including j in the last finite values. */
+static void fold_to(resampler *r, size_t j)
+{
+    const rb_channel *ch = r->ch;
+    for (; r->folded <= j; r->folded++) {
+        const double *row = ch->data + r->folded * ch->n_elements;
+        for (size_t e = 0; e < r->n_sel; e++) {
+            double x = row[element_of(r, e)];
+            if (isfinite(x)) {
+                r->last[e] = x;
+                r->has_last[e] = true;
+            }
+        }
+    }
+}
+
+/* Value of selected element e at sample j under the policy; *held is set when it was replaced by
+ * the element's last finite value at or before sample `upto` (the lower interpolation neighbour:
+ * samples after it must not leak into the past). */
+static int sample_value(resampler *r, size_t j, size_t upto, size_t e, double *x, bool *held, rb_err *err)
+{
+    const rb_channel *ch = r->ch;
+    size_t i = element_of(r, e);
+    *x = ch->data[j * ch->n_elements + i];
+    if (isfinite(*x))
+        return RB_OK;
+    if (r->policy == RB_NONFINITE_ERROR)
+        return rb_err_set(err, RB_EINPUT,
+                          "channel %s: element %s: sample %zu is %g (non-finite samples are an error "
+                          "under this policy)",
+                          ch->name, ch->element_names[i], j, *x);
+    fold_to(r, upto);
+    if (!r->has_last[e])
+        return rb_err_set(err, RB_EINPUT,
+                          "channel %s: element %s: sample %zu is %g and no finite sample comes "
+                          "before it to hold",
+                          ch->name, ch->element_names[i], j, *x);
+    *x = r->last[e];
+    *held = true;
+    return RB_OK;
+}
+
+/* Output row for clock time tc, with channel sample j the latest at or before tc. */
+static int resample_row(resampler *r, size_t j, double tc, rb_interp interp, double *out, rb_err *err)
+{
+    const rb_channel *ch = r->ch;
+    bool exact = ch->time[j] == tc;
+    double w = exact ? 0 : (tc - ch->time[j]) / (ch->time[j + 1] - ch->time[j]);
+    for (size_t e = 0; e < r->n_sel; e++) {
+        double a, b;
+        bool held = false;
+        int rc = sample_value(r, j, j, e, &a, &held, err);
+        if (rc == RB_OK && interp == RB_INTERP_LINEAR && !exact) {
+            rc = sample_value(r, j + 1, j, e, &b, &held, err);
+            a = a + w * (b - a);
+        }
+        if (rc)
+            return rc;
+        out[e] = a;
+        r->n_held += held;
+    }
+    return RB_OK;
+}
+
+static int check_resample_args(const rb_channel *ch, const size_t *sel, size_t n_sel, const rb_clock *clk,
+                               const double *out, rb_err *err)
+{
+    if (!ch || !clk || (!out && clk->n > 0) || (clk->n > 0 && !clk->t))
+        return rb_err_set(err, RB_EINVAL, "rb_resample: NULL argument");
+    if (!sel && n_sel != 0 && n_sel != ch->n_elements)
+        return rb_err_set(err, RB_EINVAL, "channel %s: n_sel %zu with sel NULL (all %zu elements)", ch->name,
+                          n_sel, ch->n_elements);
+    for (size_t e = 0; sel && e < n_sel; e++)
+        if (sel[e] >= ch->n_elements)
+            return rb_err_set(err, RB_EINVAL, "channel %s: element index %zu out of range (%zu elements)",
+                              ch->name, sel[e], ch->n_elements);
+    for (size_t k = 0; k < clk->n; k++)
+        if (!isfinite(clk->t[k]) || (k > 0 && !(clk->t[k] > clk->t[k - 1])))
+            return rb_err_set(err, RB_EINVAL, "clock time %zu (%g s) is not finite or not after the one before", k,
+                              clk->t[k]);
+    if (clk->n == 0)
+        return RB_OK;
+    int rc = check_order(ch, err); /* the merge below relies on increasing, finite timestamps */
+    if (rc)
+        return rc;
+    size_t T = ch->n_samples;
+    double t_lo = clk->t[0], t_hi = clk->t[clk->n - 1];
+    if (T == 0)
+        return rb_err_set(err, RB_EINPUT, "channel %s: no samples to resample at %.17g s", ch->name, t_lo);
+    if (!(t_lo >= ch->time[0]) || !(t_lo <= ch->time[T - 1]))
+        return rb_err_set(err, RB_EINPUT,
+                          "channel %s: clock time %.17g s is outside the channel's span [%.17g, %.17g] s",
+                          ch->name, t_lo, ch->time[0], ch->time[T - 1]);
+    if (!(t_hi <= ch->time[T - 1]))
+        return rb_err_set(err, RB_EINPUT,
+                          "channel %s: clock time %.17g s is outside the channel's span [%.17g, %.17g] s",
+                          ch->name, t_hi, ch->time[0], ch->time[T - 1]);
+    return RB_OK;
+}
+
+int rb_resample(const rb_channel *ch, const size_t *sel, size_t n_sel, const rb_clock *clk, rb_interp interp,
+                rb_nonfinite policy, double *out, size_t *n_held, rb_err *err)
+{
+    if (n_held)
+        *n_held = 0;
+    int rc = check_resample_args(ch, sel, n_sel, clk, out, err);
+    if (rc || clk->n == 0)
+        return rc;
+    resampler r = {.ch = ch, .sel = sel, .n_sel = sel ? n_sel : ch->n_elements, .policy = policy};
+    if (policy == RB_NONFINITE_HOLD && r.n_sel > 0) {
+        r.last = rb_calloc(r.n_sel, sizeof *r.last);
+        r.has_last = rb_calloc(r.n_sel, sizeof *r.has_last);
+        if (!r.last || !r.has_last) {
+            rc = rb_err_set(err, RB_ENOMEM, "channel %s: out of memory", ch->name);
+            goto done;
+        }
+    }
+    size_t T = ch->n_samples, j = 0;
+    for (size_t k = 0; k < clk->n && rc == RB_OK; k++) {
+        double tc = clk->t[k];
+        /* Advance to the latest sample at or before tc; the clock never goes back, so the whole
+         * loop visits each sample once. */
+        while (j + 1 < T && ch->time[j + 1] <= tc)
+            j++;
+        rc = resample_row(&r, j, tc, interp, out + k * r.n_sel, err);
+    }
+    if (n_held)
+        *n_held = r.n_held;
+done:
+    rb_free(r.last);
+    rb_free(r.has_last);
+    return rc;
+}

@@ -1,0 +1,173 @@
+/* Writing logs: output format from a path, dispatch to the writers, atomic replacement. */
+#include <string.h>
+
+#include "io_internal.h"
+
+/* ASCII-only case folding: the C library's tolower() depends on the locale. */
+static bool ends_with_ci(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    if (m > n)
+        return false;
+    for (size_t i = 0; i < m; i++) {
+        char c = s[n - m + i];
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c - 'A' + 'a');
+        if (c != suffix[i])
+            return false;
+    }
+    return true;
+}
+
+int rb_out_format_from_path(const char *path, rb_out_format *fmt, rb_err *err)
+{
+    if (!path || !fmt)
+        return rb_err_set(err, RB_EINVAL, "rb_out_format_from_path: NULL argument");
+    if (ends_with_ci(path, ".h5") || ends_with_ci(path, ".hdf5"))
+        *fmt = RB_OUT_H5;
+    else if (ends_with_ci(path, ".mat"))
+        *fmt = RB_OUT_MAT73;
+    else if (ends_with_ci(path, ".csv"))
+        *fmt = RB_OUT_CSV;
+    else
+        return rb_err_set(err, RB_ECONFIG, "%s: unknown output format: use a .h5, .hdf5, .mat or .csv file name",
+                          path);
+    return RB_OK;
+}
+
+static int write_as(const rb_log *log, const char *file, const char *shown, const rb_write_opts *opts, rb_err *err)
+{
+    switch (opts->format) {
+    case RB_OUT_H5: return rb_io_write_h5(log, file, shown, err);
+    case RB_OUT_MAT73: return rb_io_write_mat(log, file, shown, true, opts->root_name, err);
+    case RB_OUT_MAT5: return rb_io_write_mat(log, file, shown, false, opts->root_name, err);
+    case RB_OUT_CSV: return rb_io_write_csv(log, file, shown, err);
+    }
+    return rb_err_set(err, RB_EINVAL, "%s: unknown output format %d", shown, (int)opts->format);
+}
+
+/* NULL opts: format from the extension, no overwrite, default root name. */
+static int resolve_opts(const char *path, const rb_write_opts *opts, rb_write_opts *out, rb_err *err)
+{
+    if (opts) {
+        *out = *opts;
+        return RB_OK;
+    }
+    memset(out, 0, sizeof *out);
+    return rb_out_format_from_path(path, &out->format, err);
+}
+
+int rb_log_write_raw(const rb_log *log, const char *path, const rb_write_opts *opts, rb_err *err)
+{
+    if (!log || !path)
+        return rb_err_set(err, RB_EINVAL, "rb_log_write_raw: NULL argument");
+    rb_write_opts o;
+    int rc = resolve_opts(path, opts, &o, err);
+    return rc ? rc : write_as(log, path, path, &o, err);
+}
+
+int rb_log_write(const rb_log *log, const char *path, const rb_write_opts *opts, rb_err *err)
+{
+    if (!log || !path)
+        return rb_err_set(err, RB_EINVAL, "rb_log_write: NULL argument");
+    rb_write_opts o;
+    int rc = resolve_opts(path, opts, &o, err);
+    if (rc)
+        return rc;
+    rb_outfile out;
+    rc = rb_outfile_begin(&out, path, o.overwrite, err);
+    if (rc)
+        return rc;
+    rc = write_as(log, out.tmp_path, path, &o, err);
+    if (rc) {
+        rb_outfile_abort(&out);
+        return rc;
+    }
+    return rb_outfile_commit(&out, err);
+}
+
+/* One code point from s (advanced past it); false on malformed UTF-8. */
+static bool utf8_next(const unsigned char **s, uint32_t *cp)
+{
+    const unsigned char *p = *s;
+    uint32_t c = p[0];
+    int extra;
+    uint32_t min;
+    if (c < 0x80) {
+        extra = 0, min = 0;
+    } else if ((c & 0xE0) == 0xC0) {
+        extra = 1, min = 0x80, c &= 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+        extra = 2, min = 0x800, c &= 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+        extra = 3, min = 0x10000, c &= 0x07;
+    } else {
+        return false;
+    }
+    for (int k = 1; k <= extra; k++) {
+        if ((p[k] & 0xC0) != 0x80) /* also stops at the terminating NUL */
+            return false;
+        c = (c << 6) | (p[k] & 0x3F);
+    }
+    if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
+        return false;
+    *cp = c;
+    *s = p + 1 + extra;
+    return true;
+}
+
+bool rb_io_utf8_to_utf16(const char *s, uint16_t *out, size_t *n_units)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = 0;
+    while (*p) {
+        uint32_t cp;
+        if (!utf8_next(&p, &cp))
+            return false;
+        if (cp >= 0x10000) {
+            if (out) {
+                out[n] = (uint16_t)(0xD800 + ((cp - 0x10000) >> 10));
+                out[n + 1] = (uint16_t)(0xDC00 + ((cp - 0x10000) & 0x3FF));
+            }
+            n += 2;
+        } else {
+            if (out)
+                out[n] = (uint16_t)cp;
+            n++;
+        }
+    }
+    *n_units = n;
+    return true;
+}
+
+static int check_one(const char *s, const char *shown, const char *channel, const char *what, size_t i,
+                     rb_err *err)
+{
+    size_t n;
+    if (rb_io_utf8_to_utf16(s, NULL, &n))
+        return RB_OK;
+    if (channel)
+        return rb_err_set(err, RB_EINPUT, "%s: channel %s: element %zu: %s is not valid UTF-8", shown, channel, i,
+                          what);
+    return rb_err_set(err, RB_EINPUT, "%s: %s %zu is not valid UTF-8", shown, what, i);
+}
+
+int rb_io_check_utf8(const rb_log *log, const char *shown, rb_err *err)
+{
+    int rc = RB_OK;
+    for (size_t c = 0; rc == RB_OK && c < log->n_channels; c++) {
+        const rb_channel *ch = &log->channels[c];
+        rc = check_one(ch->name, shown, NULL, "the name of channel", c, err);
+        for (size_t i = 0; rc == RB_OK && i < ch->n_elements; i++) {
+            rc = check_one(ch->element_names[i], shown, ch->name, "name", i, err);
+            if (rc == RB_OK)
+                rc = check_one(ch->units[i], shown, ch->name, "unit", i, err);
+        }
+    }
+    for (size_t a = 0; rc == RB_OK && a < log->n_attrs; a++) {
+        rc = check_one(log->attrs[a].key, shown, NULL, "the key of attribute", a, err);
+        if (rc == RB_OK)
+            rc = check_one(log->attrs[a].value, shown, NULL, "the value of attribute", a, err);
+    }
+    return rc;
+}
