@@ -1,0 +1,400 @@
+/*
+ * roboest pipeline: the stage interface, the stage registry, the JSON pipeline configuration and
+ * the runner that replays a log through the stages.
+ *
+ * A pipeline binds log channels to named signals, wires signals through stages (each stage type
+ * is a causal estimator with named input and output ports), and names the signals to write and
+ * the estimate/reference pairs to score. Loading validates everything that can be checked without
+ * a log; running aligns the bound channels on one sample clock, steps every stage once per sample
+ * in dependency order, records what is written or scored, and computes the metrics.
+ *
+ * Configuration file (JSON; every key below, unknown or duplicated keys are errors). Relative
+ * paths in "model" and "logs" are relative to the folder holding the config file; "outputs" and
+ * "reports" paths are relative to the run's output folder.
+ *
+ *   name        string, optional (default: the config file name without ".json"). Names the run in
+ *               reports ("<name>/<log stem>").
+ *   model       object, optional: {"urdf": path (required), "joints": [names] (optional, default
+ *               all)}. Stored and recorded as provenance; used by model-based stages.
+ *   logs        array, optional (default empty; the CLI may override it). Each entry is a path,
+ *               or a non-empty array of paths forming one session (files concatenated in order).
+ *   clock       object, required, exactly one of:
+ *                 {"rate": Hz}         uniform clock, number > 0: from the latest first sample to
+ *                                      the earliest last sample over the bound channels;
+ *                 {"channel": name}    the timestamps of a log channel inside that common span.
+ *   window      [t0, t1], optional: absolute log times in seconds, t0 < t1, limiting the clock.
+ *   gap_factor  number > 1, optional (default 3): sample intervals longer than gap_factor x the
+ *               channel's median interval are reported as gaps (warnings, not errors).
+ *   signals     object, required, at least one entry: signal name -> binding
+ *                 {"channel": log channel (required),
+ *                  "elements": [names] or [indices] (optional, default every element in order),
+ *                  "interp": "linear" | "hold" (default "linear"),
+ *                  "nonfinite": "error" | "hold" (default "error")}.
+ *               Signal names use letters, digits and "_ . - /" (they become output channel names).
+ *   stages      array, optional: {"id": unique string (required), "type": registered stage type
+ *               (required), "in": {port: signal} (every input port), "out": {port: new signal
+ *               name} (every output port), "params": {name: value} (optional; per the type's
+ *               schema, defaults filled in)}. Stages run in dependency order, ties in file order.
+ *   outputs     array, optional: {"path": relative file name (required; .h5/.hdf5, .mat or .csv
+ *               decides the format), "signals": [signal names] (required, non-empty)}.
+ *   metrics     array, optional: {"estimate": signal (required), "reference": signal (required),
+ *               "window": [t0, t1] (optional, absolute seconds), "name": label in the report
+ *               (optional, default the estimate's name)}. Widths must agree (checked per run).
+ *   reports     array of relative file names, optional (.md, .json or .csv decides the format);
+ *               needs at least one metric.
+ *
+ * Error messages of the loader read "<file>:<line>:<col>: <key path>: <what>" with the key path
+ * written like stages[2].params.alpha; a malformed file gives "<file>:<line>:<col>: malformed
+ * JSON (...)". Loader errors are RB_ECONFIG unless noted (RB_ENOTFOUND: the file is missing;
+ * RB_ENOMEM).
+ */
+#ifndef ROBOEST_PIPELINE_H
+#define ROBOEST_PIPELINE_H
+
+#include "roboest/core.h"
+#include "roboest/io.h"
+#include "roboest/metrics.h"
+
+/* ---- stage parameters --------------------------------------------------------------------- */
+typedef enum rb_param_kind {
+    RB_PARAM_NUMBER,       /* finite double */
+    RB_PARAM_INTEGER,      /* integral number, |x| <= 2^53 */
+    RB_PARAM_BOOLEAN,      /* true / false */
+    RB_PARAM_STRING,       /* string, optionally one of `choices` */
+    RB_PARAM_NUMBER_ARRAY, /* array of finite numbers */
+    RB_PARAM_STRING_ARRAY  /* array of strings */
+} rb_param_kind;
+
+/* Name of a kind for messages and --help ("number", "string array", ...). */
+const char *rb_param_kind_name(rb_param_kind kind);
+
+/* One parameter of a stage type's schema. Zero-initialized fields mean "no bound / no default". */
+typedef struct rb_param_spec {
+    const char *name;
+    rb_param_kind kind;
+    bool required;
+    double def_number;                /* default of NUMBER / INTEGER / BOOLEAN (0 or 1) */
+    const char *def_string;           /* default of STRING (NULL: none) */
+    const double *def_numbers;        /* default of NUMBER_ARRAY (def_count values) */
+    const char *const *def_strings;   /* default of STRING_ARRAY (def_count strings) */
+    size_t def_count;
+    bool has_min, min_exclusive;      /* value (each array element) >= min, or > min */
+    double min;
+    bool has_max, max_exclusive;      /* value (each array element) <= max, or < max */
+    double max;
+    size_t min_count, max_count;      /* array length bounds; max_count 0: unbounded */
+    const char *const *choices;       /* STRING / STRING_ARRAY: allowed values, NULL-terminated */
+    const char *doc;                  /* one line, with the unit */
+} rb_param_spec;
+
+/* A validated parameter value. Owned by the pipeline; read-only for stages. */
+typedef struct rb_param_value {
+    bool given;        /* set in the config; false: the default */
+    double number;     /* NUMBER, INTEGER, BOOLEAN (0 or 1) */
+    char *string;      /* STRING (NULL: optional and absent without default) */
+    size_t count;      /* NUMBER_ARRAY / STRING_ARRAY length */
+    double *numbers;   /* count values */
+    char **strings;    /* count strings */
+} rb_param_value;
+
+struct rb_stage_type;
+
+/* The parameters of one stage: values[i] belongs to type->params[i]. */
+typedef struct rb_params {
+    const struct rb_stage_type *type;
+    const rb_param_value *values;
+} rb_params;
+
+/* Value by name, NULL if the type's schema has no such parameter. */
+const rb_param_value *rb_params_get(const rb_params *p, const char *name);
+/* Typed shortcuts: NAN / 0 / false / NULL when the schema has no such parameter. */
+double rb_params_number(const rb_params *p, const char *name);
+long long rb_params_integer(const rb_params *p, const char *name);
+bool rb_params_boolean(const rb_params *p, const char *name);
+const char *rb_params_string(const rb_params *p, const char *name);
+
+/* ---- stages ------------------------------------------------------------------------------------ */
+/* One port of a stage at set-up: `width` elements per sample with their names and units. */
+typedef struct rb_port {
+    size_t width;
+    const char *const *names; /* width element names; outputs: NULL gives "0", "1", ... */
+    const char *const *units; /* width units ("" unknown); outputs: NULL gives "" */
+} rb_port;
+
+/* What a stage's create() gets. Everything is borrowed and stays valid until destroy(). */
+typedef struct rb_stage_setup {
+    const char *id;          /* the stage's id in the config, for messages */
+    const rb_params *params; /* validated, defaults filled in */
+    const rb_port *in;       /* type->n_inputs ports, in the type's order */
+    rb_port *out;            /* type->n_outputs ports: create() sets width, names, units; the name and
+                                unit strings must stay valid until destroy() (input names may be reused) */
+    double dt;               /* sample period, s: 1 / rate for a uniform clock, the channel's median
+                                interval for a channel clock */
+    size_t n_samples;        /* clock length */
+    const double *time;      /* n_samples clock times, s, strictly increasing */
+} rb_stage_setup;
+
+/*
+ * A stage type. The runner calls create() once per run, then step() for k = 0 .. n_samples-1 in
+ * order, then finish(), then destroy() (also after a failure once create() succeeded).
+ *   create   allocate everything the stage needs and set the outputs' widths; returns RB_OK or an
+ *            rb_status with a message (RB_ECONFIG for a parameter that does not fit the inputs);
+ *            on failure nothing is left allocated.
+ *   step     compute sample k from the inputs at sample k (in[i]: in port i's width values) and
+ *            its own state only (causal); write every output value (out[j]: width values). The
+ *            output rows are write-only: keep in the state whatever the next sample needs. Must
+ *            not allocate or do I/O. A non-zero return (an rb_status with a message) stops the run.
+ *   finish   end-of-run work (may be NULL).
+ *   destroy  free the state (may be NULL when create allocates nothing).
+ */
+typedef struct rb_stage_type {
+    const char *name;    /* registry key, e.g. "lowpass" */
+    const char *summary; /* one line for --help */
+    const char *const *inputs;
+    size_t n_inputs;
+    const char *const *outputs;
+    size_t n_outputs;
+    const rb_param_spec *params;
+    size_t n_params;
+    int (*create)(const rb_stage_setup *setup, void **state, rb_err *err);
+    int (*step)(void *state, size_t k, double t, const double *const *in, double *const *out, rb_err *err);
+    int (*finish)(void *state, rb_err *err);
+    void (*destroy)(void *state);
+} rb_stage_type;
+
+/* ---- registry ------------------------------------------------------------------------------------ */
+typedef struct rb_registry rb_registry;
+
+/* Empty registry (caller frees with rb_registry_free). */
+int rb_registry_new(rb_registry **out, rb_err *err);
+void rb_registry_free(rb_registry *reg);
+/* Add a type (borrowed: it must outlive the registry, normally a static). RB_EINVAL if the name is
+ * taken or the type is malformed (no step, duplicate port or parameter names, a default outside its
+ * bounds or choices); RB_ENOMEM. */
+int rb_registry_add(rb_registry *reg, const rb_stage_type *type, rb_err *err);
+/* Type by exact name, NULL if absent (borrowed). */
+const rb_stage_type *rb_registry_find(const rb_registry *reg, const char *name);
+/* Iteration for listings, in name order: i < rb_registry_count(reg). */
+size_t rb_registry_count(const rb_registry *reg);
+const rb_stage_type *rb_registry_at(const rb_registry *reg, size_t i);
+
+/* ---- the loaded pipeline (read-only for callers) ------------------------------------------------- */
+typedef struct rb_config_session {
+    size_t n_paths;
+    char **paths; /* resolved against the config's folder; concatenated in order */
+} rb_config_session;
+
+typedef struct rb_config_signal {
+    char *name;
+    char *channel;
+    size_t n_select;          /* 0: every element of the channel */
+    char **select_names;      /* n_select element names, or NULL when selected by index */
+    size_t *select_indices;   /* n_select element indices, or NULL when selected by name */
+    rb_interp interp;
+    rb_nonfinite nonfinite;
+} rb_config_signal;
+
+typedef struct rb_config_stage {
+    char *id;
+    const rb_stage_type *type; /* borrowed from the registry */
+    size_t file_index;         /* position in the file's "stages" array */
+    char **in;                 /* type->n_inputs signal names, port order */
+    char **out;                /* type->n_outputs signal names, port order */
+    size_t *in_signal;         /* type->n_inputs indices into rb_pipeline.signal_table */
+    size_t *out_signal;        /* type->n_outputs indices into rb_pipeline.signal_table */
+    rb_param_value *params;    /* type->n_params, schema order */
+} rb_config_stage;
+
+typedef struct rb_config_output {
+    char *path;               /* relative to the run's output folder */
+    rb_out_format format;
+    size_t n_signals;
+    char **signals;
+    size_t *signal_index;     /* into rb_pipeline.signal_table */
+} rb_config_output;
+
+typedef struct rb_config_metric {
+    char *name;               /* label, default the estimate's name */
+    char *estimate, *reference;
+    size_t estimate_index, reference_index; /* into rb_pipeline.signal_table */
+    bool has_window;
+    double t0, t1;            /* -INFINITY / INFINITY without a window */
+} rb_config_metric;
+
+typedef struct rb_config_report {
+    char *path;               /* relative to the run's output folder */
+    rb_report_format format;
+} rb_config_report;
+
+/* Every signal, bound or produced by a stage. */
+typedef struct rb_signal_info {
+    const char *name;         /* borrowed from the binding or the stage */
+    bool from_stage;          /* false: signals[index]; true: stages[index].out[port] */
+    size_t index, port;
+    bool recorded;            /* an output or a metric operand: kept for every sample */
+} rb_signal_info;
+
+typedef struct rb_pipeline {
+    char *name;
+    char *config_path;        /* as given to the loader, for messages */
+    char *config_sha256;      /* of the config text, 64 hex characters */
+    char *model_urdf;         /* resolved, NULL without "model" */
+    size_t n_model_joints;
+    char **model_joints;
+    size_t n_logs;
+    rb_config_session *logs;
+    double clock_rate;        /* Hz; 0 when the clock follows a channel */
+    char *clock_channel;      /* NULL for a uniform clock */
+    bool has_window;
+    double t0, t1;            /* -INFINITY / INFINITY without a window */
+    double gap_factor;
+    size_t n_signals;
+    rb_config_signal *signals; /* file order */
+    size_t n_stages;
+    rb_config_stage *stages;   /* execution (dependency) order */
+    size_t n_outputs;
+    rb_config_output *outputs;
+    size_t n_metrics;
+    rb_config_metric *metrics;
+    size_t n_reports;
+    rb_config_report *reports;
+    size_t n_signal_table;
+    rb_signal_info *signal_table; /* bindings (file order), then stage outputs (stages in file order) */
+} rb_pipeline;
+
+/* Load and validate a pipeline file (caller frees *out with rb_pipeline_free). RB_ENOTFOUND if the
+ * file cannot be opened; RB_ECONFIG with "<file>:<line>:<col>: <key path>: <what>"; RB_ENOMEM. */
+int rb_pipeline_load(const char *path, const rb_registry *reg, rb_pipeline **out, rb_err *err);
+/* The same from text (len bytes, need not be NUL-terminated). `name_for_messages` starts messages and
+ * gives the default name; relative paths resolve against the folder of `base_file` (NULL: as written). */
+int rb_pipeline_load_text(const char *text, size_t len, const char *name_for_messages, const char *base_file,
+                          const rb_registry *reg, rb_pipeline **out, rb_err *err);
+void rb_pipeline_free(rb_pipeline *p);
+/* The resolved configuration as indented JSON: defaults filled in, paths resolved, stages in execution
+ * order. Loading it again (base_file NULL) gives the same text. Caller frees with rb_free; NULL when
+ * out of memory. */
+char *rb_pipeline_resolved_json(const rb_pipeline *p);
+/* Index of a signal in p->signal_table, -1 if absent. */
+long rb_pipeline_signal_index(const rb_pipeline *p, const char *name);
+
+/* ---- running ---------------------------------------------------------------------------------------- */
+typedef struct rb_run_opts {
+    const char *out_dir;     /* output folder, created if missing (one level); NULL: "." */
+    bool overwrite;          /* replace existing outputs (the CLI's --force) */
+    const char *const *logs; /* override the config's logs (paths as given, relative to the working
+                                folder); NULL: the config's */
+    size_t n_logs;
+    bool concat;             /* the override list is one session rather than one log per path */
+    /* Called with the samples done / total of the current log, at most every max(1%, 4096) samples
+     * and once at the end. Return 0 to go on; non-zero cancels the run, which returns that value if
+     * it is a negative rb_status and RB_EINVAL otherwise. May be NULL. */
+    int (*progress)(void *user, size_t done, size_t total);
+    void *user;
+} rb_run_opts;
+
+/* A recorded signal: clock-length x width values, sample-major. */
+typedef struct rb_run_signal {
+    char *name;
+    size_t width;
+    char **names;   /* width element names */
+    char **units;   /* width units ("" unknown) */
+    double *data;   /* clock.n x width */
+} rb_run_signal;
+
+/* The result of one log run (caller frees with rb_run_result_free). */
+typedef struct rb_run_result {
+    char *run_name;          /* "<pipeline name>/<log stem>" ("memory" for an unnamed in-memory log) */
+    char *input;             /* log file names, comma-separated ("memory" for an in-memory log) */
+    char *input_sha256;      /* SHA-256 of each log file, comma-separated ("" in memory) */
+    rb_clock clock;          /* the sample clock, s */
+    double dt;               /* the sample period given to the stages, s */
+    size_t n_recorded;
+    rb_run_signal *recorded; /* every output signal and metric operand, signal-table order */
+    size_t *n_held;          /* per binding (p->signals order): non-finite samples held */
+    rb_report *report;       /* metric rows of this log; NULL without metrics */
+    size_t n_warnings;
+    char **warnings;         /* one line each, starting with the log name: gaps, held samples */
+} rb_run_result;
+
+/* Replay one in-memory log through the pipeline: check the bound channels' timestamps, build the clock,
+ * resample every binding once, step the stages, record, compute the metrics. `paths` are the n_paths
+ * files the log was read from (for names and provenance; NULL / 0 for a log built in memory). Errors:
+ * RB_ENOTFOUND (a channel or element is missing; the message names the log, channel, element and the
+ * config key), RB_EINPUT (bad timestamps, element index out of range, no common time span,
+ * non-finite input under "error", naming channel and sample), RB_EDIM (metric widths), RB_ENUMERIC,
+ * a stage's own error (prefixed with "stage <id>: sample k: "), RB_ENOMEM. No file is touched. */
+int rb_pipeline_run_log(const rb_pipeline *p, const rb_log *log, const char *const *paths, size_t n_paths,
+                        const rb_run_opts *opts, rb_run_result **out, rb_err *err);
+void rb_run_result_free(rb_run_result *res);
+/* A recorded signal by name, NULL if it was not recorded (borrowed). */
+const rb_run_signal *rb_run_result_signal(const rb_run_result *res, const char *name);
+
+/* Write the outputs and reports of one result into the folder out_dir (must exist), all or nothing:
+ * every file goes to a temporary next to its target and all are renamed into place only when every one
+ * was written. RB_EEXISTS (a target exists and !overwrite), RB_EIO (e.g. a missing folder), the
+ * writers' errors (RB_ENUMERIC for a non-finite statistic), RB_ENOMEM: nothing appears. */
+int rb_run_result_write(const rb_pipeline *p, const rb_run_result *res, const char *out_dir, bool overwrite,
+                        rb_err *err);
+
+/* What rb_pipeline_run did (release with rb_run_summary_free; zero-initialize before the call). */
+typedef struct rb_run_summary {
+    size_t n_logs;         /* sessions run */
+    size_t n_samples;      /* clock samples over all sessions */
+    size_t n_warnings;
+    char **warnings;       /* one line each, for the CLI to print */
+    rb_report *report;     /* metric rows of every session; NULL without metrics */
+} rb_run_summary;
+
+void rb_run_summary_free(rb_run_summary *s);
+
+/* Run every log (the config's, or opts->logs): read it (a session of several files is concatenated with
+ * rb_log_append), run it, write its outputs and reports into opts->out_dir, or into
+ * opts->out_dir/<log stem> when there are several sessions (then the reports are also written into
+ * opts->out_dir with every session's rows). Before any log is read, an existing target without
+ * opts->overwrite is RB_EEXISTS. Each session's files appear all or nothing; a failing session stops
+ * the run (earlier sessions' files stay). RB_ECONFIG when there is no log or two sessions share a stem;
+ * the errors of rb_log_read, rb_log_append, rb_pipeline_run_log and rb_run_result_write, prefixed with
+ * the log's path. `summary` may be NULL. */
+int rb_pipeline_run(const rb_pipeline *p, const rb_run_opts *opts, rb_run_summary *summary, rb_err *err);
+
+/* ---- helpers for JSON configurations (also for other config loaders) ------------------------------ */
+/* One step of a key path: an object member (key, occurrence: 0 = first member with that key) or, with
+ * key NULL, an array element (index). */
+typedef struct rb_json_step {
+    const char *key;
+    size_t index;
+} rb_json_step;
+
+#define RB_JSON_PATH_MAX 16
+
+/* Find a key path in JSON text: *line and *col (1-based; col counts bytes) of the member's key, or of
+ * the element's value, for the deepest step found (1:1 for an empty path). Returns how many steps were
+ * found. Never reads past len; tolerant of malformed text. */
+size_t rb_json_locate(const char *text, size_t len, const rb_json_step *path, size_t depth, size_t *line,
+                      size_t *col);
+/* "stages[2].params.alpha" into buf (truncated to size); keys that are not identifiers are written
+ * as ["a key"]. */
+void rb_json_path_format(const rb_json_step *path, size_t depth, char *buf, size_t size);
+
+/* Where a text stops being JSON (as cJSON reads it: numbers as strtod takes them, nesting at most 1000):
+ * the byte offset of the first error with *what describing it ("expected ',' or '}'"), or SIZE_MAX when
+ * the text is well-formed. */
+size_t rb_json_syntax_error(const char *text, size_t len, const char **what);
+
+/* Optimal-string-alignment edit distance (insert, delete, substitute, swap neighbours); strings
+ * longer than 63 bytes compare as SIZE_MAX unless equal. */
+size_t rb_edit_distance(const char *a, const char *b);
+
+/* Closest-name suggestion: init with the unknown name, consider each candidate, then best() gives the
+ * closest one near enough to be a likely typo, or NULL. No allocation. */
+typedef struct rb_suggest {
+    const char *name;
+    const char *best;
+    size_t best_distance;
+} rb_suggest;
+
+void rb_suggest_init(rb_suggest *s, const char *name);
+void rb_suggest_consider(rb_suggest *s, const char *candidate);
+const char *rb_suggest_best(const rb_suggest *s);
+
+#endif

@@ -1,0 +1,646 @@
+/* The runner: align a log's channels on one clock, step the stages, record, score. Everything that
+ * can allocate or look things up by name happens at set-up; the per-sample loop only moves pointers
+ * along precomputed tables and calls step(). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "roboest/pipeline.h"
+
+/* One signal while running: `data` holds n_rows x width values; stride is width for a clock-length
+ * buffer and 0 for the single row of an intermediate signal (rewritten every sample). */
+typedef struct live_signal {
+    size_t width, stride;
+    double *data;
+    char **names, **units; /* width each, owned */
+} live_signal;
+
+typedef int (*rb_stage_step_fn)(void *, size_t, double, const double *const *, double *const *, rb_err *);
+
+typedef struct runner {
+    const rb_pipeline *p;
+    const rb_log *log;
+    const rb_run_opts *opts;
+    char *label;                  /* the log for messages: its path(s) or "memory" */
+    rb_err *err;
+    rb_clock clock;
+    double dt;
+    const rb_channel **bound;     /* per binding */
+    size_t **select;              /* per binding: element indices (NULL: all) */
+    live_signal *sig;             /* per signal-table entry */
+    void **state;                 /* per stage (execution order); NULL until created */
+    /* loop tables: ports of every stage, inputs then outputs, stage by stage */
+    size_t n_in_ptr, n_out_ptr;
+    const double **in_ptr, **in_base;
+    double **out_ptr, **out_base;
+    size_t *in_stride, *out_stride, *in_off, *out_off;
+    rb_stage_step_fn *steps;      /* per stage */
+    rb_run_result *res;
+} runner;
+
+static int nomem(runner *r) { return rb_err_set(r->err, RB_ENOMEM, "%s: out of memory", r->label); }
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static int warn(runner *r, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    rb_run_result *res = r->res;
+    char **grown = rb_realloc(res->warnings, (res->n_warnings + 1) * sizeof *grown);
+    if (!grown)
+        return nomem(r);
+    res->warnings = grown;
+    if (!(res->warnings[res->n_warnings] = rb_asprintf("%s: %s", r->label, line)))
+        return nomem(r);
+    res->n_warnings++;
+    return RB_OK;
+}
+
+/* Items joined by sep into a new string (NULL when out of memory). */
+static char *join(const char *const *items, size_t n, const char *sep, const char *(*map)(const char *))
+{
+    size_t len = 1;
+    for (size_t i = 0; i < n; i++)
+        len += strlen(map ? map(items[i]) : items[i]) + (i ? strlen(sep) : 0);
+    char *s = rb_malloc(len);
+    if (!s)
+        return NULL;
+    s[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            strcat(s, sep);
+        strcat(s, map ? map(items[i]) : items[i]);
+    }
+    return s;
+}
+
+static const char *basename_of(const char *path) { return rb_path_basename(path); }
+
+static void key_path(char *buf, size_t size, const char *section, const char *name, const char *key, long index)
+{
+    rb_json_step path[4] = {{section, 0}, {name, 0}, {key, 0}, {NULL, index < 0 ? 0 : (size_t)index}};
+    rb_json_path_format(path, index < 0 ? 3 : 4, buf, size);
+}
+
+/* ---- provenance and names ------------------------------------------------------------------------- */
+static int describe_input(runner *r, const char *const *paths, size_t n_paths)
+{
+    rb_run_result *res = r->res;
+    r->label = n_paths ? join(paths, n_paths, " + ", NULL) : rb_strdup("memory");
+    res->input = n_paths ? join(paths, n_paths, ",", basename_of) : rb_strdup("memory");
+    if (!r->label || !res->input)
+        return rb_err_set(r->err, RB_ENOMEM, "out of memory");
+    char (*hex)[65] = rb_calloc(n_paths ? n_paths : 1, sizeof *hex);
+    const char **parts = rb_calloc(n_paths ? n_paths : 1, sizeof *parts);
+    int rc = hex && parts ? RB_OK : nomem(r);
+    for (size_t i = 0; !rc && i < n_paths; i++) {
+        rc = rb_sha256_file(paths[i], hex[i], r->err);
+        parts[i] = hex[i];
+    }
+    if (!rc && !(res->input_sha256 = join(parts, n_paths, ",", NULL)))
+        rc = nomem(r);
+    const char *base = n_paths ? rb_path_basename(paths[0]) : "memory";
+    const char *dot = strrchr(base, '.');
+    int stem_len = (int)(dot && dot != base ? (size_t)(dot - base) : strlen(base));
+    if (!rc && !(res->run_name = rb_asprintf("%s/%.*s", r->p->name, stem_len, base)))
+        rc = nomem(r);
+    rb_free(hex);
+    rb_free(parts);
+    return rc;
+}
+
+/* ---- bindings: channels and elements ---------------------------------------------------------------- */
+static int select_elements(runner *r, size_t i, const rb_channel *ch)
+{
+    const rb_config_signal *s = &r->p->signals[i];
+    live_signal *ls = &r->sig[i];
+    char where[256];
+    ls->width = s->n_select ? s->n_select : ch->n_elements;
+    if (s->n_select && !(r->select[i] = rb_malloc(s->n_select * sizeof(size_t))))
+        return nomem(r);
+    for (size_t e = 0; e < s->n_select; e++) {
+        key_path(where, sizeof where, "signals", s->name, "elements", (long)e);
+        if (s->select_names) {
+            long idx = rb_channel_element_index(ch, s->select_names[e]);
+            if (idx < 0)
+                return rb_err_set(r->err, RB_ENOTFOUND, "%s: channel %s has no element '%s' (%s)", r->label, ch->name,
+                                  s->select_names[e], where);
+            r->select[i][e] = (size_t)idx;
+        } else if (s->select_indices[e] >= ch->n_elements) {
+            return rb_err_set(r->err, RB_EINPUT, "%s: channel %s has %zu elements: index %zu is out of range (%s)",
+                              r->label, ch->name, ch->n_elements, s->select_indices[e], where);
+        } else {
+            r->select[i][e] = s->select_indices[e];
+        }
+    }
+    return RB_OK;
+}
+
+/* Copies of n strings (NULL source: "0", "1", ... when numbered, else ""). */
+static char **copy_strings(const char *const *src, const size_t *sel, size_t n, bool numbered)
+{
+    char **out = rb_calloc(n ? n : 1, sizeof *out);
+    for (size_t i = 0; out && i < n; i++) {
+        const char *s = src ? src[sel ? sel[i] : i] : NULL;
+        out[i] = s ? rb_strdup(s) : numbered ? rb_asprintf("%zu", i) : rb_strdup("");
+        if (!out[i]) {
+            for (size_t k = 0; k < i; k++)
+                rb_free(out[k]);
+            rb_free(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+static int bind_channels(runner *r)
+{
+    for (size_t i = 0; i < r->p->n_signals; i++) {
+        const rb_config_signal *s = &r->p->signals[i];
+        const rb_channel *ch = rb_log_find(r->log, s->channel);
+        char where[256];
+        if (!ch) {
+            key_path(where, sizeof where, "signals", s->name, "channel", -1);
+            return rb_err_set(r->err, RB_ENOTFOUND, "%s: channel %s not found (%s)", r->label, s->channel, where);
+        }
+        r->bound[i] = ch;
+        int rc = select_elements(r, i, ch);
+        if (rc)
+            return rc;
+        live_signal *ls = &r->sig[i];
+        ls->names = copy_strings((const char *const *)ch->element_names, r->select[i], ls->width, true);
+        ls->units = copy_strings((const char *const *)ch->units, r->select[i], ls->width, false);
+        if (!ls->names || !ls->units)
+            return nomem(r);
+    }
+    return RB_OK;
+}
+
+/* ---- timestamps and the clock ------------------------------------------------------------------------ */
+typedef struct span {
+    double lo, hi;      /* the time span every checked channel covers */
+    double clock_dt;    /* median interval of the clock channel */
+} span;
+
+static int check_channel(runner *r, const rb_channel *ch, span *sp, double *median_dt)
+{
+    rb_time_report rep;
+    int rc = rb_channel_check_time(ch, r->p->gap_factor, &rep, r->err);
+    if (rc)
+        return rb_err_prefix(r->err, "%s: ", r->label);
+    if (ch->n_samples == 0)
+        return rb_err_set(r->err, RB_EINPUT, "%s: channel %s has no samples", r->label, ch->name);
+    if (rep.t_first > sp->lo)
+        sp->lo = rep.t_first;
+    if (rep.t_last < sp->hi)
+        sp->hi = rep.t_last;
+    if (median_dt)
+        *median_dt = rep.median_dt;
+    if (rep.n_gaps)
+        return warn(r, "channel %s: %zu gap%s longer than %g x the median interval %g s (longest %g s, first before "
+                       "sample %zu)",
+                    ch->name, rep.n_gaps, rep.n_gaps > 1 ? "s" : "", r->p->gap_factor, rep.median_dt, rep.max_gap,
+                    rep.first_gap);
+    return RB_OK;
+}
+
+/* Every bound channel (each once) and the clock channel. */
+static int check_times(runner *r, span *sp, const rb_channel **clock_ch)
+{
+    sp->lo = -INFINITY;
+    sp->hi = INFINITY;
+    sp->clock_dt = NAN;
+    *clock_ch = NULL;
+    if (r->p->clock_channel && !(*clock_ch = rb_log_find(r->log, r->p->clock_channel)))
+        return rb_err_set(r->err, RB_ENOTFOUND, "%s: channel %s not found (clock.channel)", r->label,
+                          r->p->clock_channel);
+    for (size_t i = 0; i < r->p->n_signals; i++) {
+        bool seen = r->bound[i] == *clock_ch;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = r->bound[k] == r->bound[i];
+        int rc = seen ? RB_OK : check_channel(r, r->bound[i], sp, NULL);
+        if (rc)
+            return rc;
+    }
+    return *clock_ch ? check_channel(r, *clock_ch, sp, &sp->clock_dt) : RB_OK;
+}
+
+static int make_clock(runner *r)
+{
+    const rb_pipeline *p = r->p;
+    const rb_channel *clock_ch;
+    span sp;
+    int rc = check_times(r, &sp, &clock_ch);
+    if (rc)
+        return rc;
+    double lo = fmax(sp.lo, p->t0), hi = fmin(sp.hi, p->t1);
+    if (!(hi >= lo)) {
+        if (p->has_window)
+            return rb_err_set(r->err, RB_EINPUT,
+                              "%s: the bound channels share no time inside the window [%.17g, %.17g] s "
+                              "(common span [%.17g, %.17g] s)",
+                              r->label, p->t0, p->t1, sp.lo, sp.hi);
+        return rb_err_set(r->err, RB_EINPUT,
+                          "%s: the bound channels share no time span (latest start %.17g s, earliest end %.17g s)",
+                          r->label, sp.lo, sp.hi);
+    }
+    if (clock_ch) {
+        rc = rb_clock_from_channel(&r->res->clock, clock_ch, lo, hi, r->err);
+        r->dt = sp.clock_dt;
+    } else {
+        r->dt = 1.0 / p->clock_rate;
+        rc = rb_clock_uniform(&r->res->clock, lo, hi, r->dt, r->err);
+        rb_clock *c = &r->res->clock;
+        /* t0 + k dt may round a hair past hi, outside a channel's span: pin the last tick to hi. */
+        if (!rc && c->n && c->t[c->n - 1] > hi) {
+            if (c->n > 1 && !(hi > c->t[c->n - 2]))
+                c->n--;
+            else
+                c->t[c->n - 1] = hi;
+        }
+    }
+    return rc ? rb_err_prefix(r->err, "%s: ", r->label) : RB_OK;
+}
+
+/* Each binding is resampled once onto the whole clock. */
+static int resample_bindings(runner *r)
+{
+    size_t T = r->res->clock.n;
+    for (size_t i = 0; i < r->p->n_signals; i++) {
+        const rb_config_signal *s = &r->p->signals[i];
+        live_signal *ls = &r->sig[i];
+        size_t count, bytes;
+        if (!rb_size_mul(T, ls->width, &count) || !rb_size_mul(count, sizeof(double), &bytes))
+            return rb_err_set(r->err, RB_ENOMEM, "%s: signal %s: %zu x %zu samples is too large", r->label, s->name, T,
+                              ls->width);
+        if (!(ls->data = rb_malloc(bytes ? bytes : 1)))
+            return nomem(r);
+        ls->stride = ls->width;
+        size_t held = 0;
+        int rc = rb_resample(r->bound[i], r->select[i], s->n_select, &r->res->clock, s->interp, s->nonfinite, ls->data,
+                             &held, r->err);
+        if (rc) {
+            char where[256];
+            rb_json_step path[2] = {{"signals", 0}, {s->name, 0}};
+            rb_json_path_format(path, 2, where, sizeof where);
+            return rb_err_prefix(r->err, "%s: %s: ", r->label, where);
+        }
+        r->res->n_held[i] = held;
+        if (held && (rc = warn(r, "signal %s: %zu non-finite value%s of channel %s held at the last finite value",
+                               s->name, held, held > 1 ? "s" : "", s->channel)))
+            return rc;
+    }
+    return RB_OK;
+}
+
+/* ---- stages ------------------------------------------------------------------------------------------- */
+static int adopt_outputs(runner *r, const rb_config_stage *st, const rb_port *out)
+{
+    size_t T = r->res->clock.n;
+    for (size_t j = 0; j < st->type->n_outputs; j++) {
+        size_t t = st->out_signal[j], rows = r->p->signal_table[t].recorded ? T : 1, count, bytes;
+        live_signal *ls = &r->sig[t];
+        ls->width = out[j].width;
+        ls->stride = rows > 1 ? ls->width : 0;
+        if (!rb_size_mul(rows, ls->width, &count) || !rb_size_mul(count, sizeof(double), &bytes))
+            return rb_err_set(r->err, RB_ENOMEM, "%s: stage %s: output %s is too large", r->label, st->id,
+                              st->type->outputs[j]);
+        ls->data = rb_calloc(bytes ? bytes : 1, 1);
+        ls->names = copy_strings(out[j].names, NULL, ls->width, true);
+        ls->units = copy_strings(out[j].units, NULL, ls->width, false);
+        if (!ls->data || !ls->names || !ls->units)
+            return nomem(r);
+    }
+    return RB_OK;
+}
+
+static int create_stage(runner *r, size_t s)
+{
+    const rb_config_stage *st = &r->p->stages[s];
+    const rb_stage_type *type = st->type;
+    size_t n_ports = type->n_inputs + type->n_outputs;
+    rb_port *ports = rb_calloc(n_ports ? n_ports : 1, sizeof *ports);
+    if (!ports)
+        return nomem(r);
+    for (size_t j = 0; j < type->n_inputs; j++) {
+        const live_signal *in = &r->sig[st->in_signal[j]];
+        ports[j] = (rb_port){in->width, (const char *const *)in->names, (const char *const *)in->units};
+    }
+    rb_params params = {type, st->params};
+    rb_stage_setup setup = {st->id, &params, ports, ports + type->n_inputs, r->dt, r->res->clock.n, r->res->clock.t};
+    int rc = type->create(&setup, &r->state[s], r->err);
+    if (rc) {
+        r->state[s] = NULL;
+        rb_err_prefix(r->err, "%s: stage %s (%s): ", r->label, st->id, type->name);
+    } else {
+        rc = adopt_outputs(r, st, setup.out);
+    }
+    rb_free(ports);
+    return rc;
+}
+
+/* Pointer tables for the loop: for port j, the row of sample k is base[j] + k * stride[j]. */
+static int build_tables(runner *r)
+{
+    const rb_pipeline *p = r->p;
+    size_t n = p->n_stages, ni = 0, no = 0;
+    for (size_t s = 0; s < n; s++) {
+        ni += p->stages[s].type->n_inputs;
+        no += p->stages[s].type->n_outputs;
+    }
+    r->in_ptr = rb_calloc(ni + 1, sizeof *r->in_ptr);
+    r->in_base = rb_calloc(ni + 1, sizeof *r->in_base);
+    r->in_stride = rb_calloc(ni + 1, sizeof *r->in_stride);
+    r->out_ptr = rb_calloc(no + 1, sizeof *r->out_ptr);
+    r->out_base = rb_calloc(no + 1, sizeof *r->out_base);
+    r->out_stride = rb_calloc(no + 1, sizeof *r->out_stride);
+    r->in_off = rb_calloc(n + 1, sizeof *r->in_off);
+    r->out_off = rb_calloc(n + 1, sizeof *r->out_off);
+    r->steps = rb_calloc(n + 1, sizeof *r->steps);
+    if (!r->in_ptr || !r->in_base || !r->in_stride || !r->out_ptr || !r->out_base || !r->out_stride || !r->in_off ||
+        !r->out_off || !r->steps)
+        return nomem(r);
+    ni = no = 0;
+    for (size_t s = 0; s < n; s++) {
+        const rb_config_stage *st = &p->stages[s];
+        r->in_off[s] = ni;
+        r->out_off[s] = no;
+        r->steps[s] = st->type->step;
+        for (size_t j = 0; j < st->type->n_inputs; j++, ni++) {
+            r->in_base[ni] = r->sig[st->in_signal[j]].data;
+            r->in_stride[ni] = r->sig[st->in_signal[j]].stride;
+        }
+        for (size_t j = 0; j < st->type->n_outputs; j++, no++) {
+            r->out_base[no] = r->sig[st->out_signal[j]].data;
+            r->out_stride[no] = r->sig[st->out_signal[j]].stride;
+        }
+    }
+    r->n_in_ptr = ni;
+    r->n_out_ptr = no;
+    return RB_OK;
+}
+
+static int cancelled(runner *r, int code)
+{
+    int rc = code < 0 && code >= RB_EINVAL ? code : RB_EINVAL;
+    return rb_err_set(r->err, rc, "%s: run cancelled by the caller", r->label);
+}
+
+static int step_failed(runner *r, size_t s, size_t k)
+{
+    const rb_config_stage *st = &r->p->stages[s];
+    if (r->err && r->err->code == RB_OK)
+        rb_err_set(r->err, RB_ENUMERIC, "step failed without a message");
+    return rb_err_prefix(r->err, "%s: stage %s (%s): sample %zu (t = %.17g s): ", r->label, st->id, st->type->name, k,
+                         r->res->clock.t[k]);
+}
+
+/* Steps samples [k0, k1). */
+static int run_samples(runner *r, size_t k0, size_t k1)
+{
+    const size_t n_st = r->p->n_stages, ni = r->n_in_ptr, no = r->n_out_ptr;
+    const double *time = r->res->clock.t;
+    const double **in_ptr = r->in_ptr, *const *in_base = (const double *const *)r->in_base;
+    double **out_ptr = r->out_ptr, *const *out_base = r->out_base;
+    const size_t *in_stride = r->in_stride, *out_stride = r->out_stride, *in_off = r->in_off, *out_off = r->out_off;
+    void *const *state = r->state;
+    const rb_stage_step_fn *steps = r->steps;
+    rb_err *err = r->err;
+    for (size_t k = k0; k < k1; k++) {
+        for (size_t j = 0; j < ni; j++)
+            in_ptr[j] = in_base[j] + k * in_stride[j];
+        for (size_t j = 0; j < no; j++)
+            out_ptr[j] = out_base[j] + k * out_stride[j];
+        const double t = time[k];
+        for (size_t s = 0; s < n_st; s++)
+            if (steps[s](state[s], k, t, in_ptr + in_off[s], out_ptr + out_off[s], err) != RB_OK)
+                return step_failed(r, s, k);
+    }
+    return RB_OK;
+}
+
+static int run_loop(runner *r)
+{
+    size_t T = r->res->clock.n, chunk = T / 100 > 4096 ? T / 100 : 4096;
+    for (size_t k0 = 0; k0 < T;) {
+        size_t k1 = T - k0 > chunk ? k0 + chunk : T;
+        int rc = run_samples(r, k0, k1);
+        if (rc)
+            return rc;
+        k0 = k1;
+        if (r->opts && r->opts->progress && (rc = r->opts->progress(r->opts->user, k0, T)) != 0)
+            return cancelled(r, rc);
+    }
+    for (size_t s = 0; s < r->p->n_stages; s++) {
+        const rb_config_stage *st = &r->p->stages[s];
+        if (st->type->finish && st->type->finish(r->state[s], r->err) != RB_OK)
+            return rb_err_prefix(r->err, "%s: stage %s (%s): finish: ", r->label, st->id, st->type->name);
+    }
+    return RB_OK;
+}
+
+/* ---- metrics ------------------------------------------------------------------------------------------ */
+static int set_provenance(const rb_pipeline *p, const rb_run_result *res, rb_report *rep, rb_err *err)
+{
+    const char *keys[] = {"roboest_version", "pipeline", "config", "config_sha256", "input", "input_sha256", "model"};
+    const char *values[] = {RB_VERSION, p->name, rb_path_basename(p->config_path), p->config_sha256, res->input,
+                            res->input_sha256, p->model_urdf};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        int rc = values[i] ? rb_report_set_attr(rep, keys[i], values[i], err) : RB_OK;
+        if (rc)
+            return rc;
+    }
+    return RB_OK;
+}
+
+static int score(runner *r, size_t m, rb_stats *per)
+{
+    const rb_config_metric *mt = &r->p->metrics[m];
+    const live_signal *e = &r->sig[mt->estimate_index], *ref = &r->sig[mt->reference_index];
+    if (e->width != ref->width)
+        return rb_err_set(r->err, RB_EDIM, "%s: metrics[%zu]: estimate %s has %zu elements, reference %s has %zu",
+                          r->label, m, mt->estimate, e->width, mt->reference, ref->width);
+    rb_metric_input in = {mt->estimate, mt->reference, e->data, ref->data, r->res->clock.t, r->res->clock.n,
+                          e->width, mt->t0, mt->t1};
+    rb_stats all;
+    int rc = rb_metrics_compute(&in, per, &all, r->err);
+    if (rc)
+        return rb_err_prefix(r->err, "%s: metrics[%zu]: ", r->label, m);
+    const char *run = r->res->run_name;
+    for (size_t i = 0; !rc && i < e->width; i++)
+        rc = rb_report_add(r->res->report, run, mt->name, mt->reference, e->names[i], &per[i], r->err);
+    if (!rc)
+        rc = rb_report_add(r->res->report, run, mt->name, mt->reference, "all", &all, r->err);
+    return rc;
+}
+
+static int compute_metrics(runner *r)
+{
+    if (r->p->n_metrics == 0)
+        return RB_OK;
+    int rc = rb_report_new(&r->res->report, r->p->name, r->err);
+    if (!rc)
+        rc = set_provenance(r->p, r->res, r->res->report, r->err);
+    for (size_t m = 0; !rc && m < r->p->n_metrics; m++) {
+        size_t width = r->sig[r->p->metrics[m].estimate_index].width;
+        rb_stats *per = rb_calloc(width ? width : 1, sizeof *per);
+        rc = per ? score(r, m, per) : nomem(r);
+        rb_free(per);
+    }
+    return rc;
+}
+
+/* ---- result --------------------------------------------------------------------------------------------- */
+/* Recorded signals move from the runner into the result. */
+static int collect(runner *r)
+{
+    const rb_pipeline *p = r->p;
+    size_t n = 0;
+    for (size_t t = 0; t < p->n_signal_table; t++)
+        n += p->signal_table[t].recorded;
+    r->res->recorded = rb_calloc(n ? n : 1, sizeof *r->res->recorded);
+    if (!r->res->recorded)
+        return nomem(r);
+    for (size_t t = 0; t < p->n_signal_table; t++) {
+        if (!p->signal_table[t].recorded)
+            continue;
+        live_signal *ls = &r->sig[t];
+        rb_run_signal *out = &r->res->recorded[r->res->n_recorded];
+        if (!(out->name = rb_strdup(p->signal_table[t].name)))
+            return nomem(r);
+        out->width = ls->width;
+        out->names = ls->names;
+        out->units = ls->units;
+        out->data = ls->data;
+        ls->names = ls->units = NULL;
+        ls->data = NULL;
+        r->res->n_recorded++;
+    }
+    return RB_OK;
+}
+
+static void free_strings(char **s, size_t n)
+{
+    for (size_t i = 0; s && i < n; i++)
+        rb_free(s[i]);
+    rb_free(s);
+}
+
+void rb_run_result_free(rb_run_result *res)
+{
+    if (!res)
+        return;
+    rb_free(res->run_name);
+    rb_free(res->input);
+    rb_free(res->input_sha256);
+    rb_clock_free(&res->clock);
+    for (size_t i = 0; res->recorded && i < res->n_recorded; i++) {
+        rb_run_signal *s = &res->recorded[i];
+        rb_free(s->name);
+        free_strings(s->names, s->width);
+        free_strings(s->units, s->width);
+        rb_free(s->data);
+    }
+    rb_free(res->recorded);
+    rb_free(res->n_held);
+    rb_report_free(res->report);
+    free_strings(res->warnings, res->n_warnings);
+    rb_free(res);
+}
+
+const rb_run_signal *rb_run_result_signal(const rb_run_result *res, const char *name)
+{
+    for (size_t i = 0; i < res->n_recorded; i++)
+        if (strcmp(res->recorded[i].name, name) == 0)
+            return &res->recorded[i];
+    return NULL;
+}
+
+static void runner_free(runner *r)
+{
+    const rb_pipeline *p = r->p;
+    for (size_t s = 0; r->state && s < p->n_stages; s++)
+        if (r->state[s] && p->stages[s].type->destroy)
+            p->stages[s].type->destroy(r->state[s]);
+    for (size_t t = 0; r->sig && t < p->n_signal_table; t++) {
+        free_strings(r->sig[t].names, r->sig[t].width);
+        free_strings(r->sig[t].units, r->sig[t].width);
+        rb_free(r->sig[t].data);
+    }
+    for (size_t i = 0; r->select && i < p->n_signals; i++)
+        rb_free(r->select[i]);
+    rb_free(r->select);
+    rb_free(r->sig);
+    rb_free(r->state);
+    rb_free(r->bound);
+    rb_free(r->in_ptr);
+    rb_free(r->in_base);
+    rb_free(r->in_stride);
+    rb_free(r->out_ptr);
+    rb_free(r->out_base);
+    rb_free(r->out_stride);
+    rb_free(r->in_off);
+    rb_free(r->out_off);
+    rb_free(r->steps);
+    rb_free(r->label);
+}
+
+static int runner_init(runner *r)
+{
+    const rb_pipeline *p = r->p;
+    r->res = rb_calloc(1, sizeof *r->res);
+    r->bound = rb_calloc(p->n_signals, sizeof *r->bound);
+    r->select = rb_calloc(p->n_signals, sizeof *r->select);
+    r->sig = rb_calloc(p->n_signal_table, sizeof *r->sig);
+    r->state = rb_calloc(p->n_stages ? p->n_stages : 1, sizeof *r->state);
+    if (r->res && !(r->res->n_held = rb_calloc(p->n_signals, sizeof *r->res->n_held))) {
+        rb_free(r->res);
+        r->res = NULL;
+    }
+    return r->res && r->bound && r->select && r->sig && r->state ? RB_OK
+                                                                 : rb_err_set(r->err, RB_ENOMEM, "out of memory");
+}
+
+int rb_pipeline_run_log(const rb_pipeline *p, const rb_log *log, const char *const *paths, size_t n_paths,
+                        const rb_run_opts *opts, rb_run_result **out, rb_err *err)
+{
+    runner r = {0};
+    r.p = p;
+    r.log = log;
+    r.opts = opts;
+    r.err = err;
+    *out = NULL;
+    int rc = runner_init(&r);
+    if (!rc)
+        rc = describe_input(&r, paths, n_paths);
+    if (!rc)
+        rc = bind_channels(&r);
+    if (!rc)
+        rc = make_clock(&r);
+    if (!rc)
+        rc = resample_bindings(&r);
+    for (size_t s = 0; !rc && s < p->n_stages; s++)
+        rc = create_stage(&r, s);
+    if (!rc)
+        rc = build_tables(&r);
+    if (!rc)
+        rc = run_loop(&r);
+    if (!rc)
+        rc = compute_metrics(&r);
+    if (!rc)
+        rc = collect(&r);
+    if (!rc)
+        r.res->dt = r.dt;
+    runner_free(&r);
+    if (rc)
+        rb_run_result_free(r.res);
+    else
+        *out = r.res;
+    return rc;
+}

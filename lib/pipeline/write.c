@@ -1,0 +1,317 @@
+/* Writing a run's outputs and reports all or nothing, and running every log of a pipeline. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "roboest/pipeline.h"
+
+static char *path_in(const char *dir, const char *rel)
+{
+    return dir && dir[0] && strcmp(dir, ".") != 0 ? rb_asprintf("%s/%s", dir, rel) : rb_strdup(rel);
+}
+
+static int set_provenance(const rb_pipeline *p, const char *input, const char *input_sha256, rb_log *log, rb_err *err)
+{
+    const char *keys[] = {"roboest_version", "pipeline", "config", "config_sha256", "input", "input_sha256", "model"};
+    const char *values[] = {RB_VERSION, p->name, rb_path_basename(p->config_path), p->config_sha256, input,
+                            input_sha256, p->model_urdf};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        int rc = values[i] ? rb_log_set_attr(log, keys[i], values[i], err) : RB_OK;
+        if (rc)
+            return rc;
+    }
+    return RB_OK;
+}
+
+/* The recorded signals of one output as a log on the run's clock. */
+static int output_log(const rb_pipeline *p, const rb_run_result *res, const rb_config_output *o, rb_log **out,
+                      rb_err *err)
+{
+    rb_log *log = NULL;
+    int rc = rb_log_new(&log, err);
+    for (size_t i = 0; !rc && i < o->n_signals; i++) {
+        const rb_run_signal *s = rb_run_result_signal(res, o->signals[i]);
+        if (!s)
+            rc = rb_err_set(err, RB_EINVAL, "%s: signal %s was not recorded", o->path, o->signals[i]);
+        else
+            rc = rb_log_add_channel_copy(log, s->name, res->clock.n, s->width, res->clock.t, s->data,
+                                         (const char *const *)s->names, (const char *const *)s->units, err);
+    }
+    if (!rc)
+        rc = set_provenance(p, res->input, res->input_sha256, log, err);
+    if (!rc)
+        rc = rb_log_set_attr(log, "run", res->run_name, err);
+    if (rc)
+        rb_log_free(log);
+    else
+        *out = log;
+    return rc;
+}
+
+/* Up to n_out outputs of `res` (res may be NULL) and n_rep reports of `report` into dir, all or nothing. */
+static int write_files(const rb_pipeline *p, const rb_run_result *res, const rb_report *report, const char *dir,
+                       bool overwrite, rb_err *err)
+{
+    size_t n_out = res ? p->n_outputs : 0, n_rep = report ? p->n_reports : 0, begun = 0;
+    rb_outfile *files = rb_calloc(n_out + n_rep + 1, sizeof *files);
+    int rc = files ? RB_OK : rb_err_set(err, RB_ENOMEM, "out of memory");
+    for (; !rc && begun < n_out + n_rep; begun++) { /* every target first: a clash fails before any writing */
+        const char *rel = begun < n_out ? p->outputs[begun].path : p->reports[begun - n_out].path;
+        char *target = path_in(dir, rel);
+        rc = target ? rb_outfile_begin(&files[begun], target, overwrite, err)
+                    : rb_err_set(err, RB_ENOMEM, "out of memory");
+        rb_free(target);
+        if (rc)
+            break;
+    }
+    for (size_t i = 0; !rc && i < n_out; i++) {
+        rb_log *log = NULL;
+        rb_write_opts wo = {p->outputs[i].format, true, NULL};
+        rc = output_log(p, res, &p->outputs[i], &log, err);
+        if (!rc && (rc = rb_log_write_raw(log, files[i].tmp_path, &wo, err)) != RB_OK)
+            rb_err_prefix(err, "%s: ", files[i].path);
+        rb_log_free(log);
+    }
+    for (size_t i = 0; !rc && i < n_rep; i++) {
+        rb_outfile *f = &files[n_out + i];
+        if ((rc = rb_report_write(report, f->tmp_path, p->reports[i].format, true, err)) != RB_OK)
+            rb_err_prefix(err, "%s: ", f->path);
+    }
+    for (size_t i = 0; i < begun; i++) {
+        /* Once every file is written, commit them all; a failing rename aborts the rest. */
+        if (!rc)
+            rc = rb_outfile_commit(&files[i], err);
+        else
+            rb_outfile_abort(&files[i]);
+    }
+    rb_free(files);
+    return rc;
+}
+
+int rb_run_result_write(const rb_pipeline *p, const rb_run_result *res, const char *out_dir, bool overwrite,
+                        rb_err *err)
+{
+    return write_files(p, res, res->report, out_dir, overwrite, err);
+}
+
+/* ---- every log ----------------------------------------------------------------------------------- */
+typedef struct session {
+    size_t n_paths;
+    const char *const *paths;
+    char *dir; /* output folder */
+} session;
+
+void rb_run_summary_free(rb_run_summary *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; s->warnings && i < s->n_warnings; i++)
+        rb_free(s->warnings[i]);
+    rb_free(s->warnings);
+    rb_report_free(s->report);
+    memset(s, 0, sizeof *s);
+}
+
+static char *stem_of(const char *path)
+{
+    const char *base = rb_path_basename(path), *dot = strrchr(base, '.');
+    return rb_strndup(base, dot && dot != base ? (size_t)(dot - base) : strlen(base));
+}
+
+/* The sessions to run and their output folders. */
+static int plan_sessions(const rb_pipeline *p, const rb_run_opts *opts, session **out, size_t *n_out, rb_err *err)
+{
+    size_t n = opts->logs ? (opts->concat ? opts->n_logs > 0 : opts->n_logs) : p->n_logs;
+    if (n == 0)
+        return rb_err_set(err, RB_ECONFIG, "%s: no log to run: list \"logs\" in the config or give log files",
+                          p->config_path);
+    session *ss = rb_calloc(n, sizeof *ss);
+    if (!ss)
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    const char *out_dir = opts->out_dir ? opts->out_dir : ".";
+    int rc = RB_OK;
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (!opts->logs)
+            ss[i] = (session){p->logs[i].n_paths, (const char *const *)p->logs[i].paths, NULL};
+        else
+            ss[i] = (session){opts->concat ? opts->n_logs : 1, opts->logs + (opts->concat ? 0 : i), NULL};
+        char *stem = stem_of(ss[i].paths[0]);
+        ss[i].dir = !stem ? NULL : n > 1 ? path_in(out_dir, stem) : rb_strdup(out_dir);
+        rb_free(stem);
+        if (!ss[i].dir)
+            rc = rb_err_set(err, RB_ENOMEM, "out of memory");
+        for (size_t k = 0; !rc && k < i; k++)
+            if (strcmp(ss[k].dir, ss[i].dir) == 0)
+                rc = rb_err_set(err, RB_ECONFIG, "logs %s and %s would both write into %s: give them different names",
+                                ss[k].paths[0], ss[i].paths[0], ss[i].dir);
+    }
+    *out = ss;
+    *n_out = n;
+    return rc;
+}
+
+static void free_sessions(session *ss, size_t n)
+{
+    for (size_t i = 0; ss && i < n; i++)
+        rb_free(ss[i].dir);
+    rb_free(ss);
+}
+
+static int refuse_existing(const char *dir, const char *rel, rb_err *err)
+{
+    char *path = path_in(dir, rel);
+    if (!path)
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    struct stat st;
+    int rc = stat(path, &st) == 0 ? rb_err_set(err, RB_EEXISTS, "%s: exists (use --force to overwrite)", path) : RB_OK;
+    rb_free(path);
+    return rc;
+}
+
+/* Before any log is read: an existing target without overwrite is an error. */
+static int check_targets(const rb_pipeline *p, const session *ss, size_t n, const char *out_dir, rb_err *err)
+{
+    int rc = RB_OK;
+    for (size_t i = 0; !rc && i < n; i++) {
+        for (size_t o = 0; !rc && o < p->n_outputs; o++)
+            rc = refuse_existing(ss[i].dir, p->outputs[o].path, err);
+        for (size_t o = 0; !rc && o < p->n_reports; o++)
+            rc = refuse_existing(ss[i].dir, p->reports[o].path, err);
+    }
+    for (size_t o = 0; !rc && n > 1 && o < p->n_reports; o++)
+        rc = refuse_existing(out_dir, p->reports[o].path, err);
+    return rc;
+}
+
+/* mkdir that accepts an existing folder; *made tells whether this call created it. */
+static int make_dir(const char *dir, bool *made, rb_err *err)
+{
+    *made = false;
+    if (mkdir(dir, 0777) == 0) {
+        *made = true;
+        return RB_OK;
+    }
+    struct stat st;
+    if (errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+        return RB_OK;
+    return rb_err_set(err, RB_EIO, "%s: cannot create the output folder: %s", dir, strerror(errno));
+}
+
+static int read_session(const session *s, rb_log **out, rb_err *err)
+{
+    rb_log *log = NULL, *next = NULL;
+    int rc = rb_log_read(s->paths[0], &log, err);
+    for (size_t i = 1; !rc && i < s->n_paths; i++) {
+        rc = rb_log_read(s->paths[i], &next, err);
+        if (!rc && (rc = rb_log_append(log, next, err)) != RB_OK)
+            rb_err_prefix(err, "%s: appending %s: ", s->paths[0], s->paths[i]);
+        rb_log_free(next);
+        next = NULL;
+    }
+    if (rc)
+        rb_log_free(log);
+    else
+        *out = log;
+    return rc;
+}
+
+static int append_text(char **dst, const char *sep, const char *s)
+{
+    char *joined = *dst ? rb_asprintf("%s%s%s", *dst, sep, s) : rb_strdup(s);
+    if (!joined)
+        return RB_ENOMEM;
+    rb_free(*dst);
+    *dst = joined;
+    return RB_OK;
+}
+
+/* Fold one session's warnings, samples and metric rows into the summary. */
+static int summarize(rb_run_summary *sum, rb_run_result *res, char **inputs, char **shas, rb_err *err)
+{
+    char **grown = rb_realloc(sum->warnings, (sum->n_warnings + res->n_warnings + 1) * sizeof *grown);
+    if (!grown)
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    sum->warnings = grown;
+    for (size_t i = 0; i < res->n_warnings; i++)
+        sum->warnings[sum->n_warnings++] = res->warnings[i];
+    res->n_warnings = 0; /* moved */
+    sum->n_logs++;
+    sum->n_samples += res->clock.n;
+    if (append_text(inputs, ",", res->input) || append_text(shas, ",", res->input_sha256))
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    if (!res->report)
+        return RB_OK;
+    int rc = sum->report ? RB_OK : rb_report_new(&sum->report, res->report->title, err);
+    for (size_t i = 0; !rc && i < res->report->n_rows; i++) {
+        const rb_report_row *row = &res->report->rows[i];
+        rc = rb_report_add(sum->report, row->run, row->estimate, row->reference, row->element, &row->stats, err);
+    }
+    return rc;
+}
+
+static int run_session(const rb_pipeline *p, const rb_run_opts *opts, const session *s, bool own_dir,
+                       rb_run_summary *sum, char **inputs, char **shas, rb_err *err)
+{
+    rb_log *log = NULL;
+    rb_run_result *res = NULL;
+    bool made = false;
+    int rc = read_session(s, &log, err);
+    if (!rc)
+        rc = rb_pipeline_run_log(p, log, s->paths, s->n_paths, opts, &res, err);
+    rb_log_free(log);
+    if (!rc && own_dir)
+        rc = make_dir(s->dir, &made, err);
+    if (!rc)
+        rc = rb_run_result_write(p, res, s->dir, opts->overwrite, err);
+    if (rc && made)
+        rmdir(s->dir); /* only succeeds when empty: nothing of a failed session is left */
+    if (!rc)
+        rc = summarize(sum, res, inputs, shas, err);
+    rb_run_result_free(res);
+    return rc;
+}
+
+/* With several sessions, the reports in the top folder hold every session's rows. */
+static int write_combined(const rb_pipeline *p, rb_run_summary *sum, const char *out_dir, const char *inputs,
+                          const char *shas, bool overwrite, rb_err *err)
+{
+    const char *keys[] = {"roboest_version", "pipeline", "config", "config_sha256", "input", "input_sha256", "model"};
+    const char *values[] = {RB_VERSION, p->name, rb_path_basename(p->config_path), p->config_sha256, inputs, shas,
+                            p->model_urdf};
+    int rc = RB_OK;
+    for (size_t i = 0; !rc && i < sizeof keys / sizeof keys[0]; i++)
+        rc = values[i] ? rb_report_set_attr(sum->report, keys[i], values[i], err) : RB_OK;
+    return rc ? rc : write_files(p, NULL, sum->report, out_dir, overwrite, err);
+}
+
+int rb_pipeline_run(const rb_pipeline *p, const rb_run_opts *opts, rb_run_summary *summary, rb_err *err)
+{
+    rb_run_opts defaults = {0};
+    rb_run_summary local = {0};
+    rb_run_summary *sum = summary ? summary : &local;
+    session *ss = NULL;
+    size_t n = 0;
+    char *inputs = NULL, *shas = NULL;
+    bool made = false;
+    if (!opts)
+        opts = &defaults;
+    const char *out_dir = opts->out_dir ? opts->out_dir : ".";
+    int rc = plan_sessions(p, opts, &ss, &n, err);
+    if (!rc && !opts->overwrite)
+        rc = check_targets(p, ss, n, out_dir, err);
+    if (!rc)
+        rc = make_dir(out_dir, &made, err);
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = run_session(p, opts, &ss[i], n > 1, sum, &inputs, &shas, err);
+    if (!rc && n > 1 && sum->report && p->n_reports)
+        rc = write_combined(p, sum, out_dir, inputs, shas, opts->overwrite, err);
+    if (rc && made)
+        rmdir(out_dir);
+    free_sessions(ss, n);
+    rb_free(inputs);
+    rb_free(shas);
+    rb_run_summary_free(&local);
+    return rc;
+}

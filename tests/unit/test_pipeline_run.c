@@ -1,0 +1,718 @@
+/* The runner: whole runs on in-memory logs, alignment errors, non-finite policies, all-or-nothing writing,
+ * several logs, progress, allocation failures. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "roboest/estimators.h"
+#include "roboest/pipeline.h"
+
+/* A stage that fails at sample 5 (to check how a stage's error travels). */
+static int failing_create(const rb_stage_setup *setup, void **state, rb_err *err)
+{
+    (void)err;
+    setup->out[0] = setup->in[0];
+    *state = NULL;
+    return RB_OK;
+}
+
+static int failing_step(void *state, size_t k, double t, const double *const *in, double *const *out, rb_err *err)
+{
+    (void)state, (void)t, (void)in;
+    out[0][0] = 0;
+    return k == 5 ? rb_err_set(err, RB_ENUMERIC, "boom") : RB_OK;
+}
+
+static const char *const one_in[] = {"x"};
+static const char *const one_out[] = {"y"};
+static const rb_stage_type failing_type = {
+    .name = "failing", .summary = "fails at sample 5", .inputs = one_in, .n_inputs = 1, .outputs = one_out,
+    .n_outputs = 1, .create = failing_create, .step = failing_step,
+};
+
+static rb_registry *reg;
+
+static void setup_registry(void)
+{
+    rb_err err;
+    cr_assert_eq(rb_registry_new(&reg, &err), RB_OK);
+    cr_assert_eq(rb_estimators_register(reg, &err), RB_OK);
+    cr_assert_eq(rb_registry_add(reg, &failing_type, &err), RB_OK);
+}
+
+static void free_registry(void) { rb_registry_free(reg); }
+
+TestSuite(pipeline_run, .init = setup_registry, .fini = free_registry);
+
+/* joints/q: hip = 2t, knee = 1 - t (rad); joints/qd: 2.5 and -1 (the hip reference is off by 0.5);
+ * imu/acc: 3 elements at half the rate over a shorter span. Times k * dt from t0. */
+static rb_log *make_log(size_t T, double dt, double t0)
+{
+    rb_log *log;
+    rb_err err;
+    cr_assert_eq(rb_log_new(&log, &err), RB_OK);
+    double *t = malloc(T * sizeof *t), *q = malloc(2 * T * sizeof *q), *qd = malloc(2 * T * sizeof *qd);
+    double *acc = malloc(3 * T * sizeof *acc);
+    for (size_t k = 0; k < T; k++) {
+        t[k] = t0 + (double)k * dt;
+        q[2 * k] = 2 * t[k];
+        q[2 * k + 1] = 1 - t[k];
+        qd[2 * k] = 2.5;
+        qd[2 * k + 1] = -1;
+    }
+    const char *names[] = {"hip", "knee"}, *units[] = {"rad", "rad"}, *vunits[] = {"rad/s", "rad/s"};
+    cr_assert_eq(rb_log_add_channel_copy(log, "joints/q", T, 2, t, q, names, units, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(rb_log_add_channel_copy(log, "joints/qd", T, 2, t, qd, names, vunits, &err), RB_OK);
+    size_t Ta = T / 2;
+    for (size_t k = 0; k < Ta; k++) {
+        t[k] = t0 + 0.05 + (double)k * 2 * dt;
+        acc[3 * k] = acc[3 * k + 1] = acc[3 * k + 2] = 9.81;
+    }
+    cr_assert_eq(rb_log_add_channel_copy(log, "imu/acc", Ta, 3, t, acc, NULL, NULL, &err), RB_OK);
+    free(t);
+    free(q);
+    free(qd);
+    free(acc);
+    return log;
+}
+
+static const char *run_config = "{\n"
+                                "  \"clock\": {\"rate\": 100},\n"
+                                "  \"signals\": {\"q\": {\"channel\": \"joints/q\"}, \"qd_true\": {\"channel\": \"joints/qd\"}},\n"
+                                "  \"stages\": [\n"
+                                "    {\"id\": \"fd\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q\"}, \"out\": {\"dx\": \"qd_fd\"}},\n"
+                                "    {\"id\": \"lp\", \"type\": \"lowpass\", \"in\": {\"x\": \"q\"}, \"out\": {\"y\": \"q_lp\"}, "
+                                "\"params\": {\"cutoff_hz\": 5}}\n"
+                                "  ],\n"
+                                "  \"outputs\": [{\"path\": \"est.h5\", \"signals\": [\"qd_fd\", \"q_lp\"]}],\n"
+                                "  \"metrics\": [{\"estimate\": \"qd_fd\", \"reference\": \"qd_true\", \"window\": [0.005, 10]}],\n"
+                                "  \"reports\": [\"report.md\", \"report.json\"]\n"
+                                "}\n";
+
+static rb_pipeline *load(const char *text)
+{
+    rb_pipeline *p;
+    rb_err err;
+    cr_assert_eq(rb_pipeline_load_text(text, strlen(text), "run.json", NULL, reg, &p, &err), RB_OK, "%s", err.msg);
+    return p;
+}
+
+/* The run config with `from` replaced by `to` (once). */
+static rb_pipeline *load_edited(const char *from, const char *to)
+{
+    const char *at = strstr(run_config, from);
+    cr_assert_not_null(at, "%s", from);
+    char *text = rb_asprintf("%.*s%s%s", (int)(at - run_config), run_config, to, at + strlen(from));
+    rb_pipeline *p = load(text);
+    rb_free(text);
+    return p;
+}
+
+static bool starts_with(const char *s, const char *prefix) { return strncmp(s, prefix, strlen(prefix)) == 0; }
+
+static int run(const rb_pipeline *p, const rb_log *log, rb_run_result **res, rb_err *err)
+{
+    rb_err_clear(err);
+    return rb_pipeline_run_log(p, log, NULL, 0, NULL, res, err);
+}
+
+Test(pipeline_run, records_expected_signals_and_metrics)
+{
+    rb_pipeline *p = load(run_config);
+    rb_log *log = make_log(101, 0.01, 0.0);
+    rb_run_result *res;
+    rb_err err;
+    cr_assert_eq(run(p, log, &res, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(res->clock.n, 101);
+    cr_assert_eq(res->clock.t[0], 0.0);
+    cr_assert_eq(res->dt, 0.01);
+    cr_assert_str_eq(res->run_name, "run/memory");
+    cr_assert_eq(res->n_recorded, 3, "outputs and metric operands only");
+    cr_assert_null(rb_run_result_signal(res, "q"), "q is neither written nor scored");
+    cr_assert_not_null(rb_run_result_signal(res, "qd_true"));
+    cr_assert_eq(res->n_warnings, 0);
+
+    const rb_run_signal *qd = rb_run_result_signal(res, "qd_fd");
+    cr_assert_eq(qd->width, 2);
+    cr_assert_str_eq(qd->names[1], "knee");
+    cr_assert_str_eq(qd->units[0], "rad/s");
+    cr_assert_eq(qd->data[0], 0.0);
+    for (size_t k = 1; k < 101; k++) {
+        cr_assert(fabs(qd->data[2 * k] - 2.0) < 1e-9, "k %zu: %g", k, qd->data[2 * k]);
+        cr_assert(fabs(qd->data[2 * k + 1] + 1.0) < 1e-9);
+    }
+    const rb_run_signal *lp = rb_run_result_signal(res, "q_lp");
+    double a = 1 - exp(-2 * M_PI * 5 * 0.01), y = 0;
+    for (size_t k = 0; k < 101; k++) {
+        double x = 2 * res->clock.t[k];
+        y = k == 0 ? x : y + a * (x - y);
+        cr_assert(fabs(lp->data[2 * k] - y) < 1e-12, "k %zu", k);
+    }
+
+    /* metric rows: hip off by 0.5, knee exact, pooled over both; k = 0 lies outside the window */
+    const rb_report *rep = res->report;
+    cr_assert_eq(rep->n_rows, 3);
+    cr_assert_str_eq(rep->rows[0].run, "run/memory");
+    cr_assert_str_eq(rep->rows[0].estimate, "qd_fd");
+    cr_assert_str_eq(rep->rows[0].reference, "qd_true");
+    cr_assert_str_eq(rep->rows[0].element, "hip");
+    cr_assert_str_eq(rep->rows[2].element, "all");
+    cr_assert_eq(rep->rows[0].stats.n, 100);
+    cr_assert(fabs(rep->rows[0].stats.rmse - 0.5) < 1e-9);
+    cr_assert(fabs(rep->rows[0].stats.mae - 0.5) < 1e-9);
+    cr_assert(rep->rows[1].stats.rmse < 1e-9);
+    cr_assert(fabs(rep->rows[2].stats.mse - 0.125) < 1e-9);
+    cr_assert(fabs(rep->rows[2].stats.rmse - sqrt(0.125)) < 1e-9);
+    rb_run_result_free(res);
+    rb_log_free(log);
+    rb_pipeline_free(p);
+}
+
+Test(pipeline_run, clock_spans_the_common_time_and_the_window)
+{
+    /* imu/acc covers [0.05, 2.03], joints [0, 1.99]: the uniform clock covers the overlap */
+    rb_pipeline *p = load_edited("\"qd_true\": {\"channel\": \"joints/qd\"}",
+                                 "\"qd_true\": {\"channel\": \"joints/qd\"}, \"acc\": {\"channel\": \"imu/acc\"}");
+    rb_log *log = make_log(200, 0.01, 0.0);
+    rb_run_result *res;
+    rb_err err;
+    cr_assert_eq(run(p, log, &res, &err), RB_OK, "%s", err.msg);
+    cr_assert(fabs(res->clock.t[0] - 0.05) < 1e-12, "%.17g", res->clock.t[0]);
+    cr_assert_eq(res->clock.n, 195);
+    cr_assert(res->clock.t[194] <= log->channels[0].time[199], "%.17g", res->clock.t[194]);
+    rb_run_result_free(res);
+    rb_pipeline_free(p);
+
+    p = load_edited("\"clock\": {\"rate\": 100},", "\"clock\": {\"rate\": 100}, \"window\": [0.2, 0.5],");
+    cr_assert_eq(run(p, log, &res, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(res->clock.n, 31);
+    cr_assert_eq(res->clock.t[0], 0.2);
+    rb_run_result_free(res);
+    rb_pipeline_free(p);
+
+    p = load_edited("\"clock\": {\"rate\": 100},", "\"clock\": {\"rate\": 100}, \"window\": [5, 6],");
+    cr_assert_eq(run(p, log, &res, &err), RB_EINPUT);
+    cr_assert(starts_with(err.msg, "memory: the bound channels share no time inside the window [5, 6] s"), "%s",
+              err.msg);
+    cr_assert_null(res);
+    rb_pipeline_free(p);
+    rb_log_free(log);
+}
+
+Test(pipeline_run, channel_clock_uses_the_channel_times)
+{
+    rb_log *log;
+    rb_err err;
+    cr_assert_eq(rb_log_new(&log, &err), RB_OK);
+    double t[300], q[300];
+    for (size_t k = 0; k < 300; k++) {
+        t[k] = 0.01 * (double)k + 0.003 * sin(1.7 * (double)k);
+        q[k] = 3 * t[k];
+    }
+    cr_assert_eq(rb_log_add_channel_copy(log, "enc", 300, 1, t, q, NULL, NULL, &err), RB_OK);
+    rb_pipeline *p = load("{\"clock\": {\"channel\": \"enc\"}, \"signals\": {\"q\": {\"channel\": \"enc\"}},\n"
+                          " \"stages\": [{\"id\": \"fd\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q\"}, "
+                          "\"out\": {\"dx\": \"v\"}}],\n"
+                          " \"outputs\": [{\"path\": \"v.csv\", \"signals\": [\"v\"]}]}");
+    rb_run_result *res;
+    cr_assert_eq(run(p, log, &res, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(res->clock.n, 300);
+    cr_assert_eq(memcmp(res->clock.t, t, sizeof t), 0, "the channel's own timestamps");
+    cr_assert(res->dt > 0.005 && res->dt < 0.015, "median interval %g", res->dt);
+    const rb_run_signal *v = rb_run_result_signal(res, "v");
+    cr_assert_str_eq(v->names[0], "0");
+    for (size_t k = 1; k < 300; k++)
+        cr_assert(fabs(v->data[k] - 3.0) < 1e-9, "k %zu: %g", k, v->data[k]);
+    rb_run_result_free(res);
+    rb_pipeline_free(p);
+    rb_log_free(log);
+}
+
+Test(pipeline_run, intermediate_signals_use_one_row_and_give_the_same_numbers)
+{
+    const char *chain = "{\"clock\": {\"rate\": 100}, \"signals\": {\"q\": {\"channel\": \"joints/q\"}},\n"
+                        " \"stages\": [{\"id\": \"fd\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q_lp\"}, "
+                        "\"out\": {\"dx\": \"d\"}},\n"
+                        "  {\"id\": \"lp\", \"type\": \"lowpass\", \"in\": {\"x\": \"q\"}, \"out\": {\"y\": \"q_lp\"}, "
+                        "\"params\": {\"cutoff_hz\": 3}}],\n"
+                        " \"outputs\": [{\"path\": \"d.csv\", \"signals\": [\"d\"%s]}]}";
+    char *only_d = rb_asprintf(chain, ""), *both = rb_asprintf(chain, ", \"q_lp\"");
+    rb_pipeline *p1 = load(only_d), *p2 = load(both);
+    cr_assert(!p1->signal_table[rb_pipeline_signal_index(p1, "q_lp")].recorded);
+    rb_log *log = make_log(150, 0.01, 1.0);
+    rb_run_result *r1, *r2;
+    rb_err err;
+    cr_assert_eq(run(p1, log, &r1, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(run(p2, log, &r2, &err), RB_OK, "%s", err.msg);
+    const rb_run_signal *d1 = rb_run_result_signal(r1, "d"), *d2 = rb_run_result_signal(r2, "d");
+    cr_assert_eq(memcmp(d1->data, d2->data, r1->clock.n * 2 * sizeof(double)), 0);
+    cr_assert(fabs(d1->data[2 * 100] - 2.0) < 0.05, "the filtered ramp's slope settles at 2: %g", d1->data[200]);
+    rb_run_result_free(r1);
+    rb_run_result_free(r2);
+    rb_pipeline_free(p1);
+    rb_pipeline_free(p2);
+    rb_log_free(log);
+    rb_free(only_d);
+    rb_free(both);
+}
+
+static void expect_run_error(const char *from, const char *to, int code, const char *message)
+{
+    rb_pipeline *p = load_edited(from, to);
+    rb_log *log = make_log(101, 0.01, 0.0);
+    rb_run_result *res = (rb_run_result *)1;
+    rb_err err;
+    cr_assert_eq(run(p, log, &res, &err), code, "%s", err.msg);
+    cr_assert_null(res);
+    cr_assert_str_eq(err.msg, message);
+    rb_log_free(log);
+    rb_pipeline_free(p);
+}
+
+Test(pipeline_run, missing_channels_and_elements_are_named)
+{
+    expect_run_error("\"q\": {\"channel\": \"joints/q\"}", "\"q\": {\"channel\": \"joints_state/positions\"}",
+                     RB_ENOTFOUND, "memory: channel joints_state/positions not found (signals.q.channel)");
+    expect_run_error("\"q\": {\"channel\": \"joints/q\"}", "\"q\": {\"channel\": \"joints/q\", \"elements\": [\"hip\", \"ankle\"]}",
+                     RB_ENOTFOUND, "memory: channel joints/q has no element 'ankle' (signals.q.elements[1])");
+    expect_run_error("\"q\": {\"channel\": \"joints/q\"}", "\"q\": {\"channel\": \"joints/q\", \"elements\": [1, 2]}",
+                     RB_EINPUT, "memory: channel joints/q has 2 elements: index 2 is out of range (signals.q.elements[1])");
+    expect_run_error("\"clock\": {\"rate\": 100}", "\"clock\": {\"channel\": \"enc\"}", RB_ENOTFOUND,
+                     "memory: channel enc not found (clock.channel)");
+}
+
+Test(pipeline_run, selected_elements_and_metric_width_mismatch)
+{
+    const char *text = "{\"clock\": {\"rate\": 100},\n"
+                       " \"signals\": {\"knee\": {\"channel\": \"joints/q\", \"elements\": [\"knee\"]},\n"
+                       "             \"acc\": {\"channel\": \"imu/acc\", \"elements\": [2, 0], \"interp\": \"hold\"}},\n"
+                       " \"metrics\": [{\"estimate\": \"knee\", \"reference\": \"acc\"}]}";
+    rb_pipeline *p = load(text);
+    rb_log *log = make_log(101, 0.01, 0.0);
+    rb_run_result *res;
+    rb_err err;
+    cr_assert_eq(run(p, log, &res, &err), RB_EDIM);
+    cr_assert_str_eq(err.msg, "memory: metrics[0]: estimate knee has 1 elements, reference acc has 2");
+    rb_pipeline_free(p);
+
+    p = load("{\"clock\": {\"rate\": 100}, \"signals\": {\"acc\": {\"channel\": \"imu/acc\", \"elements\": [2, 0]}},"
+             " \"outputs\": [{\"path\": \"a.csv\", \"signals\": [\"acc\"]}]}");
+    cr_assert_eq(run(p, log, &res, &err), RB_OK, "%s", err.msg);
+    const rb_run_signal *acc = rb_run_result_signal(res, "acc");
+    cr_assert_eq(acc->width, 2);
+    cr_assert_str_eq(acc->names[0], "2", "element names follow the selection");
+    cr_assert_str_eq(acc->names[1], "0");
+    cr_assert_eq(acc->data[1], 9.81);
+    rb_run_result_free(res);
+    rb_pipeline_free(p);
+    rb_log_free(log);
+}
+
+Test(pipeline_run, bad_timestamps_are_input_errors)
+{
+    rb_pipeline *p = load(run_config);
+    rb_log *log = make_log(101, 0.01, 0.0);
+    rb_channel *q = &log->channels[0];
+    q->time[7] = q->time[6];
+    rb_run_result *res;
+    rb_err err;
+    cr_assert_eq(run(p, log, &res, &err), RB_EINPUT);
+    cr_assert(starts_with(err.msg, "memory: channel joints/q: sample 7:"), "%s", err.msg);
+    rb_log_free(log);
+    rb_pipeline_free(p);
+}
+
+Test(pipeline_run, gaps_are_warnings)
+{
+    rb_pipeline *p = load(run_config);
+    rb_log *log = make_log(101, 0.01, 0.0);
+    for (int c = 0; c < 2; c++)
+        for (size_t k = 60; k < 101; k++)
+            log->channels[c].time[k] += 0.2; /* one 0.21 s interval after sample 59 */
+    rb_run_result *res;
+    rb_err err;
+    cr_assert_eq(run(p, log, &res, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(res->n_warnings, 2, "one per channel");
+    cr_assert(starts_with(res->warnings[0], "memory: channel joints/q: 1 gap longer than 3 x the median interval"),
+              "%s", res->warnings[0]);
+    cr_assert(strstr(res->warnings[0], "first before sample 60"), "%s", res->warnings[0]);
+    rb_run_result_free(res);
+    rb_log_free(log);
+    rb_pipeline_free(p);
+}
+
+Test(pipeline_run, nonfinite_error_names_channel_and_sample)
+{
+    rb_pipeline *p = load(run_config);
+    rb_log *log = make_log(101, 0.01, 0.0);
+    log->channels[0].data[2 * 10 + 1] = NAN;
+    rb_run_result *res;
+    rb_err err;
+    cr_assert_eq(run(p, log, &res, &err), RB_EINPUT);
+    cr_assert(starts_with(err.msg, "memory: signals.q: "), "%s", err.msg);
+    cr_assert(strstr(err.msg, "channel joints/q"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "knee"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "sample 10 "), "%s", err.msg);
+    rb_log_free(log);
+    rb_pipeline_free(p);
+}
+
+Test(pipeline_run, nonfinite_hold_reports_the_count)
+{
+    rb_pipeline *p = load_edited("\"q\": {\"channel\": \"joints/q\"}", "\"q\": {\"channel\": \"joints/q\", \"nonfinite\": \"hold\"}");
+    rb_log *log = make_log(101, 0.01, 0.0);
+    log->channels[0].data[2 * 10 + 1] = NAN;
+    log->channels[0].data[2 * 11 + 1] = INFINITY;
+    rb_run_result *res;
+    rb_err err;
+    cr_assert_eq(run(p, log, &res, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(res->n_held[0], 2);
+    cr_assert_eq(res->n_held[1], 0);
+    cr_assert_eq(res->n_warnings, 1);
+    cr_assert_str_eq(res->warnings[0], "memory: signal q: 2 non-finite values of channel joints/q held at the last "
+                                       "finite value");
+    const rb_run_signal *qd = rb_run_result_signal(res, "qd_fd");
+    cr_assert(isfinite(qd->data[2 * 10 + 1]) && isfinite(qd->data[2 * 12 + 1]));
+    rb_run_result_free(res);
+    rb_log_free(log);
+    rb_pipeline_free(p);
+}
+
+Test(pipeline_run, stage_errors_carry_stage_and_sample)
+{
+    rb_pipeline *p = load_edited("\"type\": \"lowpass\", \"in\": {\"x\": \"q\"}, \"out\": {\"y\": \"q_lp\"}, "
+                                 "\"params\": {\"cutoff_hz\": 5}}",
+                                 "\"type\": \"failing\", \"in\": {\"x\": \"q\"}, \"out\": {\"y\": \"q_lp\"}}");
+    rb_log *log = make_log(101, 0.01, 0.0);
+    rb_run_result *res;
+    rb_err err;
+    cr_assert_eq(run(p, log, &res, &err), RB_ENUMERIC);
+    cr_assert_str_eq(err.msg, "memory: stage lp (failing): sample 5 (t = 0.050000000000000003 s): boom");
+    rb_log_free(log);
+    rb_pipeline_free(p);
+}
+
+static int count_calls(void *user, size_t done, size_t total)
+{
+    size_t *calls = user;
+    calls[0]++;
+    calls[1] = done;
+    calls[2] = total;
+    return 0;
+}
+
+static int cancel(void *user, size_t done, size_t total)
+{
+    (void)user, (void)done, (void)total;
+    return 1;
+}
+
+Test(pipeline_run, progress_is_sparse_and_can_cancel)
+{
+    rb_pipeline *p = load_edited("\"rate\": 100", "\"rate\": 1000");
+    rb_log *log = make_log(10001, 0.001, 0.0);
+    size_t calls[3] = {0};
+    rb_run_opts opts = {.progress = count_calls, .user = calls};
+    rb_run_result *res;
+    rb_err err;
+    cr_assert_eq(rb_pipeline_run_log(p, log, NULL, 0, &opts, &res, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(res->clock.n, 10001);
+    cr_assert_eq(calls[0], 3, "every 4096 samples (more than 1%%) and at the end: %zu calls", calls[0]);
+    cr_assert_eq(calls[1], 10001);
+    cr_assert_eq(calls[2], 10001);
+    rb_run_result_free(res);
+    opts.progress = cancel;
+    cr_assert_eq(rb_pipeline_run_log(p, log, NULL, 0, &opts, &res, &err), RB_EINVAL);
+    cr_assert_str_eq(err.msg, "memory: run cancelled by the caller");
+    rb_log_free(log);
+    rb_pipeline_free(p);
+}
+
+/* ---- writing -------------------------------------------------------------------------------------- */
+static char *temp_dir(void)
+{
+    char *dir = rb_strdup("/tmp/rb_pipe_run_XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    return dir;
+}
+
+/* Entries of a folder (including hidden temporaries), "." and ".." excluded. */
+static size_t count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "%s", dir);
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return n;
+}
+
+static bool exists(const char *dir, const char *name)
+{
+    char *path = rb_asprintf("%s/%s", dir, name);
+    struct stat st;
+    bool yes = stat(path, &st) == 0;
+    rb_free(path);
+    return yes;
+}
+
+static void remove_tree(const char *dir)
+{
+    char *cmd = rb_asprintf("rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+    rb_free(cmd);
+}
+
+Test(pipeline_run, result_write_with_provenance)
+{
+    rb_pipeline *p = load(run_config);
+    rb_log *log = make_log(101, 0.01, 0.0);
+    rb_run_result *res;
+    rb_err err;
+    cr_assert_eq(run(p, log, &res, &err), RB_OK, "%s", err.msg);
+    char *dir = temp_dir();
+    cr_assert_eq(rb_run_result_write(p, res, dir, false, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(count_entries(dir), 3, "est.h5, report.md, report.json and no temporaries");
+    cr_assert(exists(dir, "est.h5") && exists(dir, "report.md") && exists(dir, "report.json"));
+
+    char *path = rb_asprintf("%s/est.h5", dir);
+    rb_log *back;
+    cr_assert_eq(rb_log_read(path, &back, &err), RB_OK, "%s", err.msg);
+    const rb_channel *qd = rb_log_find(back, "qd_fd");
+    cr_assert_not_null(qd);
+    cr_assert_eq(qd->n_samples, 101);
+    cr_assert_eq(qd->n_elements, 2);
+    cr_assert_str_eq(qd->element_names[1], "knee");
+    cr_assert_eq(qd->time[100], res->clock.t[100]);
+    cr_assert_eq(qd->data[2 * 50], rb_run_result_signal(res, "qd_fd")->data[2 * 50]);
+    cr_assert_str_eq(rb_log_get_attr(back, "roboest_version"), RB_VERSION);
+    cr_assert_str_eq(rb_log_get_attr(back, "config_sha256"), p->config_sha256);
+    cr_assert_str_eq(rb_log_get_attr(back, "config"), "run.json");
+    cr_assert_str_eq(rb_log_get_attr(back, "input"), "memory");
+    cr_assert_str_eq(rb_log_get_attr(back, "run"), "run/memory");
+    cr_assert_null(rb_log_get_attr(back, "model"), "no model in this config");
+    rb_log_free(back);
+
+    /* an existing output without overwrite: nothing changes */
+    struct stat before, after;
+    cr_assert_eq(stat(path, &before), 0);
+    cr_assert_eq(rb_run_result_write(p, res, dir, false, &err), RB_EEXISTS);
+    cr_assert(strstr(err.msg, "est.h5"), "%s", err.msg);
+    cr_assert_eq(count_entries(dir), 3);
+    cr_assert_eq(rb_run_result_write(p, res, dir, true, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(stat(path, &after), 0);
+    cr_assert_eq(count_entries(dir), 3);
+    rb_free(path);
+    remove_tree(dir);
+    rb_free(dir);
+    rb_run_result_free(res);
+    rb_log_free(log);
+    rb_pipeline_free(p);
+}
+
+Test(pipeline_run, outputs_are_all_or_nothing)
+{
+    rb_pipeline *p = load_edited("\"outputs\": [{\"path\": \"est.h5\", \"signals\": [\"qd_fd\", \"q_lp\"]}]",
+                                 "\"outputs\": [{\"path\": \"a.csv\", \"signals\": [\"qd_fd\"]},\n"
+                                 "              {\"path\": \"missing/b.csv\", \"signals\": [\"q_lp\"]}]");
+    rb_log *log = make_log(101, 0.01, 0.0);
+    rb_run_result *res;
+    rb_err err;
+    cr_assert_eq(run(p, log, &res, &err), RB_OK, "%s", err.msg);
+    char *dir = temp_dir();
+    cr_assert_eq(rb_run_result_write(p, res, dir, false, &err), RB_EIO);
+    cr_assert(strstr(err.msg, "missing"), "%s", err.msg);
+    cr_assert_eq(count_entries(dir), 0, "the second output's folder is missing: no file appears");
+
+    /* a report that cannot be rendered after the outputs were written: all are dropped */
+    char *sub = rb_asprintf("%s/missing", dir);
+    cr_assert_eq(mkdir(sub, 0777), 0);
+    res->report->rows[1].stats.rmse = NAN;
+    cr_assert_eq(rb_run_result_write(p, res, dir, false, &err), RB_ENUMERIC);
+    cr_assert_eq(count_entries(dir), 1, "only the folder made above");
+    cr_assert_eq(count_entries(sub), 0);
+    res->report->rows[1].stats.rmse = 0;
+    cr_assert_eq(rb_run_result_write(p, res, dir, false, &err), RB_OK, "%s", err.msg);
+    cr_assert(exists(dir, "a.csv") && exists(sub, "b.csv") && exists(dir, "report.md"));
+    remove_tree(dir);
+    rb_free(sub);
+    rb_free(dir);
+    rb_run_result_free(res);
+    rb_log_free(log);
+    rb_pipeline_free(p);
+}
+
+/* Writes make_log(T, 0.01, t0) as an .h5 file at dir/name. */
+static char *write_log(const char *dir, const char *name, size_t T, double t0)
+{
+    rb_log *log = make_log(T, 0.01, t0);
+    char *path = rb_asprintf("%s/%s", dir, name);
+    rb_write_opts wo = {RB_OUT_H5, false, NULL};
+    rb_err err;
+    cr_assert_eq(rb_log_write(log, path, &wo, &err), RB_OK, "%s", err.msg);
+    rb_log_free(log);
+    return path;
+}
+
+static rb_pipeline *load_with_logs(const char *logs_json)
+{
+    char *text = rb_asprintf("{\n  \"logs\": %s,%s", logs_json, run_config + 1);
+    rb_pipeline *p = load(text);
+    rb_free(text);
+    return p;
+}
+
+Test(pipeline_run, run_reads_logs_and_refuses_existing_outputs_first)
+{
+    char *dir = temp_dir();
+    char *in = write_log(dir, "session_a.h5", 101, 0.0);
+    char *logs = rb_asprintf("[\"%s\"]", in);
+    rb_pipeline *p = load_with_logs(logs);
+    char *out = rb_asprintf("%s/out", dir);
+    size_t calls[3] = {0};
+    rb_run_opts opts = {.out_dir = out, .progress = count_calls, .user = calls};
+    rb_run_summary sum = {0};
+    rb_err err;
+    cr_assert_eq(rb_pipeline_run(p, &opts, &sum, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(sum.n_logs, 1);
+    cr_assert_eq(sum.n_samples, 101);
+    cr_assert_eq(sum.report->n_rows, 3);
+    cr_assert_str_eq(sum.report->rows[0].run, "run/session_a");
+    cr_assert(exists(out, "est.h5") && exists(out, "report.md") && exists(out, "report.json"));
+    cr_assert_eq(count_entries(out), 3);
+    rb_run_summary_free(&sum);
+
+    char *est = rb_asprintf("%s/est.h5", out);
+    rb_log *back;
+    char hex[65];
+    cr_assert_eq(rb_log_read(est, &back, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(rb_sha256_file(in, hex, &err), RB_OK);
+    cr_assert_str_eq(rb_log_get_attr(back, "input_sha256"), hex);
+    cr_assert_str_eq(rb_log_get_attr(back, "input"), "session_a.h5");
+    rb_log_free(back);
+
+    /* again without overwrite: refused before any log is read (this one does not even exist) */
+    calls[0] = 0;
+    const char *missing[] = {"/nonexistent/session_a.h5"};
+    opts.logs = missing;
+    opts.n_logs = 1;
+    cr_assert_eq(rb_pipeline_run(p, &opts, &sum, &err), RB_EEXISTS);
+    cr_assert(strstr(err.msg, "est.h5: exists"), "%s", err.msg);
+    cr_assert_eq(calls[0], 0, "no sample was run");
+    opts.overwrite = true;
+    cr_assert_eq(rb_pipeline_run(p, &opts, &sum, &err), RB_ENOTFOUND, "%s", err.msg);
+    rb_run_summary_free(&sum);
+
+    remove_tree(dir);
+    rb_free(dir);
+    rb_free(in);
+    rb_free(logs);
+    rb_free(out);
+    rb_free(est);
+    rb_pipeline_free(p);
+}
+
+Test(pipeline_run, several_logs_get_a_folder_each_and_a_combined_report)
+{
+    char *dir = temp_dir();
+    char *a = write_log(dir, "a.h5", 101, 0.0), *b = write_log(dir, "b.h5", 51, 3.0);
+    char *b2 = write_log(dir, "b2.h5", 50, 3.51);
+    char *logs = rb_asprintf("[\"%s\", [\"%s\", \"%s\"]]", a, b, b2);
+    rb_pipeline *p = load_with_logs(logs);
+    char *out = rb_asprintf("%s/out", dir);
+    rb_run_opts opts = {.out_dir = out};
+    rb_run_summary sum = {0};
+    rb_err err;
+    cr_assert_eq(rb_pipeline_run(p, &opts, &sum, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(sum.n_logs, 2);
+    cr_assert_eq(sum.n_samples, 101 + 101, "b and b2 form one session");
+    cr_assert_eq(sum.report->n_rows, 6);
+    char *out_a = rb_asprintf("%s/a", out), *out_b = rb_asprintf("%s/b", out);
+    cr_assert(exists(out_a, "est.h5") && exists(out_b, "est.h5") && exists(out_b, "report.json"));
+    cr_assert(exists(out, "report.md") && exists(out, "report.json"), "combined reports at the top");
+    cr_assert_eq(count_entries(out), 4);
+    rb_run_summary_free(&sum);
+
+    /* the command line's logs as one session */
+    const char *session[] = {b, b2};
+    char *out2 = rb_asprintf("%s/out2", dir);
+    rb_run_opts cat = {.out_dir = out2, .logs = session, .n_logs = 2, .concat = true};
+    cr_assert_eq(rb_pipeline_run(p, &cat, &sum, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(sum.n_logs, 1);
+    cr_assert(exists(out2, "est.h5"));
+    rb_run_summary_free(&sum);
+    /* ... or one log each, whose stems clash */
+    const char *clash[] = {a, a};
+    rb_run_opts twice = {.out_dir = out2, .logs = clash, .n_logs = 2, .overwrite = true};
+    cr_assert_eq(rb_pipeline_run(p, &twice, NULL, &err), RB_ECONFIG);
+    cr_assert(strstr(err.msg, "would both write into"), "%s", err.msg);
+
+    remove_tree(dir);
+    rb_free(dir);
+    rb_free(a);
+    rb_free(b);
+    rb_free(b2);
+    rb_free(logs);
+    rb_free(out);
+    rb_free(out2);
+    rb_free(out_a);
+    rb_free(out_b);
+    rb_pipeline_free(p);
+}
+
+Test(pipeline_run, no_logs_is_a_config_error)
+{
+    rb_pipeline *p = load(run_config);
+    rb_err err;
+    cr_assert_eq(rb_pipeline_run(p, NULL, NULL, &err), RB_ECONFIG);
+    cr_assert_str_eq(err.msg, "run.json: no log to run: list \"logs\" in the config or give log files");
+    rb_pipeline_free(p);
+}
+
+/* Every allocation of load + run + write fails in turn: RB_ENOMEM each time, no file, no leak (ASan). */
+Test(pipeline_run, allocation_failures_are_clean)
+{
+    const char *text = "{\"clock\": {\"rate\": 100},\n"
+                       " \"signals\": {\"q\": {\"channel\": \"joints/q\", \"elements\": [\"knee\", \"hip\"]},\n"
+                       "             \"qd_true\": {\"channel\": \"joints/qd\", \"nonfinite\": \"hold\"}},\n"
+                       " \"stages\": [{\"id\": \"lp\", \"type\": \"lowpass\", \"in\": {\"x\": \"q\"}, \"out\": {\"y\": \"q_lp\"}, "
+                       "\"params\": {\"cutoff_hz\": 4}},\n"
+                       "  {\"id\": \"fd\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q_lp\"}, \"out\": {\"dx\": \"qd\"}}],\n"
+                       " \"outputs\": [{\"path\": \"qd.csv\", \"signals\": [\"qd\"]}],\n"
+                       " \"metrics\": [{\"estimate\": \"qd\", \"reference\": \"qd_true\"}],\n"
+                       " \"reports\": [\"r.md\"]}";
+    rb_log *log = make_log(101, 0.01, 0.0);
+    log->channels[1].data[5] = NAN;
+    char *dir = temp_dir();
+    long n;
+    for (n = 0; n < 100000; n++) {
+        rb_pipeline *p = NULL;
+        rb_run_result *res = NULL;
+        rb_err err;
+        rb_err_clear(&err);
+        rb_alloc_fail_after(n);
+        int rc = rb_pipeline_load_text(text, strlen(text), "alloc.json", NULL, reg, &p, &err);
+        if (!rc)
+            rc = rb_pipeline_run_log(p, log, NULL, 0, NULL, &res, &err);
+        if (!rc)
+            rc = rb_run_result_write(p, res, dir, false, &err);
+        rb_alloc_fail_after(-1);
+        rb_run_result_free(res);
+        rb_pipeline_free(p);
+        if (rc == RB_OK)
+            break;
+        cr_assert_eq(rc, RB_ENOMEM, "allocation %ld: %s %s", n, rb_status_name(rc), err.msg);
+        cr_assert_eq(count_entries(dir), 0, "allocation %ld: a file appeared", n);
+    }
+    cr_assert(n > 50, "the loop reached the end after %ld allocations", n);
+    cr_assert_eq(count_entries(dir), 2);
+    remove_tree(dir);
+    rb_free(dir);
+    rb_log_free(log);
+}
