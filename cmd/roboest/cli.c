@@ -1,0 +1,85 @@
+#include "cli.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+int cli_exit_code(int status)
+{
+    switch (status) {
+    case RB_OK: return EXIT_OK;
+    case RB_ENOTFOUND:
+    case RB_EINPUT:
+    case RB_ECONFIG:
+    case RB_EDIM: return EXIT_INPUT;
+    case RB_ENUMERIC: return EXIT_NUMERIC;
+    case RB_EIO:
+    case RB_EEXISTS: return EXIT_OUTPUT;
+    default: return EXIT_INTERNAL;
+    }
+}
+
+int cli_fail(const rb_err *err)
+{
+    fprintf(stderr, "roboest: %s\n", err->msg[0] ? err->msg : rb_status_name(err->code));
+    return cli_exit_code(err->code);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "roboest%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (see 'roboest%s%s --help')\n", cmd ? " " : "", cmd ? cmd : "");
+    va_end(ap);
+    return EXIT_USAGE;
+}
+
+bool cli_parse_double(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || !isfinite(v))
+        return false;
+    *out = v;
+    return true;
+}
+
+void cli_progress_init(cli_progress *p, const char *label, bool quiet)
+{
+    p->enabled = !quiet && isatty(STDERR_FILENO);
+    p->started = rb_monotonic_seconds();
+    p->label = label;
+}
+
+int cli_progress_update(void *user, size_t done, size_t total)
+{
+    cli_progress *p = user;
+    if (!p->enabled || total == 0)
+        return 0;
+    double frac = (double)done / (double)total;
+    double elapsed = rb_monotonic_seconds() - p->started;
+    double rate = elapsed > 0 ? (double)done / elapsed : 0;
+    double left = rate > 0 ? (double)(total - done) / rate : 0;
+    enum { WIDTH = 30 };
+    char bar[WIDTH + 1];
+    int filled = (int)(frac * WIDTH);
+    for (int i = 0; i < WIDTH; i++)
+        bar[i] = i < filled ? '=' : (i == filled ? '>' : ' ');
+    bar[WIDTH] = '\0';
+    fprintf(stderr, "\r%s [%s] %3.0f%% %zu/%zu samples, %.3g samples/s, %.0f s left   ", p->label, bar,
+            100 * frac, done, total, rate, left);
+    fflush(stderr);
+    return 0;
+}
+
+void cli_progress_done(cli_progress *p)
+{
+    if (p->enabled) {
+        fprintf(stderr, "\r\033[K");
+        fflush(stderr);
+    }
+}

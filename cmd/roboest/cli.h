@@ -1,0 +1,60 @@
+/* Shared pieces of the roboest command: exit codes, messages, argument helpers, progress bar. */
+#ifndef ROBOEST_CLI_H
+#define ROBOEST_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "roboest/core.h"
+
+/* Exit codes, documented in `roboest --help`. */
+enum cli_exit {
+    EXIT_OK = 0,
+    EXIT_INTERNAL = 1, /* out of memory or a bug */
+    EXIT_USAGE = 2,    /* bad command line */
+    EXIT_INPUT = 3,    /* missing or corrupt file, missing channel or element, bad config */
+    EXIT_NUMERIC = 4,  /* numeric failure (non-finite values, filter divergence) */
+    EXIT_OUTPUT = 5    /* cannot write an output, or it exists and --force was not given */
+};
+
+#define CLI_EXIT_CODES_HELP                                                                            \
+    "Exit codes:\n"                                                                                    \
+    "  0  success\n"                                                                                   \
+    "  1  internal error (out of memory)\n"                                                            \
+    "  2  usage error (unknown command or option, missing argument)\n"                                 \
+    "  3  input error (missing or corrupt file, missing channel or element, bad config)\n"            \
+    "  4  numeric failure (non-finite values in results)\n"                                            \
+    "  5  output error (cannot write, or the output exists and --force was not given)\n"
+
+/* Map a library status to an exit code. */
+int cli_exit_code(int status);
+/* Print "roboest: <message>" as one line on stderr and return the exit code for err->code. */
+int cli_fail(const rb_err *err);
+/* Print "roboest <cmd>: <message>" for a usage error plus a hint to --help; returns EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Parse a finite double option value; false on garbage. */
+bool cli_parse_double(const char *s, double *out);
+
+/* Progress bar on stderr, drawn only when stderr is a terminal and not quiet. */
+typedef struct cli_progress {
+    bool enabled;
+    double started;
+    const char *label;
+} cli_progress;
+
+void cli_progress_init(cli_progress *p, const char *label, bool quiet);
+/* Library progress callback: user is a cli_progress. Returns 0 (never cancels). */
+int cli_progress_update(void *user, size_t done, size_t total);
+void cli_progress_done(cli_progress *p);
+
+int cmd_info(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_stages(int argc, char **argv);
+
+#endif

@@ -1,0 +1,191 @@
+/* roboest convert: any supported log format to any other. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "roboest/io.h"
+
+static const char *const CONVERT_HELP =
+    "Usage: roboest convert LOG [LOG...] -o OUT [--format FMT] [--root NAME] [--rate HZ] [--force]\n"
+    "\n"
+    "Reads LOG (any supported layout, detected by content) and writes every channel to OUT.\n"
+    "Several LOGs are one session split over files (as the robot logger does every 30 min):\n"
+    "their samples are concatenated channel by channel, in the order given.\n"
+    "The output records the roboest version and the input files' SHA-256 checksums.\n"
+    "\n"
+    "  -o, --output OUT  output file; nothing is written unless the conversion succeeds\n"
+    "  --format FMT      h5 (roboest HDF5 layout), mat (robot-logger layout, MATLAB v7.3),\n"
+    "                    mat5 (robot-logger layout, MATLAB v7 compressed) or csv;\n"
+    "                    default from OUT's extension (.h5/.hdf5, .mat, .csv)\n"
+    "  --root NAME       root struct name for .mat output (default robot_logger_device)\n"
+    "  --rate HZ         resample every channel (linear interpolation) onto one uniform clock\n"
+    "                    spanning the time all channels cover; CSV output needs channels on one\n"
+    "                    clock, so logger files with per-channel timestamps need this\n"
+    "  --force           overwrite OUT if it exists\n"
+    "  -h, --help        this help\n"
+    "\n" CLI_EXIT_CODES_HELP;
+
+static int parse_format(const char *s, rb_out_format *fmt)
+{
+    static const struct {
+        const char *name;
+        rb_out_format fmt;
+    } names[] = {{"h5", RB_OUT_H5}, {"mat", RB_OUT_MAT73}, {"mat73", RB_OUT_MAT73}, {"mat5", RB_OUT_MAT5},
+                 {"csv", RB_OUT_CSV}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(s, names[i].name) == 0) {
+            *fmt = names[i].fmt;
+            return 0;
+        }
+    return -1;
+}
+
+/* Every channel resampled onto one uniform clock over the span all channels cover. */
+static int resample_log(const rb_log *in, double rate, rb_log **out, rb_err *err)
+{
+    double t0 = -INFINITY, t1 = INFINITY;
+    for (size_t c = 0; c < in->n_channels; c++) {
+        const rb_channel *ch = &in->channels[c];
+        if (ch->n_samples == 0)
+            continue;
+        t0 = fmax(t0, ch->time[0]);
+        t1 = fmin(t1, ch->time[ch->n_samples - 1]);
+    }
+    if (!(t1 >= t0))
+        return rb_err_set(err, RB_EINPUT, "the channels share no common time span to resample");
+    rb_clock clk = {0, NULL};
+    int rc = rb_clock_uniform(&clk, t0, t1, 1.0 / rate, err);
+    if (rc)
+        return rc;
+    rc = rb_log_new(out, err);
+    for (size_t c = 0; rc == RB_OK && c < in->n_channels; c++) {
+        const rb_channel *src = &in->channels[c];
+        rb_channel *dst;
+        rc = rb_log_add_channel(*out, src->name, clk.n, src->n_elements, &dst, err);
+        for (size_t i = 0; rc == RB_OK && i < src->n_elements; i++) {
+            rc = rb_channel_set_name(dst, i, src->element_names[i], err);
+            if (rc == RB_OK)
+                rc = rb_channel_set_unit(dst, i, src->units[i], err);
+        }
+        if (rc)
+            break;
+        memcpy(dst->time, clk.t, clk.n * sizeof(double));
+        rc = rb_resample(src, NULL, src->n_elements, &clk, RB_INTERP_LINEAR, RB_NONFINITE_ERROR, dst->data, NULL,
+                         err);
+    }
+    for (size_t a = 0; rc == RB_OK && a < in->n_attrs; a++)
+        rc = rb_log_set_attr(*out, in->attrs[a].key, in->attrs[a].value, err);
+    rb_clock_free(&clk);
+    if (rc) {
+        rb_log_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+/* Reads LOG... into one log (a session), recording input names and checksums. */
+static int read_session(char **paths, int n, rb_log **out, rb_err *err)
+{
+    rb_log *log = NULL;
+    char *names = NULL, *sums = NULL;
+    int rc = RB_OK;
+    for (int i = 0; i < n && rc == RB_OK; i++) {
+        rb_log *part = NULL;
+        char hex[65];
+        rc = rb_log_read(paths[i], &part, err);
+        if (rc == RB_OK)
+            rc = rb_sha256_file(paths[i], hex, err);
+        if (rc == RB_OK && log) {
+            rc = rb_log_append(log, part, err);
+            if (rc)
+                rb_err_prefix(err, "%s: ", paths[i]);
+            rb_log_free(part);
+        } else if (rc == RB_OK) {
+            log = part;
+        } else {
+            rb_log_free(part);
+        }
+        if (rc == RB_OK) {
+            char *names2 = rb_asprintf("%s%s%s", names ? names : "", names ? "," : "", rb_path_basename(paths[i]));
+            char *sums2 = rb_asprintf("%s%s%s", sums ? sums : "", sums ? "," : "", hex);
+            rb_free(names);
+            rb_free(sums);
+            names = names2;
+            sums = sums2;
+            if (!names || !sums)
+                rc = rb_err_set(err, RB_ENOMEM, "out of memory");
+        }
+    }
+    if (rc == RB_OK)
+        rc = rb_log_set_attr(log, "roboest_version", RB_VERSION, err);
+    if (rc == RB_OK)
+        rc = rb_log_set_attr(log, "input", names, err);
+    if (rc == RB_OK)
+        rc = rb_log_set_attr(log, "input_sha256", sums, err);
+    rb_free(names);
+    rb_free(sums);
+    if (rc) {
+        rb_log_free(log);
+        log = NULL;
+    }
+    *out = log;
+    return rc;
+}
+
+int cmd_convert(int argc, char **argv)
+{
+    static const struct option options[] = {{"output", required_argument, NULL, 'o'},
+                                            {"format", required_argument, NULL, 'f'},
+                                            {"root", required_argument, NULL, 'r'},
+                                            {"rate", required_argument, NULL, 'R'},
+                                            {"force", no_argument, NULL, 'F'},
+                                            {"help", no_argument, NULL, 'h'},
+                                            {NULL, 0, NULL, 0}};
+    const char *out_path = NULL, *format = NULL, *root = NULL;
+    double rate = 0;
+    bool force = false;
+    int opt;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
+        switch (opt) {
+        case 'o': out_path = optarg; break;
+        case 'f': format = optarg; break;
+        case 'r': root = optarg; break;
+        case 'R':
+            if (!cli_parse_double(optarg, &rate) || rate <= 0)
+                return cli_usage_error("convert", "--rate needs a positive number of Hz, not '%s'", optarg);
+            break;
+        case 'F': force = true; break;
+        case 'h': fputs(CONVERT_HELP, stdout); return EXIT_OK;
+        case ':':
+        case '?':
+        default:
+            if (optopt && strchr("o", optopt))
+                return cli_usage_error("convert", "option -%c needs a value", optopt);
+            return cli_usage_error("convert", "unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc)
+        return cli_usage_error("convert", "missing input LOG");
+    if (!out_path)
+        return cli_usage_error("convert", "missing -o OUT");
+    rb_err err;
+    rb_write_opts wopts = {RB_OUT_H5, force, root};
+    if (format && parse_format(format, &wopts.format) != 0)
+        return cli_usage_error("convert", "unknown --format '%s' (h5, mat, mat5 or csv)", format);
+    if (!format && rb_out_format_from_path(out_path, &wopts.format, &err) != RB_OK)
+        return cli_usage_error("convert", "%s (or give --format)", err.msg);
+
+    rb_log *log = NULL, *resampled = NULL;
+    int rc = read_session(argv + optind, argc - optind, &log, &err);
+    if (rc == RB_OK && rate > 0)
+        rc = resample_log(log, rate, &resampled, &err);
+    if (rc == RB_OK)
+        rc = rb_log_write(resampled ? resampled : log, out_path, &wopts, &err);
+    rb_log_free(log);
+    rb_log_free(resampled);
+    return rc == RB_OK ? EXIT_OK : cli_fail(&err);
+}

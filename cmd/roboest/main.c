@@ -1,0 +1,49 @@
+/* roboest: command-line front end. One file per subcommand; no numerics here. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char *const MAIN_HELP =
+    "Usage: roboest [--help] [--version] COMMAND [ARGS...]\n"
+    "\n"
+    "Replays robot logs through estimator pipelines and reports their errors.\n"
+    "\n"
+    "Commands:\n"
+    "  info LOG            channels, element names, units, rate, duration, gaps, NaN counts\n"
+    "  convert LOG -o OUT  any supported log format to any other (.h5, .mat, .csv)\n"
+    "  run PIPELINE.json   run a pipeline on its logs (or the LOGs given) and write estimates\n"
+    "                      and metric reports\n"
+    "  stages              list the stage types a pipeline can use, with their parameters\n"
+    "\n"
+    "Logs are read by content: robot-logger MATLAB v7.3 and v5/v7 files, plain .mat/.h5 files of\n"
+    "named matrices with a time vector, roboest .h5 files, and CSV with a header row.\n"
+    "'roboest COMMAND --help' describes each command.\n"
+    "\n" CLI_EXIT_CODES_HELP;
+
+struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+};
+
+static const struct command COMMANDS[] = {
+    {"info", cmd_info}, {"convert", cmd_convert}, {"run", cmd_run}, {"stages", cmd_stages}};
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return cli_usage_error(NULL, "missing command");
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(MAIN_HELP, stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("roboest %s\n", RB_VERSION);
+        return EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        if (strcmp(cmd, COMMANDS[i].name) == 0)
+            return COMMANDS[i].run(argc - 1, argv + 1);
+    return cli_usage_error(NULL, "unknown command '%s'", cmd);
+}

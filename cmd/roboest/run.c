@@ -1,0 +1,180 @@
+/* roboest run: replay logs through a pipeline; roboest stages: what a pipeline can use. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "roboest/estimators.h"
+#include "roboest/pipeline.h"
+
+static const char *const RUN_HELP =
+    "Usage: roboest run PIPELINE.json [LOG...] [-o DIR] [--concat] [--force] [-q] [--print-config]\n"
+    "\n"
+    "Replays each log through the pipeline: aligns the bound channels on the sample clock, steps\n"
+    "every stage once per sample in dependency order (causally), writes the configured outputs and\n"
+    "metric reports into DIR, and prints the metric table (Markdown) on stdout. With several logs,\n"
+    "each gets a subfolder DIR/<log name> and DIR also receives reports over every log. The files of\n"
+    "a log appear all together or not at all. Warnings (gaps, held non-finite samples) go to stderr.\n"
+    "Every output records the roboest version, the config's SHA-256 and the inputs' SHA-256.\n"
+    "\n"
+    "  LOG...           logs to run instead of the config's \"logs\" (one run each)\n"
+    "  -o, --output DIR output folder (created if its parent exists; default: .)\n"
+    "  --concat         the LOGs are one session split over files: concatenate them into one run\n"
+    "  --force          overwrite existing outputs\n"
+    "  -q, --quiet      no progress bar (it is shown only when stderr is a terminal)\n"
+    "  --print-config   print the resolved configuration (defaults filled in) and exit\n"
+    "  -h, --help       this help\n"
+    "\n"
+    "The configuration keys are documented in configs/README.md; 'roboest stages' lists the stage\n"
+    "types and their parameters.\n"
+    "\n" CLI_EXIT_CODES_HELP;
+
+static const char *const STAGES_HELP =
+    "Usage: roboest stages\n"
+    "\n"
+    "Lists every stage type a pipeline can use: inputs, outputs and parameters (kind, default,\n"
+    "bounds, meaning).\n"
+    "\n" CLI_EXIT_CODES_HELP;
+
+static int make_registry(rb_registry **reg, rb_err *err)
+{
+    int rc = rb_registry_new(reg, err);
+    if (rc == RB_OK)
+        rc = rb_estimators_register(*reg, err);
+    return rc;
+}
+
+static void print_warnings(char **warnings, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fprintf(stderr, "roboest: warning: %s\n", warnings[i]);
+}
+
+int cmd_run(int argc, char **argv)
+{
+    static const struct option options[] = {{"output", required_argument, NULL, 'o'},
+                                            {"concat", no_argument, NULL, 'c'},
+                                            {"force", no_argument, NULL, 'F'},
+                                            {"quiet", no_argument, NULL, 'q'},
+                                            {"print-config", no_argument, NULL, 'p'},
+                                            {"help", no_argument, NULL, 'h'},
+                                            {NULL, 0, NULL, 0}};
+    rb_run_opts opts = {0};
+    bool quiet = false, print_config = false;
+    int opt;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, ":o:qh", options, NULL)) != -1) {
+        switch (opt) {
+        case 'o': opts.out_dir = optarg; break;
+        case 'c': opts.concat = true; break;
+        case 'F': opts.overwrite = true; break;
+        case 'q': quiet = true; break;
+        case 'p': print_config = true; break;
+        case 'h': fputs(RUN_HELP, stdout); return EXIT_OK;
+        case ':': return cli_usage_error("run", "option '%s' needs a value", argv[optind - 1]);
+        default: return cli_usage_error("run", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc)
+        return cli_usage_error("run", "missing PIPELINE.json");
+    const char *config = argv[optind++];
+    if (optind < argc) {
+        opts.logs = (const char *const *)argv + optind;
+        opts.n_logs = (size_t)(argc - optind);
+    } else if (opts.concat) {
+        return cli_usage_error("run", "--concat needs the LOGs on the command line");
+    }
+
+    rb_err err;
+    rb_registry *reg = NULL;
+    rb_pipeline *p = NULL;
+    rb_run_summary summary = {0};
+    int rc = make_registry(&reg, &err);
+    if (rc == RB_OK)
+        rc = rb_pipeline_load(config, reg, &p, &err);
+    if (rc == RB_OK && print_config) {
+        char *text = rb_pipeline_resolved_json(p);
+        if (text)
+            puts(text);
+        else
+            rc = rb_err_set(&err, RB_ENOMEM, "out of memory");
+        rb_free(text);
+        goto done;
+    }
+    cli_progress progress;
+    cli_progress_init(&progress, "run", quiet);
+    opts.progress = cli_progress_update;
+    opts.user = &progress;
+    if (rc == RB_OK)
+        rc = rb_pipeline_run(p, &opts, &summary, &err);
+    cli_progress_done(&progress);
+    print_warnings(summary.warnings, summary.n_warnings);
+    if (rc == RB_OK && summary.report) {
+        char *table = NULL;
+        rc = rb_report_render(summary.report, RB_REPORT_MARKDOWN, &table, &err);
+        if (rc == RB_OK)
+            fputs(table, stdout);
+        rb_free(table);
+    }
+done:
+    rb_run_summary_free(&summary);
+    rb_pipeline_free(p);
+    rb_registry_free(reg);
+    return rc == RB_OK ? EXIT_OK : cli_fail(&err);
+}
+
+static void print_param(const rb_param_spec *ps)
+{
+    printf("    %-14s %s%s", ps->name, rb_param_kind_name(ps->kind), ps->required ? ", required" : "");
+    if (!ps->required) {
+        switch (ps->kind) {
+        case RB_PARAM_NUMBER:
+        case RB_PARAM_INTEGER: printf(", default %g", ps->def_number); break;
+        case RB_PARAM_BOOLEAN: printf(", default %s", ps->def_number != 0 ? "true" : "false"); break;
+        case RB_PARAM_STRING:
+            if (ps->def_string)
+                printf(", default \"%s\"", ps->def_string);
+            break;
+        default: break;
+        }
+    }
+    if (ps->has_min)
+        printf(", %s %g", ps->min_exclusive ? ">" : ">=", ps->min);
+    if (ps->has_max)
+        printf(", %s %g", ps->max_exclusive ? "<" : "<=", ps->max);
+    if (ps->choices) {
+        printf(", one of");
+        for (const char *const *c = ps->choices; *c; c++)
+            printf(" \"%s\"", *c);
+    }
+    printf("\n    %-14s %s\n", "", ps->doc ? ps->doc : "");
+}
+
+int cmd_stages(int argc, char **argv)
+{
+    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        fputs(STAGES_HELP, stdout);
+        return EXIT_OK;
+    }
+    if (argc > 1)
+        return cli_usage_error("stages", "unexpected argument '%s'", argv[1]);
+    rb_err err;
+    rb_registry *reg = NULL;
+    if (make_registry(&reg, &err) != RB_OK)
+        return cli_fail(&err);
+    for (size_t i = 0; i < rb_registry_count(reg); i++) {
+        const rb_stage_type *t = rb_registry_at(reg, i);
+        printf("%s%s\n  %s\n  in:", i ? "\n" : "", t->name, t->summary);
+        for (size_t k = 0; k < t->n_inputs; k++)
+            printf(" %s", t->inputs[k]);
+        printf("\n  out:");
+        for (size_t k = 0; k < t->n_outputs; k++)
+            printf(" %s", t->outputs[k]);
+        printf("\n  params:%s\n", t->n_params ? "" : " none");
+        for (size_t k = 0; k < t->n_params; k++)
+            print_param(&t->params[k]);
+    }
+    rb_registry_free(reg);
+    return EXIT_OK;
+}

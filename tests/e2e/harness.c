@@ -1,0 +1,146 @@
+#include "harness.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+char *test_path(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+char *test_tmpdir(void)
+{
+    char tmpl[] = "/tmp/roboest_e2e_XXXXXX";
+    char *d = mkdtemp(tmpl);
+    return d ? strdup(d) : NULL;
+}
+
+void test_write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        abort();
+    fputs(text, f);
+    fclose(f);
+}
+
+char *test_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0, got;
+    char *buf = malloc(cap + 1);
+    while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap)
+            buf = realloc(buf, (cap *= 2) + 1);
+    }
+    fclose(f);
+    buf[n] = '\0';
+    if (len)
+        *len = n;
+    return buf;
+}
+
+bool test_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+size_t test_file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
+}
+
+int test_count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            n++;
+    closedir(d);
+    return n;
+}
+
+int test_count_lines(const char *s)
+{
+    int n = 0;
+    for (const char *p = s; *p; p++)
+        if (*p == '\n')
+            n++;
+    if (*s && s[strlen(s) - 1] != '\n')
+        n++;
+    return n;
+}
+
+void test_truncate_copy(const char *src, const char *dst, size_t len)
+{
+    size_t n;
+    char *data = test_read_file(src, &n);
+    if (!data)
+        abort();
+    FILE *f = fopen(dst, "wb");
+    fwrite(data, 1, len < n ? len : n, f);
+    fclose(f);
+    free(data);
+}
+
+cli_result cli_run(const char *cwd, const char *const *args)
+{
+    cli_result r = {-1, NULL, NULL};
+    char out_tmpl[] = "/tmp/roboest_out_XXXXXX", err_tmpl[] = "/tmp/roboest_err_XXXXXX";
+    int out_fd = mkstemp(out_tmpl), err_fd = mkstemp(err_tmpl);
+    size_t argc = 0;
+    while (args[argc])
+        argc++;
+    char **argv = calloc(argc + 2, sizeof *argv);
+    argv[0] = RB_BUILD "/roboest";
+    for (size_t i = 0; i < argc; i++)
+        argv[i + 1] = (char *)args[i];
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null_fd = open("/dev/null", O_RDONLY);
+        dup2(null_fd, STDIN_FILENO);
+        dup2(out_fd, STDOUT_FILENO);
+        dup2(err_fd, STDERR_FILENO);
+        if (cwd && chdir(cwd) != 0)
+            _exit(126);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int wstatus = 0;
+    waitpid(pid, &wstatus, 0);
+    r.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+    close(out_fd);
+    close(err_fd);
+    r.out = test_read_file(out_tmpl, NULL);
+    r.err = test_read_file(err_tmpl, NULL);
+    unlink(out_tmpl);
+    unlink(err_tmpl);
+    free(argv);
+    return r;
+}
+
+void cli_result_free(cli_result *r)
+{
+    free(r->out);
+    free(r->err);
+    r->out = r->err = NULL;
+}

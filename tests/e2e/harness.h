@@ -1,0 +1,34 @@
+/* Runs the roboest binary for end-to-end tests and inspects what it left behind. */
+#ifndef ROBOEST_TEST_HARNESS_H
+#define ROBOEST_TEST_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct cli_result {
+    int status; /* exit code, or 128 + signal */
+    char *out;  /* everything written to stdout */
+    char *err;  /* everything written to stderr */
+} cli_result;
+
+/* Run build/roboest with the NULL-terminated arguments (not including the program name), in `cwd`
+ * (NULL: the test's working directory). */
+cli_result cli_run(const char *cwd, const char *const *args);
+void cli_result_free(cli_result *r);
+
+/* A fresh empty folder under /tmp (caller frees the string with free()). */
+char *test_tmpdir(void);
+/* Path join into a new string (free()). */
+char *test_path(const char *dir, const char *name);
+void test_write_file(const char *path, const char *text);
+char *test_read_file(const char *path, size_t *len);
+bool test_exists(const char *path);
+/* Number of directory entries other than . and .. */
+int test_count_entries(const char *dir);
+/* Lines in s (a final line without a newline counts). */
+int test_count_lines(const char *s);
+/* Copy the first `len` bytes of src to dst. */
+void test_truncate_copy(const char *src, const char *dst, size_t len);
+size_t test_file_size(const char *path);
+
+#endif
