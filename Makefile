@@ -72,6 +72,12 @@ $(BUILD)/libroboest.so: $(LIB_OBJ)
 $(BUILD)/roboest: $(CLI_OBJ) $(BUILD)/libroboest.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libroboest.a $(LDLIBS)
 
+# The main job on the shipped data: the demo pipeline on datasets/demo_arm.mat (made by
+# scripts/make-demo-log.sh), estimates and reports into $(BUILD)/demo, the metric table on stdout.
+demo: all
+	$(BUILD)/roboest run configs/demo.json -o $(BUILD)/demo --force
+	@echo "demo outputs: $$(ls $(BUILD)/demo | tr '\n' ' ')in $(BUILD)/demo/"
+
 # Test fixtures come from independent writers: libmatio's C API, h5py and scipy.io.
 $(BUILD)/gen_matio: tests/fixtures/gen_matio.c | deps
 	@mkdir -p $(dir $@)

@@ -56,7 +56,7 @@ static int resample_log(const rb_log *in, double rate, rb_log **out, rb_err *err
     if (!(t1 >= t0))
         return rb_err_set(err, RB_EINPUT, "the channels share no common time span to resample");
     rb_clock clk = {0, NULL};
-    int rc = rb_clock_uniform(&clk, t0, t1, 1.0 / rate, err);
+    int rc = rb_clock_uniform(&clk, t0, t1, rate, err);
     if (rc)
         return rc;
     rc = rb_log_new(out, err);

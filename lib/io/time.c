@@ -103,32 +103,33 @@ void rb_clock_free(rb_clock *clk)
     clk->n = 0;
 }
 
-int rb_clock_uniform(rb_clock *clk, double t0, double t1, double dt, rb_err *err)
+int rb_clock_uniform(rb_clock *clk, double t0, double t1, double rate, rb_err *err)
 {
     if (!clk)
         return rb_err_set(err, RB_EINVAL, "rb_clock_uniform: NULL clock");
     clk->n = 0;
     clk->t = NULL;
-    if (!isfinite(t0) || !isfinite(t1) || !isfinite(dt) || !(dt > 0) || t1 < t0)
+    if (!isfinite(t0) || !isfinite(t1) || !isfinite(rate) || !(rate > 0) || t1 < t0)
         return rb_err_set(err, RB_EINVAL,
-                          "uniform clock from %g s to %g s every %g s: need finite t0 <= t1, dt > 0", t0, t1, dt);
-    /* The 1e-9 keeps t1 when (t1 - t0) / dt lands just below an integer through rounding. */
-    double steps = floor((t1 - t0) / dt + 1e-9);
+                          "uniform clock from %g s to %g s at %g Hz: need finite t0 <= t1, rate > 0", t0, t1, rate);
+    /* The 1e-9 keeps t1 when (t1 - t0) rate lands just below an integer through rounding. */
+    double steps = floor((t1 - t0) * rate + 1e-9);
     if (!(steps < (double)(SIZE_MAX / sizeof(double) - 1)))
-        return rb_err_set(err, RB_ENOMEM, "uniform clock from %g s to %g s every %g s: too many samples", t0, t1,
-                          dt);
+        return rb_err_set(err, RB_ENOMEM, "uniform clock from %g s to %g s at %g Hz: too many samples", t0, t1,
+                          rate);
     size_t n = (size_t)steps + 1;
     double *t = rb_malloc(n * sizeof *t);
     if (!t)
         return rb_err_set(err, RB_ENOMEM, "out of memory for a clock of %zu samples", n);
     for (size_t k = 0; k < n; k++) {
-        t[k] = t0 + (double)k * dt; /* multiplied, not accumulated: no drift over long clocks */
+        /* k / rate, not k * (1 / rate) nor a running sum: 3 / 10 is 0.3 where 3 * 0.1 is not, and
+         * nothing drifts over long clocks. */
+        t[k] = t0 + (double)k / rate;
         if (k > 0 && !(t[k] > t[k - 1])) {
             rb_free(t);
             return rb_err_set(err, RB_EINVAL,
-                              "uniform clock from %.17g s every %g s: step below the resolution of "
-                              "the time values",
-                              t0, dt);
+                              "uniform clock from %.17g s at %g Hz: step below the resolution of the time values",
+                              t0, rate);
         }
     }
     clk->n = n;

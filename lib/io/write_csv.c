@@ -1,6 +1,7 @@
 /*
  * CSV writer: `# key: value` lines for the attributes (insertion order; CR/LF in them become
- * spaces so each stays one line), a header row `time,channel:element [unit],...` (fields with
+ * spaces so each stays one line), a header row `time,channel:element [unit],...` (a one-element
+ * channel whose element is named "0" is the bare `channel [unit]`; fields with
  * ',', '"', CR or LF quoted as in RFC 4180), then one row per sample with round-trip numbers
  * ("nan", "inf", "-inf" for non-finite values). Every channel must share the same timestamps.
  */
@@ -81,8 +82,22 @@ static void put_header(FILE *f, const rb_log *log)
         const rb_channel *ch = &log->channels[c];
         for (size_t i = 0; i < ch->n_elements; i++) {
             fputc(',', f);
-            const char *parts[] = {ch->name, ":", ch->element_names[i], " [", ch->units[i], "]"};
-            put_field(f, parts, ch->units[i][0] ? 6 : 3); /* channel:element [unit] */
+            /* channel:element [unit]; a one-element channel with the default element name "0" is
+             * written as the bare channel name, which the reader maps back to the same channel. */
+            bool bare = ch->n_elements == 1 && strcmp(ch->element_names[0], "0") == 0;
+            const char *parts[6];
+            size_t n = 0;
+            parts[n++] = ch->name;
+            if (!bare) {
+                parts[n++] = ":";
+                parts[n++] = ch->element_names[i];
+            }
+            if (ch->units[i][0]) {
+                parts[n++] = " [";
+                parts[n++] = ch->units[i];
+                parts[n++] = "]";
+            }
+            put_field(f, parts, n);
         }
     }
     fputc('\n', f);

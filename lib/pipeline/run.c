@@ -255,9 +255,9 @@ static int make_clock(runner *r)
         r->dt = sp.clock_dt;
     } else {
         r->dt = 1.0 / p->clock_rate;
-        rc = rb_clock_uniform(&r->res->clock, lo, hi, r->dt, r->err);
+        rc = rb_clock_uniform(&r->res->clock, lo, hi, p->clock_rate, r->err);
         rb_clock *c = &r->res->clock;
-        /* t0 + k dt may round a hair past hi, outside a channel's span: pin the last tick to hi. */
+        /* t0 + k / rate may round a hair past hi, outside a channel's span: pin the last tick to hi. */
         if (!rc && c->n && c->t[c->n - 1] > hi) {
             if (c->n > 1 && !(hi > c->t[c->n - 2]))
                 c->n--;

@@ -229,3 +229,54 @@ Test(cli_files, csv_needs_one_clock_unless_resampled)
     cli_result_free(&r);
     free(a), free(b), free(ha), free(hb), free(out), free(dir);
 }
+
+Test(cli_files, convert_resamples_onto_one_clock)
+{
+    char *dir = test_tmpdir();
+    char *a = test_path(dir, "a.csv"), *b = test_path(dir, "b.csv");
+    char *mat = test_path(dir, "session.mat"), *out = test_path(dir, "out.csv");
+    /* A session split over two files, with an irregular interval where they meet, resampled at 10 Hz. */
+    test_write_file(a, "time,x,y\n0,1,10\n0.1,2,20\n0.2,3,30\n0.3,4,40\n");
+    test_write_file(b, "time,x,y\n0.45,5,50\n0.65,7,70\n");
+    cli_result r = cli_run(NULL, (const char *[]){"convert", a, b, "-o", mat, NULL});
+    cr_assert_eq(r.status, 0, "a session of two files: %s", r.err);
+    cli_result_free(&r);
+    r = cli_run(NULL, (const char *[]){"convert", mat, "-o", out, "--rate", "10", NULL});
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cli_result_free(&r);
+    char *text = test_read_file(out, NULL);
+    /* uniform 10 Hz clock over [0, 0.65]: 0 .. 0.6; at 0.4 x is between 4 (t 0.3) and 5 (t 0.45) */
+    cr_expect(strstr(text, "\n0.4,4.666666666666667,46.66666666666667\n") ||
+                  strstr(text, "\n0.4,4.6666666666666661,46.666666666666664\n"),
+              "linear interpolation at 0.4 s:\n%s", text);
+    cr_expect(strstr(text, "\n0.6,6.5,65\n"), "%s", text);
+    cr_expect(!strstr(text, "\n0.7,"), "the clock stays inside the data: %s", text);
+    free(text);
+    free(a), free(b), free(mat), free(out), free(dir);
+}
+
+Test(cli_files, stages_lists_types_and_parameters)
+{
+    cli_result r = cli_run(NULL, (const char *[]){"stages", NULL});
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "lowpass") && strstr(r.out, "cutoff_hz") && strstr(r.out, "finite_difference"),
+              "%s", r.out);
+    cli_result_free(&r);
+}
+
+Test(cli_files, demo_log_regenerates_byte_for_byte, .timeout = 120)
+{
+    char *dir = test_tmpdir();
+    char *fresh = test_path(dir, "demo_arm.mat");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cd '%s' && ROBOEST='%s/roboest' scripts/make-demo-log.sh '%s' >/dev/null 2>&1",
+             RB_SOURCE, RB_BUILD, fresh);
+    cr_assert_eq(system(cmd), 0, "scripts/make-demo-log.sh runs");
+    size_t n_fresh, n_shipped;
+    char *a = test_read_file(fresh, &n_fresh);
+    char *b = test_read_file(RB_SOURCE "/datasets/demo_arm.mat", &n_shipped);
+    cr_assert_not_null(b);
+    cr_expect(n_fresh == n_shipped && memcmp(a, b, n_fresh) == 0,
+              "datasets/demo_arm.mat is what scripts/make-demo-log.sh makes (%zu vs %zu bytes)", n_fresh, n_shipped);
+    free(a), free(b), free(fresh), free(dir);
+}

@@ -178,33 +178,34 @@ Test(io_time, uniform_clock_counts_exactly)
 {
     rb_clock clk;
     rb_err err;
-    cr_assert_eq(rb_clock_uniform(&clk, 0, 10, 0.01, &err), RB_OK);
+    cr_assert_eq(rb_clock_uniform(&clk, 0, 10, 100, &err), RB_OK);
     cr_assert_eq(clk.n, 1001);
     for (size_t k = 0; k < clk.n; k++)
-        cr_assert_eq(clk.t[k], (double)k * 0.01, "k = %zu", k);
+        cr_assert_eq(clk.t[k], (double)k / 100, "k = %zu", k);
     cr_assert_eq(clk.t[1000], 10.0);
     rb_clock_free(&clk);
     cr_assert_null(clk.t);
 
-    /* (t1 - t0) / dt just below an integer through rounding: 0.9 / 0.3 = 3.0000000000000004,
-     * 0.3 / 0.1 = 2.9999999999999996 */
-    cr_assert_eq(rb_clock_uniform(&clk, 0, 0.9, 0.3, &err), RB_OK);
+    /* 3 / 10 is 0.3 exactly, 3 * 0.1 is not */
+    cr_assert_eq(rb_clock_uniform(&clk, 0, 0.3, 10, &err), RB_OK);
     cr_assert_eq(clk.n, 4);
+    cr_assert_eq(clk.t[3], 0.3, "k / rate, not k * (1 / rate)");
     rb_clock_free(&clk);
-    cr_assert_eq(rb_clock_uniform(&clk, 0, 0.3, 0.1, &err), RB_OK);
-    cr_assert_eq(clk.n, 4);
+    /* (t1 - t0) rate just below an integer through rounding: (0.7 - 0.2) * 10 = 4.999999999999999 */
+    cr_assert_eq(rb_clock_uniform(&clk, 0.2, 0.7, 10, &err), RB_OK);
+    cr_assert_eq(clk.n, 6);
     rb_clock_free(&clk);
-    cr_assert_eq(rb_clock_uniform(&clk, 2, 2.0999, 0.1, &err), RB_OK);
+    cr_assert_eq(rb_clock_uniform(&clk, 2, 2.0999, 10, &err), RB_OK);
     cr_assert_eq(clk.n, 1, "t1 is not reached");
     rb_clock_free(&clk);
-    cr_assert_eq(rb_clock_uniform(&clk, 5, 5, 0.1, &err), RB_OK);
+    cr_assert_eq(rb_clock_uniform(&clk, 5, 5, 10, &err), RB_OK);
     cr_assert(clk.n == 1 && clk.t[0] == 5);
     rb_clock_free(&clk);
 
     /* no drift: one million steps from a large start */
-    cr_assert_eq(rb_clock_uniform(&clk, 1.7e9, 1.7e9 + 1000, 0.001, &err), RB_OK);
+    cr_assert_eq(rb_clock_uniform(&clk, 1.7e9, 1.7e9 + 1000, 1000, &err), RB_OK);
     cr_assert_eq(clk.n, 1000001);
-    cr_assert_eq(clk.t[777777], 1.7e9 + 777777 * 0.001);
+    cr_assert_eq(clk.t[777777], 1.7e9 + 777777 / 1000.0);
     cr_assert_float_eq(clk.t[clk.n - 1], 1.7e9 + 1000, 1e-6);
     rb_clock_free(&clk);
 }
@@ -213,13 +214,13 @@ Test(io_time, uniform_clock_rejects_bad_arguments)
 {
     rb_clock clk;
     rb_err err;
-    const double bad[][3] = {{0, 1, 0}, {0, 1, -0.1}, {0, 1, NAN}, {NAN, 1, 0.1}, {0, INFINITY, 0.1}, {1, 0, 0.1}};
+    const double bad[][3] = {{0, 1, 0}, {0, 1, -10}, {0, 1, NAN}, {NAN, 1, 10}, {0, INFINITY, 10}, {1, 0, 10}, {0, 1, INFINITY}};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         cr_assert_eq(rb_clock_uniform(&clk, bad[k][0], bad[k][1], bad[k][2], &err), RB_EINVAL, "case %zu", k);
         cr_assert(clk.n == 0 && clk.t == NULL);
     }
-    cr_assert_eq(rb_clock_uniform(&clk, 1e300, 2e300, 1e-300, &err), RB_ENOMEM, "too many samples");
-    cr_assert_eq(rb_clock_uniform(&clk, 1e16, 1e16 + 10, 0.5, &err), RB_EINVAL, "steps below the resolution");
+    cr_assert_eq(rb_clock_uniform(&clk, 1e300, 2e300, 1e300, &err), RB_ENOMEM, "too many samples");
+    cr_assert_eq(rb_clock_uniform(&clk, 1e16, 1e16 + 10, 2, &err), RB_EINVAL, "steps below the resolution");
 }
 
 Test(io_time, clock_from_channel_window)
@@ -274,7 +275,7 @@ Test(io_time, linear_interpolation_is_exact_for_lines)
     rb_err err;
     /* end points exactly on the first and last samples are allowed */
     double t0 = ch->time[0], t1 = ch->time[ch->n_samples - 1];
-    cr_assert_eq(rb_clock_uniform(&clk, t0, t1, (t1 - t0) / 3001, &err), RB_OK);
+    cr_assert_eq(rb_clock_uniform(&clk, t0, t1, 3001 / (t1 - t0), &err), RB_OK);
     clk.t[clk.n - 1] = t1; /* make the last tick land exactly on the last sample */
     double *out = malloc(clk.n * 2 * sizeof *out);
     size_t held = 99;
@@ -330,7 +331,7 @@ Test(io_time, merge_pass_matches_binary_search)
     rb_clock clk;
     rb_err err;
     /* a clock denser than the samples in places and sparser in others, hitting some samples */
-    cr_assert_eq(rb_clock_uniform(&clk, t[0], t[T - 1], 0.007, &err), RB_OK);
+    cr_assert_eq(rb_clock_uniform(&clk, t[0], t[T - 1], 1 / 0.007, &err), RB_OK);
     for (size_t k = 10, j = 0; k < clk.n; k += 10) { /* move some ticks onto sample times */
         while (j + 1 < T && t[j + 1] <= clk.t[k])
             j++;

@@ -226,11 +226,12 @@ typedef struct rb_clock {
     double *t;
 } rb_clock;
 
-/* Uniform clock t0, t0 + dt, ... up to t1 (inclusive within 1e-9 dt): floor((t1 - t0) / dt + 1e-9)
- * + 1 times, each t0 + k dt (multiplied, not accumulated). RB_EINVAL unless t0, t1, dt are finite,
- * t0 <= t1 and dt > 0, or when dt is below the resolution of the times; RB_ENOMEM. On error the
- * clock is empty (n 0, t NULL). Free with rb_clock_free. */
-int rb_clock_uniform(rb_clock *clk, double t0, double t1, double dt, rb_err *err);
+/* Uniform clock at `rate` Hz: t0, t0 + 1/rate, ... up to t1 (inclusive within 1e-9 of a step):
+ * floor((t1 - t0) rate + 1e-9) + 1 times, each t0 + k / rate (divided, not accumulated, so 0.3 s at
+ * 10 Hz is exactly 0.3). RB_EINVAL unless t0, t1, rate are finite, t0 <= t1 and rate > 0, or when a
+ * step is below the resolution of the times; RB_ENOMEM. On error the clock is empty (n 0, t NULL).
+ * Free with rb_clock_free. */
+int rb_clock_uniform(rb_clock *clk, double t0, double t1, double rate, rb_err *err);
 /* The timestamps of a channel that fall in [t0, t1] (use -INFINITY / INFINITY for no bound).
  * RB_EINVAL when t0 > t1 or a bound is NaN; RB_EINPUT when no sample falls in the window or the
  * channel's timestamps are not strictly increasing (naming the sample). */
