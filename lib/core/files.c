@@ -103,11 +103,16 @@ char *rb_format_double(double x, char buf[32])
         return strcpy(buf, "nan");
     if (isinf(x))
         return strcpy(buf, x > 0 ? "inf" : "-inf");
+    /* snprintf and strtod follow LC_NUMERIC. Should the C locale be out of reach (no memory; never
+     * with glibc), the digits are still right, only the decimal point is the locale's. */
+    rb_locale_scope c_locale;
+    rb_c_locale_push(&c_locale, NULL);
     for (int prec = 15; prec <= 17; prec++) {
         snprintf(buf, 32, "%.*g", prec, x);
         if (strtod(buf, NULL) == x)
             break;
     }
+    rb_c_locale_pop(&c_locale);
     return buf;
 }
 

@@ -209,6 +209,57 @@ void rb_io_transpose(double *dst, const double *src, size_t rows, size_t cols)
             dst[c * rows + r] = src[r * cols + c];
 }
 
+char *rb_io_join_path(const char *prefix, const char *name)
+{
+    if (!prefix || !*prefix)
+        return rb_strdup(name);
+    return rb_asprintf("%s/%s", prefix, name);
+}
+
+char *rb_io_join_strings(char *const *items, size_t n, char sep)
+{
+    size_t len = 1;
+    for (size_t k = 0; k < n; k++)
+        len += strlen(items[k]) + 1;
+    char *joined = rb_malloc(len), *p = joined;
+    if (!joined)
+        return NULL;
+    for (size_t k = 0; k < n; k++) {
+        if (k)
+            *p++ = sep;
+        size_t item_len = strlen(items[k]);
+        memcpy(p, items[k], item_len);
+        p += item_len;
+    }
+    *p = '\0';
+    return joined;
+}
+
+void rb_io_free_strings(char **items, size_t n)
+{
+    for (size_t k = 0; items && k < n; k++)
+        rb_free(items[k]);
+    rb_free(items);
+}
+
+size_t rb_io_utf8_decode(const uint8_t *b, size_t n, uint32_t *cp)
+{
+    size_t len = b[0] < 0x80 ? 1 : (b[0] & 0xE0) == 0xC0 ? 2 : (b[0] & 0xF0) == 0xE0 ? 3 : (b[0] & 0xF8) == 0xF0 ? 4 : 0;
+    if (len == 0 || len > n)
+        return 0;
+    uint32_t c = len == 1 ? b[0] : (uint32_t)(b[0] & (0x7F >> len));
+    for (size_t k = 1; k < len; k++) {
+        if ((b[k] & 0xC0) != 0x80)
+            return 0;
+        c = (c << 6) | (b[k] & 0x3Fu);
+    }
+    static const uint32_t min[5] = {0, 0, 0x80, 0x800, 0x10000}; /* shorter forms are overlong */
+    if (c < min[len] || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
+        return 0;
+    *cp = c;
+    return len;
+}
+
 static size_t put_utf8(char *out, uint32_t cp)
 {
     if (cp < 0x80) {
@@ -233,12 +284,18 @@ static size_t put_utf8(char *out, uint32_t cp)
     return 4;
 }
 
-char *rb_io_utf16_to_utf8(const uint16_t *codes, size_t n)
+/* Room for the UTF-8 text of n code units of at most max_bytes bytes each, plus the NUL. */
+static char *utf8_buffer(size_t n, size_t max_bytes)
 {
     size_t cap;
-    if (!rb_size_mul(n, 3, &cap)) /* a UTF-16 unit never takes more than 3 UTF-8 bytes */
+    if (!rb_size_mul(n, max_bytes, &cap) || cap == SIZE_MAX)
         return NULL;
-    char *s = rb_malloc(cap + 1), *p = s;
+    return rb_malloc(cap + 1);
+}
+
+char *rb_io_utf16_to_utf8(const uint16_t *codes, size_t n)
+{
+    char *s = utf8_buffer(n, 3), *p = s; /* a UTF-16 unit never takes more than 3 UTF-8 bytes */
     if (!s)
         return NULL;
     for (size_t k = 0; k < n; k++) {
@@ -257,36 +314,16 @@ char *rb_io_utf16_to_utf8(const uint16_t *codes, size_t n)
     return s;
 }
 
-/* Length of the valid UTF-8 sequence at b (n bytes left), 0 if invalid. */
-static size_t utf8_seq_len(const uint8_t *b, size_t n)
-{
-    size_t len = b[0] < 0x80 ? 1 : (b[0] & 0xE0) == 0xC0 ? 2 : (b[0] & 0xF0) == 0xE0 ? 3 : (b[0] & 0xF8) == 0xF0 ? 4 : 0;
-    if (len == 0 || len > n)
-        return 0;
-    uint32_t cp = len == 1 ? b[0] : (uint32_t)(b[0] & (0x7F >> len));
-    for (size_t k = 1; k < len; k++) {
-        if ((b[k] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (b[k] & 0x3Fu);
-    }
-    static const uint32_t min[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < min[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return len;
-}
-
 char *rb_io_bytes_to_utf8(const uint8_t *bytes, size_t n)
 {
     bool utf8 = true;
     for (size_t k = 0; k < n && utf8;) {
-        size_t len = utf8_seq_len(bytes + k, n - k);
+        uint32_t cp;
+        size_t len = rb_io_utf8_decode(bytes + k, n - k, &cp);
         utf8 = len > 0;
         k += len;
     }
-    size_t cap;
-    if (!rb_size_mul(n, 2, &cap))
-        return NULL;
-    char *s = rb_malloc(cap + 1), *p = s;
+    char *s = utf8_buffer(n, 2), *p = s; /* Latin-1 takes at most 2 UTF-8 bytes a character */
     if (!s)
         return NULL;
     for (size_t k = 0; k < n; k++) {

@@ -1,6 +1,7 @@
 /*
  * HDF5 reading helpers shared by read_h5.c (roboest and plain .h5) and read_mat73.c (MATLAB v7.3).
- * Private to lib/io's readers. Every failure is an RB_EINPUT "<path>: <object>: <what>".
+ * Private to lib/io's readers. Every failure is an RB_EINPUT "<path>: <object>: <what>" or an
+ * RB_ENOMEM naming the path.
  */
 #ifndef ROBOEST_IO_H5READ_H
 #define ROBOEST_IO_H5READ_H
@@ -19,7 +20,8 @@ typedef struct rb_h5r {
     size_t visits; /* objects looked at: bounded, hard links may form cycles */
 } rb_h5r;
 
-/* Open read-only with HDF5's error printing off; RB_EINPUT naming the path if it is not HDF5. */
+/* Open read-only with HDF5's error printing off; RB_EINPUT naming the path if it is not HDF5.
+ * Call rb_h5r_close whatever it returns. */
 int rb_h5r_open(rb_h5r *r, const char *path, rb_log *log, rb_err *err);
 void rb_h5r_close(rb_h5r *r);
 
@@ -29,29 +31,77 @@ int rb_h5r_fail(rb_h5r *r, const char *obj, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+/* RB_ENOMEM "<path>: out of memory". */
+int rb_h5r_nomem(rb_h5r *r);
 
-/* Names of the hard links in a group, in creation order when tracked, else in name order (caller
- * frees with rb_h5r_free_names). Counts every child against the visit bound. */
-int rb_h5r_children(rb_h5r *r, hid_t grp, const char *obj, char ***names, size_t *n);
-void rb_h5r_free_names(char **names, size_t n);
+/* Path of child `name` of object `obj`, for messages ("/" + "a" is "/a", "/a" + "b" is "/a/b").
+ * Caller frees with rb_free; NULL on allocation failure. */
+char *rb_h5r_child_path(const char *obj, const char *name);
 
-/* Open child `name` if it is a hard link to a group or dataset: returns its id and *type, or -1. */
+/* Open child `name` if it is a hard link to a group or dataset: returns its id and *type, or -1.
+ * Soft and external links are never followed: they could point anywhere, even into other files. */
 hid_t rb_h5r_open_child(hid_t grp, const char *name, H5I_type_t *type);
+/* True if child `name` of grp is a dataset (as rb_h5r_open_child finds it). */
+bool rb_h5r_has_dataset(hid_t grp, const char *name);
+
+/* The children of a group that rb_h5r_open_child opens, in creation order when the file tracks it,
+ * else in name order; every link counts against the visit bound:
+ *
+ *     rb_h5r_iter it;
+ *     int rc = rb_h5r_iter_begin(r, grp, obj, false, &it);
+ *     while (rc == RB_OK && rb_h5r_iter_next(&it))
+ *         ... it.name, it.id, it.type ...
+ *     rb_h5r_iter_end(&it);
+ *
+ * `skip_internal` passes over names starting with '#' (MATLAB's #refs#, #subsystem#) unopened.
+ * it.id is open until the next call: the body must not close it. */
+typedef struct rb_h5r_iter {
+    hid_t grp;
+    bool skip_internal;
+    char **names;
+    size_t n_names, next;
+    const char *name; /* the current child's link name */
+    hid_t id;         /* the current child, a group or a dataset */
+    H5I_type_t type;  /* H5I_GROUP or H5I_DATASET */
+} rb_h5r_iter;
+
+int rb_h5r_iter_begin(rb_h5r *r, hid_t grp, const char *obj, bool skip_internal, rb_h5r_iter *it);
+bool rb_h5r_iter_next(rb_h5r_iter *it);
+void rb_h5r_iter_end(rb_h5r_iter *it);
+
+/* The `timestamps` and `data` children of a channel group, as rb_h5r_open_child opens them (id -1
+ * when absent), with their object paths for messages. Open fails only with RB_ENOMEM: whether a
+ * child may be missing is the caller's to say. Close whatever open returned. */
+typedef struct rb_h5r_channel_group {
+    hid_t ts, data;
+    H5I_type_t ts_type, data_type;
+    char *ts_obj, *data_obj;
+} rb_h5r_channel_group;
+
+int rb_h5r_channel_group_open(rb_h5r *r, hid_t grp, const char *obj, rb_h5r_channel_group *c);
+void rb_h5r_channel_group_close(rb_h5r_channel_group *c);
 
 /* Scalar string attribute into buf (NUL-terminated, trailing NULs and spaces dropped); false if
  * absent, not a string or longer than cap - 1. */
 bool rb_h5r_attr_str(hid_t obj, const char *attr, char *buf, size_t cap);
 /* True if obj has a numeric scalar attribute `attr` that is not 0 (MATLAB_empty). */
 bool rb_h5r_attr_true(hid_t obj, const char *attr);
+/* MATLAB_class attribute of a v7.3 object into cls ("" when absent or unreadable). */
+void rb_h5r_matlab_class(hid_t obj, char cls[32]);
+/* True for MATLAB's numeric classes: double, single, int8 ... uint64 and logical. */
+bool rb_h5r_is_numeric_class(const char *cls);
 
 /* Dataspace of a dataset: rank (0 for scalar), dims, and their product (checked for overflow). */
 int rb_h5r_shape(rb_h5r *r, hid_t dset, const char *obj, int *rank, hsize_t dims[RB_H5_MAX_RANK],
                  size_t *npoints);
+/* True when at most one dimension differs from 1 (a vector or a scalar, in any orientation). */
+bool rb_h5r_is_vector(int rank, const hsize_t *dims);
 /* True if the dataset's element type is an integer or a float. */
 bool rb_h5r_is_numeric(hid_t dset);
-/* Read all npoints values of a numeric dataset as doubles into out with one H5Dread, after checking
- * that the file can hold that many (a corrupt header must not cost a giant allocation first). */
+/* RB_EINPUT unless the file can hold npoints values of the dataset: call before allocating room for
+ * them, so that a corrupt header cannot cost a giant allocation. */
 int rb_h5r_check_storage(rb_h5r *r, hid_t dset, const char *obj, size_t npoints);
+/* All npoints values of a numeric dataset as doubles into out, with one H5Dread (storage checked). */
 int rb_h5r_read_doubles(rb_h5r *r, hid_t dset, const char *obj, size_t npoints, double *out);
 /* Read a numeric dataset stored [n][T] (row-major) into a channel's sample-major T x n data. */
 int rb_h5r_read_transposed(rb_h5r *r, hid_t dset, const char *obj, size_t T, size_t n, double *out);

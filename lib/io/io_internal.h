@@ -55,6 +55,19 @@ extern const char *const rb_io_time_names[3];
  * Returns false when neither holds. */
 bool rb_io_plain_shape(size_t rows, size_t cols, size_t T, size_t *n, bool *transposed);
 
+/* Channel name of child `name` below the slash path `prefix` ("" at the root: just `name`).
+ * Caller frees with rb_free; NULL on allocation failure. */
+char *rb_io_join_path(const char *prefix, const char *name);
+/* The n strings joined with `sep` between them (caller frees with rb_free); NULL on allocation
+ * failure. */
+char *rb_io_join_strings(char *const *items, size_t n, char sep);
+/* Free n strings and the array holding them (NULL items or array allowed). */
+void rb_io_free_strings(char **items, size_t n);
+
+/* Length (1 to 4) of the UTF-8 sequence at b (n > 0 bytes available) and its code point in *cp;
+ * 0 when it is not valid UTF-8 (bad or missing continuation byte, overlong, surrogate, above
+ * U+10FFFF). */
+size_t rb_io_utf8_decode(const uint8_t *b, size_t n, uint32_t *cp);
 /* UTF-8 text (caller frees with rb_free) of MATLAB char codes: UTF-16 code units (surrogate pairs
  * joined, lone surrogates -> U+FFFD, NULs dropped). NULL on allocation failure. */
 char *rb_io_utf16_to_utf8(const uint16_t *codes, size_t n);

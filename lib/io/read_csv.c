@@ -1,9 +1,9 @@
 /*
  * CSV reader (format in io.h). Two passes over the file: the first counts the samples so every
  * channel is allocated once at its final size, the second parses the numbers straight into it.
- * Numbers are parsed under the C locale whatever the program's locale is (uselocale, per thread).
+ * Numbers are parsed under the C locale whatever the program's locale is (rb_c_locale_push, per
+ * thread).
  */
-#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +31,6 @@ typedef struct csv {
     column *cols; /* cols[0] is the time column */
     size_t n_cols;
     size_t header_line;
-    locale_t c_locale;
 } csv;
 
 static char *trim(char *s)
@@ -285,7 +284,6 @@ int rb_io_read_csv(const char *path, rb_log *log, rb_err *err)
     c.f = fopen(path, "r");
     if (!c.f)
         return rb_err_set(err, RB_ENOTFOUND, "%s: no such file", path);
-    c.c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
     size_t T = 0;
     int rc = read_header(&c);
     if (rc == RB_OK)
@@ -300,10 +298,13 @@ int rb_io_read_csv(const char *path, rb_log *log, rb_err *err)
     }
     if (rc == RB_OK) {
         /* strtod follows LC_NUMERIC: parse under "C" in this thread only, whatever the program set. */
-        locale_t old = c.c_locale ? uselocale(c.c_locale) : (locale_t)0;
-        rc = parse_rows(&c, T);
-        if (old)
-            uselocale(old);
+        rb_locale_scope c_locale;
+        if ((rc = rb_c_locale_push(&c_locale, err))) {
+            rb_err_prefix(err, "%s: ", path);
+        } else {
+            rc = parse_rows(&c, T);
+            rb_c_locale_pop(&c_locale);
+        }
     }
     for (size_t k = 0; c.cols && k < c.n_cols; k++) {
         rb_free(c.cols[k].channel);
@@ -314,8 +315,6 @@ int rb_io_read_csv(const char *path, rb_log *log, rb_err *err)
     rb_free(c.cols);
     rb_free(c.fields);
     free(c.line);
-    if (c.c_locale)
-        freelocale(c.c_locale);
     fclose(c.f);
     return rc;
 }

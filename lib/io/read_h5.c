@@ -12,7 +12,6 @@ enum {
     MAX_CHILDREN = 1000000, /* links in one group */
     MAX_VISITS = 1000000,   /* objects in one file: hard links may form cycles or fan out */
     MAX_NAME = 4096,
-    MAX_STRINGS = 1000000,
     /* deflate never compresses more than about 1032:1; a dataset claiming more values than its stored
      * bytes could decompress to is corrupt. */
     MAX_DEFLATE_RATIO = 1100
@@ -30,6 +29,11 @@ int rb_h5r_fail(rb_h5r *r, const char *obj, const char *fmt, ...)
     if (obj)
         return rb_err_set(r->err, RB_EINPUT, "%s: %s: %s", r->path, obj, what);
     return rb_err_set(r->err, RB_EINPUT, "%s: %s", r->path, what);
+}
+
+int rb_h5r_nomem(rb_h5r *r)
+{
+    return rb_err_set(r->err, RB_ENOMEM, "%s: out of memory", r->path);
 }
 
 int rb_h5r_open(rb_h5r *r, const char *path, rb_log *log, rb_err *err)
@@ -61,11 +65,11 @@ void rb_h5r_close(rb_h5r *r)
     r->file = -1;
 }
 
-void rb_h5r_free_names(char **names, size_t n)
+/* ---- groups and their children ---------------------------------------------------------------- */
+
+char *rb_h5r_child_path(const char *obj, const char *name)
 {
-    for (size_t k = 0; names && k < n; k++)
-        rb_free(names[k]);
-    rb_free(names);
+    return rb_asprintf("%s%s%s", obj, strcmp(obj, "/") == 0 ? "" : "/", name);
 }
 
 /* Name of link k of a group into *name (NULL when HDF5 cannot tell it). */
@@ -86,7 +90,9 @@ static int link_name(hid_t grp, H5_index_t index, hsize_t k, char **name)
     return RB_OK;
 }
 
-int rb_h5r_children(rb_h5r *r, hid_t grp, const char *obj, char ***names, size_t *n)
+/* Names of the hard links in a group, in creation order when tracked, else in name order (caller
+ * frees with rb_io_free_strings). Counts every child against the visit bound. */
+static int children(rb_h5r *r, hid_t grp, const char *obj, char ***names, size_t *n)
 {
     *names = NULL;
     *n = 0;
@@ -110,7 +116,7 @@ int rb_h5r_children(rb_h5r *r, hid_t grp, const char *obj, char ***names, size_t
             rc = link_name(grp, index, k, &out[k]);
         }
         if (rc || !out[k]) {
-            rb_h5r_free_names(out, (size_t)k);
+            rb_io_free_strings(out, (size_t)k);
             if (rc)
                 return rb_err_set(r->err, RB_ENOMEM, "%s: %s: out of memory", r->path, obj);
             return rb_h5r_fail(r, obj, "cannot read the name of link %llu", (unsigned long long)k);
@@ -124,7 +130,6 @@ int rb_h5r_children(rb_h5r *r, hid_t grp, const char *obj, char ***names, size_t
 hid_t rb_h5r_open_child(hid_t grp, const char *name, H5I_type_t *type)
 {
     H5L_info_t linfo;
-    /* Hard links only: soft and external links could point anywhere, even into other files. */
     if (H5Lexists(grp, name, H5P_DEFAULT) <= 0 || H5Lget_info(grp, name, &linfo, H5P_DEFAULT) < 0 ||
         linfo.type != H5L_TYPE_HARD)
         return -1;
@@ -139,11 +144,112 @@ hid_t rb_h5r_open_child(hid_t grp, const char *name, H5I_type_t *type)
     return id;
 }
 
-static hid_t open_attr(hid_t obj, const char *attr)
+bool rb_h5r_has_dataset(hid_t grp, const char *name)
 {
-    if (H5Aexists(obj, attr) <= 0)
+    H5I_type_t type;
+    hid_t id = rb_h5r_open_child(grp, name, &type);
+    if (id < 0)
+        return false;
+    H5Oclose(id);
+    return type == H5I_DATASET;
+}
+
+int rb_h5r_iter_begin(rb_h5r *r, hid_t grp, const char *obj, bool skip_internal, rb_h5r_iter *it)
+{
+    memset(it, 0, sizeof *it);
+    it->grp = grp;
+    it->skip_internal = skip_internal;
+    it->id = -1;
+    return children(r, grp, obj, &it->names, &it->n_names);
+}
+
+bool rb_h5r_iter_next(rb_h5r_iter *it)
+{
+    if (it->id >= 0)
+        H5Oclose(it->id);
+    it->id = -1;
+    while (it->next < it->n_names) {
+        const char *name = it->names[it->next++];
+        if (it->skip_internal && name[0] == '#')
+            continue;
+        it->id = rb_h5r_open_child(it->grp, name, &it->type);
+        if (it->id >= 0) {
+            it->name = name;
+            return true;
+        }
+    }
+    return false;
+}
+
+void rb_h5r_iter_end(rb_h5r_iter *it)
+{
+    if (it->id >= 0)
+        H5Oclose(it->id);
+    it->id = -1;
+    rb_io_free_strings(it->names, it->n_names);
+    it->names = NULL;
+    it->n_names = 0;
+}
+
+int rb_h5r_channel_group_open(rb_h5r *r, hid_t grp, const char *obj, rb_h5r_channel_group *c)
+{
+    c->ts_obj = rb_h5r_child_path(obj, "timestamps");
+    c->data_obj = rb_h5r_child_path(obj, "data");
+    c->ts = rb_h5r_open_child(grp, "timestamps", &c->ts_type);
+    c->data = rb_h5r_open_child(grp, "data", &c->data_type);
+    return c->ts_obj && c->data_obj ? RB_OK : rb_h5r_nomem(r);
+}
+
+void rb_h5r_channel_group_close(rb_h5r_channel_group *c)
+{
+    if (c->ts >= 0)
+        H5Oclose(c->ts);
+    if (c->data >= 0)
+        H5Oclose(c->data);
+    rb_free(c->ts_obj);
+    rb_free(c->data_obj);
+    c->ts = c->data = -1;
+    c->ts_obj = c->data_obj = NULL;
+}
+
+/* ---- attributes ------------------------------------------------------------------------------- */
+
+/* An attribute with its type and dataspace (each -1 when HDF5 cannot give it). */
+typedef struct h5_attr {
+    hid_t id, type, space;
+} h5_attr;
+
+/* False (nothing to close) when obj has no attribute `name` or it cannot be opened. */
+static bool attr_open(hid_t obj, const char *name, h5_attr *a)
+{
+    a->type = a->space = -1;
+    a->id = H5Aexists(obj, name) > 0 ? H5Aopen(obj, name, H5P_DEFAULT) : -1;
+    if (a->id < 0)
+        return false;
+    a->type = H5Aget_type(a->id);
+    a->space = H5Aget_space(a->id);
+    return true;
+}
+
+static void attr_close(h5_attr *a)
+{
+    if (a->space >= 0)
+        H5Sclose(a->space);
+    if (a->type >= 0)
+        H5Tclose(a->type);
+    H5Aclose(a->id);
+}
+
+/* Memory type for reading variable-length strings of file type `type`, -1 on failure. HDF5 does not
+ * convert between ASCII and UTF-8: read in the file's character set. */
+static hid_t vlen_string_type(hid_t type)
+{
+    hid_t mem = H5Tcopy(H5T_C_S1);
+    if (mem >= 0 && (H5Tset_size(mem, H5T_VARIABLE) < 0 || H5Tset_cset(mem, H5Tget_cset(type)) < 0)) {
+        H5Tclose(mem);
         return -1;
-    return H5Aopen(obj, attr, H5P_DEFAULT);
+    }
+    return mem;
 }
 
 /* Strip trailing NULs and spaces (fixed-length strings are padded with either). */
@@ -155,67 +261,70 @@ static void trim_padding(char *s, size_t len)
         s[--end] = '\0';
 }
 
-bool rb_h5r_attr_str(hid_t obj, const char *attr, char *buf, size_t cap)
+bool rb_h5r_attr_str(hid_t obj, const char *name, char *buf, size_t cap)
 {
+    h5_attr a;
     bool ok = false;
-    hid_t a = open_attr(obj, attr), type = -1, space = -1, mem = -1;
-    if (a < 0)
+    if (!attr_open(obj, name, &a))
         return false;
-    type = H5Aget_type(a);
-    space = H5Aget_space(a);
-    if (type < 0 || space < 0 || H5Tget_class(type) != H5T_STRING || H5Sget_simple_extent_npoints(space) != 1)
+    if (a.type < 0 || a.space < 0 || H5Tget_class(a.type) != H5T_STRING ||
+        H5Sget_simple_extent_npoints(a.space) != 1)
         goto done;
-    if (H5Tis_variable_str(type) > 0) {
+    if (H5Tis_variable_str(a.type) > 0) {
         char *s = NULL;
-        mem = H5Tcopy(H5T_C_S1);
-        /* HDF5 does not convert between ASCII and UTF-8: read in the file's character set. */
-        if (mem < 0 || H5Tset_size(mem, H5T_VARIABLE) < 0 || H5Tset_cset(mem, H5Tget_cset(type)) < 0 ||
-            H5Aread(a, mem, &s) < 0)
-            goto done;
-        if (s && strlen(s) < cap) {
-            memcpy(buf, s, strlen(s) + 1);
-            trim_padding(buf, strlen(buf));
+        hid_t mem = vlen_string_type(a.type);
+        if (mem >= 0 && H5Aread(a.id, mem, &s) >= 0) {
+            if (s && strlen(s) < cap) {
+                memcpy(buf, s, strlen(s) + 1);
+                trim_padding(buf, strlen(buf));
+                ok = true;
+            }
+            H5Dvlen_reclaim(mem, a.space, H5P_DEFAULT, &s);
+        }
+        if (mem >= 0)
+            H5Tclose(mem);
+    } else {
+        size_t size = H5Tget_size(a.type);
+        /* Read with the file's own type: converting NULLTERM <-> NULLPAD strings would drop a byte. */
+        if (size > 0 && size < cap && H5Aread(a.id, a.type, buf) >= 0) {
+            trim_padding(buf, size);
             ok = true;
         }
-        H5Dvlen_reclaim(mem, space, H5P_DEFAULT, &s);
-    } else {
-        size_t size = H5Tget_size(type);
-        /* Read with the file's own type: converting NULLTERM <-> NULLPAD strings would drop a byte. */
-        if (size == 0 || size >= cap || H5Aread(a, type, buf) < 0)
-            goto done;
-        trim_padding(buf, size);
-        ok = true;
     }
 done:
-    if (mem >= 0)
-        H5Tclose(mem);
-    if (space >= 0)
-        H5Sclose(space);
-    if (type >= 0)
-        H5Tclose(type);
-    H5Aclose(a);
+    attr_close(&a);
     return ok;
 }
 
-bool rb_h5r_attr_true(hid_t obj, const char *attr)
+bool rb_h5r_attr_true(hid_t obj, const char *name)
 {
-    bool yes = false;
-    hid_t a = open_attr(obj, attr), type = -1, space = -1;
-    if (a < 0)
-        return false;
-    type = H5Aget_type(a);
-    space = H5Aget_space(a);
+    h5_attr a;
     long long v = 0;
-    if (type >= 0 && space >= 0 && H5Tget_class(type) == H5T_INTEGER && H5Sget_simple_extent_npoints(space) == 1 &&
-        H5Aread(a, H5T_NATIVE_LLONG, &v) >= 0)
-        yes = v != 0;
-    if (space >= 0)
-        H5Sclose(space);
-    if (type >= 0)
-        H5Tclose(type);
-    H5Aclose(a);
+    if (!attr_open(obj, name, &a))
+        return false;
+    bool yes = a.type >= 0 && a.space >= 0 && H5Tget_class(a.type) == H5T_INTEGER &&
+               H5Sget_simple_extent_npoints(a.space) == 1 && H5Aread(a.id, H5T_NATIVE_LLONG, &v) >= 0 && v != 0;
+    attr_close(&a);
     return yes;
 }
+
+void rb_h5r_matlab_class(hid_t obj, char cls[32])
+{
+    if (!rb_h5r_attr_str(obj, "MATLAB_class", cls, 32))
+        cls[0] = '\0';
+}
+
+bool rb_h5r_is_numeric_class(const char *cls)
+{
+    static const char *const names[] = {"double", "single", "int8",  "uint8",  "int16", "uint16",
+                                        "int32",  "uint32", "int64", "uint64", "logical"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (strcmp(cls, names[k]) == 0)
+            return true;
+    return false;
+}
+
+/* ---- datasets --------------------------------------------------------------------------------- */
 
 int rb_h5r_shape(rb_h5r *r, hid_t dset, const char *obj, int *rank, hsize_t dims[RB_H5_MAX_RANK], size_t *npoints)
 {
@@ -247,6 +356,14 @@ int rb_h5r_shape(rb_h5r *r, hid_t dset, const char *obj, int *rank, hsize_t dims
 done:
     H5Sclose(space);
     return rc;
+}
+
+bool rb_h5r_is_vector(int rank, const hsize_t *dims)
+{
+    int non_singleton = 0;
+    for (int d = 0; d < rank; d++)
+        non_singleton += dims[d] != 1;
+    return non_singleton <= 1;
 }
 
 bool rb_h5r_is_numeric(hid_t dset)
@@ -286,17 +403,28 @@ done:
     return rc;
 }
 
-int rb_h5r_read_doubles(rb_h5r *r, hid_t dset, const char *obj, size_t npoints, double *out)
+/* A real numeric dataset whose file can hold npoints values: the checks before every read. */
+static int check_numeric(rb_h5r *r, hid_t dset, const char *obj, size_t npoints)
 {
     if (!rb_h5r_is_numeric(dset))
         return rb_h5r_fail(r, obj, "not a real numeric array");
-    int rc = rb_h5r_check_storage(r, dset, obj, npoints);
-    if (rc || npoints == 0)
-        return rc;
-    /* HDF5 converts any integer or float type to double while reading: no copy of our own. */
+    return rb_h5r_check_storage(r, dset, obj, npoints);
+}
+
+/* HDF5 converts any integer or float type to double while reading: no copy of our own. */
+static int read_checked_doubles(rb_h5r *r, hid_t dset, const char *obj, double *out)
+{
     if (H5Dread(dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0)
         return rb_h5r_fail(r, obj, "cannot read the values (truncated or corrupt?)");
     return RB_OK;
+}
+
+int rb_h5r_read_doubles(rb_h5r *r, hid_t dset, const char *obj, size_t npoints, double *out)
+{
+    int rc = check_numeric(r, dset, obj, npoints);
+    if (rc || npoints == 0)
+        return rc;
+    return read_checked_doubles(r, dset, obj, out);
 }
 
 int rb_h5r_read_transposed(rb_h5r *r, hid_t dset, const char *obj, size_t T, size_t n, double *out)
@@ -304,39 +432,20 @@ int rb_h5r_read_transposed(rb_h5r *r, hid_t dset, const char *obj, size_t T, siz
     size_t count, bytes;
     if (!rb_size_mul(T, n, &count) || !rb_size_mul(count, sizeof(double), &bytes))
         return rb_h5r_fail(r, obj, "too large");
-    if (!rb_h5r_is_numeric(dset))
-        return rb_h5r_fail(r, obj, "not a real numeric array");
-    int rc = rb_h5r_check_storage(r, dset, obj, count);
+    int rc = check_numeric(r, dset, obj, count);
     if (rc || count == 0)
         return rc;
     double *tmp = rb_malloc(bytes);
     if (!tmp)
         return rb_err_set(r->err, RB_ENOMEM, "%s: %s: out of memory", r->path, obj);
-    rc = rb_h5r_read_doubles(r, dset, obj, count, tmp);
+    rc = read_checked_doubles(r, dset, obj, tmp);
     if (rc == RB_OK)
         rb_io_transpose(out, tmp, n, T);
     rb_free(tmp);
     return rc;
 }
 
-static char *join_path(const char *prefix, const char *name)
-{
-    if (!prefix || !*prefix)
-        return rb_strdup(name);
-    return rb_asprintf("%s/%s", prefix, name);
-}
-
 /* ---- plain layout ----------------------------------------------------------------------------- */
-
-static bool matlab_numeric_class(const char *cls)
-{
-    static const char *const names[] = {"double", "single", "int8",   "uint8",  "int16",  "uint16",
-                                        "int32",  "uint32", "int64",  "uint64", "logical"};
-    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
-        if (strcmp(cls, names[k]) == 0)
-            return true;
-    return false;
-}
 
 /* A dataset that can be a plain channel or the time vector: numeric, real, not MATLAB-empty. */
 static bool plain_numeric(hid_t dset, bool matlab)
@@ -346,8 +455,18 @@ static bool plain_numeric(hid_t dset, bool matlab)
     if (!matlab)
         return true;
     char cls[32];
-    return rb_h5r_attr_str(dset, "MATLAB_class", cls, sizeof cls) && matlab_numeric_class(cls) &&
-           !rb_h5r_attr_true(dset, "MATLAB_empty");
+    rb_h5r_matlab_class(dset, cls);
+    return rb_h5r_is_numeric_class(cls) && !rb_h5r_attr_true(dset, "MATLAB_empty");
+}
+
+/* A group to walk into: any group of a plain .h5 file, only structs in a MATLAB file. */
+static bool plain_walks_into(hid_t grp, bool matlab)
+{
+    if (!matlab)
+        return true;
+    char cls[32];
+    rb_h5r_matlab_class(grp, cls);
+    return strcmp(cls, "struct") == 0;
 }
 
 /* Rows and columns in the writer's view: MATLAB's (HDF5 dims reversed) or numpy's. */
@@ -402,36 +521,22 @@ static int plain_group(plain_ctx *p, hid_t grp, const char *obj, const char *pre
 {
     if (depth > RB_H5_MAX_DEPTH)
         return rb_h5r_fail(p->r, obj, "groups nested too deeply");
-    char **names = NULL;
-    size_t n_names = 0;
-    int rc = rb_h5r_children(p->r, grp, obj, &names, &n_names);
-    for (size_t k = 0; rc == RB_OK && k < n_names; k++) {
-        if (p->matlab && names[k][0] == '#') /* #refs#, #subsystem#: MATLAB's internals */
+    rb_h5r_iter it;
+    int rc = rb_h5r_iter_begin(p->r, grp, obj, p->matlab, &it); /* #refs#, #subsystem#: MATLAB's */
+    while (rc == RB_OK && rb_h5r_iter_next(&it)) {
+        if (depth == 0 && strcmp(it.name, p->time_name) == 0)
             continue;
-        if (depth == 0 && strcmp(names[k], p->time_name) == 0)
-            continue;
-        H5I_type_t type;
-        hid_t child = rb_h5r_open_child(grp, names[k], &type);
-        if (child < 0)
-            continue;
-        char *child_obj = rb_asprintf("%s%s%s", obj, depth ? "/" : "", names[k]);
-        char *channel = join_path(prefix, names[k]);
-        if (!child_obj || !channel) {
-            rc = rb_err_set(p->r->err, RB_ENOMEM, "%s: out of memory", p->r->path);
-        } else if (type == H5I_DATASET) {
-            rc = plain_dataset(p, child, child_obj, channel);
-        } else {
-            char cls[32];
-            bool is_struct = !p->matlab || (rb_h5r_attr_str(child, "MATLAB_class", cls, sizeof cls) &&
-                                             strcmp(cls, "struct") == 0);
-            if (is_struct)
-                rc = plain_group(p, child, child_obj, channel, depth + 1);
-        }
+        char *child_obj = rb_h5r_child_path(obj, it.name), *channel = rb_io_join_path(prefix, it.name);
+        if (!child_obj || !channel)
+            rc = rb_h5r_nomem(p->r);
+        else if (it.type == H5I_DATASET)
+            rc = plain_dataset(p, it.id, child_obj, channel);
+        else if (plain_walks_into(it.id, p->matlab))
+            rc = plain_group(p, it.id, child_obj, channel, depth + 1);
         rb_free(child_obj);
         rb_free(channel);
-        H5Oclose(child);
     }
-    rb_h5r_free_names(names, n_names);
+    rb_h5r_iter_end(&it);
     return rc;
 }
 
@@ -446,20 +551,17 @@ static int plain_time(plain_ctx *p, hid_t root, double **time)
             continue;
         int rank, rc = RB_OK;
         hsize_t dims[RB_H5_MAX_RANK];
-        size_t npoints, non_singleton = 0;
+        size_t npoints;
         bool usable = type == H5I_DATASET && plain_numeric(dset, p->matlab);
         if (usable)
             rc = rb_h5r_shape(p->r, dset, name, &rank, dims, &npoints);
-        for (int d = 0; usable && rc == RB_OK && d < rank; d++)
-            non_singleton += dims[d] != 1;
-        if (usable && rc == RB_OK && non_singleton <= 1) {
+        if (usable && rc == RB_OK && rb_h5r_is_vector(rank, dims)) {
             char obj[64];
             snprintf(obj, sizeof obj, "/%s", name);
             rc = rb_h5r_check_storage(p->r, dset, obj, npoints);
             if (rc == RB_OK) {
                 *time = rb_calloc(npoints ? npoints : 1, sizeof(double));
-                rc = *time ? rb_h5r_read_doubles(p->r, dset, obj, npoints, *time)
-                           : rb_err_set(p->r->err, RB_ENOMEM, "%s: out of memory", p->r->path);
+                rc = *time ? rb_h5r_read_doubles(p->r, dset, obj, npoints, *time) : rb_h5r_nomem(p->r);
             }
             p->T = npoints;
             p->time_name = name;
@@ -492,53 +594,52 @@ int rb_h5r_read_plain(rb_h5r *r, bool matlab)
 /* ---- roboest layout --------------------------------------------------------------------------- */
 
 /* A 1-D string array attribute (variable- or fixed-length) of one string per element of ch. */
-static int read_string_attr(rb_h5r *r, hid_t obj, const char *attr, const char *objpath, rb_channel *ch,
+static int read_string_attr(rb_h5r *r, hid_t obj, const char *name, const char *objpath, rb_channel *ch,
                             bool units)
 {
     int rc = RB_OK;
-    hid_t a = open_attr(obj, attr), type = -1, space = -1, mem = -1;
+    h5_attr a;
+    hid_t mem = -1;
     char **vbuf = NULL, *fbuf = NULL;
     bool vread = false;
-    if (a < 0)
+    if (!attr_open(obj, name, &a))
         return RB_OK; /* optional: names default to "0", "1", ..., units to "" */
-    type = H5Aget_type(a);
-    space = H5Aget_space(a);
-    hssize_t count = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
-    if (type < 0 || H5Tget_class(type) != H5T_STRING || count < 0) {
-        rc = rb_h5r_fail(r, objpath, "attribute %s is not an array of strings", attr);
+    hssize_t count = a.space >= 0 ? H5Sget_simple_extent_npoints(a.space) : -1;
+    if (a.type < 0 || H5Tget_class(a.type) != H5T_STRING || count < 0) {
+        rc = rb_h5r_fail(r, objpath, "attribute %s is not an array of strings", name);
         goto done;
     }
     if ((size_t)count != ch->n_elements) {
-        rc = rb_h5r_fail(r, objpath, "attribute %s holds %lld strings for %zu elements", attr, (long long)count,
+        rc = rb_h5r_fail(r, objpath, "attribute %s holds %lld strings for %zu elements", name, (long long)count,
                          ch->n_elements);
         goto done;
     }
-    size_t n = (size_t)count, size = H5Tget_size(type), bytes;
+    size_t n = (size_t)count, size = H5Tget_size(a.type), bytes;
     if (n == 0)
         goto done;
-    if (H5Tis_variable_str(type) > 0) {
-        mem = H5Tcopy(H5T_C_S1);
+    if (H5Tis_variable_str(a.type) > 0) {
+        mem = vlen_string_type(a.type);
         vbuf = rb_calloc(n, sizeof *vbuf);
-        if (mem < 0 || !vbuf || H5Tset_size(mem, H5T_VARIABLE) < 0 || H5Tset_cset(mem, H5Tget_cset(type)) < 0) {
-            rc = rb_err_set(r->err, RB_ENOMEM, "%s: out of memory", r->path);
+        if (mem < 0 || !vbuf) {
+            rc = rb_h5r_nomem(r);
             goto done;
         }
-        if (H5Aread(a, mem, vbuf) < 0) {
-            rc = rb_h5r_fail(r, objpath, "cannot read attribute %s", attr);
+        if (H5Aread(a.id, mem, vbuf) < 0) {
+            rc = rb_h5r_fail(r, objpath, "cannot read attribute %s", name);
             goto done;
         }
         vread = true;
     } else {
         if (size == 0 || size > MAX_NAME || !rb_size_mul(n, size, &bytes)) {
-            rc = rb_h5r_fail(r, objpath, "attribute %s: unsupported string size", attr);
+            rc = rb_h5r_fail(r, objpath, "attribute %s: unsupported string size", name);
             goto done;
         }
         if (!(fbuf = rb_malloc(bytes))) {
-            rc = rb_err_set(r->err, RB_ENOMEM, "%s: out of memory", r->path);
+            rc = rb_h5r_nomem(r);
             goto done;
         }
-        if (H5Aread(a, type, fbuf) < 0) {
-            rc = rb_h5r_fail(r, objpath, "cannot read attribute %s", attr);
+        if (H5Aread(a.id, a.type, fbuf) < 0) {
+            rc = rb_h5r_fail(r, objpath, "cannot read attribute %s", name);
             goto done;
         }
     }
@@ -555,61 +656,52 @@ static int read_string_attr(rb_h5r *r, hid_t obj, const char *attr, const char *
     }
 done:
     if (vread)
-        H5Dvlen_reclaim(mem, space, H5P_DEFAULT, vbuf);
+        H5Dvlen_reclaim(mem, a.space, H5P_DEFAULT, vbuf);
     rb_free(vbuf);
     rb_free(fbuf);
     if (mem >= 0)
         H5Tclose(mem);
-    if (space >= 0)
-        H5Sclose(space);
-    if (type >= 0)
-        H5Tclose(type);
-    H5Aclose(a);
+    attr_close(&a);
     return rc;
 }
 
 /* Channel group: `timestamps` [T], `data` [T][n] (or [T] for one element), string attributes. */
 static int roboest_channel(rb_h5r *r, hid_t grp, const char *obj, const char *name)
 {
-    int rc = RB_OK, trank, drank;
+    int trank, drank;
     hsize_t tdims[RB_H5_MAX_RANK], ddims[RB_H5_MAX_RANK];
     size_t T, npoints;
-    H5I_type_t ttype, dtype;
-    char *tobj = rb_asprintf("%s/timestamps", obj), *dobj = rb_asprintf("%s/data", obj);
-    hid_t ts = rb_h5r_open_child(grp, "timestamps", &ttype), data = rb_h5r_open_child(grp, "data", &dtype);
-    if (!tobj || !dobj) {
-        rc = rb_err_set(r->err, RB_ENOMEM, "%s: out of memory", r->path);
+    rb_h5r_channel_group c;
+    int rc = rb_h5r_channel_group_open(r, grp, obj, &c);
+    if (rc)
+        goto done;
+    if (c.ts < 0 || c.ts_type != H5I_DATASET) {
+        rc = rb_h5r_fail(r, c.ts_obj, "missing");
         goto done;
     }
-    if (ts < 0 || ttype != H5I_DATASET) {
-        rc = rb_h5r_fail(r, tobj, "missing");
-        goto done;
-    }
-    if ((rc = rb_h5r_shape(r, ts, tobj, &trank, tdims, &T)) || (rc = rb_h5r_shape(r, data, dobj, &drank, ddims, &npoints)))
+    if ((rc = rb_h5r_shape(r, c.ts, c.ts_obj, &trank, tdims, &T)) ||
+        (rc = rb_h5r_shape(r, c.data, c.data_obj, &drank, ddims, &npoints)))
         goto done;
     if (trank != 1 || (drank != 1 && drank != 2) || ddims[0] != T) {
         rc = rb_h5r_fail(r, obj, "data must be T x n and timestamps T long (channel %s)", name);
         goto done;
     }
     size_t n = drank == 2 ? (size_t)ddims[1] : 1;
-    if ((rc = rb_h5r_check_storage(r, ts, tobj, T)) || (rc = rb_h5r_check_storage(r, data, dobj, npoints)))
+    if ((rc = rb_h5r_check_storage(r, c.ts, c.ts_obj, T)) ||
+        (rc = rb_h5r_check_storage(r, c.data, c.data_obj, npoints)))
         goto done;
     rb_channel *ch;
     if ((rc = rb_log_add_channel(r->log, name, T, n, &ch, r->err))) {
         rb_err_prefix(r->err, "%s: ", r->path);
         goto done;
     }
-    if ((rc = rb_h5r_read_doubles(r, ts, tobj, T, ch->time)) || (rc = rb_h5r_read_doubles(r, data, dobj, npoints, ch->data)))
+    if ((rc = rb_h5r_read_doubles(r, c.ts, c.ts_obj, T, ch->time)) ||
+        (rc = rb_h5r_read_doubles(r, c.data, c.data_obj, npoints, ch->data)))
         goto done;
     if ((rc = read_string_attr(r, grp, "elements_names", obj, ch, false)) == RB_OK)
         rc = read_string_attr(r, grp, "units_of_measure", obj, ch, true);
 done:
-    if (ts >= 0)
-        H5Oclose(ts);
-    if (data >= 0)
-        H5Oclose(data);
-    rb_free(tobj);
-    rb_free(dobj);
+    rb_h5r_channel_group_close(&c);
     return rc;
 }
 
@@ -617,32 +709,20 @@ static int roboest_group(rb_h5r *r, hid_t grp, const char *obj, const char *pref
 {
     if (depth > RB_H5_MAX_DEPTH)
         return rb_h5r_fail(r, obj, "groups nested too deeply");
-    H5I_type_t type;
-    hid_t data = depth > 0 ? rb_h5r_open_child(grp, "data", &type) : -1;
-    int rc = RB_OK;
-    if (data >= 0) {
-        H5Oclose(data);
-        if (type == H5I_DATASET && (rc = roboest_channel(r, grp, obj, prefix)))
-            return rc;
-    }
-    char **names = NULL;
-    size_t n_names = 0;
-    rc = rb_h5r_children(r, grp, obj, &names, &n_names);
-    for (size_t k = 0; rc == RB_OK && k < n_names; k++) {
-        hid_t child = rb_h5r_open_child(grp, names[k], &type);
-        if (child < 0)
+    int rc;
+    if (depth > 0 && rb_h5r_has_dataset(grp, "data") && (rc = roboest_channel(r, grp, obj, prefix)))
+        return rc;
+    rb_h5r_iter it;
+    rc = rb_h5r_iter_begin(r, grp, obj, false, &it);
+    while (rc == RB_OK && rb_h5r_iter_next(&it)) {
+        if (it.type != H5I_GROUP)
             continue;
-        if (type == H5I_GROUP) {
-            char *child_obj = rb_asprintf("%s%s%s", obj, depth ? "/" : "", names[k]);
-            char *channel = join_path(prefix, names[k]);
-            rc = child_obj && channel ? roboest_group(r, child, child_obj, channel, depth + 1)
-                                      : rb_err_set(r->err, RB_ENOMEM, "%s: out of memory", r->path);
-            rb_free(child_obj);
-            rb_free(channel);
-        }
-        H5Oclose(child);
+        char *child_obj = rb_h5r_child_path(obj, it.name), *channel = rb_io_join_path(prefix, it.name);
+        rc = child_obj && channel ? roboest_group(r, it.id, child_obj, channel, depth + 1) : rb_h5r_nomem(r);
+        rb_free(child_obj);
+        rb_free(channel);
     }
-    rb_h5r_free_names(names, n_names);
+    rb_h5r_iter_end(&it);
     return rc;
 }
 

@@ -498,9 +498,7 @@ static int cell_texts(m5 *m, matvar_t *v, const char *obj, size_t expect, char *
         rc = char_text(m, Mat_VarGetCell(v, (int)k), item, &items[k]);
     }
     if (rc) {
-        for (size_t k = 0; k < count; k++)
-            rb_free(items[k]);
-        rb_free(items);
+        rb_io_free_strings(items, count);
         return rc;
     }
     *out = items;
@@ -508,11 +506,13 @@ static int cell_texts(m5 *m, matvar_t *v, const char *obj, size_t expect, char *
     return RB_OK;
 }
 
-static void free_texts(char **items, size_t n)
+/* At most one dimension differs from 1: a vector or a scalar, in any orientation. */
+static bool is_vector(const matvar_t *v)
 {
-    for (size_t k = 0; items && k < n; k++)
-        rb_free(items[k]);
-    rb_free(items);
+    size_t non_singleton = 0;
+    for (int d = 0; d < v->rank; d++)
+        non_singleton += v->dims[d] != 1;
+    return non_singleton <= 1;
 }
 
 static bool is_struct(const matvar_t *v)
@@ -541,7 +541,7 @@ static int set_strings(m5 *m, matvar_t *st, const char *obj, const char *name, r
     int rc = cell_texts(m, cell, path, ch->n_elements, &items, &n);
     for (size_t i = 0; rc == RB_OK && i < n; i++)
         rc = units ? rb_channel_set_unit(ch, i, items[i], m->err) : rb_channel_set_name(ch, i, items[i], m->err);
-    free_texts(items, n);
+    rb_io_free_strings(items, n);
     return rc;
 }
 
@@ -555,10 +555,7 @@ static int read_channel(m5 *m, matvar_t *st, const char *obj, const char *channe
         return rb_err_set(m->err, RB_EINPUT, "%s: %s: missing (channel %s)", m->path, path, channel);
     if (!numeric_ok(ts, &T))
         return fail(m, path, "not a real numeric vector");
-    size_t non_singleton = 0;
-    for (int d = 0; d < ts->rank; d++)
-        non_singleton += ts->dims[d] != 1;
-    if (non_singleton > 1)
+    if (!is_vector(ts))
         return fail(m, path, "not a vector");
     snprintf(path, sizeof path, "%s.data", obj);
     if (!numeric_ok(data, &count))
@@ -602,16 +599,8 @@ static int root_field(m5 *m, matvar_t *v, const char *obj, const char *name)
     } else if (strcmp(name, "description_list") == 0) {
         if ((rc = cell_texts(m, v, obj, SIZE_MAX, &items, &n)))
             return rc;
-        size_t len = 1;
-        for (size_t k = 0; k < n; k++)
-            len += strlen(items[k]) + 1;
-        value = rb_calloc(len, 1);
-        for (size_t k = 0; value && k < n; k++) {
-            if (k)
-                strcat(value, ",");
-            strcat(value, items[k]);
-        }
-        free_texts(items, n);
+        value = rb_io_join_strings(items, n, ',');
+        rb_io_free_strings(items, n);
         if (!value)
             rc = no_memory(m);
     } else {
@@ -635,7 +624,7 @@ static int logger_struct(m5 *m, matvar_t *st, const char *obj, const char *prefi
             continue;
         matvar_t *v = Mat_VarGetStructFieldByName(st, names[k], 0);
         char *child_obj = rb_asprintf("%s.%s", obj, names[k]);
-        char *channel = prefix[0] ? rb_asprintf("%s/%s", prefix, names[k]) : rb_strdup(names[k]);
+        char *channel = rb_io_join_path(prefix, names[k]);
         if (!child_obj || !channel)
             rc = no_memory(m);
         else if (v && depth == 0 && (v->class_type == MAT_C_CHAR || v->class_type == MAT_C_CELL))
@@ -688,14 +677,6 @@ static int plain_var(m5 *m, plain *p, matvar_t *v, const char *channel, int dept
     copy_values(v, p->T, n, transposed, ch->data);
     release_data(v);
     return RB_OK;
-}
-
-static bool is_vector(const matvar_t *v)
-{
-    size_t non_singleton = 0;
-    for (int d = 0; d < v->rank; d++)
-        non_singleton += v->dims[d] != 1;
-    return non_singleton <= 1;
 }
 
 /* Finds the time vector's name among the top-level variables (first of time, t, timestamps). */

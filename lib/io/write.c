@@ -46,9 +46,13 @@ static int write_as(const rb_log *log, const char *file, const char *shown, cons
     return rb_err_set(err, RB_EINVAL, "%s: unknown output format %d", shown, (int)opts->format);
 }
 
-/* NULL opts: format from the extension, no overwrite, default root name. */
-static int resolve_opts(const char *path, const rb_write_opts *opts, rb_write_opts *out, rb_err *err)
+/* The arguments of rb_log_write / rb_log_write_raw (`fn` in the message) into *out: NULL opts is the
+ * format from the extension, no overwrite, the default root name. */
+static int resolve_args(const char *fn, const rb_log *log, const char *path, const rb_write_opts *opts,
+                        rb_write_opts *out, rb_err *err)
 {
+    if (!log || !path)
+        return rb_err_set(err, RB_EINVAL, "%s: NULL argument", fn);
     if (opts) {
         *out = *opts;
         return RB_OK;
@@ -59,19 +63,15 @@ static int resolve_opts(const char *path, const rb_write_opts *opts, rb_write_op
 
 int rb_log_write_raw(const rb_log *log, const char *path, const rb_write_opts *opts, rb_err *err)
 {
-    if (!log || !path)
-        return rb_err_set(err, RB_EINVAL, "rb_log_write_raw: NULL argument");
     rb_write_opts o;
-    int rc = resolve_opts(path, opts, &o, err);
+    int rc = resolve_args("rb_log_write_raw", log, path, opts, &o, err);
     return rc ? rc : write_as(log, path, path, &o, err);
 }
 
 int rb_log_write(const rb_log *log, const char *path, const rb_write_opts *opts, rb_err *err)
 {
-    if (!log || !path)
-        return rb_err_set(err, RB_EINVAL, "rb_log_write: NULL argument");
     rb_write_opts o;
-    int rc = resolve_opts(path, opts, &o, err);
+    int rc = resolve_args("rb_log_write", log, path, opts, &o, err);
     if (rc)
         return rc;
     rb_outfile out;
@@ -86,44 +86,17 @@ int rb_log_write(const rb_log *log, const char *path, const rb_write_opts *opts,
     return rb_outfile_commit(&out, err);
 }
 
-/* One code point from s (advanced past it); false on malformed UTF-8. */
-static bool utf8_next(const unsigned char **s, uint32_t *cp)
-{
-    const unsigned char *p = *s;
-    uint32_t c = p[0];
-    int extra;
-    uint32_t min;
-    if (c < 0x80) {
-        extra = 0, min = 0;
-    } else if ((c & 0xE0) == 0xC0) {
-        extra = 1, min = 0x80, c &= 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-        extra = 2, min = 0x800, c &= 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-        extra = 3, min = 0x10000, c &= 0x07;
-    } else {
-        return false;
-    }
-    for (int k = 1; k <= extra; k++) {
-        if ((p[k] & 0xC0) != 0x80) /* also stops at the terminating NUL */
-            return false;
-        c = (c << 6) | (p[k] & 0x3F);
-    }
-    if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
-        return false;
-    *cp = c;
-    *s = p + 1 + extra;
-    return true;
-}
-
 bool rb_io_utf8_to_utf16(const char *s, uint16_t *out, size_t *n_units)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    size_t n = 0;
-    while (*p) {
+    const uint8_t *p = (const uint8_t *)s;
+    size_t left = strlen(s), n = 0;
+    while (left > 0) {
         uint32_t cp;
-        if (!utf8_next(&p, &cp))
+        size_t len = rb_io_utf8_decode(p, left, &cp);
+        if (len == 0)
             return false;
+        p += len;
+        left -= len;
         if (cp >= 0x10000) {
             if (out) {
                 out[n] = (uint16_t)(0xD800 + ((cp - 0x10000) >> 10));

@@ -584,35 +584,45 @@ static int attr_fields(const m73 *w, hid_t obj, matvar_t *v, rb_err *err)
     return rc;
 }
 
-/* One dataset with MATLAB_class (and MATLAB_int_decode for char); dims are MATLAB's, reversed. */
-static int write_dataset(const m73 *w, hid_t parent, const char *name, const matvar_t *v, const char *cls,
-                         hid_t file_type, hid_t mem_type, size_t elem_size, const void *data, rb_err *err)
+/* Dataset parent/name of HDF5 dimensions `dims` holding `data`, with its MATLAB_class. *dset is left
+ * open for the caller's further attributes (the caller closes it when it is >= 0). */
+static int create_dataset(const m73 *w, hid_t parent, const char *name, int rank, const hsize_t *dims,
+                          const char *cls, hid_t file_type, hid_t mem_type, size_t elem_size, const void *data,
+                          hid_t *dset, rb_err *err)
 {
-    int rc = RB_OK;
-    hsize_t dims[8];
-    hid_t space = -1, dcpl = -1, dset = -1;
-    if (v->rank < 1 || v->rank > 8)
-        return rb_err_set(err, RB_EINVAL, "%s: %s: rank %d not supported", w->shown, name, v->rank);
-    for (int d = 0; d < v->rank; d++)
-        dims[d] = v->dims[v->rank - 1 - d];
-    if ((space = H5Screate_simple(v->rank, dims, NULL)) < 0 || (dcpl = make_dcpl(v->rank, dims, elem_size)) < 0 ||
-        (dset = H5Dcreate2(parent, name, file_type, space, w->lcpl, dcpl, H5P_DEFAULT)) < 0 ||
-        H5Dwrite(dset, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
+    int rc;
+    hid_t space = H5Screate_simple(rank, dims, NULL), dcpl = -1;
+    *dset = -1;
+    if (space < 0 || (dcpl = make_dcpl(rank, dims, elem_size)) < 0 ||
+        (*dset = H5Dcreate2(parent, name, file_type, space, w->lcpl, dcpl, H5P_DEFAULT)) < 0 ||
+        H5Dwrite(*dset, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
         rc = object_fail(w, parent, name, err);
-        goto done;
-    }
-    rc = attr_class(w, dset, cls, err);
-    if (rc == RB_OK && strcmp(cls, "char") == 0) {
-        int decode = 2; /* MATLAB: UTF-16 code units */
-        rc = attr_scalar(w, dset, "MATLAB_int_decode", H5T_NATIVE_INT, &decode, err);
-    }
-done:
-    if (dset >= 0)
-        H5Dclose(dset);
+    else
+        rc = attr_class(w, *dset, cls, err);
     if (dcpl >= 0)
         H5Pclose(dcpl);
     if (space >= 0)
         H5Sclose(space);
+    return rc;
+}
+
+/* One dataset with MATLAB_class (and MATLAB_int_decode for char); dims are MATLAB's, reversed. */
+static int write_dataset(const m73 *w, hid_t parent, const char *name, const matvar_t *v, const char *cls,
+                         hid_t file_type, hid_t mem_type, size_t elem_size, const void *data, rb_err *err)
+{
+    hsize_t dims[8];
+    if (v->rank < 1 || v->rank > 8)
+        return rb_err_set(err, RB_EINVAL, "%s: %s: rank %d not supported", w->shown, name, v->rank);
+    for (int d = 0; d < v->rank; d++)
+        dims[d] = v->dims[v->rank - 1 - d];
+    hid_t dset;
+    int rc = create_dataset(w, parent, name, v->rank, dims, cls, file_type, mem_type, elem_size, data, &dset, err);
+    if (rc == RB_OK && strcmp(cls, "char") == 0) {
+        int decode = 2; /* MATLAB: UTF-16 code units */
+        rc = attr_scalar(w, dset, "MATLAB_int_decode", H5T_NATIVE_INT, &decode, err);
+    }
+    if (dset >= 0)
+        H5Dclose(dset);
     return rc;
 }
 
@@ -626,23 +636,14 @@ static int write_empty(const m73 *w, hid_t parent, const char *name, const matva
         return rb_err_set(err, RB_EINVAL, "%s: %s: rank %d not supported", w->shown, name, v->rank);
     for (hsize_t d = 0; d < rank; d++)
         dims[d] = v->dims[d];
-    int rc = RB_OK;
-    hid_t space = H5Screate_simple(1, &rank, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE), dset = -1;
-    if (space < 0 || dcpl < 0 || H5Pset_obj_track_times(dcpl, 0) < 0 ||
-        (dset = H5Dcreate2(parent, name, H5T_STD_U64LE, space, w->lcpl, dcpl, H5P_DEFAULT)) < 0 ||
-        H5Dwrite(dset, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, dims) < 0)
-        rc = object_fail(w, parent, name, err);
+    hid_t dset;
+    int rc = create_dataset(w, parent, name, 1, &rank, cls, H5T_STD_U64LE, H5T_NATIVE_UINT64, sizeof dims[0], dims,
+                            &dset, err);
     unsigned empty = 1;
-    if (rc == RB_OK)
-        rc = attr_class(w, dset, cls, err);
     if (rc == RB_OK)
         rc = attr_scalar(w, dset, "MATLAB_empty", H5T_NATIVE_UINT, &empty, err);
     if (dset >= 0)
         H5Dclose(dset);
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
-    if (space >= 0)
-        H5Sclose(space);
     return rc;
 }
 

@@ -1,7 +1,6 @@
 #include "roboest/metrics.h"
 
 #include <cjson/cJSON.h>
-#include <locale.h>
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
@@ -292,12 +291,11 @@ int rb_report_render(const rb_report *rep, rb_report_format fmt, char **text, rb
     int rc = check_finite(rep, err);
     if (rc)
         return rc;
-    /* Data text must read the same in every locale: render under "C" for this thread only
-     * (a process-wide setlocale would race with other threads). */
-    locale_t c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-    if (c_locale == (locale_t)0)
-        return rb_err_set(err, RB_ENOMEM, "out of memory (C locale)");
-    locale_t previous = uselocale(c_locale);
+    /* Data text must read the same in every locale. rb_format_double sees to that itself, but
+     * Markdown's "%.4g" follows LC_NUMERIC: render under the C locale (this thread only). */
+    rb_locale_scope c_locale;
+    if ((rc = rb_c_locale_push(&c_locale, err)))
+        return rc;
     sbuf b = {0};
     if (fmt == RB_REPORT_MARKDOWN)
         render_markdown(rep, &b);
@@ -305,8 +303,7 @@ int rb_report_render(const rb_report *rep, rb_report_format fmt, char **text, rb
         render_json(rep, &b);
     else
         render_csv(rep, &b);
-    uselocale(previous);
-    freelocale(c_locale);
+    rb_c_locale_pop(&c_locale);
     if (b.failed || !b.data) {
         rb_free(b.data);
         return rb_err_set(err, RB_ENOMEM, "out of memory");

@@ -1,4 +1,5 @@
 #include <criterion/criterion.h>
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 #include <unistd.h>
 
 #include "roboest/core.h"
+#include "support.h"
 
 Test(core, sha256_known_vectors)
 {
@@ -50,6 +52,37 @@ Test(core, format_double_round_trips)
     cr_assert_str_eq(rb_format_double(0.1, buf), "0.1");
     cr_assert_str_eq(rb_format_double(NAN, buf), "nan");
     cr_assert_str_eq(rb_format_double(-INFINITY, buf), "-inf");
+}
+
+static const char *format_half(char probe[16])
+{
+    snprintf(probe, 16, "%.1f", 0.5);
+    return probe;
+}
+
+/* Under a decimal-comma locale: rb_format_double still writes '.', and the C locale is held exactly
+ * between push and pop, nested pushes included. */
+Test(core, c_locale_scope_and_format_double_ignore_the_locale)
+{
+    char dir[] = "/tmp/rb_locale_XXXXXX", probe[16], buf[32];
+    cr_assert(test_decimal_comma_locale(LC_ALL, dir), "a decimal-comma locale (localedef, Debian's locales)");
+    cr_assert_str_eq(format_half(probe), "0,5", "the locale really uses a decimal comma");
+    cr_assert_str_eq(rb_format_double(0.1, buf), "0.1");
+    cr_assert_str_eq(rb_format_double(1.0 / 3.0, buf), "0.3333333333333333");
+    cr_assert_str_eq(rb_format_double(-2.5e-300, buf), "-2.5e-300");
+    cr_assert_str_eq(format_half(probe), "0,5", "rb_format_double restored the locale");
+
+    rb_locale_scope outer, inner;
+    rb_err err;
+    cr_assert_eq(rb_c_locale_push(&outer, &err), RB_OK);
+    cr_assert_str_eq(format_half(probe), "0.5");
+    cr_assert_eq(rb_c_locale_push(&inner, &err), RB_OK);
+    cr_assert_str_eq(format_half(probe), "0.5");
+    rb_c_locale_pop(&inner);
+    cr_assert_str_eq(format_half(probe), "0.5", "the outer scope still holds the C locale");
+    rb_c_locale_pop(&outer);
+    cr_assert_str_eq(format_half(probe), "0,5", "the program's locale is back");
+    test_locale_restore(LC_ALL, dir);
 }
 
 Test(core, allocation_failure_injection)

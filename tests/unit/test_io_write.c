@@ -2,6 +2,7 @@
  * API), deterministic bytes, atomic output, failure paths. */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <locale.h>
 #include <math.h>
 #include <matio.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "roboest/io.h"
+#include "support.h"
 
 #define CHECK_PY RB_SOURCE "/tests/unit/io_write_check.py"
 #define PYTHON "/usr/bin/python3" /* Debian's, with python3-h5py and python3-scipy */
@@ -311,6 +313,31 @@ Test(io_write, csv_exact_text)
                            "time,a:x [m/s],\"g/b:p,q\",\"g/b:r\"\"s [N]\"\n"
                            "0.5,0.1,1,-inf\n"
                            "1.25,nan,1e-300,2.5\n");
+    free(text);
+    rb_free(path);
+    rb_log_free(log);
+    remove_tree(dir);
+}
+
+/* Numbers keep their '.' under a decimal-comma locale: rb_format_double formats under "C" itself. */
+Test(io_write, csv_ignores_the_locale)
+{
+    char locale_dir[] = "/tmp/rb_locale_XXXXXX";
+    cr_assert(test_decimal_comma_locale(LC_ALL, locale_dir), "a decimal-comma locale (localedef, Debian's locales)");
+    char probe[16];
+    snprintf(probe, sizeof probe, "%.1f", 0.5);
+    cr_assert_str_eq(probe, "0,5", "the locale really uses a decimal comma");
+    rb_log *log;
+    rb_err err;
+    cr_assert_eq(rb_log_new(&log, &err), RB_OK);
+    double t[2] = {0.5, 1.25}, x[2] = {0.1, -2.5e-300};
+    cr_assert_eq(rb_log_add_channel_copy(log, "x", 2, 1, t, x, NULL, NULL, &err), RB_OK);
+    char *dir = temp_dir();
+    char *path = write_log(log, dir, "x.csv", RB_OUT_CSV);
+    test_locale_restore(LC_ALL, locale_dir);
+    size_t len;
+    char *text = slurp(path, &len);
+    cr_assert_str_eq(text, "time,x\n0.5,0.1\n1.25,-2.5e-300\n");
     free(text);
     rb_free(path);
     rb_log_free(log);

@@ -155,8 +155,27 @@ int rb_outfile_commit(rb_outfile *out, rb_err *err);
 void rb_outfile_abort(rb_outfile *out);
 
 /* Locale-independent number formatting for data: shortest "%.17g"-style round-trip text
- * ("nan"/"inf" for non-finite) into buf (at least 32 bytes). Returns buf. */
+ * ("nan"/"inf" for non-finite) into buf (at least 32 bytes), with a '.' decimal point whatever
+ * the locale: it formats under the C locale itself (rb_c_locale_push), so callers need not (only
+ * if that push fails for lack of memory, which glibc's never does, is the thread's locale used).
+ * Returns buf. */
 char *rb_format_double(double x, char buf[32]);
+
+/* ---- locale --------------------------------------------------------------------------------
+ * Data text (numbers read from or written to files and reports) must not depend on the program's
+ * locale, while printf and strtod follow LC_NUMERIC. rb_c_locale_push switches the calling thread,
+ * and only it, to the C locale (a process-wide setlocale would race with other threads);
+ * rb_c_locale_pop restores what the thread had. Pushes nest; pop each on the thread that pushed
+ * it, in reverse order. The fields are opaque (locale_t stays out of this header). */
+typedef struct rb_locale_scope {
+    void *c_locale; /* the C locale object, freed by pop; NULL when push failed */
+    void *previous; /* the thread's locale before push, restored by pop */
+} rb_locale_scope;
+
+/* RB_ENOMEM "out of memory (C locale)" when the C locale cannot be made: the thread's locale is
+ * unchanged and rb_c_locale_pop is then a no-op. */
+int rb_c_locale_push(rb_locale_scope *scope, rb_err *err);
+void rb_c_locale_pop(rb_locale_scope *scope);
 
 /* Wall-clock seconds from a monotonic clock (for progress reporting and benchmarks). */
 double rb_monotonic_seconds(void);
