@@ -160,6 +160,19 @@ static bool skip_value(scan *sc)
     return true;
 }
 
+/* Past white space and then `ch`, if that is what comes next. */
+static bool eat(scan *sc, int ch)
+{
+    skip_ws(sc);
+    if (peek(sc) != ch)
+        return false;
+    sc->pos++;
+    return true;
+}
+
+/* Past the value at sc->pos and the ',' that must follow it: false at the container's end or bad text. */
+static bool skip_to_next(scan *sc) { return skip_value(sc) && eat(sc, ','); }
+
 /* Inside an object (sc->pos after '{'): find the member `key` (its occurrence-th appearance); on
  * success sc->pos is at the member's value and *key_pos at its key. */
 static bool find_member(scan *sc, const char *key, size_t occurrence, size_t *key_pos)
@@ -171,23 +184,15 @@ static bool find_member(scan *sc, const char *key, size_t occurrence, size_t *ke
             return false;
         size_t at = sc->pos;
         bool equal = false;
-        if (!scan_string(sc, key, &equal))
+        if (!scan_string(sc, key, &equal) || !eat(sc, ':'))
             return false;
-        skip_ws(sc);
-        if (peek(sc) != ':')
-            return false;
-        sc->pos++;
         skip_ws(sc);
         if (equal && seen++ == occurrence) {
             *key_pos = at;
             return true;
         }
-        if (!skip_value(sc))
+        if (!skip_to_next(sc))
             return false;
-        skip_ws(sc);
-        if (peek(sc) != ',')
-            return false;
-        sc->pos++;
     }
 }
 
@@ -200,12 +205,8 @@ static bool find_element(scan *sc, size_t index)
             return false;
         if (i == index)
             return true;
-        if (!skip_value(sc))
+        if (!skip_to_next(sc))
             return false;
-        skip_ws(sc);
-        if (peek(sc) != ',')
-            return false;
-        sc->pos++;
     }
 }
 

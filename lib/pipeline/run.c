@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "roboest/pipeline.h"
+#include "pipeline_internal.h"
 
 /* One signal while running: `data` holds n_rows x width values; stride is width for a clock-length
  * buffer and 0 for the single row of an intermediate signal (rewritten every sample). */
@@ -22,6 +22,8 @@ typedef struct runner {
     const rb_pipeline *p;
     const rb_log *log;
     const rb_run_opts *opts;
+    const char *const *paths;     /* the files the log was read from (n_paths, may be 0) */
+    size_t n_paths;
     char *label;                  /* the log for messages: its path(s) or "memory" */
     rb_err *err;
     rb_clock clock;
@@ -80,8 +82,6 @@ static char *join(const char *const *items, size_t n, const char *sep, const cha
     return s;
 }
 
-static const char *basename_of(const char *path) { return rb_path_basename(path); }
-
 static void key_path(char *buf, size_t size, const char *section, const char *name, const char *key, long index)
 {
     rb_json_step path[4] = {{section, 0}, {name, 0}, {key, 0}, {NULL, index < 0 ? 0 : (size_t)index}};
@@ -89,11 +89,13 @@ static void key_path(char *buf, size_t size, const char *section, const char *na
 }
 
 /* ---- provenance and names ------------------------------------------------------------------------- */
-static int describe_input(runner *r, const char *const *paths, size_t n_paths)
+static int describe_input(runner *r)
 {
     rb_run_result *res = r->res;
+    const char *const *paths = r->paths;
+    size_t n_paths = r->n_paths;
     r->label = n_paths ? join(paths, n_paths, " + ", NULL) : rb_strdup("memory");
-    res->input = n_paths ? join(paths, n_paths, ",", basename_of) : rb_strdup("memory");
+    res->input = n_paths ? join(paths, n_paths, ",", rb_path_basename) : rb_strdup("memory");
     if (!r->label || !res->input)
         return rb_err_set(r->err, RB_ENOMEM, "out of memory");
     char (*hex)[65] = rb_calloc(n_paths ? n_paths : 1, sizeof *hex);
@@ -105,10 +107,9 @@ static int describe_input(runner *r, const char *const *paths, size_t n_paths)
     }
     if (!rc && !(res->input_sha256 = join(parts, n_paths, ",", NULL)))
         rc = nomem(r);
-    const char *base = n_paths ? rb_path_basename(paths[0]) : "memory";
-    const char *dot = strrchr(base, '.');
-    int stem_len = (int)(dot && dot != base ? (size_t)(dot - base) : strlen(base));
-    if (!rc && !(res->run_name = rb_asprintf("%s/%.*s", r->p->name, stem_len, base)))
+    size_t stem_len;
+    const char *stem = rb_pipe_stem(n_paths ? paths[0] : "memory", &stem_len);
+    if (!rc && !(res->run_name = rb_asprintf("%s/%.*s", r->p->name, (int)stem_len, stem)))
         rc = nomem(r);
     rb_free(hex);
     rb_free(parts);
@@ -345,6 +346,14 @@ static int create_stage(runner *r, size_t s)
     return rc;
 }
 
+static int create_stages(runner *r)
+{
+    int rc = RB_OK;
+    for (size_t s = 0; !rc && s < r->p->n_stages; s++)
+        rc = create_stage(r, s);
+    return rc;
+}
+
 /* Pointer tables for the loop: for port j, the row of sample k is base[j] + k * stride[j]. */
 static int build_tables(runner *r)
 {
@@ -446,19 +455,6 @@ static int run_loop(runner *r)
 }
 
 /* ---- metrics ------------------------------------------------------------------------------------------ */
-static int set_provenance(const rb_pipeline *p, const rb_run_result *res, rb_report *rep, rb_err *err)
-{
-    const char *keys[] = {"roboest_version", "pipeline", "config", "config_sha256", "input", "input_sha256", "model"};
-    const char *values[] = {RB_VERSION, p->name, rb_path_basename(p->config_path), p->config_sha256, res->input,
-                            res->input_sha256, p->model_urdf};
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        int rc = values[i] ? rb_report_set_attr(rep, keys[i], values[i], err) : RB_OK;
-        if (rc)
-            return rc;
-    }
-    return RB_OK;
-}
-
 static int score(runner *r, size_t m, rb_stats *per)
 {
     const rb_config_metric *mt = &r->p->metrics[m];
@@ -486,7 +482,7 @@ static int compute_metrics(runner *r)
         return RB_OK;
     int rc = rb_report_new(&r->res->report, r->p->name, r->err);
     if (!rc)
-        rc = set_provenance(r->p, r->res, r->res->report, r->err);
+        rc = rb_pipe_set_provenance(r->p, r->res->input, r->res->input_sha256, r->res->report, NULL, r->err);
     for (size_t m = 0; !rc && m < r->p->n_metrics; m++) {
         size_t width = r->sig[r->p->metrics[m].estimate_index].width;
         rb_stats *per = rb_calloc(width ? width : 1, sizeof *per);
@@ -522,14 +518,8 @@ static int collect(runner *r)
         ls->data = NULL;
         r->res->n_recorded++;
     }
+    r->res->dt = r->dt;
     return RB_OK;
-}
-
-static void free_strings(char **s, size_t n)
-{
-    for (size_t i = 0; s && i < n; i++)
-        rb_free(s[i]);
-    rb_free(s);
 }
 
 void rb_run_result_free(rb_run_result *res)
@@ -543,14 +533,14 @@ void rb_run_result_free(rb_run_result *res)
     for (size_t i = 0; res->recorded && i < res->n_recorded; i++) {
         rb_run_signal *s = &res->recorded[i];
         rb_free(s->name);
-        free_strings(s->names, s->width);
-        free_strings(s->units, s->width);
+        rb_pipe_free_strings(s->names, s->width);
+        rb_pipe_free_strings(s->units, s->width);
         rb_free(s->data);
     }
     rb_free(res->recorded);
     rb_free(res->n_held);
     rb_report_free(res->report);
-    free_strings(res->warnings, res->n_warnings);
+    rb_pipe_free_strings(res->warnings, res->n_warnings);
     rb_free(res);
 }
 
@@ -569,8 +559,8 @@ static void runner_free(runner *r)
         if (r->state[s] && p->stages[s].type->destroy)
             p->stages[s].type->destroy(r->state[s]);
     for (size_t t = 0; r->sig && t < p->n_signal_table; t++) {
-        free_strings(r->sig[t].names, r->sig[t].width);
-        free_strings(r->sig[t].units, r->sig[t].width);
+        rb_pipe_free_strings(r->sig[t].names, r->sig[t].width);
+        rb_pipe_free_strings(r->sig[t].units, r->sig[t].width);
         rb_free(r->sig[t].data);
     }
     for (size_t i = 0; r->select && i < p->n_signals; i++)
@@ -610,33 +600,22 @@ static int runner_init(runner *r)
 int rb_pipeline_run_log(const rb_pipeline *p, const rb_log *log, const char *const *paths, size_t n_paths,
                         const rb_run_opts *opts, rb_run_result **out, rb_err *err)
 {
+    /* In order: each phase uses what the ones before it made. Only run_loop is per sample. */
+    static int (*const phases[])(runner *) = {
+        runner_init, describe_input, bind_channels, make_clock, resample_bindings, create_stages, build_tables,
+        run_loop, compute_metrics, collect,
+    };
     runner r = {0};
     r.p = p;
     r.log = log;
     r.opts = opts;
+    r.paths = paths;
+    r.n_paths = n_paths;
     r.err = err;
     *out = NULL;
-    int rc = runner_init(&r);
-    if (!rc)
-        rc = describe_input(&r, paths, n_paths);
-    if (!rc)
-        rc = bind_channels(&r);
-    if (!rc)
-        rc = make_clock(&r);
-    if (!rc)
-        rc = resample_bindings(&r);
-    for (size_t s = 0; !rc && s < p->n_stages; s++)
-        rc = create_stage(&r, s);
-    if (!rc)
-        rc = build_tables(&r);
-    if (!rc)
-        rc = run_loop(&r);
-    if (!rc)
-        rc = compute_metrics(&r);
-    if (!rc)
-        rc = collect(&r);
-    if (!rc)
-        r.res->dt = r.dt;
+    int rc = RB_OK;
+    for (size_t i = 0; !rc && i < sizeof phases / sizeof phases[0]; i++)
+        rc = phases[i](&r);
     runner_free(&r);
     if (rc)
         rb_run_result_free(r.res);

@@ -5,24 +5,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "roboest/pipeline.h"
+#include "pipeline_internal.h"
 
 static char *path_in(const char *dir, const char *rel)
 {
     return dir && dir[0] && strcmp(dir, ".") != 0 ? rb_asprintf("%s/%s", dir, rel) : rb_strdup(rel);
 }
 
-static int set_provenance(const rb_pipeline *p, const char *input, const char *input_sha256, rb_log *log, rb_err *err)
+int rb_pipe_set_provenance(const rb_pipeline *p, const char *input, const char *input_sha256, rb_report *rep,
+                           rb_log *log, rb_err *err)
 {
     const char *keys[] = {"roboest_version", "pipeline", "config", "config_sha256", "input", "input_sha256", "model"};
     const char *values[] = {RB_VERSION, p->name, rb_path_basename(p->config_path), p->config_sha256, input,
                             input_sha256, p->model_urdf};
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        int rc = values[i] ? rb_log_set_attr(log, keys[i], values[i], err) : RB_OK;
-        if (rc)
-            return rc;
-    }
-    return RB_OK;
+    int rc = RB_OK;
+    for (size_t i = 0; !rc && i < sizeof keys / sizeof keys[0]; i++)
+        if (values[i])
+            rc = rep ? rb_report_set_attr(rep, keys[i], values[i], err) : rb_log_set_attr(log, keys[i], values[i], err);
+    return rc;
 }
 
 /* The recorded signals of one output as a log on the run's clock. */
@@ -40,7 +40,7 @@ static int output_log(const rb_pipeline *p, const rb_run_result *res, const rb_c
                                          (const char *const *)s->names, (const char *const *)s->units, err);
     }
     if (!rc)
-        rc = set_provenance(p, res->input, res->input_sha256, log, err);
+        rc = rb_pipe_set_provenance(p, res->input, res->input_sha256, NULL, log, err);
     if (!rc)
         rc = rb_log_set_attr(log, "run", res->run_name, err);
     if (rc)
@@ -107,17 +107,16 @@ void rb_run_summary_free(rb_run_summary *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; s->warnings && i < s->n_warnings; i++)
-        rb_free(s->warnings[i]);
-    rb_free(s->warnings);
+    rb_pipe_free_strings(s->warnings, s->n_warnings);
     rb_report_free(s->report);
     memset(s, 0, sizeof *s);
 }
 
 static char *stem_of(const char *path)
 {
-    const char *base = rb_path_basename(path), *dot = strrchr(base, '.');
-    return rb_strndup(base, dot && dot != base ? (size_t)(dot - base) : strlen(base));
+    size_t n;
+    const char *base = rb_pipe_stem(path, &n);
+    return rb_strndup(base, n);
 }
 
 /* The sessions to run and their output folders. */
@@ -277,12 +276,7 @@ static int run_session(const rb_pipeline *p, const rb_run_opts *opts, const sess
 static int write_combined(const rb_pipeline *p, rb_run_summary *sum, const char *out_dir, const char *inputs,
                           const char *shas, bool overwrite, rb_err *err)
 {
-    const char *keys[] = {"roboest_version", "pipeline", "config", "config_sha256", "input", "input_sha256", "model"};
-    const char *values[] = {RB_VERSION, p->name, rb_path_basename(p->config_path), p->config_sha256, inputs, shas,
-                            p->model_urdf};
-    int rc = RB_OK;
-    for (size_t i = 0; !rc && i < sizeof keys / sizeof keys[0]; i++)
-        rc = values[i] ? rb_report_set_attr(sum->report, keys[i], values[i], err) : RB_OK;
+    int rc = rb_pipe_set_provenance(p, inputs, shas, sum->report, NULL, err);
     return rc ? rc : write_files(p, NULL, sum->report, out_dir, overwrite, err);
 }
 

@@ -433,6 +433,33 @@ Test(pipeline_run, progress_is_sparse_and_can_cancel)
     rb_pipeline_free(p);
 }
 
+/* The per-sample loop allocates nothing: a run of 20 001 samples (five progress chunks; q_lp is an
+ * intermediate signal, one row reused every sample) allocates exactly as often as a run of 101. */
+Test(pipeline_run, allocations_do_not_grow_with_the_samples)
+{
+    rb_pipeline *p = load_edited("\"signals\": [\"qd_fd\", \"q_lp\"]", "\"signals\": [\"qd_fd\"]");
+    cr_assert(!p->signal_table[rb_pipeline_signal_index(p, "q_lp")].recorded);
+    const size_t samples[2] = {101, 20001};
+    long allocations[2];
+    for (int i = 0; i < 2; i++) {
+        rb_log *log = make_log(samples[i], 0.01, 0.0);
+        size_t calls[3] = {0};
+        rb_run_opts opts = {.progress = count_calls, .user = calls};
+        rb_run_result *res;
+        rb_err err;
+        rb_alloc_fail_after(-1); /* restarts the count */
+        cr_assert_eq(rb_pipeline_run_log(p, log, NULL, 0, &opts, &res, &err), RB_OK, "%s", err.msg);
+        allocations[i] = rb_alloc_fail_after(-1);
+        cr_assert_eq(res->clock.n, samples[i]);
+        cr_assert_eq(calls[0], i ? 5 : 1);
+        rb_run_result_free(res);
+        rb_log_free(log);
+    }
+    cr_assert_eq(allocations[0], allocations[1], "%ld allocations for %zu samples, %ld for %zu", allocations[0],
+                 samples[0], allocations[1], samples[1]);
+    rb_pipeline_free(p);
+}
+
 /* ---- writing -------------------------------------------------------------------------------------- */
 static char *temp_dir(void)
 {

@@ -1,0 +1,88 @@
+/*
+ * lib/pipeline internals shared between its files: not installed, not part of the API.
+ *   config.c  JSON text -> typed rb_pipeline (the sections), and the loader's entry points
+ *   graph.c   the signal graph: signal table, wiring, execution order, output and metric references
+ *   run.c, write.c, registry.c  the few helpers below that more than one of them needs
+ */
+#ifndef ROBOEST_PIPELINE_INTERNAL_H
+#define ROBOEST_PIPELINE_INTERNAL_H
+
+#include "roboest/pipeline.h"
+
+/* ---- the loader's context (config.c, graph.c) ------------------------------------------------ */
+typedef struct cfg {
+    const char *file; /* for messages */
+    const char *text; /* NUL-terminated copy of the source */
+    size_t len;
+    const char *base_file;
+    const rb_registry *reg;
+    rb_pipeline *p;
+    rb_err *err;
+    size_t depth; /* may exceed RB_JSON_PATH_MAX: deeper steps are counted, not kept */
+    rb_json_step path[RB_JSON_PATH_MAX];
+} cfg;
+
+/* The key path of what is being checked names and locates every message: push on the way in, pop on
+ * the way out. */
+static inline void push_key(cfg *c, const char *key, size_t occurrence)
+{
+    if (c->depth < RB_JSON_PATH_MAX)
+        c->path[c->depth] = (rb_json_step){key, occurrence};
+    c->depth++;
+}
+
+static inline void push_index(cfg *c, size_t i)
+{
+    if (c->depth < RB_JSON_PATH_MAX)
+        c->path[c->depth] = (rb_json_step){NULL, i};
+    c->depth++;
+}
+
+static inline void pop(cfg *c) { c->depth--; }
+
+static inline size_t path_depth(const cfg *c) { return c->depth < RB_JSON_PATH_MAX ? c->depth : RB_JSON_PATH_MAX; }
+
+/* RB_ECONFIG "<file>:<line>:<col>: <key path>: <what>" at the current path. */
+int rb_cfg_error(cfg *c, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* RB_ENOMEM "<file>: out of memory". */
+int rb_cfg_nomem(cfg *c);
+
+/* A name and its position in a list. */
+typedef struct name_ref {
+    const char *name;
+    size_t index;
+} name_ref;
+
+/* qsort order: by name, then by position. */
+int rb_cfg_cmp_name_ref(const void *a, const void *b);
+/* In refs sorted with rb_cfg_cmp_name_ref: the lowest position whose name repeats an earlier one's
+ * (*dup, with that earlier position in *first), or SIZE_MAX in both. */
+void rb_cfg_first_repeat(const name_ref *refs, size_t n, size_t *dup, size_t *first);
+/* The same for n names in any order (NULL names are skipped; `first` may be NULL). RB_ENOMEM. */
+int rb_cfg_find_duplicate(cfg *c, const char *const *names, size_t n, size_t *dup, size_t *first);
+
+/* graph.c, once every section is parsed: build p->signal_table, wire every stage port, output and
+ * metric to it, put the stages in execution order, check that no two files share a path. */
+int rb_cfg_check_graph(cfg *c);
+
+/* ---- small helpers ---------------------------------------------------------------------------- */
+/* registry.c: x within the bounds of a NUMBER / INTEGER / array-element parameter. */
+bool rb_pipe_param_within(const rb_param_spec *ps, double x);
+
+/* config.c: frees n strings and the array (s may be NULL). */
+void rb_pipe_free_strings(char **s, size_t n);
+/* config.c: the file name of `path` (borrowed) with *len set to the length of its stem: the name
+ * without its extension, where a leading dot starts no extension (".hidden" is its own stem). */
+const char *rb_pipe_stem(const char *path, size_t *len);
+
+/* write.c: the provenance attributes every output file and report carries (tool version, pipeline
+ * name, config file and SHA-256, input files and their SHA-256, model), set on `rep`, or on `log`
+ * when rep is NULL. Absent values (no model) are left out. */
+int rb_pipe_set_provenance(const rb_pipeline *p, const char *input, const char *input_sha256, rb_report *rep,
+                           rb_log *log, rb_err *err);
+
+#endif
