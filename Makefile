@@ -114,7 +114,7 @@ test-asan:
 
 test-valgrind:
 	@$(MAKE) --no-print-directory BUILD=build-valgrind OPT="-O1 -g" TEST_ARGS="--jobs 1" \
-	  TEST_RUNNER="valgrind -q --trace-children=yes --error-exitcode=99 --leak-check=full \
+	  TEST_RUNNER="valgrind -q --trace-children=yes --trace-children-skip=*python*,*localedef,/bin/*,/usr/bin/* --error-exitcode=99 --leak-check=full \
 	  --errors-for-leak-kinds=definite --suppressions=tests/valgrind.supp" test-plain
 
 # Benchmarks print figures; they are never timed tests.
