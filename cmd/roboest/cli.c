@@ -51,8 +51,8 @@ bool cli_parse_double(const char *s, double *out)
 void cli_progress_init(cli_progress *p, const char *label, bool quiet)
 {
     p->enabled = !quiet && isatty(STDERR_FILENO);
-    p->started = rb_monotonic_seconds();
     p->label = label;
+    p->seen = false;
 }
 
 int cli_progress_update(void *user, size_t done, size_t total)
@@ -60,9 +60,16 @@ int cli_progress_update(void *user, size_t done, size_t total)
     cli_progress *p = user;
     if (!p->enabled || total == 0)
         return 0;
+    double now = rb_monotonic_seconds();
+    if (!p->seen || done < p->done_last) { /* first report, or the next log began */
+        p->seen = true;
+        p->t_first = now;
+        p->done_first = done;
+    }
+    p->done_last = done;
     double frac = (double)done / (double)total;
-    double elapsed = rb_monotonic_seconds() - p->started;
-    double rate = elapsed > 0 ? (double)done / elapsed : 0;
+    double elapsed = now - p->t_first;
+    double rate = elapsed > 0 ? (double)(done - p->done_first) / elapsed : 0;
     double left = rate > 0 ? (double)(total - done) / rate : 0;
     enum { WIDTH = 30 };
     char bar[WIDTH + 1];
@@ -70,8 +77,10 @@ int cli_progress_update(void *user, size_t done, size_t total)
     for (int i = 0; i < WIDTH; i++)
         bar[i] = i < filled ? '=' : (i == filled ? '>' : ' ');
     bar[WIDTH] = '\0';
-    fprintf(stderr, "\r%s [%s] %3.0f%% %zu/%zu samples, %.3g samples/s, %.0f s left   ", p->label, bar,
-            100 * frac, done, total, rate, left);
+    fprintf(stderr, "\r%s [%s] %3.0f%% %zu/%zu samples", p->label, bar, 100 * frac, done, total);
+    if (rate > 0)
+        fprintf(stderr, ", %.3g samples/s, %.0f s left", rate, left);
+    fputs("   ", stderr);
     fflush(stderr);
     return 0;
 }

@@ -43,8 +43,13 @@ bool cli_parse_double(const char *s, double *out);
 /* Progress bar on stderr, drawn only when stderr is a terminal and not quiet. */
 typedef struct cli_progress {
     bool enabled;
-    double started;
     const char *label;
+    /* The rate is measured from the first report of the current log, so reading the log and
+     * setting up the run do not count as slow samples. */
+    double t_first;
+    size_t done_first;
+    size_t done_last;
+    bool seen;
 } cli_progress;
 
 void cli_progress_init(cli_progress *p, const char *label, bool quiet);

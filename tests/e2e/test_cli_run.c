@@ -213,3 +213,23 @@ Test(cli_run, nonfinite_hold_counts_and_warns)
     free(c);
     free_fixture(&fx);
 }
+
+Test(cli_run, non_finite_estimate_is_a_numeric_failure)
+{
+    /* Finite positions whose differences overflow: the estimate becomes infinite, the metric refuses
+     * it (naming the signal and the sample), nothing is written. */
+    fixture fx = make_fixture(GOOD_CONFIG);
+    FILE *f = fopen(fx.log, "w");
+    fprintf(f, "time,joints_state/positions:j1,joints_state/positions:j2,"
+               "joints_state/velocities:j1,joints_state/velocities:j2\n");
+    for (int k = 0; k <= 300; k++)
+        fprintf(f, "%.17g,%s,0,0,0\n", 5.0 + 0.01 * k, k % 2 ? "1.7e308" : "-1.7e308");
+    fclose(f);
+    cli_result r = cli_run(NULL, (const char *[]){"run", fx.config, "-o", fx.out, NULL});
+    cr_expect_eq(r.status, EXIT_NUMERIC, "exit %d: %s", r.status, r.err);
+    cr_expect_eq(test_count_lines(r.err), 1, "%s", r.err);
+    cr_expect(strstr(r.err, "qd") && strstr(r.err, "sample"), "%s", r.err);
+    cr_expect(test_count_entries(fx.out) <= 0, "no output file");
+    cli_result_free(&r);
+    free_fixture(&fx);
+}
