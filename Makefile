@@ -7,6 +7,7 @@
 #   make test-valgrind  the same under valgrind
 #   make fuzz-smoke libFuzzer targets (config parser, log readers), bounded time each
 #   make bench      reader and runner benchmarks (prints a table)
+#   make bench-dynamics  RNEA / mass matrix / ABA against Orocos KDL on ergoCub (prints a table)
 #   make deps       install missing Debian packages (apt-get; needs root)
 #
 # Partial builds for working on one module:  make BUILD=build-io MODULES="core io" unit
@@ -14,12 +15,13 @@
 
 SHELL := /bin/bash
 BUILD ?= build
-MODULES ?= core io metrics pipeline estimators
+MODULES ?= core io metrics model dynamics pipeline estimators
 CC ?= cc
 PYTHON ?= /usr/bin/python3
 
 DEB_PACKAGES := pkg-config libhdf5-dev libmatio-dev libcjson-dev libopenblas-dev liblapacke-dev \
-                libxml2-dev libcriterion-dev python3-h5py python3-scipy python3-numpy hdf5-tools valgrind locales
+                libxml2-dev libcriterion-dev python3-h5py python3-scipy python3-numpy hdf5-tools valgrind locales \
+                g++ liborocos-kdl-dev libkdl-parser-dev
 PKGS := hdf5 matio libcjson libxml-2.0 openblas lapacke
 
 WARN := -std=c11 -Wall -Wextra -Wpedantic -Wshadow
@@ -41,7 +43,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: all deps demo bench fuzz-smoke test test-plain test-asan test-valgrind fuzz-smoke bench unit fixtures clean format
+.PHONY: all deps demo bench bench-dynamics fuzz-smoke test test-plain test-asan test-valgrind fuzz-smoke bench unit fixtures clean format
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -78,6 +80,19 @@ demo: all
 	$(BUILD)/roboest run configs/demo.json -o $(BUILD)/demo --force
 	@echo "demo outputs: $$(ls $(BUILD)/demo | tr '\n' ' ')in $(BUILD)/demo/"
 
+# Orocos KDL (C++, through kdl_parser and urdfdom) is the independent reference for the dynamics
+# tests and benchmarks: the only C++ in the tree, test tooling under tests/.
+CXX ?= g++
+KDL_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -I/usr/include/eigen3 -Itests/kdl
+KDL_LIBS := -lkdl_parser -lorocos-kdl -lurdfdom_model
+$(BUILD)/kdl_reference: tests/kdl/kdl_reference.cpp tests/kdl/kdl_common.hpp | deps
+	@mkdir -p $(dir $@)
+	$(CXX) $(KDL_CXXFLAGS) -o $@ $< $(KDL_LIBS)
+
+$(BUILD)/bench_kdl: tests/bench/bench_kdl.cpp tests/kdl/kdl_common.hpp | deps
+	@mkdir -p $(dir $@)
+	$(CXX) $(KDL_CXXFLAGS) -o $@ $< $(KDL_LIBS)
+
 # Test fixtures come from independent writers: libmatio's C API, h5py and scipy.io.
 $(BUILD)/gen_matio: tests/fixtures/gen_matio.c | deps
 	@mkdir -p $(dir $@)
@@ -91,7 +106,7 @@ fixtures: $(BUILD)/gen_matio
 $(BUILD)/unit: $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libroboest.a
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(BUILD)/libroboest.a $(LDLIBS) -lcriterion
 
-unit: $(BUILD)/unit fixtures
+unit: $(BUILD)/unit fixtures $(BUILD)/kdl_reference
 	$(BUILD)/unit $(UNIT_ARGS)
 
 $(BUILD)/tests: $(ALL_TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libroboest.a
@@ -103,7 +118,7 @@ test:
 	@$(MAKE) --no-print-directory test-asan
 
 TEST_RUNNER ?=
-test-plain: all $(BUILD)/tests fixtures
+test-plain: all $(BUILD)/tests fixtures $(BUILD)/kdl_reference
 	@echo "running $(BUILD)/tests $(TEST_ARGS)"
 	@set -o pipefail; $(TEST_RUNNER) $(BUILD)/tests $(TEST_ARGS) 2>&1 | tee $(BUILD)/test.log
 	@scripts/check-test-log.sh $(BUILD)/test.log
@@ -126,6 +141,9 @@ bench: all $(BUILD)/bench_read $(BUILD)/bench_runner
 	scripts/bench-read.sh $(BUILD) $(BENCH_MB)
 	$(BUILD)/bench_runner
 
+bench-dynamics: all $(BUILD)/bench_dynamics $(BUILD)/bench_kdl
+	scripts/bench-dynamics.sh $(BUILD) 5
+
 # libFuzzer targets (clang), each run for FUZZ_SECONDS on a corpus seeded from the test fixtures.
 # The log reader target skips HDF5 inputs (FUZZ_DEFS): Debian's libhdf5 1.10 itself overflows on
 # mutated metadata (see tests/fuzz/fuzz_log_read.c); FUZZ_DEFS= fuzzes them too.
@@ -139,7 +157,7 @@ fuzz-smoke: deps
 	@for p in $(FUZZ_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" \
 	  || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(FUZZ_PACKAGES) >/dev/null; break; }; done
 	$(MAKE) BUILD=build-fuzz CC=clang OPT="-O1 -g" SAN="-fsanitize=fuzzer-no-link,address,undefined" \
-	  build-fuzz/fuzz_config build-fuzz/fuzz_log_read fixtures
+	  build-fuzz/fuzz_config build-fuzz/fuzz_log_read build-fuzz/fuzz_urdf fixtures
 	scripts/fuzz-smoke.sh build-fuzz $(FUZZ_SECONDS)
 
 clean:

@@ -6,12 +6,13 @@
 set -euo pipefail
 build=$1
 seconds=$2
-mkdir -p "$build/corpus/config" "$build/corpus/log" "$build/fuzz-artifacts"
+mkdir -p "$build/corpus/config" "$build/corpus/log" "$build/corpus/urdf" "$build/fuzz-artifacts"
 cp configs/*.json "$build/corpus/config/" 2>/dev/null || true
 find "$build/fixtures" -maxdepth 1 -type f -size -256k -exec cp {} "$build/corpus/log/" \;
 cp datasets/*.mat "$build/corpus/log/" 2>/dev/null || true
+cp datasets/*.urdf ../shared/models/four_joints_*.urdf "$build/corpus/urdf/" 2>/dev/null || true
 export ASAN_OPTIONS=detect_leaks=1
-for target in config log_read; do
+for target in config log_read urdf; do
   corpus="$build/corpus/${target%_read}"
   echo "fuzzing $target for ${seconds}s on $(ls "$corpus" | wc -l) seeds"
   "$build/fuzz_$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \

@@ -1,0 +1,128 @@
+/* Private to lib/dynamics: the workspace layout and small inline helpers shared by its files. */
+#ifndef ROBOEST_DYN_INTERNAL_H
+#define ROBOEST_DYN_INTERNAL_H
+
+#include <stdbool.h>
+#include <string.h>
+
+#include "roboest/dynamics.h"
+
+enum { LEVEL_NONE = 0, LEVEL_POS = 1, LEVEL_VEL = 2, LEVEL_ACC = 3 };
+
+/* Joint kinds. */
+enum { JK_FIXED = 0, JK_REVOLUTE, JK_PRISMATIC };
+
+typedef struct dyn_body {
+    int parent;      /* -1 for the base */
+    int qi, vi;      /* index in q and in nu (7 + dof, 6 + dof for a floating base), -1 for a fixed joint */
+    int kind;        /* JK_* */
+    bool moving;     /* a joint between the root and the body moves it (always, for a floating base); a fixed
+                      * base's non-moving bodies take no part in M or in forward dynamics */
+    double k[3];     /* unit axis, body frame */
+    rb_xform Xp;     /* X_parent */
+    /* Revolute: the joint's rotation composed with X_parent's, R(q) = Rp Rot(k, q) = cos q C + sin q A + B with
+     * C = Rp - B, A = Rp [k]x, B = (Rp k) k^T (Rodrigues' formula multiplied out once). Prismatic: Rpk. */
+    double C[9], A[9], B[9];
+    double Rpk[3];
+    double pi[10];   /* inertial parameters */
+} dyn_body;
+
+struct rb_dyn {
+    size_t nb, nv, nq, n_dofs;
+    bool floating;
+    dyn_body *body;
+
+    /* kinematic state (rb_dyn_kinematics) */
+    int level;
+    rb_xform *kXup, *kX0;          /* parent_X_i and W_X_i */
+    double (*kv)[6];               /* body twists, body coordinates */
+    double (*kab)[6];              /* accelerations with nu_dot = 0 (no gravity) */
+    double (*ka)[6];               /* accelerations with the state's nu_dot (no gravity) */
+    double (*kIC)[10];             /* composite inertias of the state (centroidal functions) */
+
+    /* dynamics scratch */
+    rb_xform *Xup;
+    double (*v)[6], (*a)[6], (*f)[6];
+    double (*IC)[10];
+    double (*IA)[36], (*pA)[6], (*U)[6], (*c)[6], *D, *u;
+    int rnea_valid;                /* f holds the joint wrenches of the last RNEA */
+    double *M, *h, *tmp;           /* nv x nv, nv, nv */
+
+    /* contacts */
+    size_t max_rows;
+    double *Jc, *Y, *S, *rhs, *lam;  /* rows x nv, nv x rows, rows x rows, rows, rows */
+    void *contact_block;
+
+    void *block;
+};
+
+/* ---- helpers shared between files ----------------------------------------------------------------- */
+
+int rbd_check(const rb_model *model, const rb_dyn *ws, rb_err *err);
+/* Xup from the joint value (revolute, prismatic, fixed). */
+static inline void dyn_joint_xform(const dyn_body *b, double x, rb_xform *X)
+{
+    switch (b->kind) {
+    case JK_REVOLUTE: {
+        double c = cos(x), s = sin(x);
+        for (int k = 0; k < 9; k++)
+            X->R[k] = c * b->C[k] + s * b->A[k] + b->B[k];
+        X->p[0] = b->Xp.p[0], X->p[1] = b->Xp.p[1], X->p[2] = b->Xp.p[2];
+        break;
+    }
+    case JK_PRISMATIC:
+        memcpy(X->R, b->Xp.R, sizeof X->R);
+        for (int k = 0; k < 3; k++)
+            X->p[k] = b->Xp.p[k] + x * b->Rpk[k];
+        break;
+    default:
+        *X = b->Xp;
+        break;
+    }
+}
+
+/* World pose of the floating base from q (p, quaternion w x y z). */
+static inline void dyn_base_pose(const double *q, rb_xform *X)
+{
+    rb_m3_from_quat(q + 3, X->R);
+    X->p[0] = q[0], X->p[1] = q[1], X->p[2] = q[2];
+}
+
+/* Motion subspace S of a 1-dof joint times a scalar, added: out += S x. */
+static inline void dyn_add_S(const dyn_body *b, double x, double out[6])
+{
+    int o = b->kind == JK_REVOLUTE ? 3 : 0;
+    out[o] += b->k[0] * x, out[o + 1] += b->k[1] * x, out[o + 2] += b->k[2] * x;
+}
+/* S^T f */
+static inline double dyn_St(const dyn_body *b, const double f[6])
+{
+    const double *x = b->kind == JK_REVOLUTE ? f + 3 : f;
+    return b->k[0] * x[0] + b->k[1] * x[1] + b->k[2] * x[2];
+}
+/* out = v x_m (S qd) for a 1-dof joint: the velocity-product acceleration c_i of table 5.1. */
+static inline void dyn_cross_S(const dyn_body *b, const double v[6], double qd, double out[6])
+{
+    double s[3] = {b->k[0] * qd, b->k[1] * qd, b->k[2] * qd};
+    if (b->kind == JK_REVOLUTE) { /* [v_lin x s; w x s] */
+        rb_v3_cross(v, s, out);
+        rb_v3_cross(v + 3, s, out + 3);
+    } else { /* [w x s; 0] */
+        rb_v3_cross(v + 3, s, out);
+        out[3] = out[4] = out[5] = 0.0;
+    }
+}
+
+/* World pose of body i from the Xup chain and the base pose (walks to the root). */
+void rbd_body_world_pose(const rb_dyn *ws, const rb_xform *Xup, const rb_xform *X0base, int i, rb_xform *out);
+/* Wrench `e` as a force on its frame's body, in body coordinates. Xup/X0base give the configuration. */
+void rbd_ext_to_body(const rb_model *model, const rb_dyn *ws, const rb_xform *Xup, const rb_xform *X0base,
+                         const rb_ext_wrench *e, double out[6]);
+int rbd_check_ext(const rb_model *model, const rb_ext_wrench *ext, size_t n_ext, rb_err *err);
+/* RNEA into tau (no argument checks); leaves Xup, v, a, f of the configuration. */
+int rbd_rnea(const rb_model *model, rb_dyn *ws, const double *q, const double *nu, const double *nu_dot,
+             const rb_ext_wrench *ext, size_t n_ext, double *tau);
+/* Kinematic state (no argument checks); with_vel: velocities and accelerations, NULL nu / nu_dot as zero. */
+void rbd_kinematics(rb_dyn *ws, const double *q, const double *nu, const double *nu_dot, bool with_vel);
+
+#endif
