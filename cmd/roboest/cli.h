@@ -61,5 +61,6 @@ int cmd_info(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_stages(int argc, char **argv);
+int cmd_model(int argc, char **argv);
 
 #endif

@@ -15,6 +15,7 @@ static const char *const MAIN_HELP =
     "  run PIPELINE.json   run a pipeline on its logs (or the LOGs given) and write estimates\n"
     "                      and metric reports\n"
     "  stages              list the stage types a pipeline can use, with their parameters\n"
+    "  model info URDF     the model roboest computes on: bodies, joints, frames, sensors, mass\n"
     "\n"
     "Logs are read by content: robot-logger MATLAB v7.3 and v5/v7 files, plain .mat/.h5 files of\n"
     "named matrices with a time vector, roboest .h5 files, and CSV with a header row.\n"
@@ -27,7 +28,7 @@ struct command {
 };
 
 static const struct command COMMANDS[] = {
-    {"info", cmd_info}, {"convert", cmd_convert}, {"run", cmd_run}, {"stages", cmd_stages}};
+    {"info", cmd_info}, {"convert", cmd_convert}, {"run", cmd_run}, {"stages", cmd_stages}, {"model", cmd_model}};
 
 int main(int argc, char **argv)
 {
