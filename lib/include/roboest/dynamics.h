@@ -224,4 +224,172 @@ int rb_dyn_fd_contact(const rb_model *model, rb_dyn *ws, const double *q, const 
                       const rb_ext_wrench *ext, size_t n_ext, const rb_contact *contacts, size_t n_contacts,
                       double *nu_dot, double *lambda, rb_err *err);
 
+/* ---- sub-models at the FT sensors ---------------------------------------------------------------------
+ * Cutting the tree at the fixed joints of k six-axis FT sensors leaves k + 1 pieces, the sub-models of the
+ * public UKF joint-torque estimator. Each is a tree of its own whose base is its body nearest the model base
+ * (the tree child of the cut FT joint); sub-model 0 holds the model base, the others follow in the order of
+ * their base bodies. Every cut FT joint lies on the boundary of exactly two sub-models, and its measured
+ * wrench y (the reading, in the sensor's convention) acts on both with opposite signs: sign +1 in the
+ * sub-model holding the side the reading is applied to (model->ft[s].child_body's side when
+ * model->ft[s].sign = +1, i.e. parent_to_child; the parent_body's side for child_to_parent), -1 in the other.
+ * So y enters sub-model k's Newton-Euler as the external wrench sign * y at the sensor's reading frame.
+ *
+ * IMUs: an accelerometer or gyroscope belongs to the sub-model of its frame's body. One whose frame sits on
+ * the sensor frame of a cut FT (the same frame, or a frame at the same pose within 1e-9 m / 1e-9) belongs
+ * to both neighbouring sub-models: each lists it, attached to a body on its own side (the owning side: the
+ * frame's body and pose; the other side: the FT joint's body there, at the pose through the fixed joint),
+ * with `shared` set in both entries.
+ *
+ * A set is built from a const model, owns its arrays (one block) and is immutable; it may be shared
+ * between threads and estimators. The model must outlive it and stay unchanged. All indices are model
+ * indices (bodies, dofs = joint-list positions, frames, model->ft, model->imu). */
+
+typedef struct rb_submodel_ft {
+    int ft;          /* index in model->ft */
+    int set_index;   /* its position in the set's FT list (the order of the readings) */
+    int sign;        /* +1: the measured wrench acts on this sub-model; -1: its opposite does */
+    int body;        /* the sensor joint's body on this sub-model's side */
+} rb_submodel_ft;
+
+typedef struct rb_submodel_imu {
+    int imu;         /* index in model->imu */
+    int body;        /* a body of this sub-model the sensor frame is rigidly attached to */
+    rb_xform X_body; /* the sensor frame's pose in that body */
+    bool shared;     /* on a cut FT's sensor frame: listed by both neighbouring sub-models */
+} rb_submodel_imu;
+
+typedef struct rb_submodel {
+    int base;                /* its base body */
+    int parent;              /* the sub-model across its base's FT joint; -1 for sub-model 0 */
+    int base_ft;             /* position in the set's FT list of the FT on its base's joint; -1 for sub-model 0 */
+    size_t n_bodies;
+    int *bodies;             /* topological order, bodies[0] == base */
+    size_t n_dofs;
+    int *dofs;               /* increasing (joint-list order) */
+    size_t n_frames;
+    int *frames;             /* the frames attached to its bodies */
+    size_t n_ft;
+    rb_submodel_ft *ft;      /* the cut FTs on its boundary, in the set's FT order */
+    size_t n_imu;
+    rb_submodel_imu *imu;    /* in model->imu order */
+    double mass;             /* kg */
+} rb_submodel;
+
+typedef struct rb_submodels {
+    size_t n_sub;            /* n_ft + 1 */
+    rb_submodel *sub;
+    size_t n_ft;
+    int *ft;                 /* the model FT sensors cut at, in the order given: FT readings follow it */
+    int *body_sub;           /* sub-model of every model body (model->n_bodies) */
+    size_t n_bodies, n_dofs, n_frames, n_model_ft, n_imu; /* the model's sizes (consistency checks) */
+    void *block;             /* the storage of every array above (internal) */
+} rb_submodels;
+
+/* Split `model` at the FT sensors named in ft_names[0..n_names) (NULL: every FT sensor, model order; a
+ * non-NULL list of length 0 cuts nothing: one sub-model). FT joints of sensors not listed stay inside their
+ * sub-model. Caller frees *out with rb_submodels_free (*out is NULL on failure). RB_ENOTFOUND: no FT sensor
+ * of that name; RB_EINVAL: NULL arguments, a sensor listed twice, two listed sensors on one joint, a sensor
+ * whose bodies are not joined by a fixed joint; RB_ENOMEM. */
+int rb_submodels_build(const rb_model *model, const char *const *ft_names, size_t n_names, rb_submodels **out,
+                       rb_err *err);
+void rb_submodels_free(rb_submodels *sm);
+
+/* ---- FT-sensor-based joint torque estimation --------------------------------------------------------------
+ * The "RNEA-based estimation using FT sensors" baseline of the joint-torque paper (seed 000): per sample,
+ * from the joint state, one IMU and the FT readings, the unknown contact wrenches of each sub-model by its
+ * Newton-Euler equations, then the joint torques by the RNEA inside each sub-model.
+ *
+ * Inputs (rb_ft_est_input): s, s_dot, s_ddot (n = model->n_dofs each, joint-list order; rad, rad/s, rad/s^2,
+ * or m, m/s, m/s^2 for prismatic joints); the proper linear acceleration `acc` (m/s^2: classical acceleration
+ * of the origin minus gravity, what an accelerometer reads) and the angular velocity `gyro` (rad/s) of one
+ * frame S chosen at rb_ft_est_alloc (default the base body frame), both in S's axes; S's angular
+ * acceleration `alpha` (rad/s^2, S's axes: R^T w_dot) if the caller has it, else NULL for zero (paper eq. 7);
+ * the readings of the set's FT sensors (6 each, set order, each as the sensor reports it: model.h).
+ *
+ * 1. Kinematics from the IMU, an exact rigid-body transfer. The base's linear velocity does not enter
+ *    (adding a constant velocity to every point changes no force) and is taken as zero; its angular
+ *    velocity w_B, angular acceleration alpha_B and proper linear acceleration a_B are the ones that give S
+ *    the measured motion, given the joint motion between the base and S:
+ *        w_B     = R_BS (w_S - w_rel),   alpha_B = R_BS (alpha_S - alpha_rel),
+ *        a_B     = R_BS (a_S - w_S x v_S - a_rel) + p_BS x alpha_B,
+ *    (R_BS, p_BS) = S's pose in the base; w_S, v_S S's angular and linear velocity; w_rel S's angular
+ *    velocity were the base still; alpha_rel, a_rel the angular and linear parts of S's spatial (body-fixed)
+ *    acceleration were the base's accelerations zero (base twist [0; w_B]); all in S's axes. For S on the
+ *    base body (w_rel = alpha_rel = 0, a_rel = 0, w_S x v_S = R_SB (w_B x (w_B x p_BS))) this is
+ *        a_B = R_BS a_S - alpha_B x p_BS - w_B x (w_B x p_BS),
+ *    the public estimator's transfer (eq. 7) when alpha = 0. Gravity enters only through `acc` (as a proper
+ *    acceleration, once); model->gravity and the world pose are not used.
+ * 2. Forward pass (Featherstone table 5.1) from the base state: body twists v_i, proper accelerations a_i
+ *    and f_i = I_i a_i + v_i x* I_i v_i.
+ * 3. Contacts, per sub-model k (paper eq. 1 for the sub-model as a free system):
+ *        sum_{i in k} iX_b^* f_i = sum_{FT on k} sign X^* y + sum_{contacts c on k} X_c^* w_c   (6 equations)
+ *    in the sub-model base's coordinates. No contact on k: nothing to estimate (the left-over is the
+ *    residual, rb_ft_est_residual); one contact: exact (6 equations, 6 unknowns); several: the
+ *    minimum-norm solution, minimizing sum_c |f_c|^2 + |tau_c|^2 with each moment about its frame's origin
+ *    (so the split depends on where the contact frames are, not on their orientation). A sub-model with at
+ *    least one contact has a zero residual.
+ * 4. Torques: the RNEA backward pass inside each sub-model with the measured FT wrenches and the estimated
+ *    contact wrenches as external wrenches: tau_j = S_j^T (wrench across joint j), so a joint's torque uses
+ *    the measured FT wrenches of the sub-model boundary beyond it, not the model beyond them.
+ *
+ * Contact wrenches (outputs, and rb_ft_est_predict_ft's optional inputs): 6 per contact, in the order
+ * given at alloc, each the wrench the environment exerts ON the robot at the contact frame in RB_DYN_BODY
+ * representation: [f; tau] in the frame's axes, moment about its origin (N, N m). (The world orientation is
+ * unknown to the estimator, so no world-axes representation is offered; rb_dyn_fd_contact's MIXED lambda
+ * maps to it by R^T on both parts.)
+ *
+ * The model's floating flag is not used: every sub-model is a free system under its FT and contact
+ * wrenches. A fixed base mounted on a pole bears an unknown wrench there: list a contact at the base link
+ * (as the public configurations do) and pass the base IMU (or acc = -R^T g, gyro = 0 for a base known to be
+ * still).
+ *
+ * rb_ft_est_alloc makes a workspace (caller frees with rb_ft_est_free); it borrows the model and the
+ * sub-model set, which must outlive it. No per-sample function allocates. One thread at a time. */
+
+typedef struct rb_ft_est rb_ft_est; /* workspace (opaque) */
+
+typedef struct rb_ft_est_input {
+    const double *s, *s_dot, *s_ddot; /* joint positions, velocities, accelerations (n each) */
+    size_t n;                         /* their length: model->n_dofs */
+    double acc[3];                    /* proper linear acceleration of S's origin, S's axes, m/s^2 */
+    double gyro[3];                   /* angular velocity of S, S's axes, rad/s */
+    const double *alpha;              /* angular acceleration of S (3, S's axes, rad/s^2), or NULL: zero */
+    const double *ft;                 /* FT readings, 6 per sensor of the set, set order (N, N m) */
+    size_t n_ft_values;               /* their length: 6 * sm->n_ft */
+} rb_ft_est_input;
+
+/* Estimator for `model` and the sub-model set `sm` (built from the same model). imu_frame: the frame S the
+ * IMU readings belong to (NULL: the base body frame); contacts[0..n_contacts): frames where unknown contact
+ * wrenches act (any number per sub-model, none allowed). RB_ENOTFOUND: no frame of that name ("contact frame
+ * r_foot_frnt: no such frame in model ergoCub"); RB_EINVAL: NULL arguments, a contact listed twice, a set
+ * built for another model; RB_ENOMEM. */
+int rb_ft_est_alloc(const rb_model *model, const rb_submodels *sm, const char *imu_frame,
+                    const char *const *contacts, size_t n_contacts, rb_ft_est **out, rb_err *err);
+void rb_ft_est_free(rb_ft_est *est);
+size_t rb_ft_est_n_contacts(const rb_ft_est *est);
+
+/* Joint torques tau (n_tau = model->n_dofs, joint-list order, N m or N) and contact wrenches (6 per contact,
+ * n_wrench_values = 6 * n_contacts, see above; may be NULL with 0) from one sample. RB_EDIM: a length that
+ * does not match; RB_EINVAL: NULL arguments or a workspace made for another model; RB_ENUMERIC: a non-finite
+ * input (named) or a singular contact system. */
+int rb_ft_est_torques(const rb_model *model, rb_ft_est *est, const rb_ft_est_input *in, double *tau, size_t n_tau,
+                      double *wrenches, size_t n_wrench_values, rb_err *err);
+
+/* The FT readings the model predicts (ft_out: 6 per sensor of the set, set order, each in its sensor's
+ * convention) for the motion in `in` (its FT readings are not read; zero velocities and accelerations with
+ * acc = the gravity reading for a robot at rest) and the contact wrenches `wrenches_in` (6 per contact,
+ * BODY as above) or, if wrenches_in is NULL, the contact wrenches that balance the whole robot's
+ * Newton-Euler equations (no FT cut: exact for one contact, minimum-norm for several), returned in
+ * wrenches_out (may be NULL with 0). For the start-up offset calibration of the public estimator:
+ * o = f_measured(0) - f_predicted(0). Errors as rb_ft_est_torques. */
+int rb_ft_est_predict_ft(const rb_model *model, rb_ft_est *est, const rb_ft_est_input *in, const double *wrenches_in,
+                         double *ft_out, size_t n_ft_values, double *wrenches_out, size_t n_wrench_values,
+                         rb_err *err);
+
+/* After rb_ft_est_torques: sub-model `sub`'s Newton-Euler residual, the wrench (base coordinates, about its
+ * base origin) its bodies' motion needs beyond the FT and estimated contact wrenches: zero for a sub-model
+ * with a contact, a consistency check of model, IMU and FT readings for one without. RB_EINVAL before any
+ * estimate or for sub out of range. */
+int rb_ft_est_residual(const rb_ft_est *est, size_t sub, double out[6], rb_err *err);
+
 #endif

@@ -1,0 +1,17 @@
+/* Private to lib/dynamics: helpers shared by the sub-model split and the FT-based estimator. */
+#ifndef ROBOEST_FT_INTERNAL_H
+#define ROBOEST_FT_INTERNAL_H
+
+#include <stdbool.h>
+
+#include "roboest/model.h"
+
+/* The two bodies of FT sensor `ft`'s fixed joint as the tree sees them: *tc its tree child (the body whose
+ * parent joint is the FT joint: the model's child_body, or its parent_body when re-rooting reversed the
+ * joint), *tp the tree parent. False if they are not joined by a fixed joint. */
+bool rbd_ft_tree_sides(const rb_model *model, const rb_ft_sensor *ft, int *tc, int *tp);
+/* Pose of `frame` in the tree child tc of a fixed joint (tp its tree parent); false if the frame is on
+ * neither body. */
+bool rbd_frame_in_joint_child(const rb_model *model, int tc, int tp, int frame, rb_xform *out);
+
+#endif
