@@ -10,8 +10,6 @@ const char *const rb_io_time_names[3] = {"time", "t", "timestamps"};
 
 enum { SNIFF_BYTES = 64 * 1024 };
 
-typedef enum sniff_kind { SNIFF_HDF5, SNIFF_MAT73, SNIFF_MAT5, SNIFF_CSV } sniff_kind;
-
 static const unsigned char hdf5_signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
 
 /* HDF5 looks for its superblock at 0, 512, 1024, 2048, ...: so do we. */
@@ -63,9 +61,50 @@ static bool is_time_header(const unsigned char *b, size_t n)
     return false;
 }
 
-/* Text whose first line that is neither blank nor a `#` comment is a header with a comma and a time
- * column first. */
-static bool looks_like_csv(const unsigned char *b, size_t n)
+/* A log header: a comma and a time column first. */
+static bool is_log_header(const unsigned char *b, size_t n, bool cut)
+{
+    (void)cut;
+    return memchr(b, ',', n) != NULL && is_time_header(b, n);
+}
+
+/* An array header: every comma-separated field (spaces, tabs, a final CR and quotes around it dropped)
+ * is an array column (column names hold no ',' or '"'). `cut`: the line goes on past the bytes
+ * sniffed, so its last field is not checked. */
+static bool is_array_header(const unsigned char *b, size_t n, bool cut)
+{
+    char field[512];
+    for (size_t i = 0; i <= n;) {
+        size_t end = i;
+        while (end < n && b[end] != ',')
+            end++;
+        if (end == n && cut)
+            return i > 0;
+        size_t s = i, e = end;
+        while (s < e && (b[s] == ' ' || b[s] == '\t'))
+            s++;
+        while (e > s && (b[e - 1] == ' ' || b[e - 1] == '\t' || b[e - 1] == '\r'))
+            e--;
+        if (e - s >= 2 && b[s] == '"' && b[e - 1] == '"') {
+            s++;
+            e--;
+        }
+        size_t name_len, n_idx, idx[2];
+        if (e - s >= sizeof field)
+            return false;
+        memcpy(field, b + s, e - s);
+        field[e - s] = '\0';
+        if (!rb_io_array_column(field, &name_len, &n_idx, idx))
+            return false;
+        i = end + 1;
+    }
+    return true;
+}
+
+/* Text whose first line that is neither blank nor a `#` comment is a header (header_ok); `full`: the
+ * file goes on past these n bytes. */
+static bool looks_like_csv(const unsigned char *b, size_t n, bool full,
+                           bool (*header_ok)(const unsigned char *, size_t, bool))
 {
     if (memchr(b, '\0', n))
         return false;
@@ -78,14 +117,15 @@ static bool looks_like_csv(const unsigned char *b, size_t n)
         while (k < end && (b[k] == ' ' || b[k] == '\t' || b[k] == '\r'))
             k++;
         if (k < end && b[k] != '#')
-            return memchr(b + k, ',', end - k) != NULL && is_time_header(b + k, end - k);
+            return header_ok(b + k, end - k, full && end == n);
         i = end + 1;
     }
     return false;
 }
 
-static int sniff(const char *path, sniff_kind *kind, rb_err *err)
+int rb_io_sniff(const char *path, bool arrays, rb_io_kind *kind, rb_err *err)
 {
+    const char *what = arrays ? "an array file" : "a log file";
     unsigned char *buf = NULL;
     int rc = RB_OK;
     FILE *f = fopen(path, "rb");
@@ -96,11 +136,11 @@ static int sniff(const char *path, sniff_kind *kind, rb_err *err)
     }
     struct stat st;
     if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        rc = rb_err_set(err, RB_EINPUT, "%s: not a log file (not a regular file)", path);
+        rc = rb_err_set(err, RB_EINPUT, "%s: not %s (not a regular file)", path, what);
         goto done;
     }
     if (st.st_size == 0) {
-        rc = rb_err_set(err, RB_EINPUT, "%s: not a log file (empty file)", path);
+        rc = rb_err_set(err, RB_EINPUT, "%s: not %s (empty file)", path, what);
         goto done;
     }
     buf = rb_malloc(SNIFF_BYTES);
@@ -114,17 +154,18 @@ static int sniff(const char *path, sniff_kind *kind, rb_err *err)
         goto done;
     }
     if (has_hdf5_signature(f, (long long)st.st_size))
-        *kind = (n >= 128 && memcmp(buf, "MATLAB 7.3 MAT-file", 19) == 0) ? SNIFF_MAT73 : SNIFF_HDF5;
+        *kind = (n >= 128 && memcmp(buf, "MATLAB 7.3 MAT-file", 19) == 0) ? RB_IO_MAT73 : RB_IO_HDF5;
     else if (is_mat5_header(buf, n))
-        *kind = SNIFF_MAT5;
+        *kind = RB_IO_MAT5;
     else if (n >= 19 && (memcmp(buf, "MATLAB 5.0 MAT-file", 19) == 0 || memcmp(buf, "MATLAB 7.3 MAT-file", 19) == 0))
-        rc = rb_err_set(err, RB_EINPUT, "%s: not a log file (truncated or corrupt MATLAB header)", path);
-    else if (looks_like_csv(buf, n))
-        *kind = SNIFF_CSV;
+        rc = rb_err_set(err, RB_EINPUT, "%s: not %s (truncated or corrupt MATLAB header)", path, what);
+    else if (looks_like_csv(buf, n, n == SNIFF_BYTES && (long long)n < (long long)st.st_size,
+                            arrays ? is_array_header : is_log_header))
+        *kind = RB_IO_CSV;
     else if (n >= 6 && memcmp(buf, "MATLAB", 6) == 0)
-        rc = rb_err_set(err, RB_EINPUT, "%s: not a log file (unsupported or corrupt MATLAB header)", path);
+        rc = rb_err_set(err, RB_EINPUT, "%s: not %s (unsupported or corrupt MATLAB header)", path, what);
     else
-        rc = rb_err_set(err, RB_EINPUT, "%s: not a log file (neither HDF5, MATLAB nor CSV)", path);
+        rc = rb_err_set(err, RB_EINPUT, "%s: not %s (neither HDF5, MATLAB nor CSV)", path, what);
 done:
     rb_free(buf);
     fclose(f);
@@ -135,15 +176,15 @@ int rb_log_detect(const char *path, rb_log_format *fmt, rb_err *err)
 {
     if (!path || !fmt)
         return rb_err_set(err, RB_EINVAL, "rb_log_detect: NULL argument");
-    sniff_kind kind = SNIFF_CSV;
-    int rc = sniff(path, &kind, err);
+    rb_io_kind kind = RB_IO_CSV;
+    int rc = rb_io_sniff(path, false, &kind, err);
     if (rc)
         return rc;
     switch (kind) {
-    case SNIFF_MAT73: return rb_io_classify_mat73(path, fmt, err);
-    case SNIFF_HDF5: return rb_io_classify_h5(path, fmt, err);
-    case SNIFF_MAT5: return rb_io_classify_mat5(path, fmt, err);
-    case SNIFF_CSV: *fmt = RB_FMT_CSV; return RB_OK;
+    case RB_IO_MAT73: return rb_io_classify_mat73(path, fmt, err);
+    case RB_IO_HDF5: return rb_io_classify_h5(path, fmt, err);
+    case RB_IO_MAT5: return rb_io_classify_mat5(path, fmt, err);
+    case RB_IO_CSV: *fmt = RB_FMT_CSV; return RB_OK;
     }
     return rb_err_set(err, RB_EINPUT, "%s: not a log file", path);
 }
@@ -207,6 +248,19 @@ void rb_io_transpose(double *dst, const double *src, size_t rows, size_t cols)
     for (size_t r = 0; r < rows; r++)
         for (size_t c = 0; c < cols; c++)
             dst[c * rows + r] = src[r * cols + c];
+}
+
+void rb_io_reverse_axes(double *dst, const double *src, size_t ndim, const size_t *dims)
+{
+    if (ndim == 2) {
+        rb_io_transpose(dst, src, dims[0], dims[1]);
+        return;
+    }
+    size_t d0 = dims[0], d1 = ndim > 1 ? dims[1] : 1, d2 = ndim > 2 ? dims[2] : 1;
+    for (size_t i = 0; i < d0; i++)
+        for (size_t j = 0; j < d1; j++)
+            for (size_t k = 0; k < d2; k++)
+                dst[(k * d1 + j) * d0 + i] = src[(i * d1 + j) * d2 + k];
 }
 
 char *rb_io_join_path(const char *prefix, const char *name)

@@ -103,11 +103,20 @@ bool rb_h5r_is_numeric(hid_t dset);
 int rb_h5r_check_storage(rb_h5r *r, hid_t dset, const char *obj, size_t npoints);
 /* All npoints values of a numeric dataset as doubles into out, with one H5Dread (storage checked). */
 int rb_h5r_read_doubles(rb_h5r *r, hid_t dset, const char *obj, size_t npoints, double *out);
+/* Read a numeric dataset of HDF5 dimensions dims (rank 0 to 3) into out with its axes reversed:
+ * [d0][d1][d2] becomes [d2][d1][d0] (a MATLAB array, column-major, into row-major order). */
+int rb_h5r_read_reversed(rb_h5r *r, hid_t dset, const char *obj, int rank, const hsize_t *dims, double *out);
 /* Read a numeric dataset stored [n][T] (row-major) into a channel's sample-major T x n data. */
 int rb_h5r_read_transposed(rb_h5r *r, hid_t dset, const char *obj, size_t T, size_t n, double *out);
+/* Every scalar string attribute of obj but `skip` (may be NULL) into attrs, in name order; other
+ * attributes are ignored. */
+int rb_h5r_string_attrs(rb_h5r *r, hid_t obj, const char *objpath, const char *skip, rb_io_attrs attrs);
 
 /* Plain layout (see io.h): a top-level time vector and named numeric matrices. `matlab`: the file
  * is MATLAB v7.3 (dimensions reversed, MATLAB_class attributes, `#` groups skipped). */
 int rb_h5r_read_plain(rb_h5r *r, bool matlab);
+/* Named arrays (io.h): every numeric top-level dataset, and (not `matlab`) the root's string
+ * attributes. `matlab`: dimensions reversed, MATLAB_class and MATLAB_empty honoured, `#` skipped. */
+int rb_h5r_read_arrays(rb_h5r *r, rb_arrays *a, bool matlab);
 
 #endif

@@ -9,6 +9,15 @@
 
 #include "roboest/io.h"
 
+/* ---- file kinds, from the content (detect.c) ---- */
+typedef enum rb_io_kind { RB_IO_HDF5, RB_IO_MAT73, RB_IO_MAT5, RB_IO_CSV } rb_io_kind;
+/* The container of a file by its first bytes: HDF5 signature (MATLAB v7.3 when the file starts with
+ * "MATLAB 7.3 MAT-file"), MATLAB v5 header, or CSV text whose first line that is neither blank nor a
+ * `#` comment is a log header (`arrays` false: a comma and a time column first) or an array header
+ * (`arrays` true: every field a column name as rb_io_array_column parses it). RB_ENOTFOUND
+ * "<path>: no such file"; RB_EINPUT "<path>: not a log file (...)" (arrays: "not an array file"). */
+int rb_io_sniff(const char *path, bool arrays, rb_io_kind *kind, rb_err *err);
+
 /* ---- readers (detect.c dispatches on rb_log_detect's answer) ---- */
 int rb_io_read_mat73(const char *path, rb_log_format fmt, rb_log *log, rb_err *err);
 int rb_io_read_mat5(const char *path, rb_log_format fmt, rb_log *log, rb_err *err);
@@ -22,6 +31,13 @@ int rb_io_classify_mat5(const char *path, rb_log_format *fmt, rb_err *err);
 
 /* ---- writers (write.c dispatches; `file` is written, `shown` is the path named in messages) ----
  * On error a partial file may be left at `file` (rb_log_write removes its temporary). */
+/* `write` called on a temporary next to `path` (opts resolved: NULL is the format from the extension,
+ * no overwrite), renamed into place on success, removed on failure; RB_EINVAL naming `fn` when `what`
+ * or `path` is NULL. rb_log_write and rb_arrays_write. */
+typedef int (*rb_io_write_fn)(const void *what, const char *file, const char *shown, const rb_write_opts *opts,
+                              rb_err *err);
+int rb_io_write_atomic(const char *fn, const void *what, const char *path, const rb_write_opts *opts,
+                       rb_io_write_fn write, rb_err *err);
 int rb_io_write_h5(const rb_log *log, const char *file, const char *shown, rb_err *err);
 int rb_io_write_mat(const rb_log *log, const char *file, const char *shown, bool mat73, const char *root_name,
                     rb_err *err);
@@ -45,6 +61,41 @@ int rb_io_h5_fail(const char *shown, rb_err *err, const char *fmt, ...)
 /* Robot-logger .mat: root struct field holding the log attributes other than yarp_robot_name and
  * description_list, one char field per key (layout in write_mat.c's top comment). */
 #define RB_MAT_PROVENANCE_FIELD "roboest_provenance"
+
+/* ---- named arrays (arrays.c dispatches; layouts in io.h) ----
+ * Readers fill an empty rb_arrays; `file` / `shown` as for the log writers. */
+int rb_io_read_arrays_h5(const char *path, rb_arrays *a, rb_err *err);    /* read_h5.c */
+int rb_io_read_arrays_mat73(const char *path, rb_arrays *a, rb_err *err); /* read_mat73.c */
+int rb_io_read_arrays_mat5(const char *path, rb_arrays *a, rb_err *err);  /* read_mat5.c */
+int rb_io_read_arrays_csv(const char *path, rb_arrays *a, rb_err *err);   /* read_csv.c */
+int rb_io_write_arrays_h5(const rb_arrays *a, const char *file, const char *shown, rb_err *err);
+int rb_io_write_arrays_mat(const rb_arrays *a, const char *file, const char *shown, bool mat73, rb_err *err);
+int rb_io_write_arrays_csv(const rb_arrays *a, const char *file, const char *shown, rb_err *err);
+/* A CSV array column `name`, `name:j` or `name:j:k` (j, k decimal, no sign): the name's length in
+ * *name_len, the number of indices (0..2) in *n_idx and their values in idx[]. False when `field`
+ * is not one: an empty name, or one holding whitespace, a control character, ',', '"' or ':', or
+ * starting with '#'. */
+bool rb_io_array_column(const char *field, size_t *name_len, size_t *n_idx, size_t idx[2]);
+/* MATLAB's size of an array (N x 1 for a vector, N x a, N x a x b) into mdims; returns the rank. */
+int rb_io_array_matlab_dims(const rb_array *arr, size_t mdims[3]);
+/* Add an array of MATLAB size mdims[0] x ... (rank 1..3 after dropping trailing singleton dimensions
+ * beyond the second; a 2-D vector, 1 x N or N x 1, is the 1-D N). RB_EINPUT "<path>: <obj>: ..." for
+ * more than 3 dimensions; rb_arrays_add's errors prefixed with the path. */
+int rb_io_add_matlab_array(rb_arrays *a, const char *path, const char *obj, const char *name, int rank,
+                           const size_t *mdims, rb_array **out, rb_err *err);
+
+/* ---- attribute lists (rb_log's and rb_arrays' attrs, n_attrs, cap_attrs; log.c) ---- */
+typedef struct rb_io_attrs {
+    rb_attr **items;
+    size_t *n, *cap;
+} rb_io_attrs;
+#define RB_IO_ATTRS(owner) ((rb_io_attrs){&(owner)->attrs, &(owner)->n_attrs, &(owner)->cap_attrs})
+/* Set (replace) attribute key to a copy of value ("" for NULL); RB_ENOMEM. */
+int rb_io_attrs_set(rb_io_attrs attrs, const char *key, const char *value, rb_err *err);
+const char *rb_io_attrs_get(const rb_attr *attrs, size_t n, const char *key);
+void rb_io_attrs_free(rb_attr *attrs, size_t n);
+/* Grow an array of `size`-byte items to hold `need`, doubling the capacity; RB_ENOMEM. */
+int rb_io_grow(void **items, size_t *cap, size_t need, size_t size, rb_err *err);
 
 /* ---- shared helpers ---- */
 /* `time`, `t` or `timestamps`: the names of a plain file's time vector, in order of preference. */
@@ -76,5 +127,11 @@ char *rb_io_bytes_to_utf8(const uint8_t *bytes, size_t n);
 
 /* Transpose a rows x cols row-major matrix into dst (cols x rows); dst and src must not overlap. */
 void rb_io_transpose(double *dst, const double *src, size_t rows, size_t cols);
+/* Reverse the axes of a C-order array of ndim (1..3) dimensions dims: [d0][d1][d2] into [d2][d1][d0]
+ * (element (i, j, k) moves to (k, j, i)). A MATLAB (column-major) array of size d0 x d1 x d2 is the
+ * C-order [d2][d1][d0]: this converts between the two. dst and src must not overlap. */
+void rb_io_reverse_axes(double *dst, const double *src, size_t ndim, const size_t *dims);
+/* MATLAB identifier: a letter, then letters, digits and '_', at most 63 characters. */
+bool rb_io_is_matlab_identifier(const char *s);
 
 #endif

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "roboest/io.h"
+#include "io_internal.h"
 
 const char *rb_log_format_name(rb_log_format fmt)
 {
@@ -49,12 +49,8 @@ void rb_log_free(rb_log *log)
         return;
     for (size_t c = 0; c < log->n_channels; c++)
         channel_free(&log->channels[c]);
-    for (size_t a = 0; a < log->n_attrs; a++) {
-        rb_free(log->attrs[a].key);
-        rb_free(log->attrs[a].value);
-    }
     rb_free(log->channels);
-    rb_free(log->attrs);
+    rb_io_attrs_free(log->attrs, log->n_attrs);
     rb_free(log->root_name);
     rb_free(log);
 }
@@ -75,8 +71,7 @@ long rb_channel_element_index(const rb_channel *ch, const char *element_name)
     return -1;
 }
 
-/* Grow an array of `size`-byte items to hold `need`; doubles the capacity. */
-static int grow(void **items, size_t *cap, size_t need, size_t size, rb_err *err)
+int rb_io_grow(void **items, size_t *cap, size_t need, size_t size, rb_err *err)
 {
     if (need <= *cap)
         return RB_OK;
@@ -103,7 +98,7 @@ int rb_log_add_channel(rb_log *log, const char *name, size_t n_samples, size_t n
         !rb_size_mul(n_samples, sizeof(double), &time_bytes))
         return rb_err_set(err, RB_ENOMEM, "channel %s: %zu x %zu samples is too large", name, n_samples,
                           n_elements);
-    int rc = grow((void **)&log->channels, &log->cap_channels, log->n_channels + 1, sizeof(rb_channel), err);
+    int rc = rb_io_grow((void **)&log->channels, &log->cap_channels, log->n_channels + 1, sizeof(rb_channel), err);
     if (rc)
         return rc;
     rb_channel ch = {0};
@@ -175,12 +170,14 @@ int rb_log_add_channel_copy(rb_log *log, const char *name, size_t n_samples, siz
     return rc;
 }
 
-int rb_log_set_attr(rb_log *log, const char *key, const char *value, rb_err *err)
+/* ---- attribute lists, shared with rb_arrays (io_internal.h) ---- */
+
+int rb_io_attrs_set(rb_io_attrs attrs, const char *key, const char *value, rb_err *err)
 {
-    for (size_t a = 0; a < log->n_attrs; a++)
-        if (strcmp(log->attrs[a].key, key) == 0)
-            return replace_string(&log->attrs[a].value, value, err);
-    int rc = grow((void **)&log->attrs, &log->cap_attrs, log->n_attrs + 1, sizeof(rb_attr), err);
+    for (size_t a = 0; a < *attrs.n; a++)
+        if (strcmp((*attrs.items)[a].key, key) == 0)
+            return replace_string(&(*attrs.items)[a].value, value, err);
+    int rc = rb_io_grow((void **)attrs.items, attrs.cap, *attrs.n + 1, sizeof(rb_attr), err);
     if (rc)
         return rc;
     rb_attr attr = {rb_strdup(key), rb_strdup(value ? value : "")};
@@ -189,16 +186,35 @@ int rb_log_set_attr(rb_log *log, const char *key, const char *value, rb_err *err
         rb_free(attr.value);
         return rb_err_set(err, RB_ENOMEM, "out of memory");
     }
-    log->attrs[log->n_attrs++] = attr;
+    (*attrs.items)[(*attrs.n)++] = attr;
     return RB_OK;
+}
+
+const char *rb_io_attrs_get(const rb_attr *attrs, size_t n, const char *key)
+{
+    for (size_t a = 0; a < n; a++)
+        if (strcmp(attrs[a].key, key) == 0)
+            return attrs[a].value;
+    return NULL;
+}
+
+void rb_io_attrs_free(rb_attr *attrs, size_t n)
+{
+    for (size_t a = 0; a < n; a++) {
+        rb_free(attrs[a].key);
+        rb_free(attrs[a].value);
+    }
+    rb_free(attrs);
+}
+
+int rb_log_set_attr(rb_log *log, const char *key, const char *value, rb_err *err)
+{
+    return rb_io_attrs_set(RB_IO_ATTRS(log), key, value, err);
 }
 
 const char *rb_log_get_attr(const rb_log *log, const char *key)
 {
-    for (size_t a = 0; a < log->n_attrs; a++)
-        if (strcmp(log->attrs[a].key, key) == 0)
-            return log->attrs[a].value;
-    return NULL;
+    return rb_io_attrs_get(log->attrs, log->n_attrs, key);
 }
 
 static int check_appendable(const rb_channel *a, const rb_channel *b, rb_err *err)

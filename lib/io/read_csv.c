@@ -1,6 +1,7 @@
 /*
- * CSV reader (format in io.h). Two passes over the file: the first counts the samples so every
- * channel is allocated once at its final size, the second parses the numbers straight into it.
+ * CSV readers of logs and of named arrays (formats in io.h). Two passes over the file: the first
+ * counts the samples so every channel (array) is allocated once at its final size, the second parses
+ * the numbers straight into it.
  * Numbers are parsed under the C locale whatever the program's locale is (rb_c_locale_push, per
  * thread).
  */
@@ -20,7 +21,8 @@ typedef struct column {
 
 typedef struct csv {
     const char *path;
-    rb_log *log;
+    rb_log *log;       /* the log being read (NULL for arrays) */
+    rb_io_attrs attrs; /* where `# key: value` comments go */
     rb_err *err;
     FILE *f;
     char *line; /* getline's buffer (libc-allocated) */
@@ -75,7 +77,7 @@ static int comment_attr(csv *c, char *text)
     for (const char *k = key; *k; k++)
         if (!((*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') || (*k >= '0' && *k <= '9') || strchr("_.-", *k)))
             return RB_OK; /* prose, not a key */
-    int rc = rb_log_set_attr(c->log, key, value, c->err);
+    int rc = rb_io_attrs_set(c->attrs, key, value, c->err);
     return rc ? rb_err_prefix(c->err, "%s:%zu: ", c->path, c->line_no) : RB_OK;
 }
 
@@ -243,23 +245,33 @@ static int parse_number(csv *c, size_t col, const char *field, double *out)
     return RB_OK;
 }
 
-static int parse_rows(csv *c, size_t T)
+/* The next data row, split into as many fields as the header has columns. */
+static int next_row(csv *c)
 {
     bool got;
+    int rc = next_record(c, false, &got);
+    if (rc)
+        return rc;
+    if (!got)
+        return rb_err_set(c->err, RB_EINPUT, "%s: the file changed while being read", c->path);
+    if ((rc = split(c)))
+        return rc;
+    if (c->n_fields != c->n_cols) {
+        size_t k = c->n_fields < c->n_cols ? c->n_fields : c->n_cols - 1;
+        return rb_err_set(c->err, RB_EINPUT, "%s:%zu: %zu fields, the header has %zu (column '%s' %s)", c->path,
+                          c->line_no, c->n_fields, c->n_cols, c->cols[k].header,
+                          c->n_fields < c->n_cols ? "missing" : "followed by extra fields");
+    }
+    return RB_OK;
+}
+
+static int parse_rows(csv *c, const void *ctx, size_t T)
+{
+    (void)ctx;
     int rc = RB_OK;
     for (size_t t = 0; t < T; t++) {
-        if ((rc = next_record(c, false, &got)))
+        if ((rc = next_row(c)))
             return rc;
-        if (!got)
-            return rb_err_set(c->err, RB_EINPUT, "%s: the file changed while being read", c->path);
-        if ((rc = split(c)))
-            return rc;
-        if (c->n_fields != c->n_cols) {
-            size_t k = c->n_fields < c->n_cols ? c->n_fields : c->n_cols - 1;
-            return rb_err_set(c->err, RB_EINPUT, "%s:%zu: %zu fields, the header has %zu (column '%s' %s)", c->path,
-                              c->line_no, c->n_fields, c->n_cols, c->cols[k].header,
-                              c->n_fields < c->n_cols ? "missing" : "followed by extra fields");
-        }
         double time;
         if ((rc = parse_number(c, 0, c->fields[0], &time)))
             return rc;
@@ -275,46 +287,213 @@ static int parse_rows(csv *c, size_t T)
     return RB_OK;
 }
 
+/* ---- the file ---------------------------------------------------------------------------------- */
+
+static int csv_open(csv *c)
+{
+    c->f = fopen(c->path, "r");
+    return c->f ? RB_OK : rb_err_set(c->err, RB_ENOTFOUND, "%s: no such file", c->path);
+}
+
+static void csv_close(csv *c)
+{
+    for (size_t k = 0; c->cols && k < c->n_cols; k++) {
+        rb_free(c->cols[k].channel);
+        rb_free(c->cols[k].element);
+        rb_free(c->cols[k].unit);
+        rb_free(c->cols[k].header);
+    }
+    rb_free(c->cols);
+    rb_free(c->fields);
+    free(c->line);
+    if (c->f)
+        fclose(c->f);
+}
+
+/* Back to the first record (the header, known by now), then parse(c, ctx, rows) under the C locale:
+ * strtod follows LC_NUMERIC, so the numbers are parsed under "C" in this thread only, whatever the
+ * program set. */
+static int parse_again(csv *c, int (*parse)(csv *, const void *, size_t), const void *ctx, size_t rows)
+{
+    rewind(c->f);
+    c->line_no = 0;
+    bool got;
+    int rc = next_record(c, false, &got); /* the header again */
+    if (rc)
+        return rc;
+    rb_locale_scope c_locale;
+    if ((rc = rb_c_locale_push(&c_locale, c->err)))
+        return rb_err_prefix(c->err, "%s: ", c->path);
+    rc = parse(c, ctx, rows);
+    rb_c_locale_pop(&c_locale);
+    return rc;
+}
+
 int rb_io_read_csv(const char *path, rb_log *log, rb_err *err)
 {
-    csv c = {0};
-    c.path = path;
-    c.log = log;
-    c.err = err;
-    c.f = fopen(path, "r");
-    if (!c.f)
-        return rb_err_set(err, RB_ENOTFOUND, "%s: no such file", path);
+    csv c = {.path = path, .log = log, .attrs = RB_IO_ATTRS(log), .err = err};
+    int rc = csv_open(&c);
     size_t T = 0;
-    int rc = read_header(&c);
+    if (rc == RB_OK)
+        rc = read_header(&c);
     if (rc == RB_OK)
         rc = count_rows(&c, &T);
     if (rc == RB_OK)
         rc = make_channels(&c, T);
-    if (rc == RB_OK) {
-        rewind(c.f);
-        c.line_no = 0;
-        bool got;
-        rc = next_record(&c, false, &got); /* the header again */
+    if (rc == RB_OK)
+        rc = parse_again(&c, parse_rows, NULL, T);
+    csv_close(&c);
+    return rc;
+}
+
+/* ---- named arrays ------------------------------------------------------------------------------
+ * The header's columns are `name`, `name:j` or `name:j:k` (io.h); an array's columns are consecutive,
+ * in any order, and cover its indices exactly once: `name:j` for j < a, `name:j:k` for j < a, k < b. */
+
+typedef struct array_cols {
+    rb_arrays *a;
+    size_t *array;  /* per column: index of its array in a */
+    size_t *offset; /* per column: offset of its value in a row of its array */
+} array_cols;
+
+/* Header row into c->cols[k].header (trimmed), each parsed as a column: name_len, n_idx, idx. */
+static int read_array_header(csv *c, size_t **name_len, size_t **n_idx, size_t (**idx)[2])
+{
+    bool got;
+    int rc = next_record(c, true, &got);
+    if (rc)
+        return rc;
+    if (!got)
+        return rb_err_set(c->err, RB_EINPUT, "%s: no header row", c->path);
+    c->header_line = c->line_no;
+    if ((rc = split(c)))
+        return rc;
+    c->n_cols = c->n_fields;
+    c->cols = rb_calloc(c->n_cols, sizeof *c->cols);
+    *name_len = rb_calloc(c->n_cols, sizeof **name_len);
+    *n_idx = rb_calloc(c->n_cols, sizeof **n_idx);
+    *idx = rb_calloc(c->n_cols, sizeof **idx);
+    if (!c->cols || !*name_len || !*n_idx || !*idx)
+        return rb_err_set(c->err, RB_ENOMEM, "%s: out of memory", c->path);
+    for (size_t k = 0; k < c->n_cols; k++) {
+        if (!(c->cols[k].header = rb_strdup(trim(c->fields[k]))))
+            return rb_err_set(c->err, RB_ENOMEM, "%s: out of memory", c->path);
+        if (!rb_io_array_column(c->cols[k].header, &(*name_len)[k], &(*n_idx)[k], (*idx)[k]))
+            return rb_err_set(c->err, RB_EINPUT, "%s:%zu: column '%s' is not `name`, `name:j` or `name:j:k`", c->path,
+                              c->line_no, c->cols[k].header);
     }
-    if (rc == RB_OK) {
-        /* strtod follows LC_NUMERIC: parse under "C" in this thread only, whatever the program set. */
-        rb_locale_scope c_locale;
-        if ((rc = rb_c_locale_push(&c_locale, err))) {
-            rb_err_prefix(err, "%s: ", path);
-        } else {
-            rc = parse_rows(&c, T);
-            rb_c_locale_pop(&c_locale);
+    return RB_OK;
+}
+
+/* Columns first..end-1 are array `name`: its size (N rows), and each column's offset in a row. */
+static int array_run(csv *c, const char *name, size_t first, size_t end, size_t N, const size_t *n_idx,
+                     size_t (*idx)[2], size_t dims[3], array_cols *ac)
+{
+    size_t count = 0, n = end - first, n_dims = n_idx[first];
+    dims[0] = N;
+    dims[1] = dims[2] = 1;
+    for (size_t j = first; j < end; j++) {
+        if (n_idx[j] != n_idx[first])
+            return rb_err_set(c->err, RB_EINPUT, "%s:%zu: column '%s': array %s has columns with %zu and %zu indices",
+                              c->path, c->header_line, c->cols[j].header, name, n_idx[first], n_idx[j]);
+        for (size_t d = 0; d < n_idx[j]; d++)
+            if (idx[j][d] >= dims[d + 1])
+                dims[d + 1] = idx[j][d] + 1;
+    }
+    /* Fewer index pairs than columns: one repeats, as the check below finds. More: some are missing. */
+    if (!rb_size_mul(dims[1], dims[2], &count) || count > n) {
+        char last[64];
+        if (n_dims == 1)
+            snprintf(last, sizeof last, "%zu", dims[1] - 1);
+        else
+            snprintf(last, sizeof last, "%zu:%zu", dims[1] - 1, dims[2] - 1);
+        return rb_err_set(c->err, RB_EINPUT, "%s:%zu: array %s: %zu columns, but its indices up to %s:%s need "
+                          "%zu x %zu", c->path, c->header_line, name, n, name, last, dims[1], dims[2]);
+    }
+    unsigned char *seen = rb_calloc(count, 1);
+    if (!seen)
+        return rb_err_set(c->err, RB_ENOMEM, "%s: out of memory", c->path);
+    int rc = RB_OK;
+    for (size_t j = first; rc == RB_OK && j < end; j++) {
+        size_t off = n_idx[j] == 0 ? 0 : n_idx[j] == 1 ? idx[j][0] : idx[j][0] * dims[2] + idx[j][1];
+        if (seen[off]++)
+            rc = rb_err_set(c->err, RB_EINPUT, "%s:%zu: column '%s' appears twice", c->path, c->header_line,
+                            c->cols[j].header);
+        ac->offset[j] = off;
+        ac->array[j] = ac->a->n;
+    }
+    rb_free(seen);
+    return rc;
+}
+
+/* One array, N rows, per run of consecutive columns with the same name. */
+static int make_arrays(csv *c, size_t N, const size_t *name_len, const size_t *n_idx, size_t (*idx)[2],
+                       array_cols *ac)
+{
+    for (size_t k = 0; k < c->n_cols;) {
+        const char *head = c->cols[k].header;
+        size_t end = k + 1, dims[3];
+        while (end < c->n_cols && name_len[end] == name_len[k] && memcmp(c->cols[end].header, head, name_len[k]) == 0)
+            end++;
+        char *name = rb_strndup(head, name_len[k]);
+        if (!name)
+            return rb_err_set(c->err, RB_ENOMEM, "%s: out of memory", c->path);
+        int rc = RB_OK;
+        if (rb_arrays_find(ac->a, name))
+            rc = rb_err_set(c->err, RB_EINPUT, "%s:%zu: column '%s': the columns of array %s are not together",
+                            c->path, c->header_line, head, name);
+        if (rc == RB_OK)
+            rc = array_run(c, name, k, end, N, n_idx, idx, dims, ac);
+        if (rc == RB_OK && (rc = rb_arrays_add(ac->a, name, n_idx[k] + 1, dims, NULL, c->err)))
+            rb_err_prefix(c->err, "%s:%zu: ", c->path, c->header_line);
+        rb_free(name);
+        if (rc)
+            return rc;
+        k = end;
+    }
+    return RB_OK;
+}
+
+static int parse_array_rows(csv *c, const void *ctx, size_t N)
+{
+    const array_cols *ac = ctx;
+    for (size_t i = 0; i < N; i++) {
+        int rc = next_row(c);
+        for (size_t k = 0; rc == RB_OK && k < c->n_cols; k++) {
+            const rb_array *arr = &ac->a->items[ac->array[k]];
+            rc = parse_number(c, k, c->fields[k], &arr->data[i * arr->dims[1] * arr->dims[2] + ac->offset[k]]);
         }
+        if (rc)
+            return rc;
     }
-    for (size_t k = 0; c.cols && k < c.n_cols; k++) {
-        rb_free(c.cols[k].channel);
-        rb_free(c.cols[k].element);
-        rb_free(c.cols[k].unit);
-        rb_free(c.cols[k].header);
+    return RB_OK;
+}
+
+int rb_io_read_arrays_csv(const char *path, rb_arrays *a, rb_err *err)
+{
+    csv c = {.path = path, .attrs = RB_IO_ATTRS(a), .err = err};
+    size_t *name_len = NULL, *n_idx = NULL, (*idx)[2] = NULL, N = 0;
+    array_cols ac = {a, NULL, NULL};
+    int rc = csv_open(&c);
+    if (rc == RB_OK)
+        rc = read_array_header(&c, &name_len, &n_idx, &idx);
+    if (rc == RB_OK) {
+        ac.array = rb_calloc(c.n_cols, sizeof *ac.array);
+        ac.offset = rb_calloc(c.n_cols, sizeof *ac.offset);
+        if (!ac.array || !ac.offset)
+            rc = rb_err_set(err, RB_ENOMEM, "%s: out of memory", path);
     }
-    rb_free(c.cols);
-    rb_free(c.fields);
-    free(c.line);
-    fclose(c.f);
+    if (rc == RB_OK)
+        rc = count_rows(&c, &N);
+    if (rc == RB_OK)
+        rc = make_arrays(&c, N, name_len, n_idx, idx, &ac);
+    if (rc == RB_OK)
+        rc = parse_again(&c, parse_array_rows, &ac, N);
+    rb_free(name_len);
+    rb_free(n_idx);
+    rb_free(idx);
+    rb_free(ac.array);
+    rb_free(ac.offset);
+    csv_close(&c);
     return rc;
 }

@@ -1,6 +1,6 @@
 /*
- * HDF5 readers: the roboest .h5 layout, plain .h5 files of named datasets, and the HDF5 helpers
- * read_mat73.c shares (h5read.h). Layouts are described in io.h.
+ * HDF5 readers: the roboest .h5 layout, plain .h5 files of named datasets, named arrays, and the
+ * HDF5 helpers read_mat73.c shares (h5read.h). Layouts are described in io.h.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -427,22 +427,38 @@ int rb_h5r_read_doubles(rb_h5r *r, hid_t dset, const char *obj, size_t npoints, 
     return read_checked_doubles(r, dset, obj, out);
 }
 
-int rb_h5r_read_transposed(rb_h5r *r, hid_t dset, const char *obj, size_t T, size_t n, double *out)
+int rb_h5r_read_reversed(rb_h5r *r, hid_t dset, const char *obj, int rank, const hsize_t *dims, double *out)
 {
-    size_t count, bytes;
-    if (!rb_size_mul(T, n, &count) || !rb_size_mul(count, sizeof(double), &bytes))
+    size_t d[3] = {1, 1, 1}, count = 1, bytes, longest = 1;
+    if (rank > 3)
+        return rb_h5r_fail(r, obj, "%d dimensions (at most 3 here)", rank);
+    for (int k = 0; k < rank; k++) {
+        if (dims[k] > SIZE_MAX || !rb_size_mul(count, (size_t)dims[k], &count))
+            return rb_h5r_fail(r, obj, "too large");
+        d[k] = (size_t)dims[k];
+        longest = d[k] > longest ? d[k] : longest;
+    }
+    if (!rb_size_mul(count, sizeof(double), &bytes))
         return rb_h5r_fail(r, obj, "too large");
     int rc = check_numeric(r, dset, obj, count);
     if (rc || count == 0)
         return rc;
+    if (count == longest) /* at most one dimension above 1: the order is the same either way */
+        return read_checked_doubles(r, dset, obj, out);
     double *tmp = rb_malloc(bytes);
     if (!tmp)
         return rb_err_set(r->err, RB_ENOMEM, "%s: %s: out of memory", r->path, obj);
     rc = read_checked_doubles(r, dset, obj, tmp);
     if (rc == RB_OK)
-        rb_io_transpose(out, tmp, n, T);
+        rb_io_reverse_axes(out, tmp, (size_t)rank, d);
     rb_free(tmp);
     return rc;
+}
+
+int rb_h5r_read_transposed(rb_h5r *r, hid_t dset, const char *obj, size_t T, size_t n, double *out)
+{
+    hsize_t dims[2] = {n, T};
+    return rb_h5r_read_reversed(r, dset, obj, 2, dims, out);
 }
 
 /* ---- plain layout ----------------------------------------------------------------------------- */
@@ -728,18 +744,31 @@ static int roboest_group(rb_h5r *r, hid_t grp, const char *obj, const char *pref
 
 typedef struct attr_ctx {
     rb_h5r *r;
+    const char *skip;
+    rb_io_attrs attrs;
     int rc;
 } attr_ctx;
 
-static herr_t root_attr(hid_t loc, const char *name, const H5A_info_t *info, void *data)
+static herr_t string_attr(hid_t loc, const char *name, const H5A_info_t *info, void *data)
 {
     (void)info;
     attr_ctx *ctx = data;
     char value[8192];
-    if (strcmp(name, "roboest_layout") == 0 || !rb_h5r_attr_str(loc, name, value, sizeof value))
-        return 0; /* the layout marker is not log metadata; non-string attributes are ignored */
-    ctx->rc = rb_log_set_attr(ctx->r->log, name, value, ctx->r->err);
+    if ((ctx->skip && strcmp(name, ctx->skip) == 0) || !rb_h5r_attr_str(loc, name, value, sizeof value))
+        return 0; /* non-string attributes are ignored */
+    ctx->rc = rb_io_attrs_set(ctx->attrs, name, value, ctx->r->err);
+    if (ctx->rc)
+        rb_err_prefix(ctx->r->err, "%s: ", ctx->r->path);
     return ctx->rc ? 1 : 0;
+}
+
+int rb_h5r_string_attrs(rb_h5r *r, hid_t obj, const char *objpath, const char *skip, rb_io_attrs attrs)
+{
+    attr_ctx ctx = {r, skip, attrs, RB_OK};
+    hsize_t idx = 0;
+    if (H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, &idx, string_attr, &ctx) < 0 && ctx.rc == RB_OK)
+        return rb_h5r_fail(r, objpath, "cannot read the attributes");
+    return ctx.rc;
 }
 
 static int read_roboest(rb_h5r *r)
@@ -753,14 +782,119 @@ static int read_roboest(rb_h5r *r)
         rc = rb_h5r_fail(r, NULL, "unsupported roboest layout (attribute roboest_layout is not channels/1)");
         goto done;
     }
-    attr_ctx ctx = {r, RB_OK};
-    hsize_t idx = 0;
-    if (H5Aiterate2(root, H5_INDEX_NAME, H5_ITER_INC, &idx, root_attr, &ctx) < 0 && ctx.rc == RB_OK)
-        rc = rb_h5r_fail(r, "/", "cannot read the attributes");
-    if (rc == RB_OK && (rc = ctx.rc) == RB_OK)
+    /* the layout marker is not log metadata */
+    if ((rc = rb_h5r_string_attrs(r, root, "/", RB_H5_LAYOUT_ATTR, RB_IO_ATTRS(r->log))) == RB_OK)
         rc = roboest_group(r, root, "/", "", 0);
 done:
     H5Gclose(root);
+    return rc;
+}
+
+/* ---- named arrays ------------------------------------------------------------------------------ */
+
+/* MATLAB size of an array marked MATLAB_empty: its dataset holds the dimensions, one of them 0. */
+static int matlab_empty_dims(rb_h5r *r, hid_t dset, const char *obj, int *rank, size_t mdims[RB_H5_MAX_RANK])
+{
+    int hrank;
+    hsize_t hdims[RB_H5_MAX_RANK];
+    size_t n;
+    double d[RB_H5_MAX_RANK];
+    int rc = rb_h5r_shape(r, dset, obj, &hrank, hdims, &n);
+    if (rc == RB_OK && (n < 1 || n > RB_H5_MAX_RANK))
+        rc = rb_h5r_fail(r, obj, "empty array with %zu dimensions", n);
+    if (rc == RB_OK)
+        rc = rb_h5r_read_doubles(r, dset, obj, n, d);
+    bool zero = false;
+    for (size_t k = 0; rc == RB_OK && k < n; k++) {
+        if (!(d[k] >= 0 && d[k] <= 1e15 && d[k] == (double)(size_t)d[k]))
+            return rb_h5r_fail(r, obj, "empty array with a dimension of %g", d[k]);
+        mdims[k] = (size_t)d[k];
+        zero = zero || mdims[k] == 0;
+    }
+    if (rc == RB_OK && !zero)
+        rc = rb_h5r_fail(r, obj, "marked empty (MATLAB_empty) but no dimension is 0");
+    *rank = (int)n;
+    return rc;
+}
+
+/* A top-level dataset: an array when it is numeric (MATLAB: of a numeric class), else skipped. */
+static int array_dataset(rb_h5r *r, rb_arrays *a, hid_t dset, const char *obj, const char *name, bool matlab)
+{
+    int rank;
+    hsize_t dims[RB_H5_MAX_RANK];
+    size_t npoints, mdims[RB_H5_MAX_RANK];
+    rb_array *arr;
+    if (matlab) {
+        char cls[32];
+        rb_h5r_matlab_class(dset, cls);
+        if (!rb_h5r_is_numeric_class(cls))
+            return RB_OK; /* char, cell, struct arrays, function handles, ... */
+        if (rb_h5r_attr_true(dset, "MATLAB_empty")) {
+            int rc = matlab_empty_dims(r, dset, obj, &rank, mdims);
+            return rc ? rc : rb_io_add_matlab_array(a, r->path, obj, name, rank, mdims, NULL, r->err);
+        }
+    }
+    if (!rb_h5r_is_numeric(dset))
+        return RB_OK; /* strings, compounds (MATLAB's complex numbers), references */
+    int rc = rb_h5r_shape(r, dset, obj, &rank, dims, &npoints);
+    if (rc == RB_OK)
+        rc = rb_h5r_check_storage(r, dset, obj, npoints);
+    if (rc)
+        return rc;
+    if (!matlab) {
+        if (rank > 3)
+            return rb_h5r_fail(r, obj, "%d dimensions (arrays have 1 to 3)", rank);
+        size_t d[3] = {1, 1, 1};
+        for (int k = 0; k < rank; k++)
+            d[k] = (size_t)dims[k];
+        if ((rc = rb_arrays_add(a, name, rank ? (size_t)rank : 1, d, &arr, r->err)))
+            return rb_err_prefix(r->err, "%s: ", r->path);
+        return rb_h5r_read_doubles(r, dset, obj, npoints, arr->data);
+    }
+    /* MATLAB d0 x d1 x ... is HDF5 [...][d1][d0], in column-major order. */
+    int hrank = rank;
+    const hsize_t *hdims = dims;
+    for (int k = 0; k < rank; k++)
+        mdims[k] = (size_t)dims[rank - 1 - k];
+    if (rank == 0)
+        mdims[0] = 1;
+    if ((rc = rb_io_add_matlab_array(a, r->path, obj, name, rank ? rank : 1, mdims, &arr, r->err)))
+        return rc;
+    while (hrank > 3 && hdims[0] == 1) { /* MATLAB's trailing singleton dimensions */
+        hdims++;
+        hrank--;
+    }
+    return rb_h5r_read_reversed(r, dset, obj, hrank, hdims, arr->data);
+}
+
+int rb_h5r_read_arrays(rb_h5r *r, rb_arrays *a, bool matlab)
+{
+    hid_t root = H5Gopen2(r->file, "/", H5P_DEFAULT);
+    if (root < 0)
+        return rb_h5r_fail(r, "/", "cannot open the root group");
+    rb_h5r_iter it;
+    int rc = rb_h5r_iter_begin(r, root, "/", matlab, &it); /* #refs#, #subsystem#: MATLAB's */
+    while (rc == RB_OK && rb_h5r_iter_next(&it)) {
+        if (it.type != H5I_DATASET)
+            continue; /* groups (MATLAB structs) are skipped */
+        char *obj = rb_h5r_child_path("/", it.name);
+        rc = obj ? array_dataset(r, a, it.id, obj, it.name, matlab) : rb_h5r_nomem(r);
+        rb_free(obj);
+    }
+    rb_h5r_iter_end(&it);
+    if (rc == RB_OK && !matlab)
+        rc = rb_h5r_string_attrs(r, root, "/", NULL, RB_IO_ATTRS(a));
+    H5Gclose(root);
+    return rc;
+}
+
+int rb_io_read_arrays_h5(const char *path, rb_arrays *a, rb_err *err)
+{
+    rb_h5r r;
+    int rc = rb_h5r_open(&r, path, NULL, err);
+    if (rc == RB_OK)
+        rc = rb_h5r_read_arrays(&r, a, false);
+    rb_h5r_close(&r);
     return rc;
 }
 

@@ -1,5 +1,6 @@
 /*
- * MATLAB v5/v7 reader through libmatio: the robot logger's layout and plain named matrices (io.h).
+ * MATLAB v5/v7 reader through libmatio: the robot logger's layout, plain named matrices and named
+ * arrays (io.h).
  *
  * MATLAB arrays are column-major: the logger's n x 1 x T `data` holds element (i, 0, t) at i + n t,
  * which is already our sample-major t n + i. libmatio is not robust against corrupt files, so the
@@ -839,6 +840,84 @@ int rb_io_read_mat5(const char *path, rb_log_format fmt, rb_log *log, rb_err *er
 done:
     Mat_VarFree(v);
     rb_free(root);
+    close_mat(&m);
+    return rc;
+}
+
+/* ---- named arrays ------------------------------------------------------------------------------ */
+
+/* The char fields of a top-level struct RB_MAT_PROVENANCE_FIELD (as rb_arrays_write makes it) are the
+ * attributes; its other fields are ignored. */
+static int provenance_attrs(m5 *m, matvar_t *st, rb_arrays *a)
+{
+    unsigned n_fields = Mat_VarGetNumberOfFields(st);
+    char *const *names = Mat_VarGetStructFieldnames(st);
+    int rc = RB_OK;
+    for (unsigned k = 0; rc == RB_OK && names && k < n_fields; k++) {
+        matvar_t *v = names[k] ? Mat_VarGetStructFieldByName(st, names[k], 0) : NULL;
+        if (!v || v->class_type != MAT_C_CHAR)
+            continue;
+        char obj[512], *value = NULL;
+        snprintf(obj, sizeof obj, "%s.%s", RB_MAT_PROVENANCE_FIELD, names[k]);
+        if ((rc = char_text(m, v, obj, &value)) == RB_OK && (rc = rb_arrays_set_attr(a, names[k], value, m->err)))
+            rb_err_prefix(m->err, "%s: ", m->path);
+        rb_free(value);
+    }
+    return rc;
+}
+
+/* A real numeric variable as an array; others (char, cell, struct, sparse, complex) are skipped.
+ * MATLAB's element (i, j, k) of N x a x b sits at i + N (j + a k). */
+static int array_var(m5 *m, matvar_t *v, rb_arrays *a)
+{
+    size_t count;
+    if (!numeric_class(v->class_type) || v->isComplex)
+        return RB_OK;
+    if (!numeric_ok(v, &count))
+        return fail(m, v->name, "corrupt numeric array (its data does not match its dimensions)");
+    rb_array *arr;
+    int rc = rb_io_add_matlab_array(a, m->path, v->name, v->name, v->rank, v->dims, &arr, m->err);
+    if (rc)
+        return rc;
+    size_t N = arr->dims[0], na = arr->dims[1], nb = arr->dims[2];
+    if (v->data_type == MAT_T_DOUBLE && count > 0) { /* MATLAB's N x a x b is the C-order [b][a][N] */
+        size_t reversed[3] = {nb, na, N};
+        rb_io_reverse_axes(arr->data, v->data, 3, reversed);
+    } else {
+        for (size_t i = 0; i < N; i++)
+            for (size_t j = 0; j < na; j++)
+                for (size_t k = 0; k < nb; k++)
+                    arr->data[(i * na + j) * nb + k] = value_at(v, i + N * (j + na * k));
+    }
+    release_data(v);
+    return RB_OK;
+}
+
+int rb_io_read_arrays_mat5(const char *path, rb_arrays *a, rb_err *err)
+{
+    m5 m;
+    size_t n_vars = 0, n_read = 0;
+    int rc = open_mat(&m, path, NULL, err);
+    if (rc == RB_OK) {
+        matvar_t *v;
+        while ((v = Mat_VarReadNextInfo(m.mat)) != NULL) {
+            n_vars++;
+            Mat_VarFree(v);
+        }
+        Mat_Rewind(m.mat);
+    }
+    matvar_t *v = NULL;
+    while (rc == RB_OK && (v = Mat_VarReadNext(m.mat)) != NULL) {
+        n_read++;
+        if (v->name && strcmp(v->name, RB_MAT_PROVENANCE_FIELD) == 0 && is_struct(v))
+            rc = provenance_attrs(&m, v, a);
+        else if (v->name)
+            rc = array_var(&m, v, a);
+        Mat_VarFree(v);
+    }
+    /* libmatio ends the loop on a variable it cannot read: do not return part of the file. */
+    if (rc == RB_OK && n_read != n_vars)
+        rc = fail(&m, "variables", "cannot read every variable");
     close_mat(&m);
     return rc;
 }

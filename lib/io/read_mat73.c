@@ -1,6 +1,7 @@
 /*
  * MATLAB v7.3 reader (HDF5 with a MATLAB user block), through the HDF5 C API directly: the robot
- * logger's layout (io.h) and plain files of named matrices (read_h5.c's plain walker).
+ * logger's layout (io.h), plain files of named matrices (read_h5.c's plain walker) and named
+ * arrays (read_h5.c's array walker, plus the attributes' struct).
  *
  * MATLAB stores an array column-major and HDF5 shows its dimensions reversed, so the logger's
  * n x 1 x T `data` appears as [T][1][n]: already sample-major, read with one H5Dread straight into
@@ -402,6 +403,52 @@ done:
         H5Gclose(root_grp);
     rb_free(root);
     rb_free(obj);
+    rb_h5r_close(&r);
+    return rc;
+}
+
+/* ---- named arrays ------------------------------------------------------------------------------ */
+
+/* The char fields of a top-level struct RB_MAT_PROVENANCE_FIELD (as rb_arrays_write makes it) are the
+ * attributes; its other fields are ignored. */
+static int provenance_attrs(rb_h5r *r, rb_arrays *a)
+{
+    static const char obj[] = "/" RB_MAT_PROVENANCE_FIELD;
+    H5I_type_t type;
+    hid_t grp = rb_h5r_open_child(r->file, RB_MAT_PROVENANCE_FIELD, &type);
+    if (grp < 0)
+        return RB_OK;
+    int rc = RB_OK;
+    if (is_struct_group(grp, type)) {
+        rb_h5r_iter it;
+        rc = rb_h5r_iter_begin(r, grp, obj, true, &it);
+        while (rc == RB_OK && rb_h5r_iter_next(&it)) {
+            char cls[32], *item = NULL, *value = NULL;
+            rb_h5r_matlab_class(it.id, cls);
+            if (it.type != H5I_DATASET || strcmp(cls, "char") != 0)
+                continue;
+            if (!(item = rb_h5r_child_path(obj, it.name)))
+                rc = rb_h5r_nomem(r);
+            else if ((rc = read_char(r, it.id, item, &value)) == RB_OK &&
+                     (rc = rb_arrays_set_attr(a, it.name, value, r->err)))
+                rb_err_prefix(r->err, "%s: ", r->path);
+            rb_free(item);
+            rb_free(value);
+        }
+        rb_h5r_iter_end(&it);
+    }
+    H5Oclose(grp);
+    return rc;
+}
+
+int rb_io_read_arrays_mat73(const char *path, rb_arrays *a, rb_err *err)
+{
+    rb_h5r r;
+    int rc = rb_h5r_open(&r, path, NULL, err);
+    if (rc == RB_OK)
+        rc = rb_h5r_read_arrays(&r, a, true);
+    if (rc == RB_OK)
+        rc = provenance_attrs(&r, a);
     rb_h5r_close(&r);
     return rc;
 }

@@ -1,4 +1,5 @@
-/* Writing logs: output format from a path, dispatch to the writers, atomic replacement. */
+/* Writing logs: output format from a path, dispatch to the writers, atomic replacement (shared with
+ * rb_arrays_write). */
 #include <string.h>
 
 #include "io_internal.h"
@@ -35,8 +36,9 @@ int rb_out_format_from_path(const char *path, rb_out_format *fmt, rb_err *err)
     return RB_OK;
 }
 
-static int write_as(const rb_log *log, const char *file, const char *shown, const rb_write_opts *opts, rb_err *err)
+static int write_as(const void *what, const char *file, const char *shown, const rb_write_opts *opts, rb_err *err)
 {
+    const rb_log *log = what;
     switch (opts->format) {
     case RB_OUT_H5: return rb_io_write_h5(log, file, shown, err);
     case RB_OUT_MAT73: return rb_io_write_mat(log, file, shown, true, opts->root_name, err);
@@ -46,12 +48,12 @@ static int write_as(const rb_log *log, const char *file, const char *shown, cons
     return rb_err_set(err, RB_EINVAL, "%s: unknown output format %d", shown, (int)opts->format);
 }
 
-/* The arguments of rb_log_write / rb_log_write_raw (`fn` in the message) into *out: NULL opts is the
- * format from the extension, no overwrite, the default root name. */
-static int resolve_args(const char *fn, const rb_log *log, const char *path, const rb_write_opts *opts,
+/* The arguments of a writer (`fn` in the message) into *out: NULL opts is the format from the
+ * extension, no overwrite, the default root name. */
+static int resolve_args(const char *fn, const void *what, const char *path, const rb_write_opts *opts,
                         rb_write_opts *out, rb_err *err)
 {
-    if (!log || !path)
+    if (!what || !path)
         return rb_err_set(err, RB_EINVAL, "%s: NULL argument", fn);
     if (opts) {
         *out = *opts;
@@ -59,6 +61,25 @@ static int resolve_args(const char *fn, const rb_log *log, const char *path, con
     }
     memset(out, 0, sizeof *out);
     return rb_out_format_from_path(path, &out->format, err);
+}
+
+int rb_io_write_atomic(const char *fn, const void *what, const char *path, const rb_write_opts *opts,
+                       rb_io_write_fn write, rb_err *err)
+{
+    rb_write_opts o;
+    int rc = resolve_args(fn, what, path, opts, &o, err);
+    if (rc)
+        return rc;
+    rb_outfile out;
+    rc = rb_outfile_begin(&out, path, o.overwrite, err);
+    if (rc)
+        return rc;
+    rc = write(what, out.tmp_path, path, &o, err);
+    if (rc) {
+        rb_outfile_abort(&out);
+        return rc;
+    }
+    return rb_outfile_commit(&out, err);
 }
 
 int rb_log_write_raw(const rb_log *log, const char *path, const rb_write_opts *opts, rb_err *err)
@@ -70,20 +91,7 @@ int rb_log_write_raw(const rb_log *log, const char *path, const rb_write_opts *o
 
 int rb_log_write(const rb_log *log, const char *path, const rb_write_opts *opts, rb_err *err)
 {
-    rb_write_opts o;
-    int rc = resolve_args("rb_log_write", log, path, opts, &o, err);
-    if (rc)
-        return rc;
-    rb_outfile out;
-    rc = rb_outfile_begin(&out, path, o.overwrite, err);
-    if (rc)
-        return rc;
-    rc = write_as(log, out.tmp_path, path, &o, err);
-    if (rc) {
-        rb_outfile_abort(&out);
-        return rc;
-    }
-    return rb_outfile_commit(&out, err);
+    return rb_io_write_atomic("rb_log_write", log, path, opts, write_as, err);
 }
 
 bool rb_io_utf8_to_utf16(const char *s, uint16_t *out, size_t *n_units)

@@ -4,6 +4,7 @@
  * channel whose element is named "0" is the bare `channel [unit]`; fields with
  * ',', '"', CR or LF quoted as in RFC 4180), then one row per sample with round-trip numbers
  * ("nan", "inf", "-inf" for non-finite values). Every channel must share the same timestamps.
+ * Named arrays: see rb_io_write_arrays_csv below.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -68,15 +69,21 @@ static void put_one_line(FILE *f, const char *s)
         fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
 }
 
-static void put_header(FILE *f, const rb_log *log)
+/* `# key: value` lines, in order. */
+static void put_attrs(FILE *f, const rb_attr *attrs, size_t n)
 {
-    for (size_t a = 0; a < log->n_attrs; a++) {
+    for (size_t a = 0; a < n; a++) {
         fputs("# ", f);
-        put_one_line(f, log->attrs[a].key);
+        put_one_line(f, attrs[a].key);
         fputs(": ", f);
-        put_one_line(f, log->attrs[a].value);
+        put_one_line(f, attrs[a].value);
         fputc('\n', f);
     }
+}
+
+static void put_header(FILE *f, const rb_log *log)
+{
+    put_attrs(f, log->attrs, log->n_attrs);
     fputs("time", f);
     for (size_t c = 0; c < log->n_channels; c++) {
         const rb_channel *ch = &log->channels[c];
@@ -103,8 +110,10 @@ static void put_header(FILE *f, const rb_log *log)
     fputc('\n', f);
 }
 
-static void put_rows(FILE *f, const rb_log *log)
+static void put_log(FILE *f, const void *what)
 {
+    const rb_log *log = what;
+    put_header(f, log);
     if (log->n_channels == 0)
         return;
     char buf[32];
@@ -123,16 +132,14 @@ static void put_rows(FILE *f, const rb_log *log)
     }
 }
 
-int rb_io_write_csv(const rb_log *log, const char *file, const char *shown, rb_err *err)
+/* Create `file` and fill it with put(f, what); RB_EIO naming `shown` when stdio fails. */
+static int write_text(const char *file, const char *shown, void (*put)(FILE *, const void *), const void *what,
+                      rb_err *err)
 {
-    int rc = check_common_clock(log, shown, err);
-    if (rc)
-        return rc;
     FILE *f = fopen(file, "w");
     if (!f)
         return rb_err_set(err, RB_EIO, "%s: cannot create: %s", shown, strerror(errno));
-    put_header(f, log);
-    put_rows(f, log);
+    put(f, what);
     int failed = ferror(f);
     int e = errno;
     if (fclose(f) != 0 && !failed) {
@@ -142,4 +149,70 @@ int rb_io_write_csv(const rb_log *log, const char *file, const char *shown, rb_e
     if (failed)
         return rb_err_set(err, RB_EIO, "%s: cannot write: %s", shown, strerror(e));
     return RB_OK;
+}
+
+int rb_io_write_csv(const rb_log *log, const char *file, const char *shown, rb_err *err)
+{
+    int rc = check_common_clock(log, shown, err);
+    return rc ? rc : write_text(file, shown, put_log, log, err);
+}
+
+/* ---- named arrays --------------------------------------------------------------------------------
+ * `# key: value` lines, a header of columns `name` (1-D), `name:j` (N x a) or `name:j:k` (N x a x b,
+ * k fastest), then one row per state with round-trip numbers. Every array must have the same number of
+ * rows and there must be at least one column; names were checked by rb_arrays_write (no quoting is
+ * ever needed). */
+
+static void put_arrays(FILE *f, const void *what)
+{
+    const rb_arrays *a = what;
+    char buf[32];
+    put_attrs(f, a->attrs, a->n_attrs);
+    bool first = true;
+    for (size_t k = 0; k < a->n; k++) {
+        const rb_array *arr = &a->items[k];
+        for (size_t j = 0; j < arr->dims[1]; j++)
+            for (size_t l = 0; l < arr->dims[2]; l++) {
+                fputs(first ? "" : ",", f);
+                first = false;
+                if (arr->ndim == 1)
+                    fputs(arr->name, f);
+                else if (arr->ndim == 2)
+                    fprintf(f, "%s:%zu", arr->name, j);
+                else
+                    fprintf(f, "%s:%zu:%zu", arr->name, j, l);
+            }
+    }
+    fputc('\n', f);
+    size_t N = a->items[0].dims[0];
+    for (size_t i = 0; i < N && !ferror(f); i++) {
+        first = true;
+        for (size_t k = 0; k < a->n; k++) {
+            const rb_array *arr = &a->items[k];
+            size_t row = arr->dims[1] * arr->dims[2];
+            for (size_t c = 0; c < row; c++) {
+                fputs(first ? "" : ",", f);
+                first = false;
+                fputs(rb_format_double(arr->data[i * row + c], buf), f);
+            }
+        }
+        fputc('\n', f);
+    }
+}
+
+int rb_io_write_arrays_csv(const rb_arrays *a, const char *file, const char *shown, rb_err *err)
+{
+    size_t columns = 0;
+    for (size_t k = 0; k < a->n; k++) {
+        const rb_array *arr = &a->items[k];
+        if (arr->dims[0] != a->items[0].dims[0])
+            return rb_err_set(err, RB_EINPUT, "%s: array %s has %zu rows, array %s %zu: CSV output needs every "
+                              "array with the same number of rows", shown, arr->name, arr->dims[0],
+                              a->items[0].name, a->items[0].dims[0]);
+        columns += arr->dims[1] * arr->dims[2];
+    }
+    if (columns == 0)
+        return rb_err_set(err, RB_EINPUT, "%s: no columns to write (CSV output needs an array with elements)",
+                          shown);
+    return write_text(file, shown, put_arrays, a, err);
 }

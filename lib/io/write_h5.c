@@ -1,5 +1,6 @@
 /*
- * roboest .h5 writer (the layout is described at rb_io_write_h5 below).
+ * roboest .h5 writers of logs and named arrays (layouts at rb_io_write_h5 and
+ * rb_io_write_arrays_h5 below).
  *
  * Bytes are deterministic: no object times (H5Pset_obj_track_times off on the file, group and
  * dataset creation lists), fixed library version bounds (v1.8 format, so HDF5 >= 1.8 reads it),
@@ -113,32 +114,37 @@ static int write_str_array_attr(const h5w *w, hid_t obj, const char *channel, co
     return rc;
 }
 
-/* Chunked, shuffled and deflated double dataset of rank 1 or 2, about CHUNK_BYTES per chunk. An
- * empty axis is made unlimited because a chunk may not exceed a fixed maximum of 0. */
-static int write_doubles(const h5w *w, hid_t grp, const char *channel, const char *name, int rank,
+/* Chunked, shuffled and deflated double dataset of rank 1 to 3, whole rows of about CHUNK_BYTES per
+ * chunk. An empty axis is made unlimited because a chunk may not exceed a fixed maximum of 0. `kind`
+ * and `owner` ("channel", "joints/q") name what is written in messages. */
+static int write_doubles(const h5w *w, hid_t grp, const char *kind, const char *owner, const char *name, int rank,
                          const hsize_t *dims, const double *data, rb_err *err)
 {
     int rc = RB_OK;
-    hsize_t maxdims[2], chunk[2];
-    hsize_t row_values = rank == 2 && dims[1] > 0 ? dims[1] : 1;
+    hsize_t maxdims[3], chunk[3], row_values = 1;
+    bool empty = false;
+    for (int d = 0; d < rank; d++) {
+        empty = empty || dims[d] == 0;
+        if (d > 0 && dims[d] > 0)
+            row_values = row_values * dims[d];
+    }
     hsize_t rows = CHUNK_BYTES / (row_values * sizeof(double));
     if (rows < 1)
         rows = 1;
     for (int d = 0; d < rank; d++) {
-        hsize_t want = d == 0 ? rows : row_values;
+        hsize_t want = d == 0 ? rows : dims[d] > 0 ? dims[d] : 1;
         maxdims[d] = dims[d] > 0 ? dims[d] : H5S_UNLIMITED;
         chunk[d] = dims[d] > 0 && dims[d] < want ? dims[d] : want;
     }
     hid_t space = H5Screate_simple(rank, dims, maxdims), dcpl = H5Pcreate(H5P_DATASET_CREATE), dset = -1;
     if (space < 0 || dcpl < 0 || H5Pset_obj_track_times(dcpl, 0) < 0 || H5Pset_chunk(dcpl, rank, chunk) < 0 ||
         H5Pset_shuffle(dcpl) < 0 || H5Pset_deflate(dcpl, DEFLATE_LEVEL) < 0) {
-        rc = h5_fail(w, err, "channel %s: cannot set up dataset %s", channel, name);
+        rc = h5_fail(w, err, "%s %s: cannot set up dataset %s", kind, owner, name);
         goto done;
     }
     dset = H5Dcreate2(grp, name, H5T_IEEE_F64LE, space, w->lcpl, dcpl, H5P_DEFAULT);
-    bool empty = dims[0] == 0 || (rank == 2 && dims[1] == 0);
     if (dset < 0 || (!empty && H5Dwrite(dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0))
-        rc = h5_fail(w, err, "channel %s: cannot write dataset %s", channel, name);
+        rc = h5_fail(w, err, "%s %s: cannot write dataset %s", kind, owner, name);
 done:
     close_id(dset, H5Dclose);
     close_id(dcpl, H5Pclose);
@@ -218,9 +224,9 @@ static int write_channel(const h5w *w, const rb_channel *ch, rb_err *err)
     for (int k = 0; k < 2 && rc == RB_OK; k++)
         rc = check_free(w, grp, ch->name, names[k], err);
     if (rc == RB_OK)
-        rc = write_doubles(w, grp, ch->name, "data", 2, dims, ch->data, err);
+        rc = write_doubles(w, grp, "channel", ch->name, "data", 2, dims, ch->data, err);
     if (rc == RB_OK)
-        rc = write_doubles(w, grp, ch->name, "timestamps", 1, dims, ch->time, err);
+        rc = write_doubles(w, grp, "channel", ch->name, "timestamps", 1, dims, ch->time, err);
     if (rc == RB_OK)
         rc = write_str_array_attr(w, grp, ch->name, "elements_names", ch->element_names, ch->n_elements, err);
     if (rc == RB_OK)
@@ -229,15 +235,34 @@ static int write_channel(const h5w *w, const rb_channel *ch, rb_err *err)
     return rc;
 }
 
-static int write_root_attrs(const h5w *w, const rb_log *log, rb_err *err)
+/* Root string attributes: the layout mark `layout` (NULL: none), then attrs but any key `layout`. */
+static int write_root_attrs(const h5w *w, const char *layout, const rb_attr *attrs, size_t n, rb_err *err)
 {
-    int rc = write_str_attr(w, w->file, RB_H5_LAYOUT_ATTR, RB_H5_LAYOUT_VALUE, err);
-    for (size_t a = 0; rc == RB_OK && a < log->n_attrs; a++) {
-        const rb_attr *at = &log->attrs[a];
-        if (strcmp(at->key, RB_H5_LAYOUT_ATTR) == 0) /* the writer owns the layout mark */
+    int rc = layout ? write_str_attr(w, w->file, layout, RB_H5_LAYOUT_VALUE, err) : RB_OK;
+    for (size_t a = 0; rc == RB_OK && a < n; a++) {
+        if (layout && strcmp(attrs[a].key, layout) == 0) /* the writer owns the layout mark */
             continue;
-        rc = write_str_attr(w, w->file, at->key, at->value, err);
+        rc = write_str_attr(w, w->file, attrs[a].key, attrs[a].value, err);
     }
+    return rc;
+}
+
+/* Create the file `file` with the writer's property lists (w->file is -1 on failure). */
+static int create_file(h5w *w, const char *file, rb_err *err)
+{
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* the library never prints */
+    int rc = make_plists(w, err);
+    if (rc)
+        return rc;
+    w->file = H5Fcreate(file, H5F_ACC_TRUNC, w->fcpl, w->fapl);
+    return w->file >= 0 ? RB_OK : h5_fail(w, err, "cannot create the file");
+}
+
+static int close_file(h5w *w, int rc, rb_err *err)
+{
+    if (w->file >= 0 && H5Fclose(w->file) < 0 && rc == RB_OK)
+        rc = h5_fail(w, err, "cannot close the file");
+    close_plists(w);
     return rc;
 }
 
@@ -252,23 +277,32 @@ int rb_io_write_h5(const rb_log *log, const char *file, const char *shown, rb_er
 {
     h5w w = {
         .shown = shown, .file = -1, .fcpl = -1, .fapl = -1, .gcpl = -1, .lcpl = -1, .acpl = -1, .str_type = -1};
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* the library never prints */
     int rc = rb_io_check_utf8(log, shown, err);
     if (rc == RB_OK)
-        rc = make_plists(&w, err);
-    if (rc)
-        goto done;
-    w.file = H5Fcreate(file, H5F_ACC_TRUNC, w.fcpl, w.fapl);
-    if (w.file < 0) {
-        rc = h5_fail(&w, err, "cannot create the file");
-        goto done;
-    }
-    rc = write_root_attrs(&w, log, err);
+        rc = create_file(&w, file, err);
+    if (rc == RB_OK)
+        rc = write_root_attrs(&w, RB_H5_LAYOUT_ATTR, log->attrs, log->n_attrs, err);
     for (size_t c = 0; rc == RB_OK && c < log->n_channels; c++)
         rc = write_channel(&w, &log->channels[c], err);
-done:
-    if (w.file >= 0 && H5Fclose(w.file) < 0 && rc == RB_OK)
-        rc = h5_fail(&w, err, "cannot close the file");
-    close_plists(&w);
-    return rc;
+    return close_file(&w, rc, err);
+}
+
+/*
+ * Named arrays: root string attributes, then one top-level dataset per array with the array's own
+ * dimensions (N, N x a or N x a x b doubles, chunked by whole rows, shuffled and deflated as above),
+ * in creation order. Names were checked by rb_arrays_write.
+ */
+int rb_io_write_arrays_h5(const rb_arrays *a, const char *file, const char *shown, rb_err *err)
+{
+    h5w w = {
+        .shown = shown, .file = -1, .fcpl = -1, .fapl = -1, .gcpl = -1, .lcpl = -1, .acpl = -1, .str_type = -1};
+    int rc = create_file(&w, file, err);
+    if (rc == RB_OK)
+        rc = write_root_attrs(&w, NULL, a->attrs, a->n_attrs, err);
+    for (size_t k = 0; rc == RB_OK && k < a->n; k++) {
+        const rb_array *arr = &a->items[k];
+        hsize_t dims[3] = {arr->dims[0], arr->dims[1], arr->dims[2]};
+        rc = write_doubles(&w, w.file, "array", arr->name, arr->name, (int)arr->ndim, dims, arr->data, err);
+    }
+    return close_file(&w, rc, err);
 }

@@ -1,5 +1,6 @@
 /*
- * Robot-logger .mat writer, the layout robometry writes through libmatio:
+ * Robot-logger .mat writer, the layout robometry writes through libmatio (named arrays: see the
+ * last section):
  *
  *   <root> (struct, default robot_logger_device)
  *     description_list    n x 1 cell of char   from attribute description_list (split at ','), if set
@@ -344,7 +345,7 @@ static bool is_reserved_key(const char *key)
     return strcmp(key, "yarp_robot_name") == 0 || strcmp(key, "description_list") == 0;
 }
 
-static bool is_identifier(const char *s)
+bool rb_io_is_matlab_identifier(const char *s)
 {
     if (!((s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z')))
         return false;
@@ -387,32 +388,35 @@ static char *identifier_for(const char *key, char *const *names, size_t n)
 }
 
 typedef struct prov_ctx {
-    const rb_log *log;
+    const rb_attr *attrs;
     const size_t *attr_of; /* field k holds attribute attr_of[k] */
 } prov_ctx;
 
 static matvar_t *prov_field_fn(const void *ctx, int k)
 {
     const prov_ctx *p = ctx;
-    const char *v = p->log->attrs[p->attr_of[k]].value;
+    const char *v = p->attrs[p->attr_of[k]].value;
     return mv_char(v, strlen(v));
 }
 
-static int provenance_matvar(const rb_log *log, matvar_t **out, rb_err *err)
+/* The struct RB_MAT_PROVENANCE_FIELD of the attributes (but yarp_robot_name and description_list when
+ * `skip_reserved`); *out NULL when there is none. */
+static int provenance_matvar(const rb_attr *attrs, size_t n_attrs, bool skip_reserved, matvar_t **out,
+                             rb_err *err)
 {
     *out = NULL;
     int rc = RB_OK;
     size_t n = 0;
-    char **names = rb_calloc(log->n_attrs, sizeof *names);
-    size_t *attr_of = rb_calloc(log->n_attrs, sizeof *attr_of);
+    char **names = rb_calloc(n_attrs, sizeof *names);
+    size_t *attr_of = rb_calloc(n_attrs, sizeof *attr_of);
     if (!names || !attr_of) {
         rc = oom(err);
         goto done;
     }
-    for (size_t a = 0; a < log->n_attrs; a++) {
-        if (is_reserved_key(log->attrs[a].key))
+    for (size_t a = 0; a < n_attrs; a++) {
+        if (skip_reserved && is_reserved_key(attrs[a].key))
             continue;
-        names[n] = identifier_for(log->attrs[a].key, names, n);
+        names[n] = identifier_for(attrs[a].key, names, n);
         if (!names[n]) {
             rc = oom(err);
             goto done;
@@ -421,7 +425,7 @@ static int provenance_matvar(const rb_log *log, matvar_t **out, rb_err *err)
     }
     if (n > 0) {
         tnode none = {0};
-        prov_ctx ctx = {log, attr_of};
+        prov_ctx ctx = {attrs, attr_of};
         rc = build_struct(RB_MAT_PROVENANCE_FIELD, (const char *const *)names, n, prov_field_fn, &ctx, &none, "",
                           out, err);
     }
@@ -465,7 +469,7 @@ static int root_matvar(const rb_log *log, const char *root_name, const tnode *tr
         ctx.kinds[n++] = "description_list";
     if (rb_log_get_attr(log, "yarp_robot_name"))
         ctx.kinds[n++] = "yarp_robot_name";
-    int rc = provenance_matvar(log, &prov, err);
+    int rc = provenance_matvar(log->attrs, log->n_attrs, true, &prov, err);
     if (rc)
         return rc;
     if (prov)
@@ -750,7 +754,8 @@ static int write_header73(const char *file, const char *shown, rb_err *err)
     return ok ? RB_OK : rb_err_set(err, RB_EIO, "%s: cannot write the MATLAB header", shown);
 }
 
-static int write_v73(matvar_t *root, const char *file, const char *shown, rb_err *err)
+/* The top-level variables vars[0..n) (each named by its matvar_t). */
+static int write_v73(matvar_t *const *vars, size_t n, const char *file, const char *shown, rb_err *err)
 {
     m73 w = {.shown = shown, .file = -1, .refs = -1, .fcpl = -1, .fapl = -1, .gcpl = -1, .lcpl = -1};
     int rc = RB_OK;
@@ -768,7 +773,8 @@ static int write_v73(matvar_t *root, const char *file, const char *shown, rb_err
         rc = rb_io_h5_fail(shown, err, "cannot create the file");
         goto done;
     }
-    rc = write_var(&w, w.file, root->name, root, err);
+    for (size_t k = 0; rc == RB_OK && k < n; k++)
+        rc = write_var(&w, w.file, vars[k]->name, vars[k], err);
 done:
     if (w.refs >= 0)
         H5Gclose(w.refs);
@@ -789,23 +795,25 @@ static void silent_log(int level, char *message)
     (void)message;
 }
 
-static int write_v5(matvar_t *root, const char *file, const char *shown, rb_err *err)
+/* The top-level variables vars[0..n) (each named by its matvar_t). */
+static int write_v5(matvar_t *const *vars, size_t n, const char *file, const char *shown, rb_err *err)
 {
     Mat_LogInitFunc("roboest", silent_log); /* the library never prints */
     mat_t *mat = Mat_CreateVer(file, "MATLAB 5.0 MAT-file, Platform: roboest, Created by: roboest " RB_VERSION,
                                MAT_FT_MAT5);
     if (!mat)
         return rb_err_set(err, RB_EIO, "%s: cannot create the file", shown);
-    int rc = Mat_VarWrite(mat, root, MAT_COMPRESSION_ZLIB) != 0
-                 ? rb_err_set(err, RB_EIO, "%s: libmatio failed to write %s", shown, root->name)
-                 : RB_OK;
+    int rc = RB_OK;
+    for (size_t k = 0; rc == RB_OK && k < n; k++)
+        if (Mat_VarWrite(mat, vars[k], MAT_COMPRESSION_ZLIB) != 0)
+            rc = rb_err_set(err, RB_EIO, "%s: libmatio failed to write %s", shown, vars[k]->name);
     if (Mat_Close(mat) != 0 && rc == RB_OK)
         rc = rb_err_set(err, RB_EIO, "%s: cannot close the file", shown);
-    /* libmatio ignores failed writes (a full disk gives a truncated file and success): read the
-     * variable's header back to know the file is whole. */
+    /* libmatio ignores failed writes (a full disk gives a truncated file and success): read the last
+     * variable's header back to know the file is whole (the header alone when there is none). */
     mat = rc == RB_OK ? Mat_Open(file, MAT_ACC_RDONLY) : NULL;
-    matvar_t *back = mat ? Mat_VarReadInfo(mat, root->name) : NULL;
-    if (rc == RB_OK && !back)
+    matvar_t *back = mat && n > 0 ? Mat_VarReadInfo(mat, vars[n - 1]->name) : NULL;
+    if (rc == RB_OK && (!mat || (n > 0 && !back)))
         rc = rb_err_set(err, RB_EIO, "%s: the file written does not read back (disk full?)", shown);
     Mat_VarFree(back);
     if (mat)
@@ -818,7 +826,7 @@ int rb_io_write_mat(const rb_log *log, const char *file, const char *shown, bool
 {
     if (!root_name)
         root_name = DEFAULT_ROOT;
-    if (!is_identifier(root_name))
+    if (!rb_io_is_matlab_identifier(root_name))
         return rb_err_set(err, RB_EINVAL, "%s: root struct name '%s' is not a MATLAB identifier", shown,
                           root_name);
     tnode tree = {0};
@@ -829,8 +837,53 @@ int rb_io_write_mat(const rb_log *log, const char *file, const char *shown, bool
     if (rc == RB_OK)
         rc = root_matvar(log, root_name, &tree, shown, &root, err);
     if (rc == RB_OK)
-        rc = v73 ? write_v73(root, file, shown, err) : write_v5(root, file, shown, err);
+        rc = v73 ? write_v73(&root, 1, file, shown, err) : write_v5(&root, 1, file, shown, err);
     Mat_VarFree(root);
     tree_free(&tree);
+    return rc;
+}
+
+/* ---- named arrays ------------------------------------------------------------------------------
+ * One double variable per array, MATLAB size N x 1 (1-D), N x a or N x a x b, data in MATLAB's
+ * column-major order; the attributes, if any, as the struct RB_MAT_PROVENANCE_FIELD (one char field
+ * per key, keys made identifiers as above). Names were checked by rb_arrays_write. */
+
+/* A variable over a column-major copy of arr's data (a 1-D array is its own copy: borrowed). */
+static int array_matvar(const rb_array *arr, matvar_t **out, double **copy, rb_err *err)
+{
+    size_t mdims[3], count = arr->dims[0] * arr->dims[1] * arr->dims[2]; /* checked by rb_arrays_add */
+    int rank = rb_io_array_matlab_dims(arr, mdims);
+    const double *data = arr->data;
+    *copy = NULL;
+    if (arr->ndim > 1 && count > 0) {
+        if (!(*copy = rb_malloc(count * sizeof(double))))
+            return oom(err);
+        rb_io_reverse_axes(*copy, arr->data, arr->ndim, arr->dims);
+        data = *copy;
+    }
+    *out = Mat_VarCreate(arr->name, MAT_C_DOUBLE, MAT_T_DOUBLE, rank, mdims, count ? (void *)data : NULL,
+                         MAT_F_DONT_COPY_DATA);
+    return *out ? RB_OK : oom(err);
+}
+
+int rb_io_write_arrays_mat(const rb_arrays *a, const char *file, const char *shown, bool v73, rb_err *err)
+{
+    matvar_t **vars = rb_calloc(a->n + 1, sizeof *vars);
+    double **copies = rb_calloc(a->n + 1, sizeof *copies);
+    size_t n = 0;
+    int rc = vars && copies ? RB_OK : oom(err);
+    for (size_t k = 0; rc == RB_OK && k < a->n; k++)
+        if ((rc = array_matvar(&a->items[k], &vars[n], &copies[k], err)) == RB_OK)
+            n++;
+    if (rc == RB_OK && (rc = provenance_matvar(a->attrs, a->n_attrs, false, &vars[n], err)) == RB_OK && vars[n])
+        n++;
+    if (rc == RB_OK)
+        rc = v73 ? write_v73(vars, n, file, shown, err) : write_v5(vars, n, file, shown, err);
+    for (size_t k = 0; vars && k < n; k++)
+        Mat_VarFree(vars[k]);
+    for (size_t k = 0; copies && k < a->n; k++)
+        rb_free(copies[k]);
+    rb_free(vars);
+    rb_free(copies);
     return rc;
 }

@@ -1,5 +1,6 @@
 /*
- * libFuzzer target: the log readers (detection, MATLAB v7.3 / v5 / HDF5 / CSV) on arbitrary bytes.
+ * libFuzzer target: the log readers (detection, MATLAB v7.3 / v5 / HDF5 / CSV) and the named-array
+ * reader on arbitrary bytes.
  * The readers take a path, so each input is written to one temporary file per process.
  * Seeds: the reader fixtures, copied to $(BUILD)/fixtures/corpus_log/ by tests/fixtures/gen_fixtures.py.
  *
@@ -72,5 +73,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc != RB_OK && rc != RB_EINPUT && rc != RB_ENOMEM)
         abort(); /* bytes can only be a log, a bad input, or too big */
     rb_log_free(log);
+    /* the same bytes as a states / results file of named arrays */
+    rb_arrays *arrays = NULL;
+    rc = rb_arrays_read(tmp_path, &arrays, &err);
+    if ((rc == RB_OK) != (arrays != NULL))
+        abort();
+    if (rc != RB_OK && rc != RB_EINPUT && rc != RB_ENOMEM)
+        abort();
+    rb_arrays_free(arrays);
     return 0;
 }

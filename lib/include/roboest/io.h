@@ -205,6 +205,64 @@ int rb_log_write(const rb_log *log, const char *path, const rb_write_opts *opts,
  * a partial file may be left there. */
 int rb_log_write_raw(const rb_log *log, const char *path, const rb_write_opts *opts, rb_err *err);
 
+/* ---- named arrays (states and results files: no time vector) ------------------------------------
+ * A set of named arrays of doubles with 1 to 3 dimensions, the first one the row (state) index, as
+ * `roboest model eval` reads states and writes results: `q` N x n, `M` N x n x n. In memory every
+ * array is row-major (C order): element (i, j, k) of an N x a x b array is data[(i * a + j) * b + k].
+ * Files:
+ *   - .h5: one top-level dataset per array with exactly these dimensions (numpy/h5py read the same
+ *     shape), plus root string attributes;
+ *   - .mat (MATLAB v7.3 through HDF5, or v7 with RB_OUT_MAT5): one variable per array, MATLAB size
+ *     N x a x b (MATLAB's M(i, j, k) is element (i, j, k) here; a 1-D array is N x 1); the reader
+ *     takes v5/v7/v7.3. Attributes are the char fields of a top-level struct `roboest_provenance`
+ *     (keys made MATLAB identifiers as for logs, so other keys come back changed);
+ *   - .csv: a header row of columns named `name` (N x 1), `name:j` (N x a) or `name:j:k` (N x a x b),
+ *     one row per state; `# key: value` comment lines for the attributes. Indices start at 0; the
+ *     writer puts k fastest, the reader takes an array's columns in any order as long as they are
+ *     consecutive and cover every index once. Names hold no whitespace, control character, ',', '"'
+ *     or ':' and do not start with '#'; every array must have the same N (writer: else RB_EINPUT).
+ * Files are recognized by content as for logs (the CSV header is every field a column name; else
+ * RB_EINPUT "<path>: not an array file (...)"). Numeric arrays of any class (integers, single,
+ * logical) are read as doubles; char, cell, string, complex and sparse arrays, groups and structs are
+ * skipped. A vector stored as 1 x N or N (MATLAB row vector, numpy 1-D) is read as N x 1 (ndim 1, as
+ * are N x 1 and scalars: MATLAB cannot tell a one-row 1 x a from a vector, so it comes back a x 1);
+ * MATLAB's trailing singleton dimensions past the third are dropped; more dimensions are RB_EINPUT
+ * naming the variable, as are stored sizes the file cannot hold (checked before allocating). */
+typedef struct rb_array {
+    char *name;
+    size_t ndim;    /* 1..3 */
+    size_t dims[3]; /* dims[0] rows; unused dimensions are 1 */
+    double *data;   /* dims[0] * dims[1] * dims[2] values, row-major */
+} rb_array;
+
+typedef struct rb_arrays {
+    size_t n, cap;
+    rb_array *items;
+    size_t n_attrs, cap_attrs;
+    rb_attr *attrs;
+} rb_arrays;
+
+int rb_arrays_new(rb_arrays **out, rb_err *err);
+void rb_arrays_free(rb_arrays *a);
+/* Append a zeroed array (ndim 1..3; dims beyond ndim ignored) and return it in *out (borrowed until
+ * the next add). RB_EINPUT if the name exists, RB_ENOMEM on overflow or allocation failure, RB_EINVAL
+ * for ndim outside 1..3. */
+int rb_arrays_add(rb_arrays *a, const char *name, size_t ndim, const size_t dims[3], rb_array **out, rb_err *err);
+/* Array by exact name, NULL if absent (borrowed). */
+const rb_array *rb_arrays_find(const rb_arrays *a, const char *name);
+int rb_arrays_set_attr(rb_arrays *a, const char *key, const char *value, rb_err *err);
+/* Read every numeric array of a .mat (v5/v7/v7.3), .h5 or .csv file, chosen by content; nested
+ * groups/structs are skipped. Messages start with the path. Caller frees *out with rb_arrays_free;
+ * *out is NULL on failure. RB_ENOTFOUND, RB_EINPUT, RB_ENOMEM. */
+int rb_arrays_read(const char *path, rb_arrays **out, rb_err *err);
+/* Write through a temporary file renamed into place (nothing at path on error); opts->format
+ * RB_OUT_H5, RB_OUT_MAT73, RB_OUT_MAT5 or RB_OUT_CSV; opts->root_name is unused; opts NULL: format
+ * from the extension, no overwrite. The same set always gives the same bytes. Errors (messages start
+ * with `path`): RB_EEXISTS, RB_EIO, RB_EINPUT (a name the format cannot hold: an HDF5 name with '/',
+ * a .mat name that is not a MATLAB identifier or is roboest_provenance while there are attributes,
+ * see above for CSV; text that is not UTF-8), RB_ENOMEM. */
+int rb_arrays_write(const rb_arrays *a, const char *path, const rb_write_opts *opts, rb_err *err);
+
 /* ---- time: checks, clocks and resampling ------------------------------------------------------ */
 typedef struct rb_time_report {
     double t_first, t_last; /* seconds (NaN when T == 0) */
