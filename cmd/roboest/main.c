@@ -16,6 +16,7 @@ static const char *const MAIN_HELP =
     "                      and metric reports\n"
     "  stages              list the stage types a pipeline can use, with their parameters\n"
     "  model info URDF     the model roboest computes on: bodies, joints, frames, sensors, mass\n"
+    "  model eval URDF     kinematics and dynamics (RNEA, mass matrix, ABA, ...) for a file of states\n"
     "\n"
     "Logs are read by content: robot-logger MATLAB v7.3 and v5/v7 files, plain .mat/.h5 files of\n"
     "named matrices with a time vector, roboest .h5 files, and CSV with a header row.\n"

@@ -411,3 +411,31 @@ Test(core_spatial, inertia_products_and_change_of_frame)
     rb_inertia_to_parent(&X, pt, out);
     expect_close(out, (double[]){2, 2, 0, 0, 0, 0, 0, 2, 0, 2}, 10, 1e-15, "point mass");
 }
+
+Test(core_spatial, quaternion_of_a_rotation_round_trips)
+{
+    /* Random rotations, plus the cases where each pivot of Shepperd's method is taken (rotations by pi
+     * about x, y, z and the identity). */
+    double cases[24][4];
+    for (int k = 0; k < 20; k++)
+        for (int i = 0; i < 4; i++)
+            cases[k][i] = uniform(-1, 1);
+    const double pivots[4][4] = {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}};
+    memcpy(cases[20], pivots, sizeof pivots);
+    for (int k = 0; k < 24; k++) {
+        double n = sqrt(cases[k][0] * cases[k][0] + cases[k][1] * cases[k][1] + cases[k][2] * cases[k][2] +
+                        cases[k][3] * cases[k][3]);
+        double want[4], R[9], got[4], R2[9];
+        double sign = cases[k][0] < 0 ? -1 : 1;
+        for (int i = 0; i < 4; i++)
+            want[i] = sign * cases[k][i] / n;
+        rb_m3_from_quat(cases[k], R);
+        rb_quat_from_m3(R, got);
+        rb_m3_from_quat(got, R2);
+        for (int i = 0; i < 9; i++)
+            cr_assert_float_eq(R2[i], R[i], 1e-14, "case %d: the rotation survives", k);
+        if (fabs(want[0]) > 1e-12) /* w = 0: q and -q are both valid */
+            for (int i = 0; i < 4; i++)
+                cr_assert_float_eq(got[i], want[i], 1e-14, "case %d, component %d", k, i);
+    }
+}

@@ -101,6 +101,28 @@ static inline void rb_m3_from_quat(const double q[4], double out[9])
     out[6] = 2 * (x * z - w * y), out[7] = 2 * (y * z + w * x), out[8] = 1 - 2 * (x * x + y * y);
 }
 
+/* Unit quaternion (w, x, y, z) with w >= 0 of a rotation matrix (Shepperd's method: the largest of
+ * 4w^2, 4x^2, 4y^2, 4z^2 is taken as the pivot, so no division by a small number). */
+static inline void rb_quat_from_m3(const double R[9], double q[4])
+{
+    double t = R[0] + R[4] + R[8], w, x, y, z;
+    if (t >= R[0] && t >= R[4] && t >= R[8]) {
+        double s = 2.0 * sqrt(1.0 + t);
+        w = 0.25 * s, x = (R[7] - R[5]) / s, y = (R[2] - R[6]) / s, z = (R[3] - R[1]) / s;
+    } else if (R[0] >= R[4] && R[0] >= R[8]) {
+        double s = 2.0 * sqrt(1.0 + R[0] - R[4] - R[8]);
+        w = (R[7] - R[5]) / s, x = 0.25 * s, y = (R[1] + R[3]) / s, z = (R[2] + R[6]) / s;
+    } else if (R[4] >= R[8]) {
+        double s = 2.0 * sqrt(1.0 + R[4] - R[0] - R[8]);
+        w = (R[2] - R[6]) / s, x = (R[1] + R[3]) / s, y = 0.25 * s, z = (R[5] + R[7]) / s;
+    } else {
+        double s = 2.0 * sqrt(1.0 + R[8] - R[0] - R[4]);
+        w = (R[3] - R[1]) / s, x = (R[2] + R[6]) / s, y = (R[5] + R[7]) / s, z = 0.25 * s;
+    }
+    double sign = w < 0 ? -1.0 : 1.0, n = sqrt(w * w + x * x + y * y + z * z);
+    q[0] = sign * w / n, q[1] = sign * x / n, q[2] = sign * y / n, q[3] = sign * z / n;
+}
+
 /* ---- transforms ------------------------------------------------------------------------------------ */
 static inline void rb_xform_identity(rb_xform *X)
 {
