@@ -177,6 +177,23 @@ typedef struct rb_locale_scope {
 int rb_c_locale_push(rb_locale_scope *scope, rb_err *err);
 void rb_c_locale_pop(rb_locale_scope *scope);
 
+/* ---- random numbers ---------------------------------------------------------------------------
+ * xoshiro256** seeded through splitmix64: the same seed gives the same sequence on every machine.
+ * All randomness in roboest (simulation noise, Monte Carlo tests, training) comes from one of these,
+ * seeded from the config. */
+typedef struct rb_rng {
+    uint64_t s[4];
+    double spare;    /* second normal deviate of the last pair */
+    bool has_spare;
+} rb_rng;
+
+void rb_rng_seed(rb_rng *rng, uint64_t seed);
+uint64_t rb_rng_next(rb_rng *rng);
+/* Uniform in [0, 1) with 53 random bits. */
+double rb_rng_uniform(rb_rng *rng);
+/* Standard normal (Marsaglia's polar method). */
+double rb_rng_normal(rb_rng *rng);
+
 /* Wall-clock seconds from a monotonic clock (for progress reporting and benchmarks). */
 double rb_monotonic_seconds(void);
 
