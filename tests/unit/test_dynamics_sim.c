@@ -7,6 +7,7 @@
 #include <string.h>
 #include <valgrind/valgrind.h>
 
+#include "alloc_count.h"
 #include "dyn_support.h"
 #include "roboest/dynamics.h"
 
@@ -413,94 +414,26 @@ Test(dynamics_sim, constrained_forward_dynamics)
 }
 
 /* ---- no allocation --------------------------------------------------------------------------------------
- * rb_malloc calls are counted by rb_alloc_fail_after. The C library's are counted too, so that OpenBLAS and
- * LAPACK (called through their _work entry points) are covered: under AddressSanitizer through the
- * sanitizer's allocation hooks; otherwise this test binary's malloc family forwards to glibc's (__libc_*) and
- * counts while `counting` is set. Under valgrind, which replaces the malloc family of the executable too,
- * only rb_malloc is counted. */
-#if defined(__SANITIZE_ADDRESS__)
-#define TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TEST_ASAN 1
-#endif
-#endif
-
-static volatile int counting;
-static volatile long libc_allocs;
-
-#ifdef TEST_ASAN
-int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *, size_t),
-                                              void (*free_hook)(const volatile void *));
-static void on_malloc(const volatile void *p, size_t n)
-{
-    (void)p, (void)n;
-    if (counting)
-        libc_allocs++;
-}
-static void on_free(const volatile void *p) { (void)p; }
-static void count_init(void) { __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free); }
-#else
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t n);
-extern void *__libc_memalign(size_t align, size_t n);
-void *malloc(size_t n)
-{
-    if (counting)
-        libc_allocs++;
-    return __libc_malloc(n);
-}
-void *calloc(size_t n, size_t size)
-{
-    if (counting)
-        libc_allocs++;
-    return __libc_calloc(n, size);
-}
-void *realloc(void *p, size_t n)
-{
-    if (counting)
-        libc_allocs++;
-    return __libc_realloc(p, n);
-}
-void *aligned_alloc(size_t align, size_t n)
-{
-    if (counting)
-        libc_allocs++;
-    return __libc_memalign(align, n);
-}
-int posix_memalign(void **out, size_t align, size_t n)
-{
-    if (counting)
-        libc_allocs++;
-    if (align < sizeof(void *) || (align & (align - 1)))
-        return 22; /* EINVAL */
-    void *p = __libc_memalign(align, n);
-    if (!p)
-        return 12; /* ENOMEM */
-    *out = p;
-    return 0;
-}
-static void count_init(void) {}
-#endif
+ * rb_malloc calls are counted by rb_alloc_fail_after, the C library's by alloc_count.h (so OpenBLAS and
+ * LAPACK, called through their _work entry points, are covered; under valgrind only rb_malloc is). */
 
 Test(dynamics_sim, no_allocation_in_any_algorithm_call)
 {
     rb_err err;
-    count_init();
+    test_alloc_count_init();
     /* the counters do count: one rb_malloc, one malloc */
     void *(*volatile libc_malloc)(size_t) = malloc;
     rb_alloc_fail_after(-1);
-    libc_allocs = 0;
-    counting = 1;
+    test_alloc_count = 0;
+    test_alloc_counting = 1;
     void *p1 = rb_malloc(16), *p2 = libc_malloc(16);
-    counting = 0;
+    test_alloc_counting = 0;
     free(p2);
     rb_free(p1);
     cr_assert_eq(rb_alloc_fail_after(-1), 1);
-    bool libc_counted = !RUNNING_ON_VALGRIND;
+    bool libc_counted = test_alloc_count_works();
     if (libc_counted)
-        cr_assert_eq(libc_allocs, 2, "rb_malloc's and malloc's allocations counted: %ld", libc_allocs);
+        cr_assert_eq(test_alloc_count, 2, "rb_malloc's and malloc's allocations counted: %ld", test_alloc_count);
     for (int fb = 0; fb < 2; fb++) {
         trng r = {31337 + (uint64_t)fb};
         rb_model *m = biped(&r, fb);
@@ -536,8 +469,8 @@ Test(dynamics_sim, no_allocation_in_any_algorithm_call)
             for (int k = -1; k < CALLS; k++) {
                 if (k == 0) {
                     rb_alloc_fail_after(-1);
-                    libc_allocs = 0;
-                    counting = 1;
+                    test_alloc_count = 0;
+                    test_alloc_counting = 1;
                 }
                 int rc = RB_OK;
                 q[nq - 1] += 1e-6; /* a different state every call */
@@ -570,15 +503,15 @@ Test(dynamics_sim, no_allocation_in_any_algorithm_call)
                 default: rb_dyn_integrate(m, q, nu, 1e-9, q); break;
                 }
                 if (rc != RB_OK) {
-                    counting = 0;
+                    test_alloc_counting = 0;
                     cr_assert_fail("%s: %s", names[alg], err.msg);
                 }
             }
-            counting = 0;
+            test_alloc_counting = 0;
             long made = rb_alloc_fail_after(-1);
             cr_assert_eq(made, 0, "%s: %ld rb_malloc calls in %d calls", names[alg], made, CALLS);
             if (libc_counted)
-                cr_assert_eq(libc_allocs, 0, "%s: %ld C-library allocations in %d calls", names[alg], libc_allocs,
+                cr_assert_eq(test_alloc_count, 0, "%s: %ld C-library allocations in %d calls", names[alg], test_alloc_count,
                              CALLS);
         }
         free(q), free(nu), free(nud), free(tau), free(out);

@@ -1,0 +1,672 @@
+/* Common parts of every filter: options, allocation, the shared measurement path (missing
+ * elements, gating, Cholesky gain, covariance update), state access and diagnostics. */
+#include <cblas.h>
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "filters_internal.h"
+
+void rb_filter_opts_init(rb_filter_opts *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->alpha = 1.0;
+    o->beta = 2.0;
+    o->kappa = 0.0;
+    o->jitter = 1e-9;
+}
+
+static const char *kind_name(rb_filter_kind kind)
+{
+    switch (kind) {
+    case RB_FILTER_KF: return "kf";
+    case RB_FILTER_EKF: return "ekf";
+    case RB_FILTER_UKF: return "ukf";
+    }
+    return "filter";
+}
+
+/* Copy a rows x cols row-major matrix, checking finiteness (and symmetry when square_sym). */
+static int copy_checked(double *dst, const double *src, size_t rows, size_t cols, bool sym, const char *what,
+                        const char *fname, rb_err *err)
+{
+    for (size_t i = 0; i < rows * cols; i++) {
+        if (!isfinite(src[i]))
+            return rb_err_set(err, RB_ENUMERIC, "%s create: %s element (%zu, %zu) is not finite", fname, what, i / cols,
+                              i % cols);
+    }
+    memcpy(dst, src, rows * cols * sizeof *dst);
+    if (!sym)
+        return RB_OK;
+    for (size_t i = 0; i < rows; i++) {
+        for (size_t j = i + 1; j < rows; j++) {
+            double a = dst[i * rows + j], b = dst[j * rows + i];
+            double scale = fabs(dst[i * rows + i]) + fabs(dst[j * rows + j]) + fabs(a) + fabs(b);
+            if (fabs(a - b) > 1e-9 * scale)
+                return rb_err_set(err, RB_EINVAL, "%s create: %s is not symmetric (elements (%zu, %zu) and (%zu, %zu))",
+                                  fname, what, i, j, j, i);
+        }
+    }
+    rb_filt_symmetrize(dst, rows);
+    return RB_OK;
+}
+
+/* Carve n doubles from the block. */
+static double *take(double **cursor, size_t count)
+{
+    double *p = *cursor;
+    *cursor += count;
+    return p;
+}
+
+int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, rb_filter **out, rb_err *err)
+{
+    const char *name = kind_name(kind);
+    if (out)
+        *out = NULL;
+    if (!o || !out)
+        return rb_err_set(err, RB_EINVAL, "%s create: NULL options or output", name);
+    size_t n = o->n, m = o->m, nu = o->nu;
+    if (n == 0 || m == 0)
+        return rb_err_set(err, RB_EINVAL, "%s create: n and m must be at least 1 (n %zu, m %zu)", name, n, m);
+    if (n > 100000 || m > 100000 || nu > 100000)
+        return rb_err_set(err, RB_EINVAL, "%s create: dimensions too large (n %zu, m %zu, nu %zu)", name, n, m, nu);
+    if (!o->P0)
+        return rb_err_set(err, RB_EINVAL, "%s create: P0 is required", name);
+    if (!o->R)
+        return rb_err_set(err, RB_EINVAL, "%s create: R is required", name);
+    if (kind == RB_FILTER_KF && (!o->F || !o->H))
+        return rb_err_set(err, RB_EINVAL, "%s create: F and H are required", name);
+    if (kind != RB_FILTER_KF && (!o->f || !o->h))
+        return rb_err_set(err, RB_EINVAL, "%s create: the process model f and measurement model h are required", name);
+    if (!(o->fd_step >= 0.0) || !isfinite(o->fd_step))
+        return rb_err_set(err, RB_EINVAL, "%s create: fd_step must be >= 0 (got %g)", name, o->fd_step);
+    if (!(o->jitter >= 0.0) || !isfinite(o->jitter))
+        return rb_err_set(err, RB_EINVAL, "%s create: jitter must be >= 0 (got %g)", name, o->jitter);
+    double lambda = 0.0;
+    if (kind == RB_FILTER_UKF) {
+        if (!(o->alpha > 0.0) || !isfinite(o->alpha) || !isfinite(o->beta) || !isfinite(o->kappa))
+            return rb_err_set(err, RB_EINVAL, "%s create: alpha must be > 0 and beta, kappa finite (alpha %g)", name,
+                              o->alpha);
+        lambda = o->alpha * o->alpha * ((double)n + o->kappa) - (double)n;
+        if (!((double)n + lambda > 0.0))
+            return rb_err_set(err, RB_EINVAL, "%s create: n + lambda must be > 0 (alpha %g, kappa %g, n %zu)", name,
+                              o->alpha, o->kappa, n);
+    }
+    switch (o->gate.mode) {
+    case RB_GATE_OFF: break;
+    case RB_GATE_VECTOR:
+    case RB_GATE_ELEMENT:
+        if (!(o->gate.threshold > 0.0) && !(o->gate.probability > 0.0 && o->gate.probability < 1.0))
+            return rb_err_set(err, RB_EINVAL,
+                              "%s create: gate needs a threshold > 0 or a probability in (0, 1) (threshold %g, "
+                              "probability %g)",
+                              name, o->gate.threshold, o->gate.probability);
+        break;
+    default: return rb_err_set(err, RB_EINVAL, "%s create: unknown gate mode %d", name, (int)o->gate.mode);
+    }
+
+    size_t N = kind == RB_FILTER_UKF ? 2 * n + 1 : 0;
+    size_t nm = n * m, n2 = n * n, m2 = m * m, mx = n > m ? n : m;
+    size_t count = 2 * n + 4 * n2 + 4 * m2 + 4 * m + 4 * nm + n + (m + 1) + n + 2 * mx;
+    if (kind != RB_FILTER_UKF)
+        count += 2 * n2 + 2 * nm + (kind == RB_FILTER_KF ? n * nu : 0);
+    else
+        count += n * N + m * N + n;
+    count += n2; /* L */
+    size_t bytes = count * sizeof(double) + 2 * m * sizeof(size_t) + m;
+
+    rb_filter *f = rb_calloc(1, sizeof *f);
+    if (!f)
+        return rb_err_set(err, RB_ENOMEM, "%s create: out of memory", name);
+    f->block = rb_calloc(1, bytes);
+    if (!f->block) {
+        rb_free(f);
+        return rb_err_set(err, RB_ENOMEM, "%s create: out of memory (%zu bytes)", name, bytes);
+    }
+    f->kind = kind;
+    f->name = name;
+    f->n = n;
+    f->m = m;
+    f->nu = nu;
+    double *cur = f->block;
+    f->x = take(&cur, n);
+    f->xn = take(&cur, n);
+    f->P = take(&cur, n2);
+    f->Pn = take(&cur, n2);
+    f->T = take(&cur, n2);
+    f->Q = take(&cur, n2);
+    f->L = take(&cur, n2);
+    f->R = take(&cur, m2);
+    f->Rc = take(&cur, m2);
+    f->S = take(&cur, m2);
+    f->Ssave = take(&cur, m2);
+    f->zhat = take(&cur, m);
+    f->inno = take(&cur, m);
+    f->innoc = take(&cur, m);
+    f->y = take(&cur, m);
+    f->HcT = take(&cur, nm);
+    f->C = take(&cur, nm);
+    f->W = take(&cur, nm);
+    f->K = take(&cur, nm);
+    f->P_diag = take(&cur, n);
+    f->gate_limit = take(&cur, m + 1);
+    f->fd_x = take(&cur, n);
+    f->fd_a = take(&cur, mx);
+    f->fd_b = take(&cur, mx);
+    if (kind != RB_FILTER_UKF) {
+        f->A = take(&cur, n2);
+        f->F = take(&cur, n2);
+        f->H = take(&cur, nm);
+        f->Hc = take(&cur, nm);
+        if (kind == RB_FILTER_KF)
+            f->B = take(&cur, n * nu);
+    } else {
+        f->Y = take(&cur, n * N);
+        f->Z = take(&cur, m * N);
+        f->xs = take(&cur, n);
+    }
+    f->idx = (size_t *)cur;
+    f->pos = f->idx + m;
+    f->status = (unsigned char *)(f->pos + m);
+
+    f->f = o->f;
+    f->h = o->h;
+    f->jac_f = o->jac_f;
+    f->jac_h = o->jac_h;
+    f->residual = o->residual;
+    f->user = o->user;
+    f->fd_step = o->fd_step > 0.0 ? o->fd_step : cbrt(DBL_EPSILON);
+    f->schedule = o->schedule;
+    f->schedule_user = o->schedule_user;
+    f->gate = o->gate;
+    f->jitter = o->jitter;
+    f->N = N;
+    if (kind == RB_FILTER_UKF) {
+        double nl = (double)n + lambda;
+        f->lambda = lambda;
+        f->c = sqrt(nl);
+        f->wm0 = lambda / nl;
+        f->wc0 = f->wm0 + 1.0 - o->alpha * o->alpha + o->beta;
+        f->wi = 1.0 / (2.0 * nl);
+    }
+
+    int rc = RB_OK;
+    if (o->x0 && (rc = copy_checked(f->x, o->x0, 1, n, false, "x0", name, err)) != RB_OK)
+        goto fail;
+    if ((rc = copy_checked(f->P, o->P0, n, n, true, "P0", name, err)) != RB_OK)
+        goto fail;
+    if (o->Q && (rc = copy_checked(f->Q, o->Q, n, n, true, "Q", name, err)) != RB_OK)
+        goto fail;
+    if ((rc = copy_checked(f->R, o->R, m, m, true, "R", name, err)) != RB_OK)
+        goto fail;
+    if (kind == RB_FILTER_KF) {
+        if ((rc = copy_checked(f->F, o->F, n, n, false, "F", name, err)) != RB_OK)
+            goto fail;
+        if ((rc = copy_checked(f->H, o->H, m, n, false, "H", name, err)) != RB_OK)
+            goto fail;
+        if (o->B && nu > 0 && (rc = copy_checked(f->B, o->B, n, nu, false, "B", name, err)) != RB_OK)
+            goto fail;
+    }
+    memcpy(f->L, f->P, n2 * sizeof(double));
+    int info = rb_filt_chol(f->L, n);
+    if (info != 0) {
+        rc = rb_err_set(err, RB_ENUMERIC, "%s create: P0 is not positive definite (LAPACK dpotrf: leading minor %d)",
+                        name, info);
+        goto fail;
+    }
+    memcpy(f->S, f->R, m2 * sizeof(double));
+    info = rb_filt_chol(f->S, m);
+    if (info != 0) {
+        rc = rb_err_set(err, RB_ENUMERIC, "%s create: R is not positive definite (LAPACK dpotrf: leading minor %d)",
+                        name, info);
+        goto fail;
+    }
+    f->gate_limit[0] = 0.0;
+    for (size_t d = 1; d <= m; d++) {
+        if (f->gate.mode == RB_GATE_OFF)
+            f->gate_limit[d] = INFINITY;
+        else if (f->gate.threshold > 0.0)
+            f->gate_limit[d] = f->gate.threshold;
+        else if ((rc = rb_chi2_quantile(f->gate.probability, (double)d, &f->gate_limit[d], err)) != RB_OK) {
+            rb_err_prefix(err, "%s create: gate: ", name);
+            goto fail;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        f->P_diag[i] = f->P[i * n + i];
+    for (size_t i = 0; i < m; i++) {
+        f->inno[i] = NAN;
+        f->status[i] = RB_MEAS_NONE;
+    }
+    f->nis = NAN;
+    *out = f;
+    return RB_OK;
+fail:
+    rb_filter_free(f);
+    return rc;
+}
+
+void rb_filter_free(rb_filter *f)
+{
+    if (!f)
+        return;
+    rb_free(f->block);
+    rb_free(f);
+}
+
+rb_filter_kind rb_filter_get_kind(const rb_filter *f) { return f->kind; }
+
+void rb_filter_dims(const rb_filter *f, size_t *n, size_t *m, size_t *nu)
+{
+    if (n)
+        *n = f->n;
+    if (m)
+        *m = f->m;
+    if (nu)
+        *nu = f->nu;
+}
+
+rb_filter_mats rb_filter_get_mats(rb_filter *f)
+{
+    rb_filter_mats v;
+    memset(&v, 0, sizeof v);
+    if (f->kind == RB_FILTER_KF) {
+        v.F = rb_mat_view(f->F, f->n, f->n, f->n);
+        v.B = rb_mat_view(f->B, f->n, f->nu, f->nu);
+        v.H = rb_mat_view(f->H, f->m, f->n, f->n);
+    }
+    v.Q = rb_mat_view(f->Q, f->n, f->n, f->n);
+    v.R = rb_mat_view(f->R, f->m, f->m, f->m);
+    return v;
+}
+
+int rb_filt_schedule(rb_filter *f, rb_filter_phase phase, long step, const double *u, double dt, const double *z,
+                     rb_err *err)
+{
+    if (!f->schedule)
+        return RB_OK;
+    rb_filter_sched s;
+    s.phase = phase;
+    s.step = step;
+    s.x = f->x;
+    s.P = f->P;
+    s.u = u;
+    s.dt = dt;
+    s.z = z;
+    s.mats = rb_filter_get_mats(f);
+    int rc = f->schedule(f->schedule_user, &s, err);
+    if (rc != RB_OK) {
+        if (rc > 0)
+            rc = rb_err_set(err, RB_EINVAL, "scheduling callback returned %d", rc);
+        rb_err_prefix(err, "%s %s, step %ld: scheduling: ", f->name, phase == RB_FILTER_PREDICT ? "predict" : "update",
+                      step);
+    }
+    return rc;
+}
+
+void rb_filt_predict_done(rb_filter *f, long step)
+{
+    double *t = f->x;
+    f->x = f->xn;
+    f->xn = t;
+    t = f->P;
+    f->P = f->Pn;
+    f->Pn = t;
+    f->step = step;
+    f->predicts++;
+    for (size_t i = 0; i < f->n; i++)
+        f->P_diag[i] = f->P[i * f->n + i];
+    for (size_t i = 0; i < f->m; i++) {
+        f->inno[i] = NAN;
+        f->status[i] = RB_MEAS_NONE;
+    }
+    f->nis = NAN;
+    f->limit = 0.0;
+    f->rejected = false;
+}
+
+int rb_filter_predict(rb_filter *f, const double *u, double dt, rb_err *err)
+{
+    if (!f)
+        return rb_err_set(err, RB_EINVAL, "filter predict: NULL filter");
+    long step = f->step + 1;
+    int rc = rb_filt_schedule(f, RB_FILTER_PREDICT, step, u, dt, NULL, err);
+    if (rc != RB_OK)
+        return rc;
+    switch (f->kind) {
+    case RB_FILTER_KF: rc = rb_kf_predict_impl(f, u, dt, step, err); break;
+    case RB_FILTER_EKF: rc = rb_ekf_predict_impl(f, u, dt, step, err); break;
+    case RB_FILTER_UKF: rc = rb_ukf_predict_impl(f, u, dt, step, err); break;
+    }
+    if (rc != RB_OK)
+        return rc;
+    size_t bad = rb_filt_first_nonfinite(f->xn, f->n);
+    if (bad < f->n)
+        return rb_err_set(err, RB_ENUMERIC, "%s predict, step %ld: predicted state element %zu is not finite", f->name,
+                          step, bad);
+    for (size_t i = 0; i < f->n; i++) {
+        if (!isfinite(f->Pn[i * f->n + i]))
+            return rb_err_set(err, RB_ENUMERIC, "%s predict, step %ld: predicted covariance P(%zu, %zu) is not finite",
+                              f->name, step, i, i);
+    }
+    rb_filt_predict_done(f, step);
+    return RB_OK;
+}
+
+int rb_filter_update(rb_filter *f, const double *z, rb_err *err)
+{
+    if (!f || !z)
+        return rb_err_set(err, RB_EINVAL, "filter update: NULL filter or measurement");
+    return rb_filt_update(f, z, err);
+}
+
+/* Drop the compact entries whose keep flag (status USED) is false: nuc, idx, Rc, S (k x k), C and
+ * HcT (n x k). In place: every entry moves to a position no later than its own. */
+static size_t compact_used(rb_filter *f, size_t k)
+{
+    size_t n = f->n, kk = 0;
+    size_t *keep = f->idx, *pos = f->pos;
+    for (size_t j = 0; j < k; j++) {
+        if (f->status[keep[j]] == RB_MEAS_USED)
+            pos[kk++] = j;
+    }
+    if (kk == k)
+        return k;
+    for (size_t b = 0; b < kk; b++) {
+        for (size_t a = 0; a < kk; a++) {
+            f->S[a + b * kk] = f->S[pos[a] + pos[b] * k];
+            f->Rc[a + b * kk] = f->Rc[pos[a] + pos[b] * k];
+        }
+    }
+    for (size_t j = 0; j < kk; j++) {
+        f->innoc[j] = f->innoc[pos[j]];
+        keep[j] = keep[pos[j]];
+        if (pos[j] != j) {
+            memmove(f->C + j * n, f->C + pos[j] * n, n * sizeof(double));
+            if (f->kind != RB_FILTER_UKF)
+                memmove(f->HcT + j * n, f->HcT + pos[j] * n, n * sizeof(double));
+        }
+    }
+    return kk;
+}
+
+void rb_filt_innovation(rb_filter *f, const double *z)
+{
+    for (size_t i = 0; i < f->m; i++)
+        f->inno[i] = z[i] - f->zhat[i];
+    if (f->residual)
+        f->residual(f->user, f->inno);
+    for (size_t j = 0; j < f->k; j++)
+        f->innoc[j] = f->inno[f->idx[j]];
+}
+
+/* KF / EKF: the used rows of H in both layouts, D = Hc P, S = D Hc^T + Rc, C = D^T = P Hc^T.
+ * Only (NoTrans, Trans) dgemm: OpenBLAS 0.3.21's small-matrix NN kernel for SkylakeX mallocs a
+ * packing buffer, and its threaded dsymm mallocs a job array even for tiny matrices. */
+static void linear_measure(rb_filter *f)
+{
+    size_t n = f->n, m = f->m, k = f->k;
+    for (size_t j = 0; j < k; j++) {
+        const double *row = f->H + f->idx[j] * n;
+        memcpy(f->HcT + j * n, row, n * sizeof(double));
+        for (size_t i = 0; i < n; i++)
+            f->Hc[j + i * k] = row[i];
+    }
+    for (size_t b = 0; b < k; b++)
+        for (size_t a = 0; a < k; a++)
+            f->Rc[a + b * k] = f->R[f->idx[a] * m + f->idx[b]];
+    double *D = f->W; /* k x n, free until the gain */
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, (int)k, (int)n, (int)n, 1.0, f->Hc, (int)k, f->P, (int)n, 0.0,
+                D, (int)k);
+    memcpy(f->S, f->Rc, k * k * sizeof(double));
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, (int)k, (int)k, (int)n, 1.0, D, (int)k, f->Hc, (int)k, 1.0,
+                f->S, (int)k);
+    rb_filt_symmetrize(f->S, k);
+    for (size_t j = 0; j < k; j++)
+        for (size_t i = 0; i < n; i++)
+            f->C[i + j * n] = D[j + i * k];
+}
+
+/* Joseph form into Pn: A = I - K H, Pn = A P A^T + K R K^T (K in f->K, n x k). Products as
+ * X Y^T only (P and Rc are symmetric), for the reason given at linear_measure. */
+static void joseph(rb_filter *f)
+{
+    int n = (int)f->n, k = (int)f->k;
+    double *A = f->A;
+    memset(A, 0, (size_t)n * (size_t)n * sizeof(double));
+    for (int i = 0; i < n; i++)
+        A[i * n + i] = 1.0;
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, n, n, k, -1.0, f->K, n, f->HcT, n, 1.0, A, n);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0, A, n, f->P, n, 0.0, f->T, n);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, n, k, k, 1.0, f->K, n, f->Rc, k, 0.0, f->W, n);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, n, n, k, 1.0, f->W, n, f->K, n, 0.0, f->Pn, n);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0, f->T, n, A, n, 1.0, f->Pn, n);
+    rb_filt_symmetrize(f->Pn, f->n);
+}
+
+int rb_filt_update(rb_filter *f, const double *z, rb_err *err)
+{
+    size_t n = f->n, m = f->m;
+    long step = f->step;
+    int rc = rb_filt_schedule(f, RB_FILTER_UPDATE, step, NULL, 0.0, z, err);
+    if (rc != RB_OK)
+        return rc;
+    f->have_update = false;
+    size_t k = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (isnan(z[i])) {
+            f->status[i] = RB_MEAS_MISSING;
+        } else if (!isfinite(z[i])) {
+            return rb_err_set(err, RB_ENUMERIC, "%s update, step %ld: measurement element %zu is infinite", f->name,
+                              step, i);
+        } else {
+            f->status[i] = RB_MEAS_USED;
+            f->idx[k++] = i;
+        }
+    }
+    size_t finite = k;
+    f->k = k;
+    f->nis = NAN;
+    f->rejected = false;
+    f->limit = f->gate.mode == RB_GATE_OFF ? 0.0 : f->gate_limit[f->gate.mode == RB_GATE_ELEMENT ? 1 : (k ? k : 1)];
+    if (k > 0) {
+        if (f->kind == RB_FILTER_UKF) {
+            rc = rb_ukf_measure(f, z, step, err);
+        } else {
+            rc = f->kind == RB_FILTER_KF ? rb_kf_linearize(f, err) : rb_ekf_linearize(f, step, err);
+            if (rc == RB_OK) {
+                for (size_t j = 0; j < k; j++) {
+                    if (!isfinite(f->zhat[f->idx[j]]))
+                        return rb_err_set(err, RB_ENUMERIC,
+                                          "%s update, step %ld: predicted measurement element %zu is not finite",
+                                          f->name, step, f->idx[j]);
+                }
+                rb_filt_innovation(f, z);
+                linear_measure(f);
+            }
+        }
+        if (rc != RB_OK)
+            return rc;
+    } else {
+        for (size_t i = 0; i < m; i++)
+            f->inno[i] = NAN;
+    }
+
+    long gated = 0;
+    if (k > 0 && f->gate.mode == RB_GATE_ELEMENT) {
+        double lim = f->gate_limit[1];
+        for (size_t j = 0; j < k; j++) {
+            double r = f->innoc[j] * f->innoc[j] / f->S[j + j * k];
+            if (!(r <= lim)) {
+                f->status[f->idx[j]] = RB_MEAS_GATED;
+                gated++;
+            }
+        }
+        if (gated)
+            k = f->k = compact_used(f, k);
+    }
+
+    if (k > 0) {
+        rb_filt_mirror_lower(f->S, k);
+        memcpy(f->Ssave, f->S, k * k * sizeof(double));
+        int info = rb_filt_chol(f->S, k);
+        if (info != 0)
+            return rb_err_set(err, RB_ENUMERIC,
+                              "%s update, step %ld: innovation covariance S not positive definite (LAPACK dpotrf: "
+                              "leading minor %d of %zu elements used)",
+                              f->name, step, info, k);
+        memcpy(f->y, f->innoc, k * sizeof(double));
+        cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)k, f->S, (int)k, f->y, 1);
+        f->nis = cblas_ddot((int)k, f->y, 1, f->y, 1);
+        if (f->gate.mode == RB_GATE_VECTOR && !(f->nis <= f->gate_limit[k])) {
+            f->rejected = true;
+            for (size_t j = 0; j < k; j++)
+                f->status[f->idx[j]] = RB_MEAS_GATED;
+        }
+    }
+    if (k > 0 && !f->rejected) {
+        memcpy(f->W, f->C, n * k * sizeof(double));
+        cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, (int)n, (int)k, 1.0, f->S, (int)k,
+                    f->W, (int)n);
+        memcpy(f->xn, f->x, n * sizeof(double));
+        cblas_dgemv(CblasColMajor, CblasNoTrans, (int)n, (int)k, 1.0, f->W, (int)n, f->y, 1, 1.0, f->xn, 1);
+        size_t bad = rb_filt_first_nonfinite(f->xn, n);
+        if (bad < n)
+            return rb_err_set(err, RB_ENUMERIC, "%s update, step %ld: updated state element %zu is not finite", f->name,
+                              step, bad);
+        if (f->kind == RB_FILTER_UKF) {
+            memcpy(f->Pn, f->P, n * n * sizeof(double));
+            cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, (int)n, (int)k, -1.0, f->W, (int)n, 1.0, f->Pn,
+                        (int)n);
+            rb_filt_mirror_lower(f->Pn, n);
+        } else {
+            memcpy(f->K, f->W, n * k * sizeof(double));
+            cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasNoTrans, CblasNonUnit, (int)n, (int)k, 1.0, f->S,
+                        (int)k, f->K, (int)n);
+            joseph(f);
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (!isfinite(f->Pn[i * n + i]))
+                return rb_err_set(err, RB_ENUMERIC, "%s update, step %ld: updated covariance P(%zu, %zu) is not finite",
+                                  f->name, step, i, i);
+        }
+        double *t = f->x;
+        f->x = f->xn;
+        f->xn = t;
+        t = f->P;
+        f->P = f->Pn;
+        f->Pn = t;
+        for (size_t i = 0; i < n; i++)
+            f->P_diag[i] = f->P[i * n + i];
+    }
+    f->updates++;
+    f->missing += (long)(m - finite);
+    f->gated_elements += gated;
+    if (f->rejected)
+        f->gated_updates++;
+    f->have_update = true;
+    return RB_OK;
+}
+
+const double *rb_filter_x(const rb_filter *f) { return f->x; }
+const double *rb_filter_P(const rb_filter *f) { return f->P; }
+
+int rb_filter_set_state(rb_filter *f, const double *x, const double *P, rb_err *err)
+{
+    if (!f)
+        return rb_err_set(err, RB_EINVAL, "filter set_state: NULL filter");
+    size_t n = f->n;
+    if (x && rb_filt_first_nonfinite(x, n) < n)
+        return rb_err_set(err, RB_ENUMERIC, "%s set_state: x element %zu is not finite", f->name,
+                          rb_filt_first_nonfinite(x, n));
+    if (P && rb_filt_first_nonfinite(P, n * n) < n * n) {
+        size_t b = rb_filt_first_nonfinite(P, n * n);
+        return rb_err_set(err, RB_ENUMERIC, "%s set_state: P element (%zu, %zu) is not finite", f->name, b / n, b % n);
+    }
+    if (x)
+        memcpy(f->x, x, n * sizeof(double));
+    if (P) {
+        memcpy(f->P, P, n * n * sizeof(double));
+        for (size_t i = 0; i < n; i++)
+            f->P_diag[i] = f->P[i * n + i];
+    }
+    return RB_OK;
+}
+
+void rb_filter_set_step(rb_filter *f, long step) { f->step = step; }
+
+int rb_filter_nees(rb_filter *f, const double *x_true, double *nees, rb_err *err)
+{
+    if (!f || !x_true || !nees)
+        return rb_err_set(err, RB_EINVAL, "filter nees: NULL argument");
+    size_t n = f->n;
+    memcpy(f->L, f->P, n * n * sizeof(double));
+    int info = rb_filt_chol(f->L, n);
+    if (info != 0)
+        return rb_err_set(err, RB_ENUMERIC,
+                          "%s nees, step %ld: P not positive definite (LAPACK dpotrf: leading minor %d)", f->name,
+                          f->step, info);
+    for (size_t i = 0; i < n; i++)
+        f->fd_x[i] = x_true[i] - f->x[i];
+    cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)n, f->L, (int)n, f->fd_x, 1);
+    *nees = cblas_ddot((int)n, f->fd_x, 1, f->fd_x, 1);
+    return RB_OK;
+}
+
+void rb_filter_get_diag(const rb_filter *f, rb_filter_diag *d)
+{
+    d->step = f->step;
+    d->innovation = f->inno;
+    d->status = f->status;
+    d->P_diag = f->P_diag;
+    d->nis = f->nis;
+    d->dof = f->k;
+    d->gate_limit = f->limit;
+    d->rejected = f->rejected;
+    d->predicts = f->predicts;
+    d->updates = f->updates;
+    d->missing_elements = f->missing;
+    d->gated_elements = f->gated_elements;
+    d->gated_updates = f->gated_updates;
+    d->repairs = f->repairs;
+}
+
+int rb_filter_innovation_cov(const rb_filter *f, double *S, rb_err *err)
+{
+    if (!f || !S)
+        return rb_err_set(err, RB_EINVAL, "filter innovation_cov: NULL argument");
+    if (!f->have_update)
+        return rb_err_set(err, RB_EINVAL, "%s innovation_cov: no update yet", f->name);
+    size_t m = f->m, k = f->k;
+    for (size_t i = 0; i < m * m; i++)
+        S[i] = NAN;
+    for (size_t b = 0; b < k; b++)
+        for (size_t a = 0; a < k; a++)
+            S[f->idx[a] * m + f->idx[b]] = f->Ssave[a + b * k];
+    return RB_OK;
+}
+
+int rb_filter_gain(rb_filter *f, double *K, rb_err *err)
+{
+    if (!f || !K)
+        return rb_err_set(err, RB_EINVAL, "filter gain: NULL argument");
+    if (!f->have_update)
+        return rb_err_set(err, RB_EINVAL, "%s gain: no update yet", f->name);
+    size_t n = f->n, m = f->m, k = f->k;
+    memset(K, 0, n * m * sizeof(double));
+    if (k == 0)
+        return RB_OK;
+    /* K = C S^-1 = (C L^-T) L^-1, into W (free between updates). */
+    memcpy(f->W, f->C, n * k * sizeof(double));
+    cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, (int)n, (int)k, 1.0, f->S, (int)k,
+                f->W, (int)n);
+    cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasNoTrans, CblasNonUnit, (int)n, (int)k, 1.0, f->S, (int)k,
+                f->W, (int)n);
+    for (size_t j = 0; j < k; j++)
+        for (size_t i = 0; i < n; i++)
+            K[i * m + f->idx[j]] = f->W[i + j * n];
+    return RB_OK;
+}

@@ -1,0 +1,107 @@
+/* Internals shared by kf.c, ekf.c, ukf.c and filter.c. Not a public header.
+ *
+ * Storage. x, P, Q, R, F, B, H as in the public header (row-major; P, Q, R symmetric, so they are
+ * also column-major). The compact measurement buffers are column-major for LAPACK / CBLAS:
+ *   k          elements used in this update, idx[0..k) their indices in z
+ *   innoc (k)  innovation of the used elements
+ *   HcT (n x k, ld n)  column j = row idx[j] of H (KF / EKF)
+ *   Hc (k x n, ld k)   the same rows, row j = row idx[j] of H (KF / EKF)
+ *   C (n x k, ld n)    cross covariance P H^T (KF / EKF) or sum Wc (X - x)(Z - zhat)^T (UKF)
+ *   S (k x k, ld k)    innovation covariance; lower triangle overwritten by its Cholesky factor
+ *   Ssave (k x k)      S before factorization (both triangles), for rb_filter_innovation_cov
+ *   Rc (k x k, ld k)   R restricted to the used elements
+ */
+#ifndef ROBOEST_FILTERS_INTERNAL_H
+#define ROBOEST_FILTERS_INTERNAL_H
+
+#include "roboest/filters.h"
+
+struct rb_filter {
+    rb_filter_kind kind;
+    const char *name; /* "kf", "ekf", "ukf" for messages */
+    size_t n, m, nu;
+
+    /* state and model */
+    double *x, *P; /* P is swapped with Pn after each step */
+    double *Q, *R;
+    double *F, *B, *H; /* KF: model; EKF: Jacobian buffers (F, H); UKF: NULL */
+    /* BLAS discipline for the per-step path: dgemm only as (NoTrans, Trans), never dsymm; plus dsyrk,
+     * dsyr, dtrmm, dtrsm, dtrsv, dgemv and LAPACK dpotrf through its _work entry point. With a
+     * single-threaded OpenBLAS none of these allocates (checked by test_filters_noalloc.c). */
+    rb_filter_process_fn f;
+    rb_filter_measure_fn h;
+    rb_filter_jac_f_fn jac_f;
+    rb_filter_jac_h_fn jac_h;
+    rb_filter_residual_fn residual;
+    void *user;
+    double fd_step;
+    rb_filter_schedule_fn schedule;
+    void *schedule_user;
+    rb_filter_gate gate;
+    double *gate_limit; /* m + 1: limit by dof (index 0 unused) */
+    double jitter;
+
+    /* UKF scaling */
+    size_t N; /* 2n + 1 sigma points */
+    double lambda, c, wm0, wc0, wi;
+
+    /* workspaces (carved from one block) */
+    double *xn, *Pn, *T, *A, *L;
+    double *zhat, *inno, *innoc, *y;
+    size_t *idx, *pos; /* m each */
+    size_t k;
+    double *HcT, *Hc, *C, *W, *K, *S, *Ssave, *Rc;
+    double *fd_x, *fd_a, *fd_b; /* n, max(n, m), max(n, m) */
+    double *Y, *Z, *xs;         /* UKF: n x N, m x N (column-major), n */
+    double *P_diag;
+    unsigned char *status;
+    void *block;
+
+    /* counters and last-update diagnostics */
+    long step;
+    long predicts, updates, missing, gated_elements, gated_updates, repairs;
+    double nis, limit;
+    bool rejected, have_update;
+};
+
+/* filter.c: allocation shared by the three constructors (validates the common options, copies x0,
+ * P0, Q, R, sets up gating and the UKF weights). */
+int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, rb_filter **out, rb_err *err);
+/* The measurement path every filter shares (NaN skip, gating, Cholesky gain, covariance update). */
+int rb_filt_update(rb_filter *f, const double *z, rb_err *err);
+/* inno = z - zhat (then `residual`), innoc = inno[idx[0..k)]. */
+void rb_filt_innovation(rb_filter *f, const double *z);
+/* Scheduling callback, if any, for a phase. */
+int rb_filt_schedule(rb_filter *f, rb_filter_phase phase, long step, const double *u, double dt, const double *z,
+                     rb_err *err);
+/* After a successful predict: counters, P diagonal, last-update diagnostics reset. */
+void rb_filt_predict_done(rb_filter *f, long step);
+
+/* kf.c / ekf.c: predict of the linear and extended filters (P = F P F^T + Q) and the linearized
+ * measurement (zhat, H) for the shared path. */
+int rb_kf_predict_impl(rb_filter *f, const double *u, double dt, long step, rb_err *err);
+int rb_kf_linearize(rb_filter *f, rb_err *err); /* zhat = H x, H as given */
+int rb_ekf_predict_impl(rb_filter *f, const double *u, double dt, long step, rb_err *err);
+int rb_ekf_linearize(rb_filter *f, long step, rb_err *err); /* zhat = h(x), H = dh/dx */
+/* Shared by KF / EKF predict once F (row-major) is known: Pn = F P F^T + Q (symmetrized). */
+void rb_filt_linear_cov_predict(rb_filter *f);
+/* ukf.c */
+int rb_ukf_predict_impl(rb_filter *f, const double *u, double dt, long step, rb_err *err);
+/* Fresh sigma points from P, Z = h(X), zhat; then, for the used elements idx[0..k), nuc, S (lower,
+ * with R), C. Called by rb_filt_update after the missing elements are known. */
+int rb_ukf_measure(rb_filter *f, const double *z, long step, rb_err *err);
+
+/* linalg.c */
+/* Cholesky of a symmetric n x n matrix (lower, column-major, in place; the upper triangle is left
+ * as it was). Returns the LAPACK info (0 ok, > 0 the order of the leading minor that failed). */
+int rb_filt_chol(double *A, size_t n);
+/* Lower Cholesky factor of P into f->L with the UKF's repairs (symmetrize, jitter) applied to P. */
+int rb_filt_chol_P(rb_filter *f, const char *what, long step, rb_err *err);
+/* Copy the lower triangle of a column-major n x n matrix onto its upper triangle. */
+void rb_filt_mirror_lower(double *A, size_t n);
+/* A = (A + A^T) / 2. */
+void rb_filt_symmetrize(double *A, size_t n);
+/* Index of the first non-finite element of v (n), or n if all are finite. */
+size_t rb_filt_first_nonfinite(const double *v, size_t n);
+
+#endif

@@ -1,0 +1,360 @@
+/*
+ * roboest filters: linear Kalman filter (KF), extended (EKF) and unscented (UKF) Kalman filters on
+ * a state of dimension n and a measurement of dimension m, with shared measurement handling
+ * (missing elements, innovation gating, covariance scheduling) and per-step diagnostics.
+ *
+ * Model (discrete time, additive noise, k the step index):
+ *   x_k = f(x_{k-1}, u_k, dt) + w_k,   w_k ~ N(0, Q)      (KF: f = F x + B u)
+ *   z_k = h(x_k) + v_k,                v_k ~ N(0, R)      (KF: h = H x)
+ * Dimensions: x n, u nu (may be 0), z m; F n x n, B n x nu, H m x n, Q n x n, R m x m, P n x n.
+ * Every matrix crossing this interface is dense row-major (element (i, j) at [i * cols + j]); the
+ * covariances P, Q, R are symmetric (so row- and column-major agree). Units are the caller's.
+ *
+ * Predict (rb_filter_predict):
+ *   KF   x = F x + B u,               P = F P F^T + Q
+ *   EKF  x = f(x, u, dt),             P = F P F^T + Q,  F = df/dx at the prior x (jac_f or central
+ *                                     differences, see rb_filter_opts.fd_step)
+ *   UKF  sigma points X_0 = x, X_i = x + c L_i, X_{n+i} = x - c L_i (i = 1..n, L_i column i of the
+ *        lower Cholesky factor of P, c = sqrt(n + lambda), lambda = alpha^2 (n + kappa) - n),
+ *        Y_j = f(X_j, u, dt), x = sum_j Wm_j Y_j, P = sum_j Wc_j (Y_j - x)(Y_j - x)^T + Q with
+ *        Wm_0 = lambda / (n + lambda), Wc_0 = Wm_0 + 1 - alpha^2 + beta, Wm_j = Wc_j = 1 / (2 (n + lambda)).
+ *        The public joint-torque estimator uses alpha 1, beta 2, kappa 0 (lambda 0: Wm_0 0, Wc_0 2).
+ * Update (rb_filter_update), on the elements of z that are used (see "Measurement handling"):
+ *   KF/EKF  nu = z - h(x), C = P H^T, S = H P H^T + R, K = C S^-1,
+ *           x = x + K nu, P = (I - K H) P (I - K H)^T + K R K^T   (Joseph form)
+ *   UKF     fresh sigma points X_j from the Cholesky factor of the predicted P, Z_j = h(X_j),
+ *           zhat = sum Wm_j Z_j, nu = z - zhat, S = sum Wc_j (Z_j - zhat)(Z_j - zhat)^T + R,
+ *           C = sum Wc_j (X_j - x)(Z_j - zhat)^T, K = C S^-1, x = x + K nu, P = P - K S K^T
+ *           (computed as P - W W^T with W = C L_S^-T: symmetric by construction).
+ * No explicit inverse is formed: S = L_S L_S^T (Cholesky) and K, NIS come from triangular solves.
+ * P is kept exactly symmetric (the upper triangle is mirrored from the lower after every step).
+ *
+ * Measurement handling (one code path for every filter):
+ *   - a NaN element of z is skipped: the update is the update with that row of h / H / R removed
+ *     (element status RB_MEAS_MISSING); when no element is left the update does nothing;
+ *   - innovation gating (rb_filter_gate): RB_GATE_ELEMENT drops element i when nu_i^2 / S_ii exceeds
+ *     the threshold (1 degree of freedom); RB_GATE_VECTOR rejects the whole update when the normalized
+ *     innovation squared NIS = nu^T S^-1 nu over the used elements exceeds the threshold (chi-square
+ *     with as many degrees of freedom as elements used); rejections are counted in rb_filter_diag;
+ *   - covariance scheduling: a callback may rewrite Q (and R, and for the KF F, B, H) at the start of
+ *     every predict and every update (e.g. the thrust EKF raises a jet's process noise while its rotor
+ *     speed error is large). Changes persist until changed again.
+ *
+ * Steps. The filter counts steps: rb_filter_predict advances the counter by one before it works
+ * (the first predict goes from step 0 to step 1); an update belongs to the current step. Error
+ * messages name the step ("ukf predict, step 17: ..."); rb_filter_set_step aligns the counter with
+ * a sample index.
+ *
+ * Memory. rb_*_create allocates every workspace; predict, update and every function below except
+ * create allocate nothing (no rb_malloc, no malloc: LAPACK through its _work entry points on
+ * column-major symmetric data, products through CBLAS calls that OpenBLAS serves without malloc).
+ * One exception outside roboest's control: a multi-threaded OpenBLAS (0.3.21) mallocs a job array
+ * whenever it splits a level-3 call across threads, which it does from about n = 90 (dpotrf). A
+ * single-threaded OpenBLAS (OPENBLAS_NUM_THREADS=1 or openblas_set_num_threads(1)) allocates nothing
+ * and is also faster at these sizes (make bench-filters). A filter serves one thread at a time.
+ *
+ * Errors: RB_EINVAL (NULL or inconsistent arguments: n 0, a missing callback, alpha or n + lambda
+ * not positive, a gate probability outside (0, 1)), RB_ENUMERIC (a covariance or innovation
+ * covariance not positive definite, a non-finite state or predicted measurement; the message names
+ * the step and, for a covariance, the LAPACK pivot), RB_ENOMEM, or the code a callback returned
+ * (its message prefixed with the filter and step).
+ */
+#ifndef ROBOEST_FILTERS_H
+#define ROBOEST_FILTERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "roboest/core.h"
+
+typedef struct rb_filter rb_filter; /* opaque; made by rb_kf_create / rb_ekf_create / rb_ukf_create */
+
+typedef enum rb_filter_kind { RB_FILTER_KF, RB_FILTER_EKF, RB_FILTER_UKF } rb_filter_kind;
+
+/* ---- callbacks ------------------------------------------------------------------------------
+ * `user` is rb_filter_opts.user. Outputs never alias inputs. Return RB_OK or a negative rb_status
+ * (with a message in err); the filter stops the step and returns that code, leaving x and P as they
+ * were before the step. Time-varying data that h needs (e.g. inputs) travel through `user`. */
+
+/* x_out (n) = f(x (n), u (nu, NULL when nu is 0 or no input was given), dt). */
+typedef int (*rb_filter_process_fn)(void *user, const double *x, const double *u, double dt, double *x_out,
+                                    rb_err *err);
+/* z_out (m) = h(x (n)). */
+typedef int (*rb_filter_measure_fn)(void *user, const double *x, double *z_out, rb_err *err);
+/* F (n x n, row-major) = df/dx at (x, u, dt). */
+typedef int (*rb_filter_jac_f_fn)(void *user, const double *x, const double *u, double dt, double *F, rb_err *err);
+/* H (m x n, row-major) = dh/dx at x. */
+typedef int (*rb_filter_jac_h_fn)(void *user, const double *x, double *H, rb_err *err);
+/* Optional: fix up a measurement difference dz (m, in place; dz = a - b elementwise), e.g. wrap
+ * angle elements into (-pi, pi]. Applied to the innovation (missing elements are NaN there: leave
+ * them NaN) and to the UKF's sigma-point deviations. */
+typedef void (*rb_filter_residual_fn)(void *user, double *dz);
+
+/* Writable views of the filter's own model matrices (borrowed; valid for the filter's life).
+ * F, B, H are the KF's model (EKF, UKF: empty views, data NULL); Q (n x n) and R (m x m) are every
+ * filter's noise covariances; keep them symmetric (Q positive semi-definite, R positive definite). */
+typedef struct rb_filter_mats {
+    rb_mat F, B, H, Q, R;
+} rb_filter_mats;
+
+typedef enum rb_filter_phase { RB_FILTER_PREDICT, RB_FILTER_UPDATE } rb_filter_phase;
+
+/* What a scheduling callback sees. x, P: the state before the phase (P n x n row-major). */
+typedef struct rb_filter_sched {
+    rb_filter_phase phase;
+    long step;           /* the step being predicted to / updated (see "Steps") */
+    const double *x;     /* n */
+    const double *P;     /* n x n */
+    const double *u;     /* predict: as given to rb_filter_predict (may be NULL); update: NULL */
+    double dt;           /* predict: as given; update: 0 */
+    const double *z;     /* update: the measurement (m, may hold NaN); predict: NULL */
+    rb_filter_mats mats; /* writable; changes persist */
+} rb_filter_sched;
+
+typedef int (*rb_filter_schedule_fn)(void *user, rb_filter_sched *s, rb_err *err);
+
+/* ---- gating --------------------------------------------------------------------------------- */
+typedef enum rb_gate_mode {
+    RB_GATE_OFF = 0, /* every finite element is used */
+    RB_GATE_VECTOR,  /* reject the whole update when NIS > limit(dof = elements used) */
+    RB_GATE_ELEMENT  /* drop element i when nu_i^2 / S_ii > limit(dof = 1); the rest is used jointly */
+} rb_gate_mode;
+
+typedef struct rb_filter_gate {
+    rb_gate_mode mode;
+    double threshold;   /* > 0: the limit, whatever the dof */
+    double probability; /* used when threshold <= 0: limit = rb_chi2_quantile(probability, dof), in (0, 1)
+                           (e.g. 0.997); the quantiles are computed once at create */
+} rb_filter_gate;
+
+/* ---- options -------------------------------------------------------------------------------
+ * Start from rb_filter_opts_init. Pointers are read during create only (everything is copied). */
+typedef struct rb_filter_opts {
+    size_t n, m, nu;  /* state, measurement, input dimensions (n, m >= 1; nu >= 0) */
+    const double *x0; /* n; NULL: zeros */
+    const double *P0; /* n x n, symmetric positive definite; required */
+    const double *Q;  /* n x n; NULL: zeros */
+    const double *R;  /* m x m, symmetric positive definite; required */
+    /* KF only: the linear model (F required; B NULL: zeros; H required). */
+    const double *F, *B, *H;
+    /* EKF, UKF: the models (f, h required) and the EKF's Jacobians (NULL: central differences,
+     * column j from f(x + h_j e_j) - f(x - h_j e_j) over the exact difference of the two abscissae,
+     * h_j = fd_step * max(1, |x_j|); fd_step 0 means cbrt(DBL_EPSILON) ~ 6.1e-6). */
+    rb_filter_process_fn f;
+    rb_filter_measure_fn h;
+    rb_filter_jac_f_fn jac_f;
+    rb_filter_jac_h_fn jac_h;
+    rb_filter_residual_fn residual; /* optional */
+    void *user;
+    double fd_step;
+    /* UKF: sigma-point scaling (defaults alpha 1, beta 2, kappa 0). */
+    double alpha, beta, kappa;
+    /* UKF: when the Cholesky factorization of P fails, P is symmetrized ((P + P^T) / 2) and retried,
+     * then jitter * max(mean diag P, DBL_MIN) is added to its diagonal and retried once; if that fails
+     * too the step fails with RB_ENUMERIC naming the step (and P is restored). Default 1e-9 (0: no
+     * jitter). Successful repairs stay in P and are counted in rb_filter_diag.repairs. */
+    double jitter;
+    rb_filter_gate gate;
+    rb_filter_schedule_fn schedule; /* optional; called with schedule_user */
+    void *schedule_user;
+} rb_filter_opts;
+
+/* Zero every field, then alpha 1, beta 2, kappa 0, jitter 1e-9. */
+void rb_filter_opts_init(rb_filter_opts *o);
+
+/* Make a filter; *out is NULL on failure. Free with rb_filter_free. RB_EINVAL as listed above (the
+ * message names the field), RB_ENUMERIC if P0 or R is not positive definite or a matrix holds a
+ * non-finite value, RB_ENOMEM. */
+int rb_kf_create(const rb_filter_opts *o, rb_filter **out, rb_err *err);
+int rb_ekf_create(const rb_filter_opts *o, rb_filter **out, rb_err *err);
+int rb_ukf_create(const rb_filter_opts *o, rb_filter **out, rb_err *err);
+void rb_filter_free(rb_filter *f); /* NULL is a no-op */
+
+rb_filter_kind rb_filter_get_kind(const rb_filter *f);
+void rb_filter_dims(const rb_filter *f, size_t *n, size_t *m, size_t *nu); /* any pointer may be NULL */
+
+/* ---- stepping -------------------------------------------------------------------------------
+ * u: nu values or NULL (zeros); dt: passed to f, jac_f and the scheduling callback (the KF ignores it).
+ * z: m values, NaN marks a missing element. On error x and P are left as before the call. */
+int rb_filter_predict(rb_filter *f, const double *u, double dt, rb_err *err);
+int rb_filter_update(rb_filter *f, const double *z, rb_err *err);
+
+/* ---- state --------------------------------------------------------------------------------- */
+const double *rb_filter_x(const rb_filter *f); /* n, borrowed until the next call that changes it */
+const double *rb_filter_P(const rb_filter *f); /* n x n row-major symmetric, borrowed likewise */
+/* Replace x (n) and/or P (n x n; copied as given, not checked: a non-symmetric or indefinite P is
+ * repaired or reported at the next factorization); NULL keeps the current one. RB_ENUMERIC if a
+ * value is not finite (nothing changed). */
+int rb_filter_set_state(rb_filter *f, const double *x, const double *P, rb_err *err);
+void rb_filter_set_step(rb_filter *f, long step);
+/* Writable views of F, B, H (KF), Q, R; see rb_filter_mats. */
+rb_filter_mats rb_filter_get_mats(rb_filter *f);
+
+/* Normalized estimation error squared (x - x_true)^T P^-1 (x - x_true) through a Cholesky factor
+ * of the current P; RB_ENUMERIC if P is not positive definite. For consistency tests. */
+int rb_filter_nees(rb_filter *f, const double *x_true, double *nees, rb_err *err);
+
+/* ---- diagnostics ----------------------------------------------------------------------------- */
+typedef enum rb_meas_status {
+    RB_MEAS_USED = 0,    /* used in the update */
+    RB_MEAS_MISSING = 1, /* NaN in z: skipped */
+    RB_MEAS_GATED = 2,   /* dropped by the element gate, or the whole update was rejected */
+    RB_MEAS_NONE = 3     /* no update since create (or since the last predict) */
+} rb_meas_status;
+
+/* Borrowed pointers, valid until the next predict / update / set_state on the filter. */
+typedef struct rb_filter_diag {
+    long step;
+    const double *innovation;    /* m: z - zhat of the last update (after `residual`); NaN where missing */
+    const unsigned char *status; /* m: rb_meas_status per element of the last update */
+    const double *P_diag;        /* n: diagonal of the current P */
+    double nis;                  /* nu^T S^-1 nu over the elements that passed the element gate; NaN if none */
+    size_t dof;                  /* how many elements that NIS is over */
+    double gate_limit;           /* the limit the last update was gated against; 0 when gating is off */
+    bool rejected;               /* the last update was rejected whole by the vector gate */
+    long predicts, updates;      /* calls that succeeded */
+    long missing_elements;       /* total elements skipped as NaN */
+    long gated_elements;         /* total elements dropped by the element gate */
+    long gated_updates;          /* total updates rejected by the vector gate */
+    long repairs;                /* total symmetrizations + jitters applied to P (UKF) */
+} rb_filter_diag;
+
+void rb_filter_get_diag(const rb_filter *f, rb_filter_diag *d);
+
+/* Innovation covariance S (m x m row-major) of the last update; rows and columns of elements that
+ * were not used in it (missing or element-gated) are NaN. RB_EINVAL before any update. */
+int rb_filter_innovation_cov(const rb_filter *f, double *S, rb_err *err);
+/* Kalman gain K (n x m row-major) computed in the last update (applied unless diag.rejected);
+ * columns of elements not used are zero. RB_EINVAL before any update. */
+int rb_filter_gain(rb_filter *f, double *K, rb_err *err);
+
+/* ---- chi-square distribution (for gates and consistency bounds) ------------------------------ */
+/* Regularized lower incomplete gamma P(a, x) = gamma(a, x) / Gamma(a), a > 0, x >= 0 (series for
+ * x < a + 1, Lentz continued fraction otherwise; relative accuracy ~1e-14). NaN for bad arguments. */
+double rb_gamma_p(double a, double x);
+/* Chi-square CDF with k > 0 degrees of freedom: P(k / 2, x / 2). */
+double rb_chi2_cdf(double x, double k);
+/* The p-quantile of the chi-square distribution with k > 0 degrees of freedom (Wilson-Hilferty
+ * start, then safeguarded Newton on rb_chi2_cdf; relative accuracy ~1e-12). RB_EINVAL unless
+ * 0 < p < 1 and k > 0. */
+int rb_chi2_quantile(double p, double k, double *q, rb_err *err);
+
+/* =============================================================================================
+ * Adaptive Kalman filter, recursive and batch least squares (lib/filters/akf.c, lib/filters/rls.c)
+ * ============================================================================================= */
+
+/* ---- adaptive Kalman filter (covariance matching) ---------------------------------------------
+ * The AKF of the SURALP thesis (seed 003, eq. 2.28-2.42) on the linear model
+ *   x_k = A x_{k-1} + B u_{k-1} + w,   z_k = C x_k + v      (A n x n, B n x nu, C m x n)
+ * with diagonal Q and R adapted at every step from the innovations (windows N_R, N_Q > 1):
+ *   predict  x^-_k = A x_{k-1} + B u_{k-1},  P^-_k = A P_{k-1} A^T + Q_{k-1}         (2.28, 2.29)
+ *   e_k = z_k - C x^-_k,  ebar_k = a1 ebar_{k-1} + e_k / N_R,  a1 = (N_R - 1) / N_R (2.30-2.32)
+ *   R_k = |diag(a1 R_{k-1} + dR_k)|,
+ *     dR_k = (e_k - ebar_k)(e_k - ebar_k)^T / (N_R - 1) - (C P^-_k C^T) / N_R        (2.33, 2.34)
+ *   update   K_k = P^-_k C^T (C P^-_k C^T + R_k)^-1, x_k = x^-_k + K_k e_k, P_k = (I - K_k C) P^-_k
+ *            (2.35-2.37; computed by the shared KF update: Cholesky of S, Joseph form, P symmetric)
+ *   Q_k = |diag(a2 Q_{k-1} + dQ_k)|,  a2 = (N_Q - 1) / N_Q,                            (2.38, 2.40)
+ *     dQ_k = (P_k - A P_{k-1} A^T) / N_Q + (L_k - Lbar_k)(L_k - Lbar_k)^T / (N_Q - 1),  (2.39)
+ *     L_k = x_k - x^-_k,  Lbar_k = a2 Lbar_{k-1} + L_k / N_Q                            (2.41, 2.42)
+ * with ebar_0 = 0, Lbar_0 = 0. Only the diagonals of dR, dQ enter (|diag(.)| keeps R and Q diagonal
+ * and non-negative); A P_{k-1} A^T is taken as P^-_k - Q_{k-1}. Floor (positive definiteness): after
+ * each rule R_ii = max(R_ii, r_floor_i) and Q_ii = max(Q_ii, q_floor_i), r_floor_i > 0, so S stays
+ * positive definite and P^- positive semi-definite whatever the residuals do.
+ * Missing measurements: an element of z that is NaN is skipped by the update (as in rb_filter_update),
+ * its e, ebar and R are left unchanged; when no element is used, Q and Lbar are left unchanged too.
+ * No gating (a gate sized by a wrong R would starve the adaptation).
+ * Identifiability (what the rules can and cannot do): both rules drift with the same mismatch, the
+ * innovations' variance about their running mean against the one the filter predicts (C P^- C^T + R;
+ * dQ sees it through K). With one sensor per measured quantity this fixes one combination of Q and R,
+ * not both (a scalar random walk measured once: Q collapses to its floor and the filter lags); with
+ * redundant sensors (the same quantity measured twice) the diagonal R and Q are recovered (within 25 %
+ * and 5 % in tests/unit/test_filters_akf.c from guesses 10x off).
+ * The per-sample path allocates nothing. A step either succeeds or leaves x, P, Q, R and the running
+ * means as they were. */
+typedef struct rb_akf rb_akf; /* opaque */
+
+typedef struct rb_akf_opts {
+    size_t n, m, nu;       /* state, measurement, input dimensions (n, m >= 1) */
+    const double *A;       /* n x n, required */
+    const double *B;       /* n x nu; NULL: zeros */
+    const double *C;       /* m x n, required */
+    const double *x0;      /* n; NULL: zeros */
+    const double *P0;      /* n x n symmetric positive definite, required */
+    const double *Q0;      /* n: the diagonal of Q_0, each >= 0, required */
+    const double *R0;      /* m: the diagonal of R_0, each > 0, required */
+    double N_R, N_Q;       /* windows, > 1 (need not be integers) */
+    const double *q_floor; /* n, each >= 0; NULL: 1e-9 * Q0_ii */
+    const double *r_floor; /* m, each > 0; NULL: 1e-9 * R0_ii */
+} rb_akf_opts;
+
+/* Make an AKF (caller frees with rb_akf_free). RB_EINVAL (a missing matrix, n or m 0, N_R or N_Q
+ * <= 1, a negative Q0 or floor, a non-positive R0 or r_floor; the message names the field),
+ * RB_ENUMERIC (P0 not positive definite, a non-finite value), RB_ENOMEM. */
+int rb_akf_create(const rb_akf_opts *o, rb_akf **out, rb_err *err);
+void rb_akf_free(rb_akf *a); /* NULL is a no-op */
+/* One step: predict with u = u_{k-1} (nu values, NULL: zeros), adapt R, update with z = z_k (m
+ * values, NaN: missing), adapt Q. Errors of rb_filter_predict / rb_filter_update (RB_ENUMERIC naming
+ * the step); on error nothing changed. */
+int rb_akf_step(rb_akf *a, const double *u, const double *z, rb_err *err);
+const double *rb_akf_x(const rb_akf *a); /* n, borrowed until the next step */
+const double *rb_akf_P(const rb_akf *a); /* n x n row-major symmetric, borrowed likewise */
+const double *rb_akf_Q(const rb_akf *a); /* n: diagonal of the current Q (Q_k) */
+const double *rb_akf_R(const rb_akf *a); /* m: diagonal of the current R (R_k) */
+/* The underlying linear KF, for rb_filter_get_diag / rb_filter_innovation_cov (borrowed). */
+const rb_filter *rb_akf_filter(const rb_akf *a);
+
+/* ---- recursive least squares with forgetting ---------------------------------------------------
+ * Model y_k = Phi_k^T theta + noise, theta p parameters, y_k m outputs, Phi_k p x m (column j is
+ * the regressor of output j; m = 1 is the scalar y = phi^T theta). This is the thesis's RLS (seed
+ * 003, eq. 2.18-2.21, with Psi(k) = Phi_k^T) with a forgetting factor lambda in (0, 1]:
+ *   e_k = y_k - Phi_k^T theta_{k-1}
+ *   K_k = P_{k-1} Phi_k (lambda I_m + Phi_k^T P_{k-1} Phi_k)^-1
+ *   theta_k = theta_{k-1} + K_k e_k,    P_k = (I - K_k Phi_k^T) P_{k-1} / lambda
+ * computed as a Kalman update (shared KF code: Cholesky of the m x m innovation matrix, Joseph form,
+ * P symmetric) of the state theta with H = Phi_k^T and R = I_m on the covariance P_{k-1} / lambda.
+ * theta_k minimizes sum_{j<=k} lambda^(k-j) |y_j - Phi_j^T theta|^2 + lambda^k (theta - theta_0)^T
+ * P_0^-1 (theta - theta_0): with lambda = 1 and P_0 = delta I the prior term biases theta by about
+ * (Phi^T Phi)^-1 (theta_0 - theta_LS) / delta; rb_rls_init_batch removes it (theta_0, P_0 from a
+ * batch solve of the first samples), after which theta_k equals the batch least-squares solution of
+ * all samples (to rounding: 1e-15 relative in the tests).
+ * lambda < 1 forgets with time constant ~ 1 / (1 - lambda) samples (tracks changing parameters; P
+ * grows as lambda^-k in directions without excitation: keep the regressor exciting).
+ * NaN in y skips that output (as a missing measurement); a non-finite Phi is RB_ENUMERIC.
+ * rb_rls_update allocates nothing. */
+typedef struct rb_rls rb_rls; /* opaque */
+
+typedef struct rb_rls_opts {
+    size_t p, m;          /* parameters, outputs per sample (>= 1) */
+    double lambda;        /* forgetting factor in (0, 1]; 0 means 1 */
+    const double *theta0; /* p; NULL: zeros */
+    const double *P0;     /* p x p symmetric positive definite; NULL: delta I */
+    double delta;         /* > 0, used when P0 is NULL; 0 means 1e6 */
+} rb_rls_opts;
+
+/* RB_EINVAL (p or m 0, lambda outside (0, 1], delta < 0), RB_ENUMERIC (P0 not positive definite,
+ * non-finite values), RB_ENOMEM. Free with rb_rls_free. */
+int rb_rls_create(const rb_rls_opts *o, rb_rls **out, rb_err *err);
+void rb_rls_free(rb_rls *r); /* NULL is a no-op */
+/* One sample: Phi (p x m row-major), y (m). On error nothing changed. */
+int rb_rls_update(rb_rls *r, const double *Phi, const double *y, rb_err *err);
+/* Restart from theta (p) and P (p x p, symmetric positive definite); NULL keeps the current one. */
+int rb_rls_reset(rb_rls *r, const double *theta, const double *P, rb_err *err);
+/* Restart from the batch solution of N samples (Phi: N blocks of p x m, y: N x m, as for rb_lstsq,
+ * N m >= p, full column rank): theta = that solution, P = (sum_k Phi_k Phi_k^T)^-1 (from the R of the
+ * QR factorization, LAPACK dpotri). Allocates (not per sample). Errors as rb_lstsq. */
+int rb_rls_init_batch(rb_rls *r, const double *Phi, const double *y, size_t N, rb_err *err);
+const double *rb_rls_theta(const rb_rls *r); /* p, borrowed until the next update */
+const double *rb_rls_P(const rb_rls *r);     /* p x p row-major symmetric, borrowed likewise */
+/* e_k = y_k - Phi_k^T theta_{k-1} of the last update (m; NaN where y was NaN). */
+const double *rb_rls_residual(const rb_rls *r);
+
+/* ---- batch least squares -------------------------------------------------------------------------
+ * theta = argmin sum_{k<N} |y_k - Phi_k^T theta|^2 for the model above (Phi: N blocks of p x m
+ * row-major, sample k at Phi + k p m; y: N x m), through the QR factorization of the stacked
+ * N m x p regressor (LAPACK dgels; no normal equations). theta: p values; rss (may be NULL): the
+ * residual sum of squares. Allocates a copy of the regressor. RB_EINVAL (p, m or N 0, NULL data),
+ * RB_EDIM (N m < p), RB_ENUMERIC (a non-finite value, or the regressor is rank deficient: a diagonal
+ * element of R below 1e-12 times the largest), RB_ENOMEM. */
+int rb_lstsq(const double *Phi, const double *y, size_t N, size_t p, size_t m, double *theta, double *rss, rb_err *err);
+
+#endif
