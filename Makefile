@@ -8,6 +8,7 @@
 #   make fuzz-smoke libFuzzer targets (config parser, log readers), bounded time each
 #   make bench      reader and runner benchmarks (prints a table)
 #   make bench-dynamics  RNEA / mass matrix / ABA against Orocos KDL on ergoCub (prints a table)
+#   make bench-filters   UKF steps at the joint-torque problem sizes against the OpenBLAS floor
 #   make deps       install missing Debian packages (apt-get; needs root)
 #
 # Partial builds for working on one module:  make BUILD=build-io MODULES="core io" unit
@@ -15,7 +16,7 @@
 
 SHELL := /bin/bash
 BUILD ?= build
-MODULES ?= core io metrics model dynamics pipeline estimators
+MODULES ?= core io metrics model dynamics filters pipeline estimators
 CC ?= cc
 PYTHON ?= /usr/bin/python3
 
@@ -38,12 +39,12 @@ LIB_SRC := $(foreach m,$(MODULES),$(wildcard lib/$(m)/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_SRC := $(wildcard cmd/roboest/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
-TEST_SRC ?= tests/unit/support.c $(foreach m,$(MODULES),$(wildcard tests/unit/test_$(m)*.c))
+TEST_SRC ?= tests/unit/support.c tests/unit/alloc_count.c $(foreach m,$(MODULES),$(wildcard tests/unit/test_$(m)*.c))
 ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: all deps demo bench bench-dynamics fuzz-smoke test test-plain test-asan test-valgrind fuzz-smoke bench unit fixtures clean format
+.PHONY: FORCE all deps demo test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-dynamics bench-filters clean format
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -64,12 +65,18 @@ $(BUILD)/obj/tests/%.o: tests/%.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(TEST_CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/libroboest.a: $(LIB_OBJ)
-	@rm -f $@
-	ar rcs $@ $^
+# The library depends on the module list too: a partial build (MODULES=...) never leaves an archive
+# that a later full build in the same folder would take as up to date.
+$(BUILD)/modules: FORCE
+	@mkdir -p $(BUILD)
+	@echo "$(MODULES)" | cmp -s - $@ || echo "$(MODULES)" > $@
 
-$(BUILD)/libroboest.so: $(LIB_OBJ)
-	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/libroboest.a: $(LIB_OBJ) $(BUILD)/modules
+	@rm -f $@
+	ar rcs $@ $(LIB_OBJ)
+
+$(BUILD)/libroboest.so: $(LIB_OBJ) $(BUILD)/modules
+	$(CC) -shared $(LDFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
 
 $(BUILD)/roboest: $(CLI_OBJ) $(BUILD)/libroboest.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libroboest.a $(LDLIBS)
@@ -143,6 +150,9 @@ bench: all $(BUILD)/bench_read $(BUILD)/bench_runner
 
 bench-dynamics: all $(BUILD)/bench_dynamics $(BUILD)/bench_kdl
 	scripts/bench-dynamics.sh $(BUILD) 5
+
+bench-filters: all $(BUILD)/bench_filters
+	$(BUILD)/bench_filters
 
 # libFuzzer targets (clang), each run for FUZZ_SECONDS on a corpus seeded from the test fixtures.
 # The log reader target skips HDF5 inputs (FUZZ_DEFS): Debian's libhdf5 1.10 itself overflows on

@@ -1,4 +1,5 @@
 /* roboest: command-line front end. One file per subcommand; no numerics here. */
+#include <cblas.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,6 +18,8 @@ static const char *const MAIN_HELP =
     "  stages              list the stage types a pipeline can use, with their parameters\n"
     "  model info URDF     the model roboest computes on: bodies, joints, frames, sensors, mass\n"
     "  model eval URDF     kinematics and dynamics (RNEA, mass matrix, ABA, ...) for a file of states\n"
+    "  tune kf-derivative LOG --channel NAME\n"
+    "                      choose the kf_derivative stage's process noise on a log\n"
     "\n"
     "Logs are read by content: robot-logger MATLAB v7.3 and v5/v7 files, plain .mat/.h5 files of\n"
     "named matrices with a time vector, roboest .h5 files, and CSV with a header row.\n"
@@ -28,11 +31,15 @@ struct command {
     int (*run)(int argc, char **argv);
 };
 
-static const struct command COMMANDS[] = {
-    {"info", cmd_info}, {"convert", cmd_convert}, {"run", cmd_run}, {"stages", cmd_stages}, {"model", cmd_model}};
+static const struct command COMMANDS[] = {{"info", cmd_info},     {"convert", cmd_convert}, {"run", cmd_run},
+                                          {"stages", cmd_stages}, {"model", cmd_model},     {"tune", cmd_tune}};
 
 int main(int argc, char **argv)
 {
+    /* The per-sample factorizations are small (n <= ~100): OpenBLAS's threads cost more than they gain
+     * there (dpotrf at n = 90: 19 us on one thread, 55 us on two, measured by make bench-filters) and its
+     * threaded level-3 code allocates on every call. Parallelism belongs across logs, not inside a step. */
+    openblas_set_num_threads(1);
     if (argc < 2)
         return cli_usage_error(NULL, "missing command");
     const char *cmd = argv[1];

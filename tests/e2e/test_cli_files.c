@@ -264,7 +264,7 @@ Test(cli_files, stages_lists_types_and_parameters)
     cli_result_free(&r);
 }
 
-Test(cli_files, demo_log_regenerates_byte_for_byte, .timeout = 120)
+Test(cli_files, demo_log_regenerates_byte_for_byte)
 {
     char *dir = test_tmpdir();
     char *fresh = test_path(dir, "demo_arm.mat");
