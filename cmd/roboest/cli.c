@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,6 +37,19 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     fprintf(stderr, " (see 'roboest%s%s --help')\n", cmd ? " " : "", cmd ? cmd : "");
     va_end(ap);
     return EXIT_USAGE;
+}
+
+int cli_print_json(cJSON *doc)
+{
+    char *text = doc ? cJSON_Print(doc) : NULL;
+    cJSON_Delete(doc);
+    if (!text) {
+        fputs("roboest: out of memory\n", stderr);
+        return EXIT_INTERNAL;
+    }
+    puts(text);
+    cJSON_free(text);
+    return EXIT_OK;
 }
 
 bool cli_parse_double(const char *s, double *out)

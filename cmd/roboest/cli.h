@@ -37,6 +37,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 #endif
     ;
 
+/* Print a JSON document on stdout and delete it; returns EXIT_OK or EXIT_INTERNAL (out of memory). */
+struct cJSON;
+int cli_print_json(struct cJSON *doc);
+
 /* Parse a finite double option value; false on garbage. */
 bool cli_parse_double(const char *s, double *out);
 

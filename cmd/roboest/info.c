@@ -108,15 +108,7 @@ static int print_json(const rb_log *log, double gap_factor)
     cJSON *channels = cJSON_AddArrayToObject(root, "channels");
     for (size_t c = 0; c < log->n_channels; c++)
         cJSON_AddItemToArray(channels, channel_json(&log->channels[c], gap_factor));
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text) {
-        fputs("roboest: out of memory\n", stderr);
-        return EXIT_INTERNAL;
-    }
-    puts(text);
-    cJSON_free(text);
-    return EXIT_OK;
+    return cli_print_json(root);
 }
 
 static void print_table(const char *path, const rb_log *log, double gap_factor)

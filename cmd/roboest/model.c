@@ -53,22 +53,30 @@ static const char *const MODEL_HELP =
     "  -h, --help      this help\n"
     "\n" CLI_EXIT_CODES_HELP;
 
-/* Split "a,b,c" into a NULL-terminated array of pointers into a copy (both freed by the caller). */
-static char **split_list(const char *text, char **copy, size_t *n)
+/* Load a URDF with the comma-separated joint list `joints` (NULL: every movable joint). */
+static int load_model(const char *urdf, const char *joints, rb_model_opts *opts, rb_model **out, rb_err *err)
 {
-    *copy = rb_strdup(text);
+    char *copy = joints ? rb_strdup(joints) : NULL;
     size_t count = 1;
-    for (const char *p = text; *p; p++)
+    for (const char *p = joints ? joints : ""; *p; p++)
         count += *p == ',';
-    char **items = rb_calloc(count + 1, sizeof *items);
-    if (!*copy || !items) {
-        rb_free(items);
-        return NULL;
+    const char **list = joints ? rb_calloc(count, sizeof *list) : NULL;
+    if (joints && (!copy || !list)) {
+        rb_free(copy);
+        rb_free(list);
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
     }
-    *n = 0;
-    for (char *tok = strtok(*copy, ","); tok; tok = strtok(NULL, ","))
-        items[(*n)++] = tok;
-    return items;
+    if (joints) {
+        char *save = NULL;
+        opts->n_joints = 0;
+        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+            list[opts->n_joints++] = tok;
+        opts->joints = list;
+    }
+    int rc = rb_model_load_urdf(urdf, opts, out, err);
+    rb_free(list);
+    rb_free(copy);
+    return rc;
 }
 
 static const char *joint_type_name(rb_joint_type t)
@@ -189,15 +197,7 @@ static int print_json(const rb_model *m, const rb_submodels *sm)
         }
         cJSON_AddItemToArray(subs, j);
     }
-    char *text = cJSON_Print(o);
-    cJSON_Delete(o);
-    if (!text) {
-        fputs("roboest: out of memory\n", stderr);
-        return EXIT_INTERNAL;
-    }
-    puts(text);
-    cJSON_free(text);
-    return EXIT_OK;
+    return cli_print_json(o);
 }
 
 static int model_info(int argc, char **argv)
@@ -227,22 +227,9 @@ static int model_info(int argc, char **argv)
     }
     if (argc - optind != 1)
         return cli_usage_error("model info", "expected one URDF, got %d", argc - optind);
-    char *copy = NULL;
-    char **list = NULL;
-    if (joints) {
-        list = split_list(joints, &copy, &opts.n_joints);
-        if (!list) {
-            rb_free(copy);
-            fputs("roboest: out of memory\n", stderr);
-            return EXIT_INTERNAL;
-        }
-        opts.joints = (const char *const *)list;
-    }
     rb_err err;
     rb_model *m = NULL;
-    int rc = rb_model_load_urdf(argv[optind], &opts, &m, &err);
-    rb_free(list);
-    rb_free(copy);
+    int rc = load_model(argv[optind], joints, &opts, &m, &err);
     rb_submodels *sm = NULL;
     if (rc == RB_OK)
         rc = rb_submodels_build(m, NULL, 0, &sm, &err);
@@ -614,20 +601,7 @@ static int model_eval(int argc, char **argv)
     if (rb_out_format_from_path(out, &wopts.format, &err) != RB_OK)
         return cli_usage_error("model eval", "%s", err.msg);
 
-    char *copy = NULL;
-    char **list = NULL;
-    if (joints) {
-        list = split_list(joints, &copy, &opts.n_joints);
-        if (!list) {
-            rb_free(copy);
-            fputs("roboest: out of memory\n", stderr);
-            return EXIT_INTERNAL;
-        }
-        opts.joints = (const char *const *)list;
-    }
-    int rc = rb_model_load_urdf(argv[optind], &opts, &c.model, &err);
-    rb_free(list);
-    rb_free(copy);
+    int rc = load_model(argv[optind], joints, &opts, &c.model, &err);
     if (!rc && frame && (c.frame = rb_model_frame_index(c.model, frame)) < 0)
         rc = rb_err_set(&err, RB_ENOTFOUND, "%s: no frame %s", argv[optind], frame);
     if (!rc)

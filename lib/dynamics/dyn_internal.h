@@ -119,6 +119,13 @@ void rbd_body_world_pose(const rb_dyn *ws, const rb_xform *Xup, const rb_xform *
 void rbd_ext_to_body(const rb_model *model, const rb_dyn *ws, const rb_xform *Xup, const rb_xform *X0base,
                          const rb_ext_wrench *e, double out[6]);
 int rbd_check_ext(const rb_model *model, const rb_ext_wrench *ext, size_t n_ext, rb_err *err);
+/* The checks every dynamics entry point makes: workspace for this model, q and the output given, and the
+ * external wrenches valid; `what` names the function in the message. */
+int rbd_check_call(const rb_model *model, rb_dyn *ws, const double *q, const double *out, const rb_ext_wrench *ext,
+                   size_t n_ext, const char *what, rb_err *err);
+/* Solve A x = b for a symmetric positive-definite 6 x 6 A by Cholesky (A is not modified); false if A is not
+ * positive definite. */
+bool rbd_spd6_solve(const double A[36], const double b[6], double x[6]);
 /* RNEA into tau (no argument checks); leaves Xup, v, a, f of the configuration. */
 int rbd_rnea(const rb_model *model, rb_dyn *ws, const double *q, const double *nu, const double *nu_dot,
              const rb_ext_wrench *ext, size_t n_ext, double *tau);

@@ -74,40 +74,6 @@ static void m6_mul_v(const double Ia6[36], const double x[6], double out[6])
                + Ia6[6 * i + 4] * x[4] + Ia6[6 * i + 5] * x[5];
 }
 
-/* Solve A x = b for a symmetric positive-definite 6 x 6 A (Cholesky; A is not modified). */
-static bool chol6_solve(const double A[36], const double b[6], double x[6])
-{
-    double L[36] = {0}, y[6];
-    for (int j = 0; j < 6; j++) {
-        double d = A[6 * j + j];
-        for (int k = 0; k < j; k++)
-            d -= L[6 * j + k] * L[6 * j + k];
-        if (!(d > 0.0))
-            return false;
-        d = sqrt(d);
-        L[6 * j + j] = d;
-        for (int i = j + 1; i < 6; i++) {
-            double s = A[6 * i + j];
-            for (int k = 0; k < j; k++)
-                s -= L[6 * i + k] * L[6 * j + k];
-            L[6 * i + j] = s / d;
-        }
-    }
-    for (int i = 0; i < 6; i++) {
-        double s = b[i];
-        for (int k = 0; k < i; k++)
-            s -= L[6 * i + k] * y[k];
-        y[i] = s / L[6 * i + i];
-    }
-    for (int i = 6; i-- > 0;) {
-        double s = y[i];
-        for (int k = i + 1; k < 6; k++)
-            s -= L[6 * k + i] * x[k];
-        x[i] = s / L[6 * i + i];
-    }
-    return true;
-}
-
 /* ---- CRBA ------------------------------------------------------------------------------------------------ */
 
 /* Featherstone table 6.2: IC_p += pXi* IC_i iXp over the tree (10-parameter composite inertias), then
@@ -166,17 +132,6 @@ static void crba(rb_dyn *ws, const double *q, double *M, size_t ld)
     }
 }
 
-static int check_fd(const rb_model *model, rb_dyn *ws, const double *q, const double *out, const rb_ext_wrench *ext,
-                    size_t n_ext, const char *what, rb_err *err)
-{
-    int rc = rbd_check(model, ws, err);
-    if (rc < 0)
-        return rc;
-    if (!q || !out)
-        return rb_err_set(err, RB_EINVAL, "%s: NULL q or output", what);
-    return rbd_check_ext(model, ext, n_ext, err);
-}
-
 int rb_dyn_mass_matrix(const rb_model *model, rb_dyn *ws, const double *q, rb_mat *M, rb_err *err)
 {
     int rc = rbd_check(model, ws, err);
@@ -197,7 +152,7 @@ int rb_dyn_mass_matrix(const rb_model *model, rb_dyn *ws, const double *q, rb_ma
 int rb_dyn_aba(const rb_model *model, rb_dyn *ws, const double *q, const double *nu, const double *tau,
                const rb_ext_wrench *ext, size_t n_ext, double *nu_dot, rb_err *err)
 {
-    int rc = check_fd(model, ws, q, nu_dot, ext, n_ext, "rb_dyn_aba", err);
+    int rc = rbd_check_call(model, ws, q, nu_dot, ext, n_ext, "rb_dyn_aba", err);
     if (rc < 0)
         return rc;
     const size_t nb = ws->nb;
@@ -293,7 +248,7 @@ int rb_dyn_aba(const rb_model *model, rb_dyn *ws, const double *q, const double 
      * a'_i = iXp a_p + c_i, qdd_i = (u_i - U_i^T a'_i) / D_i, a_i = a'_i + S_i qdd_i */
     if (fb) {
         double mp[6] = {-pA[0][0], -pA[0][1], -pA[0][2], -pA[0][3], -pA[0][4], -pA[0][5]};
-        if (!chol6_solve(IA[0], mp, a[0]))
+        if (!rbd_spd6_solve(IA[0], mp, a[0]))
             return rb_err_set(err, RB_ENUMERIC, "rb_dyn_aba: the floating base's articulated inertia is singular");
         for (int k = 0; k < 6; k++)
             nu_dot[k] = a[0][k] + (k < 3 ? gB[k] : 0.0);
@@ -358,7 +313,7 @@ static int unconstrained(const rb_model *model, rb_dyn *ws, const double *q, con
 int rb_dyn_fd_cholesky(const rb_model *model, rb_dyn *ws, const double *q, const double *nu, const double *tau,
                        const rb_ext_wrench *ext, size_t n_ext, double *nu_dot, rb_err *err)
 {
-    int rc = check_fd(model, ws, q, nu_dot, ext, n_ext, "rb_dyn_fd_cholesky", err);
+    int rc = rbd_check_call(model, ws, q, nu_dot, ext, n_ext, "rb_dyn_fd_cholesky", err);
     if (rc < 0)
         return rc;
     return unconstrained(model, ws, q, nu, tau, ext, n_ext, nu_dot, "rb_dyn_fd_cholesky", err);
@@ -398,7 +353,7 @@ int rb_dyn_fd_contact(const rb_model *model, rb_dyn *ws, const double *q, const 
                       double *nu_dot, double *lambda, rb_err *err)
 {
     static const char what[] = "rb_dyn_fd_contact";
-    int rc = check_fd(model, ws, q, nu_dot, ext, n_ext, what, err);
+    int rc = rbd_check_call(model, ws, q, nu_dot, ext, n_ext, what, err);
     if (rc < 0)
         return rc;
     if (n_contacts && (!contacts || !lambda))

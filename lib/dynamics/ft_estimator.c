@@ -314,39 +314,6 @@ static void contact_poses(rb_ft_est *e, bool per_sub)
     }
 }
 
-/* Solve A x = b for a symmetric positive-definite 6 x 6 A by Cholesky; false if A is not. */
-static bool spd6_solve(const double A[36], const double b[6], double x[6])
-{
-    double L[36] = {0}, y[6];
-    for (int j = 0; j < 6; j++) {
-        double d = A[6 * j + j];
-        for (int k = 0; k < j; k++)
-            d -= L[6 * j + k] * L[6 * j + k];
-        if (!(d > 0.0))
-            return false;
-        L[6 * j + j] = d = sqrt(d);
-        for (int i = j + 1; i < 6; i++) {
-            double s = A[6 * i + j];
-            for (int k = 0; k < j; k++)
-                s -= L[6 * i + k] * L[6 * j + k];
-            L[6 * i + j] = s / d;
-        }
-    }
-    for (int i = 0; i < 6; i++) {
-        double s = b[i];
-        for (int k = 0; k < i; k++)
-            s -= L[6 * i + k] * y[k];
-        y[i] = s / L[6 * i + i];
-    }
-    for (int i = 6; i-- > 0;) {
-        double s = y[i];
-        for (int k = i + 1; k < 6; k++)
-            s -= L[6 * k + i] * x[k];
-        x[i] = s / L[6 * i + i];
-    }
-    return true;
-}
-
 /* The contact wrenches w_j (j = idx[0..m)) with sum_j X_j^* w_j = r, X_j = c_T[j] (header, step 3): one contact
  * w = X^-* r; several: the minimum-norm w_j = X_j^T y, (sum_j X_j^* X_j^T) y = r, where X^T, the transpose of
  * the force transform, is the inverse motion transform. False if that 6 x 6 system is singular. */
@@ -370,7 +337,7 @@ static bool solve_contacts(rb_ft_est *e, const int *idx, size_t m, const double 
                 G[6 * i + c] += g[i];
         }
     }
-    if (!spd6_solve(G, r, y))
+    if (!rbd_spd6_solve(G, r, y))
         return false;
     for (size_t j = 0; j < m; j++)
         rb_xform_motion_inv(&e->c_T[idx[j]], y, e->w + 6 * idx[j]);

@@ -101,21 +101,10 @@ int rbd_rnea(const rb_model *model, rb_dyn *ws, const double *q, const double *n
     return RB_OK;
 }
 
-static int check_id(const rb_model *model, rb_dyn *ws, const double *q, const double *out, const rb_ext_wrench *ext,
-                    size_t n_ext, const char *what, rb_err *err)
-{
-    int rc = rbd_check(model, ws, err);
-    if (rc < 0)
-        return rc;
-    if (!q || !out)
-        return rb_err_set(err, RB_EINVAL, "%s: NULL q or output", what);
-    return rbd_check_ext(model, ext, n_ext, err);
-}
-
 int rb_dyn_rnea(const rb_model *model, rb_dyn *ws, const double *q, const double *nu, const double *nu_dot,
                 const rb_ext_wrench *ext, size_t n_ext, double *tau, rb_err *err)
 {
-    int rc = check_id(model, ws, q, tau, ext, n_ext, "rb_dyn_rnea", err);
+    int rc = rbd_check_call(model, ws, q, tau, ext, n_ext, "rb_dyn_rnea", err);
     if (rc < 0)
         return rc;
     rbd_rnea(model, ws, q, nu, nu_dot, ext, n_ext, tau);
@@ -125,7 +114,7 @@ int rb_dyn_rnea(const rb_model *model, rb_dyn *ws, const double *q, const double
 
 int rb_dyn_bias_forces(const rb_model *model, rb_dyn *ws, const double *q, const double *nu, double *h, rb_err *err)
 {
-    int rc = check_id(model, ws, q, h, NULL, 0, "rb_dyn_bias_forces", err);
+    int rc = rbd_check_call(model, ws, q, h, NULL, 0, "rb_dyn_bias_forces", err);
     if (rc < 0)
         return rc;
     rbd_rnea(model, ws, q, nu, NULL, NULL, 0, h);
@@ -135,7 +124,7 @@ int rb_dyn_bias_forces(const rb_model *model, rb_dyn *ws, const double *q, const
 
 int rb_dyn_gravity_forces(const rb_model *model, rb_dyn *ws, const double *q, double *g, rb_err *err)
 {
-    int rc = check_id(model, ws, q, g, NULL, 0, "rb_dyn_gravity_forces", err);
+    int rc = rbd_check_call(model, ws, q, g, NULL, 0, "rb_dyn_gravity_forces", err);
     if (rc < 0)
         return rc;
     rbd_rnea(model, ws, q, NULL, NULL, NULL, 0, g);

@@ -275,3 +275,48 @@ void rb_dyn_integrate(const rb_model *model, const double *q, const double *nu, 
     for (int k = 0; k < 4; k++)
         q_out[3 + k] = qn[k] / nn;
 }
+
+/* Solve A x = b for a symmetric positive-definite 6 x 6 A (Cholesky; A is not modified). */
+bool rbd_spd6_solve(const double A[36], const double b[6], double x[6])
+{
+    double L[36] = {0}, y[6];
+    for (int j = 0; j < 6; j++) {
+        double d = A[6 * j + j];
+        for (int k = 0; k < j; k++)
+            d -= L[6 * j + k] * L[6 * j + k];
+        if (!(d > 0.0))
+            return false;
+        d = sqrt(d);
+        L[6 * j + j] = d;
+        for (int i = j + 1; i < 6; i++) {
+            double s = A[6 * i + j];
+            for (int k = 0; k < j; k++)
+                s -= L[6 * i + k] * L[6 * j + k];
+            L[6 * i + j] = s / d;
+        }
+    }
+    for (int i = 0; i < 6; i++) {
+        double s = b[i];
+        for (int k = 0; k < i; k++)
+            s -= L[6 * i + k] * y[k];
+        y[i] = s / L[6 * i + i];
+    }
+    for (int i = 6; i-- > 0;) {
+        double s = y[i];
+        for (int k = i + 1; k < 6; k++)
+            s -= L[6 * k + i] * x[k];
+        x[i] = s / L[6 * i + i];
+    }
+    return true;
+}
+
+int rbd_check_call(const rb_model *model, rb_dyn *ws, const double *q, const double *out, const rb_ext_wrench *ext,
+                   size_t n_ext, const char *what, rb_err *err)
+{
+    int rc = rbd_check(model, ws, err);
+    if (rc < 0)
+        return rc;
+    if (!q || !out)
+        return rb_err_set(err, RB_EINVAL, "%s: NULL q or output", what);
+    return rbd_check_ext(model, ext, n_ext, err);
+}
