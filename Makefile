@@ -16,7 +16,7 @@
 
 SHELL := /bin/bash
 BUILD ?= build
-MODULES ?= core io metrics model dynamics filters pipeline estimators
+MODULES ?= core io metrics model dynamics filters friction pipeline estimators
 CC ?= cc
 PYTHON ?= /usr/bin/python3
 
