@@ -33,7 +33,8 @@ static const char *const STAGES_HELP =
     "Usage: roboest stages\n"
     "\n"
     "Lists every stage type a pipeline can use: inputs, outputs and parameters (kind, default,\n"
-    "bounds, meaning).\n"
+    "bounds, meaning). In a pipeline every input port is wired; output ports may be left out of\n"
+    "\"out\" (at least one wired), e.g. a filter's diagnostics when they are not wanted.\n"
     "\n" CLI_EXIT_CODES_HELP;
 
 static int make_registry(rb_registry **reg, rb_err *err)

@@ -54,15 +54,23 @@ static void elem_free(kfd_elem *e)
     e->f = NULL;
 }
 
-/* Step to time t with measurement z (NaN: predict only). out[3] = x, x_dot, x_ddot (NaN before the first
- * finite sample); *pred = z - (predicted position), NaN when there is no prediction (first sample, or z
- * NaN). Allocates nothing. */
-static int elem_step(kfd_elem *e, double t, double z, double out[3], double *pred, rb_err *err)
+/* What one step of an element gives: the state and the filter's diagnostics of that step. */
+typedef struct kfd_result {
+    double x[3];       /* x, x_dot, x_ddot; NaN before the first finite sample */
+    double innovation; /* z - predicted x (the update's innovation); NaN where nothing was predicted (up to
+                          and including the first finite sample) and where z is NaN (skipped) */
+    double nis;        /* innovation^2 / S of that update; NaN likewise */
+    double var[3];     /* diagonal of P after the step; NaN before the first finite sample */
+} kfd_result;
+
+/* Step to time t with measurement z (NaN: predict only). Allocates nothing. */
+static int elem_step(kfd_elem *e, double t, double z, kfd_result *o, rb_err *err)
 {
-    *pred = NAN;
-    if (!e->started) {
+    bool starting = !e->started;
+    if (starting) {
         if (!isfinite(z)) {
-            out[0] = out[1] = out[2] = NAN;
+            o->x[0] = o->x[1] = o->x[2] = o->innovation = o->nis = NAN;
+            o->var[0] = o->var[1] = o->var[2] = NAN;
             return RB_OK;
         }
         double x0[3] = {z, 0, 0}, P0[9] = {e->par.p0[0], 0, 0, 0, e->par.p0[1], 0, 0, 0, e->par.p0[2]};
@@ -88,16 +96,19 @@ static int elem_step(kfd_elem *e, double t, double z, double out[3], double *pre
             e->dt = dt;
         }
         int rc = rb_filter_predict(e->f, NULL, dt, err);
-        if (rc)
-            return rc;
-        if (isfinite(z))
-            *pred = z - rb_filter_x(e->f)[0];
-        rc = rb_filter_update(e->f, &z, err);
+        if (rc == RB_OK)
+            rc = rb_filter_update(e->f, &z, err);
         if (rc)
             return rc;
     }
     e->t_prev = t;
-    memcpy(out, rb_filter_x(e->f), 3 * sizeof *out);
+    rb_filter_diag d;
+    rb_filter_get_diag(e->f, &d);
+    memcpy(o->x, rb_filter_x(e->f), sizeof o->x);
+    memcpy(o->var, d.P_diag, sizeof o->var);
+    /* the start's update is against s = [z, 0, 0] itself: an innovation of 0 that predicts nothing */
+    o->innovation = starting ? NAN : d.innovation[0];
+    o->nis = starting ? NAN : d.nis;
     return RB_OK;
 }
 
@@ -122,20 +133,20 @@ int rb_kfd_run(const rb_kfd_params *par, const double *t, const double *z, size_
     kfd_elem e;
     rc = elem_init(&e, par, err);
     for (size_t k = 0; rc == RB_OK && k < T; k++) {
-        double o[3], p;
-        rc = elem_step(&e, t[k], z[k], o, &p, err);
+        kfd_result o;
+        rc = elem_step(&e, t[k], z[k], &o, err);
         if (rc) {
             rb_err_prefix(err, "kf_derivative: sample %zu: ", k);
             break;
         }
         if (x)
-            x[k] = o[0];
+            x[k] = o.x[0];
         if (x_dot)
-            x_dot[k] = o[1];
+            x_dot[k] = o.x[1];
         if (x_ddot)
-            x_ddot[k] = o[2];
+            x_ddot[k] = o.x[2];
         if (pred)
-            pred[k] = p;
+            pred[k] = o.innovation;
     }
     elem_free(&e);
     return rc;
@@ -348,7 +359,10 @@ done:
 typedef struct kfd_stage {
     size_t n;
     kfd_elem *e;
-    char **units; /* 2n owned: n velocity units, then n acceleration units */
+    char **units;           /* 2n owned: n velocity units, then n acceleration units */
+    char **var_names;       /* 3n owned: "<name>/x", "<name>/x_dot", "<name>/x_ddot" per element */
+    char **var_units;       /* 3n owned: "<unit>^2", "<unit>^2/s^2", "<unit>^2/s^4" per element */
+    const char **nis_units; /* n, each the static "1" (dimensionless) */
     const char *const *names;
 } kfd_stage;
 
@@ -361,13 +375,63 @@ static void kfd_destroy(void *state)
         elem_free(&s->e[i]);
     for (size_t i = 0; s->units && i < 2 * s->n; i++)
         rb_free(s->units[i]);
+    for (size_t i = 0; s->var_names && i < 3 * s->n; i++)
+        rb_free(s->var_names[i]);
+    for (size_t i = 0; s->var_units && i < 3 * s->n; i++)
+        rb_free(s->var_units[i]);
     rb_free(s->units);
+    rb_free(s->var_names);
+    rb_free(s->var_units);
+    rb_free(s->nis_units);
     rb_free(s->e);
     rb_free(s);
 }
 
 /* value i of a 1-or-n array parameter */
 static double per_element(const rb_param_value *v, size_t i) { return v->numbers[v->count == 1 ? 0 : i]; }
+
+/* The square of a unit with a suffix: "rad" -> "rad^2<suffix>", a compound unit "N.m" -> "(N.m)^2<suffix>",
+ * unknown ("") stays unknown. NULL when out of memory. */
+static char *unit_squared(const char *u, const char *suffix)
+{
+    if (!u[0])
+        return rb_strdup("");
+    bool simple = true;
+    for (const char *c = u; *c && simple; c++)
+        simple = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_';
+    return rb_asprintf(simple ? "%s^2%s" : "(%s)^2%s", u, suffix);
+}
+
+/* The output ports' names and units (create owns them; s->n filters exist). RB_ENOMEM. */
+static int make_port_strings(kfd_stage *s, const rb_port *in, rb_err *err)
+{
+    static const char *const comp[3] = {"x", "x_dot", "x_ddot"}, *const var_suffix[3] = {"", "/s^2", "/s^4"};
+    size_t n = s->n;
+    s->units = rb_calloc(n ? 2 * n : 1, sizeof *s->units);
+    s->var_names = rb_calloc(n ? 3 * n : 1, sizeof *s->var_names);
+    s->var_units = rb_calloc(n ? 3 * n : 1, sizeof *s->var_units);
+    s->nis_units = rb_calloc(n ? n : 1, sizeof *s->nis_units);
+    if (!s->units || !s->var_names || !s->var_units || !s->nis_units)
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    for (size_t i = 0; i < 2 * n; i++) {
+        const char *u = in->units ? in->units[i % n] : "";
+        s->units[i] = u[0] ? rb_asprintf("%s/%s", u, i < n ? "s" : "s^2") : rb_strdup("");
+        if (!s->units[i])
+            return rb_err_set(err, RB_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        s->nis_units[i] = "1";
+        const char *u = in->units ? in->units[i] : "";
+        for (size_t c = 0; c < 3; c++) {
+            char **name = &s->var_names[3 * i + c], **unit = &s->var_units[3 * i + c];
+            *name = in->names ? rb_asprintf("%s/%s", in->names[i], comp[c]) : rb_asprintf("%zu/%s", i, comp[c]);
+            *unit = unit_squared(u, var_suffix[c]);
+            if (!*name || !*unit)
+                return rb_err_set(err, RB_ENOMEM, "out of memory");
+        }
+    }
+    return RB_OK;
+}
 
 static int kfd_create(const rb_stage_setup *setup, void **state, rb_err *err)
 {
@@ -390,18 +454,17 @@ static int kfd_create(const rb_stage_setup *setup, void **state, rb_err *err)
     if (r->count != 1 && r->count != n)
         return rb_err_set(err, RB_ECONFIG, "stage %s: r has %zu values for %zu elements (give 1 or %zu)", setup->id,
                           r->count, n, n);
-    if (n > SIZE_MAX / 2)
+    if (n > SIZE_MAX / 3)
         return rb_err_set(err, RB_ENOMEM, "stage %s: too many elements", setup->id);
     kfd_stage *s = rb_calloc(1, sizeof *s);
     if (!s)
         return rb_err_set(err, RB_ENOMEM, "out of memory");
     s->e = rb_calloc(n ? n : 1, sizeof *s->e);
-    s->units = rb_calloc(n ? 2 * n : 1, sizeof *s->units);
-    if (!s->e || !s->units) {
+    if (!s->e) {
         kfd_destroy(s);
         return rb_err_set(err, RB_ENOMEM, "out of memory");
     }
-    /* s->n counts the filters made so far: destroy frees those (and the units, NULL until made) */
+    /* s->n counts the filters made so far: destroy frees those (and the strings, NULL until made) */
     for (size_t i = 0; i < n; i++) {
         rb_kfd_params par = {
             .noise = diagonal ? RB_KFD_DIAGONAL : RB_KFD_JERK, .q = per_element(q, i), .r = per_element(r, i)};
@@ -415,18 +478,18 @@ static int kfd_create(const rb_stage_setup *setup, void **state, rb_err *err)
         s->n++;
     }
     const rb_port *in = &setup->in[0];
-    for (size_t i = 0; i < 2 * n; i++) {
-        const char *u = in->units ? in->units[i % n] : "";
-        s->units[i] = u[0] ? rb_asprintf("%s/%s", u, i < n ? "s" : "s^2") : rb_strdup("");
-        if (!s->units[i]) {
-            kfd_destroy(s);
-            return rb_err_set(err, RB_ENOMEM, "out of memory");
-        }
+    int rc = make_port_strings(s, in, err);
+    if (rc) {
+        kfd_destroy(s);
+        return rc;
     }
     s->names = in->names;
     setup->out[0] = *in;
     setup->out[1] = (rb_port){n, in->names, (const char *const *)s->units};
     setup->out[2] = (rb_port){n, in->names, (const char *const *)s->units + n};
+    setup->out[3] = *in;
+    setup->out[4] = (rb_port){n, in->names, s->nis_units};
+    setup->out[5] = (rb_port){3 * n, (const char *const *)s->var_names, (const char *const *)s->var_units};
     *state = s;
     return RB_OK;
 }
@@ -436,22 +499,25 @@ static int kfd_step(void *state, size_t k, double t, const double *const *in, do
     (void)k;
     kfd_stage *s = state;
     for (size_t i = 0; i < s->n; i++) {
-        double o[3], pred;
-        int rc = elem_step(&s->e[i], t, in[0][i], o, &pred, err);
+        kfd_result o;
+        int rc = elem_step(&s->e[i], t, in[0][i], &o, err);
         if (rc) {
             if (s->names)
                 return rb_err_prefix(err, "element %s: ", s->names[i]);
             return rb_err_prefix(err, "element %zu: ", i);
         }
-        out[0][i] = o[0];
-        out[1][i] = o[1];
-        out[2][i] = o[2];
+        out[0][i] = o.x[0];
+        out[1][i] = o.x[1];
+        out[2][i] = o.x[2];
+        out[3][i] = o.innovation;
+        out[4][i] = o.nis;
+        memcpy(out[5] + 3 * i, o.var, sizeof o.var);
     }
     return RB_OK;
 }
 
 static const char *const kfd_in[] = {"x"};
-static const char *const kfd_out[] = {"x", "x_dot", "x_ddot"};
+static const char *const kfd_out[] = {"x", "x_dot", "x_ddot", "innovation", "nis", "var"};
 static const char *const kfd_models[] = {"jerk", "diagonal", NULL};
 static const double kfd_def_q[] = {RB_KFD_DEFAULT_Q};
 static const double kfd_def_r[] = {RB_KFD_DEFAULT_R};
@@ -503,11 +569,12 @@ static const rb_param_spec kfd_params[] = {
 
 const rb_stage_type rb_stage_kf_derivative = {
     .name = "kf_derivative",
-    .summary = "constant-acceleration Kalman filter per element: filtered x, x_dot, x_ddot (joint-torque paper eq. 3)",
+    .summary = "constant-acceleration Kalman filter per element: filtered x, x_dot, x_ddot (joint-torque paper eq. 3); "
+               "diagnostics innovation, nis, var (P diagonal)",
     .inputs = kfd_in,
     .n_inputs = 1,
     .outputs = kfd_out,
-    .n_outputs = 3,
+    .n_outputs = 6,
     .params = kfd_params,
     .n_params = sizeof kfd_params / sizeof kfd_params[0],
     .create = kfd_create,

@@ -657,10 +657,12 @@ static int parse_params(cfg *c, const cJSON *v, rb_config_stage *st)
 }
 
 /* ---- stages ---------------------------------------------------------------------------------------------- */
-/* "in" / "out" of a stage: every port wired to one signal name. */
+/* "in" / "out" of a stage: port -> signal name. Every input port is wired; an output port may be left
+ * out ((*out)[j] NULL: the runner computes it into scratch), but at least one must be wired. */
 static int parse_ports(cfg *c, const cJSON *stage, const char *key, const char *const *ports, size_t n_ports,
                        char ***out)
 {
+    const bool inputs = strcmp(key, "in") == 0;
     *out = rb_calloc(n_ports ? n_ports : 1, sizeof **out);
     if (!*out)
         return rb_cfg_nomem(c);
@@ -669,17 +671,28 @@ static int parse_ports(cfg *c, const cJSON *stage, const char *key, const char *
         return n_ports ? rb_cfg_error(c, "missing key '%s'", key) : RB_OK;
     push_key(c, key, 0);
     int rc = check_object(c, v, ports, n_ports);
+    size_t wired = 0;
     for (size_t j = 0; !rc && j < n_ports; j++) {
         const cJSON *w = member(v, ports[j]);
         if (!w) {
-            rc = rb_cfg_error(c, "missing %s port '%s'", key[0] == 'i' ? "input" : "output", ports[j]);
-            break;
+            if (inputs)
+                rc = rb_cfg_error(c, "missing input port '%s'", ports[j]);
+            continue;
         }
         push_key(c, ports[j], 0);
         rc = want_string(c, w, false, &(*out)[j]);
-        if (!rc && key[0] == 'o')
+        if (!rc && !inputs)
             rc = check_signal_name(c, (*out)[j]);
         pop(c);
+        wired++;
+    }
+    if (!rc && !inputs && n_ports && !wired) {
+        char list[256];
+        size_t used = 0;
+        list[0] = '\0';
+        for (size_t j = 0; j < n_ports && used < sizeof list; j++)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", j ? ", " : "", ports[j]);
+        rc = rb_cfg_error(c, "no output port is wired: wire at least one of %s", list);
     }
     pop(c);
     return rc;

@@ -1,6 +1,6 @@
-/* The signal graph of a parsed pipeline: every signal produced exactly once, every stage input, output
- * and metric operand wired to one, stages in dependency order (ties in file order, cycles reported),
- * and no two files written to the same path. */
+/* The signal graph of a parsed pipeline: every signal produced exactly once, every stage input, wired
+ * stage output and metric operand wired to one, stages in dependency order (ties in file order, cycles
+ * reported), and no two files written to the same path. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,13 +56,15 @@ static void at_stage_port(cfg *c, size_t stage, const char *dir, const char *por
     at_path(c, (const rb_json_step[]){{"stages", 0}, {NULL, stage}, {dir, 0}, {port, 0}}, 4);
 }
 
-/* Bindings first, then stage outputs in file order (stages are still in file order here). */
+/* Bindings first, then the wired stage outputs in file order (stages are still in file order here); an
+ * unwired output port has no signal (out_signal SIZE_MAX). */
 static int build_table(cfg *c, graph *g)
 {
     rb_pipeline *p = c->p;
     size_t n = p->n_signals;
     for (size_t s = 0; s < p->n_stages; s++)
-        n += p->stages[s].type->n_outputs;
+        for (size_t j = 0; j < p->stages[s].type->n_outputs; j++)
+            n += p->stages[s].out[j] != NULL;
     p->signal_table = rb_calloc(n ? n : 1, sizeof *p->signal_table);
     g->by_name = rb_malloc((n ? n : 1) * sizeof *g->by_name);
     if (!p->signal_table || !g->by_name)
@@ -72,9 +74,10 @@ static int build_table(cfg *c, graph *g)
     for (size_t i = 0; i < p->n_signals; i++, t++)
         p->signal_table[t] = (rb_signal_info){p->signals[i].name, false, i, 0, false};
     for (size_t s = 0; s < p->n_stages; s++)
-        for (size_t j = 0; j < p->stages[s].type->n_outputs; j++, t++) {
-            p->signal_table[t] = (rb_signal_info){p->stages[s].out[j], true, s, j, false};
-            p->stages[s].out_signal[j] = t;
+        for (size_t j = 0; j < p->stages[s].type->n_outputs; j++) {
+            p->stages[s].out_signal[j] = p->stages[s].out[j] ? t : SIZE_MAX;
+            if (p->stages[s].out[j])
+                p->signal_table[t++] = (rb_signal_info){p->stages[s].out[j], true, s, j, false};
         }
     for (size_t i = 0; i < n; i++)
         g->by_name[i] = (name_ref){p->signal_table[i].name, i};

@@ -105,11 +105,13 @@ static cJSON *param_json(const rb_param_spec *ps, const rb_param_value *v)
     return NULL;
 }
 
+/* Unwired output ports (NULL) are left out, as in the file: loading the text again gives the same pipeline. */
 static void add_ports(builder *b, cJSON *stage, const char *key, const char *const *ports, char **signals, size_t n)
 {
     cJSON *o = add(b, stage, key, cJSON_CreateObject());
     for (size_t j = 0; o && j < n; j++)
-        add(b, o, ports[j], cJSON_CreateString(signals[j]));
+        if (signals[j])
+            add(b, o, ports[j], cJSON_CreateString(signals[j]));
 }
 
 static void add_stages(builder *b, cJSON *root, const rb_pipeline *p)

@@ -37,7 +37,9 @@ typedef struct runner {
     const double **in_ptr, **in_base;
     double **out_ptr, **out_base;
     size_t *in_stride, *out_stride, *in_off, *out_off;
+    size_t *out_width;            /* per output port, as create() set it */
     rb_stage_step_fn *steps;      /* per stage */
+    double *scratch;              /* one row per unwired output port, rewritten every sample, never read */
     rb_run_result *res;
 } runner;
 
@@ -301,10 +303,15 @@ static int resample_bindings(runner *r)
 }
 
 /* ---- stages ------------------------------------------------------------------------------------------- */
-static int adopt_outputs(runner *r, const rb_config_stage *st, const rb_port *out)
+/* The wired outputs become signals; every port's width is kept for the scratch of the unwired ones. */
+static int adopt_outputs(runner *r, size_t s, const rb_port *out)
 {
+    const rb_config_stage *st = &r->p->stages[s];
     size_t T = r->res->clock.n;
     for (size_t j = 0; j < st->type->n_outputs; j++) {
+        r->out_width[r->out_off[s] + j] = out[j].width;
+        if (st->out_signal[j] == SIZE_MAX)
+            continue;
         size_t t = st->out_signal[j], rows = r->p->signal_table[t].recorded ? T : 1, count, bytes;
         live_signal *ls = &r->sig[t];
         ls->width = out[j].width;
@@ -340,7 +347,7 @@ static int create_stage(runner *r, size_t s)
         r->state[s] = NULL;
         rb_err_prefix(r->err, "%s: stage %s (%s): ", r->label, st->id, type->name);
     } else {
-        rc = adopt_outputs(r, st, setup.out);
+        rc = adopt_outputs(r, s, setup.out);
     }
     rb_free(ports);
     return rc;
@@ -354,44 +361,72 @@ static int create_stages(runner *r)
     return rc;
 }
 
-/* Pointer tables for the loop: for port j, the row of sample k is base[j] + k * stride[j]. */
-static int build_tables(runner *r)
+/* The loop's tables, sized from the pipeline before the stages are created. */
+static int alloc_tables(runner *r)
 {
     const rb_pipeline *p = r->p;
     size_t n = p->n_stages, ni = 0, no = 0;
+    r->in_off = rb_calloc(n + 1, sizeof *r->in_off);
+    r->out_off = rb_calloc(n + 1, sizeof *r->out_off);
+    r->steps = rb_calloc(n + 1, sizeof *r->steps);
+    if (!r->in_off || !r->out_off || !r->steps)
+        return nomem(r);
     for (size_t s = 0; s < n; s++) {
+        r->in_off[s] = ni;
+        r->out_off[s] = no;
+        r->steps[s] = p->stages[s].type->step;
         ni += p->stages[s].type->n_inputs;
         no += p->stages[s].type->n_outputs;
     }
+    r->n_in_ptr = ni;
+    r->n_out_ptr = no;
     r->in_ptr = rb_calloc(ni + 1, sizeof *r->in_ptr);
     r->in_base = rb_calloc(ni + 1, sizeof *r->in_base);
     r->in_stride = rb_calloc(ni + 1, sizeof *r->in_stride);
     r->out_ptr = rb_calloc(no + 1, sizeof *r->out_ptr);
     r->out_base = rb_calloc(no + 1, sizeof *r->out_base);
     r->out_stride = rb_calloc(no + 1, sizeof *r->out_stride);
-    r->in_off = rb_calloc(n + 1, sizeof *r->in_off);
-    r->out_off = rb_calloc(n + 1, sizeof *r->out_off);
-    r->steps = rb_calloc(n + 1, sizeof *r->steps);
-    if (!r->in_ptr || !r->in_base || !r->in_stride || !r->out_ptr || !r->out_base || !r->out_stride || !r->in_off ||
-        !r->out_off || !r->steps)
+    r->out_width = rb_calloc(no + 1, sizeof *r->out_width);
+    if (!r->in_ptr || !r->in_base || !r->in_stride || !r->out_ptr || !r->out_base || !r->out_stride || !r->out_width)
         return nomem(r);
-    ni = no = 0;
-    for (size_t s = 0; s < n; s++) {
-        const rb_config_stage *st = &p->stages[s];
-        r->in_off[s] = ni;
-        r->out_off[s] = no;
-        r->steps[s] = st->type->step;
-        for (size_t j = 0; j < st->type->n_inputs; j++, ni++) {
-            r->in_base[ni] = r->sig[st->in_signal[j]].data;
-            r->in_stride[ni] = r->sig[st->in_signal[j]].stride;
+    return RB_OK;
+}
+
+/* Pointer tables for the loop: for port j, the row of sample k is base[j] + k * stride[j]. An unwired
+ * output port's base is its own row of the scratch with stride 0, so the loop treats every port alike. */
+static int build_tables(runner *r)
+{
+    const rb_pipeline *p = r->p;
+    size_t n_scratch = 0, used = 0;
+    for (size_t s = 0; s < p->n_stages; s++)
+        for (size_t j = 0; j < p->stages[s].type->n_outputs; j++) {
+            size_t w = r->out_width[r->out_off[s] + j];
+            if (p->stages[s].out_signal[j] != SIZE_MAX)
+                continue;
+            if (w > SIZE_MAX / sizeof(double) - n_scratch)
+                return rb_err_set(r->err, RB_ENOMEM, "%s: stage %s: output %s is too large", r->label,
+                                  p->stages[s].id, p->stages[s].type->outputs[j]);
+            n_scratch += w;
         }
-        for (size_t j = 0; j < st->type->n_outputs; j++, no++) {
-            r->out_base[no] = r->sig[st->out_signal[j]].data;
-            r->out_stride[no] = r->sig[st->out_signal[j]].stride;
+    if (!(r->scratch = rb_calloc(n_scratch ? n_scratch : 1, sizeof *r->scratch))) /* never NULL + offset */
+        return nomem(r);
+    for (size_t s = 0; s < p->n_stages; s++) {
+        const rb_config_stage *st = &p->stages[s];
+        for (size_t j = 0, i = r->in_off[s]; j < st->type->n_inputs; j++, i++) {
+            r->in_base[i] = r->sig[st->in_signal[j]].data;
+            r->in_stride[i] = r->sig[st->in_signal[j]].stride;
+        }
+        for (size_t j = 0, o = r->out_off[s]; j < st->type->n_outputs; j++, o++) {
+            if (st->out_signal[j] == SIZE_MAX) {
+                r->out_base[o] = r->scratch + used;
+                r->out_stride[o] = 0;
+                used += r->out_width[o];
+            } else {
+                r->out_base[o] = r->sig[st->out_signal[j]].data;
+                r->out_stride[o] = r->sig[st->out_signal[j]].stride;
+            }
         }
     }
-    r->n_in_ptr = ni;
-    r->n_out_ptr = no;
     return RB_OK;
 }
 
@@ -575,6 +610,8 @@ static void runner_free(runner *r)
     rb_free(r->out_ptr);
     rb_free(r->out_base);
     rb_free(r->out_stride);
+    rb_free(r->out_width);
+    rb_free(r->scratch);
     rb_free(r->in_off);
     rb_free(r->out_off);
     rb_free(r->steps);
@@ -602,8 +639,8 @@ int rb_pipeline_run_log(const rb_pipeline *p, const rb_log *log, const char *con
 {
     /* In order: each phase uses what the ones before it made. Only run_loop is per sample. */
     static int (*const phases[])(runner *) = {
-        runner_init, describe_input, bind_channels, make_clock, resample_bindings, create_stages, build_tables,
-        run_loop, compute_metrics, collect,
+        runner_init, describe_input, bind_channels, make_clock, resample_bindings, alloc_tables, create_stages,
+        build_tables, run_loop, compute_metrics, collect,
     };
     runner r = {0};
     r.p = p;

@@ -153,6 +153,27 @@ Test(cli_run, logs_on_the_command_line_and_print_config)
     free_fixture(&fx);
 }
 
+/* The shipped demo leaves the kf_derivative diagnostics unwired: --print-config lists the wired ports only,
+ * and `roboest stages` lists every port of the type. */
+Test(cli_run, print_config_lists_only_wired_output_ports)
+{
+    cli_result r = cli_run(NULL, (const char *[]){"run", RB_SOURCE "/configs/demo.json", "--print-config", NULL});
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    const char *kf = strstr(r.out, "\"kf_derivative\"");
+    cr_assert_not_null(kf, "%s", r.out);
+    const char *end = strstr(kf, "\"params\"");
+    cr_assert_not_null(end);
+    const char *xdd = strstr(kf, "\"x_ddot\":\t\"qdd_kf\"");
+    cr_expect(xdd && xdd < end, "%s", r.out);
+    const char *nis = strstr(kf, "\"nis\"");
+    cr_expect(!nis || nis > end, "unwired ports are absent: %s", r.out);
+    cli_result_free(&r);
+    r = cli_run(NULL, (const char *[]){"stages", NULL});
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "out: x x_dot x_ddot innovation nis var"), "%s", r.out);
+    cli_result_free(&r);
+}
+
 Test(cli_run, bad_configs)
 {
     expect_run_failure("{\n  \"name\": \"x\",\n  \"clock\": {\"rate\": 100,}\n}\n", EXIT_INPUT,

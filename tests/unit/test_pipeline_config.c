@@ -225,6 +225,20 @@ static const char *const semantic_cases[][2] = {
      "pipeline.json:4:62: stages[0].in: unknown key 'y'"},
     {"  \"stages\": [{\"id\": \"a\", \"type\": \"finite_difference\", \"out\": {\"dx\": \"d\"}}]\n}",
      "pipeline.json:4:14: stages[0]: missing key 'in'"},
+    /* output ports may be left unwired, but not all of them, and only ports the type has */
+    {"  \"stages\": [{\"id\": \"a\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q\"}}]\n}",
+     "pipeline.json:4:14: stages[0]: missing key 'out'"},
+    {"  \"stages\": [{\"id\": \"a\", \"type\": \"kf_derivative\", \"in\": {\"x\": \"q\"}, \"out\": {}}]\n}",
+     "pipeline.json:4:69: stages[0].out: no output port is wired: wire at least one of x, x_dot, x_ddot, innovation, "
+     "nis, var"},
+    {"  \"stages\": [{\"id\": \"a\", \"type\": \"kf_derivative\", \"in\": {\"x\": \"q\"},\n"
+     "                \"out\": {\"x_dot\": \"v\", \"inovation\": \"nu\"}}]\n}",
+     "pipeline.json:5:39: stages[0].out: unknown key 'inovation' (did you mean 'innovation'?)"},
+    {"  \"stages\": [{\"id\": \"a\", \"type\": \"kf_derivative\", \"in\": {\"x\": \"q\"}, "
+     "\"out\": {\"x_dot\": \"v\"}},\n"
+     "             {\"id\": \"b\", \"type\": \"lowpass\", \"in\": {\"x\": \"nis\"}, \"out\": {\"y\": \"w\"}, "
+     "\"params\": {\"cutoff_hz\": 1}}]\n}",
+     "pipeline.json:5:52: stages[1].in.x: signal 'nis' is not produced by any signal binding or stage"},
     {"  \"stages\": [{\"id\": \"a\", \"type\": \"lowpass\", \"in\": {\"x\": \"q\"}, \"out\": {\"y\": \"d\"}}]\n}",
      "pipeline.json:4:14: stages[0]: missing required parameter 'cutoff_hz' (number: cutoff frequency f_c, Hz (time "
      "constant 1 / (2 pi f_c)))"},
@@ -420,6 +434,54 @@ Test(pipeline_config, resolved_json_round_trips)
     cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(q_sig, "interp")->valuestring, "linear");
     cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(q_sig, "nonfinite")->valuestring, "error");
     cJSON_Delete(root);
+    rb_free(j1);
+    rb_free(j2);
+    rb_pipeline_free(p);
+    rb_pipeline_free(q);
+}
+
+/* An output port left out of "out" is no signal: it is absent from the signal table (out NULL, out_signal
+ * SIZE_MAX) and from the resolved JSON, which loads back to the same text. */
+Test(pipeline_config, unwired_output_ports_are_no_signals)
+{
+    const char *text = HEAD "  \"stages\": [\n"
+                            "    {\"id\": \"kf\", \"type\": \"kf_derivative\", \"in\": {\"x\": \"q\"},\n"
+                            "     \"out\": {\"var\": \"q_var\", \"x_dot\": \"qd\"}},\n"
+                            "    {\"id\": \"lp\", \"type\": \"lowpass\", \"in\": {\"x\": \"qd\"},\n"
+                            "     \"out\": {\"y\": \"qd_lp\"}, \"params\": {\"cutoff_hz\": 2}}\n"
+                            "  ],\n"
+                            "  \"outputs\": [{\"path\": \"v.csv\", \"signals\": [\"qd_lp\", \"q_var\"]}]\n}\n";
+    rb_pipeline *p, *q;
+    rb_err err;
+    cr_assert_eq(load(text, &p, &err), RB_OK, "%s", err.msg);
+    const rb_config_stage *kf = &p->stages[0];
+    cr_assert_str_eq(kf->id, "kf");
+    cr_assert_eq(p->n_signal_table, 4, "q, qd, q_var, qd_lp");
+    const char *wired[6] = {NULL, "qd", NULL, NULL, NULL, "q_var"};
+    for (size_t j = 0; j < 6; j++) {
+        if (!wired[j]) {
+            cr_assert(kf->out[j] == NULL && kf->out_signal[j] == SIZE_MAX, "port %zu", j);
+            continue;
+        }
+        cr_assert_str_eq(kf->out[j], wired[j]);
+        const rb_signal_info *si = &p->signal_table[kf->out_signal[j]];
+        cr_assert(si->from_stage && si->index == 0 && si->port == j && strcmp(si->name, wired[j]) == 0);
+    }
+    cr_assert(p->signal_table[rb_pipeline_signal_index(p, "q_var")].recorded);
+    cr_assert_eq(rb_pipeline_signal_index(p, "innovation"), -1);
+
+    char *j1 = rb_pipeline_resolved_json(p);
+    cr_assert_not_null(j1);
+    cJSON *root = cJSON_Parse(j1);
+    cJSON *stage0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "stages"), 0);
+    cJSON *out = cJSON_GetObjectItemCaseSensitive(stage0, "out");
+    cr_assert_eq(cJSON_GetArraySize(out), 2, "only the wired ports:\n%s", j1);
+    cr_assert_str_eq(out->child->string, "x_dot", "in the type's port order");
+    cr_assert_str_eq(out->child->next->string, "var");
+    cJSON_Delete(root);
+    cr_assert_eq(load(j1, &q, &err), RB_OK, "%s\n%s", err.msg, j1);
+    char *j2 = rb_pipeline_resolved_json(q);
+    cr_assert_str_eq(j1, j2);
     rb_free(j1);
     rb_free(j2);
     rb_pipeline_free(p);

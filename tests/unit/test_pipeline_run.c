@@ -35,6 +35,62 @@ static const rb_stage_type failing_type = {
     .n_outputs = 1, .create = failing_create, .step = failing_step,
 };
 
+/* A stage with three outputs of different widths, all from its state: sum (n) the running sum of x, pair
+ * (2n) x and twice the sum interleaved, count (1) the samples seen. It checks that its rows do not overlap
+ * (what it wrote to sum is still there after writing pair and count). */
+typedef struct multi_state {
+    size_t n;
+    double count;
+    double *sum;
+} multi_state;
+
+static void multi_destroy(void *state)
+{
+    multi_state *m = state;
+    if (m)
+        rb_free(m->sum);
+    rb_free(m);
+}
+
+static int multi_create(const rb_stage_setup *setup, void **state, rb_err *err)
+{
+    size_t n = setup->in[0].width;
+    multi_state *m = rb_calloc(1, sizeof *m);
+    if (!m || !(m->sum = rb_calloc(n ? n : 1, sizeof *m->sum))) {
+        multi_destroy(m);
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    }
+    m->n = n;
+    setup->out[0] = setup->in[0];
+    setup->out[1] = (rb_port){2 * n, NULL, NULL};
+    setup->out[2] = (rb_port){1, NULL, NULL};
+    *state = m;
+    return RB_OK;
+}
+
+static int multi_step(void *state, size_t k, double t, const double *const *in, double *const *out, rb_err *err)
+{
+    (void)k, (void)t;
+    multi_state *m = state;
+    for (size_t i = 0; i < m->n; i++) {
+        m->sum[i] += in[0][i];
+        out[0][i] = m->sum[i];
+        out[1][2 * i] = in[0][i];
+        out[1][2 * i + 1] = 2 * m->sum[i];
+    }
+    out[2][0] = ++m->count;
+    for (size_t i = 0; i < m->n; i++)
+        if (out[0][i] != m->sum[i])
+            return rb_err_set(err, RB_EINVAL, "output rows overlap");
+    return RB_OK;
+}
+
+static const char *const multi_out[] = {"sum", "pair", "count"};
+static const rb_stage_type multi_type = {
+    .name = "multi", .summary = "three outputs of different widths", .inputs = one_in, .n_inputs = 1,
+    .outputs = multi_out, .n_outputs = 3, .create = multi_create, .step = multi_step, .destroy = multi_destroy,
+};
+
 static rb_registry *reg;
 
 static void setup_registry(void)
@@ -43,6 +99,7 @@ static void setup_registry(void)
     cr_assert_eq(rb_registry_new(&reg, &err), RB_OK);
     cr_assert_eq(rb_estimators_register(reg, &err), RB_OK);
     cr_assert_eq(rb_registry_add(reg, &failing_type, &err), RB_OK);
+    cr_assert_eq(rb_registry_add(reg, &multi_type, &err), RB_OK);
 }
 
 static void free_registry(void) { rb_registry_free(reg); }
@@ -259,6 +316,69 @@ Test(pipeline_run, intermediate_signals_use_one_row_and_give_the_same_numbers)
     rb_log_free(log);
     rb_free(only_d);
     rb_free(both);
+}
+
+/* Unwired outputs are computed into the runner's scratch: whichever ports are wired, the wired ones carry
+ * the same numbers as when every port is wired (the stage's state sees every sample either way), and the
+ * runner allocates as often for a long run as for a short one. */
+Test(pipeline_run, unwired_outputs_leave_the_wired_ones_unchanged)
+{
+    const char *tmpl = "{\"clock\": {\"rate\": 100}, \"signals\": {\"q\": {\"channel\": \"joints/q\"}},\n"
+                       " \"stages\": [{\"id\": \"m\", \"type\": \"multi\", \"in\": {\"x\": \"q\"}, \"out\": {%s}},\n"
+                       "  {\"id\": \"fd\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q\"},\n"
+                       "   \"out\": {\"dx\": \"d\"}}],\n"
+                       " \"outputs\": [{\"path\": \"m.csv\", \"signals\": [%s]}]}";
+    const char *variants[][2] = {
+        {"\"sum\": \"s\", \"pair\": \"p\", \"count\": \"c\"", "\"s\", \"p\", \"c\", \"d\""},
+        {"\"pair\": \"p\"", "\"p\", \"d\""},
+        {"\"count\": \"c\", \"sum\": \"s\"", "\"d\", \"c\", \"s\""},
+        {"\"count\": \"c\"", "\"c\""},
+    };
+    rb_log *log = make_log(150, 0.01, 0.0);
+    rb_run_result *all = NULL;
+    rb_err err;
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+        char *text = rb_asprintf(tmpl, variants[v][0], variants[v][1]);
+        rb_pipeline *p = load(text);
+        rb_run_result *res;
+        cr_assert_eq(run(p, log, &res, &err), RB_OK, "variant %zu: %s", v, err.msg);
+        if (v == 0) {
+            all = res;
+            cr_assert_eq(rb_run_result_signal(all, "p")->width, 4);
+            cr_assert(rb_run_result_signal(all, "c")->data[149] == 150.0);
+        } else {
+            cr_assert_eq(res->n_recorded, all->n_recorded - (v == 1 ? 2 : v == 2 ? 1 : 3));
+            for (size_t i = 0; i < res->n_recorded; i++) {
+                const rb_run_signal *got = &res->recorded[i], *want = rb_run_result_signal(all, got->name);
+                cr_assert(want && want->width == got->width, "variant %zu: %s", v, got->name);
+                cr_assert_eq(memcmp(got->data, want->data, res->clock.n * got->width * sizeof(double)), 0,
+                             "variant %zu: %s", v, got->name);
+                cr_assert_str_eq(got->names[0], want->names[0]);
+            }
+            rb_run_result_free(res);
+        }
+        rb_pipeline_free(p);
+        rb_free(text);
+    }
+    rb_run_result_free(all);
+    rb_log_free(log);
+
+    /* the scratch is set up once: no allocation per sample */
+    char *text = rb_asprintf(tmpl, variants[1][0], variants[1][1]);
+    rb_pipeline *p = load(text);
+    long allocations[2];
+    for (int i = 0; i < 2; i++) {
+        log = make_log(i ? 20001 : 101, 0.01, 0.0);
+        rb_run_result *res;
+        rb_alloc_fail_after(-1); /* restarts the count */
+        cr_assert_eq(run(p, log, &res, &err), RB_OK, "%s", err.msg);
+        allocations[i] = rb_alloc_fail_after(-1);
+        rb_run_result_free(res);
+        rb_log_free(log);
+    }
+    cr_assert_eq(allocations[0], allocations[1], "%ld vs %ld allocations", allocations[0], allocations[1]);
+    rb_pipeline_free(p);
+    rb_free(text);
 }
 
 static void expect_run_error(const char *from, const char *to, int code, const char *message)
@@ -710,8 +830,11 @@ Test(pipeline_run, allocation_failures_are_clean)
                        "             \"qd_true\": {\"channel\": \"joints/qd\", \"nonfinite\": \"hold\"}},\n"
                        " \"stages\": [{\"id\": \"lp\", \"type\": \"lowpass\", \"in\": {\"x\": \"q\"}, \"out\": {\"y\": \"q_lp\"}, "
                        "\"params\": {\"cutoff_hz\": 4}},\n"
-                       "  {\"id\": \"fd\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q_lp\"}, \"out\": {\"dx\": \"qd\"}}],\n"
-                       " \"outputs\": [{\"path\": \"qd.csv\", \"signals\": [\"qd\"]}],\n"
+                       "  {\"id\": \"fd\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q_lp\"},\n"
+                       "   \"out\": {\"dx\": \"qd\"}},\n"
+                       "  {\"id\": \"m\", \"type\": \"multi\", \"in\": {\"x\": \"qd\"},\n"
+                       "   \"out\": {\"pair\": \"qd_pair\"}}],\n"
+                       " \"outputs\": [{\"path\": \"qd.csv\", \"signals\": [\"qd\", \"qd_pair\"]}],\n"
                        " \"metrics\": [{\"estimate\": \"qd\", \"reference\": \"qd_true\"}],\n"
                        " \"reports\": [\"r.md\"]}";
     rb_log *log = make_log(101, 0.01, 0.0);

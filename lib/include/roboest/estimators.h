@@ -24,7 +24,8 @@
  *                      Units: "<unit>/s" (order 1) or "<unit>/s^2" (order 2) when the input's unit
  *                      is known, "" otherwise.
  *                      params: order (integer 1 or 2, default 1).
- *   kf_derivative      in x (n), out x (n, filtered), x_dot (n), x_ddot (n). The constant-acceleration
+ *   kf_derivative      in x (n), out x (n, filtered), x_dot (n), x_ddot (n), and the diagnostics
+ *                      innovation (n), nis (n), var (3n) described below. The constant-acceleration
  *                      Kalman filter of the joint-torque paper (seed 000, eq. 3), one independent
  *                      3-state, 1-measurement KF per element (the filters module's linear KF: Cholesky
  *                      gain, Joseph form, symmetric P). State s = [x, x_dot, x_ddot], dT = t_k - t_{k-1}
@@ -41,6 +42,21 @@
  *                      update with z_0; outputs are NaN before it. A NaN sample later is skipped
  *                      (predict only). Causal; nothing allocated per step. Units: x as the input,
  *                      x_dot "<unit>/s", x_ddot "<unit>/s^2" ("" when the input's unit is unknown).
+ *                      Diagnostics (rb_filter_get_diag of each element's filter after its step; leave
+ *                      the ports unwired when not needed):
+ *                        innovation  z_k - x^-_k, the measurement minus the predicted position (F s_{k-1})_0;
+ *                                    NaN up to and including the first finite sample (nothing predicted)
+ *                                    and where the sample is NaN (skipped). Names and units as the input.
+ *                        nis         nu_k^2 / S_k, S_k = P^-_k[0][0] + r: the normalized innovation squared
+ *                                    of the element's update (chi-square with 1 degree of freedom when the
+ *                                    model and q, r fit the data: mean 1); NaN where innovation is. Unit "1".
+ *                        var         the diagonal of P after the step, 3 values per element in element
+ *                                    order: [var_x, var_x_dot, var_x_ddot] of element 0, then element 1, ...
+ *                                    Element names "<name>/x", "<name>/x_dot", "<name>/x_ddot"; units
+ *                                    "<unit>^2", "<unit>^2/s^2", "<unit>^2/s^4" (a compound unit in
+ *                                    parentheses, "(N.m)^2"; "" when unknown). NaN before the first finite
+ *                                    sample; there P is diag(p0) updated with z_0, then it settles to the
+ *                                    steady state of the Riccati recursion (for a fixed interval).
  *                      params: process_noise ("jerk" | "diagonal", default "jerk"); q (number array,
  *                      1 or n values >= 0, default [1e4]; "jerk" only, rejected with "diagonal");
  *                      q_diag (3 numbers >= 0, required with "diagonal", rejected otherwise); r (number

@@ -33,8 +33,11 @@
  *               Signal names use letters, digits and "_ . - /" (they become output channel names).
  *   stages      array, optional: {"id": unique string (required), "type": registered stage type
  *               (required), "in": {port: signal} (every input port), "out": {port: new signal
- *               name} (every output port), "params": {name: value} (optional; per the type's
- *               schema, defaults filled in)}. Stages run in dependency order, ties in file order.
+ *               name} (at least one output port; a port left out is unwired: the stage still
+ *               computes it, into a scratch row the runner owns, but it is no signal and is never
+ *               recorded), "params": {name: value} (optional; per the type's schema, defaults
+ *               filled in)}. Stages run in dependency order, ties in file order. An unknown port
+ *               name is an error (with the closest port as a suggestion).
  *   outputs     array, optional: {"path": relative file name (required; .h5/.hdf5, .mat or .csv
  *               decides the format), "signals": [signal names] (required, non-empty)}.
  *   metrics     array, optional: {"estimate": signal (required), "reference": signal (required),
@@ -42,6 +45,9 @@
  *               (optional, default the estimate's name)}. Widths must agree (checked per run).
  *   reports     array of relative file names, optional (.md, .json or .csv decides the format);
  *               needs at least one metric.
+ *
+ * The resolved configuration (rb_pipeline_resolved_json, roboest run --print-config) lists only the
+ * wired output ports: unwired ones are absent from "out", as in the file.
  *
  * Error messages of the loader read "<file>:<line>:<col>: <key path>: <what>" with the key path
  * written like stages[2].params.alpha; a malformed file gives "<file>:<line>:<col>: malformed
@@ -126,8 +132,9 @@ typedef struct rb_stage_setup {
     const char *id;          /* the stage's id in the config, for messages */
     const rb_params *params; /* validated, defaults filled in */
     const rb_port *in;       /* type->n_inputs ports, in the type's order */
-    rb_port *out;            /* type->n_outputs ports: create() sets width, names, units; the name and
-                                unit strings must stay valid until destroy() (input names may be reused) */
+    rb_port *out;            /* type->n_outputs ports: create() sets width, names, units of every port,
+                                wired or not; the name and unit strings must stay valid until destroy()
+                                (input names may be reused) */
     double dt;               /* sample period, s: 1 / rate for a uniform clock, the channel's median
                                 interval for a channel clock */
     size_t n_samples;        /* clock length */
@@ -142,7 +149,9 @@ typedef struct rb_stage_setup {
  *            on failure nothing is left allocated.
  *   step     compute sample k from the inputs at sample k (in[i]: in port i's width values) and
  *            its own state only (causal); write every output value (out[j]: width values). The
- *            output rows are write-only: keep in the state whatever the next sample needs. Must
+ *            output rows are write-only: keep in the state whatever the next sample needs. An
+ *            unwired output's row is the runner's scratch (distinct from every other row, same
+ *            width): a stage writes all its outputs and never needs to know which are wired. Must
  *            not allocate or do I/O. A non-zero return (an rb_status with a message) stops the run.
  *   finish   end-of-run work (may be NULL).
  *   destroy  free the state (may be NULL when create allocates nothing).
@@ -199,9 +208,9 @@ typedef struct rb_config_stage {
     const rb_stage_type *type; /* borrowed from the registry */
     size_t file_index;         /* position in the file's "stages" array */
     char **in;                 /* type->n_inputs signal names, port order */
-    char **out;                /* type->n_outputs signal names, port order */
+    char **out;                /* type->n_outputs signal names, port order; NULL: the port is unwired */
     size_t *in_signal;         /* type->n_inputs indices into rb_pipeline.signal_table */
-    size_t *out_signal;        /* type->n_outputs indices into rb_pipeline.signal_table */
+    size_t *out_signal;        /* type->n_outputs indices into rb_pipeline.signal_table; SIZE_MAX: unwired */
     rb_param_value *params;    /* type->n_params, schema order */
 } rb_config_stage;
 
@@ -226,7 +235,7 @@ typedef struct rb_config_report {
     rb_report_format format;
 } rb_config_report;
 
-/* Every signal, bound or produced by a stage. */
+/* Every signal, bound or produced by a stage (wired output ports only). */
 typedef struct rb_signal_info {
     const char *name;         /* borrowed from the binding or the stage */
     bool from_stage;          /* false: signals[index]; true: stages[index].out[port] */
@@ -259,7 +268,7 @@ typedef struct rb_pipeline {
     size_t n_reports;
     rb_config_report *reports;
     size_t n_signal_table;
-    rb_signal_info *signal_table; /* bindings (file order), then stage outputs (stages in file order) */
+    rb_signal_info *signal_table; /* bindings (file order), then wired stage outputs (stages in file order) */
 } rb_pipeline;
 
 /* Load and validate a pipeline file (caller frees *out with rb_pipeline_free). RB_ENOTFOUND if the
@@ -271,8 +280,8 @@ int rb_pipeline_load_text(const char *text, size_t len, const char *name_for_mes
                           const rb_registry *reg, rb_pipeline **out, rb_err *err);
 void rb_pipeline_free(rb_pipeline *p);
 /* The resolved configuration as indented JSON: defaults filled in, paths resolved, stages in execution
- * order. Loading it again (base_file NULL) gives the same text. Caller frees with rb_free; NULL when
- * out of memory. */
+ * order, unwired output ports absent. Loading it again (base_file NULL) gives the same text. Caller
+ * frees with rb_free; NULL when out of memory. */
 char *rb_pipeline_resolved_json(const rb_pipeline *p);
 /* Index of a signal in p->signal_table, -1 if absent. */
 long rb_pipeline_signal_index(const rb_pipeline *p, const char *name);
