@@ -9,6 +9,7 @@
 #   make bench      reader and runner benchmarks (prints a table)
 #   make bench-dynamics  RNEA / mass matrix / ABA against Orocos KDL on ergoCub (prints a table)
 #   make bench-filters   UKF steps at the joint-torque problem sizes against the OpenBLAS floor
+#   make bench-sim       simulator real-time factors (leg on a pole, standing humanoid)
 #   make deps       install missing Debian packages (apt-get; needs root)
 #
 # Partial builds for working on one module:  make BUILD=build-io MODULES="core io" unit
@@ -16,7 +17,7 @@
 
 SHELL := /bin/bash
 BUILD ?= build
-MODULES ?= core io metrics model dynamics filters friction pipeline estimators
+MODULES ?= core io metrics model dynamics filters friction sim pipeline estimators
 CC ?= cc
 PYTHON ?= /usr/bin/python3
 
@@ -44,7 +45,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-dynamics bench-filters clean format
+.PHONY: FORCE all deps demo test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-dynamics bench-filters bench-sim clean format
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -137,7 +138,7 @@ test-asan:
 test-valgrind:
 	@$(MAKE) --no-print-directory BUILD=build-valgrind OPT="-O1 -g" TEST_ARGS="--jobs 1" \
 	  TEST_RUNNER="valgrind -q --trace-children=yes --trace-children-skip=*python*,*localedef,/bin/*,/usr/bin/* --error-exitcode=99 --leak-check=full \
-	  --errors-for-leak-kinds=definite --suppressions=tests/valgrind.supp" test-plain
+	  --errors-for-leak-kinds=definite --suppressions=$(abspath tests/valgrind.supp)" test-plain
 
 # Benchmarks print figures; they are never timed tests.
 BENCH_MB ?= 500
@@ -153,6 +154,9 @@ bench-dynamics: all $(BUILD)/bench_dynamics $(BUILD)/bench_kdl
 
 bench-filters: all $(BUILD)/bench_filters
 	$(BUILD)/bench_filters
+
+bench-sim: all $(BUILD)/bench_sim
+	$(BUILD)/bench_sim $(abspath .) $(abspath ..)/shared
 
 # libFuzzer targets (clang), each run for FUZZ_SECONDS on a corpus seeded from the test fixtures.
 # The log reader target skips HDF5 inputs (FUZZ_DEFS): Debian's libhdf5 1.10 itself overflows on

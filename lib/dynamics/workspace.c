@@ -167,6 +167,26 @@ int rbd_check(const rb_model *model, const rb_dyn *ws, rb_err *err)
     return RB_OK;
 }
 
+int rb_dyn_set_body_inertia(const rb_model *model, rb_dyn *ws, size_t body, const double pi[10], rb_err *err)
+{
+    int rc = rbd_check(model, ws, err);
+    if (rc < 0)
+        return rc;
+    if (!pi)
+        return rb_err_set(err, RB_EINVAL, "rb_dyn_set_body_inertia: NULL parameters");
+    if (body >= ws->nb)
+        return rb_err_set(err, RB_EINVAL, "rb_dyn_set_body_inertia: body %zu out of range (%zu bodies)", body, ws->nb);
+    for (int k = 0; k < 10; k++)
+        if (!isfinite(pi[k]))
+            return rb_err_set(err, RB_EINVAL, "rb_dyn_set_body_inertia: body %zu: non-finite parameter", body);
+    if (!rb_inertia_is_physical(pi))
+        return rb_err_set(err, RB_EINVAL, "rb_dyn_set_body_inertia: body %zu: parameters not physically valid", body);
+    memcpy(ws->body[body].pi, pi, sizeof ws->body[body].pi);
+    ws->level = LEVEL_NONE; /* composite inertias and anything derived from the old parameters are stale */
+    ws->rnea_valid = 0;
+    return RB_OK;
+}
+
 int rbd_check_ext(const rb_model *model, const rb_ext_wrench *ext, size_t n_ext, rb_err *err)
 {
     if (n_ext && !ext)

@@ -375,3 +375,42 @@ Test(dynamics_id, edge_cases_and_errors)
     rb_dyn_free(w0);
     rb_model_free(m0);
 }
+
+Test(dynamics_id, set_body_inertia_equals_a_model_built_with_it)
+{
+    /* Replacing one body's inertia in a workspace (the simulator's payload changes) gives the same
+     * inverse dynamics and mass matrix as a workspace made for a model built with that inertia. */
+    for (int fb = 0; fb < 2; fb++) {
+        trng r1 = {4242 + (uint64_t)fb}, r2 = {4242 + (uint64_t)fb};
+        rb_model *m1 = random_tree(&r1, 9, fb), *m2 = random_tree(&r2, 9, fb);
+        trng r = {77};
+        size_t b = 1 + trng_index(&r, m1->n_bodies - 1);
+        double pi[10];
+        trng_inertia(&r, pi);
+        memcpy(m2->bodies[b].inertia, pi, sizeof pi);
+        rb_dyn *w1, *w2;
+        rb_err err;
+        cr_assert_eq(rb_dyn_alloc(m1, &w1, &err), RB_OK);
+        cr_assert_eq(rb_dyn_alloc(m2, &w2, &err), RB_OK);
+        cr_assert_eq(rb_dyn_set_body_inertia(m1, w1, b, pi, &err), RB_OK, "%s", err.msg);
+        size_t nq = m1->nq, nv = m1->nv;
+        double *q = calloc(nq, sizeof *q), *nu = calloc(nv, sizeof *nu), *nud = calloc(nv, sizeof *nud);
+        double *t1 = calloc(nv, sizeof *t1), *t2 = calloc(nv, sizeof *t2);
+        random_state(&r, m1, q, nu, 2.0, nud, 5.0);
+        cr_assert_eq(rb_dyn_rnea(m1, w1, q, nu, nud, NULL, 0, t1, &err), RB_OK);
+        cr_assert_eq(rb_dyn_rnea(m2, w2, q, nu, nud, NULL, 0, t2, &err), RB_OK);
+        cr_assert(rel_err(t1, t2, nv) < 1e-12, "rnea differs: %g", rel_err(t1, t2, nv));
+        rb_mat M1, M2;
+        cr_assert_eq(rb_mat_alloc(&M1, nv, nv, &err), RB_OK);
+        cr_assert_eq(rb_mat_alloc(&M2, nv, nv, &err), RB_OK);
+        cr_assert_eq(rb_dyn_mass_matrix(m1, w1, q, &M1, &err), RB_OK);
+        cr_assert_eq(rb_dyn_mass_matrix(m2, w2, q, &M2, &err), RB_OK);
+        cr_assert(rel_err(M1.data, M2.data, nv * nv) < 1e-12, "mass matrix differs");
+        double bad[10] = {-1, 0, 0, 0, 1, 0, 0, 1, 0, 1};
+        cr_assert_eq(rb_dyn_set_body_inertia(m1, w1, b, bad, &err), RB_EINVAL, "a negative mass is refused");
+        rb_mat_free(&M1), rb_mat_free(&M2);
+        free(q), free(nu), free(nud), free(t1), free(t2);
+        rb_dyn_free(w1), rb_dyn_free(w2);
+        rb_model_free(m1), rb_model_free(m2);
+    }
+}

@@ -1,0 +1,449 @@
+/*
+ * roboest sim: the simulation engine behind `roboest simulate`. A scenario (plain C structs, filled by the
+ * JSON layer or by code) runs a model with a fixed base (a leg or an arm on a pole) or a floating base with
+ * rigid contacts (a humanoid standing on both feet), joint references tracked by a joint-level controller,
+ * actuators with the joint-torque paper's motor-current model, joint friction (roboest/friction.h) with
+ * drift, unmeasured pushes, contact events and payload changes. The engine is init / step / finish: the
+ * caller owns the loop (GSL style); after rb_sim_init and after every rb_sim_step the TRUE state of the
+ * current sample is in rb_sim_truth_get(sim) (a struct of arrays owned by the engine).
+ *
+ * Conventions: roboest/spatial.h and roboest/dynamics.h (q, nu, nu_dot; 6D vectors linear first; units SI).
+ * Joint vectors (n = model->n_dofs) follow the model's joint-list order.
+ *
+ * Physics per step (dt):
+ *   1. At the start of the step (time t_k, state x_k) the engine evaluates, once, and holds over the step
+ *      (zero-order hold, as a real 1 kHz loop does): the references, the controller, the actuators (current
+ *      saturation), the friction torques (rb_friction_step at t_k with the drifted parameters; the LuGre
+ *      state and the stiction state advance once per step), the pushes and the payload.
+ *   2. The rigid-body acceleration solves
+ *          (M(q) + diag(R^2 J_m)) nu_dot + h(q, nu) = S^T (tau_m - tau_F) + sum J_e^T w_e + J_c^T lambda,
+ *          J_c nu_dot + J_c_dot nu = -kd v_c - kp e                                 (active contacts)
+ *          s_ddot_j = 0                                              (joints held by stiction)
+ *      by a Cholesky factorization of M + diag(R^2 J_m) and of the Schur complement J_c M^-1 J_c^T
+ *      (rotor inertia reflected through the gear, so the motor and the joint move together: rigid gear).
+ *      lambda are the contact wrenches ON the robot (MIXED: world axes, about the contact frame's origin).
+ *      The joint torque is tau_j = tau_m - tau_F - R^2 J_m s_ddot (joint side), i.e. the paper's eq. 2
+ *          k_t I_m = J_m theta_ddot + tau_F / R + tau_j / R,   theta = R s (rotor side),
+ *      so rb_dyn_rnea(q, nu, nu_dot, ext + contacts) = tau_j exactly (for the logged sample).
+ *   3. Integration (RB_SIM_EULER): semi-implicit Euler, nu+ = nu + dt nu_dot, q+ = q (+) dt nu+
+ *      (rb_dyn_integrate: exact SE(3) for the floating base). RB_SIM_RK4: classical 4-stage Runge-Kutta on
+ *      (q, nu) with the step's held torques; every stage solves the full constrained system above at its
+ *      own state (the contact constraint and its Baumgarte terms are enforced at every stage, the contact
+ *      wrenches are stage values), and the configuration update is q+ = q (+) dt (k1 + 2 k2 + 2 k3 + k4)/6
+ *      with stage configurations q (+) c dt k (a Lie-group RK without the dexp correction: 4th order for
+ *      the joints, 2nd order for the floating base's rotation). The logged sample is stage 1 (state x_k).
+ *   Stiction (RB_FRICTION_STICTION joints): the gear is rigid, so a stuck joint holds motor and joint
+ *   together: at the start of the step, the stuck joints and the slow ones (|s_dot| < v_stick) are held
+ *   (s_ddot = 0 as extra constraint rows) to get the torque holding needs; rb_friction_stiction_step then
+ *   decides per joint; held joints get tau_F = the exact holding torque of the final solve and s_dot = 0
+ *   (re-sticking is an inelastic stop). A slipping joint's applied torque is approximated by tau_m. The
+ *   harmonic drive's compliance (the motor winding up while the joint is still) is not modelled.
+ *   Joint limits are not enforced (no joint-limit contacts).
+ *
+ * Determinism: no wall clock, no threads; all randomness (random pushes) from rb_rng seeded with
+ * scenario->seed. The same scenario and seed give bit-identical truth arrays on the same machine and build.
+ *
+ * Memory: rb_sim_init allocates everything (the engine, its dynamics workspaces, the truth arrays, the
+ * random push schedule); rb_sim_step allocates nothing (neither rb_malloc nor the C library).
+ *
+ * Errors: RB_EINVAL (NULL arguments, an index out of range), RB_ECONFIG (an invalid scenario: one line naming
+ * the field, e.g. "sim: joint 2: actuator: R must be non-zero"), RB_ENUMERIC (a singular system or a
+ * non-finite state, with the time), RB_ENOMEM.
+ */
+#ifndef ROBOEST_SIM_H
+#define ROBOEST_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "roboest/core.h"
+#include "roboest/dynamics.h"
+#include "roboest/friction.h"
+#include "roboest/model.h"
+#include "roboest/spatial.h"
+
+/* ---- references ----------------------------------------------------------------------------------------
+ * A joint reference r(t) (rad) with its first two derivatives (the controllers use all three):
+ *   RB_REF_CONST     offset
+ *   RB_REF_SINE      offset + amplitude sin(2 pi freq t + phase)
+ *   RB_REF_CHIRP     offset + amplitude sin(phi(t)), linear chirp from freq to freq_end over [t0, t1]
+ *                    (phi' = 2 pi f(t); before t0 r = offset, after t1 the final frequency continues)
+ *   RB_REF_STEP      offset for t < t0, offset + amplitude from t0 on (derivatives 0)
+ *   RB_REF_SPLINE    cubic spline through (times[i], values[i]), i < n_points (times strictly increasing,
+ *                    n_points >= 2): a C1 cubic Hermite curve with Catmull-Rom slopes (one-sided at the
+ *                    ends); held at the end values outside [times[0], times[n-1]]. The arrays are borrowed:
+ *                    they must outlive the engine.
+ * The reference of a joint is offset + the curve, offset being the initial joint position for
+ * RB_REF_CONST unless set. */
+typedef enum rb_ref_kind { RB_REF_CONST = 0, RB_REF_SINE, RB_REF_CHIRP, RB_REF_STEP, RB_REF_SPLINE } rb_ref_kind;
+
+typedef struct rb_sim_ref {
+    rb_ref_kind kind;
+    double offset;        /* rad */
+    double amplitude;     /* rad */
+    double freq, freq_end; /* Hz */
+    double phase;         /* rad */
+    double t0, t1;        /* s (chirp window; step time t0) */
+    const double *times, *values; /* spline points (borrowed) */
+    size_t n_points;
+} rb_sim_ref;
+
+/* r, r_dot, r_ddot of a reference at time t (s). */
+void rb_sim_ref_eval(const rb_sim_ref *r, double t, double out[3]);
+
+/* ---- controllers ----------------------------------------------------------------------------------------
+ *   RB_CTRL_NONE    tau_m_des = 0 (free motion; energy tests)
+ *   RB_CTRL_PD      tau_m_des = kp (r - s) + kd (r_dot - s_dot) [+ gravity compensation g_s(q) of the
+ *                   controller's model when gravity_comp; floating base: contact-consistent, below]
+ *   RB_CTRL_TORQUE  the joint-torque paper's low-level loop: the desired joint torque is the feedforward
+ *                   from inverse dynamics of the controller's (nominal) model plus a PD on position,
+ *                       tau_des = ID(q, nu, [0; r_ddot + kp (r - s) + kd (r_dot - s_dot)])
+ *                   (fixed base: rb_dyn_rnea; floating base: the contact-consistent gravity compensation
+ *                   plus M_ss times the joint acceleration), then a PI on the torque error against the true
+ *                   joint torque of the previous sample, plus the rotor's inertial torque:
+ *                       tau_m_des = tau_des + R^2 J_m s_ddot_cmd + kp_tau e + ki_tau int e,
+ *                       e = tau_des - tau_j(previous), s_ddot_cmd the joint acceleration asked for above
+ *                   (friction is not fed forward: the torque loop rejects it, tau_j = tau_m - tau_F - ...)
+ * Contact-consistent gravity compensation (floating base with contacts): the joint torques that hold the
+ * robot still at q with the active contacts, tau = g_s(q) - J_cs^T lambda with lambda the minimum-norm
+ * solution of the base rows J_cb^T lambda = g_b(q) (g = rb_dyn_gravity_forces, J_c the MIXED contact
+ * Jacobians, b/s their base/joint columns).
+ * The controller uses the NOMINAL model (payload changes and friction are unknown to it). */
+typedef enum rb_ctrl_kind { RB_CTRL_NONE = 0, RB_CTRL_PD, RB_CTRL_TORQUE } rb_ctrl_kind;
+
+typedef struct rb_sim_joint_ctrl {
+    double kp, kd;          /* N m/rad, N m s/rad */
+    double kp_tau, ki_tau;  /* torque loop (RB_CTRL_TORQUE): 1, 1/s */
+} rb_sim_joint_ctrl;
+
+/* ---- actuators -----------------------------------------------------------------------------------------
+ * Per joint: motor torque constant k_t (N m/A, > 0), gear ratio R (signed, non-zero: theta = R s), rotor
+ * inertia J_m (kg m^2, >= 0, rotor side), current limit i_max (A, > 0; INFINITY or 0 for none). The
+ * current loop is ideal: I_m = clamp(tau_m_des / (k_t R), -i_max, i_max), tau_m = k_t R I_m (joint side).
+ * All zero (the default): k_t = 1, R = 1, J_m = 0, no limit. */
+typedef struct rb_sim_actuator {
+    double k_t, R, J_m, i_max;
+} rb_sim_actuator;
+
+/* ---- pushes (external wrenches nobody measures) --------------------------------------------------------
+ * A wrench at `frame` (model frame index), MIXED (world axes, about the frame's origin): w(t) = shape(t)
+ * peak for t in [start, start + duration), 0 elsewhere; shape rectangle (1), half sine (sin(pi u)) or
+ * triangle (1 - |2u - 1|), u = (t - start) / duration. */
+typedef enum rb_push_shape { RB_PUSH_RECT = 0, RB_PUSH_HALF_SINE, RB_PUSH_TRIANGLE } rb_push_shape;
+
+typedef struct rb_sim_push {
+    int frame;
+    rb_push_shape shape;
+    double start, duration; /* s */
+    double peak[6];         /* N, N m */
+} rb_sim_push;
+
+/* Random pushes: a Poisson process of `rate` pushes per second (rate > 0) over the run, drawn at init from
+ * the scenario's seed; each at `frame` with `shape` and `duration`, its peak force a random horizontal
+ * direction times a magnitude uniform in [force_min, force_max] (no moment). */
+typedef struct rb_sim_random_pushes {
+    int frame;
+    rb_push_shape shape;
+    double rate;                  /* 1/s; 0: none */
+    double duration;              /* s */
+    double force_min, force_max;  /* N */
+} rb_sim_random_pushes;
+
+/* ---- contacts ------------------------------------------------------------------------------------------
+ * A rigid contact at `frame` (dim 6 or 3) with Baumgarte time constant T (kp = 1/T^2, kd = 2/T; 0: none),
+ * active from the start when `initially_active`; its reference pose is the frame's pose when it becomes
+ * active. An event switches one contact on (an object placed under a foot) or off (removed) at time t. */
+typedef struct rb_sim_contact {
+    int frame;
+    int dim;                /* 3 or 6 */
+    double baumgarte_T;     /* s, 0: no drift correction */
+    bool initially_active;
+} rb_sim_contact;
+
+typedef struct rb_sim_contact_event {
+    double t;               /* s */
+    size_t contact;         /* index in scenario->contacts */
+    bool active;
+} rb_sim_contact_event;
+
+/* ---- payload -------------------------------------------------------------------------------------------
+ * One body's inertial parameters (roboest/spatial.h order, about the body origin) follow a schedule
+ * between pi_a (the value at "low") and pi_b ("high"): pi(t) = pi_a + w(t) (pi_b - pi_a) with
+ *   RB_PAYLOAD_SQUARE  w = 0 for the first half of each period, 1 for the second (from t0)
+ *   RB_PAYLOAD_SINE    w = (1 - cos(2 pi (t - t0) / period)) / 2 (smooth, 0 at t0)
+ *   RB_PAYLOAD_STEPS   w = 1 for t >= t0 (one step)
+ * (w = 0 before t0). Every value must be physically valid (rb_inertia_is_physical; checked for pi_a and
+ * pi_b; the mixture of two valid parameter sets is valid). The plant's workspace is updated through
+ * rb_dyn_set_body_inertia; the controller keeps the nominal model. */
+typedef enum rb_payload_kind { RB_PAYLOAD_NONE = 0, RB_PAYLOAD_SQUARE, RB_PAYLOAD_SINE, RB_PAYLOAD_STEPS } rb_payload_kind;
+
+typedef struct rb_sim_payload {
+    rb_payload_kind kind;
+    int body;
+    double pi_a[10], pi_b[10];
+    double t0, period;      /* s */
+} rb_sim_payload;
+
+/* ---- balancing -----------------------------------------------------------------------------------------
+ * Floating base with contacts: the centre of mass moves sideways (world y) along
+ *   c_y(t) = c_y(0) + amplitude sin(2 pi freq t)
+ * while the contacts stay planted. Joint references come from an on-line differential inverse kinematics
+ * of the controller's model run alongside the simulation: a reference configuration q_r (starting at the
+ * initial q) is advanced by q_r (+) dt nu_r, nu_r the solution of the square system
+ *     J_c(q_r) nu_r = -k e_c(q_r)               (every active contact frame stays at its reference pose)
+ *     J_com,xyz(q_r) nu_r = c_dot_ref + k (c_ref - c(q_r))
+ *     [0 1] base angular rows: w_B = -k log(R_B R_B0^T)  (the pelvis keeps its orientation)
+ * (least squares by normal equations when it is not square), k = 1 / ik_T; its joint part gives r and
+ * r_dot for every joint (r_ddot by finite difference of r_dot), overriding scenario->refs. The controller
+ * (PD or torque) tracks them with the contact-consistent gravity compensation as feedforward. */
+typedef struct rb_sim_balance {
+    bool enabled;
+    double amplitude;       /* m */
+    double freq;            /* Hz */
+    double ik_T;            /* s, IK correction time constant (0: 0.02) */
+} rb_sim_balance;
+
+/* ---- scenario ------------------------------------------------------------------------------------------- */
+typedef enum rb_sim_method { RB_SIM_EULER = 0, RB_SIM_RK4 } rb_sim_method;
+
+typedef struct rb_sim_scenario {
+    const rb_model *model;      /* borrowed; must outlive the engine; fixed or floating base (model->floating) */
+    double dt;                  /* integration step, s (> 0) */
+    double duration;            /* s (>= 0); rb_sim_step returns 0 once t >= duration */
+    rb_sim_method method;
+    uint64_t seed;
+    const double *q0;           /* initial q (nq), NULL: rb_dyn_neutral */
+    const double *nu0;          /* initial nu (nv), NULL: zero */
+
+    const rb_sim_ref *refs;     /* n (NULL: hold the initial joint positions) */
+    rb_ctrl_kind ctrl;
+    const rb_sim_joint_ctrl *gains; /* n (NULL: all zero) */
+    bool gravity_comp;          /* RB_CTRL_PD: add the (contact-consistent) gravity compensation */
+    const rb_sim_actuator *actuators;    /* n (NULL: the default actuator) */
+    const rb_friction_model *friction;   /* n validated models (NULL: none) */
+
+    const rb_sim_contact *contacts;      /* n_contacts (floating or fixed base) */
+    size_t n_contacts;
+    const rb_sim_contact_event *events;  /* n_events, any order */
+    size_t n_events;
+
+    const rb_sim_push *pushes;           /* n_pushes */
+    size_t n_pushes;
+    rb_sim_random_pushes random_pushes;  /* rate 0: none */
+
+    rb_sim_payload payload;              /* kind NONE: none */
+    rb_sim_balance balance;
+
+    const int *frames;          /* frames whose motion the truth exposes (sensors); NULL: the model's IMU frames */
+    size_t n_frames;
+} rb_sim_scenario;
+
+/* ---- the true state of one sample ----------------------------------------------------------------------
+ * Arrays borrowed from the engine, overwritten by every rb_sim_step. Joint vectors have n = model->n_dofs.
+ * All values belong to the sample's time t (the start of the step that rb_sim_step will take next). */
+typedef struct rb_sim_truth {
+    double t;                   /* s */
+    size_t n, nq, nv;
+    const double *q, *nu, *nu_dot;   /* full generalized state (nq, nv, nv) */
+    const double *s, *s_dot, *s_ddot; /* joint parts (n each; views into q, nu, nu_dot) */
+    const double *tau_j;        /* joint torque (joint side, what a joint-torque sensor reads), N m */
+    const double *tau_m;        /* motor torque reaching the gear output, k_t R I_m, N m */
+    const double *tau_f;        /* friction torque tau_F (friction.h convention: tau_j = tau_m - tau_F - R^2 J_m s_ddot) */
+    const double *tau_des;      /* what the controller asked for (motor torque before saturation), N m */
+    const double *current;      /* motor current I_m (saturated), A */
+    const double *current_cmd;  /* commanded current before saturation, A */
+    const double *motor_pos, *motor_vel, *motor_acc; /* rotor side: R s, R s_dot, R s_ddot */
+    const double *ref;          /* joint references r (n) */
+    const unsigned char *stuck; /* 1: joint held by stiction */
+    /* base (floating: the base body; fixed: identity / zero) */
+    rb_xform base_pose;         /* W_X_B */
+    double base_twist[6];       /* body-fixed [v_B; w_B] */
+    double base_acc[6];         /* its derivative (nu_dot's base part) */
+    /* contacts: 6 per scenario contact (MIXED wrench ON the robot, world axes about the frame origin;
+     * zero when inactive; dim-3 contacts fill the force only) */
+    size_t n_contacts;
+    const double *contact_wrench;
+    const unsigned char *contact_active;
+    /* external wrenches: 6 per push (scenario pushes first, then the random ones), MIXED at the push frame */
+    size_t n_pushes;
+    const double *push_wrench;
+    const rb_sim_push *push_list; /* the pushes in effect (scenario ones, then the random ones drawn at init) */
+    /* payload body's current inertial parameters (10; zero without payload) */
+    double payload_pi[10];
+    /* sensors: for each scenario frame, its world pose, BODY velocity and BODY proper acceleration */
+    size_t n_frames;
+    const int *frames;
+    const rb_xform *frame_pose;
+    const double *frame_vel;    /* 6 per frame */
+    const double *frame_acc;    /* 6 per frame (accelerometer: linear part; gravity included) */
+    /* FT sensors: every model FT sensor (6 * model->n_ft, model order, each in its own convention), from
+     * rb_dyn_ft_wrenches with the contact and push wrenches included */
+    size_t n_ft;
+    const double *ft;
+    /* energy: kinetic (bodies + rotors) and potential (gravity) of the plant, J */
+    double kinetic, potential;
+} rb_sim_truth;
+
+typedef struct rb_sim rb_sim; /* engine (opaque) */
+
+/* Validate the scenario, allocate the engine and compute the first sample (t = 0). The scenario's arrays
+ * are copied except the model and the spline points (borrowed). Caller frees with rb_sim_finish. */
+int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err);
+/* Advance one step of dt and compute the new sample. Returns 1 after a step, 0 (nothing done) once
+ * t >= duration, or a negative rb_status (RB_ENUMERIC "sim: t = 1.234 s: ..."). Allocates nothing. */
+int rb_sim_step(rb_sim *sim, rb_err *err);
+/* The current sample (borrowed until the next rb_sim_step or rb_sim_finish). */
+const rb_sim_truth *rb_sim_truth_get(const rb_sim *sim);
+/* Number of steps the scenario takes: ceil(duration / dt - 1e-9). */
+size_t rb_sim_n_steps(const rb_sim *sim);
+void rb_sim_finish(rb_sim *sim);
+
+/* ==== sensor models (lib/sim/sensors.c) ====================================================================
+ * Appended below by the sensor-models work. */
+
+/* ---- sensor models -------------------------------------------------------------------------
+ * What a real robot's sensors do to the true signals before the logger writes them. One
+ * rb_sensor per logged channel of n elements (a joints_state::positions channel, an FT sensor,
+ * an IMU's accelerometer, ...). Lifecycle: fill an rb_sensor_params (rb_sensor_params_default or
+ * a preset, then the scenario's values), rb_sensor_init (validates, copies every parameter, seeds,
+ * allocates once), then rb_sensor_step at every simulation step (allocates nothing), rb_sensor_free.
+ *
+ * Measurement of element i at a sample taken at simulation time t (t0 = the init time):
+ *     v = truth[i] + offset[i] + bias[i] + drift_i(t) + noise_std[i] * N(0, 1)       (in this order)
+ *     drift_i(t) = w_i(t) + drift_rate[i] * (t - t0)
+ *     w_i: random walk, w_i(t0) = 0, at each sample w_i += drift_rw_std[i] * sqrt(t - t_prev) * N(0, 1)
+ *                                                          (t_prev: previous sample, or t0)
+ *     v = resolution[i] * round(v / resolution[i])     when resolution[i] > 0 (round half away from 0)
+ *     v = min(max(v, lo[i]), hi[i])                    saturation (after quantization)
+ *     v wrapped into [-pi, pi)                         when wrap_angles (orientation, RPY)
+ * With every noise, bias, drift and offset term zero and no quantization, v == truth[i] exactly.
+ *
+ * Sampling: the channel's nominal sample instants are t0 + k / rate_hz, k = 0, 1, ... A sample is
+ * due at the first simulation step with t >= the next nominal instant (less 1e-6 of a period, to
+ * absorb rounding of the simulation clock); instants the simulation stepped over are skipped, so
+ * a sensor faster than the simulation gives one sample per step. The value is measured at t; the
+ * logged timestamp is t + U(-jitter_s, jitter_s) (timestamp jitter; 0 gives exactly t).
+ *
+ * Randomness and determinism: each sensor owns an rb_rng seeded with
+ *     rb_sensor_seed(scenario_seed, name) = fnv1a64(name) XOR scenario_seed
+ * (64-bit FNV-1a over the name's bytes: offset basis 0xcbf29ce484222325, prime 0x100000001b3;
+ * rb_rng_seed then mixes it through splitmix64), so adding, removing or reordering sensors never
+ * changes another sensor's stream. Every sample draws the same deviates whatever the parameter
+ * values (one uniform for the jitter, then per element one normal for the random walk and one for
+ * the white noise), so element i's noise does not change when another element's parameters do.
+ * Same seed, name, parameters and call sequence: the same bytes on every machine.
+ */
+
+/* Longest sensor name kept (longer names are rejected by validation). */
+#define RB_SENSOR_NAME_MAX 128
+
+typedef enum rb_sensor_kind {
+    RB_SENS_CUSTOM = 0,     /* any channel; units are the caller's */
+    RB_SENS_JOINT_ENCODER,  /* joints_state::positions, rad (link side) */
+    RB_SENS_MOTOR_ENCODER,  /* motors_state::positions, rad, rotor side (about R times the joint's) */
+    RB_SENS_MOTOR_CURRENT,  /* motors_state::currents, A */
+    RB_SENS_FT,             /* FTs::<sensor>: fx fy fz (N) mx my mz (N m), sensor frame */
+    RB_SENS_ACCELEROMETER,  /* accelerometers::<imu>: m/s^2, proper acceleration (gravity included) */
+    RB_SENS_GYROSCOPE,      /* gyros::<imu>: rad/s, sensor frame */
+    RB_SENS_ORIENTATION     /* orientations::<imu>: roll pitch yaw, rad */
+} rb_sensor_kind;
+
+/* "custom", "joint_encoder", "motor_encoder", "motor_current", "ft", "accelerometer", "gyroscope",
+ * "orientation"; "unknown" otherwise. Never NULL. */
+const char *rb_sensor_kind_name(rb_sensor_kind kind);
+/* Unit of element i of a channel of this kind ("rad", "A", "N", "N m", "m/s^2", "rad/s"; "n.d."
+ * for custom), as the logger's units_of_measure. Never NULL. */
+const char *rb_sensor_kind_unit(rb_sensor_kind kind, size_t i);
+
+/* A per-element parameter: element i is each[i] when each is non-NULL (n values, borrowed until
+ * rb_sensor_init returns, which copies them), else all. */
+typedef struct rb_sensor_vec {
+    double all;
+    const double *each;
+} rb_sensor_vec;
+
+static inline double rb_sensor_vec_at(rb_sensor_vec v, size_t i)
+{
+    return v.each ? v.each[i] : v.all;
+}
+
+/* Config-facing parameters of one channel (units: the channel's, per second where stated). */
+typedef struct rb_sensor_params {
+    const char *name;         /* channel name, e.g. "FTs::r_foot_front_ft" (borrowed; init copies it) */
+    rb_sensor_kind kind;
+    size_t n;                 /* elements (FT 6; accelerometer, gyroscope, orientation 3) */
+    double rate_hz;           /* sample rate, > 0 */
+    double jitter_s;          /* timestamp jitter half-width, 0 <= jitter_s < 0.5 / rate_hz */
+    rb_sensor_vec noise_std;  /* white Gaussian noise std, >= 0 */
+    rb_sensor_vec bias;       /* constant bias */
+    rb_sensor_vec drift_rw_std; /* random-walk drift std per sqrt(s), >= 0 */
+    rb_sensor_vec drift_rate; /* linear drift per s */
+    rb_sensor_vec resolution; /* quantization step, >= 0 (0: none); encoders 2 pi / counts per rev */
+    rb_sensor_vec lo, hi;     /* saturation limits, lo <= hi (may be -INFINITY / INFINITY) */
+    rb_sensor_vec offset;     /* start-up offset (FT: the wrench read before calibration) */
+    bool wrap_angles;         /* wrap every element into [-pi, pi) (orientation) */
+} rb_sensor_params;
+
+/* Everything off: no noise, bias, drift, offset, quantization; limits -inf..inf; rate_hz 0 (must be
+ * set); kind custom. name is borrowed. */
+rb_sensor_params rb_sensor_params_default(const char *name, size_t n);
+
+/* Typical values of a real robot's sensors (ergoCub / iCub class hardware), a starting point for a
+ * scenario; every field may be changed afterwards. n is taken for encoders and currents (one
+ * element per joint or motor) and fixed for the others (FT 6, IMU parts 3).
+ *   joint encoder  1 kHz, 14-bit absolute encoder: resolution 2 pi / 2^14 rad, no noise
+ *   motor encoder  1 kHz, rotor side, 4096 counts per revolution x4 decoding: 2 pi / 16384 rad
+ *   motor current  1 kHz, noise 0.02 A, resolution 1 mA, saturation +-10 A
+ *   FT             1 kHz, noise 0.5 N on forces (all elements; set noise_std.each to give the
+ *                  moments their own, typically 0.02 N m), no offset (set offset for the start-up
+ *                  wrench), saturation +-1500 (N and N m)
+ *   accelerometer  100 Hz, noise 0.02 m/s^2, random walk 1e-3 m/s^2 per sqrt(s), +-16 g
+ *   gyroscope      100 Hz, noise 0.005 rad/s, random walk 1e-4 rad/s per sqrt(s), +-2000 deg/s
+ *   orientation    100 Hz, noise 0.005 rad, wrap_angles
+ * Use rb_sensor_encoder_resolution(counts) for another encoder. */
+rb_sensor_params rb_sensor_preset(rb_sensor_kind kind, const char *name, size_t n);
+/* 2 pi / counts_per_rev (rad); 0 when counts_per_rev is 0. */
+double rb_sensor_encoder_resolution(uint64_t counts_per_rev);
+
+/* RB_ECONFIG "sensor <name>: <parameter>[<i>] = <value> must be ..." for a negative or non-finite
+ * noise_std / drift_rw_std / resolution, rate_hz <= 0 or non-finite, jitter_s out of range,
+ * non-finite bias / drift_rate / offset, lo > hi or a NaN limit, n == 0, a missing, empty or too
+ * long name. */
+int rb_sensor_params_validate(const rb_sensor_params *p, rb_err *err);
+
+/* Per-sensor seed: fnv1a64(name) ^ scenario_seed (see above). */
+uint64_t rb_sensor_seed(uint64_t scenario_seed, const char *name);
+
+/* One channel's state. Fields are read-only for callers. */
+typedef struct rb_sensor {
+    char name[RB_SENSOR_NAME_MAX];
+    rb_sensor_kind kind;
+    size_t n;
+    double rate_hz, jitter_s, period;
+    bool wrap_angles;
+    double t0;          /* init time */
+    double t_prev;      /* last sample (t0 before the first) */
+    uint64_t k_next;    /* index of the next nominal sample instant */
+    uint64_t samples;   /* samples given so far */
+    rb_rng rng;
+    double *buf;        /* one allocation: the per-element arrays below */
+    double *noise_std, *bias, *drift_rw_std, *drift_rate, *resolution, *lo, *hi, *offset;
+    double *walk;       /* random-walk state w_i */
+} rb_sensor;
+
+/* Validate p, copy it, seed from rb_sensor_seed(scenario_seed, p->name), first nominal sample at
+ * t0. RB_ECONFIG (see validate), RB_ENOMEM. On failure *s is left freeable (rb_sensor_free). */
+int rb_sensor_init(rb_sensor *s, const rb_sensor_params *p, uint64_t scenario_seed, double t0,
+                   rb_err *err);
+void rb_sensor_free(rb_sensor *s);
+
+/* Simulation step at time t (non-decreasing across calls) with the true values truth (n). True
+ * when a sample is due: then y (n) gets the measured values and *stamp (may be NULL) the logged
+ * timestamp. False: y and *stamp untouched, no random numbers drawn. Allocates nothing. */
+bool rb_sensor_step(rb_sensor *s, double t, const double *truth, double *y, double *stamp);
+
+/* Next nominal sample instant (s). */
+double rb_sensor_next_time(const rb_sensor *s);
+
+#endif

@@ -1,0 +1,616 @@
+/* lib/sim: the simulation engine (rigid-body plant with contacts, joint controllers, actuators, friction,
+ * pushes, contact events, payload). The physics is documented in roboest/sim.h. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "roboest/sim.h"
+
+#include "sim_internal.h"
+
+/* ---- small dense linear algebra (row-major, n <= a few dozen) ------------------------------------------ */
+
+/* In-place Cholesky A = L L^T (lower triangle of A receives L); false if not positive definite. */
+static bool chol(double *A, size_t n)
+{
+    for (size_t j = 0; j < n; j++) {
+        double d = A[j * n + j];
+        for (size_t k = 0; k < j; k++)
+            d -= A[j * n + k] * A[j * n + k];
+        if (!(d > 0.0))
+            return false;
+        d = sqrt(d);
+        A[j * n + j] = d;
+        for (size_t i = j + 1; i < n; i++) {
+            double s = A[i * n + j];
+            for (size_t k = 0; k < j; k++)
+                s -= A[i * n + k] * A[j * n + k];
+            A[i * n + j] = s / d;
+        }
+    }
+    return true;
+}
+
+static void chol_solve(const double *L, size_t n, double *x)
+{
+    for (size_t i = 0; i < n; i++) {
+        double s = x[i];
+        for (size_t k = 0; k < i; k++)
+            s -= L[i * n + k] * x[k];
+        x[i] = s / L[i * n + i];
+    }
+    for (size_t i = n; i-- > 0;) {
+        double s = x[i];
+        for (size_t k = i + 1; k < n; k++)
+            s -= L[k * n + i] * x[k];
+        x[i] = s / L[i * n + i];
+    }
+}
+
+/* log of a rotation matrix as a rotation vector (angle < pi). */
+static void rot_log(const double R[9], double w[3])
+{
+    double c = 0.5 * (R[0] + R[4] + R[8] - 1.0);
+    c = c > 1.0 ? 1.0 : c < -1.0 ? -1.0 : c;
+    double th = acos(c), s = sin(th), k = th < 1e-8 ? 0.5 + th * th / 12.0 : 0.5 * th / s;
+    w[0] = k * (R[7] - R[5]), w[1] = k * (R[2] - R[6]), w[2] = k * (R[3] - R[1]);
+}
+
+/* e = [p - p_ref; log(R R_ref^T)] */
+static void pose_error(const rb_xform *X, const rb_xform *ref, double e[6])
+{
+    double RRt[9];
+    for (int i = 0; i < 3; i++) {
+        e[i] = X->p[i] - ref->p[i];
+        for (int j = 0; j < 3; j++)
+            RRt[3 * i + j] = X->R[3 * i] * ref->R[3 * j] + X->R[3 * i + 1] * ref->R[3 * j + 1] +
+                             X->R[3 * i + 2] * ref->R[3 * j + 2];
+    }
+    rot_log(RRt, e + 3);
+}
+
+static double act_kt(const rb_sim_actuator *a) { return a->k_t > 0 ? a->k_t : 1.0; }
+static double act_R(const rb_sim_actuator *a) { return a->R != 0 ? a->R : 1.0; }
+static double armature(const rb_sim_actuator *a)
+{
+    double R = act_R(a);
+    return R * R * a->J_m;
+}
+
+/* ---- constrained forward dynamics of the plant ----------------------------------------------------------
+ * (M + diag(R^2 J_m)) a = [0; tau_net] - h(q, nu, ext) + J^T lam, J a = c (active contacts, held joints).
+ * Writes nu_dot, the contact wrenches (6 per scenario contact, zero when inactive) into cw (may be NULL) and
+ * the generalized force on every held joint into hold (n). */
+static int solve_acc(rb_sim *s, const double *q, const double *nu, const unsigned char *held, double *nu_dot,
+                     double *cw, double *hold, rb_err *err)
+{
+    const rb_model *m = s->m;
+    size_t nv = s->nv, n = s->n, vo = s->voff;
+    int rc;
+    if ((rc = rb_dyn_kinematics(m, s->plant, q, nu, NULL, err)) < 0)
+        return rc;
+    rb_mat Mv = rb_mat_view(s->M, nv, nv, nv);
+    if ((rc = rb_dyn_mass_matrix(m, s->plant, q, &Mv, err)) < 0)
+        return rc;
+    for (size_t j = 0; j < n; j++)
+        s->M[(vo + j) * nv + vo + j] += armature(&s->act[j]);
+    if ((rc = rb_dyn_rnea(m, s->plant, q, nu, NULL, s->ext, s->npush, s->tmp, err)) < 0)
+        return rc;
+    for (size_t i = 0; i < nv; i++)
+        s->b[i] = (i >= vo ? s->tau_net[i - vo] : 0.0) - s->tmp[i];
+    if (!chol(s->M, nv))
+        return rb_err_set(err, RB_ENUMERIC, "sim: t = %.6g s: mass matrix not positive definite", s->t);
+    memcpy(s->a0, s->b, nv * sizeof *s->a0);
+    chol_solve(s->M, nv, s->a0);
+
+    /* constraint rows */
+    size_t rows = 0;
+    rb_mat J6 = rb_mat_view(s->J6, 6, nv, nv);
+    for (size_t k = 0; k < s->nc; k++) {
+        if (!s->active[k])
+            continue;
+        const rb_sim_contact *ct = &s->contacts[k];
+        double jdn[6], v[6], e[6] = {0, 0, 0, 0, 0, 0};
+        rb_xform X;
+        if ((rc = rb_dyn_frame_jacobian(m, s->plant, (size_t)ct->frame, RB_DYN_MIXED, &J6, err)) < 0 ||
+            (rc = rb_dyn_frame_jdot_nu(m, s->plant, (size_t)ct->frame, RB_DYN_MIXED, jdn, err)) < 0 ||
+            (rc = rb_dyn_frame_velocity(m, s->plant, (size_t)ct->frame, RB_DYN_MIXED, v, err)) < 0 ||
+            (rc = rb_dyn_frame_pose(m, s->plant, (size_t)ct->frame, &X, err)) < 0)
+            return rc;
+        double kp = 0.0, kd = 0.0;
+        if (ct->baumgarte_T > 0) {
+            kp = 1.0 / (ct->baumgarte_T * ct->baumgarte_T), kd = 2.0 / ct->baumgarte_T;
+            pose_error(&X, &s->cref[k], e);
+        }
+        for (int r = 0; r < ct->dim; r++) {
+            memcpy(s->Jc + rows * nv, s->J6 + (size_t)r * nv, nv * sizeof *s->Jc);
+            s->c[rows] = -jdn[r] - kd * v[r] - kp * e[r];
+            rows++;
+        }
+    }
+    for (size_t j = 0; j < n; j++) {
+        if (!held[j])
+            continue;
+        memset(s->Jc + rows * nv, 0, nv * sizeof *s->Jc);
+        s->Jc[rows * nv + vo + j] = 1.0;
+        s->c[rows++] = 0.0;
+    }
+    memcpy(nu_dot, s->a0, nv * sizeof *nu_dot);
+    if (rows > 0) {
+        /* Y = M^-1 J^T (nv x rows), S = J Y, lam = S^-1 (c - J a0), a = a0 + Y lam */
+        for (size_t r = 0; r < rows; r++) {
+            memcpy(s->tmp, s->Jc + r * nv, nv * sizeof *s->tmp);
+            chol_solve(s->M, nv, s->tmp);
+            for (size_t i = 0; i < nv; i++)
+                s->Y[i * rows + r] = s->tmp[i];
+        }
+        for (size_t r = 0; r < rows; r++) {
+            double ja = 0.0;
+            for (size_t i = 0; i < nv; i++)
+                ja += s->Jc[r * nv + i] * s->a0[i];
+            s->lam[r] = s->c[r] - ja;
+            for (size_t r2 = 0; r2 <= r; r2++) {
+                double x = 0.0;
+                for (size_t i = 0; i < nv; i++)
+                    x += s->Jc[r * nv + i] * s->Y[i * rows + r2];
+                s->S[r * rows + r2] = s->S[r2 * rows + r] = x;
+            }
+        }
+        if (!chol(s->S, rows))
+            return rb_err_set(err, RB_ENUMERIC, "sim: t = %.6g s: contact system singular (redundant contacts?)",
+                              s->t);
+        chol_solve(s->S, rows, s->lam);
+        for (size_t i = 0; i < nv; i++) {
+            double x = 0.0;
+            for (size_t r = 0; r < rows; r++)
+                x += s->Y[i * rows + r] * s->lam[r];
+            nu_dot[i] += x;
+        }
+    }
+    rows = 0;
+    if (cw)
+        memset(cw, 0, 6 * s->nc * sizeof *cw);
+    for (size_t k = 0; k < s->nc; k++) {
+        if (!s->active[k])
+            continue;
+        for (int r = 0; r < s->contacts[k].dim; r++, rows++)
+            if (cw)
+                cw[6 * k + (size_t)r] = s->lam[rows];
+    }
+    for (size_t j = 0; j < n; j++) {
+        hold[j] = 0.0;
+        if (held[j])
+            hold[j] = s->lam[rows++];
+    }
+    for (size_t j = 0; j < n; j++)
+        if (held[j])
+            nu_dot[vo + j] = 0.0; /* exact: the Schur solve leaves round-off of order 1e-19 */
+    for (size_t i = 0; i < nv; i++)
+        if (!isfinite(nu_dot[i]))
+            return rb_err_set(err, RB_ENUMERIC, "sim: t = %.6g s: non-finite acceleration", s->t);
+    return RB_OK;
+}
+
+/* ---- controller helpers (nominal model, controller workspace) --------------------------------------- */
+
+/* Active contact rows of the controller model at its current kinematic state: Jc (rows x nv), count. */
+static int ctrl_contact_rows(rb_sim *s, size_t *rows_out, rb_err *err)
+{
+    size_t rows = 0, nv = s->nv;
+    rb_mat J6 = rb_mat_view(s->J6, 6, nv, nv);
+    for (size_t k = 0; k < s->nc; k++) {
+        if (!s->active[k])
+            continue;
+        int rc = rb_dyn_frame_jacobian(s->m, s->ctrl, (size_t)s->contacts[k].frame, RB_DYN_MIXED, &J6, err);
+        if (rc < 0)
+            return rc;
+        for (int r = 0; r < s->contacts[k].dim; r++, rows++)
+            memcpy(s->Jc + rows * nv, s->J6 + (size_t)r * nv, nv * sizeof *s->Jc);
+    }
+    *rows_out = rows;
+    return RB_OK;
+}
+
+/* Gravity compensation (n) at q: fixed base g_s; floating base with contacts the contact-consistent one. */
+static int gravity_comp(rb_sim *s, const double *q, double *tau, rb_err *err)
+{
+    const rb_model *m = s->m;
+    size_t nv = s->nv, vo = s->voff;
+    int rc;
+    if ((rc = rb_dyn_gravity_forces(m, s->ctrl, q, s->tmp, err)) < 0)
+        return rc;
+    for (size_t j = 0; j < s->n; j++)
+        tau[j] = s->tmp[vo + j];
+    if (!m->floating)
+        return RB_OK;
+    size_t rows = 0;
+    if ((rc = rb_dyn_kinematics(m, s->ctrl, q, NULL, NULL, err)) < 0 || (rc = ctrl_contact_rows(s, &rows, err)) < 0)
+        return rc;
+    if (rows == 0)
+        return RB_OK;
+    /* (J_cb^T J_cb + eps) x = g_b, lambda = J_cb x, tau = g_s - J_cs^T lambda */
+    double G[36], x[6];
+    for (int i = 0; i < 6; i++) {
+        x[i] = s->tmp[i];
+        for (int j = 0; j < 6; j++) {
+            double a = 0.0;
+            for (size_t r = 0; r < rows; r++)
+                a += s->Jc[r * nv + (size_t)i] * s->Jc[r * nv + (size_t)j];
+            G[6 * i + j] = a + (i == j ? 1e-12 : 0.0);
+        }
+    }
+    if (!chol(G, 6))
+        return rb_err_set(err, RB_ENUMERIC, "sim: t = %.6g s: gravity compensation: contact system singular", s->t);
+    chol_solve(G, 6, x);
+    for (size_t r = 0; r < rows; r++) {
+        double l = 0.0;
+        for (int i = 0; i < 6; i++)
+            l += s->Jc[r * nv + (size_t)i] * x[i];
+        for (size_t j = 0; j < s->n; j++)
+            tau[j] -= s->Jc[r * nv + vo + j] * l;
+    }
+    return RB_OK;
+}
+
+/* Balance: one IK velocity solve at the reference configuration q_r (controller model). */
+static int balance_ik(rb_sim *s, rb_err *err)
+{
+    const rb_model *m = s->m;
+    size_t nv = s->nv, rows = 0;
+    double k = 1.0 / (s->sc.balance.ik_T > 0 ? s->sc.balance.ik_T : 0.02);
+    int rc;
+    if ((rc = rb_dyn_kinematics(m, s->ctrl, s->q_r, NULL, NULL, err)) < 0)
+        return rc;
+    rb_mat J6 = rb_mat_view(s->J6, 6, nv, nv);
+    for (size_t c = 0; c < s->nc; c++) {
+        if (!s->active[c])
+            continue;
+        rb_xform X;
+        double e[6];
+        size_t f = (size_t)s->contacts[c].frame;
+        if ((rc = rb_dyn_frame_jacobian(m, s->ctrl, f, RB_DYN_MIXED, &J6, err)) < 0 ||
+            (rc = rb_dyn_frame_pose(m, s->ctrl, f, &X, err)) < 0)
+            return rc;
+        pose_error(&X, &s->cref[c], e);
+        for (int r = 0; r < s->contacts[c].dim; r++, rows++) {
+            memcpy(s->A + rows * nv, s->J6 + (size_t)r * nv, nv * sizeof *s->A);
+            s->rhs[rows] = -k * e[r];
+        }
+    }
+    double com[3], w = 2 * M_PI * s->sc.balance.freq;
+    rb_mat Jcom = rb_mat_view(s->A + rows * nv, 3, nv, nv);
+    if ((rc = rb_dyn_com_jacobian(m, s->ctrl, &Jcom, com, err)) < 0)
+        return rc;
+    double cref[3] = {s->com0[0], s->com0[1] + s->sc.balance.amplitude * sin(w * s->t), s->com0[2]};
+    double cdot[3] = {0.0, s->sc.balance.amplitude * w * cos(w * s->t), 0.0};
+    for (int i = 0; i < 3; i++)
+        s->rhs[rows + (size_t)i] = cdot[i] + k * (cref[i] - com[i]);
+    rows += 3;
+    const rb_xform *XB = rb_dyn_body_pose(s->ctrl, 0);
+    double RRt[9], lw[3], wB[3];
+    rb_m3_mul(XB->R, s->R_B0, RRt); /* R_B R_B0^T: R_B0 holds the transpose */
+    rot_log(RRt, lw);
+    for (int i = 0; i < 3; i++)
+        lw[i] *= -k;
+    rb_m3t_mul_v(XB->R, lw, wB);
+    for (int i = 0; i < 3; i++, rows++) {
+        memset(s->A + rows * nv, 0, nv * sizeof *s->A);
+        s->A[rows * nv + 3 + (size_t)i] = 1.0;
+        s->rhs[rows] = wB[i];
+    }
+    /* normal equations with a tiny damping (square and regular in the nominal case) */
+    for (size_t i = 0; i < nv; i++) {
+        double x = 0.0;
+        for (size_t r = 0; r < rows; r++)
+            x += s->A[r * nv + i] * s->rhs[r];
+        s->nu_r[i] = x;
+        for (size_t j = 0; j <= i; j++) {
+            double a = 0.0;
+            for (size_t r = 0; r < rows; r++)
+                a += s->A[r * nv + i] * s->A[r * nv + j];
+            s->AtA[i * nv + j] = s->AtA[j * nv + i] = a + (i == j ? 1e-10 : 0.0);
+        }
+    }
+    if (!chol(s->AtA, nv))
+        return rb_err_set(err, RB_ENUMERIC, "sim: t = %.6g s: balance IK singular", s->t);
+    chol_solve(s->AtA, nv, s->nu_r);
+    return RB_OK;
+}
+
+/* ---- per-sample computation ----------------------------------------------------------------------------- */
+
+static double push_shape(const rb_sim_push *p, double t)
+{
+    if (!(t >= p->start && t < p->start + p->duration) || p->duration <= 0)
+        return 0.0;
+    double u = (t - p->start) / p->duration;
+    switch (p->shape) {
+    case RB_PUSH_HALF_SINE: return sin(M_PI * u);
+    case RB_PUSH_TRIANGLE: return 1.0 - fabs(2.0 * u - 1.0);
+    default: return 1.0;
+    }
+}
+
+static double payload_weight(const rb_sim_payload *p, double t)
+{
+    if (t < p->t0)
+        return 0.0;
+    double u = t - p->t0;
+    switch (p->kind) {
+    case RB_PAYLOAD_SQUARE: return fmod(u, p->period) >= 0.5 * p->period ? 1.0 : 0.0;
+    case RB_PAYLOAD_SINE: return 0.5 * (1.0 - cos(2 * M_PI * u / p->period));
+    case RB_PAYLOAD_STEPS: return 1.0;
+    default: return 0.0;
+    }
+}
+
+int sim_activate_contact(rb_sim *s, size_t k, rb_err *err)
+{
+    int rc = rb_dyn_kinematics(s->m, s->plant, s->q, NULL, NULL, err);
+    if (rc < 0)
+        return rc;
+    if ((rc = rb_dyn_frame_pose(s->m, s->plant, (size_t)s->contacts[k].frame, &s->cref[k], err)) < 0)
+        return rc;
+    s->active[k] = 1;
+    return RB_OK;
+}
+
+int sim_compute_sample(rb_sim *s, rb_err *err)
+{
+    const rb_model *m = s->m;
+    size_t n = s->n, nv = s->nv, vo = s->voff;
+    double t = s->t, dt = s->sc.dt;
+    int rc;
+
+    /* contact events, payload, pushes at t */
+    while (s->next_event < s->sc.n_events && s->events[s->next_event].t <= t + 1e-12) {
+        const rb_sim_contact_event *ev = &s->events[s->next_event++];
+        if (ev->active && !s->active[ev->contact]) {
+            if ((rc = sim_activate_contact(s, ev->contact, err)) < 0)
+                return rc;
+        } else if (!ev->active) {
+            s->active[ev->contact] = 0;
+        }
+    }
+    if (s->sc.payload.kind != RB_PAYLOAD_NONE) {
+        const rb_sim_payload *p = &s->sc.payload;
+        double w = payload_weight(p, t);
+        for (int i = 0; i < 10; i++)
+            s->payload_pi[i] = p->pi_a[i] + w * (p->pi_b[i] - p->pi_a[i]);
+        if ((rc = rb_dyn_set_body_inertia(m, s->plant, (size_t)p->body, s->payload_pi, err)) < 0)
+            return rc;
+    }
+    for (size_t k = 0; k < s->npush; k++) {
+        double a = push_shape(&s->pushes[k], t);
+        for (int i = 0; i < 6; i++)
+            s->pw[6 * k + (size_t)i] = s->ext[k].w[i] = a * s->pushes[k].peak[i];
+    }
+
+    /* references */
+    const double *sq = s->q + (s->nq - n), *sv = s->nu + vo;
+    if (s->sc.balance.enabled) {
+        if ((rc = balance_ik(s, err)) < 0)
+            return rc;
+        for (size_t j = 0; j < n; j++) {
+            s->ref[j] = s->q_r[7 + j];
+            s->ref_d[j] = s->nu_r[vo + j];
+            s->ref_dd[j] = s->step == 0 ? 0.0 : (s->nu_r[vo + j] - s->nu_r_prev[vo + j]) / dt;
+        }
+    } else {
+        for (size_t j = 0; j < n; j++) {
+            double r[3];
+            rb_sim_ref_eval(&s->refs[j], t, r);
+            s->ref[j] = r[0], s->ref_d[j] = r[1], s->ref_dd[j] = r[2];
+        }
+    }
+
+    /* controller: tau_des (motor torque asked for) */
+    switch (s->sc.ctrl) {
+    case RB_CTRL_NONE:
+        memset(s->tau_des, 0, n * sizeof *s->tau_des);
+        break;
+    case RB_CTRL_PD:
+        if (s->sc.gravity_comp) {
+            if ((rc = gravity_comp(s, s->q, s->tau_des, err)) < 0)
+                return rc;
+        } else {
+            memset(s->tau_des, 0, n * sizeof *s->tau_des);
+        }
+        for (size_t j = 0; j < n; j++)
+            s->tau_des[j] += s->gains[j].kp * (s->ref[j] - sq[j]) + s->gains[j].kd * (s->ref_d[j] - sv[j]);
+        break;
+    case RB_CTRL_TORQUE: {
+        /* joint acceleration asked for, in hold (n) */
+        double *acc = s->hold;
+        for (size_t j = 0; j < n; j++)
+            acc[j] = s->ref_dd[j] + s->gains[j].kp * (s->ref[j] - sq[j]) + s->gains[j].kd * (s->ref_d[j] - sv[j]);
+        if (!m->floating) {
+            if ((rc = rb_dyn_rnea(m, s->ctrl, s->q, s->nu, acc, NULL, 0, s->tau_des, err)) < 0)
+                return rc;
+        } else {
+            if ((rc = gravity_comp(s, s->q, s->tau_des, err)) < 0)
+                return rc;
+            rb_mat Mv = rb_mat_view(s->AtA, nv, nv, nv);
+            if ((rc = rb_dyn_mass_matrix(m, s->ctrl, s->q, &Mv, err)) < 0)
+                return rc;
+            for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j < n; j++)
+                    s->tau_des[i] += s->AtA[(vo + i) * nv + vo + j] * acc[j];
+        }
+        for (size_t j = 0; j < n; j++) {
+            double e = s->tau_des[j] - s->tau_prev[j];
+            s->int_e[j] += e * dt;
+            s->tau_des[j] += armature(&s->act[j]) * acc[j] + s->gains[j].kp_tau * e + s->gains[j].ki_tau * s->int_e[j];
+        }
+        break;
+    }
+    }
+
+    /* actuators */
+    for (size_t j = 0; j < n; j++) {
+        const rb_sim_actuator *a = &s->act[j];
+        double kt = act_kt(a), R = act_R(a), i_cmd = s->tau_des[j] / (kt * R), i = i_cmd;
+        if (a->i_max > 0 && isfinite(a->i_max))
+            i = i > a->i_max ? a->i_max : i < -a->i_max ? -a->i_max : i;
+        s->cur_cmd[j] = i_cmd, s->cur[j] = i, s->tau_m[j] = kt * R * i;
+    }
+
+    /* friction: static and LuGre kinds once per step; stiction joints decide held or slipping */
+    bool any_stiction = false;
+    for (size_t j = 0; j < n; j++) {
+        s->held[j] = 0;
+        if (s->fric[j].kind == RB_FRICTION_STICTION) {
+            any_stiction = true;
+            if (s->fst[j].stuck || fabs(sv[j]) < s->fric[j].stiction.v_stick)
+                s->held[j] = 1; /* candidate: what torque would holding it take? */
+            s->tau_f[j] = 0.0;
+        } else {
+            s->tau_f[j] = rb_friction_step(&s->fric[j], &s->fst[j], t, dt, sv[j], 0.0, NULL);
+        }
+        s->tau_net[j] = s->tau_m[j] - (s->held[j] ? 0.0 : s->tau_f[j]);
+    }
+    if (any_stiction) {
+        bool changed = false;
+        if ((rc = solve_acc(s, s->q, s->nu, s->held, s->nu_dot, NULL, s->hold, err)) < 0)
+            return rc;
+        for (size_t j = 0; j < n; j++) {
+            if (s->fric[j].kind != RB_FRICTION_STICTION)
+                continue;
+            /* held candidate: the friction torque needed to hold it is -hold (it enters as -tau_F); a slipping
+             * joint: the motor torque (approximation used only for the direction at rest) */
+            double applied = s->held[j] ? -s->hold[j] : s->tau_m[j];
+            bool stuck = false;
+            double tf = rb_friction_step(&s->fric[j], &s->fst[j], t, dt, sv[j], applied, &stuck);
+            if ((unsigned char)stuck != s->held[j])
+                changed = true;
+            s->held[j] = stuck;
+            s->tau_f[j] = tf;
+            s->tau_net[j] = s->tau_m[j] - (stuck ? 0.0 : tf);
+            if (stuck && s->nu[vo + j] != 0.0) {
+                s->nu[vo + j] = 0.0; /* re-sticking is an inelastic stop */
+                changed = true;
+            }
+        }
+        (void)changed;
+    }
+    if ((rc = solve_acc(s, s->q, s->nu, s->held, s->nu_dot, s->cw, s->hold, err)) < 0)
+        return rc;
+    for (size_t j = 0; j < n; j++) {
+        if (s->held[j])
+            s->tau_f[j] = -s->hold[j];
+        s->stuck[j] = s->held[j];
+        double R = act_R(&s->act[j]), sdd = s->nu_dot[vo + j];
+        s->tau_j[j] = s->tau_m[j] - s->tau_f[j] - armature(&s->act[j]) * sdd;
+        s->mpos[j] = R * sq[j], s->mvel[j] = R * sv[j], s->macc[j] = R * sdd;
+    }
+
+    /* logging: kinematics with accelerations, FT wrenches with pushes and contacts, frames, energy */
+    size_t next = s->npush;
+    for (size_t k = 0; k < s->nc; k++) {
+        if (!s->active[k])
+            continue;
+        s->ext[next].frame = s->contacts[k].frame;
+        s->ext[next].rep = RB_DYN_MIXED;
+        memcpy(s->ext[next].w, s->cw + 6 * k, sizeof s->ext[next].w);
+        next++;
+    }
+    if ((rc = rb_dyn_kinematics(m, s->plant, s->q, s->nu, s->nu_dot, err)) < 0 ||
+        (rc = rb_dyn_rnea(m, s->plant, s->q, s->nu, s->nu_dot, s->ext, next, s->tmp, err)) < 0)
+        return rc;
+    if (m->n_ft && (rc = rb_dyn_ft_wrenches(m, s->plant, s->ft, err)) < 0)
+        return rc;
+    for (size_t f = 0; f < s->nf; f++) {
+        size_t fr = (size_t)s->frames[f];
+        if ((rc = rb_dyn_frame_pose(m, s->plant, fr, &s->fpose[f], err)) < 0 ||
+            (rc = rb_dyn_frame_velocity(m, s->plant, fr, RB_DYN_BODY, s->fvel + 6 * f, err)) < 0 ||
+            (rc = rb_dyn_frame_proper_acceleration(m, s->plant, fr, RB_DYN_BODY, s->facc + 6 * f, err)) < 0)
+            return rc;
+    }
+    double T = 0.0, V = 0.0;
+    if ((rc = rb_dyn_kinetic_energy(m, s->plant, &T, err)) < 0)
+        return rc;
+    for (size_t j = 0; j < n; j++)
+        T += 0.5 * armature(&s->act[j]) * sv[j] * sv[j];
+    for (size_t i = 0; i < m->n_bodies; i++) {
+        const double *pi = s->sc.payload.kind != RB_PAYLOAD_NONE && (size_t)s->sc.payload.body == i
+                               ? s->payload_pi
+                               : m->bodies[i].inertia;
+        const rb_xform *X = rb_dyn_body_pose(s->plant, i);
+        double Rh[3];
+        rb_m3_mul_v(X->R, pi + 1, Rh);
+        for (int k = 0; k < 3; k++)
+            V -= m->gravity[k] * (pi[0] * X->p[k] + Rh[k]);
+    }
+
+    rb_sim_truth *tr = &s->truth;
+    tr->t = t;
+    tr->kinetic = T, tr->potential = V;
+    if (m->floating) {
+        rb_m3_from_quat(s->q + 3, tr->base_pose.R);
+        memcpy(tr->base_pose.p, s->q, sizeof tr->base_pose.p);
+        memcpy(tr->base_twist, s->nu, sizeof tr->base_twist);
+        memcpy(tr->base_acc, s->nu_dot, sizeof tr->base_acc);
+    }
+    memcpy(tr->payload_pi, s->payload_pi, sizeof tr->payload_pi);
+    for (size_t i = 0; i < nv; i++)
+        if (!isfinite(s->nu[i]))
+            return rb_err_set(err, RB_ENUMERIC, "sim: t = %.6g s: non-finite velocity", t);
+    return RB_OK;
+}
+
+/* ---- stepping ------------------------------------------------------------------------------------------- */
+
+int rb_sim_step(rb_sim *s, rb_err *err)
+{
+    if (!s)
+        return rb_err_set(err, RB_EINVAL, "rb_sim_step: NULL engine");
+    if (s->step >= s->n_steps)
+        return 0;
+    const rb_model *m = s->m;
+    size_t nq = s->nq, nv = s->nv, n = s->n, vo = s->voff;
+    double dt = s->sc.dt;
+    int rc;
+    for (size_t j = 0; j < n; j++)
+        s->tau_prev[j] = s->tau_j[j];
+    if (s->sc.method == RB_SIM_RK4) {
+        /* k1 = (nu, nu_dot) of the sample; stages at q (+) c dt nu_i, nu + c dt a_i */
+        double *kv = s->kv, *ka = s->ka;
+        memcpy(kv, s->nu, nv * sizeof *kv);
+        memcpy(ka, s->nu_dot, nv * sizeof *ka);
+        static const double cst[3] = {0.5, 0.5, 1.0};
+        for (int st = 1; st < 4; st++) {
+            double h = cst[st - 1] * dt;
+            rb_dyn_integrate(m, s->q, kv + (size_t)(st - 1) * nv, h, s->qs);
+            for (size_t i = 0; i < nv; i++)
+                s->nus[i] = s->nu[i] + h * ka[(size_t)(st - 1) * nv + i];
+            memcpy(kv + (size_t)st * nv, s->nus, nv * sizeof *kv);
+            if ((rc = solve_acc(s, s->qs, s->nus, s->held, ka + (size_t)st * nv, NULL, s->hold, err)) < 0)
+                return rc;
+        }
+        for (size_t i = 0; i < nv; i++) {
+            s->nus[i] = (kv[i] + 2 * kv[nv + i] + 2 * kv[2 * nv + i] + kv[3 * nv + i]) / 6.0;
+            s->nu[i] += dt * (ka[i] + 2 * ka[nv + i] + 2 * ka[2 * nv + i] + ka[3 * nv + i]) / 6.0;
+        }
+        rb_dyn_integrate(m, s->q, s->nus, dt, s->q);
+    } else {
+        for (size_t i = 0; i < nv; i++)
+            s->nu[i] += dt * s->nu_dot[i];
+        rb_dyn_integrate(m, s->q, s->nu, dt, s->q);
+    }
+    for (size_t j = 0; j < n; j++)
+        if (s->held[j])
+            s->nu[vo + j] = 0.0; /* exact already; clears round-off */
+    (void)nq;
+    if (s->sc.balance.enabled) {
+        memcpy(s->nu_r_prev, s->nu_r, nv * sizeof *s->nu_r);
+        rb_dyn_integrate(m, s->q_r, s->nu_r, dt, s->q_r);
+    }
+    s->step++;
+    s->t = (double)s->step * dt;
+    if ((rc = sim_compute_sample(s, err)) < 0)
+        return rc;
+    return 1;
+}
+
+const rb_sim_truth *rb_sim_truth_get(const rb_sim *sim) { return sim ? &sim->truth : NULL; }
+size_t rb_sim_n_steps(const rb_sim *sim) { return sim ? sim->n_steps : 0; }

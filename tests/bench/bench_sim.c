@@ -1,0 +1,117 @@
+/* Real-time factor of the simulation engine at 1 kHz on one core:
+ *   - the ergoCub right leg (6 joints) on a pole, torque control with friction and actuators, RK4 and Euler;
+ *   - the floating-base humanoid lower body standing on both soles (two 6D contacts, Baumgarte), PD with
+ *     contact-consistent gravity compensation and the sideways CoM sinusoid, Euler and RK4.
+ * Usage: bench_sim [source folder] [shared folder] (defaults: RB_SOURCE / RB_SHARED or "." / "../shared"). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "roboest/sim.h"
+
+static int run(const char *label, const rb_sim_scenario *sc)
+{
+    rb_sim *s = NULL;
+    rb_err err;
+    if (rb_sim_init(sc, &s, &err) < 0) {
+        fprintf(stderr, "%s: %s\n", label, err.msg);
+        return 1;
+    }
+    double t0 = rb_monotonic_seconds();
+    int rc;
+    while ((rc = rb_sim_step(s, &err)) == 1)
+        ;
+    double wall = rb_monotonic_seconds() - t0;
+    if (rc < 0) {
+        fprintf(stderr, "%s: %s\n", label, err.msg);
+        rb_sim_finish(s);
+        return 1;
+    }
+    printf("%-58s %8.0f steps  %8.3f s wall  %8.1f x real time  %7.2f us/step\n", label, sc->duration / sc->dt,
+           wall, sc->duration / wall, 1e6 * wall / (sc->duration / sc->dt));
+    rb_sim_finish(s);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+#ifdef RB_SOURCE
+    const char *src = argc > 1 ? argv[1] : RB_SOURCE;
+#else
+    const char *src = argc > 1 ? argv[1] : ".";
+#endif
+#ifdef RB_SHARED
+    const char *shared = argc > 2 ? argv[2] : RB_SHARED;
+#else
+    const char *shared = argc > 2 ? argv[2] : "../shared";
+#endif
+    char path[2048];
+    rb_err err;
+    int fails = 0;
+
+    /* ergoCub right leg on a pole */
+    const char *leg[6] = {"r_hip_pitch", "r_hip_roll", "r_hip_yaw", "r_knee", "r_ankle_pitch", "r_ankle_roll"};
+    rb_model_opts o = {0};
+    o.joints = leg, o.n_joints = 6, o.base = "root_link";
+    snprintf(path, sizeof path, "%s/models/ergoCubSN000.urdf", shared);
+    rb_model *m = NULL;
+    if (rb_model_load_urdf(path, &o, &m, &err) < 0) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 1;
+    }
+    rb_sim_ref ref[6];
+    rb_sim_joint_ctrl g[6];
+    rb_sim_actuator act[6];
+    rb_friction_model fr[6];
+    for (int j = 0; j < 6; j++) {
+        ref[j] = (rb_sim_ref){.kind = RB_REF_SINE, .amplitude = 0.2, .freq = 0.3 + 0.1 * j};
+        g[j] = (rb_sim_joint_ctrl){.kp = 400, .kd = 40, .kp_tau = 0.5, .ki_tau = 5};
+        act[j] = (rb_sim_actuator){.k_t = 0.05, .R = -100, .J_m = 1e-5, .i_max = 20};
+        rb_friction_preset("ergocub_r_knee", &fr[j], &err);
+    }
+    rb_sim_scenario sc = {0};
+    sc.model = m, sc.dt = 1e-3, sc.duration = 20.0, sc.seed = 1, sc.refs = ref, sc.gains = g;
+    sc.actuators = act, sc.friction = fr, sc.ctrl = RB_CTRL_TORQUE;
+    static const int no_frames[1] = {0};
+    printf("ergoCub leg model: %zu bodies, %zu frames, %zu IMUs, %zu FTs\n", m->n_bodies, m->n_frames, m->n_imu, m->n_ft);
+    fails += run("ergoCub right leg (6 joints, fixed), torque ctrl, Euler", &sc);
+    sc.frames = no_frames, sc.n_frames = 0;
+    fails += run("ergoCub right leg, torque ctrl, Euler, no sensor frames", &sc);
+    sc.frames = NULL, sc.n_frames = 0;
+    sc.method = RB_SIM_RK4;
+    fails += run("ergoCub right leg (6 joints, fixed), torque ctrl, RK4", &sc);
+    rb_model_free(m);
+
+    /* humanoid lower body standing on both soles */
+    rb_model_opts of = {0};
+    of.floating = true;
+    snprintf(path, sizeof path, "%s/datasets/humanoid_lower_body.urdf", src);
+    if (rb_model_load_urdf(path, &of, &m, &err) < 0) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 1;
+    }
+    double q0[64];
+    rb_dyn_neutral(m, q0);
+    q0[2] = 0.85;
+    const char *bendj[6] = {"l_hip_pitch", "l_knee", "l_ankle_pitch", "r_hip_pitch", "r_knee", "r_ankle_pitch"};
+    const double bend[6] = {0.3, -0.6, 0.3, 0.3, -0.6, 0.3};
+    for (int k = 0; k < 6; k++)
+        q0[7 + rb_model_dof_index(m, bendj[k])] = bend[k];
+    rb_sim_contact c[2];
+    for (int k = 0; k < 2; k++)
+        c[k] = (rb_sim_contact){.frame = (int)rb_model_frame_index(m, k ? "r_sole" : "l_sole"), .dim = 6,
+                                .baumgarte_T = 0.02, .initially_active = true};
+    rb_sim_joint_ctrl gh[32];
+    for (size_t j = 0; j < m->n_dofs; j++)
+        gh[j] = (rb_sim_joint_ctrl){.kp = 600, .kd = 30};
+    rb_sim_scenario sh = {0};
+    sh.model = m, sh.dt = 1e-3, sh.duration = 10.0, sh.seed = 1, sh.q0 = q0, sh.contacts = c, sh.n_contacts = 2;
+    sh.ctrl = RB_CTRL_PD, sh.gains = gh, sh.gravity_comp = true;
+    fails += run("humanoid lower body, 2 foot contacts, standing, Euler", &sh);
+    sh.balance = (rb_sim_balance){.enabled = true, .amplitude = 0.03, .freq = 0.5};
+    fails += run("humanoid lower body, 2 foot contacts, CoM sine + IK, Euler", &sh);
+    sh.method = RB_SIM_RK4;
+    fails += run("humanoid lower body, 2 foot contacts, CoM sine + IK, RK4", &sh);
+    rb_model_free(m);
+    return fails ? 1 : 0;
+}
