@@ -7,7 +7,9 @@
  * Model and workspace. Every function takes the immutable model and a caller-owned workspace (rb_dyn)
  * made once for that model by rb_dyn_alloc. No function below allocates: the per-sample path is free of
  * malloc (rb_malloc and the C library's), LAPACK is called through its _work entry points.
- * A workspace serves one thread at a time; a model may be shared by any number of workspaces.
+ * A workspace serves one thread at a time; a model may be shared by any number of workspaces. The
+ * Cholesky solves call LAPACK: run OpenBLAS single-threaded (openblas_set_num_threads(1), as the roboest
+ * command does), since its threaded level-3 drivers allocate per call and are slower at these sizes.
  *
  * Conventions (roboest/spatial.h): 6D vectors put the linear part first, twist [v; w], wrench [f; tau];
  * inertial parameters pi = [m, h, I] about the body origin in body axes. Units SI.
