@@ -67,5 +67,6 @@ int cmd_run(int argc, char **argv);
 int cmd_stages(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
+int cmd_simulate(int argc, char **argv);
 
 #endif

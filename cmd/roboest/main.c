@@ -32,7 +32,8 @@ struct command {
 };
 
 static const struct command COMMANDS[] = {{"info", cmd_info},     {"convert", cmd_convert}, {"run", cmd_run},
-                                          {"stages", cmd_stages}, {"model", cmd_model},     {"tune", cmd_tune}};
+                                          {"stages", cmd_stages}, {"model", cmd_model},     {"tune", cmd_tune},
+                                          {"simulate", cmd_simulate}};
 
 int main(int argc, char **argv)
 {

@@ -122,7 +122,7 @@ static int duplicated_key(cfg *c, const cJSON *obj, const cJSON *second)
 }
 
 /* obj must be an object whose keys are unique and (allowed != NULL) among `allowed`. */
-static int check_object(cfg *c, const cJSON *obj, const char *const *allowed, size_t n_allowed)
+int rb_cfg_check_object(cfg *c, const cJSON *obj, const char *const *allowed, size_t n_allowed)
 {
     if (!cJSON_IsObject(obj))
         return rb_cfg_error(c, "expected an object");
@@ -150,7 +150,7 @@ static int check_object(cfg *c, const cJSON *obj, const char *const *allowed, si
 }
 
 /* ---- typed values at the current path -------------------------------------------------------------- */
-static int want_string(cfg *c, const cJSON *v, bool allow_empty, char **out)
+int rb_cfg_want_string(cfg *c, const cJSON *v, bool allow_empty, char **out)
 {
     if (!cJSON_IsString(v) || !v->valuestring)
         return rb_cfg_error(c, "expected a string");
@@ -160,7 +160,7 @@ static int want_string(cfg *c, const cJSON *v, bool allow_empty, char **out)
     return *out ? RB_OK : rb_cfg_nomem(c);
 }
 
-static int want_number(cfg *c, const cJSON *v, double *out)
+int rb_cfg_want_number(cfg *c, const cJSON *v, double *out)
 {
     if (!cJSON_IsNumber(v))
         return rb_cfg_error(c, "expected a number");
@@ -173,7 +173,7 @@ static int want_number(cfg *c, const cJSON *v, double *out)
 static bool is_integral(double x) { return x == floor(x) && fabs(x) <= 9007199254740992.0; }
 
 /* One of `choices` (NULL-terminated) with a suggestion for a near miss. */
-static int want_choice(cfg *c, const cJSON *v, const char *const *choices, size_t *index)
+int rb_cfg_want_choice(cfg *c, const cJSON *v, const char *const *choices, size_t *index)
 {
     if (!cJSON_IsString(v) || !v->valuestring)
         return rb_cfg_error(c, "expected a string");
@@ -205,7 +205,7 @@ static int want_window(cfg *c, const cJSON *v, double *t0, double *t1)
     size_t i = 0;
     for (const cJSON *e = v->child; e; e = e->next, i++) {
         push_index(c, i);
-        int rc = want_number(c, e, &w[i]);
+        int rc = rb_cfg_want_number(c, e, &w[i]);
         if (!rc && i == 1 && !(w[1] > w[0]))
             rc = rb_cfg_error(c, "must be greater than window[0] (%.17g)", w[0]);
         pop(c);
@@ -231,7 +231,7 @@ static int want_string_array(cfg *c, const cJSON *v, bool allow_empty, char ***o
     *n = count;
     for (const cJSON *e = v->child; e; e = e->next, i++) {
         push_index(c, i);
-        int rc = want_string(c, e, false, &(*out)[i]);
+        int rc = rb_cfg_want_string(c, e, false, &(*out)[i]);
         pop(c);
         if (rc)
             return rc;
@@ -240,13 +240,13 @@ static int want_string_array(cfg *c, const cJSON *v, bool allow_empty, char ***o
 }
 
 /* ---- members: absent (an error when required), or read with their key on the path ---------------------- */
-static int member_string(cfg *c, const cJSON *obj, const char *key, bool required, char **out)
+int rb_cfg_member_string(cfg *c, const cJSON *obj, const char *key, bool required, char **out)
 {
     const cJSON *v = member(obj, key);
     if (!v)
         return required ? rb_cfg_error(c, "missing key '%s'", key) : RB_OK;
     push_key(c, key, 0);
-    int rc = want_string(c, v, false, out);
+    int rc = rb_cfg_want_string(c, v, false, out);
     pop(c);
     return rc;
 }
@@ -264,13 +264,13 @@ static int member_string_array(cfg *c, const cJSON *obj, const char *key, bool r
 }
 
 /* Optional: *index stays as it is (the default) when the key is absent. */
-static int member_choice(cfg *c, const cJSON *obj, const char *key, const char *const *choices, size_t *index)
+int rb_cfg_member_choice(cfg *c, const cJSON *obj, const char *key, const char *const *choices, size_t *index)
 {
     const cJSON *v = member(obj, key);
     if (!v)
         return RB_OK;
     push_key(c, key, 0);
-    int rc = want_choice(c, v, choices, index);
+    int rc = rb_cfg_want_choice(c, v, choices, index);
     pop(c);
     return rc;
 }
@@ -352,15 +352,15 @@ static int parse_name(cfg *c, const cJSON *v)
 {
     rb_free(c->p->name); /* the default from the file name */
     c->p->name = NULL;
-    return want_string(c, v, false, &c->p->name);
+    return rb_cfg_want_string(c, v, false, &c->p->name);
 }
 
 static int parse_model(cfg *c, const cJSON *v)
 {
     static const char *const keys[] = {"urdf", "joints"};
-    int rc = check_object(c, v, keys, 2);
+    int rc = rb_cfg_check_object(c, v, keys, 2);
     if (!rc)
-        rc = member_string(c, v, "urdf", true, &c->p->model_urdf);
+        rc = rb_cfg_member_string(c, v, "urdf", true, &c->p->model_urdf);
     if (!rc)
         rc = resolve_path(c, &c->p->model_urdf);
     if (!rc)
@@ -378,7 +378,7 @@ static int parse_session(cfg *c, const cJSON *e, void *item)
         if (!s->paths)
             return rb_cfg_nomem(c);
         s->n_paths = 1;
-        rc = want_string(c, e, false, &s->paths[0]);
+        rc = rb_cfg_want_string(c, e, false, &s->paths[0]);
     } else if (cJSON_IsArray(e)) {
         rc = want_string_array(c, e, false, &s->paths, &s->n_paths);
     } else {
@@ -399,16 +399,16 @@ static int parse_logs(cfg *c, const cJSON *v)
 static int parse_clock(cfg *c, const cJSON *v)
 {
     static const char *const keys[] = {"rate", "channel"};
-    int rc = check_object(c, v, keys, 2);
+    int rc = rb_cfg_check_object(c, v, keys, 2);
     if (rc)
         return rc;
     const cJSON *rate = member(v, "rate"), *channel = member(v, "channel");
     if ((rate != NULL) == (channel != NULL))
         return rb_cfg_error(c, "give exactly one of 'rate' (Hz) or 'channel'");
     if (channel)
-        return member_string(c, v, "channel", true, &c->p->clock_channel);
+        return rb_cfg_member_string(c, v, "channel", true, &c->p->clock_channel);
     push_key(c, "rate", 0);
-    rc = want_number(c, rate, &c->p->clock_rate);
+    rc = rb_cfg_want_number(c, rate, &c->p->clock_rate);
     if (!rc && !(c->p->clock_rate > 0))
         rc = rb_cfg_error(c, "must be > 0 (Hz)");
     pop(c);
@@ -423,7 +423,7 @@ static int parse_window(cfg *c, const cJSON *v)
 
 static int parse_gap_factor(cfg *c, const cJSON *v)
 {
-    int rc = want_number(c, v, &c->p->gap_factor);
+    int rc = rb_cfg_want_number(c, v, &c->p->gap_factor);
     return !rc && !(c->p->gap_factor > 1) ? rb_cfg_error(c, "must be > 1") : rc;
 }
 
@@ -445,7 +445,7 @@ static int parse_elements(cfg *c, const cJSON *v, rb_config_signal *sig)
         push_index(c, i);
         int rc = RB_OK;
         if (by_name) {
-            rc = cJSON_IsString(e) ? want_string(c, e, false, &sig->select_names[i])
+            rc = cJSON_IsString(e) ? rb_cfg_want_string(c, e, false, &sig->select_names[i])
                                    : rb_cfg_error(c, "expected an element name (all names or all indices)");
         } else if (!cJSON_IsNumber(e) || !is_integral(e->valuedouble) || e->valuedouble < 0) {
             rc = rb_cfg_error(c, "expected an element index >= 0 (all names or all indices)");
@@ -464,9 +464,9 @@ static int parse_binding(cfg *c, const cJSON *v, rb_config_signal *sig)
     static const char *const keys[] = {"channel", "elements", "interp", "nonfinite"};
     static const char *const interps[] = {"linear", "hold", NULL};  /* RB_INTERP_LINEAR, RB_INTERP_HOLD */
     static const char *const policies[] = {"error", "hold", NULL}; /* RB_NONFINITE_ERROR, RB_NONFINITE_HOLD */
-    int rc = check_object(c, v, keys, 4);
+    int rc = rb_cfg_check_object(c, v, keys, 4);
     if (!rc)
-        rc = member_string(c, v, "channel", true, &sig->channel);
+        rc = rb_cfg_member_string(c, v, "channel", true, &sig->channel);
     const cJSON *e = member(v, "elements");
     if (!rc && e) {
         push_key(c, "elements", 0);
@@ -475,9 +475,9 @@ static int parse_binding(cfg *c, const cJSON *v, rb_config_signal *sig)
     }
     size_t interp = 0, nonfinite = 0;
     if (!rc)
-        rc = member_choice(c, v, "interp", interps, &interp);
+        rc = rb_cfg_member_choice(c, v, "interp", interps, &interp);
     if (!rc)
-        rc = member_choice(c, v, "nonfinite", policies, &nonfinite);
+        rc = rb_cfg_member_choice(c, v, "nonfinite", policies, &nonfinite);
     sig->interp = interp ? RB_INTERP_HOLD : RB_INTERP_LINEAR;
     sig->nonfinite = nonfinite ? RB_NONFINITE_HOLD : RB_NONFINITE_ERROR;
     return rc;
@@ -485,7 +485,7 @@ static int parse_binding(cfg *c, const cJSON *v, rb_config_signal *sig)
 
 static int parse_signals(cfg *c, const cJSON *v)
 {
-    int rc = check_object(c, v, NULL, 0);
+    int rc = rb_cfg_check_object(c, v, NULL, 0);
     if (rc)
         return rc;
     size_t n = count_children(v), i = 0;
@@ -524,7 +524,7 @@ static void bounds_text(const rb_param_spec *ps, char *buf, size_t size)
 /* One number of a NUMBER / INTEGER parameter (or array element) at the current path. */
 static int param_number(cfg *c, const cJSON *v, const rb_param_spec *ps, bool integer, double *out)
 {
-    int rc = want_number(c, v, out);
+    int rc = rb_cfg_want_number(c, v, out);
     if (rc)
         return integer && !cJSON_IsNumber(v) ? rb_cfg_error(c, "expected an integer") : rc;
     if (integer && !is_integral(*out))
@@ -541,11 +541,11 @@ static int param_string(cfg *c, const cJSON *v, const rb_param_spec *ps, char **
 {
     if (ps->choices) {
         size_t index;
-        int rc = want_choice(c, v, ps->choices, &index);
+        int rc = rb_cfg_want_choice(c, v, ps->choices, &index);
         if (rc)
             return rc;
     }
-    return want_string(c, v, true, out);
+    return rb_cfg_want_string(c, v, true, out);
 }
 
 static int param_array(cfg *c, const cJSON *v, const rb_param_spec *ps, rb_param_value *val)
@@ -634,7 +634,7 @@ static int parse_params(cfg *c, const cJSON *v, rb_config_stage *st)
             return rb_cfg_nomem(c);
         for (size_t i = 0; i < t->n_params; i++)
             names[i] = t->params[i].name;
-        rc = check_object(c, v, names, t->n_params);
+        rc = rb_cfg_check_object(c, v, names, t->n_params);
         rb_free(names);
     }
     for (size_t i = 0; !rc && i < t->n_params; i++) {
@@ -670,7 +670,7 @@ static int parse_ports(cfg *c, const cJSON *stage, const char *key, const char *
     if (!v)
         return n_ports ? rb_cfg_error(c, "missing key '%s'", key) : RB_OK;
     push_key(c, key, 0);
-    int rc = check_object(c, v, ports, n_ports);
+    int rc = rb_cfg_check_object(c, v, ports, n_ports);
     size_t wired = 0;
     for (size_t j = 0; !rc && j < n_ports; j++) {
         const cJSON *w = member(v, ports[j]);
@@ -680,7 +680,7 @@ static int parse_ports(cfg *c, const cJSON *stage, const char *key, const char *
             continue;
         }
         push_key(c, ports[j], 0);
-        rc = want_string(c, w, false, &(*out)[j]);
+        rc = rb_cfg_want_string(c, w, false, &(*out)[j]);
         if (!rc && !inputs)
             rc = check_signal_name(c, (*out)[j]);
         pop(c);
@@ -701,7 +701,7 @@ static int parse_ports(cfg *c, const cJSON *stage, const char *key, const char *
 static int parse_stage_type(cfg *c, const cJSON *stage, rb_config_stage *st)
 {
     char *name = NULL;
-    int rc = member_string(c, stage, "type", true, &name);
+    int rc = rb_cfg_member_string(c, stage, "type", true, &name);
     if (rc)
         return rc;
     st->type = rb_registry_find(c->reg, name);
@@ -726,9 +726,9 @@ static int parse_stage(cfg *c, const cJSON *v, void *item)
 {
     static const char *const keys[] = {"id", "type", "in", "out", "params"};
     rb_config_stage *st = item;
-    int rc = check_object(c, v, keys, 5);
+    int rc = rb_cfg_check_object(c, v, keys, 5);
     if (!rc)
-        rc = member_string(c, v, "id", true, &st->id);
+        rc = rb_cfg_member_string(c, v, "id", true, &st->id);
     if (!rc)
         rc = parse_stage_type(c, v, st);
     if (rc)
@@ -780,9 +780,9 @@ static int parse_output(cfg *c, const cJSON *v, void *item)
 {
     static const char *const keys[] = {"path", "signals"};
     rb_config_output *o = item;
-    int rc = check_object(c, v, keys, 2);
+    int rc = rb_cfg_check_object(c, v, keys, 2);
     if (!rc)
-        rc = member_string(c, v, "path", true, &o->path);
+        rc = rb_cfg_member_string(c, v, "path", true, &o->path);
     if (rc)
         return rc;
     push_key(c, "path", 0);
@@ -809,13 +809,13 @@ static int parse_metric(cfg *c, const cJSON *v, void *item)
 {
     static const char *const keys[] = {"estimate", "reference", "window", "name"};
     rb_config_metric *m = item;
-    int rc = check_object(c, v, keys, 4);
+    int rc = rb_cfg_check_object(c, v, keys, 4);
     if (!rc)
-        rc = member_string(c, v, "estimate", true, &m->estimate);
+        rc = rb_cfg_member_string(c, v, "estimate", true, &m->estimate);
     if (!rc)
-        rc = member_string(c, v, "reference", true, &m->reference);
+        rc = rb_cfg_member_string(c, v, "reference", true, &m->reference);
     if (!rc)
-        rc = member_string(c, v, "name", false, &m->name);
+        rc = rb_cfg_member_string(c, v, "name", false, &m->name);
     if (!rc && !m->name && !(m->name = rb_strdup(m->estimate)))
         rc = rb_cfg_nomem(c);
     m->t0 = -INFINITY;
@@ -891,7 +891,7 @@ static int parse_root(cfg *c, const cJSON *root)
     const char *keys[N_SECTIONS];
     for (size_t i = 0; i < N_SECTIONS; i++)
         keys[i] = sections[i].key;
-    int rc = check_object(c, root, keys, N_SECTIONS);
+    int rc = rb_cfg_check_object(c, root, keys, N_SECTIONS);
     c->p->t0 = -INFINITY;
     c->p->t1 = INFINITY;
     c->p->gap_factor = 3.0;
@@ -988,7 +988,7 @@ long rb_pipeline_signal_index(const rb_pipeline *p, const char *name)
 
 /* "<file>:<line>:<col>: malformed JSON (...)". cJSON's stop offset can lie one byte past the culprit,
  * so the position and reason come from our own syntax check; cJSON's offset is the fallback. */
-static int malformed(const char *file, const char *text, size_t len, size_t cjson_offset, const char *why, rb_err *err)
+int rb_cfg_malformed(const char *file, const char *text, size_t len, size_t cjson_offset, const char *why, rb_err *err)
 {
     size_t offset = cjson_offset;
     if (!why) {
@@ -1059,13 +1059,13 @@ int rb_pipeline_load_text(const char *text, size_t len, const char *name_for_mes
     }
     const char *nul = memchr(copy, '\0', len);
     if (nul) {
-        rc = malformed(file, copy, len, (size_t)(nul - copy), "NUL byte", err);
+        rc = rb_cfg_malformed(file, copy, len, (size_t)(nul - copy), "NUL byte", err);
         goto done;
     }
     const char *end = NULL;
     root = cJSON_ParseWithLengthOpts(copy, len + 1, &end, 1);
     if (!root) {
-        rc = malformed(file, copy, len, end ? (size_t)(end - copy) : 0, NULL, err);
+        rc = rb_cfg_malformed(file, copy, len, end ? (size_t)(end - copy) : 0, NULL, err);
         goto done;
     }
     cfg c = {file, copy, len, base_file, reg, p, err, 0, {{NULL, 0}}};
@@ -1082,7 +1082,7 @@ done:
     return rc;
 }
 
-static int read_file(const char *path, char **text, size_t *len, rb_err *err)
+int rb_cfg_read_file(const char *path, char **text, size_t *len, rb_err *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -1096,7 +1096,7 @@ static int read_file(const char *path, char **text, size_t *len, rb_err *err)
         if (n < cap)
             break;
         if (cap >= CONFIG_MAX_BYTES) {
-            rc = rb_err_set(err, RB_EINPUT, "%s: larger than %u MiB, not a pipeline", path, CONFIG_MAX_BYTES >> 20);
+            rc = rb_err_set(err, RB_EINPUT, "%s: larger than %u MiB", path, CONFIG_MAX_BYTES >> 20);
             break;
         }
         char *grown = rb_realloc(buf, cap * 2);
@@ -1127,7 +1127,7 @@ int rb_pipeline_load(const char *path, const rb_registry *reg, rb_pipeline **out
     char *text = NULL;
     size_t len = 0;
     *out = NULL;
-    int rc = read_file(path, &text, &len, err);
+    int rc = rb_cfg_read_file(path, &text, &len, err);
     if (rc)
         return rc;
     rc = rb_pipeline_load_text(text, len, path, path, reg, out, err);

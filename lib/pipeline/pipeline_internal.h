@@ -7,6 +7,8 @@
 #ifndef ROBOEST_PIPELINE_INTERNAL_H
 #define ROBOEST_PIPELINE_INTERNAL_H
 
+#include <cjson/cJSON.h>
+
 #include "roboest/pipeline.h"
 
 /* ---- the loader's context (config.c, graph.c) ------------------------------------------------ */
@@ -68,6 +70,27 @@ int rb_cfg_find_duplicate(cfg *c, const char *const *names, size_t n, size_t *du
 /* graph.c, once every section is parsed: build p->signal_table, wire every stage port, output and
  * metric to it, put the stages in execution order, check that no two files share a path. */
 int rb_cfg_check_graph(cfg *c);
+
+/* ---- typed values and objects at the current path (config.c; also used by scenario.c) ------------ */
+/* obj must be an object whose keys are unique and (allowed != NULL) among `allowed`; an unknown key is
+ * reported with the closest allowed one as a suggestion. */
+int rb_cfg_check_object(cfg *c, const cJSON *obj, const char *const *allowed, size_t n_allowed);
+/* A string (a new copy in *out; empty only when allow_empty). */
+int rb_cfg_want_string(cfg *c, const cJSON *v, bool allow_empty, char **out);
+/* A finite number. */
+int rb_cfg_want_number(cfg *c, const cJSON *v, double *out);
+/* One of `choices` (NULL-terminated) with a suggestion for a near miss. */
+int rb_cfg_want_choice(cfg *c, const cJSON *v, const char *const *choices, size_t *index);
+/* Member `key` of obj read as a non-empty string (absent: an error when required, else *out untouched). */
+int rb_cfg_member_string(cfg *c, const cJSON *obj, const char *key, bool required, char **out);
+/* Optional member `key` of obj read as one of `choices` (*index untouched when absent). */
+int rb_cfg_member_choice(cfg *c, const cJSON *obj, const char *key, const char *const *choices, size_t *index);
+/* RB_ECONFIG "<file>:<line>:<col>: malformed JSON (...)" for text cJSON rejected at cjson_offset (why:
+ * the reason when known, else NULL to find it). */
+int rb_cfg_malformed(const char *file, const char *text, size_t len, size_t cjson_offset, const char *why, rb_err *err);
+/* Read a whole configuration file (at most 64 MiB) into a new buffer (*text, *len). RB_ENOTFOUND,
+ * RB_EINPUT, RB_ENOMEM. */
+int rb_cfg_read_file(const char *path, char **text, size_t *len, rb_err *err);
 
 /* ---- small helpers ---------------------------------------------------------------------------- */
 /* registry.c: x within the bounds of a NUMBER / INTEGER / array-element parameter. */

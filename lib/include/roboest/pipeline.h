@@ -60,6 +60,7 @@
 #include "roboest/core.h"
 #include "roboest/io.h"
 #include "roboest/metrics.h"
+#include "roboest/sim.h"
 
 /* ---- stage parameters --------------------------------------------------------------------- */
 typedef enum rb_param_kind {
@@ -405,5 +406,80 @@ typedef struct rb_suggest {
 void rb_suggest_init(rb_suggest *s, const char *name);
 void rb_suggest_consider(rb_suggest *s, const char *candidate);
 const char *rb_suggest_best(const rb_suggest *s);
+
+
+/* ==== simulation scenarios (lib/pipeline/scenario.c) ========================================================
+ * A scenario JSON file -> a filled rb_sim_scenario (roboest/sim.h), its model, the sensors to sample and the
+ * output options, for `roboest simulate`. Errors are RB_ECONFIG "<file>:<line>:<col>: <key path>: <what>"
+ * with a suggestion for an unknown key or value (the pipeline loader's helpers), RB_ENOTFOUND / RB_EINPUT
+ * for the scenario or model file. Every key not listed here is an error. Units SI, angles rad.
+ *
+ *   name        string; default: the file's stem
+ *   model       {urdf (required; relative to the scenario file), joints ([names]; default: all movable
+ *               joints), base (link; default the URDF root), floating (bool, default false)}
+ *   duration    s, >= 0 (required)           dt          s, > 0 (default 0.001)
+ *   method      "euler" (default) | "rk4"    log_rate    Hz, > 0 (default 1 / dt): the rate of the
+ *   seed        integer >= 0 (default 0)                 noise-free channels and of the truth
+ *   q0          {joint: rad}: initial joint positions (others 0)
+ *   references  {joint: {kind: "const"|"sine"|"chirp"|"step"|"spline", offset, amplitude, freq, freq_end,
+ *               phase, t0, t1, times [s], values [rad]}} (rb_sim_ref; joints left out hold their q0)
+ *   controller  {kind: "none"|"pd"|"torque" (default "none"), gravity_comp (bool), gains: {joint:
+ *               {kp, kd, kp_tau, ki_tau}}}
+ *   actuators   {joint: {k_t, R, J_m, i_max}} (defaults k_t 1, R 1, J_m 0, i_max 0: no limit)
+ *   friction    {joint: {model: rb_friction_build name, params: [...]} or {preset: rb_friction_preset
+ *               name}, plus optional drift: {s0, s1, t0, t1, amplitude, period, phase, mask}}
+ *   contacts    [{frame, dim (3|6, default 6), baumgarte_T (s, default 0.02), active (default true)}]
+ *   pushes      [{frame, shape: "rect"|"half_sine"|"triangle", start, duration, wrench [fx fy fz mx my mz]
+ *               (MIXED: world axes, about the frame origin)}]
+ *   random_pushes {frame, shape, rate (1/s), duration, force_min, force_max}
+ *   sensors     [{kind: "joint_encoder"|"motor_encoder"|"motor_current"|"ft"|"accelerometer"|"gyroscope",
+ *               name (channel leaf; default: the FT sensor or frame name), ft (FT kind: model FT sensor),
+ *               frame (IMU kinds: model frame), and overrides of the preset: rate, jitter, noise, bias,
+ *               drift_rw, drift_rate, resolution, offset, lo, hi (a number for every element or an array
+ *               of one per element)}]
+ *   Not supported (rejected as unknown keys): contact events, payload schedules, balancing.
+ */
+typedef enum rb_scn_source {
+    RB_SCN_JOINT_POS = 0, /* joints_state/positions */
+    RB_SCN_MOTOR_POS,     /* motors_state/positions */
+    RB_SCN_MOTOR_CURRENT, /* motors_state/currents */
+    RB_SCN_FT,            /* FTs/<name>: model FT sensor `index` */
+    RB_SCN_ACC,           /* accelerometers/<name>: frame slot `index` of sim.frames */
+    RB_SCN_GYRO           /* gyros/<name>: frame slot `index` of sim.frames */
+} rb_scn_source;
+
+typedef struct rb_scenario_sensor {
+    char *channel;           /* full channel path, e.g. "FTs/wrist_ft_sensor" */
+    rb_scn_source source;
+    size_t index;            /* FT sensor or frame slot (see rb_scn_source) */
+    rb_sensor_params params; /* name = channel; per-element arrays point into `values` */
+    double *values;          /* owned storage of the per-element arrays */
+} rb_scenario_sensor;
+
+typedef struct rb_scenario {
+    char *name, *path, *sha256; /* scenario name, file and the SHA-256 of its text */
+    char *urdf;                 /* resolved model path */
+    rb_model *model;            /* loaded model (owned) */
+    rb_sim_scenario sim;        /* every pointer in it points into this struct's arrays */
+    double log_rate;            /* Hz */
+    rb_scenario_sensor *sensors;
+    size_t n_sensors;
+    /* owned arrays behind sim (internal) */
+    double *q0; /* nq */
+    rb_sim_ref *refs;
+    rb_sim_joint_ctrl *gains;
+    rb_sim_actuator *actuators;
+    rb_friction_model *friction;
+    rb_sim_contact *contacts;
+    rb_sim_push *pushes;
+    int *frames;
+} rb_scenario;
+
+/* Load and validate a scenario file (caller frees with rb_scenario_free; *out NULL on failure). */
+int rb_scenario_load(const char *path, rb_scenario **out, rb_err *err);
+/* The same from text: name_for_messages starts messages, base_file anchors the model path. */
+int rb_scenario_load_text(const char *text, size_t len, const char *name_for_messages, const char *base_file,
+                          rb_scenario **out, rb_err *err);
+void rb_scenario_free(rb_scenario *s);
 
 #endif

@@ -1,0 +1,394 @@
+/* roboest simulate: run a scenario, sample its sensors and write a robot-logger log with the truth beside it. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "roboest/io.h"
+#include "roboest/pipeline.h"
+
+static const char *const SIMULATE_HELP =
+    "Usage: roboest simulate SCENARIO.json -o LOG [--force] [-q]\n"
+    "\n"
+    "Runs the scenario's simulation (model, references, controller, actuators, friction, contacts,\n"
+    "pushes), samples its sensors and writes LOG (.mat: robot-logger MATLAB v7.3; .h5: roboest HDF5)\n"
+    "through a temporary file: on any error nothing is written. The same scenario and seed give the\n"
+    "same bytes. The scenario keys are documented in configs/README.md (\"Scenarios\").\n"
+    "\n"
+    "What the robot logs (root struct robot_logger_device in .mat), element names and units:\n"
+    "  joints_state/positions, velocities, accelerations   joints; rad, rad/s, rad/s^2\n"
+    "  joints_state/desired_torques                        joints; N m (controller output)\n"
+    "  motors_state/positions, velocities, currents        joints; rad, rad/s (rotor side), A\n"
+    "  FTs/<name>              fx fy fz mx my mz; N, N m     (one per \"ft\" sensor)\n"
+    "  accelerometers/<name>   x y z; m/s^2                  (one per \"accelerometer\" sensor)\n"
+    "  gyros/<name>            x y z; rad/s                  (one per \"gyroscope\" sensor)\n"
+    "Positions and currents go through the scenario's encoder / current sensors when given (else they\n"
+    "are exact); velocities, accelerations and desired torques are exact, at log_rate.\n"
+    "\n"
+    "The truth, noise-free at log_rate, under the root truth/ (a field `truth` of the .mat root):\n"
+    "  truth/joints/{positions,velocities,accelerations,references}   rad, rad/s, rad/s^2, rad\n"
+    "  truth/joints/torques            joint-side torque tau_j, N m\n"
+    "  truth/joints/friction_torques   tau_F (tau_j = tau_m - tau_F - R^2 J_m s_ddot), N m\n"
+    "  truth/motors/torques            k_t R I_m at the gear output, N m\n"
+    "  truth/motors/{currents,current_commands}                    A (saturated, commanded)\n"
+    "  truth/motors/{positions,velocities,accelerations}           rotor side, rad, rad/s, rad/s^2\n"
+    "  truth/contacts/<frame>          fx fy fz mx my mz on the robot (world axes), N, N m\n"
+    "  truth/pushes                    <i>_fx ... <i>_mz per push (world axes), N, N m\n"
+    "  truth/base/position, orientation (qw qx qy qz), twist and acceleration (body-fixed, linear first)\n"
+    "  truth/energy                    kinetic potential, J\n"
+    "Attributes: roboest_version, scenario, scenario_sha256, model, seed (a .mat puts them in the root\n"
+    "struct roboest_provenance), yarp_robot_name and description_list.\n"
+    "\n"
+    "  -o, --output LOG  output file (.mat or .h5); its folder must exist\n"
+    "  --force           overwrite LOG\n"
+    "  -q, --quiet       no progress bar (it is shown only when stderr is a terminal)\n"
+    "  -h, --help        this help\n"
+    "\n" CLI_EXIT_CODES_HELP;
+
+typedef enum src {
+    S_JPOS, S_JVEL, S_JACC, S_TAU_DES, S_MPOS, S_MVEL, S_MCUR, S_FT, S_ACC, S_GYRO,
+    T_JPOS, T_JVEL, T_JACC, T_REF, T_TAUJ, T_TAUF, T_MTAU, T_MCUR, T_MCUR_CMD, T_MPOS, T_MVEL, T_MACC,
+    T_CONTACT, T_PUSHES, T_BASE_POS, T_BASE_QUAT, T_BASE_TWIST, T_BASE_ACC, T_ENERGY
+} src;
+
+/* One logged channel: where its true values come from, its sensor (noise-free unless configured), samples. */
+typedef struct rec {
+    char *name;
+    src source;
+    size_t index, n;
+    const char *const *elements; /* n names, or NULL: generated into names */
+    const char *unit;            /* every element's unit, or NULL: from the sensor kind */
+    rb_sensor sensor;
+    bool has_sensor;
+    size_t count;
+    double *time, *data, *truth;
+} rec;
+
+typedef struct recorder {
+    rec *recs;
+    size_t n, cap, max_samples;
+} recorder;
+
+static const char *const WRENCH[] = {"fx", "fy", "fz", "mx", "my", "mz"};
+static const char *const XYZ[] = {"x", "y", "z"};
+static const char *const QUAT[] = {"qw", "qx", "qy", "qz"};
+static const char *const TWIST[] = {"vx", "vy", "vz", "wx", "wy", "wz"};
+static const char *const ENERGY[] = {"kinetic", "potential"};
+
+static int add_rec(recorder *r, const char *name, src source, size_t index, size_t n, const char *const *elements,
+                   const char *unit, const rb_sensor_params *params, uint64_t seed, double log_rate, rb_err *err)
+{
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 32;
+        rec *grown = rb_realloc(r->recs, cap * sizeof *grown);
+        if (!grown)
+            return rb_err_set(err, RB_ENOMEM, "out of memory");
+        r->recs = grown;
+        r->cap = cap;
+    }
+    rec *c = &r->recs[r->n++];
+    memset(c, 0, sizeof *c);
+    c->source = source;
+    c->index = index;
+    c->n = n;
+    c->elements = elements;
+    c->unit = unit;
+    c->name = rb_strdup(name);
+    c->time = rb_malloc(r->max_samples * sizeof *c->time);
+    c->data = rb_malloc(r->max_samples * n * sizeof *c->data);
+    c->truth = rb_malloc(n * sizeof *c->truth);
+    if (!c->name || !c->time || !c->data || !c->truth)
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    rb_sensor_params p = params ? *params : rb_sensor_params_default(name, n);
+    if (!params)
+        p.rate_hz = log_rate;
+    c->has_sensor = true;
+    return rb_sensor_init(&c->sensor, &p, seed, 0.0, err);
+}
+
+static void recorder_free(recorder *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        rec *c = &r->recs[i];
+        rb_free(c->name);
+        rb_free(c->time);
+        rb_free(c->data);
+        rb_free(c->truth);
+        if (c->has_sensor)
+            rb_sensor_free(&c->sensor);
+    }
+    rb_free(r->recs);
+}
+
+static void copy(double *dst, const double *src_, size_t n) { memcpy(dst, src_, n * sizeof *dst); }
+
+/* The true values of a channel at the current sample. */
+static void truth_of(const rec *c, const rb_sim_truth *t, double *v)
+{
+    size_t n = t->n;
+    switch (c->source) {
+    case S_JPOS: case T_JPOS: copy(v, t->s, n); break;
+    case S_JVEL: case T_JVEL: copy(v, t->s_dot, n); break;
+    case S_JACC: case T_JACC: copy(v, t->s_ddot, n); break;
+    case S_TAU_DES: copy(v, t->tau_des, n); break;
+    case S_MPOS: case T_MPOS: copy(v, t->motor_pos, n); break;
+    case S_MVEL: case T_MVEL: copy(v, t->motor_vel, n); break;
+    case T_MACC: copy(v, t->motor_acc, n); break;
+    case S_MCUR: case T_MCUR: copy(v, t->current, n); break;
+    case T_MCUR_CMD: copy(v, t->current_cmd, n); break;
+    case T_REF: copy(v, t->ref, n); break;
+    case T_TAUJ: copy(v, t->tau_j, n); break;
+    case T_TAUF: copy(v, t->tau_f, n); break;
+    case T_MTAU: copy(v, t->tau_m, n); break;
+    case S_FT: copy(v, t->ft + 6 * c->index, 6); break;
+    case S_ACC: copy(v, t->frame_acc + 6 * c->index, 3); break;
+    case S_GYRO: copy(v, t->frame_vel + 6 * c->index + 3, 3); break;
+    case T_CONTACT: copy(v, t->contact_wrench + 6 * c->index, 6); break;
+    case T_PUSHES: copy(v, t->push_wrench, c->n); break;
+    case T_BASE_POS: copy(v, t->base_pose.p, 3); break;
+    case T_BASE_QUAT: rb_quat_from_m3(t->base_pose.R, v); break;
+    case T_BASE_TWIST: copy(v, t->base_twist, 6); break;
+    case T_BASE_ACC: copy(v, t->base_acc, 6); break;
+    case T_ENERGY: v[0] = t->kinetic; v[1] = t->potential; break;
+    }
+}
+
+static void sample(recorder *r, const rb_sim_truth *t)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        rec *c = &r->recs[i];
+        if (c->count >= r->max_samples)
+            continue;
+        truth_of(c, t, c->truth);
+        if (rb_sensor_step(&c->sensor, t->t, c->truth, c->data + c->count * c->n, c->time + c->count))
+            c->count++;
+    }
+}
+
+static const rb_scenario_sensor *configured(const rb_scenario *s, rb_scn_source source)
+{
+    for (size_t i = 0; i < s->n_sensors; i++)
+        if (s->sensors[i].source == source)
+            return &s->sensors[i];
+    return NULL;
+}
+
+/* Every channel, in the order they are written. */
+static int build_recorder(const rb_scenario *s, const rb_sim_truth *t, recorder *r, rb_err *err)
+{
+    const rb_model *m = s->model;
+    const char *const *J = (const char *const *)m->dof_names;
+    size_t n = m->n_dofs;
+    uint64_t seed = s->sim.seed;
+    double lr = s->log_rate;
+    const rb_scenario_sensor *sj = configured(s, RB_SCN_JOINT_POS), *sm = configured(s, RB_SCN_MOTOR_POS),
+                             *sc = configured(s, RB_SCN_MOTOR_CURRENT);
+    int rc = add_rec(r, "joints_state/positions", S_JPOS, 0, n, J, "rad", sj ? &sj->params : NULL, seed, lr, err);
+    if (!rc)
+        rc = add_rec(r, "joints_state/velocities", S_JVEL, 0, n, J, "rad/s", NULL, seed, lr, err);
+    if (!rc)
+        rc = add_rec(r, "joints_state/accelerations", S_JACC, 0, n, J, "rad/s^2", NULL, seed, lr, err);
+    if (!rc)
+        rc = add_rec(r, "joints_state/desired_torques", S_TAU_DES, 0, n, J, "N m", NULL, seed, lr, err);
+    if (!rc)
+        rc = add_rec(r, "motors_state/positions", S_MPOS, 0, n, J, "rad", sm ? &sm->params : NULL, seed, lr, err);
+    if (!rc)
+        rc = add_rec(r, "motors_state/velocities", S_MVEL, 0, n, J, "rad/s", NULL, seed, lr, err);
+    if (!rc)
+        rc = add_rec(r, "motors_state/currents", S_MCUR, 0, n, J, "A", sc ? &sc->params : NULL, seed, lr, err);
+    for (size_t i = 0; !rc && i < s->n_sensors; i++) {
+        const rb_scenario_sensor *ss = &s->sensors[i];
+        if (ss->source == RB_SCN_FT)
+            rc = add_rec(r, ss->channel, S_FT, ss->index, 6, WRENCH, NULL, &ss->params, seed, lr, err);
+        else if (ss->source == RB_SCN_ACC)
+            rc = add_rec(r, ss->channel, S_ACC, ss->index, 3, XYZ, "m/s^2", &ss->params, seed, lr, err);
+        else if (ss->source == RB_SCN_GYRO)
+            rc = add_rec(r, ss->channel, S_GYRO, ss->index, 3, XYZ, "rad/s", &ss->params, seed, lr, err);
+    }
+    static const struct {
+        const char *name;
+        src source;
+        const char *unit;
+    } joint_truth[] = {
+        {"truth/joints/positions", T_JPOS, "rad"},       {"truth/joints/velocities", T_JVEL, "rad/s"},
+        {"truth/joints/accelerations", T_JACC, "rad/s^2"}, {"truth/joints/references", T_REF, "rad"},
+        {"truth/joints/torques", T_TAUJ, "N m"},         {"truth/joints/friction_torques", T_TAUF, "N m"},
+        {"truth/motors/torques", T_MTAU, "N m"},         {"truth/motors/currents", T_MCUR, "A"},
+        {"truth/motors/current_commands", T_MCUR_CMD, "A"}, {"truth/motors/positions", T_MPOS, "rad"},
+        {"truth/motors/velocities", T_MVEL, "rad/s"},    {"truth/motors/accelerations", T_MACC, "rad/s^2"},
+    };
+    for (size_t i = 0; !rc && i < sizeof joint_truth / sizeof joint_truth[0]; i++)
+        rc = add_rec(r, joint_truth[i].name, joint_truth[i].source, 0, n, J, joint_truth[i].unit, NULL, seed, lr,
+                     err);
+    for (size_t k = 0; !rc && k < t->n_contacts; k++) {
+        char name[300];
+        snprintf(name, sizeof name, "truth/contacts/%s", m->frames[s->sim.contacts[k].frame].name);
+        rc = add_rec(r, name, T_CONTACT, k, 6, WRENCH, NULL, NULL, seed, lr, err);
+    }
+    if (!rc && t->n_pushes)
+        rc = add_rec(r, "truth/pushes", T_PUSHES, 0, 6 * t->n_pushes, NULL, NULL, NULL, seed, lr, err);
+    if (!rc)
+        rc = add_rec(r, "truth/base/position", T_BASE_POS, 0, 3, XYZ, "m", NULL, seed, lr, err);
+    if (!rc)
+        rc = add_rec(r, "truth/base/orientation", T_BASE_QUAT, 0, 4, QUAT, "n.d.", NULL, seed, lr, err);
+    if (!rc)
+        rc = add_rec(r, "truth/base/twist", T_BASE_TWIST, 0, 6, TWIST, NULL, NULL, seed, lr, err);
+    if (!rc)
+        rc = add_rec(r, "truth/base/acceleration", T_BASE_ACC, 0, 6, TWIST, NULL, NULL, seed, lr, err);
+    if (!rc)
+        rc = add_rec(r, "truth/energy", T_ENERGY, 0, 2, ENERGY, "J", NULL, seed, lr, err);
+    return rc;
+}
+
+/* Unit of element i when the channel has no single unit. */
+static const char *unit_of(const rec *c, size_t i)
+{
+    switch (c->source) {
+    case S_FT: case T_CONTACT: case T_PUSHES: return i % 6 < 3 ? "N" : "N m";
+    case T_BASE_TWIST: return i < 3 ? "m/s" : "rad/s";
+    case T_BASE_ACC: return i < 3 ? "m/s^2" : "rad/s^2";
+    default: return c->unit ? c->unit : "n.d.";
+    }
+}
+
+static int to_log(const recorder *r, rb_log *log, rb_err *err)
+{
+    int rc = RB_OK;
+    for (size_t i = 0; !rc && i < r->n; i++) {
+        const rec *c = &r->recs[i];
+        rb_channel *ch = NULL;
+        rc = rb_log_add_channel(log, c->name, c->count, c->n, &ch, err);
+        if (rc)
+            break;
+        memcpy(ch->time, c->time, c->count * sizeof *c->time);
+        memcpy(ch->data, c->data, c->count * c->n * sizeof *c->data);
+        for (size_t e = 0; !rc && e < c->n; e++) {
+            char gen[32];
+            if (!c->elements)
+                snprintf(gen, sizeof gen, "%zu_%s", e / 6, WRENCH[e % 6]);
+            rc = rb_channel_set_name(ch, e, c->elements ? c->elements[e] : gen, err);
+            if (!rc)
+                rc = rb_channel_set_unit(ch, e, unit_of(c, e), err);
+        }
+    }
+    return rc;
+}
+
+static int set_attrs(const rb_scenario *s, rb_log *log, rb_err *err)
+{
+    const rb_model *m = s->model;
+    char seed[32];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)s->sim.seed);
+    size_t len = 1;
+    for (size_t j = 0; j < m->n_dofs; j++)
+        len += strlen(m->dof_names[j]) + 1;
+    char *list = rb_malloc(len);
+    if (!list)
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    list[0] = '\0';
+    for (size_t j = 0; j < m->n_dofs; j++) {
+        if (j)
+            strcat(list, ",");
+        strcat(list, m->dof_names[j]);
+    }
+    int rc = rb_log_set_attr(log, "roboest_version", RB_VERSION, err);
+    if (!rc)
+        rc = rb_log_set_attr(log, "scenario", s->name, err);
+    if (!rc)
+        rc = rb_log_set_attr(log, "scenario_sha256", s->sha256, err);
+    if (!rc)
+        rc = rb_log_set_attr(log, "model", rb_path_basename(s->urdf), err);
+    if (!rc)
+        rc = rb_log_set_attr(log, "seed", seed, err);
+    if (!rc)
+        rc = rb_log_set_attr(log, "yarp_robot_name", m->name ? m->name : "roboest_sim", err);
+    if (!rc)
+        rc = rb_log_set_attr(log, "description_list", list, err);
+    rb_free(list);
+    return rc;
+}
+
+static int simulate(const rb_scenario *s, const char *out, const rb_write_opts *wo, bool quiet, rb_err *err)
+{
+    rb_sim *sim = NULL;
+    recorder r = {0};
+    rb_log *log = NULL;
+    int rc = rb_sim_init(&s->sim, &sim, err);
+    if (rc)
+        return rc;
+    size_t steps = rb_sim_n_steps(sim);
+    r.max_samples = steps + 1;
+    rc = build_recorder(s, rb_sim_truth_get(sim), &r, err);
+    cli_progress progress;
+    cli_progress_init(&progress, "simulate", quiet);
+    for (size_t k = 0; !rc; k++) {
+        sample(&r, rb_sim_truth_get(sim));
+        if (k % 256 == 0)
+            cli_progress_update(&progress, k, steps);
+        int st = rb_sim_step(sim, err);
+        if (st == 0)
+            break;
+        if (st < 0)
+            rc = st;
+    }
+    cli_progress_done(&progress);
+    if (!rc)
+        rc = rb_log_new(&log, err);
+    if (!rc)
+        rc = to_log(&r, log, err);
+    if (!rc)
+        rc = set_attrs(s, log, err);
+    if (!rc)
+        rc = rb_log_write(log, out, wo, err);
+    rb_log_free(log);
+    recorder_free(&r);
+    rb_sim_finish(sim);
+    return rc;
+}
+
+int cmd_simulate(int argc, char **argv)
+{
+    static const struct option options[] = {{"output", required_argument, NULL, 'o'},
+                                            {"force", no_argument, NULL, 'F'},
+                                            {"quiet", no_argument, NULL, 'q'},
+                                            {"help", no_argument, NULL, 'h'},
+                                            {NULL, 0, NULL, 0}};
+    const char *out = NULL;
+    bool quiet = false, force = false;
+    int opt;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, ":o:qh", options, NULL)) != -1) {
+        switch (opt) {
+        case 'o': out = optarg; break;
+        case 'F': force = true; break;
+        case 'q': quiet = true; break;
+        case 'h': fputs(SIMULATE_HELP, stdout); return EXIT_OK;
+        case ':': return cli_usage_error("simulate", "option '%s' needs a value", argv[optind - 1]);
+        default: return cli_usage_error("simulate", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc)
+        return cli_usage_error("simulate", "missing SCENARIO.json");
+    if (optind + 1 < argc)
+        return cli_usage_error("simulate", "unexpected argument '%s'", argv[optind + 1]);
+    if (!out)
+        return cli_usage_error("simulate", "missing -o LOG");
+    rb_err err;
+    rb_write_opts wo = {.overwrite = force};
+    if (rb_out_format_from_path(out, &wo.format, &err) != RB_OK || (wo.format != RB_OUT_H5 && wo.format != RB_OUT_MAT73))
+        return cli_usage_error("simulate", "'%s': the log must end in .mat or .h5", out);
+    struct stat st;
+    if (!force && stat(out, &st) == 0) {
+        rb_err_set(&err, RB_EEXISTS, "%s: exists (use --force to overwrite)", out);
+        return cli_fail(&err);
+    }
+    rb_scenario *s = NULL;
+    int rc = rb_scenario_load(argv[optind], &s, &err);
+    if (!rc)
+        rc = simulate(s, out, &wo, quiet, &err);
+    rb_scenario_free(s);
+    return rc == RB_OK ? EXIT_OK : cli_fail(&err);
+}

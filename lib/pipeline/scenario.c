@@ -1,0 +1,946 @@
+/* Simulation scenarios: JSON text -> validated rb_scenario (a filled rb_sim_scenario, its model, the sensors
+ * and the output options). Keys are documented in roboest/pipeline.h; messages and suggestions come from the
+ * pipeline loader's helpers (config.c). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline_internal.h"
+#include "roboest/dynamics.h"
+
+typedef struct scn {
+    cfg c;
+    rb_scenario *s;
+} scn;
+
+static const cJSON *member(const cJSON *obj, const char *key) { return cJSON_GetObjectItemCaseSensitive(obj, key); }
+
+enum rule { ANY, POSITIVE, NON_NEGATIVE };
+
+/* Optional number member (*out untouched when absent), checked against `rule`. */
+static int opt_num(cfg *c, const cJSON *obj, const char *key, enum rule rule, double *out)
+{
+    const cJSON *v = member(obj, key);
+    if (!v)
+        return RB_OK;
+    push_key(c, key, 0);
+    double x;
+    int rc = rb_cfg_want_number(c, v, &x);
+    if (!rc && rule == POSITIVE && !(x > 0))
+        rc = rb_cfg_error(c, "must be > 0");
+    if (!rc && rule == NON_NEGATIVE && !(x >= 0))
+        rc = rb_cfg_error(c, "must be >= 0");
+    if (!rc)
+        *out = x;
+    pop(c);
+    return rc;
+}
+
+static int opt_bool(cfg *c, const cJSON *obj, const char *key, bool *out)
+{
+    const cJSON *v = member(obj, key);
+    if (!v)
+        return RB_OK;
+    push_key(c, key, 0);
+    int rc = cJSON_IsBool(v) ? RB_OK : rb_cfg_error(c, "expected true or false");
+    if (!rc)
+        *out = cJSON_IsTrue(v);
+    pop(c);
+    return rc;
+}
+
+/* A fixed-length array of numbers. */
+static int want_numbers(cfg *c, const cJSON *v, size_t n, double *out)
+{
+    if (!cJSON_IsArray(v) || (size_t)cJSON_GetArraySize(v) != n)
+        return rb_cfg_error(c, "expected an array of %zu numbers", n);
+    size_t i = 0;
+    int rc = RB_OK;
+    for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
+        push_index(c, i);
+        rc = rb_cfg_want_number(c, e, &out[i]);
+        pop(c);
+    }
+    return rc;
+}
+
+/* A name among `names` (n), with a suggestion; error at the current path. */
+static int want_name(cfg *c, const char *what, const char *name, char *const *names, size_t n, size_t *index)
+{
+    rb_suggest sg;
+    rb_suggest_init(&sg, name);
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(names[i], name) == 0) {
+            *index = i;
+            return RB_OK;
+        }
+        rb_suggest_consider(&sg, names[i]);
+    }
+    const char *best = rb_suggest_best(&sg);
+    if (best)
+        return rb_cfg_error(c, "unknown %s '%s' (did you mean '%s'?)", what, name, best);
+    return rb_cfg_error(c, "unknown %s '%s'", what, name);
+}
+
+static int want_joint(scn *x, const char *name, size_t *j)
+{
+    const rb_model *m = x->s->model;
+    return want_name(&x->c, "joint", name, m->dof_names, m->n_dofs, j);
+}
+
+/* A model frame by name (string value at the current path). */
+static int want_frame(scn *x, const cJSON *v, int *frame)
+{
+    cfg *c = &x->c;
+    const rb_model *m = x->s->model;
+    if (!cJSON_IsString(v) || !v->valuestring[0])
+        return rb_cfg_error(c, "expected a frame name");
+    long f = rb_model_frame_index(m, v->valuestring);
+    if (f >= 0) {
+        *frame = (int)f;
+        return RB_OK;
+    }
+    rb_suggest sg;
+    rb_suggest_init(&sg, v->valuestring);
+    for (size_t i = 0; i < m->n_frames; i++)
+        rb_suggest_consider(&sg, m->frames[i].name);
+    const char *best = rb_suggest_best(&sg);
+    if (best)
+        return rb_cfg_error(c, "unknown frame '%s' (did you mean '%s'?)", v->valuestring, best);
+    return rb_cfg_error(c, "unknown frame '%s'", v->valuestring);
+}
+
+static int member_frame(scn *x, const cJSON *obj, const char *key, bool required, int *frame)
+{
+    const cJSON *v = member(obj, key);
+    if (!v)
+        return required ? rb_cfg_error(&x->c, "missing key '%s'", key) : RB_OK;
+    push_key(&x->c, key, 0);
+    int rc = want_frame(x, v, frame);
+    pop(&x->c);
+    return rc;
+}
+
+/* For each member of a {joint: value} object: `one` with the joint index, the member's key on the path. */
+static int per_joint(scn *x, const cJSON *v, int (*one)(scn *, const cJSON *, size_t))
+{
+    cfg *c = &x->c;
+    int rc = rb_cfg_check_object(c, v, NULL, 0);
+    for (const cJSON *e = v->child; e && !rc; e = e->next) {
+        push_key(c, e->string, 0);
+        size_t j;
+        rc = want_joint(x, e->string, &j);
+        if (!rc)
+            rc = one(x, e, j);
+        pop(c);
+    }
+    return rc;
+}
+
+/* ---- model ------------------------------------------------------------------------------------------------ */
+static int parse_model(scn *x, const cJSON *v)
+{
+    static const char *const keys[] = {"urdf", "joints", "base", "floating"};
+    cfg *c = &x->c;
+    char *urdf = NULL, *base = NULL;
+    char **joints = NULL;
+    size_t n_joints = 0;
+    bool floating = false;
+    int rc = rb_cfg_check_object(c, v, keys, 4);
+    if (!rc)
+        rc = rb_cfg_member_string(c, v, "urdf", true, &urdf);
+    if (!rc)
+        rc = rb_cfg_member_string(c, v, "base", false, &base);
+    if (!rc)
+        rc = opt_bool(c, v, "floating", &floating);
+    const cJSON *jv = member(v, "joints");
+    if (!rc && jv) {
+        push_key(c, "joints", 0);
+        if (!cJSON_IsArray(jv) || cJSON_GetArraySize(jv) == 0)
+            rc = rb_cfg_error(c, "expected a non-empty array of joint names");
+        n_joints = rc ? 0 : (size_t)cJSON_GetArraySize(jv);
+        if (!rc && !(joints = rb_calloc(n_joints, sizeof *joints)))
+            rc = rb_cfg_nomem(c);
+        size_t i = 0;
+        for (const cJSON *e = jv->child; e && !rc; e = e->next, i++) {
+            push_index(c, i);
+            rc = rb_cfg_want_string(c, e, false, &joints[i]);
+            pop(c);
+        }
+        pop(c);
+    }
+    if (!rc) {
+        x->s->urdf = rb_path_relative_to(c->base_file, urdf);
+        if (!x->s->urdf)
+            rc = rb_cfg_nomem(c);
+    }
+    if (!rc) {
+        rb_model_opts mo = {.joints = (const char *const *)joints, .n_joints = n_joints, .base = base,
+                            .floating = floating};
+        rb_err e;
+        if (rb_model_load_urdf(x->s->urdf, &mo, &x->s->model, &e) != RB_OK)
+            rc = e.code == RB_ENOMEM ? rb_cfg_nomem(c) : rb_cfg_error(c, "%s", e.msg);
+    }
+    rb_free(urdf);
+    rb_free(base);
+    rb_pipe_free_strings(joints, n_joints);
+    return rc;
+}
+
+/* ---- scalar options ------------------------------------------------------------------------------------------- */
+static int parse_method(scn *x, const cJSON *v)
+{
+    static const char *const methods[] = {"euler", "rk4", NULL};
+    size_t i = 0;
+    int rc = rb_cfg_want_choice(&x->c, v, methods, &i);
+    x->s->sim.method = i == 1 ? RB_SIM_RK4 : RB_SIM_EULER;
+    return rc;
+}
+
+static int parse_seed(scn *x, const cJSON *v)
+{
+    double d;
+    int rc = rb_cfg_want_number(&x->c, v, &d);
+    if (!rc && !(d >= 0 && d <= 9007199254740992.0 && d == floor(d)))
+        rc = rb_cfg_error(&x->c, "expected an integer in [0, 2^53]");
+    if (!rc)
+        x->s->sim.seed = (uint64_t)d;
+    return rc;
+}
+
+static int one_q0(scn *x, const cJSON *v, size_t j)
+{
+    const rb_model *m = x->s->model;
+    return rb_cfg_want_number(&x->c, v, &x->s->q0[m->nq - m->n_dofs + j]);
+}
+
+static int parse_q0(scn *x, const cJSON *v) { return per_joint(x, v, one_q0); }
+
+/* ---- references ------------------------------------------------------------------------------------------------ */
+static int want_series(cfg *c, const cJSON *obj, const char *key, size_t *n, double **out)
+{
+    const cJSON *v = member(obj, key);
+    if (!v)
+        return rb_cfg_error(c, "missing key '%s'", key);
+    push_key(c, key, 0);
+    int rc = RB_OK;
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) < 2)
+        rc = rb_cfg_error(c, "expected an array of at least 2 numbers");
+    else if (*n && (size_t)cJSON_GetArraySize(v) != *n)
+        rc = rb_cfg_error(c, "expected %zu numbers (as many as times)", *n);
+    if (!rc) {
+        *n = (size_t)cJSON_GetArraySize(v);
+        *out = rb_malloc(*n * sizeof **out);
+        rc = *out ? want_numbers(c, v, *n, *out) : rb_cfg_nomem(c);
+    }
+    pop(c);
+    return rc;
+}
+
+static int one_ref(scn *x, const cJSON *v, size_t j)
+{
+    static const char *const keys[] = {"kind", "offset", "amplitude", "freq", "freq_end",
+                                       "phase", "t0", "t1", "times", "values"};
+    static const char *const kinds[] = {"const", "sine", "chirp", "step", "spline", NULL};
+    cfg *c = &x->c;
+    rb_sim_ref *r = &x->s->refs[j];
+    const rb_model *m = x->s->model;
+    size_t kind = 0;
+    r->offset = x->s->q0[m->nq - m->n_dofs + j];
+    int rc = rb_cfg_check_object(c, v, keys, 10);
+    if (!rc && !member(v, "kind"))
+        rc = rb_cfg_error(c, "missing key 'kind'");
+    if (!rc)
+        rc = rb_cfg_member_choice(c, v, "kind", kinds, &kind);
+    r->kind = (rb_ref_kind)kind;
+    if (!rc)
+        rc = opt_num(c, v, "offset", ANY, &r->offset);
+    if (!rc)
+        rc = opt_num(c, v, "amplitude", ANY, &r->amplitude);
+    if (!rc)
+        rc = opt_num(c, v, "freq", NON_NEGATIVE, &r->freq);
+    r->freq_end = r->freq;
+    if (!rc)
+        rc = opt_num(c, v, "freq_end", NON_NEGATIVE, &r->freq_end);
+    if (!rc)
+        rc = opt_num(c, v, "phase", ANY, &r->phase);
+    if (!rc)
+        rc = opt_num(c, v, "t0", ANY, &r->t0);
+    r->t1 = r->t0;
+    if (!rc)
+        rc = opt_num(c, v, "t1", ANY, &r->t1);
+    if (!rc && r->kind == RB_REF_CHIRP && !(r->t1 > r->t0)) {
+        push_key(c, member(v, "t1") ? "t1" : "kind", 0);
+        rc = rb_cfg_error(c, "a chirp needs t1 > t0");
+        pop(c);
+    }
+    if (!rc && r->kind == RB_REF_SPLINE) {
+        size_t n = 0;
+        double *times = NULL, *values = NULL;
+        rc = want_series(c, v, "times", &n, &times);
+        r->times = times;
+        for (size_t i = 1; !rc && i < n; i++)
+            if (!(times[i] > times[i - 1])) {
+                push_key(c, "times", 0);
+                push_index(c, i);
+                rc = rb_cfg_error(c, "times must increase strictly");
+                pop(c);
+                pop(c);
+            }
+        if (!rc)
+            rc = want_series(c, v, "values", &n, &values);
+        r->values = values;
+        r->n_points = n;
+    } else if (!rc && (member(v, "times") || member(v, "values"))) {
+        push_key(c, member(v, "times") ? "times" : "values", 0);
+        rc = rb_cfg_error(c, "only for kind \"spline\"");
+        pop(c);
+    }
+    return rc;
+}
+
+static int parse_refs(scn *x, const cJSON *v) { return per_joint(x, v, one_ref); }
+
+/* ---- controller ------------------------------------------------------------------------------------------------- */
+static int one_gain(scn *x, const cJSON *v, size_t j)
+{
+    static const char *const keys[] = {"kp", "kd", "kp_tau", "ki_tau"};
+    cfg *c = &x->c;
+    rb_sim_joint_ctrl *g = &x->s->gains[j];
+    int rc = rb_cfg_check_object(c, v, keys, 4);
+    if (!rc)
+        rc = opt_num(c, v, "kp", NON_NEGATIVE, &g->kp);
+    if (!rc)
+        rc = opt_num(c, v, "kd", NON_NEGATIVE, &g->kd);
+    if (!rc)
+        rc = opt_num(c, v, "kp_tau", NON_NEGATIVE, &g->kp_tau);
+    if (!rc)
+        rc = opt_num(c, v, "ki_tau", NON_NEGATIVE, &g->ki_tau);
+    return rc;
+}
+
+static int parse_controller(scn *x, const cJSON *v)
+{
+    static const char *const keys[] = {"kind", "gravity_comp", "gains"};
+    static const char *const kinds[] = {"none", "pd", "torque", NULL};
+    cfg *c = &x->c;
+    size_t kind = 0;
+    int rc = rb_cfg_check_object(c, v, keys, 3);
+    if (!rc)
+        rc = rb_cfg_member_choice(c, v, "kind", kinds, &kind);
+    x->s->sim.ctrl = (rb_ctrl_kind)kind;
+    if (!rc)
+        rc = opt_bool(c, v, "gravity_comp", &x->s->sim.gravity_comp);
+    const cJSON *g = member(v, "gains");
+    if (!rc && g) {
+        push_key(c, "gains", 0);
+        rc = per_joint(x, g, one_gain);
+        pop(c);
+    }
+    return rc;
+}
+
+/* ---- actuators and friction ------------------------------------------------------------------------------------ */
+static int one_actuator(scn *x, const cJSON *v, size_t j)
+{
+    static const char *const keys[] = {"k_t", "R", "J_m", "i_max"};
+    cfg *c = &x->c;
+    rb_sim_actuator *a = &x->s->actuators[j];
+    int rc = rb_cfg_check_object(c, v, keys, 4);
+    if (!rc)
+        rc = opt_num(c, v, "k_t", POSITIVE, &a->k_t);
+    if (!rc)
+        rc = opt_num(c, v, "R", ANY, &a->R);
+    if (!rc && a->R == 0) {
+        push_key(c, "R", 0);
+        rc = rb_cfg_error(c, "must be non-zero");
+        pop(c);
+    }
+    if (!rc)
+        rc = opt_num(c, v, "J_m", NON_NEGATIVE, &a->J_m);
+    if (!rc)
+        rc = opt_num(c, v, "i_max", NON_NEGATIVE, &a->i_max);
+    return rc;
+}
+
+static int parse_actuators(scn *x, const cJSON *v) { return per_joint(x, v, one_actuator); }
+
+static int parse_drift(cfg *c, const cJSON *v, rb_friction_drift *d)
+{
+    static const char *const keys[] = {"s0", "s1", "t0", "t1", "amplitude", "period", "phase", "mask"};
+    int rc = rb_cfg_check_object(c, v, keys, 8);
+    double mask = 0;
+    if (!rc)
+        rc = opt_num(c, v, "s0", ANY, &d->s0);
+    if (!rc)
+        rc = opt_num(c, v, "s1", ANY, &d->s1);
+    if (!rc)
+        rc = opt_num(c, v, "t0", ANY, &d->t0);
+    if (!rc)
+        rc = opt_num(c, v, "t1", ANY, &d->t1);
+    if (!rc)
+        rc = opt_num(c, v, "amplitude", NON_NEGATIVE, &d->amplitude);
+    if (!rc)
+        rc = opt_num(c, v, "period", NON_NEGATIVE, &d->period);
+    if (!rc)
+        rc = opt_num(c, v, "phase", ANY, &d->phase);
+    if (!rc)
+        rc = opt_num(c, v, "mask", NON_NEGATIVE, &mask);
+    if (!rc && !(mask == floor(mask) && mask < 64)) {
+        push_key(c, "mask", 0);
+        rc = rb_cfg_error(c, "expected an integer bit mask below 64");
+        pop(c);
+    }
+    d->mask = (unsigned)mask;
+    return rc;
+}
+
+static int one_friction(scn *x, const cJSON *v, size_t j)
+{
+    static const char *const keys[] = {"model", "params", "preset", "drift"};
+    cfg *c = &x->c;
+    rb_friction_model *f = &x->s->friction[j];
+    int rc = rb_cfg_check_object(c, v, keys, 4);
+    const cJSON *model = member(v, "model"), *preset = member(v, "preset"), *params = member(v, "params");
+    if (!rc && !!model == !!preset)
+        rc = rb_cfg_error(c, "expected either 'model' (with 'params') or 'preset'");
+    if (!rc && preset && params) {
+        push_key(c, "params", 0);
+        rc = rb_cfg_error(c, "not with 'preset'");
+        pop(c);
+    }
+    rb_err e;
+    if (!rc && preset) {
+        push_key(c, "preset", 0);
+        if (!cJSON_IsString(preset))
+            rc = rb_cfg_error(c, "expected a string");
+        else if (rb_friction_preset(preset->valuestring, f, &e) != RB_OK)
+            rc = rb_cfg_error(c, "%s", e.msg);
+        pop(c);
+    }
+    if (!rc && model) {
+        double p[RB_FRICTION_MAX_PARAMS];
+        size_t n = 0;
+        if (params) {
+            push_key(c, "params", 0);
+            if (!cJSON_IsArray(params) || cJSON_GetArraySize(params) > RB_FRICTION_MAX_PARAMS)
+                rc = rb_cfg_error(c, "expected an array of at most %d numbers", RB_FRICTION_MAX_PARAMS);
+            n = rc ? 0 : (size_t)cJSON_GetArraySize(params);
+            if (!rc)
+                rc = want_numbers(c, params, n, p);
+            pop(c);
+        }
+        push_key(c, "model", 0);
+        if (!rc && !cJSON_IsString(model))
+            rc = rb_cfg_error(c, "expected a string");
+        else if (!rc && rb_friction_build(model->valuestring, p, n, f, &e) != RB_OK)
+            rc = rb_cfg_error(c, "%s", e.msg);
+        pop(c);
+    }
+    const cJSON *drift = member(v, "drift");
+    if (!rc && drift) {
+        push_key(c, "drift", 0);
+        rc = parse_drift(c, drift, &f->drift);
+        if (!rc && rb_friction_validate(f, &e) != RB_OK)
+            rc = rb_cfg_error(c, "%s", e.msg);
+        pop(c);
+    }
+    return rc;
+}
+
+static int parse_friction(scn *x, const cJSON *v) { return per_joint(x, v, one_friction); }
+
+/* ---- contacts and pushes -------------------------------------------------------------------------------------- */
+static int parse_contacts(scn *x, const cJSON *v)
+{
+    static const char *const keys[] = {"frame", "dim", "baumgarte_T", "active"};
+    cfg *c = &x->c;
+    if (!cJSON_IsArray(v))
+        return rb_cfg_error(c, "expected an array of contacts");
+    size_t n = (size_t)cJSON_GetArraySize(v), i = 0;
+    if (!(x->s->contacts = rb_calloc(n ? n : 1, sizeof *x->s->contacts)))
+        return rb_cfg_nomem(c);
+    x->s->sim.contacts = x->s->contacts;
+    x->s->sim.n_contacts = n;
+    int rc = RB_OK;
+    for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
+        rb_sim_contact *k = &x->s->contacts[i];
+        double dim = 6;
+        k->baumgarte_T = 0.02;
+        k->initially_active = true;
+        push_index(c, i);
+        rc = rb_cfg_check_object(c, e, keys, 4);
+        if (!rc)
+            rc = member_frame(x, e, "frame", true, &k->frame);
+        if (!rc)
+            rc = opt_num(c, e, "dim", ANY, &dim);
+        if (!rc && dim != 3 && dim != 6) {
+            push_key(c, "dim", 0);
+            rc = rb_cfg_error(c, "must be 3 or 6");
+            pop(c);
+        }
+        k->dim = (int)dim;
+        if (!rc)
+            rc = opt_num(c, e, "baumgarte_T", NON_NEGATIVE, &k->baumgarte_T);
+        if (!rc)
+            rc = opt_bool(c, e, "active", &k->initially_active);
+        pop(c);
+    }
+    return rc;
+}
+
+static const char *const SHAPES[] = {"rect", "half_sine", "triangle", NULL};
+
+static int parse_pushes(scn *x, const cJSON *v)
+{
+    static const char *const keys[] = {"frame", "shape", "start", "duration", "wrench"};
+    cfg *c = &x->c;
+    if (!cJSON_IsArray(v))
+        return rb_cfg_error(c, "expected an array of pushes");
+    size_t n = (size_t)cJSON_GetArraySize(v), i = 0;
+    if (!(x->s->pushes = rb_calloc(n ? n : 1, sizeof *x->s->pushes)))
+        return rb_cfg_nomem(c);
+    x->s->sim.pushes = x->s->pushes;
+    x->s->sim.n_pushes = n;
+    int rc = RB_OK;
+    for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
+        rb_sim_push *p = &x->s->pushes[i];
+        size_t shape = 0;
+        push_index(c, i);
+        rc = rb_cfg_check_object(c, e, keys, 5);
+        if (!rc)
+            rc = member_frame(x, e, "frame", true, &p->frame);
+        if (!rc)
+            rc = rb_cfg_member_choice(c, e, "shape", SHAPES, &shape);
+        p->shape = (rb_push_shape)shape;
+        if (!rc)
+            rc = opt_num(c, e, "start", NON_NEGATIVE, &p->start);
+        p->duration = -1;
+        if (!rc)
+            rc = opt_num(c, e, "duration", POSITIVE, &p->duration);
+        if (!rc && p->duration < 0)
+            rc = rb_cfg_error(c, "missing key 'duration'");
+        const cJSON *w = member(e, "wrench");
+        if (!rc && !w)
+            rc = rb_cfg_error(c, "missing key 'wrench'");
+        if (!rc) {
+            push_key(c, "wrench", 0);
+            rc = want_numbers(c, w, 6, p->peak);
+            pop(c);
+        }
+        pop(c);
+    }
+    return rc;
+}
+
+static int parse_random_pushes(scn *x, const cJSON *v)
+{
+    static const char *const keys[] = {"frame", "shape", "rate", "duration", "force_min", "force_max"};
+    cfg *c = &x->c;
+    rb_sim_random_pushes *r = &x->s->sim.random_pushes;
+    size_t shape = 0;
+    int rc = rb_cfg_check_object(c, v, keys, 6);
+    if (!rc)
+        rc = member_frame(x, v, "frame", true, &r->frame);
+    if (!rc)
+        rc = rb_cfg_member_choice(c, v, "shape", SHAPES, &shape);
+    r->shape = (rb_push_shape)shape;
+    r->duration = 0.1;
+    if (!rc)
+        rc = opt_num(c, v, "rate", POSITIVE, &r->rate);
+    if (!rc && !member(v, "rate"))
+        rc = rb_cfg_error(c, "missing key 'rate'");
+    if (!rc)
+        rc = opt_num(c, v, "duration", POSITIVE, &r->duration);
+    if (!rc)
+        rc = opt_num(c, v, "force_min", NON_NEGATIVE, &r->force_min);
+    r->force_max = r->force_min;
+    if (!rc)
+        rc = opt_num(c, v, "force_max", NON_NEGATIVE, &r->force_max);
+    if (!rc && r->force_max < r->force_min) {
+        push_key(c, "force_max", 0);
+        rc = rb_cfg_error(c, "must be >= force_min");
+        pop(c);
+    }
+    return rc;
+}
+
+/* ---- sensors ----------------------------------------------------------------------------------------------------- */
+static const char *const SENSOR_KINDS[] = {"joint_encoder", "motor_encoder", "motor_current", "ft",
+                                           "accelerometer", "gyroscope", NULL};
+static const rb_sensor_kind SENSOR_KIND_OF[] = {RB_SENS_JOINT_ENCODER, RB_SENS_MOTOR_ENCODER, RB_SENS_MOTOR_CURRENT,
+                                                RB_SENS_FT, RB_SENS_ACCELEROMETER, RB_SENS_GYROSCOPE};
+static const rb_scn_source SOURCE_OF[] = {RB_SCN_JOINT_POS, RB_SCN_MOTOR_POS, RB_SCN_MOTOR_CURRENT,
+                                          RB_SCN_FT, RB_SCN_ACC, RB_SCN_GYRO};
+static const char *const CHANNEL_OF[] = {"joints_state/positions", "motors_state/positions", "motors_state/currents",
+                                         "FTs/", "accelerometers/", "gyros/"};
+
+enum { N_VECS = 8 };
+static const char *const VEC_KEYS[N_VECS] = {"noise", "bias", "drift_rw", "drift_rate", "resolution",
+                                             "offset", "lo", "hi"};
+
+static rb_sensor_vec *vec_field(rb_sensor_params *p, size_t k)
+{
+    rb_sensor_vec *f[] = {&p->noise_std, &p->bias, &p->drift_rw_std, &p->drift_rate, &p->resolution,
+                          &p->offset, &p->lo, &p->hi};
+    return f[k];
+}
+
+/* Override k: a number (every element) or an array of n numbers. */
+static int sensor_vec(cfg *c, const cJSON *obj, size_t k, rb_scenario_sensor *ss)
+{
+    const cJSON *v = member(obj, VEC_KEYS[k]);
+    if (!v)
+        return RB_OK;
+    rb_sensor_vec *f = vec_field(&ss->params, k);
+    push_key(c, VEC_KEYS[k], 0);
+    int rc;
+    if (cJSON_IsArray(v)) {
+        double *each = ss->values + k * ss->params.n;
+        rc = want_numbers(c, v, ss->params.n, each);
+        f->each = each;
+    } else {
+        rc = rb_cfg_want_number(c, v, &f->all);
+        f->each = NULL;
+    }
+    pop(c);
+    return rc;
+}
+
+/* The IMU frame: a model frame, or a model IMU sensor's name. */
+static int sensor_frame(scn *x, const cJSON *v, int *frame)
+{
+    const rb_model *m = x->s->model;
+    for (size_t i = 0; cJSON_IsString(v) && i < m->n_imu; i++)
+        if (strcmp(m->imu[i].name, v->valuestring) == 0 && rb_model_frame_index(m, v->valuestring) < 0) {
+            *frame = m->imu[i].frame;
+            return RB_OK;
+        }
+    return want_frame(x, v, frame);
+}
+
+static int frame_slot(scn *x, int frame, size_t *slot)
+{
+    int *frames = x->s->frames;
+    size_t n = x->s->sim.n_frames;
+    for (size_t i = 0; i < n; i++)
+        if (frames[i] == frame) {
+            *slot = i;
+            return RB_OK;
+        }
+    frames[n] = frame;
+    x->s->sim.n_frames = n + 1;
+    *slot = n;
+    return RB_OK;
+}
+
+static int one_sensor(scn *x, const cJSON *e, rb_scenario_sensor *ss)
+{
+    static const char *const keys[] = {"kind", "name", "ft", "frame", "rate", "jitter", "noise", "bias",
+                                       "drift_rw", "drift_rate", "resolution", "offset", "lo", "hi"};
+    cfg *c = &x->c;
+    const rb_model *m = x->s->model;
+    size_t kind = 0;
+    char *name = NULL;
+    int rc = rb_cfg_check_object(c, e, keys, 14);
+    if (!rc && !member(e, "kind"))
+        rc = rb_cfg_error(c, "missing key 'kind'");
+    if (!rc)
+        rc = rb_cfg_member_choice(c, e, "kind", SENSOR_KINDS, &kind);
+    if (!rc)
+        rc = rb_cfg_member_string(c, e, "name", false, &name);
+    ss->source = SOURCE_OF[kind];
+    bool joint_level = kind <= 2, is_ft = kind == 3;
+    const char *ft_key = is_ft ? "ft" : "frame", *other = is_ft ? "frame" : "ft";
+    if (!rc && joint_level && (member(e, "ft") || member(e, "frame"))) {
+        push_key(c, member(e, "ft") ? "ft" : "frame", 0);
+        rc = rb_cfg_error(c, "not for a %s sensor (it covers every joint)", SENSOR_KINDS[kind]);
+        pop(c);
+    } else if (!rc && !joint_level && member(e, other)) {
+        push_key(c, other, 0);
+        rc = rb_cfg_error(c, "not for a%s %s sensor (use '%s')", kind == 4 ? "n" : "", SENSOR_KINDS[kind], ft_key);
+        pop(c);
+    }
+    const char *leaf = NULL;
+    if (!rc && !joint_level) {
+        const cJSON *v = member(e, ft_key);
+        if (!v)
+            rc = rb_cfg_error(c, "missing key '%s'", ft_key);
+        if (!rc) {
+            push_key(c, ft_key, 0);
+            if (is_ft) {
+                char **names = rb_malloc((m->n_ft ? m->n_ft : 1) * sizeof *names);
+                if (!names)
+                    rc = rb_cfg_nomem(c);
+                for (size_t i = 0; !rc && i < m->n_ft; i++)
+                    names[i] = m->ft[i].name;
+                if (!rc && !cJSON_IsString(v))
+                    rc = rb_cfg_error(c, "expected an FT sensor name");
+                if (!rc)
+                    rc = want_name(c, "FT sensor", v->valuestring, names, m->n_ft, &ss->index);
+                rb_free(names);
+            } else {
+                int frame = -1;
+                rc = sensor_frame(x, v, &frame);
+                if (!rc)
+                    rc = frame_slot(x, frame, &ss->index);
+            }
+            leaf = rc ? NULL : v->valuestring;
+            pop(c);
+        }
+    }
+    if (!rc) {
+        const char *prefix = CHANNEL_OF[kind];
+        const char *tail = joint_level ? "" : name ? name : leaf;
+        size_t len = strlen(prefix) + strlen(tail) + 1;
+        if (!(ss->channel = rb_malloc(len)))
+            rc = rb_cfg_nomem(c);
+        else
+            snprintf(ss->channel, len, "%s%s", prefix, tail);
+    }
+    if (!rc && joint_level && name) {
+        push_key(c, "name", 0);
+        rc = rb_cfg_error(c, "not for a %s sensor (its channel is %s)", SENSOR_KINDS[kind], ss->channel);
+        pop(c);
+    }
+    rb_free(name);
+    if (rc)
+        return rc;
+    ss->params = rb_sensor_preset(SENSOR_KIND_OF[kind], ss->channel, m->n_dofs);
+    if (!(ss->values = rb_calloc(N_VECS * ss->params.n, sizeof *ss->values)))
+        return rb_cfg_nomem(c);
+    rc = opt_num(c, e, "rate", POSITIVE, &ss->params.rate_hz);
+    if (!rc)
+        rc = opt_num(c, e, "jitter", NON_NEGATIVE, &ss->params.jitter_s);
+    for (size_t k = 0; !rc && k < N_VECS; k++)
+        rc = sensor_vec(c, e, k, ss);
+    rb_err err;
+    if (!rc && rb_sensor_params_validate(&ss->params, &err) != RB_OK)
+        rc = rb_cfg_error(c, "%s", err.msg);
+    return rc;
+}
+
+static int parse_sensors(scn *x, const cJSON *v)
+{
+    cfg *c = &x->c;
+    if (!cJSON_IsArray(v))
+        return rb_cfg_error(c, "expected an array of sensors");
+    size_t n = (size_t)cJSON_GetArraySize(v), i = 0;
+    x->s->sensors = rb_calloc(n ? n : 1, sizeof *x->s->sensors);
+    x->s->frames = rb_calloc(n ? n : 1, sizeof *x->s->frames);
+    if (!x->s->sensors || !x->s->frames)
+        return rb_cfg_nomem(c);
+    int rc = RB_OK;
+    for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
+        push_index(c, i);
+        x->s->n_sensors = i + 1;
+        rc = one_sensor(x, e, &x->s->sensors[i]);
+        for (size_t k = 0; !rc && k < i; k++)
+            if (strcmp(x->s->sensors[k].channel, x->s->sensors[i].channel) == 0)
+                rc = rb_cfg_error(c, "channel '%s' is already given by sensors[%zu]", x->s->sensors[i].channel, k);
+        pop(c);
+    }
+    if (x->s->sim.n_frames)
+        x->s->sim.frames = x->s->frames;
+    return rc;
+}
+
+/* ---- the top level ------------------------------------------------------------------------------------------------ */
+static int parse_name(scn *x, const cJSON *v)
+{
+    rb_free(x->s->name);
+    x->s->name = NULL;
+    return rb_cfg_want_string(&x->c, v, false, &x->s->name);
+}
+
+static int parse_duration(scn *x, const cJSON *v)
+{
+    int rc = rb_cfg_want_number(&x->c, v, &x->s->sim.duration);
+    return !rc && x->s->sim.duration < 0 ? rb_cfg_error(&x->c, "must be >= 0") : rc;
+}
+
+static int parse_dt(scn *x, const cJSON *v)
+{
+    int rc = rb_cfg_want_number(&x->c, v, &x->s->sim.dt);
+    return !rc && !(x->s->sim.dt > 0) ? rb_cfg_error(&x->c, "must be > 0") : rc;
+}
+
+static int parse_log_rate(scn *x, const cJSON *v)
+{
+    int rc = rb_cfg_want_number(&x->c, v, &x->s->log_rate);
+    return !rc && !(x->s->log_rate > 0) ? rb_cfg_error(&x->c, "must be > 0") : rc;
+}
+
+/* In reading order: the model first (the other sections name its joints and frames), q0 before the references
+ * (their default offset). */
+static const struct section {
+    const char *key;
+    bool required;
+    int (*parse)(scn *, const cJSON *);
+} sections[] = {
+    {"name", false, parse_name},
+    {"model", true, parse_model},
+    {"duration", true, parse_duration},
+    {"dt", false, parse_dt},
+    {"method", false, parse_method},
+    {"log_rate", false, parse_log_rate},
+    {"seed", false, parse_seed},
+    {"q0", false, parse_q0},
+    {"references", false, parse_refs},
+    {"controller", false, parse_controller},
+    {"actuators", false, parse_actuators},
+    {"friction", false, parse_friction},
+    {"contacts", false, parse_contacts},
+    {"pushes", false, parse_pushes},
+    {"random_pushes", false, parse_random_pushes},
+    {"sensors", false, parse_sensors},
+};
+
+enum { N_SECTIONS = sizeof sections / sizeof sections[0] };
+
+/* The per-joint arrays, once the model is known. */
+static int alloc_joint_arrays(scn *x)
+{
+    rb_scenario *s = x->s;
+    const rb_model *m = s->model;
+    size_t n = m->n_dofs ? m->n_dofs : 1;
+    s->q0 = rb_calloc(m->nq, sizeof *s->q0);
+    s->refs = rb_calloc(n, sizeof *s->refs);
+    s->gains = rb_calloc(n, sizeof *s->gains);
+    s->actuators = rb_calloc(n, sizeof *s->actuators);
+    s->friction = rb_calloc(n, sizeof *s->friction);
+    if (!s->q0 || !s->refs || !s->gains || !s->actuators || !s->friction)
+        return rb_cfg_nomem(&x->c);
+    rb_dyn_neutral(m, s->q0);
+    for (size_t j = 0; j < m->n_dofs; j++)
+        s->actuators[j] = (rb_sim_actuator){1, 1, 0, 0};
+    s->sim.model = m;
+    s->sim.q0 = s->q0;
+    s->sim.refs = s->refs;
+    s->sim.gains = s->gains;
+    s->sim.actuators = s->actuators;
+    s->sim.friction = s->friction;
+    return RB_OK;
+}
+
+static int parse_root(scn *x, const cJSON *root)
+{
+    cfg *c = &x->c;
+    const char *keys[N_SECTIONS];
+    for (size_t i = 0; i < N_SECTIONS; i++)
+        keys[i] = sections[i].key;
+    int rc = rb_cfg_check_object(c, root, keys, N_SECTIONS);
+    x->s->sim.dt = 0.001;
+    for (size_t i = 0; !rc && i < N_SECTIONS; i++) {
+        const cJSON *v = member(root, sections[i].key);
+        if (!v) {
+            if (sections[i].required)
+                rc = rb_cfg_error(c, "missing key '%s'", sections[i].key);
+        } else {
+            push_key(c, sections[i].key, 0);
+            rc = sections[i].parse(x, v);
+            pop(c);
+        }
+        if (!rc && sections[i].parse == parse_model)
+            rc = alloc_joint_arrays(x);
+    }
+    if (!rc && x->s->log_rate == 0)
+        x->s->log_rate = 1.0 / x->s->sim.dt;
+    if (!rc && x->s->sim.ctrl == RB_CTRL_NONE && member(root, "references")) {
+        push_key(c, "references", 0);
+        rc = rb_cfg_error(c, "references need a controller (controller.kind \"pd\" or \"torque\")");
+        pop(c);
+    }
+    return rc;
+}
+
+void rb_scenario_free(rb_scenario *s)
+{
+    if (!s)
+        return;
+    for (size_t j = 0; s->refs && s->model && j < s->model->n_dofs; j++) {
+        rb_free((void *)s->refs[j].times);
+        rb_free((void *)s->refs[j].values);
+    }
+    for (size_t i = 0; s->sensors && i < s->n_sensors; i++) {
+        rb_free(s->sensors[i].channel);
+        rb_free(s->sensors[i].values);
+    }
+    rb_free(s->sensors);
+    rb_free(s->frames);
+    rb_free(s->q0);
+    rb_free(s->refs);
+    rb_free(s->gains);
+    rb_free(s->actuators);
+    rb_free(s->friction);
+    rb_free(s->contacts);
+    rb_free(s->pushes);
+    rb_model_free(s->model);
+    rb_free(s->urdf);
+    rb_free(s->name);
+    rb_free(s->path);
+    rb_free(s->sha256);
+    rb_free(s);
+}
+
+int rb_scenario_load_text(const char *text, size_t len, const char *name_for_messages, const char *base_file,
+                          rb_scenario **out, rb_err *err)
+{
+    const char *file = name_for_messages ? name_for_messages : "scenario.json";
+    *out = NULL;
+    char *copy = rb_strndup(text, len);
+    rb_scenario *s = rb_calloc(1, sizeof *s);
+    cJSON *root = NULL;
+    int rc = RB_OK;
+    size_t stem_len;
+    const char *stem = rb_pipe_stem(file, &stem_len);
+    if (s) {
+        char hex[65];
+        rb_sha256 ctx;
+        rb_sha256_init(&ctx);
+        rb_sha256_update(&ctx, text, len);
+        rb_sha256_final(&ctx, hex);
+        s->sha256 = rb_strdup(hex);
+        s->path = rb_strdup(file);
+        s->name = stem_len ? rb_strndup(stem, stem_len) : rb_strdup("scenario");
+    }
+    if (!copy || !s || !s->sha256 || !s->path || !s->name) {
+        rc = rb_err_set(err, RB_ENOMEM, "%s: out of memory", file);
+        goto done;
+    }
+    const char *nul = memchr(copy, '\0', len);
+    if (nul) {
+        rc = rb_cfg_malformed(file, copy, len, (size_t)(nul - copy), "NUL byte", err);
+        goto done;
+    }
+    const char *end = NULL;
+    root = cJSON_ParseWithLengthOpts(copy, len + 1, &end, 1);
+    if (!root) {
+        rc = rb_cfg_malformed(file, copy, len, end ? (size_t)(end - copy) : 0, NULL, err);
+        goto done;
+    }
+    scn x = {{file, copy, len, base_file ? base_file : file, NULL, NULL, err, 0, {{NULL, 0}}}, s};
+    rc = parse_root(&x, root);
+done:
+    cJSON_Delete(root);
+    rb_free(copy);
+    if (rc)
+        rb_scenario_free(s);
+    else
+        *out = s;
+    return rc;
+}
+
+int rb_scenario_load(const char *path, rb_scenario **out, rb_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    *out = NULL;
+    int rc = rb_cfg_read_file(path, &text, &len, err);
+    if (rc)
+        return rc;
+    rc = rb_scenario_load_text(text, len, path, path, out, err);
+    rb_free(text);
+    return rc;
+}
