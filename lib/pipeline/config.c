@@ -1044,6 +1044,18 @@ static int init_pipeline(rb_pipeline *p, const char *text, size_t len, const cha
     return p->config_sha256 && p->config_path && p->name ? RB_OK : RB_ENOMEM;
 }
 
+int rb_cfg_parse_json(const char *file, const char *text, size_t len, cJSON **root, rb_err *err)
+{
+    const char *nul = memchr(text, '\0', len);
+    if (nul)
+        return rb_cfg_malformed(file, text, len, (size_t)(nul - text), "NUL byte", err);
+    const char *end = NULL;
+    *root = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1);
+    if (!*root)
+        return rb_cfg_malformed(file, text, len, end ? (size_t)(end - text) : 0, NULL, err);
+    return RB_OK;
+}
+
 int rb_pipeline_load_text(const char *text, size_t len, const char *name_for_messages, const char *base_file,
                           const rb_registry *reg, rb_pipeline **out, rb_err *err)
 {
@@ -1057,17 +1069,8 @@ int rb_pipeline_load_text(const char *text, size_t len, const char *name_for_mes
         rc = rb_err_set(err, RB_ENOMEM, "%s: out of memory", file);
         goto done;
     }
-    const char *nul = memchr(copy, '\0', len);
-    if (nul) {
-        rc = rb_cfg_malformed(file, copy, len, (size_t)(nul - copy), "NUL byte", err);
+    if ((rc = rb_cfg_parse_json(file, copy, len, &root, err)))
         goto done;
-    }
-    const char *end = NULL;
-    root = cJSON_ParseWithLengthOpts(copy, len + 1, &end, 1);
-    if (!root) {
-        rc = rb_cfg_malformed(file, copy, len, end ? (size_t)(end - copy) : 0, NULL, err);
-        goto done;
-    }
     cfg c = {file, copy, len, base_file, reg, p, err, 0, {{NULL, 0}}};
     rc = parse_root(&c, root);
     if (!rc)

@@ -85,6 +85,9 @@ int rb_cfg_want_choice(cfg *c, const cJSON *v, const char *const *choices, size_
 int rb_cfg_member_string(cfg *c, const cJSON *obj, const char *key, bool required, char **out);
 /* Optional member `key` of obj read as one of `choices` (*index untouched when absent). */
 int rb_cfg_member_choice(cfg *c, const cJSON *obj, const char *key, const char *const *choices, size_t *index);
+/* Parse NUL-terminated text[0..len) as JSON into *root (caller frees with cJSON_Delete); a NUL byte inside
+ * or malformed JSON gives "<file>:<line>:<col>: malformed JSON (...)" (RB_ECONFIG). */
+int rb_cfg_parse_json(const char *file, const char *text, size_t len, cJSON **root, rb_err *err);
 /* RB_ECONFIG "<file>:<line>:<col>: malformed JSON (...)" for text cJSON rejected at cjson_offset (why:
  * the reason when known, else NULL to find it). */
 int rb_cfg_malformed(const char *file, const char *text, size_t len, size_t cjson_offset, const char *why, rb_err *err);

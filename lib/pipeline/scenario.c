@@ -909,17 +909,8 @@ int rb_scenario_load_text(const char *text, size_t len, const char *name_for_mes
         rc = rb_err_set(err, RB_ENOMEM, "%s: out of memory", file);
         goto done;
     }
-    const char *nul = memchr(copy, '\0', len);
-    if (nul) {
-        rc = rb_cfg_malformed(file, copy, len, (size_t)(nul - copy), "NUL byte", err);
+    if ((rc = rb_cfg_parse_json(file, copy, len, &root, err)))
         goto done;
-    }
-    const char *end = NULL;
-    root = cJSON_ParseWithLengthOpts(copy, len + 1, &end, 1);
-    if (!root) {
-        rc = rb_cfg_malformed(file, copy, len, end ? (size_t)(end - copy) : 0, NULL, err);
-        goto done;
-    }
     scn x = {{file, copy, len, base_file ? base_file : file, NULL, NULL, err, 0, {{NULL, 0}}}, s};
     rc = parse_root(&x, root);
 done:
