@@ -1,6 +1,5 @@
 #include "harness.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,20 +61,6 @@ size_t test_file_size(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
-}
-
-int test_count_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            n++;
-    closedir(d);
-    return n;
 }
 
 int test_count_lines(const char *s)

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "../unit/support.h" /* test_count_entries */
+
 typedef struct cli_result {
     int status; /* exit code, or 128 + signal */
     char *out;  /* everything written to stdout */
@@ -23,8 +25,6 @@ char *test_path(const char *dir, const char *name);
 void test_write_file(const char *path, const char *text);
 char *test_read_file(const char *path, size_t *len);
 bool test_exists(const char *path);
-/* Number of directory entries other than . and .. */
-int test_count_entries(const char *dir);
 /* Lines in s (a final line without a newline counts). */
 int test_count_lines(const char *s);
 /* Copy the first `len` bytes of src to dst. */

@@ -1,9 +1,14 @@
 #include "support.h"
 
+#include <criterion/criterion.h>
+#include <dirent.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "roboest/core.h"
 
 bool test_decimal_comma_locale(int category, char dir[])
 {
@@ -29,4 +34,54 @@ void test_locale_restore(int category, const char *dir)
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     (void)!system(cmd);
+}
+
+char *test_temp_dir(void)
+{
+    char *dir = rb_strdup("/tmp/rb_test_XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    return dir;
+}
+
+int test_count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+void test_remove_tree(char *dir)
+{
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char *p = rb_asprintf("%s/%s", dir, e->d_name);
+        unlink(p);
+        rb_free(p);
+    }
+    if (d)
+        closedir(d);
+    rmdir(dir);
+    rb_free(dir);
+}
+
+char *test_slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
 }

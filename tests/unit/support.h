@@ -3,6 +3,7 @@
 #define ROBOEST_TEST_SUPPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Switch the process to a German locale (decimal comma) for `category` (LC_ALL, LC_NUMERIC): the
  * installed one, or one compiled with localedef into the fresh folder made from `dir` (a mkdtemp
@@ -10,5 +11,14 @@
  * test_locale_restore(category, dir). */
 bool test_decimal_comma_locale(int category, char dir[]);
 void test_locale_restore(int category, const char *dir);
+
+/* A fresh folder under /tmp (free with test_remove_tree, which also deletes what it holds). */
+char *test_temp_dir(void);
+/* Entries of a folder (hidden temporaries included), "." and ".." excluded; -1 if it cannot be opened. */
+int test_count_entries(const char *dir);
+/* Delete a folder made by test_temp_dir and its files, and free the path. */
+void test_remove_tree(char *dir);
+/* A whole file, NUL-terminated (free with free()); *len its size. */
+char *test_slurp(const char *path, size_t *len);
 
 #endif

@@ -108,56 +108,6 @@ static void check_same(const rb_arrays *want, const rb_arrays *got, bool matlab,
     }
 }
 
-/* ---- files and folders ------------------------------------------------------------------------ */
-static char *temp_dir(void)
-{
-    char *dir = rb_strdup("/tmp/rb_ioarrays_XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-    return dir;
-}
-
-static size_t count_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d);
-    size_t n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    closedir(d);
-    return n;
-}
-
-static void remove_tree(char *dir)
-{
-    DIR *d = opendir(dir);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        char *p = rb_asprintf("%s/%s", dir, e->d_name);
-        unlink(p);
-        rb_free(p);
-    }
-    if (d)
-        closedir(d);
-    rmdir(dir);
-    rb_free(dir);
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
-
 static void put_text(const char *path, const char *text)
 {
     FILE *f = fopen(path, "wb");
@@ -246,7 +196,7 @@ Test(io_arrays, null_arguments)
 /* ---- round trips, each file checked by an independent reader too ------------------------------ */
 static void round_trip(rb_out_format fmt, const char *file, const char *mode, bool csv_set)
 {
-    char *dir = temp_dir();
+    char *dir = test_temp_dir();
     rb_arrays *a = make_set(csv_set);
     char *path = write_set(a, dir, file, fmt);
     python_check(mode, path, csv_set);
@@ -255,7 +205,7 @@ static void round_trip(rb_out_format fmt, const char *file, const char *mode, bo
     rb_arrays_free(b);
     rb_arrays_free(a);
     rb_free(path);
-    remove_tree(dir);
+    test_remove_tree(dir);
 }
 
 Test(io_arrays, h5_round_trip_and_h5py) { round_trip(RB_OUT_H5, "out.h5", "h5", false); }
@@ -266,7 +216,7 @@ Test(io_arrays, csv_round_trip_and_python_csv) { round_trip(RB_OUT_CSV, "out.csv
 /* The h5 writer keeps the order of the set; NULL options take the format from the extension. */
 Test(io_arrays, h5_keeps_order_and_format_from_extension)
 {
-    char *dir = temp_dir();
+    char *dir = test_temp_dir();
     rb_arrays *a = make_set(false);
     const char *files[] = {"o.h5", "o.mat", "o.csv"};
     for (size_t f = 0; f < 3; f++) {
@@ -278,7 +228,7 @@ Test(io_arrays, h5_keeps_order_and_format_from_extension)
         }
         cr_assert_eq(rb_arrays_write(a, path, NULL, &err), RB_OK, "%s: %s", files[f], err.msg);
         size_t len;
-        char *head = slurp(path, &len);
+        char *head = test_slurp(path, &len);
         cr_assert(f != 1 || strncmp(head, "MATLAB 7.3 MAT-file", 19) == 0, ".mat is v7.3");
         cr_assert(f != 2 || strncmp(head, "# roboest_version: 0.1.0\n", 25) == 0, ".csv: %.40s", head);
         free(head);
@@ -291,13 +241,13 @@ Test(io_arrays, h5_keeps_order_and_format_from_extension)
         rb_free(path);
     }
     rb_arrays_free(a);
-    remove_tree(dir);
+    test_remove_tree(dir);
 }
 
 /* libmatio (independent of roboest's writer) reads both .mat versions with MATLAB's sizes. */
 Test(io_arrays, mat_files_read_by_libmatio)
 {
-    char *dir = temp_dir();
+    char *dir = test_temp_dir();
     rb_arrays *a = make_set(false);
     const rb_out_format fmts[] = {RB_OUT_MAT73, RB_OUT_MAT5};
     for (size_t f = 0; f < 2; f++) {
@@ -321,7 +271,7 @@ Test(io_arrays, mat_files_read_by_libmatio)
         rb_free(path);
     }
     rb_arrays_free(a);
-    remove_tree(dir);
+    test_remove_tree(dir);
 }
 
 /* ---- files from independent writers (tests/fixtures/gen_fixtures.py) -------------------------- */
@@ -442,7 +392,7 @@ Test(io_arrays, csv_ignores_the_locale)
 {
     char locale_dir[] = "/tmp/rb_locale_XXXXXX";
     cr_assert(test_decimal_comma_locale(LC_ALL, locale_dir), "a decimal-comma locale (localedef, Debian's locales)");
-    char *dir = temp_dir();
+    char *dir = test_temp_dir();
     rb_arrays *a = make_set(true);
     char *path = write_set(a, dir, "l.csv", RB_OUT_CSV);
     rb_arrays *b = read_ok(path);
@@ -452,7 +402,7 @@ Test(io_arrays, csv_ignores_the_locale)
     rb_arrays_free(a);
     rb_arrays_free(b);
     rb_free(path);
-    remove_tree(dir);
+    test_remove_tree(dir);
 }
 
 /* ---- bad inputs: one-line RB_ENOTFOUND / RB_EINPUT messages starting with the path ------------- */
@@ -513,11 +463,11 @@ Test(io_arrays, unsupported_and_corrupt_datasets_are_named)
 
 static void csv_failure(const char *text, const char *contains)
 {
-    char *dir = temp_dir(), *path = rb_asprintf("%s/bad.csv", dir);
+    char *dir = test_temp_dir(), *path = rb_asprintf("%s/bad.csv", dir);
     put_text(path, text);
     check_failure(path, RB_EINPUT, contains);
     rb_free(path);
-    remove_tree(dir);
+    test_remove_tree(dir);
 }
 
 Test(io_arrays, csv_errors_name_line_and_column)
@@ -539,7 +489,7 @@ Test(io_arrays, csv_errors_name_line_and_column)
  * longer than the 64 KiB sniffed is still recognized. */
 Test(io_arrays, csv_without_rows_quoted_and_long_header)
 {
-    char *dir = temp_dir(), *path = rb_asprintf("%s/h.csv", dir);
+    char *dir = test_temp_dir(), *path = rb_asprintf("%s/h.csv", dir);
     put_text(path, "# k: v\nq:0,q:1,p\n");
     rb_arrays *a = read_ok(path);
     cr_assert(a->n == 2 && a->items[0].dims[0] == 0 && a->items[0].dims[1] == 2 && a->items[1].ndim == 1);
@@ -564,18 +514,18 @@ Test(io_arrays, csv_without_rows_quoted_and_long_header)
     cr_assert_eq(a->items[0].data[cols - 1], (double)(cols - 1));
     rb_arrays_free(a);
     rb_free(path);
-    remove_tree(dir);
+    test_remove_tree(dir);
 }
 
 /* Content, not the extension, picks the reader. */
 Test(io_arrays, format_comes_from_content)
 {
     const char *files[] = {"arrays_h5py.h5", "arrays_h5py73.mat", "arrays_scipy5.mat", "arrays.csv"};
-    char *dir = temp_dir();
+    char *dir = test_temp_dir();
     for (size_t k = 0; k < 4; k++) {
         char *src = fixture(files[k]), *dst = rb_asprintf("%s/renamed%zu.txt", dir, k);
         size_t len;
-        char *bytes = slurp(src, &len);
+        char *bytes = test_slurp(src, &len);
         FILE *f = fopen(dst, "wb");
         fwrite(bytes, 1, len, f);
         fclose(f);
@@ -587,7 +537,7 @@ Test(io_arrays, format_comes_from_content)
         rb_free(src);
         rb_free(dst);
     }
-    remove_tree(dir);
+    test_remove_tree(dir);
 }
 
 /* ---- writing: atomic, names each format can hold ------------------------------------------------ */
@@ -595,7 +545,7 @@ Test(io_arrays, existing_file_is_kept_without_overwrite)
 {
     const rb_out_format fmts[] = {RB_OUT_H5, RB_OUT_MAT73, RB_OUT_MAT5, RB_OUT_CSV};
     for (size_t f = 0; f < 4; f++) {
-        char *dir = temp_dir(), *path = rb_asprintf("%s/keep.out", dir);
+        char *dir = test_temp_dir(), *path = rb_asprintf("%s/keep.out", dir);
         put_text(path, "old contents");
         rb_arrays *a = make_set(fmts[f] == RB_OUT_CSV);
         rb_write_opts opts = {.format = fmts[f]};
@@ -603,47 +553,47 @@ Test(io_arrays, existing_file_is_kept_without_overwrite)
         cr_assert_eq(rb_arrays_write(a, path, &opts, &err), RB_EEXISTS, "%s", err.msg);
         cr_assert(strncmp(err.msg, path, strlen(path)) == 0, "%s", err.msg);
         size_t len;
-        char *text = slurp(path, &len);
+        char *text = test_slurp(path, &len);
         cr_assert_str_eq(text, "old contents");
         free(text);
-        cr_assert_eq(count_entries(dir), 1, "no temporary file left");
+        cr_assert_eq(test_count_entries(dir), 1, "no temporary file left");
         opts.overwrite = true;
         cr_assert_eq(rb_arrays_write(a, path, &opts, &err), RB_OK, "%s", err.msg);
-        cr_assert_eq(count_entries(dir), 1);
+        cr_assert_eq(test_count_entries(dir), 1);
         rb_arrays *b = read_ok(path);
         check_same(a, b, fmts[f] == RB_OUT_MAT73 || fmts[f] == RB_OUT_MAT5, "overwritten");
         rb_arrays_free(b);
         rb_arrays_free(a);
         rb_free(path);
-        remove_tree(dir);
+        test_remove_tree(dir);
     }
 }
 
 Test(io_arrays, missing_folder_is_an_io_error)
 {
-    char *dir = temp_dir(), *path = rb_asprintf("%s/no/such/out.h5", dir);
+    char *dir = test_temp_dir(), *path = rb_asprintf("%s/no/such/out.h5", dir);
     rb_arrays *a = make_set(false);
     rb_err err;
     cr_assert_eq(rb_arrays_write(a, path, NULL, &err), RB_EIO);
     cr_assert(strncmp(err.msg, path, strlen(path)) == 0 && strstr(err.msg, "does not exist"), "%s", err.msg);
-    cr_assert_eq(count_entries(dir), 0);
+    cr_assert_eq(test_count_entries(dir), 0);
     rb_arrays_free(a);
     rb_free(path);
-    remove_tree(dir);
+    test_remove_tree(dir);
 }
 
 static void expect_write_error(const rb_arrays *a, rb_out_format fmt, const char *text)
 {
-    char *dir = temp_dir(), *path = rb_asprintf("%s/bad", dir);
+    char *dir = test_temp_dir(), *path = rb_asprintf("%s/bad", dir);
     rb_write_opts opts = {.format = fmt};
     rb_err err;
     cr_assert_eq(rb_arrays_write(a, path, &opts, &err), RB_EINPUT, "format %d: %s", (int)fmt, err.msg);
     cr_assert(strstr(err.msg, text), "'%s' in: %s", text, err.msg);
     cr_assert(strncmp(err.msg, path, strlen(path)) == 0, "message starts with the path: %s", err.msg);
     cr_assert_null(strchr(err.msg, '\n'));
-    cr_assert_eq(count_entries(dir), 0, "nothing left");
+    cr_assert_eq(test_count_entries(dir), 0, "nothing left");
     rb_free(path);
-    remove_tree(dir);
+    test_remove_tree(dir);
 }
 
 Test(io_arrays, names_each_format_cannot_hold_are_refused)
@@ -698,7 +648,7 @@ Test(io_arrays, empty_set)
 {
     const rb_out_format fmts[] = {RB_OUT_H5, RB_OUT_MAT73, RB_OUT_MAT5};
     const char *files[] = {"e.h5", "e73.mat", "e5.mat"};
-    char *dir = temp_dir();
+    char *dir = test_temp_dir();
     rb_arrays *a;
     rb_err err;
     cr_assert_eq(rb_arrays_new(&a, &err), RB_OK);
@@ -710,7 +660,7 @@ Test(io_arrays, empty_set)
         rb_free(path);
     }
     rb_arrays_free(a);
-    remove_tree(dir);
+    test_remove_tree(dir);
 }
 
 /* The same set always gives the same bytes (no object times or dates). */
@@ -718,7 +668,7 @@ Test(io_arrays, bytes_are_deterministic)
 {
     const rb_out_format fmts[] = {RB_OUT_H5, RB_OUT_MAT73, RB_OUT_MAT5, RB_OUT_CSV};
     const char *files[] = {"d.h5", "d73.mat", "d5.mat", "d.csv"};
-    char *dir = temp_dir(), *first[4];
+    char *dir = test_temp_dir(), *first[4];
     rb_arrays *full = make_set(false), *small = make_set(true);
     for (size_t f = 0; f < 4; f++)
         first[f] = write_set(f == 3 ? small : full, dir, files[f], fmts[f]);
@@ -727,7 +677,7 @@ Test(io_arrays, bytes_are_deterministic)
         char *name = rb_asprintf("2%s", files[f]);
         char *second = write_set(f == 3 ? small : full, dir, name, fmts[f]);
         size_t la, lb;
-        char *x = slurp(first[f], &la), *y = slurp(second, &lb);
+        char *x = test_slurp(first[f], &la), *y = test_slurp(second, &lb);
         cr_assert(la == lb && memcmp(x, y, la) == 0, "%s: the two files differ", files[f]);
         free(x);
         free(y);
@@ -737,7 +687,7 @@ Test(io_arrays, bytes_are_deterministic)
     }
     rb_arrays_free(full);
     rb_arrays_free(small);
-    remove_tree(dir);
+    test_remove_tree(dir);
 }
 
 /* ---- allocation failures ---------------------------------------------------------------------- */
@@ -772,7 +722,7 @@ Test(io_arrays, every_write_allocation_failure_is_reported)
     const char *files[] = {"f.h5", "f.mat", "f5.mat", "f.csv"};
     for (size_t f = 0; f < 4; f++) {
         rb_arrays *a = make_set(fmts[f] == RB_OUT_CSV);
-        char *dir = temp_dir(), *path = rb_asprintf("%s/%s", dir, files[f]);
+        char *dir = test_temp_dir(), *path = rb_asprintf("%s/%s", dir, files[f]);
         rb_write_opts opts = {.format = fmts[f]};
         int rc = RB_ENOMEM;
         long n;
@@ -783,13 +733,13 @@ Test(io_arrays, every_write_allocation_failure_is_reported)
             rb_alloc_fail_after(-1);
             if (rc != RB_OK) {
                 cr_assert(rc == RB_ENOMEM || rc == RB_EIO, "%s, failure %ld: %s", files[f], n, err.msg);
-                cr_assert_eq(count_entries(dir), 0, "%s, failure %ld: a file was left", files[f], n);
+                cr_assert_eq(test_count_entries(dir), 0, "%s, failure %ld: a file was left", files[f], n);
             }
         }
         cr_assert_eq(rc, RB_OK, "%s never succeeded", files[f]);
         cr_assert_gt(n, 1, "%s: no allocation was failed", files[f]);
         rb_free(path);
-        remove_tree(dir);
+        test_remove_tree(dir);
         rb_arrays_free(a);
     }
 }

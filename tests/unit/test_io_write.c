@@ -1,7 +1,6 @@
 /* Log writers: contents checked by independent readers (h5py, scipy, Python's csv, libmatio's C
  * API), deterministic bytes, atomic output, failure paths. */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <locale.h>
 #include <math.h>
 #include <matio.h>
@@ -85,56 +84,6 @@ static rb_log *make_log(bool with_empty)
     return log;
 }
 
-/* ---- helpers ---------------------------------------------------------------------------------- */
-static char *temp_dir(void)
-{
-    char *dir = rb_strdup("/tmp/rb_iowrite_XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-    return dir;
-}
-
-static size_t count_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d);
-    size_t n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    closedir(d);
-    return n;
-}
-
-static void remove_tree(char *dir)
-{
-    DIR *d = opendir(dir);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        char *p = rb_asprintf("%s/%s", dir, e->d_name);
-        unlink(p);
-        rb_free(p);
-    }
-    if (d)
-        closedir(d);
-    rmdir(dir);
-    rb_free(dir);
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
-
 /* Run the Python checker; assert it exits 0 and show what it printed otherwise. */
 static void python_check(const char *mode, const char *path, bool with_empty)
 {
@@ -162,24 +111,24 @@ static char *write_log(const rb_log *log, const char *dir, const char *file, rb_
 /* ---- contents, by independent readers -------------------------------------------------------- */
 Test(io_write, h5_read_back_by_h5py)
 {
-    char *dir = temp_dir();
+    char *dir = test_temp_dir();
     rb_log *log = make_log(true);
     char *path = write_log(log, dir, "out.h5", RB_OUT_H5);
     python_check("h5", path, true);
     rb_free(path);
     rb_log_free(log);
-    remove_tree(dir);
+    test_remove_tree(dir);
 }
 
 Test(io_write, csv_read_back_by_python_csv)
 {
-    char *dir = temp_dir();
+    char *dir = test_temp_dir();
     rb_log *log = make_log(false);
     char *path = write_log(log, dir, "out.csv", RB_OUT_CSV);
     python_check("csv", path, false);
     rb_free(path);
     rb_log_free(log);
-    remove_tree(dir);
+    test_remove_tree(dir);
 }
 
 /* Element (i, t) of a libmatio n x 1 x T double at i + n * t: the sample-major order. */
@@ -249,31 +198,31 @@ static void check_with_matio(const char *path, bool v73)
 
 Test(io_write, mat73_read_back_by_h5py_and_libmatio)
 {
-    char *dir = temp_dir();
+    char *dir = test_temp_dir();
     rb_log *log = make_log(true);
     char *path = write_log(log, dir, "out.mat", RB_OUT_MAT73);
     python_check("mat73", path, true);
     check_with_matio(path, true);
     rb_free(path);
     rb_log_free(log);
-    remove_tree(dir);
+    test_remove_tree(dir);
 }
 
 Test(io_write, mat5_read_back_by_scipy_and_libmatio)
 {
-    char *dir = temp_dir();
+    char *dir = test_temp_dir();
     rb_log *log = make_log(true);
     char *path = write_log(log, dir, "out.mat", RB_OUT_MAT5);
     python_check("mat5", path, true);
     check_with_matio(path, false);
     rb_free(path);
     rb_log_free(log);
-    remove_tree(dir);
+    test_remove_tree(dir);
 }
 
 Test(io_write, mat_root_name_option)
 {
-    char *dir = temp_dir();
+    char *dir = test_temp_dir();
     rb_log *log = make_log(false);
     char *path = rb_asprintf("%s/root.mat", dir);
     rb_write_opts opts = {.format = RB_OUT_MAT73, .root_name = "balancing"};
@@ -290,7 +239,7 @@ Test(io_write, mat_root_name_option)
     cr_assert(strstr(err.msg, "not an identifier"), "%s", err.msg);
     rb_free(path);
     rb_log_free(log);
-    remove_tree(dir);
+    test_remove_tree(dir);
 }
 
 Test(io_write, csv_exact_text)
@@ -304,10 +253,10 @@ Test(io_write, csv_exact_text)
     cr_assert_eq(rb_log_add_channel_copy(log, "g/b", 2, 2, t, b, bn, bu, &err), RB_OK);
     cr_assert_eq(rb_log_set_attr(log, "model", "ergoCub.urdf", &err), RB_OK);
     cr_assert_eq(rb_log_set_attr(log, "note", "two\nlines", &err), RB_OK);
-    char *dir = temp_dir();
+    char *dir = test_temp_dir();
     char *path = write_log(log, dir, "x.csv", RB_OUT_CSV);
     size_t len;
-    char *text = slurp(path, &len);
+    char *text = test_slurp(path, &len);
     cr_assert_str_eq(text, "# model: ergoCub.urdf\n"
                            "# note: two lines\n"
                            "time,a:x [m/s],\"g/b:p,q\",\"g/b:r\"\"s [N]\"\n"
@@ -316,7 +265,7 @@ Test(io_write, csv_exact_text)
     free(text);
     rb_free(path);
     rb_log_free(log);
-    remove_tree(dir);
+    test_remove_tree(dir);
 }
 
 /* Numbers keep their '.' under a decimal-comma locale: rb_format_double formats under "C" itself. */
@@ -332,29 +281,29 @@ Test(io_write, csv_ignores_the_locale)
     cr_assert_eq(rb_log_new(&log, &err), RB_OK);
     double t[2] = {0.5, 1.25}, x[2] = {0.1, -2.5e-300};
     cr_assert_eq(rb_log_add_channel_copy(log, "x", 2, 1, t, x, NULL, NULL, &err), RB_OK);
-    char *dir = temp_dir();
+    char *dir = test_temp_dir();
     char *path = write_log(log, dir, "x.csv", RB_OUT_CSV);
     test_locale_restore(LC_ALL, locale_dir);
     size_t len;
-    char *text = slurp(path, &len);
+    char *text = test_slurp(path, &len);
     cr_assert_str_eq(text, "time,x\n0.5,0.1\n1.25,-2.5e-300\n");
     free(text);
     rb_free(path);
     rb_log_free(log);
-    remove_tree(dir);
+    test_remove_tree(dir);
 }
 
 /* ---- deterministic bytes --------------------------------------------------------------------- */
 static void same_bytes_twice(rb_out_format fmt, const char *file)
 {
-    char *dir = temp_dir();
+    char *dir = test_temp_dir();
     rb_log *log = make_log(true);
     char *name2 = rb_asprintf("2%s", file);
     char *a = write_log(log, dir, file, fmt);
     sleep(1); /* HDF5 object times have one-second resolution: they would differ now */
     char *b = write_log(log, dir, name2, fmt);
     size_t la, lb;
-    char *x = slurp(a, &la), *y = slurp(b, &lb);
+    char *x = test_slurp(a, &la), *y = test_slurp(b, &lb);
     cr_assert_eq(la, lb, "%s: %zu vs %zu bytes", file, la, lb);
     cr_assert(memcmp(x, y, la) == 0, "%s: the two files differ", file);
     free(x);
@@ -363,7 +312,7 @@ static void same_bytes_twice(rb_out_format fmt, const char *file)
     rb_free(b);
     rb_free(name2);
     rb_log_free(log);
-    remove_tree(dir);
+    test_remove_tree(dir);
 }
 
 Test(io_write, h5_bytes_are_deterministic) { same_bytes_twice(RB_OUT_H5, "d.h5"); }
@@ -373,7 +322,7 @@ Test(io_write, mat5_bytes_are_deterministic) { same_bytes_twice(RB_OUT_MAT5, "d5
 /* ---- atomic output ---------------------------------------------------------------------------- */
 Test(io_write, existing_file_is_kept_without_overwrite)
 {
-    char *dir = temp_dir();
+    char *dir = test_temp_dir();
     char *path = rb_asprintf("%s/keep.h5", dir);
     FILE *f = fopen(path, "w");
     fputs("old contents", f);
@@ -383,37 +332,37 @@ Test(io_write, existing_file_is_kept_without_overwrite)
     rb_err err;
     cr_assert_eq(rb_log_write(log, path, &opts, &err), RB_EEXISTS);
     size_t len;
-    char *text = slurp(path, &len);
+    char *text = test_slurp(path, &len);
     cr_assert_str_eq(text, "old contents");
     free(text);
-    cr_assert_eq(count_entries(dir), 1, "no temporary file left");
+    cr_assert_eq(test_count_entries(dir), 1, "no temporary file left");
     opts.overwrite = true;
     cr_assert_eq(rb_log_write(log, path, &opts, &err), RB_OK, "%s", err.msg);
     python_check("h5", path, false);
-    cr_assert_eq(count_entries(dir), 1);
+    cr_assert_eq(test_count_entries(dir), 1);
     rb_free(path);
     rb_log_free(log);
-    remove_tree(dir);
+    test_remove_tree(dir);
 }
 
 Test(io_write, missing_folder_is_an_io_error)
 {
-    char *dir = temp_dir();
+    char *dir = test_temp_dir();
     char *path = rb_asprintf("%s/no/such/out.mat", dir);
     rb_log *log = make_log(false);
     rb_write_opts opts = {.format = RB_OUT_MAT73};
     rb_err err;
     cr_assert_eq(rb_log_write(log, path, &opts, &err), RB_EIO);
     cr_assert(strstr(err.msg, "does not exist"), "%s", err.msg);
-    cr_assert_eq(count_entries(dir), 0);
+    cr_assert_eq(test_count_entries(dir), 0);
     rb_free(path);
     rb_log_free(log);
-    remove_tree(dir);
+    test_remove_tree(dir);
 }
 
 Test(io_write, failed_write_leaves_nothing)
 {
-    char *dir = temp_dir();
+    char *dir = test_temp_dir();
     char *path = rb_asprintf("%s/out.csv", dir);
     rb_log *log = make_log(false);
     log->channels[1].time[3] = 0.5000000000000001; /* one bit off */
@@ -421,31 +370,31 @@ Test(io_write, failed_write_leaves_nothing)
     cr_assert_eq(rb_log_write(log, path, NULL, &err), RB_EINPUT); /* NULL opts: format from the name */
     cr_assert(strstr(err.msg, "out.csv: channel FTs/l_arm_ft: sample 3") && strstr(err.msg, "resample"), "%s",
               err.msg);
-    cr_assert_eq(count_entries(dir), 0, "neither the output nor a temporary file");
+    cr_assert_eq(test_count_entries(dir), 0, "neither the output nor a temporary file");
     cr_assert_eq(log->channels[1].time[3], 0.5000000000000001, "input untouched");
 
     rb_log_free(log);
     log = make_log(true); /* a zero-sample channel cannot share the clock either */
     cr_assert_eq(rb_log_write(log, path, NULL, &err), RB_EINPUT);
     cr_assert(strstr(err.msg, "empty_channel has 0 samples"), "%s", err.msg);
-    cr_assert_eq(count_entries(dir), 0);
+    cr_assert_eq(test_count_entries(dir), 0);
     rb_free(path);
     rb_log_free(log);
-    remove_tree(dir);
+    test_remove_tree(dir);
 }
 
 static void expect_write_error(rb_log *log, rb_out_format fmt, int code, const char *text)
 {
-    char *dir = temp_dir();
+    char *dir = test_temp_dir();
     char *path = rb_asprintf("%s/bad", dir);
     rb_write_opts opts = {.format = fmt};
     rb_err err;
     cr_assert_eq(rb_log_write(log, path, &opts, &err), code, "%s", err.msg);
     cr_assert(strstr(err.msg, text), "%s", err.msg);
     cr_assert(strncmp(err.msg, path, strlen(path)) == 0, "message starts with the path: %s", err.msg);
-    cr_assert_eq(count_entries(dir), 0);
+    cr_assert_eq(test_count_entries(dir), 0);
     rb_free(path);
-    remove_tree(dir);
+    test_remove_tree(dir);
 }
 
 Test(io_write, invalid_inputs_are_refused)
@@ -491,17 +440,17 @@ Test(io_write, format_from_path)
 
 Test(io_write, write_raw_names_the_path)
 {
-    char *dir = temp_dir();
+    char *dir = test_temp_dir();
     char *path = rb_asprintf("%s/raw.h5", dir);
     rb_log *log = make_log(false);
     rb_err err;
     cr_assert_eq(rb_log_write_raw(log, path, NULL, &err), RB_OK, "%s", err.msg);
     python_check("h5", path, false);
     cr_assert_eq(rb_log_write_raw(log, path, NULL, &err), RB_OK, "raw writes truncate");
-    cr_assert_eq(count_entries(dir), 1);
+    cr_assert_eq(test_count_entries(dir), 1);
     rb_free(path);
     rb_log_free(log);
-    remove_tree(dir);
+    test_remove_tree(dir);
 }
 
 /* A full disk: libmatio does not report failed writes, so the v5 writer reads the file back.
@@ -529,7 +478,7 @@ Test(io_write, allocation_failures_fail_cleanly)
     const char *files[] = {"f.h5", "f.mat", "f5.mat", "f.csv"};
     for (size_t k = 0; k < 4; k++) {
         rb_log *log = make_log(fmts[k] != RB_OUT_CSV);
-        char *dir = temp_dir();
+        char *dir = test_temp_dir();
         char *path = rb_asprintf("%s/%s", dir, files[k]);
         rb_write_opts opts = {.format = fmts[k]};
         rb_err err;
@@ -541,14 +490,14 @@ Test(io_write, allocation_failures_fail_cleanly)
             rb_alloc_fail_after(-1);
             if (rc != RB_OK) {
                 cr_assert(rc == RB_ENOMEM || rc == RB_EIO, "%s, failure %ld: %s", files[k], n, err.msg);
-                cr_assert_eq(count_entries(dir), 0, "%s, failure %ld: a file was left", files[k], n);
+                cr_assert_eq(test_count_entries(dir), 0, "%s, failure %ld: a file was left", files[k], n);
             }
         }
         cr_assert_eq(rc, RB_OK, "%s never succeeded", files[k]);
         cr_assert_gt(n, 1, "%s: no allocation was failed", files[k]);
-        cr_assert_eq(count_entries(dir), 1);
+        cr_assert_eq(test_count_entries(dir), 1);
         rb_free(path);
-        remove_tree(dir);
+        test_remove_tree(dir);
         rb_log_free(log);
     }
 }

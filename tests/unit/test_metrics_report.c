@@ -1,6 +1,5 @@
 #include <criterion/criterion.h>
 #include <cjson/cJSON.h>
-#include <dirent.h>
 #include <locale.h>
 #include <math.h>
 #include <stdio.h>
@@ -236,17 +235,6 @@ Test(metrics_report, format_from_path)
 
 /* ---- writing -------------------------------------------------------------------------------- */
 
-static size_t count_entries(const char *dir)
-{
-    size_t n = 0;
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d);
-    for (struct dirent *e; (e = readdir(d));)
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    closedir(d);
-    return n;
-}
-
 static char *slurp(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -275,7 +263,7 @@ Test(metrics_report, write_is_atomic_and_respects_overwrite)
     cr_assert_str_eq(slurp(path), json, "the existing file is left alone");
     cr_assert_eq(rb_report_write(rep, path, RB_REPORT_JSON, true, &err), RB_OK, "%s", err.msg);
     cr_assert(strstr(slurp(path), "changed"));
-    cr_assert_eq(count_entries(dir), 1, "no temporary left behind");
+    cr_assert_eq(test_count_entries(dir), 1, "no temporary left behind");
 
     unlink(path);
     rmdir(dir);
@@ -296,13 +284,13 @@ Test(metrics_report, failed_write_leaves_nothing)
     cr_assert(strstr(err.msg, path) && strstr(err.msg, "mse is NaN"), "%s", err.msg);
     struct stat st;
     cr_assert_neq(stat(path, &st), 0);
-    cr_assert_eq(count_entries(dir), 0);
+    cr_assert_eq(test_count_entries(dir), 0);
 
     rep->rows[0].stats.mse = 1;
     char *missing = rb_asprintf("%s/no/such/report.md", dir);
     cr_assert_eq(rb_report_write(rep, missing, RB_REPORT_MARKDOWN, true, &err), RB_EIO);
     cr_assert(strstr(err.msg, missing), "%s", err.msg);
-    cr_assert_eq(count_entries(dir), 0);
+    cr_assert_eq(test_count_entries(dir), 0);
 
     rmdir(dir);
     rb_free(missing);

@@ -1,7 +1,6 @@
 /* The runner: whole runs on in-memory logs, alignment errors, non-finite policies, all-or-nothing writing,
  * several logs, progress, allocation failures. */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 
 #include "roboest/estimators.h"
 #include "roboest/pipeline.h"
+#include "support.h"
 
 /* A stage that fails at sample 5 (to check how a stage's error travels). */
 static int failing_create(const rb_stage_setup *setup, void **state, rb_err *err)
@@ -588,18 +588,6 @@ static char *temp_dir(void)
     return dir;
 }
 
-/* Entries of a folder (including hidden temporaries), "." and ".." excluded. */
-static size_t count_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d, "%s", dir);
-    size_t n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-    closedir(d);
-    return n;
-}
-
 static bool exists(const char *dir, const char *name)
 {
     char *path = rb_asprintf("%s/%s", dir, name);
@@ -625,7 +613,7 @@ Test(pipeline_run, result_write_with_provenance)
     cr_assert_eq(run(p, log, &res, &err), RB_OK, "%s", err.msg);
     char *dir = temp_dir();
     cr_assert_eq(rb_run_result_write(p, res, dir, false, &err), RB_OK, "%s", err.msg);
-    cr_assert_eq(count_entries(dir), 3, "est.h5, report.md, report.json and no temporaries");
+    cr_assert_eq(test_count_entries(dir), 3, "est.h5, report.md, report.json and no temporaries");
     cr_assert(exists(dir, "est.h5") && exists(dir, "report.md") && exists(dir, "report.json"));
 
     char *path = rb_asprintf("%s/est.h5", dir);
@@ -651,10 +639,10 @@ Test(pipeline_run, result_write_with_provenance)
     cr_assert_eq(stat(path, &before), 0);
     cr_assert_eq(rb_run_result_write(p, res, dir, false, &err), RB_EEXISTS);
     cr_assert(strstr(err.msg, "est.h5"), "%s", err.msg);
-    cr_assert_eq(count_entries(dir), 3);
+    cr_assert_eq(test_count_entries(dir), 3);
     cr_assert_eq(rb_run_result_write(p, res, dir, true, &err), RB_OK, "%s", err.msg);
     cr_assert_eq(stat(path, &after), 0);
-    cr_assert_eq(count_entries(dir), 3);
+    cr_assert_eq(test_count_entries(dir), 3);
     rb_free(path);
     remove_tree(dir);
     rb_free(dir);
@@ -675,15 +663,15 @@ Test(pipeline_run, outputs_are_all_or_nothing)
     char *dir = temp_dir();
     cr_assert_eq(rb_run_result_write(p, res, dir, false, &err), RB_EIO);
     cr_assert(strstr(err.msg, "missing"), "%s", err.msg);
-    cr_assert_eq(count_entries(dir), 0, "the second output's folder is missing: no file appears");
+    cr_assert_eq(test_count_entries(dir), 0, "the second output's folder is missing: no file appears");
 
     /* a report that cannot be rendered after the outputs were written: all are dropped */
     char *sub = rb_asprintf("%s/missing", dir);
     cr_assert_eq(mkdir(sub, 0777), 0);
     res->report->rows[1].stats.rmse = NAN;
     cr_assert_eq(rb_run_result_write(p, res, dir, false, &err), RB_ENUMERIC);
-    cr_assert_eq(count_entries(dir), 1, "only the folder made above");
-    cr_assert_eq(count_entries(sub), 0);
+    cr_assert_eq(test_count_entries(dir), 1, "only the folder made above");
+    cr_assert_eq(test_count_entries(sub), 0);
     res->report->rows[1].stats.rmse = 0;
     cr_assert_eq(rb_run_result_write(p, res, dir, false, &err), RB_OK, "%s", err.msg);
     cr_assert(exists(dir, "a.csv") && exists(sub, "b.csv") && exists(dir, "report.md"));
@@ -732,7 +720,7 @@ Test(pipeline_run, run_reads_logs_and_refuses_existing_outputs_first)
     cr_assert_eq(sum.report->n_rows, 3);
     cr_assert_str_eq(sum.report->rows[0].run, "run/session_a");
     cr_assert(exists(out, "est.h5") && exists(out, "report.md") && exists(out, "report.json"));
-    cr_assert_eq(count_entries(out), 3);
+    cr_assert_eq(test_count_entries(out), 3);
     rb_run_summary_free(&sum);
 
     char *est = rb_asprintf("%s/est.h5", out);
@@ -783,7 +771,7 @@ Test(pipeline_run, several_logs_get_a_folder_each_and_a_combined_report)
     char *out_a = rb_asprintf("%s/a", out), *out_b = rb_asprintf("%s/b", out);
     cr_assert(exists(out_a, "est.h5") && exists(out_b, "est.h5") && exists(out_b, "report.json"));
     cr_assert(exists(out, "report.md") && exists(out, "report.json"), "combined reports at the top");
-    cr_assert_eq(count_entries(out), 4);
+    cr_assert_eq(test_count_entries(out), 4);
     rb_run_summary_free(&sum);
 
     /* the command line's logs as one session */
@@ -858,10 +846,10 @@ Test(pipeline_run, allocation_failures_are_clean)
         if (rc == RB_OK)
             break;
         cr_assert_eq(rc, RB_ENOMEM, "allocation %ld: %s %s", n, rb_status_name(rc), err.msg);
-        cr_assert_eq(count_entries(dir), 0, "allocation %ld: a file appeared", n);
+        cr_assert_eq(test_count_entries(dir), 0, "allocation %ld: a file appeared", n);
     }
     cr_assert(n > 50, "the loop reached the end after %ld allocations", n);
-    cr_assert_eq(count_entries(dir), 2);
+    cr_assert_eq(test_count_entries(dir), 2);
     remove_tree(dir);
     rb_free(dir);
     rb_log_free(log);
