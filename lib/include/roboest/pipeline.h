@@ -445,7 +445,9 @@ typedef enum rb_scn_source {
     RB_SCN_MOTOR_CURRENT, /* motors_state/currents */
     RB_SCN_FT,            /* FTs/<name>: model FT sensor `index` */
     RB_SCN_ACC,           /* accelerometers/<name>: frame slot `index` of sim.frames */
-    RB_SCN_GYRO           /* gyros/<name>: frame slot `index` of sim.frames */
+    RB_SCN_GYRO,          /* gyros/<name>: frame slot `index` of sim.frames */
+    RB_SCN_ORIENTATION    /* orientations/<name>: frame slot `index` of sim.frames (roll pitch yaw of its world
+                           * orientation, rb_m3_to_rpy) */
 } rb_scn_source;
 
 typedef struct rb_scenario_sensor {
@@ -471,6 +473,7 @@ typedef struct rb_scenario {
     rb_sim_actuator *actuators;
     rb_friction_model *friction;
     rb_sim_contact *contacts;
+    rb_sim_contact_event *events;
     rb_sim_push *pushes;
     int *frames;
 } rb_scenario;
