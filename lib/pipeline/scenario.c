@@ -234,9 +234,11 @@ static int parse_base_pose(scn *x, const cJSON *v)
         rc = opt_numbers(c, v, "position", 3, q);
     if (!rc)
         rc = opt_numbers(c, v, "rpy", 3, rpy);
+    if (rc)
+        return rc;
     rb_m3_from_rpy(rpy[0], rpy[1], rpy[2], R);
     rb_quat_from_m3(R, q + 3);
-    return rc;
+    return RB_OK;
 }
 
 static int one_q0(scn *x, const cJSON *v, size_t j)
