@@ -433,6 +433,52 @@ Test(pipeline_run, selected_elements_and_metric_width_mismatch)
     rb_log_free(log);
 }
 
+/* Several channels bound as one signal: each resampled on its own clock (imu/acc has half the rate and a
+ * later start), then concatenated in list order with their element names. */
+Test(pipeline_run, several_channels_concatenate_in_list_order)
+{
+    rb_pipeline *p = load("{\"clock\": {\"rate\": 100},\n"
+                          " \"signals\": {\"all\": {\"channel\": [\"joints/q\", \"imu/acc\", \"joints/qd\"]},\n"
+                          "             \"q\": {\"channel\": \"joints/q\"}},\n"
+                          " \"outputs\": [{\"path\": \"a.csv\", \"signals\": [\"all\", \"q\"]}]}");
+    rb_log *log = make_log(101, 0.01, 0.0);
+    rb_run_result *res;
+    rb_err err;
+    cr_assert_eq(run(p, log, &res, &err), RB_OK, "%s", err.msg);
+    const rb_run_signal *all = rb_run_result_signal(res, "all"), *q = rb_run_result_signal(res, "q");
+    cr_assert_eq(all->width, 7);
+    const char *names[] = {"hip", "knee", "0", "1", "2", "hip", "knee"};
+    const char *units[] = {"rad", "rad", "", "", "", "rad/s", "rad/s"};
+    for (size_t e = 0; e < 7; e++) {
+        cr_assert_str_eq(all->names[e], names[e]);
+        cr_assert_str_eq(all->units[e], units[e]);
+    }
+    cr_assert_gt(res->clock.t[0], 0.04, "the clock starts where imu/acc starts");
+    for (size_t k = 0; k < res->clock.n; k++) {
+        const double *row = all->data + 7 * k;
+        cr_assert_eq(row[0], q->data[2 * k]);
+        cr_assert_eq(row[1], q->data[2 * k + 1]);
+        cr_assert_float_eq(row[2], 9.81, 1e-12);
+        cr_assert_eq(row[5], 2.5);
+        cr_assert_eq(row[6], -1.0);
+    }
+    rb_run_result_free(res);
+    rb_pipeline_free(p);
+
+    p = load("{\"clock\": {\"rate\": 100}, \"signals\": {\"all\": {\"channel\": [\"joints/q\", \"imu/gyro\"]}}}");
+    cr_assert_eq(run(p, log, &res, &err), RB_ENOTFOUND);
+    cr_assert_str_eq(err.msg, "memory: channel imu/gyro not found (signals.all.channel[1])");
+    rb_pipeline_free(p);
+    rb_log_free(log);
+
+    rb_pipeline *bad;
+    const char *text = "{\"clock\": {\"rate\": 100}, \"signals\": {\"all\": {\"channel\": [\"a\", \"b\"], "
+                       "\"elements\": [0]}}}";
+    cr_assert_eq(rb_pipeline_load_text(text, strlen(text), "run.json", NULL, reg, &bad, &err), RB_ECONFIG);
+    cr_assert_str_eq(err.msg, "run.json:1:69: signals.all.elements: not with several channels (bind the channels one "
+                              "by one to select elements)");
+}
+
 Test(pipeline_run, bad_timestamps_are_input_errors)
 {
     rb_pipeline *p = load(run_config);
