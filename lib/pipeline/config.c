@@ -711,7 +711,7 @@ static int parse_ports(cfg *c, const cJSON *stage, const char *key, const char *
     for (size_t j = 0; !rc && j < n_ports; j++) {
         const cJSON *w = member(v, ports[j]);
         if (!w) {
-            if (inputs)
+            if (inputs && !(j < 64 && (c->stage_optional >> j & 1)))
                 rc = rb_cfg_error(c, "missing input port '%s'", ports[j]);
             continue;
         }
@@ -770,6 +770,7 @@ static int parse_stage(cfg *c, const cJSON *v, void *item)
     if (rc)
         return rc;
     const rb_stage_type *t = st->type;
+    c->stage_optional = t->optional_inputs;
     rc = parse_ports(c, v, "in", t->inputs, t->n_inputs, &st->in);
     if (!rc)
         rc = parse_ports(c, v, "out", t->outputs, t->n_outputs, &st->out);
@@ -1110,7 +1111,7 @@ int rb_pipeline_load_text(const char *text, size_t len, const char *name_for_mes
     }
     if ((rc = rb_cfg_parse_json(file, copy, len, &root, err)))
         goto done;
-    cfg c = {file, copy, len, base_file, reg, p, err, 0, {{NULL, 0}}};
+    cfg c = {file, copy, len, base_file, reg, p, err, 0, {{NULL, 0}}, 0};
     if (!(p->config_dir = rb_path_relative_to(base_file, "."))) {
         rc = rb_err_set(err, RB_ENOMEM, "%s: out of memory", file);
         goto done;

@@ -404,6 +404,8 @@ static int create_stage(runner *r, size_t s)
     if (!ports)
         return nomem(r);
     for (size_t j = 0; j < type->n_inputs; j++) {
+        if (st->in_signal[j] == SIZE_MAX) /* an optional port left unwired */
+            continue;
         const live_signal *in = &r->sig[st->in_signal[j]];
         ports[j] = (rb_port){in->width, (const char *const *)in->names, (const char *const *)in->units};
     }
@@ -481,6 +483,11 @@ static int build_tables(runner *r)
     for (size_t s = 0; s < p->n_stages; s++) {
         const rb_config_stage *st = &p->stages[s];
         for (size_t j = 0, i = r->in_off[s]; j < st->type->n_inputs; j++, i++) {
+            if (st->in_signal[j] == SIZE_MAX) { /* unwired optional port: width 0, any valid pointer */
+                r->in_base[i] = r->scratch;
+                r->in_stride[i] = 0;
+                continue;
+            }
             r->in_base[i] = r->sig[st->in_signal[j]].data;
             r->in_stride[i] = r->sig[st->in_signal[j]].stride;
         }

@@ -38,7 +38,7 @@
  *                  "nonfinite": "error" | "hold" (default "error")}.
  *               Signal names use letters, digits and "_ . - /" (they become output channel names).
  *   stages      array, optional: {"id": unique string (required), "type": registered stage type
- *               (required), "in": {port: signal} (every input port), "out": {port: new signal
+ *               (required), "in": {port: signal} (every input port the type does not mark optional), "out": {port: new signal
  *               name} (at least one output port; a port left out is unwired: the stage still
  *               computes it, into a scratch row the runner owns, but it is no signal and is never
  *               recorded), "params": {name: value} (optional; per the type's schema, defaults
@@ -171,6 +171,8 @@ typedef struct rb_stage_type {
     const char *summary; /* one line for --help */
     const char *const *inputs;
     size_t n_inputs;
+    uint64_t optional_inputs; /* bit j set: input port j may be left unwired; create() then sees width 0
+                                 (names, units NULL) and step() a non-NULL pointer to nothing */
     const char *const *outputs;
     size_t n_outputs;
     const rb_param_spec *params;
