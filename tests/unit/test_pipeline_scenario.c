@@ -205,6 +205,8 @@ Test(pipeline_scenario, event_errors)
                  "events[0].contact: expected a contact index in [0, 1] or a contact's frame name");
     expect_error("{" MODEL ", \"duration\": 1, " CONTACTS ", \"events\": [{\"t\": 0.5, \"contact\": 0.5, \"active\": true}]}",
                  "events[0].contact: expected a contact index in [0, 1]");
+    expect_error("{" MODEL ", \"duration\": 1, " CONTACTS ", \"events\": [{\"t\": 1, \"contact\": true, \"active\": true}]}",
+                 "events[0].contact: expected a contact index or a contact's frame name");
     expect_error("{" MODEL ", \"duration\": 1, " CONTACTS ", \"events\": [{\"t\": -1, \"contact\": 0, \"active\": true}]}",
                  "events[0].t: must be >= 0");
     expect_error("{" MODEL ", \"duration\": 1, " CONTACTS ", \"events\": [{\"t\": 1, \"contact\": 0}]}",
@@ -301,6 +303,8 @@ Test(pipeline_scenario, payload_errors)
     expect_error(PAYLOAD("tool_frame") "\"kind\": \"steps\", \"added\": {\"mass\": 1}}}",
                  "payload.link: link 'tool_frame' is merged into body 'hand' (fixed joint): name the body");
     expect_error("{" MODEL ", \"duration\": 1, \"payload\": {\"kind\": \"steps\"}}", "payload: missing key 'link'");
+    expect_error("{" MODEL ", \"duration\": 1, \"payload\": {\"link\": 3, \"kind\": \"steps\"}}",
+                 "payload.link: expected a body (link) name");
     expect_error(PAYLOAD("hand") "\"added\": {\"mass\": 1}}}", "payload: missing key 'kind'");
     expect_error(PAYLOAD("hand") "\"kind\": \"step\", \"added\": {\"mass\": 1}}}",
                  "payload.kind: unknown value 'step' (did you mean 'steps'?)");
