@@ -547,3 +547,44 @@ Test(cli_simulate, ergocub_leg_on_a_pole)
     rb_log_free(log);
     free(dir), free(scn), free(out);
 }
+
+/* ---- the humanoid's leg on a pole, free and pressing on the ground ----------------------------------------- */
+static rb_log *run_leg_example(const char *dir, const char *file)
+{
+    char src[512], name[128], urdf[512], out_name[128];
+    snprintf(src, sizeof src, "%s/configs/scenarios/%s.json", RB_SOURCE, file);
+    snprintf(name, sizeof name, "%s.json", file);
+    snprintf(out_name, sizeof out_name, "%s.h5", file);
+    snprintf(urdf, sizeof urdf, "\"%s/datasets/humanoid_lower_body.urdf\"", RB_SOURCE);
+    const char *from[] = {"\"duration\": 10.0", "\"../../datasets/humanoid_lower_body.urdf\""};
+    const char *to[] = {"\"duration\": 0.5", urdf};
+    char *scn = copy_with(src, dir, name, from, to, 2), *out = test_path(dir, out_name);
+    simulate_ok(scn, out);
+    rb_log *log = read_log(out);
+    free(scn), free(out);
+    return log;
+}
+
+Test(cli_simulate, leg_pole_examples)
+{
+    char *dir = test_tmpdir();
+    rb_log *log = run_leg_example(dir, "leg_pole");
+    const rb_channel *q = channel(log, "truth/joints/positions"), *r = channel(log, "truth/joints/references");
+    cr_assert_eq(q->n_elements, 6);
+    for (size_t k = 0; k < q->n_samples * 6; k++)
+        cr_assert_lt(fabs(q->data[k] - r->data[k]), 0.02, "tracking error at %zu", k);
+    expect_channel(log, "orientations/r_foot_imu", 3, "roll", "rad");
+    rb_log_free(log);
+
+    /* on the ground: the sole holds (six constraints on six joints: nothing moves) and the ground pushes up */
+    log = run_leg_example(dir, "leg_pole_ground");
+    q = channel(log, "truth/joints/positions");
+    const rb_channel *w = channel(log, "truth/contacts/r_sole");
+    for (size_t k = 0; k < q->n_samples; k++) {
+        for (int j = 0; j < 6; j++)
+            cr_assert_lt(fabs(q->data[6 * k + j] - q->data[j]), 1e-9);
+        cr_assert_gt(w->data[6 * k + 2], 5.0, "t = %g: fz %g", w->time[k], w->data[6 * k + 2]);
+    }
+    rb_log_free(log);
+    free(dir);
+}
