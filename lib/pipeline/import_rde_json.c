@@ -149,7 +149,7 @@ static void add_bias_params(builder *b, cJSON *params, const rde *r, const imu_v
     if (r->gyro.use_bias == 1 && gyro->n)
         add(b, params, "q_gyro_bias", numbers(gyro->q_bias, 3 * gyro->n));
     if (r->ft_use_bias == 1 || (r->acc.use_bias == 1 && acc->n) || (r->gyro.use_bias == 1 && gyro->n))
-        add(b, params, "p0_bias", cJSON_CreateNumber(p0_bias));
+        add(b, params, "p0_bias", numbers(&p0_bias, 1)); /* an array, as every variance parameter */
 }
 
 static void add_params(builder *b, cJSON *stage, const rde *r, const imu_view *acc, const imu_view *gyro,

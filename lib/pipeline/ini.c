@@ -342,9 +342,10 @@ static int read_header(parser *p, rb_ini_group *root, rb_ini_group **cur, bool *
     if (!rc && !valid_name(word))
         rc = fail_at(p, line, "'%s' is not a group name (letters, digits, '_', '.', '-')", word);
     const rb_ini_group *twin = rc ? NULL : rb_ini_group_find(root, word);
-    if (twin)
-        rc = fail_at(p, line, "duplicate group [%s] (first on line %zu of %s)", word, twin->line ? twin->line : 1,
-                     twin->file);
+    if (twin && twin->line)
+        rc = fail_at(p, line, "duplicate group [%s] (first on line %zu)", word, twin->line);
+    else if (twin)
+        rc = fail_at(p, line, "duplicate group [%s] (first by an include)", word);
     if (!rc) {
         p->pos++;
         if (!rest_is_empty(p))

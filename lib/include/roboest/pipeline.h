@@ -590,7 +590,7 @@ bool rb_ini_parse_number(const char *s, double *out);
  *                      the folder of opts->out_path (absolute without it)
  *   sampling_time   -> params.dt and "clock": {"rate": 1 / sampling_time}: the public estimator steps once
  *                      per sampling_time, so the pipeline resamples the log to that rate
- *   robot_name, dataset  not mapped (notes): the log is given to `roboest run`
+ *   robot_name      not mapped (a label); dataset: not mapped (a note): the log is given to `roboest run`
  * model.ini (group MODEL)
  *   joint_list      -> "model"."joints" (the order of every joint vector), signal elements
  *   base_link       -> "model"."base" (fixed base: the public configurations are fixed-base)
@@ -615,7 +615,7 @@ bool rb_ini_parse_number(const char *s, double *out);
  *                                                       -> q_contact, p0_contact; contact_decay = k (one value)
  *   <FT name>_bias, <accelerometer name>_bias, <gyroscope name>_bias (ZeroVelocityStateDynamics)
  *                                                       -> q_ft_bias / q_acc_bias / q_gyro_bias and p0_bias
- *         (one value: the stage takes one), used when the sensors' measurements have use_bias 1
+ *         ([one value]: the stage takes one), used when the sensors' measurements have use_bias 1
  *   ("ZeroVelocityDynamics" is read as ZeroVelocityStateDynamics, its older name)
  * ukf_measurement.ini: the blocks of dynamics_list, by name and dynamic_model:
  *   ds (ConstantMeasurementModel)                       -> r_dq
