@@ -182,9 +182,9 @@ static int read_list(parser *p, rb_ini_entry *e)
                 return fail_at(p, p->line, "key '%s': empty list element before ','", e->key);
             p->pos++;
             after_comma = true, need_separator = false;
-        } else if (c == '(') {
+        } else if (c == '(' && p->line == open_line) {
             return fail_at(p, p->line, "key '%s': nested lists are not supported", e->key);
-        } else if (c == '[' || c == ']') {
+        } else if (c == '(' || c == '[' || c == ']') { /* most likely the next statement: a ')' is missing */
             return fail_at(p, open_line, "unterminated list for key '%s' (found %s on line %zu)", e->key, shown(p, buf),
                            p->line);
         } else if (need_separator) {
@@ -301,6 +301,8 @@ static int include_file(parser *p, const char *rel, rb_ini_group *g, size_t line
     int rc = rb_cfg_read_file(path, &text, &len, &sub);
     if (rc == RB_ENOTFOUND)
         rc = fail_at(p, line, "include file '%s' not found (%s)", rel, path);
+    else if (rc == RB_ENOMEM)
+        rc = nomem(p);
     else if (rc)
         rc = fail_at(p, line, "include file '%s': %s", rel, sub.msg);
     if (!rc)
