@@ -333,8 +333,11 @@ static int read_header(parser *p, rb_ini_group *root, rb_ini_group **cur, bool *
         if (!word)
             return nomem(p);
         skip_blanks(p);
+        bool bare = false;
         if (!empty && peek(p) == '"')
             rc = read_quoted(p, &file);
+        else if (!empty && is_word_char(peek(p)))
+            rc = (file = read_word(p, &bare)) ? RB_OK : nomem(p);
         else
             rc = fail_at(p, line, "expected [include GROUP \"file.ini\"]");
     }

@@ -210,7 +210,7 @@ Test(pipeline_ini, includes_nest_the_file_under_its_group)
     snprintf(sub, sizeof sub, "%s/sub", dir);
     cr_assert_eq(mkdir(sub, 0755), 0);
     free(write_in(dir, "sub/state.ini", "dynamics_list (\"A\")\n[A]\nname \"ds\"\n"));
-    free(write_in(dir, "ukf.ini", "alpha 1\n[include UKF_STATE \"sub/state.ini\"]\n[AFTER]\nx 2\n"));
+    free(write_in(dir, "ukf.ini", "alpha 1\n[include UKF_STATE sub/state.ini]\n[AFTER]\nx 2\n"));
     char *top = write_in(dir, "config.ini", "[GENERAL]\nt 0.01\n[include UKF \"ukf.ini\"]\n");
     rb_ini *ini = NULL;
     rb_err err;

@@ -515,14 +515,15 @@ void rb_scenario_free(rb_scenario *s);
  *     ("key 1 2"), an empty element (`(1,, 2)`, `(1,)`), a nested list and a missing `)` are errors;
  *   - `[GROUP]` starts a group holding the following keys; groups of one file are siblings under the file's
  *     root (`GROUP` named like keys; unique among its siblings);
- *   - `[include GROUP "file.ini"]` makes GROUP a group of the including file's root whose keys are the
- *     included file's top-level keys and whose sub-groups are the included file's own [SECTION]s (and
- *     includes); the path is relative to the including file's folder. An include nested deeper than 8 files
+ *   - `[include GROUP "file.ini"]` (the file name may also be a bare word) makes GROUP a group of the
+ *     including file's root whose keys are the included file's top-level keys and whose sub-groups are the
+ *     included file's own [SECTION]s (and includes); the path is relative to the including file's folder. An include nested deeper than 8 files
  *     or a cycle is an error; so is a key right after an include line (start a [GROUP] first);
  *   - a NUL byte or a file above 64 MiB is an error; "\r\n" line ends are accepted.
- * Errors: "<file>:<line>: unterminated list for key 'k' (opened here)", "<file>:<line>: include file
- * 'x.ini' not found (<resolved path>)", "<file>:<line>: duplicate key 'k'", ... RB_ENOTFOUND when the top
- * file itself cannot be opened, RB_ENOMEM.
+ * Errors, e.g. "<file>:<line of the '('>: unterminated list for key 'k' (found '[' on line N)" (or "(no ')'
+ * before the end of the file)"; a '(' on a later line reads the same), "<file>:<line>: include file 'x.ini'
+ * not found (<resolved path>)", "<file>:<line>: duplicate key 'k' (first on line M)"; RB_ENOTFOUND when the
+ * top file itself cannot be opened; RB_ENOMEM.
  */
 typedef struct rb_ini_entry {
     char *key;
@@ -630,6 +631,14 @@ bool rb_ini_parse_number(const char *s, double *out);
  * ukf/dq, ukf/ft, ukf/contacts, ukf/var, ukf/innovation, ukf/nis written to ukf_torque.h5. No "name" (the
  * pipeline file's stem), no "logs", no metrics.
  *
+ * Notes (rb_rde_import.notes, one line each, "<file>:<line>: ..." where a line is known): the dataset; keys and
+ * groups the import does not use; blocks not in a dynamics_list (the public estimator ignores them too); IMUs of
+ * model.ini no measurement uses; bias states whose measurements have use_bias 0; [FT] frames the URDF lacks;
+ * contacts on the base body of their sub-model (the tree cut at the FT sensors): in the public estimator's
+ * process model (each sub-model's joint accelerations, its base acceleration known) no joint acceleration
+ * depends on them, so no measurement observes them (in the shipped files: ergoCub's r_foot_front and
+ * r_foot_rear, the four-joint model's base_link and link_6).
+ *
  * Errors (RB_ECONFIG unless noted, "<file>:<line>: <what>"): the ini errors above; a missing required key
  * (name, dynamic_model, covariance, initial_covariance of a state block, ...); dynamics_list naming a block
  * without a [BLOCK] group; an unknown dynamic_model ("[BLOCK]: unknown dynamic_model 'X'"); a block name that
@@ -638,8 +647,9 @@ bool rb_ini_parse_number(const char *s, double *out);
  * its measurement, no ds / i_m / tau_m / tau_F; unknown keys in a block; use_bias differing within FTs,
  * accelerometers or gyroscopes, or use_bias without the bias state; a friction (tau_F) measurement (wire a
  * friction stage by hand); the newer bipedal-locomotion-framework format (variable_name); no URDF found
- * (RB_ENOTFOUND naming every path tried); the model not loading with joint_list and base_link, or lacking an
- * FT sensor, contact or IMU frame (RB_ENOTFOUND); RB_ENOMEM.
+ * (RB_ENOTFOUND naming every path tried); a joint_list name that is no movable URDF joint, a base_link that is
+ * no link, an FT name that is no URDF force/torque sensor, a contact or measured IMU frame that is no frame
+ * (RB_ENOTFOUND); associated_joints that are not the sensors' joints; the URDF loader's errors; RB_ENOMEM.
  */
 typedef struct rb_rde_import_opts {
     const char *urdf;     /* the URDF to use; NULL: search as above */
