@@ -684,23 +684,18 @@ static int check_complete(rde *r)
         snprintf(what, sizeof what, "the contact '%s' of model.ini [EXTERNAL_CONTACT] frames", r->contacts[i]);
         rc = need(r, r->state, r->contact_seen[i], what);
     }
-    bool *all = rb_calloc(r->n_ft + 1, sizeof *all);
-    if (!rc && !all)
-        rc = rb_err_set(r->err, RB_ENOMEM, "out of memory");
-    for (size_t i = 0; !rc && i < r->n_ft; i++)
-        all[i] = true;
-    if (!rc)
-        rc = check_biases(r, "FT", r->ft, r->n_ft, all, r->ft_bias_seen, r->ft_use_bias, r->ft_bias_block);
-    rb_free(all);
+    if (!rc) /* every FT is measured by now */
+        rc = check_biases(r, "FT", r->ft, r->n_ft, r->ft_meas_seen, r->ft_bias_seen, r->ft_use_bias, r->ft_bias_block);
     rde_imus *imus[] = {&r->acc, &r->gyro};
     const char *kinds[] = {"accelerometer", "gyroscope"}, *groups[] = {"ACCELEROMETER", "GYROSCOPE"};
     for (size_t k = 0; !rc && k < 2; k++) {
         rde_imus *m = imus[k];
         rc = check_biases(r, kinds[k], m->names, m->n, m->used, m->bias_seen, m->use_bias, m->bias_block);
+        const rb_ini_entry *e = m->group ? rb_ini_entry_find(m->group, "names") : NULL;
         for (size_t i = 0; !rc && i < m->n; i++)
             if (!m->used[i])
-                rc = rde_note(r, "model.ini [%s] '%s' is not in the measurement dynamics_list: not used", groups[k],
-                              m->names[i]);
+                rc = rde_note(r, "%s:%zu: [%s] '%s' is not in the measurement dynamics_list: not used", e->file,
+                              e->line, groups[k], m->names[i]);
     }
     return rc;
 }

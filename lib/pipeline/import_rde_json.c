@@ -252,9 +252,9 @@ int rde_pipeline_json(const rde *r, const char *urdf_in_json, char **out, rb_err
     double p0_bias = 0;
     if (!rc && !one_p0_bias(r, &acc, &gyro, &p0_bias))
         rc = rb_err_set(err, RB_ECONFIG,
-                        "%s: the bias states have different initial_covariance values: the ukf_torque stage takes one "
-                        "p0_bias",
-                        r->state->file);
+                        "%s:%zu: the bias states have different initial_covariance values: the ukf_torque stage takes "
+                        "one p0_bias",
+                        r->state->file, rb_ini_entry_find(r->state, "dynamics_list")->line);
     builder b = {true};
     cJSON *root = rc ? NULL : cJSON_CreateObject();
     if (root) {

@@ -542,8 +542,8 @@ Test(pipeline_import_rde, base_mapping)
     cr_assert_null(cJSON_GetObjectItem(signals, "gyro"));
     cr_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(signals, "acc"), "channel"), 0)->valuestring,
                      "accelerometers/ft_1_acc");
-    cr_assert(has_note(&imp, "model.ini [ACCELEROMETER] 'ft_2_acc' is not in the measurement dynamics_list"));
-    cr_assert(has_note(&imp, "model.ini [GYROSCOPE] 'ft_2_gyro' is not in the measurement dynamics_list"));
+    cr_assert(has_note(&imp, "model.ini:10: [ACCELEROMETER] 'ft_2_acc' is not in the measurement dynamics_list"));
+    cr_assert(has_note(&imp, "model.ini:13: [GYROSCOPE] 'ft_2_gyro' is not in the measurement dynamics_list"));
     cr_assert(has_note(&imp, "[FT_1_BIAS] is not in dynamics_list: ignored"));
     cr_assert_eq(imp.n_ft, 2);
     cr_assert_eq(imp.n_acc, 1);
@@ -555,11 +555,16 @@ Test(pipeline_import_rde, base_mapping)
 Test(pipeline_import_rde, biases_decay_and_random_walk_friction)
 {
     const edit edits[] = {
-        {"ukf/ukf_state.ini", "\"CONTACT\")", "\"CONTACT\", \"FT_1_BIAS\", \"FT_2_BIAS\")"},
+        {"ukf/ukf_state.ini", "\"CONTACT\")", "\"CONTACT\", \"FT_1_BIAS\", \"FT_2_BIAS\", \"ACC_BIAS\")"},
+        {"ukf/ukf_state.ini", "[FT_1_BIAS]",
+         "[ACC_BIAS]\nname \"ft_1_acc_bias\"\ncovariance (1e-6, 2e-6, 3e-6)\ninitial_covariance (0.01, 0.01, 0.01)\n"
+         "dynamic_model \"ZeroVelocityStateDynamics\"\n[FT_1_BIAS]"},
         {"ukf/ukf_measurement.ini", "use_bias 0\ndynamic_model \"ConstantMeasurementModel\"\n[FT_2]",
          "use_bias 1\ndynamic_model \"ConstantMeasurementModel\"\n[FT_2]"},
         {"ukf/ukf_measurement.ini", "use_bias 0\ndynamic_model \"ConstantMeasurementModel\"\n[ACC_1]",
          "use_bias true\ndynamic_model \"ConstantMeasurementModel\"\n[ACC_1]"},
+        {"ukf/ukf_measurement.ini", "use_bias 0\ndynamic_model \"AccelerometerMeasurementDynamics\"",
+         "use_bias 1\ndynamic_model \"AccelerometerMeasurementDynamics\""},
         {"ukf/ukf_state.ini", "initial_covariance (8, 8, 8, 8, 8, 8)\ndynamic_model \"ZeroVelocityStateDynamics\"",
          "initial_covariance (8, 8, 8, 8, 8, 8)\ndynamic_model \"ExternalContactStateDynamics\"\nk 2.5"},
         {"ukf/ukf_state.ini",
@@ -568,10 +573,12 @@ Test(pipeline_import_rde, biases_decay_and_random_walk_friction)
          "dynamic_model \"ZeroVelocityDynamics\"\n"},
     };
     rb_rde_import imp;
-    cJSON *doc = import_json(edits, 5, &imp);
+    cJSON *doc = import_json(edits, sizeof edits / sizeof edits[0], &imp);
     const cJSON *p = params_of(doc);
     cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(p, "ft_bias")));
-    cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(p, "acc_bias")));
+    cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(p, "acc_bias")));
+    cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(p, "gyro_bias")));
+    expect_numbers(p, "q_acc_bias", (const double[]){1e-6, 2e-6, 3e-6}, 3);
     expect_numbers(p, "q_ft_bias", (const double[]){1e-8, 1e-8, 1e-8, 1e-8, 1e-8, 1e-8, 2e-8, 2e-8, 2e-8, 2e-8, 2e-8, 2e-8},
                    12);
     expect_numbers(p, "p0_bias", (const double[]){0.01}, 1);
@@ -616,7 +623,8 @@ static void expect_import_error(const edit *edits, size_t n, const char *urdf, i
     test_remove_tree(dir);
 }
 
-#define ONE(file, old, new_text) (const edit[]){{file, old, new_text}}, 1, FOUR_URDF
+#define ONE_EDIT(file, old, new_text) (const edit[]){{file, old, new_text}}, 1
+#define ONE(file, old, new_text) ONE_EDIT(file, old, new_text), FOUR_URDF
 
 Test(pipeline_import_rde, errors_in_the_blocks)
 {
@@ -682,8 +690,31 @@ Test(pipeline_import_rde, errors_in_the_blocks)
                         "estimates the biases of every sensor of a kind or of none");
 }
 
+Test(pipeline_import_rde, unused_bias_states_are_notes)
+{
+    rb_rde_import imp;
+    cJSON *doc = import_json(ONE_EDIT("ukf/ukf_state.ini", "\"CONTACT\")", "\"CONTACT\", \"FT_1_BIAS\")"), &imp);
+    cr_assert(has_note(&imp, "state ft_1_bias is not used: its measurements have use_bias 0"));
+    cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(params_of(doc), "ft_bias")));
+    cr_assert_null(cJSON_GetObjectItem(params_of(doc), "p0_bias"));
+    cJSON_Delete(doc);
+    rb_rde_import_free(&imp);
+}
+
 Test(pipeline_import_rde, errors_in_completeness_and_files)
 {
+    const edit p0[] = {
+        {"ukf/ukf_state.ini", "\"CONTACT\")", "\"CONTACT\", \"FT_1_BIAS\", \"FT_2_BIAS\")"},
+        {"ukf/ukf_state.ini", "initial_covariance (0.01, 0.01, 0.01, 0.01, 0.01, 0.01)\ndynamic_model \"ZeroVelocityStateDynamics\"\n",
+         "initial_covariance (0.01, 0.01, 0.01, 0.01, 0.01, 0.02)\ndynamic_model \"ZeroVelocityStateDynamics\"\n"},
+        {"ukf/ukf_measurement.ini", "use_bias 0\ndynamic_model \"ConstantMeasurementModel\"\n[FT_2]",
+         "use_bias 1\ndynamic_model \"ConstantMeasurementModel\"\n[FT_2]"},
+        {"ukf/ukf_measurement.ini", "use_bias 0\ndynamic_model \"ConstantMeasurementModel\"\n[ACC_1]",
+         "use_bias 1\ndynamic_model \"ConstantMeasurementModel\"\n[ACC_1]"},
+    };
+    expect_import_error(p0, 4, FOUR_URDF, RB_ECONFIG,
+                        "ukf/ukf_state.ini:1: the bias states have different initial_covariance values: the ukf_torque "
+                        "stage takes one p0_bias");
     expect_import_error(ONE("ukf/ukf_measurement.ini", "\"FT_2\", ", ""), RB_ECONFIG,
                         "ukf/ukf_measurement.ini:1: dynamics_list has no block for the FT sensor 'ft_2' of model.ini "
                         "[FT] names");
