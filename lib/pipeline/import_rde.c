@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 
 #include "import_rde.h"
-#include "roboest/dynamics.h"
 
 /* ---- messages ------------------------------------------------------------------------------------- */
 int rde_note(rde *r, const char *fmt, ...)
@@ -28,11 +27,7 @@ int rde_note(rde *r, const char *fmt, ...)
     return RB_OK;
 }
 
-/* RB_ECONFIG (or `code`) "<file>:<line>: <what>" at an entry. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 4, 5)))
-#endif
-static int fail_at(rde *r, int code, const rb_ini_entry *e, const char *fmt, ...)
+int rde_fail_at(rde *r, int code, const rb_ini_entry *e, const char *fmt, ...)
 {
     char what[RB_ERR_MSG_MAX];
     va_list ap;
@@ -43,9 +38,12 @@ static int fail_at(rde *r, int code, const rb_ini_entry *e, const char *fmt, ...
 }
 
 /* RB_ECONFIG "<group where>: <what>". */
+static int fail_in(rde *r, const rb_ini_group *g, const char *fmt, ...)
 #if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
+    __attribute__((format(printf, 3, 4)))
 #endif
+    ;
+
 static int fail_in(rde *r, const rb_ini_group *g, const char *fmt, ...)
 {
     char what[RB_ERR_MSG_MAX], where[512];
@@ -76,10 +74,10 @@ static int unique_names(rde *r, const rb_ini_group *g, const char *key, bool non
         return rc;
     const rb_ini_entry *e = rb_ini_entry_find(g, key);
     if (non_empty && *n == 0)
-        return fail_at(r, RB_ECONFIG, e, "key '%s': the list is empty", key);
+        return rde_fail_at(r, RB_ECONFIG, e, "key '%s': the list is empty", key);
     for (size_t i = 1; i < *n; i++)
         if (index_of(*out, i, (*out)[i]) >= 0)
-            return fail_at(r, RB_ECONFIG, e, "key '%s': '%s' is listed twice", key, (*out)[i]);
+            return rde_fail_at(r, RB_ECONFIG, e, "key '%s': '%s' is listed twice", key, (*out)[i]);
     return RB_OK;
 }
 
@@ -116,7 +114,7 @@ static int read_general(rde *r, bool urdf_given)
     if (!rc)
         rc = rb_ini_get_number(r->general, "sampling_time", true, &r->dt, r->err);
     if (!rc && !(r->dt > 0))
-        rc = fail_at(r, RB_ECONFIG, rb_ini_entry_find(r->general, "sampling_time"), "sampling_time must be > 0 s");
+        rc = rde_fail_at(r, RB_ECONFIG, rb_ini_entry_find(r->general, "sampling_time"), "sampling_time must be > 0 s");
     if (!rc)
         rc = rb_ini_get_string(r->general, "urdf_path", !urdf_given, &r->urdf_path, r->err);
     r->urdf_entry = rb_ini_entry_find(r->general, "urdf_path");
@@ -139,8 +137,8 @@ static int read_imus(rde *r, const char *group, rde_imus *imus)
     if (!rc)
         rc = rb_ini_get_strings(imus->group, "frames", true, &imus->frames, &n_frames, r->err);
     if (!rc && n_frames != imus->n)
-        rc = fail_at(r, RB_ECONFIG, rb_ini_entry_find(imus->group, "frames"),
-                     "[%s] lists %zu frames for %zu names", group, n_frames, imus->n);
+        rc = rde_fail_at(r, RB_ECONFIG, rb_ini_entry_find(imus->group, "frames"), "[%s] lists %zu frames for %zu names",
+                         group, n_frames, imus->n);
     static const char *const known[] = {"names", "frames"};
     return rc ? rc : note_unknown_keys(r, imus->group, known, 2);
 }
@@ -157,8 +155,8 @@ static int read_ft_group(rde *r)
         size_t n = 0;
         rc = rb_ini_get_strings(r->ft_group, known[k], false, &list, &n, r->err);
         if (!rc && list && n != r->n_ft)
-            rc = fail_at(r, RB_ECONFIG, rb_ini_entry_find(r->ft_group, known[k]), "[FT] lists %zu %s for %zu names",
-                         n, known[k], r->n_ft);
+            rc = rde_fail_at(r, RB_ECONFIG, rb_ini_entry_find(r->ft_group, known[k]), "[FT] lists %zu %s for %zu names",
+                             n, known[k], r->n_ft);
         if (k == 1)
             r->ft_frames = list;
         else
@@ -208,8 +206,8 @@ static int alloc_arrays(rde *r)
     if (!r->arena || !r->flags)
         return rb_err_set(r->err, RB_ENOMEM, "out of memory");
     double *d = r->arena;
-    double **per_joint[] = {&r->q_dq, &r->p0_dq, &r->q_tau_m, &r->p0_tau_m, &r->q_tau_f, &r->p0_tau_f, &r->k0,
-                            &r->k1,   &r->k2,    &r->r_dq,    &r->r_current, &r->gear, &r->k_t};
+    double **per_joint[] = {&r->q_dq, &r->p0_dq, &r->q_tau_m, &r->p0_tau_m,  &r->q_tau_f, &r->p0_tau_f, &r->k0,
+                            &r->k1,   &r->k2,    &r->r_dq,    &r->r_current, &r->gear,    &r->k_t};
     for (size_t i = 0; i < 13; i++, d += n)
         *per_joint[i] = d;
     double **per_ft[] = {&r->q_ft, &r->p0_ft, &r->q_ft_bias, &r->p0_ft_bias, &r->r_ft};
@@ -273,13 +271,14 @@ static int open_block(rde *r, const rb_ini_group *parent, const rb_ini_entry *li
     b->g = rb_ini_group_find(parent, id);
     b->id = id;
     if (!b->g)
-        return fail_at(r, RB_ECONFIG, list, "dynamics_list names '%s' but there is no [%s] group", id, id);
+        return rde_fail_at(r, RB_ECONFIG, list, "dynamics_list names '%s' but there is no [%s] group", id, id);
     const rb_ini_entry *newer = rb_ini_entry_find(b->g, "variable_name");
     if (newer)
-        return fail_at(r, RB_ECONFIG, newer,
-                       "[%s]: 'variable_name' is the newer bipedal-locomotion-framework format, which is not imported "
-                       "(blocks with 'name', as in paper_sorrentino_2024_icra, are)",
-                       id);
+        return rde_fail_at(
+            r, RB_ECONFIG, newer,
+            "[%s]: 'variable_name' is the newer bipedal-locomotion-framework format, which is not imported "
+            "(blocks with 'name', as in paper_sorrentino_2024_icra, are)",
+            id);
     int rc = rb_ini_get_string(b->g, "name", true, &b->name, r->err);
     if (!rc)
         rc = rb_ini_get_string(b->g, "dynamic_model", true, &b->model, r->err);
@@ -299,8 +298,8 @@ static int check_keys(rde *r, const block *b, const char *const *allowed, size_t
         for (size_t k = 0; k < n; k++)
             rb_suggest_consider(&s, allowed[k]);
         const char *best = rb_suggest_best(&s);
-        return fail_at(r, RB_ECONFIG, e, "[%s]: unknown key '%s' for dynamic_model %s%s%s%s", b->id, e->key, b->model,
-                       best ? " (did you mean '" : "", best ? best : "", best ? "'?)" : "");
+        return rde_fail_at(r, RB_ECONFIG, e, "[%s]: unknown key '%s' for dynamic_model %s%s%s%s", b->id, e->key,
+                           b->model, best ? " (did you mean '" : "", best ? best : "", best ? "'?)" : "");
     }
     return RB_OK;
 }
@@ -311,8 +310,8 @@ static int variances(rde *r, const block *b, const char *key, double *dst, size_
     int rc = rb_ini_get_numbers(b->g, key, true, dst, count, r->err);
     for (size_t i = 0; !rc && i < count; i++)
         if (dst[i] < 0)
-            rc = fail_at(r, RB_ECONFIG, rb_ini_entry_find(b->g, key), "[%s]: key '%s': element %zu is a negative variance",
-                         b->id, key, i + 1);
+            rc = rde_fail_at(r, RB_ECONFIG, rb_ini_entry_find(b->g, key),
+                             "[%s]: key '%s': element %zu is a negative variance", b->id, key, i + 1);
     return rc;
 }
 
@@ -326,29 +325,35 @@ static int check_elements(rde *r, const block *b, const char *const *expected, s
     if (rc || !e)
         return rc;
     if (n != count)
-        return fail_at(r, RB_ECONFIG, e, "[%s]: %zu elements for a block of %zu", b->id, n, count);
+        return rde_fail_at(r, RB_ECONFIG, e, "[%s]: %zu elements for a block of %zu", b->id, n, count);
     for (size_t i = 0; expected && i < n; i++)
         if (strcmp(el[i], expected[i]) != 0)
-            return fail_at(r, RB_ECONFIG, e, "[%s]: element %zu is '%s' where MODEL joint_list has '%s'", b->id, i + 1,
-                           el[i], expected[i]);
+            return rde_fail_at(r, RB_ECONFIG, e, "[%s]: element %zu is '%s' where MODEL joint_list has '%s'", b->id,
+                               i + 1, el[i], expected[i]);
     return RB_OK;
 }
 
 /* The block's state or measurement `what` was already given by another block. */
 static int twice(rde *r, const block *b, const char *what, const char *first)
 {
-    return fail_at(r, RB_ECONFIG, rb_ini_entry_find(b->g, "name"), "[%s]: %s '%s' is given twice (also by [%s])",
-                   b->id, what, b->name, first ? first : "an earlier block");
+    return rde_fail_at(r, RB_ECONFIG, rb_ini_entry_find(b->g, "name"), "[%s]: %s '%s' is given twice (also by [%s])",
+                       b->id, what, b->name, first ? first : "an earlier block");
 }
 
 static int wrong_model(rde *r, const block *b, const char *kind, const char *needed)
 {
-    return fail_at(r, RB_ECONFIG, b->model_entry, "[%s]: the %s '%s' needs dynamic_model %s, not '%s'", b->id, kind,
-                   b->name, needed, b->model);
+    return rde_fail_at(r, RB_ECONFIG, b->model_entry, "[%s]: the %s '%s' needs dynamic_model %s, not '%s'", b->id, kind,
+                       b->name, needed, b->model);
 }
 
 /* ---- state blocks ---------------------------------------------------------------------------------------- */
-typedef enum state_model { SM_JOINT_VELOCITY, SM_ZERO_VELOCITY, SM_FRICTION, SM_EXTERNAL_CONTACT, SM_UNKNOWN } state_model;
+typedef enum state_model {
+    SM_JOINT_VELOCITY,
+    SM_ZERO_VELOCITY,
+    SM_FRICTION,
+    SM_EXTERNAL_CONTACT,
+    SM_UNKNOWN
+} state_model;
 
 static state_model state_model_of(const char *m)
 {
@@ -364,9 +369,10 @@ static state_model state_model_of(const char *m)
 }
 
 /* The keys of a state block: the first 5 for every model, then friction_k0..2 (FrictionTorqueStateDynamics). */
-static const char *const STATE_KEYS[] = {"name",        "elements",    "covariance", "initial_covariance",
+static const char *const STATE_KEYS[] = {"name",          "elements",    "covariance",  "initial_covariance",
                                          "dynamic_model", "friction_k0", "friction_k1", "friction_k2"};
-static const char *const CONTACT_KEYS[] = {"name", "elements", "covariance", "initial_covariance", "dynamic_model", "k"};
+static const char *const CONTACT_KEYS[] = {"name",          "elements", "covariance", "initial_covariance",
+                                           "dynamic_model", "k"};
 
 /* covariance -> q, initial_covariance -> p0 (count values each); elements checked. */
 static int state_values(rde *r, const block *b, const char *const *keys, size_t n_keys, const char *const *joints,
@@ -420,11 +426,12 @@ static int contact_state(rde *r, const block *b, state_model m, size_t i)
     if (!rc && with_k)
         rc = rb_ini_get_number(b->g, "k", true, &k, r->err);
     if (!rc && !(k >= 0))
-        rc = fail_at(r, RB_ECONFIG, rb_ini_entry_find(b->g, "k"), "[%s]: k must be >= 0 (1/s)", b->id);
+        rc = rde_fail_at(r, RB_ECONFIG, rb_ini_entry_find(b->g, "k"), "[%s]: k must be >= 0 (1/s)", b->id);
     if (!rc && r->decay_block && k != r->contact_decay)
-        rc = fail_at(r, RB_ECONFIG, b->model_entry,
-                     "[%s]: contact decay k = %g differs from [%s]'s %g: the ukf_torque stage takes one contact_decay",
-                     b->id, k, r->decay_block, r->contact_decay);
+        rc = rde_fail_at(
+            r, RB_ECONFIG, b->model_entry,
+            "[%s]: contact decay k = %g differs from [%s]'s %g: the ukf_torque stage takes one contact_decay", b->id, k,
+            r->decay_block, r->contact_decay);
     r->contact_decay = k;
     r->decay_block = b->id;
     return rc;
@@ -456,20 +463,20 @@ static bool bias_target(rde *r, const char *name, double **q, double **p0, bool 
 
 static int unknown_state(rde *r, const block *b)
 {
-    return fail_at(r, RB_ECONFIG, rb_ini_entry_find(b->g, "name"),
-                   "[%s]: name '%s' is not a state of the public estimator: not ds, tau_m, tau_F, an FT sensor of "
-                   "model.ini [FT] names, a frame of [EXTERNAL_CONTACT] frames, nor <sensor>_bias of one of them",
-                   b->id, b->name);
+    return rde_fail_at(r, RB_ECONFIG, rb_ini_entry_find(b->g, "name"),
+                       "[%s]: name '%s' is not a state of the public estimator: not ds, tau_m, tau_F, an FT sensor of "
+                       "model.ini [FT] names, a frame of [EXTERNAL_CONTACT] frames, nor <sensor>_bias of one of them",
+                       b->id, b->name);
 }
 
 static int state_block(rde *r, const block *b)
 {
     state_model m = state_model_of(b->model);
     if (m == SM_UNKNOWN)
-        return fail_at(r, RB_ECONFIG, b->model_entry,
-                       "[%s]: unknown dynamic_model '%s' (state models: JointVelocityStateDynamics, "
-                       "ZeroVelocityStateDynamics, FrictionTorqueStateDynamics, ExternalContactStateDynamics)",
-                       b->id, b->model);
+        return rde_fail_at(r, RB_ECONFIG, b->model_entry,
+                           "[%s]: unknown dynamic_model '%s' (state models: JointVelocityStateDynamics, "
+                           "ZeroVelocityStateDynamics, FrictionTorqueStateDynamics, ExternalContactStateDynamics)",
+                           b->id, b->model);
     if (strcmp(b->name, "ds") == 0)
         return per_joint_state(r, b, &r->state_ds, SM_JOINT_VELOCITY, m, r->q_dq, r->p0_dq);
     if (strcmp(b->name, "tau_m") == 0)
@@ -502,8 +509,8 @@ static int state_block(rde *r, const block *b)
 }
 
 /* ---- measurement blocks ------------------------------------------------------------------------------------ */
-static const char *const MEAS_KEYS[] = {"name", "elements", "covariance", "dynamic_model", "use_bias",
-                                        "gear_ratio", "torque_constant"};
+static const char *const MEAS_KEYS[] = {"name",     "elements",   "covariance",     "dynamic_model",
+                                        "use_bias", "gear_ratio", "torque_constant"};
 
 /* Keys, covariance -> r (count), elements; the use_bias value into *use_bias (absent: false). */
 static int meas_values(rde *r, const block *b, size_t n_keys, const char *const *joints, double *rv, size_t count,
@@ -522,10 +529,11 @@ static int meas_values(rde *r, const block *b, size_t n_keys, const char *const 
 static int agree_use_bias(rde *r, const block *b, bool use_bias, int *current, const char **first)
 {
     if (*current >= 0 && *current != (int)use_bias)
-        return fail_at(r, RB_ECONFIG, rb_ini_entry_find(b->g, "name"),
-                       "[%s]: use_bias %d differs from [%s]'s %d: the ukf_torque stage estimates the biases of every "
-                       "sensor of a kind or of none",
-                       b->id, (int)use_bias, *first, *current);
+        return rde_fail_at(
+            r, RB_ECONFIG, rb_ini_entry_find(b->g, "name"),
+            "[%s]: use_bias %d differs from [%s]'s %d: the ukf_torque stage estimates the biases of every "
+            "sensor of a kind or of none",
+            b->id, (int)use_bias, *first, *current);
     *current = use_bias;
     *first = b->id;
     return RB_OK;
@@ -543,20 +551,20 @@ static int joint_measurement(rde *r, const block *b, bool current)
     bool use_bias;
     int rc = meas_values(r, b, current ? 7 : 5, r->joints, current ? r->r_current : r->r_dq, r->n, &use_bias);
     if (!rc && use_bias)
-        rc = fail_at(r, RB_ECONFIG, rb_ini_entry_find(b->g, "use_bias"), "[%s]: no bias is estimated for '%s'", b->id,
-                     b->name);
+        rc = rde_fail_at(r, RB_ECONFIG, rb_ini_entry_find(b->g, "use_bias"), "[%s]: no bias is estimated for '%s'",
+                         b->id, b->name);
     if (!rc && current)
         rc = rb_ini_get_numbers(b->g, "gear_ratio", true, r->gear, r->n, r->err);
     if (!rc && current)
         rc = rb_ini_get_numbers(b->g, "torque_constant", true, r->k_t, r->n, r->err);
     for (size_t j = 0; !rc && current && j < r->n; j++) {
         if (r->gear[j] == 0)
-            rc = fail_at(r, RB_ECONFIG, rb_ini_entry_find(b->g, "gear_ratio"), "[%s]: gear_ratio of %s is 0", b->id,
-                         r->joints[j]);
+            rc = rde_fail_at(r, RB_ECONFIG, rb_ini_entry_find(b->g, "gear_ratio"), "[%s]: gear_ratio of %s is 0", b->id,
+                             r->joints[j]);
         else if (!(r->k_t[j] > 0))
-            rc = fail_at(r, RB_ECONFIG, rb_ini_entry_find(b->g, "torque_constant"),
-                         "[%s]: torque_constant of %s must be > 0 (N m/A; the sign is the gear ratio's)", b->id,
-                         r->joints[j]);
+            rc = rde_fail_at(r, RB_ECONFIG, rb_ini_entry_find(b->g, "torque_constant"),
+                             "[%s]: torque_constant of %s must be > 0 (N m/A; the sign is the gear ratio's)", b->id,
+                             r->joints[j]);
     }
     return rc;
 }
@@ -578,17 +586,19 @@ static int measurement_block(rde *r, const block *b)
     static const char *const models[] = {"ConstantMeasurementModel", "MotorCurrentMeasurementDynamics",
                                          "AccelerometerMeasurementDynamics", "GyroscopeMeasurementDynamics"};
     if (!listed(models, 4, b->model))
-        return fail_at(r, RB_ECONFIG, b->model_entry,
-                       "[%s]: unknown dynamic_model '%s' (measurement models: ConstantMeasurementModel, "
-                       "MotorCurrentMeasurementDynamics, AccelerometerMeasurementDynamics, GyroscopeMeasurementDynamics)",
-                       b->id, b->model);
+        return rde_fail_at(
+            r, RB_ECONFIG, b->model_entry,
+            "[%s]: unknown dynamic_model '%s' (measurement models: ConstantMeasurementModel, "
+            "MotorCurrentMeasurementDynamics, AccelerometerMeasurementDynamics, GyroscopeMeasurementDynamics)",
+            b->id, b->model);
     if (strcmp(b->name, "ds") == 0 || strcmp(b->name, "i_m") == 0)
         return joint_measurement(r, b, strcmp(b->name, "i_m") == 0);
     if (strcmp(b->name, "tau_F") == 0)
-        return fail_at(r, RB_ECONFIG, rb_ini_entry_find(b->g, "name"),
-                       "[%s]: a friction torque measurement is not imported: wire a friction stage to the ukf_torque "
-                       "stage's 'friction' input by hand",
-                       b->id);
+        return rde_fail_at(
+            r, RB_ECONFIG, rb_ini_entry_find(b->g, "name"),
+            "[%s]: a friction torque measurement is not imported: wire a friction stage to the ukf_torque "
+            "stage's 'friction' input by hand",
+            b->id);
     long i = index_of(r->ft, r->n_ft, b->name);
     if (i >= 0) {
         if (r->ft_meas_seen[i])
@@ -604,10 +614,10 @@ static int measurement_block(rde *r, const block *b)
         return imu_measurement(r, b, &r->acc, (size_t)i, "AccelerometerMeasurementDynamics");
     if ((i = index_of(r->gyro.names, r->gyro.n, b->name)) >= 0)
         return imu_measurement(r, b, &r->gyro, (size_t)i, "GyroscopeMeasurementDynamics");
-    return fail_at(r, RB_ECONFIG, rb_ini_entry_find(b->g, "name"),
-                   "[%s]: name '%s' is not a measurement of the public estimator: not ds, i_m, an FT sensor of "
-                   "model.ini [FT] names, nor a name of [ACCELEROMETER] / [GYROSCOPE] names",
-                   b->id, b->name);
+    return rde_fail_at(r, RB_ECONFIG, rb_ini_entry_find(b->g, "name"),
+                       "[%s]: name '%s' is not a measurement of the public estimator: not ds, i_m, an FT sensor of "
+                       "model.ini [FT] names, nor a name of [ACCELEROMETER] / [GYROSCOPE] names",
+                       b->id, b->name);
 }
 
 /* Every block of group g's dynamics_list through `one`; groups left out of the list become notes. */
@@ -620,7 +630,7 @@ static int read_blocks(rde *r, const rb_ini_group *g, int (*one)(rde *, const bl
     for (size_t i = 0; !rc && i < n; i++) {
         block b;
         if (index_of(list, i, list[i]) >= 0)
-            return fail_at(r, RB_ECONFIG, e, "dynamics_list names '%s' twice", list[i]);
+            return rde_fail_at(r, RB_ECONFIG, e, "dynamics_list names '%s' twice", list[i]);
         rc = open_block(r, g, e, list[i], &b);
         if (!rc)
             rc = one(r, &b);
@@ -638,7 +648,7 @@ static int need(rde *r, const rb_ini_group *g, bool present, const char *what)
 {
     if (present)
         return RB_OK;
-    return fail_at(r, RB_ECONFIG, rb_ini_entry_find(g, "dynamics_list"), "dynamics_list has no block for %s", what);
+    return rde_fail_at(r, RB_ECONFIG, rb_ini_entry_find(g, "dynamics_list"), "dynamics_list has no block for %s", what);
 }
 
 /* Bias states of a kind: required for every measured sensor when its measurements use a bias, else notes. */
@@ -700,136 +710,7 @@ static int check_complete(rde *r)
     return rc;
 }
 
-/* ---- the URDF and the model --------------------------------------------------------------------------------- */
-static bool is_file(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* urdf_path tried at B/urdf_path and B/<file name> for B = DIR, DIR/.., DIR/../..; the first file found. */
-static int find_urdf(rde *r, const char *dir)
-{
-    const char *rel = r->urdf_path, *name = rb_path_basename(r->urdf_path);
-    char *tried[6] = {0};
-    size_t n = 0;
-    int rc = RB_OK;
-    if (rel[0] == '/') {
-        tried[n++] = rb_strdup(rel);
-    } else {
-        const char *ups[] = {"", "../", "../../"};
-        for (size_t u = 0; u < 3; u++) {
-            tried[n++] = rb_asprintf("%s/%s%s", dir, ups[u], rel);
-            if (name != rel)
-                tried[n++] = rb_asprintf("%s/%s%s", dir, ups[u], name);
-        }
-    }
-    for (size_t i = 0; i < n && !r->urdf; i++) {
-        if (!tried[i])
-            rc = rb_err_set(r->err, RB_ENOMEM, "out of memory");
-        else if (is_file(tried[i]))
-            r->urdf = tried[i], tried[i] = NULL;
-    }
-    if (!rc && !r->urdf) {
-        char list[RB_ERR_MSG_MAX] = "";
-        for (size_t i = 0; i < n; i++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", tried[i]);
-        rc = fail_at(r, RB_ENOTFOUND, r->urdf_entry,
-                     "urdf_path '%s': no such file (tried %s); give the URDF's path (roboest import-rde --urdf PATH)",
-                     rel, list);
-    }
-    for (size_t i = 0; i < n; i++)
-        rb_free(tried[i]);
-    return rc;
-}
-
-/* Names of joint_list and base_link checked on the whole model first, so a miss names the ini line. */
-static int check_names_in_urdf(rde *r)
-{
-    rb_model *full = NULL;
-    int rc = rb_model_load_urdf(r->urdf, NULL, &full, r->err);
-    for (size_t j = 0; !rc && j < r->n; j++)
-        if (rb_model_dof_index(full, r->joints[j]) < 0)
-            rc = fail_at(r, RB_ENOTFOUND, r->joints_entry, "joint_list: '%s' is not a movable joint of %s", r->joints[j],
-                         r->urdf);
-    if (!rc && rb_model_frame_index(full, r->base) < 0)
-        rc = fail_at(r, RB_ENOTFOUND, r->base_entry, "base_link: '%s' is not a link of %s", r->base, r->urdf);
-    rb_model_free(full);
-    return rc;
-}
-
-static int check_frame(rde *r, const rb_ini_group *g, const char *key, const char *frame)
-{
-    if (rb_model_frame_index(r->model, frame) >= 0)
-        return RB_OK;
-    return fail_at(r, RB_ENOTFOUND, rb_ini_entry_find(g, key), "[%s] %s: '%s' is not a frame of %s", g->name, key,
-                   frame, r->urdf);
-}
-
-static int check_ft_sensors(rde *r)
-{
-    const rb_ini_entry *names = rb_ini_entry_find(r->ft_group, "names");
-    for (size_t i = 0; i < r->n_ft; i++) {
-        long s = rb_model_ft_index(r->model, r->ft[i]);
-        if (s < 0)
-            return fail_at(r, RB_ENOTFOUND, names, "[FT] names: '%s' is not a force/torque sensor of %s", r->ft[i],
-                           r->urdf);
-        if (r->ft_joints && strcmp(r->ft_joints[i], r->model->ft[s].joint_name) != 0)
-            return fail_at(r, RB_ECONFIG, rb_ini_entry_find(r->ft_group, "associated_joints"),
-                           "[FT] associated_joints: '%s' is not the joint of sensor '%s' ('%s' is)", r->ft_joints[i],
-                           r->ft[i], r->model->ft[s].joint_name);
-        if (r->ft_frames && rb_model_frame_index(r->model, r->ft_frames[i]) < 0) {
-            const rb_ini_entry *e = rb_ini_entry_find(r->ft_group, "frames");
-            int rc = rde_note(r, "%s:%zu: [FT] frames: '%s' is not a frame of %s; not needed: the reading of '%s' is "
-                                 "expressed in the frame its URDF <sensor> declares",
-                              e->file, e->line, r->ft_frames[i], r->urdf, r->ft[i]);
-            if (rc)
-                return rc;
-        }
-    }
-    return RB_OK;
-}
-
-/* A contact on the base body of its sub-model (the tree cut at the FT sensors) moves no joint of it: in the
- * public estimator's process model (each sub-model's joint accelerations, its base acceleration known) nothing
- * depends on that contact state, so it is a random walk no measurement sees. Worth a note, not an error. */
-static int note_unobserved_contacts(rde *r)
-{
-    rb_submodels *sm = NULL;
-    int rc = rb_submodels_build(r->model, r->ft, r->n_ft, &sm, r->err);
-    const rb_ini_entry *e = r->contact_group ? rb_ini_entry_find(r->contact_group, "frames") : NULL;
-    for (size_t i = 0; !rc && i < r->n_c; i++) {
-        int body = r->model->frames[rb_model_frame_index(r->model, r->contacts[i])].body;
-        const rb_submodel *sub = &sm->sub[sm->body_sub[body]];
-        if (body == sub->base)
-            rc = rde_note(r, "%s:%zu: contact '%s' is on the base body (%s) of its sub-model%s: no joint acceleration "
-                             "depends on it, so its state is unobserved (carried over as configured)",
-                          e->file, e->line, r->contacts[i], r->model->bodies[body].name,
-                          sub->n_dofs ? "" : ", which has no joint");
-    }
-    rb_submodels_free(sm);
-    return rc;
-}
-
-static int load_model(rde *r)
-{
-    int rc = check_names_in_urdf(r);
-    rb_model_opts o = {.joints = r->joints, .n_joints = r->n, .base = r->base};
-    if (!rc)
-        rc = rb_model_load_urdf(r->urdf, &o, &r->model, r->err);
-    if (!rc)
-        rc = check_ft_sensors(r);
-    for (size_t i = 0; !rc && i < r->n_c; i++)
-        rc = check_frame(r, r->contact_group, "frames", r->contacts[i]);
-    rde_imus *imus[] = {&r->acc, &r->gyro};
-    for (size_t k = 0; k < 2; k++)
-        for (size_t i = 0; !rc && i < imus[k]->n; i++)
-            if (imus[k]->used[i])
-                rc = check_frame(r, imus[k]->group, "frames", imus[k]->frames[i]);
-    return rc ? rc : note_unobserved_contacts(r);
-}
-
-/* ---- paths -------------------------------------------------------------------------------------------------- */
+/* ---- paths ---------------------------------------------------------------------------------------------- */
 /* The config.ini of `dir` (a folder, or the file itself) into r->config and its folder into *folder. */
 static int config_path(rde *r, const char *dir, char **folder)
 {
@@ -850,65 +731,12 @@ static int config_path(rde *r, const char *dir, char **folder)
     }
     if (!r->config || !*folder)
         return rb_err_set(r->err, RB_ENOMEM, "out of memory");
-    if (!is_file(r->config))
-        return rb_err_set(r->err, RB_ENOTFOUND, "%s: no such file (the public estimator's configuration folder holds "
-                                                "config.ini)",
+    if (!rde_is_file(r->config))
+        return rb_err_set(r->err, RB_ENOTFOUND,
+                          "%s: no such file (the public estimator's configuration folder holds "
+                          "config.ini)",
                           r->config);
     return RB_OK;
-}
-
-/* The '/'-separated components of a canonical absolute path, in place (at most max). */
-static size_t components(char *path, char **parts, size_t max)
-{
-    size_t n = 0;
-    char *save = NULL;
-    for (char *c = strtok_r(path, "/", &save); c && n < max; c = strtok_r(NULL, "/", &save))
-        parts[n++] = c;
-    return n;
-}
-
-/* `to` (a file) relative to the folder `from_dir`, both made canonical first. */
-static int relative_path(rde *r, const char *from_dir, const char *to, char **out)
-{
-    enum { MAX_PARTS = 256 };
-    char *a = realpath(from_dir, NULL), *b = realpath(to, NULL);
-    int rc = RB_OK;
-    if (!a)
-        rc = rb_err_set(r->err, RB_EIO, "%s: folder does not exist", from_dir);
-    else if (!b)
-        rc = rb_err_set(r->err, RB_ENOTFOUND, "%s: cannot resolve the path", to);
-    char *pa[MAX_PARTS], *pb[MAX_PARTS];
-    size_t na = rc ? 0 : components(a, pa, MAX_PARTS), nb = rc ? 0 : components(b, pb, MAX_PARTS), common = 0;
-    while (common < na && common + 1 < nb && strcmp(pa[common], pb[common]) == 0)
-        common++;
-    size_t len = 1;
-    for (size_t i = common; i < nb; i++)
-        len += strlen(pb[i]) + 1;
-    len += 3 * (na - common);
-    *out = rc ? NULL : rb_malloc(len);
-    if (!rc && !*out)
-        rc = rb_err_set(r->err, RB_ENOMEM, "out of memory");
-    if (!rc) {
-        (*out)[0] = '\0';
-        for (size_t i = common; i < na; i++)
-            strcat(*out, "../");
-        for (size_t i = common; i < nb; i++)
-            strcat(strcat(*out, pb[i]), i + 1 < nb ? "/" : "");
-    }
-    free(a);
-    free(b);
-    return rc;
-}
-
-/* Directory part of a file path ("." when it has none). */
-static char *folder_of(const char *path)
-{
-    const char *base = rb_path_basename(path);
-    if (base == path)
-        return rb_strdup(".");
-    if (base == path + 1)
-        return rb_strdup("/");
-    return rb_strndup(path, (size_t)(base - path - 1));
 }
 
 /* ---- entry points ------------------------------------------------------------------------------------------- */
@@ -940,14 +768,14 @@ static int read_config(rde *r, const char *folder, const rb_rde_import_opts *opt
     if (!rc)
         rc = check_complete(r);
     if (!rc && opts && opts->urdf) {
-        if (!is_file(opts->urdf))
+        if (!rde_is_file(opts->urdf))
             return rb_err_set(r->err, RB_ENOTFOUND, "%s: no such file (--urdf)", opts->urdf);
         if (!(r->urdf = rb_strdup(opts->urdf)))
             return rb_err_set(r->err, RB_ENOMEM, "out of memory");
     } else if (!rc) {
-        rc = find_urdf(r, folder);
+        rc = rde_find_urdf(r, folder);
     }
-    return rc ? rc : load_model(r);
+    return rc ? rc : rde_load_model(r);
 }
 
 void rb_rde_import_free(rb_rde_import *imp)
@@ -971,16 +799,17 @@ int rb_rde_import_dir(const char *dir, const rb_rde_import_opts *opts, rb_rde_im
     if (!rc)
         rc = read_config(&r, folder, opts);
     if (!rc && opts && opts->out_path) {
-        if (!(out_dir = folder_of(opts->out_path)))
+        if (!(out_dir = rde_folder_of(opts->out_path)))
             rc = rb_err_set(err, RB_ENOMEM, "out of memory");
         else
-            rc = relative_path(&r, out_dir, r.urdf, &urdf_json);
+            rc = rde_relative_path(&r, out_dir, r.urdf, &urdf_json);
     } else if (!rc) {
         char *abs = realpath(r.urdf, NULL);
         urdf_json = abs ? rb_strdup(abs) : NULL;
-        free(abs);
         if (!urdf_json)
-            rc = rb_err_set(err, RB_ENOMEM, "out of memory");
+            rc = rb_err_set(err, abs ? RB_ENOMEM : RB_ENOTFOUND, "%s: %s", r.urdf,
+                            abs ? "out of memory" : "cannot resolve the path");
+        free(abs);
     }
     if (!rc)
         rc = rde_pipeline_json(&r, urdf_json, &json, err);

@@ -39,7 +39,10 @@ static cJSON *strings(const char *const *s, size_t n)
     return a;
 }
 
-static cJSON *numbers(const double *x, size_t n) { return n ? cJSON_CreateDoubleArray(x, (int)n) : cJSON_CreateArray(); }
+static cJSON *numbers(const double *x, size_t n)
+{
+    return n ? cJSON_CreateDoubleArray(x, (int)n) : cJSON_CreateArray();
+}
 
 /* The measured IMUs' `field` (names or frames), model.ini order. */
 static size_t used_imus(const rde_imus *m, bool frames, const char **out)
@@ -107,11 +110,13 @@ static void add_signals(builder *b, cJSON *root, const rde *r, const imu_view *a
 static void add_ports(builder *b, cJSON *stage, const rde *r, const imu_view *acc, const imu_view *gyro)
 {
     cJSON *in = add(b, stage, "in", cJSON_CreateObject());
-    const char *inputs[] = {"q", "dq", "current", r->n_ft ? "ft" : NULL, acc->n ? "acc" : NULL, gyro->n ? "gyro" : NULL};
+    const char *inputs[] = {
+        "q", "dq", "current", r->n_ft ? "ft" : NULL, acc->n ? "acc" : NULL, gyro->n ? "gyro" : NULL};
     for (size_t i = 0; in && i < 6; i++)
         if (inputs[i])
             add(b, in, inputs[i], cJSON_CreateString(inputs[i]));
-    static const char *const outputs[] = {"tau_j", "tau_m", "tau_f", "dq", "ft", "contacts", "var", "innovation", "nis"};
+    static const char *const outputs[] = {"tau_j",    "tau_m", "tau_f",      "dq", "ft",
+                                          "contacts", "var",   "innovation", "nis"};
     cJSON *out = add(b, stage, "out", cJSON_CreateObject());
     for (size_t i = 0; out && i < 9; i++) {
         char name[32];
@@ -173,11 +178,21 @@ static void add_params(builder *b, cJSON *stage, const rde *r, const imu_view *a
         const double *v;
         size_t n;
     } arrays[] = {
-        {"q_dq", r->q_dq, r->n},           {"q_tau_m", r->q_tau_m, r->n},        {"q_tau_f", r->q_tau_f, r->n},
-        {"q_ft", r->q_ft, 6 * r->n_ft},    {"q_contact", r->q_contact, 6 * r->n_c}, {"p0_dq", r->p0_dq, r->n},
-        {"p0_tau_m", r->p0_tau_m, r->n},   {"p0_tau_f", r->p0_tau_f, r->n},      {"p0_ft", r->p0_ft, 6 * r->n_ft},
-        {"p0_contact", r->p0_contact, 6 * r->n_c}, {"r_dq", r->r_dq, r->n},     {"r_current", r->r_current, r->n},
-        {"r_ft", r->r_ft, 6 * r->n_ft},    {"r_acc", acc->r, 3 * acc->n},        {"r_gyro", gyro->r, 3 * gyro->n},
+        {"q_dq", r->q_dq, r->n},
+        {"q_tau_m", r->q_tau_m, r->n},
+        {"q_tau_f", r->q_tau_f, r->n},
+        {"q_ft", r->q_ft, 6 * r->n_ft},
+        {"q_contact", r->q_contact, 6 * r->n_c},
+        {"p0_dq", r->p0_dq, r->n},
+        {"p0_tau_m", r->p0_tau_m, r->n},
+        {"p0_tau_f", r->p0_tau_f, r->n},
+        {"p0_ft", r->p0_ft, 6 * r->n_ft},
+        {"p0_contact", r->p0_contact, 6 * r->n_c},
+        {"r_dq", r->r_dq, r->n},
+        {"r_current", r->r_current, r->n},
+        {"r_ft", r->r_ft, 6 * r->n_ft},
+        {"r_acc", acc->r, 3 * acc->n},
+        {"r_gyro", gyro->r, 3 * gyro->n},
     };
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         if (arrays[i].n) /* an absent sensor kind keeps the stage's default */
@@ -208,8 +223,8 @@ static void add_model(builder *b, cJSON *root, const rde *r, const char *urdf)
 
 static void add_outputs(builder *b, cJSON *root)
 {
-    static const char *const recorded[] = {"ukf/tau_j", "ukf/tau_m", "ukf/tau_f", "ukf/dq",  "ukf/ft",
-                                           "ukf/contacts", "ukf/var", "ukf/innovation", "ukf/nis"};
+    static const char *const recorded[] = {"ukf/tau_j",    "ukf/tau_m", "ukf/tau_f",      "ukf/dq", "ukf/ft",
+                                           "ukf/contacts", "ukf/var",   "ukf/innovation", "ukf/nis"};
     cJSON *outputs = add(b, root, "outputs", cJSON_CreateArray());
     cJSON *o = outputs ? add(b, outputs, NULL, cJSON_CreateObject()) : NULL;
     if (o) {

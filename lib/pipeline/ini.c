@@ -16,15 +16,18 @@ typedef struct parser {
     const char *s;
     size_t len, pos, line;
     rb_err *err;
-    size_t depth;                            /* includes above this file */
-    const char *chain[INI_MAX_DEPTH + 1];    /* canonical paths of the files being read, outermost first */
+    size_t depth;                         /* includes above this file */
+    const char *chain[INI_MAX_DEPTH + 1]; /* canonical paths of the files being read, outermost first */
 } parser;
 
 static int nomem(parser *p) { return rb_err_set(p->err, RB_ENOMEM, "%s: out of memory", p->file); }
 
+static int fail_at(parser *p, size_t line, const char *fmt, ...)
 #if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
+    __attribute__((format(printf, 3, 4)))
 #endif
+    ;
+
 static int fail_at(parser *p, size_t line, const char *fmt, ...)
 {
     char what[RB_ERR_MSG_MAX];
@@ -619,8 +622,7 @@ int rb_ini_get_strings(const rb_ini_group *g, const char *key, bool required, co
     return RB_OK;
 }
 
-int rb_ini_get_numbers(const rb_ini_group *g, const char *key, bool required, double *dst, size_t count,
-                       rb_err *err)
+int rb_ini_get_numbers(const rb_ini_group *g, const char *key, bool required, double *dst, size_t count, rb_err *err)
 {
     const rb_ini_entry *e;
     int rc = lookup(g, key, required, &e, err);

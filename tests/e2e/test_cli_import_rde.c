@@ -26,8 +26,8 @@ static cli_result import(const char *dir, const char *out, const char *extra)
 static void python_check(const char *config_dir, const char *pipeline)
 {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/tests/e2e/rde_check.py '%s' '%s' > /dev/null", RB_SOURCE,
-             config_dir, pipeline);
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/tests/e2e/rde_check.py '%s' '%s' > /dev/null", RB_SOURCE, config_dir,
+             pipeline);
     cr_assert_eq(system(cmd), 0, "rde_check.py finds differences: %s", cmd);
 }
 
@@ -118,13 +118,14 @@ static const char *const STATE =
     "dynamic_model \"ZeroVelocityStateDynamics\"\n"
     "[FT_1]\nname \"ft_1\"\ncovariance (1, 1, 1, 1, 1, 1)\ninitial_covariance (1, 1, 1, 1, 1, 1)\n"
     "dynamic_model \"ZeroVelocityStateDynamics\"\n";
-static const char *const MEAS = "dynamics_list (\"DS\", \"I_M\", \"FT_1\")\n"
-                                "[DS]\nname \"ds\"\ncovariance (1, 1, 1, 1)\ndynamic_model \"ConstantMeasurementModel\"\n"
-                                "[I_M]\nname \"i_m\"\ncovariance (1, 1, 1, 1)\ngear_ratio (100, 100, 100, 100)\n"
-                                "torque_constant (0.1, 0.1, 0.1, 0.1)\n"
-                                "dynamic_model \"MotorCurrentMeasurementDynamics\"\n"
-                                "[FT_1]\nname \"ft_1\"\ncovariance (1, 1, 1, 1, 1, 1)\n"
-                                "dynamic_model \"ConstantMeasurementModel\"\n";
+static const char *const MEAS =
+    "dynamics_list (\"DS\", \"I_M\", \"FT_1\")\n"
+    "[DS]\nname \"ds\"\ncovariance (1, 1, 1, 1)\ndynamic_model \"ConstantMeasurementModel\"\n"
+    "[I_M]\nname \"i_m\"\ncovariance (1, 1, 1, 1)\ngear_ratio (100, 100, 100, 100)\n"
+    "torque_constant (0.1, 0.1, 0.1, 0.1)\n"
+    "dynamic_model \"MotorCurrentMeasurementDynamics\"\n"
+    "[FT_1]\nname \"ft_1\"\ncovariance (1, 1, 1, 1, 1, 1)\n"
+    "dynamic_model \"ConstantMeasurementModel\"\n";
 
 /* A small configuration in a new folder, one file's text replaced when `file` is given. */
 static char *small_config(const char *file, const char *text)

@@ -61,7 +61,10 @@ static const char *const stub_in[] = {"q", "dq", "current", "ft", "acc", "gyro",
 static const char *const stub_out[] = {"tau_j", "tau_m", "tau_f", "dq", "ft", "contacts", "var", "innovation", "nis"};
 static const char *const friction_choices[] = {"random_walk", "rate_model", NULL};
 static const char *const offset_choices[] = {"first_sample", "none", NULL};
-#define ARRAY(n) {.name = n, .kind = RB_PARAM_NUMBER_ARRAY, .has_min = true, .min = 0}
+#define ARRAY(n)                                                                                                       \
+    {                                                                                                                  \
+        .name = n, .kind = RB_PARAM_NUMBER_ARRAY, .has_min = true, .min = 0                                            \
+    }
 static const rb_param_spec stub_params[] = {
     {.name = "ft_sensors", .kind = RB_PARAM_STRING_ARRAY},
     {.name = "contacts", .kind = RB_PARAM_STRING_ARRAY},
@@ -74,10 +77,28 @@ static const rb_param_spec stub_params[] = {
     {.name = "beta", .kind = RB_PARAM_NUMBER, .def_number = 2},
     {.name = "kappa", .kind = RB_PARAM_NUMBER},
     {.name = "dt", .kind = RB_PARAM_NUMBER, .has_min = true, .min = 0},
-    ARRAY("q_dq"), ARRAY("q_tau_m"), ARRAY("q_tau_f"), ARRAY("q_ft"), ARRAY("q_contact"), ARRAY("q_base_imu"),
-    ARRAY("q_ft_bias"), ARRAY("q_acc_bias"), ARRAY("q_gyro_bias"), ARRAY("p0_dq"), ARRAY("p0_tau_m"),
-    ARRAY("p0_tau_f"), ARRAY("p0_ft"), ARRAY("p0_contact"), ARRAY("p0_base_imu"), ARRAY("p0_bias"), ARRAY("r_dq"),
-    ARRAY("r_current"), ARRAY("r_friction"), ARRAY("r_ft"), ARRAY("r_acc"), ARRAY("r_gyro"),
+    ARRAY("q_dq"),
+    ARRAY("q_tau_m"),
+    ARRAY("q_tau_f"),
+    ARRAY("q_ft"),
+    ARRAY("q_contact"),
+    ARRAY("q_base_imu"),
+    ARRAY("q_ft_bias"),
+    ARRAY("q_acc_bias"),
+    ARRAY("q_gyro_bias"),
+    ARRAY("p0_dq"),
+    ARRAY("p0_tau_m"),
+    ARRAY("p0_tau_f"),
+    ARRAY("p0_ft"),
+    ARRAY("p0_contact"),
+    ARRAY("p0_base_imu"),
+    ARRAY("p0_bias"),
+    ARRAY("r_dq"),
+    ARRAY("r_current"),
+    ARRAY("r_friction"),
+    ARRAY("r_ft"),
+    ARRAY("r_acc"),
+    ARRAY("r_gyro"),
     {.name = "friction_dynamics", .kind = RB_PARAM_STRING, .def_string = "random_walk", .choices = friction_choices},
     {.name = "friction_k0", .kind = RB_PARAM_NUMBER_ARRAY},
     {.name = "friction_k1", .kind = RB_PARAM_NUMBER_ARRAY},
@@ -209,7 +230,8 @@ Test(pipeline_import_rde, ergocub_pipeline_loads_with_its_model)
     cr_assert_eq(imp.n_gyro, 3);
     /* what the public files say that roboest reports */
     cr_assert(has_note(&imp, "[FT] frames: 'r_foot_front_ft' is not a frame of"));
-    cr_assert(has_note(&imp, "contact 'r_foot_front' is on the base body (r_foot_front) of its sub-model, which has no"));
+    cr_assert(
+        has_note(&imp, "contact 'r_foot_front' is on the base body (r_foot_front) of its sub-model, which has no"));
     cr_assert(has_note(&imp, "dataset 'dataset/ergoCub/logged_from_robot/spline_trajectory.mat' is not mapped"));
     rb_pipeline_free(p);
     rb_registry_free(reg);
@@ -237,8 +259,9 @@ Test(pipeline_import_rde, four_joints_pipeline_and_its_quirks)
     cr_assert(has_note(&imp, "contact 'base_link' is on the base body (base_link) of its sub-model: no joint"));
     cr_assert(has_note(&imp, "contact 'link_6' is on the base body (link_6) of its sub-model, which has no joint"));
     cr_assert(!has_note(&imp, "contact 'link_5'"));
-    const char *ignored[] = {"FRICTION_TORQUE_CONSTANT", "FT_1_BIAS", "FT_2_BIAS", "FT_1_ACC_BIAS", "FT_2_ACC_BIAS",
-                             "FT_1_GYRO_BIAS", "FT_2_GYRO_BIAS", "FT_1_ACC", "FT_2_ACC", "FT_1_GYRO", "FT_2_GYRO"};
+    const char *ignored[] = {
+        "FRICTION_TORQUE_CONSTANT", "FT_1_BIAS", "FT_2_BIAS", "FT_1_ACC_BIAS", "FT_2_ACC_BIAS", "FT_1_GYRO_BIAS",
+        "FT_2_GYRO_BIAS",           "FT_1_ACC",  "FT_2_ACC",  "FT_1_GYRO",     "FT_2_GYRO"};
     for (size_t i = 0; i < sizeof ignored / sizeof ignored[0]; i++) {
         char what[64];
         snprintf(what, sizeof what, "[%s] is not in dynamics_list", ignored[i]);
@@ -287,14 +310,21 @@ Test(pipeline_import_rde, deterministic_and_relative_to_the_output)
 /* A robot-logger log in memory: the logger's joint order differs from joint_list and holds more joints. */
 static rb_log *logger_log(void)
 {
-    static const char *const logger_joints[] = {"neck", "r_knee", "r_hip_roll", "r_ankle_roll", "r_hip_pitch",
-                                                "r_ankle_pitch", "r_hip_yaw"};
+    static const char *const logger_joints[] = {"neck",        "r_knee",        "r_hip_roll", "r_ankle_roll",
+                                                "r_hip_pitch", "r_ankle_pitch", "r_hip_yaw"};
     static const char *const wrench[] = {"fx", "fy", "fz", "mx", "my", "mz"};
     static const char *const xyz[] = {"x", "y", "z"};
-    const char *channels[] = {"joints_state/positions", "joints_state/velocities", "motors_state/currents",
-                              "FTs/r_foot_front_ft_sensor", "FTs/r_foot_rear_ft_sensor", "accelerometers/r_leg_ft_acc",
-                              "accelerometers/r_foot_front_ft_acc", "accelerometers/r_foot_rear_ft_acc",
-                              "gyros/r_leg_ft_gyro", "gyros/r_foot_front_ft_gyro", "gyros/r_foot_rear_ft_gyro"};
+    const char *channels[] = {"joints_state/positions",
+                              "joints_state/velocities",
+                              "motors_state/currents",
+                              "FTs/r_foot_front_ft_sensor",
+                              "FTs/r_foot_rear_ft_sensor",
+                              "accelerometers/r_leg_ft_acc",
+                              "accelerometers/r_foot_front_ft_acc",
+                              "accelerometers/r_foot_rear_ft_acc",
+                              "gyros/r_leg_ft_gyro",
+                              "gyros/r_foot_front_ft_gyro",
+                              "gyros/r_foot_rear_ft_gyro"};
     rb_log *log = NULL;
     rb_err err;
     cr_assert_eq(rb_log_new(&log, &err), RB_OK);
@@ -336,8 +366,8 @@ Test(pipeline_import_rde, binds_the_logger_channels_in_joint_list_order)
     const size_t logger_index[] = {4, 2, 6, 1, 5, 3};
     for (size_t t = 0; t < res->clock.n; t++) {
         for (size_t j = 0; j < 6; j++)
-            cr_assert_float_eq(tau->data[t * 6 + j], 10.0 * (double)logger_index[j] + (double)t, 1e-9, "t %zu j %zu",
-                               t, j);
+            cr_assert_float_eq(tau->data[t * 6 + j], 10.0 * (double)logger_index[j] + (double)t, 1e-9, "t %zu j %zu", t,
+                               j);
         for (size_t e = 0; e < 12; e++) /* front FT (channel 3) then rear (channel 4) */
             cr_assert_float_eq(ft->data[t * 12 + e], 1000.0 * (double)(3 + e / 6) + 10.0 * (double)(e % 6) + (double)t,
                                1e-9);
@@ -380,18 +410,18 @@ static const char *const BASE_FILES[5][2] = {
                 "[include UKF_MEASUREMENT \"ukf/ukf_measurement.ini\"]\n"},
     {"ukf/ukf_state.ini",
      "dynamics_list (\"JOINT_VELOCITY\", \"MOTOR_TORQUE\", \"FRICTION_TORQUE\", \"FT_1\", \"FT_2\", \"CONTACT\")\n"
-     "[JOINT_VELOCITY]\n"                                                                  /* line 2 */
+     "[JOINT_VELOCITY]\n" /* line 2 */
      "name \"ds\"\n"
      "elements (\"joint_1\", \"joint_2\", \"joint_3\", \"joint_4\")\n"
      "covariance (1e-4, 2e-4, 3e-4, 4e-4)\n"
      "initial_covariance (1, 2, 3, 4)\n"
      "dynamic_model \"JointVelocityStateDynamics\"\n"
-     "[MOTOR_TORQUE]\n"                                                                    /* line 8 */
+     "[MOTOR_TORQUE]\n" /* line 8 */
      "name \"tau_m\"\n"
      "covariance (1e-3, 1e-3, 1e-3, 1e-3)\n"
      "initial_covariance (5, 5, 5, 5)\n"
      "dynamic_model \"ZeroVelocityStateDynamics\"\n"
-     "[FRICTION_TORQUE]\n"                                                                 /* line 13 */
+     "[FRICTION_TORQUE]\n" /* line 13 */
      "name \"tau_F\"\n"
      "covariance (1e-2, 1e-2, 1e-2, 1e-2)\n"
      "initial_covariance (1e-2, 1e-2, 1e-2, 1e-2)\n"
@@ -399,7 +429,7 @@ static const char *const BASE_FILES[5][2] = {
      "friction_k0 (1, 2, 3, 4)\n"
      "friction_k1 (5, 6, 7, 8)\n"
      "friction_k2 (0.1, 0.2, 0.3, 0.4)\n"
-     "[FT_1]\n"                                                                            /* line 21 */
+     "[FT_1]\n" /* line 21 */
      "name \"ft_1\"\n"
      "covariance (1, 1, 1, 0.1, 0.1, 0.1)\n"
      "initial_covariance (2, 2, 2, 0.2, 0.2, 0.2)\n"
@@ -409,7 +439,7 @@ static const char *const BASE_FILES[5][2] = {
      "covariance (3, 3, 3, 0.3, 0.3, 0.3)\n"
      "initial_covariance (4, 4, 4, 0.4, 0.4, 0.4)\n"
      "dynamic_model \"ZeroVelocityStateDynamics\"\n"
-     "[CONTACT]\n"                                                                         /* line 31 */
+     "[CONTACT]\n" /* line 31 */
      "name \"link_5\"\n"
      "covariance (7, 7, 7, 7, 7, 7)\n"
      "initial_covariance (8, 8, 8, 8, 8, 8)\n"
@@ -424,33 +454,32 @@ static const char *const BASE_FILES[5][2] = {
      "covariance (2e-8, 2e-8, 2e-8, 2e-8, 2e-8, 2e-8)\n"
      "initial_covariance (0.01, 0.01, 0.01, 0.01, 0.01, 0.01)\n"
      "dynamic_model \"ZeroVelocityStateDynamics\"\n"},
-    {"ukf/ukf_measurement.ini",
-     "dynamics_list (\"JOINT_VELOCITY\", \"MOTOR_CURRENT\", \"FT_1\", \"FT_2\", \"ACC_1\")\n"
-     "[JOINT_VELOCITY]\n"
-     "name \"ds\"\n"
-     "covariance (1e-6, 1e-6, 1e-6, 1e-6)\n"
-     "dynamic_model \"ConstantMeasurementModel\"\n"
-     "[MOTOR_CURRENT]\n"                                                                   /* line 6 */
-     "name \"i_m\"\n"
-     "covariance (0.1, 0.2, 0.3, 0.4)\n"
-     "gear_ratio (100.0, -160.0, 100.0, 50.0)\n"
-     "torque_constant (0.1, 0.2, 0.3, 0.4)\n"
-     "dynamic_model \"MotorCurrentMeasurementDynamics\"\n"
-     "[FT_1]\n"                                                                            /* line 12 */
-     "name \"ft_1\"\n"
-     "covariance (9, 9, 9, 0.9, 0.9, 0.9)\n"
-     "use_bias 0\n"
-     "dynamic_model \"ConstantMeasurementModel\"\n"
-     "[FT_2]\n"                                                                            /* line 17 */
-     "name \"ft_2\"\n"
-     "covariance (8, 8, 8, 0.8, 0.8, 0.8)\n"
-     "use_bias 0\n"
-     "dynamic_model \"ConstantMeasurementModel\"\n"
-     "[ACC_1]\n"                                                                           /* line 22 */
-     "name \"ft_1_acc\"\n"
-     "covariance (1, 2, 3)\n"
-     "use_bias 0\n"
-     "dynamic_model \"AccelerometerMeasurementDynamics\"\n"},
+    {"ukf/ukf_measurement.ini", "dynamics_list (\"JOINT_VELOCITY\", \"MOTOR_CURRENT\", \"FT_1\", \"FT_2\", \"ACC_1\")\n"
+                                "[JOINT_VELOCITY]\n"
+                                "name \"ds\"\n"
+                                "covariance (1e-6, 1e-6, 1e-6, 1e-6)\n"
+                                "dynamic_model \"ConstantMeasurementModel\"\n"
+                                "[MOTOR_CURRENT]\n" /* line 6 */
+                                "name \"i_m\"\n"
+                                "covariance (0.1, 0.2, 0.3, 0.4)\n"
+                                "gear_ratio (100.0, -160.0, 100.0, 50.0)\n"
+                                "torque_constant (0.1, 0.2, 0.3, 0.4)\n"
+                                "dynamic_model \"MotorCurrentMeasurementDynamics\"\n"
+                                "[FT_1]\n" /* line 12 */
+                                "name \"ft_1\"\n"
+                                "covariance (9, 9, 9, 0.9, 0.9, 0.9)\n"
+                                "use_bias 0\n"
+                                "dynamic_model \"ConstantMeasurementModel\"\n"
+                                "[FT_2]\n" /* line 17 */
+                                "name \"ft_2\"\n"
+                                "covariance (8, 8, 8, 0.8, 0.8, 0.8)\n"
+                                "use_bias 0\n"
+                                "dynamic_model \"ConstantMeasurementModel\"\n"
+                                "[ACC_1]\n" /* line 22 */
+                                "name \"ft_1_acc\"\n"
+                                "covariance (1, 2, 3)\n"
+                                "use_bias 0\n"
+                                "dynamic_model \"AccelerometerMeasurementDynamics\"\n"},
 };
 
 typedef struct edit {
@@ -540,8 +569,9 @@ Test(pipeline_import_rde, base_mapping)
     cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(p, "ft_bias")));
     const cJSON *signals = cJSON_GetObjectItem(doc, "signals");
     cr_assert_null(cJSON_GetObjectItem(signals, "gyro"));
-    cr_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(signals, "acc"), "channel"), 0)->valuestring,
-                     "accelerometers/ft_1_acc");
+    cr_assert_str_eq(
+        cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(signals, "acc"), "channel"), 0)->valuestring,
+        "accelerometers/ft_1_acc");
     cr_assert(has_note(&imp, "model.ini:10: [ACCELEROMETER] 'ft_2_acc' is not in the measurement dynamics_list"));
     cr_assert(has_note(&imp, "model.ini:13: [GYROSCOPE] 'ft_2_gyro' is not in the measurement dynamics_list"));
     cr_assert(has_note(&imp, "[FT_1_BIAS] is not in dynamics_list: ignored"));
@@ -579,8 +609,8 @@ Test(pipeline_import_rde, biases_decay_and_random_walk_friction)
     cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(p, "acc_bias")));
     cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(p, "gyro_bias")));
     expect_numbers(p, "q_acc_bias", (const double[]){1e-6, 2e-6, 3e-6}, 3);
-    expect_numbers(p, "q_ft_bias", (const double[]){1e-8, 1e-8, 1e-8, 1e-8, 1e-8, 1e-8, 2e-8, 2e-8, 2e-8, 2e-8, 2e-8, 2e-8},
-                   12);
+    expect_numbers(p, "q_ft_bias",
+                   (const double[]){1e-8, 1e-8, 1e-8, 1e-8, 1e-8, 1e-8, 2e-8, 2e-8, 2e-8, 2e-8, 2e-8, 2e-8}, 12);
     expect_numbers(p, "p0_bias", (const double[]){0.01}, 1);
     cr_assert_eq(cJSON_GetObjectItem(p, "contact_decay")->valuedouble, 2.5);
     cr_assert_str_eq(cJSON_GetObjectItem(p, "friction_dynamics")->valuestring, "random_walk");
@@ -644,23 +674,26 @@ Test(pipeline_import_rde, errors_in_the_blocks)
                         "ukf/ukf_state.ini:27: [FT_2]: name 'ft_3' is not a state of the public estimator: not ds, "
                         "tau_m, tau_F, an FT sensor of model.ini [FT] names, a frame of [EXTERNAL_CONTACT] frames, nor "
                         "<sensor>_bias of one of them");
-    expect_import_error(ONE("ukf/ukf_measurement.ini", "name \"ft_2\"", "name \"r_ft\""), RB_ECONFIG,
-                        "ukf/ukf_measurement.ini:18: [FT_2]: name 'r_ft' is not a measurement of the public estimator: "
-                        "not ds, i_m, an FT sensor of model.ini [FT] names, nor a name of [ACCELEROMETER] / [GYROSCOPE] "
-                        "names");
+    expect_import_error(
+        ONE("ukf/ukf_measurement.ini", "name \"ft_2\"", "name \"r_ft\""), RB_ECONFIG,
+        "ukf/ukf_measurement.ini:18: [FT_2]: name 'r_ft' is not a measurement of the public estimator: "
+        "not ds, i_m, an FT sensor of model.ini [FT] names, nor a name of [ACCELEROMETER] / [GYROSCOPE] "
+        "names");
     expect_import_error(ONE("ukf/ukf_state.ini", "\"CONTACT\")", "\"CONTACT\", \"NOPE\")"), RB_ECONFIG,
                         "ukf/ukf_state.ini:1: dynamics_list names 'NOPE' but there is no [NOPE] group");
     expect_import_error(ONE("ukf/ukf_state.ini", "covariance (3, 3, 3, 0.3, 0.3, 0.3)\n", ""), RB_ECONFIG,
                         "ukf/ukf_state.ini:26: [FT_2]: missing key 'covariance'");
-    expect_import_error(ONE("ukf/ukf_state.ini", "covariance (1e-4, 2e-4, 3e-4, 4e-4)", "covariance (1e-4, 2e-4, 3e-4)"),
-                        RB_ECONFIG,
-                        "ukf/ukf_state.ini:5: key 'covariance': expected a list of 4 numbers, got a list of 3");
+    expect_import_error(
+        ONE("ukf/ukf_state.ini", "covariance (1e-4, 2e-4, 3e-4, 4e-4)", "covariance (1e-4, 2e-4, 3e-4)"), RB_ECONFIG,
+        "ukf/ukf_state.ini:5: key 'covariance': expected a list of 4 numbers, got a list of 3");
     expect_import_error(ONE("ukf/ukf_state.ini", "covariance (7, 7, 7, 7, 7, 7)", "covariance (7, 7, 7, -7, 7, 7)"),
-                        RB_ECONFIG, "ukf/ukf_state.ini:33: [CONTACT]: key 'covariance': element 4 is a negative variance");
-    expect_import_error(ONE("ukf/ukf_state.ini", "elements (\"joint_1\", \"joint_2\"", "elements (\"joint_1\", \"joint_3\""),
                         RB_ECONFIG,
-                        "ukf/ukf_state.ini:4: [JOINT_VELOCITY]: element 2 is 'joint_3' where MODEL joint_list has "
-                        "'joint_2'");
+                        "ukf/ukf_state.ini:33: [CONTACT]: key 'covariance': element 4 is a negative variance");
+    expect_import_error(
+        ONE("ukf/ukf_state.ini", "elements (\"joint_1\", \"joint_2\"", "elements (\"joint_1\", \"joint_3\""),
+        RB_ECONFIG,
+        "ukf/ukf_state.ini:4: [JOINT_VELOCITY]: element 2 is 'joint_3' where MODEL joint_list has "
+        "'joint_2'");
     expect_import_error(ONE("ukf/ukf_state.ini", "covariance (7, 7", "covarience (7, 7"), RB_ECONFIG,
                         "ukf/ukf_state.ini:33: [CONTACT]: unknown key 'covarience' for dynamic_model "
                         "ZeroVelocityStateDynamics (did you mean 'covariance'?)");
@@ -678,11 +711,11 @@ Test(pipeline_import_rde, errors_in_the_blocks)
     expect_import_error(ONE("ukf/ukf_measurement.ini", "name \"i_m\"", "name \"tau_F\""), RB_ECONFIG,
                         "ukf/ukf_measurement.ini:7: [MOTOR_CURRENT]: a friction torque measurement is not imported: "
                         "wire a friction stage to the ukf_torque stage's 'friction' input by hand");
-    expect_import_error(ONE("ukf/ukf_measurement.ini", "torque_constant (0.1, 0.2, 0.3, 0.4)",
-                            "torque_constant (0.1, -0.2, 0.3, 0.4)"),
-                        RB_ECONFIG,
-                        "ukf/ukf_measurement.ini:10: [MOTOR_CURRENT]: torque_constant of joint_2 must be > 0 (N m/A; "
-                        "the sign is the gear ratio's)");
+    expect_import_error(
+        ONE("ukf/ukf_measurement.ini", "torque_constant (0.1, 0.2, 0.3, 0.4)", "torque_constant (0.1, -0.2, 0.3, 0.4)"),
+        RB_ECONFIG,
+        "ukf/ukf_measurement.ini:10: [MOTOR_CURRENT]: torque_constant of joint_2 must be > 0 (N m/A; "
+        "the sign is the gear ratio's)");
     expect_import_error(ONE("ukf/ukf_measurement.ini", "use_bias 0\ndynamic_model \"ConstantMeasurementModel\"\n[FT_2]",
                             "use_bias 1\ndynamic_model \"ConstantMeasurementModel\"\n[FT_2]"),
                         RB_ECONFIG,
@@ -705,7 +738,8 @@ Test(pipeline_import_rde, errors_in_completeness_and_files)
 {
     const edit p0[] = {
         {"ukf/ukf_state.ini", "\"CONTACT\")", "\"CONTACT\", \"FT_1_BIAS\", \"FT_2_BIAS\")"},
-        {"ukf/ukf_state.ini", "initial_covariance (0.01, 0.01, 0.01, 0.01, 0.01, 0.01)\ndynamic_model \"ZeroVelocityStateDynamics\"\n",
+        {"ukf/ukf_state.ini",
+         "initial_covariance (0.01, 0.01, 0.01, 0.01, 0.01, 0.01)\ndynamic_model \"ZeroVelocityStateDynamics\"\n",
          "initial_covariance (0.01, 0.01, 0.01, 0.01, 0.01, 0.02)\ndynamic_model \"ZeroVelocityStateDynamics\"\n"},
         {"ukf/ukf_measurement.ini", "use_bias 0\ndynamic_model \"ConstantMeasurementModel\"\n[FT_2]",
          "use_bias 1\ndynamic_model \"ConstantMeasurementModel\"\n[FT_2]"},
@@ -737,15 +771,17 @@ Test(pipeline_import_rde, errors_in_completeness_and_files)
                         RB_ECONFIG, "ukf/ukf_state.ini:1: dynamics_list names 'FOO' but there is no [FOO] group");
     expect_import_error(ONE("config.ini", "sampling_time 0.002", "sampling_time 0"), RB_ECONFIG,
                         "config.ini:4: sampling_time must be > 0 s");
-    expect_import_error(ONE("ukf/ukf_state.ini", "covariance (1, 1, 1, 0.1, 0.1, 0.1)", "covariance (1, 1, 1, 0.1, 0.1, 0.1"),
-                        RB_ECONFIG, "ukf/ukf_state.ini:23: unterminated list for key 'covariance' (found '(' on line 24)");
+    expect_import_error(
+        ONE("ukf/ukf_state.ini", "covariance (1, 1, 1, 0.1, 0.1, 0.1)", "covariance (1, 1, 1, 0.1, 0.1, 0.1"),
+        RB_ECONFIG, "ukf/ukf_state.ini:23: unterminated list for key 'covariance' (found '(' on line 24)");
     expect_import_error(ONE("ukf.ini", "ukf/ukf_state.ini", "ukf/state.ini"), RB_ECONFIG,
                         "ukf.ini:4: include file 'ukf/state.ini' not found (@/ukf/state.ini)");
 }
 
 Test(pipeline_import_rde, errors_against_the_urdf)
 {
-    const edit joint[] = {{"model.ini", "\"joint_4\")", "\"joint_9\")"}, {"ukf/ukf_state.ini", "\"joint_4\")", "\"joint_9\")"}};
+    const edit joint[] = {{"model.ini", "\"joint_4\")", "\"joint_9\")"},
+                          {"ukf/ukf_state.ini", "\"joint_4\")", "\"joint_9\")"}};
     expect_import_error(joint, 2, FOUR_URDF, RB_ENOTFOUND,
                         "model.ini:1: joint_list: 'joint_9' is not a movable joint of " FOUR_URDF);
     expect_import_error(ONE("model.ini", "\"joint_4\")", "\"joint_9\")"), RB_ECONFIG,
@@ -761,9 +797,9 @@ Test(pipeline_import_rde, errors_against_the_urdf)
                             {"ukf/ukf_state.ini", "name \"link_5\"", "name \"link_7\""}};
     expect_import_error(contact, 2, FOUR_URDF, RB_ENOTFOUND,
                         "model.ini:4: [EXTERNAL_CONTACT] frames: 'link_7' is not a frame of " FOUR_URDF);
-    expect_import_error(ONE("model.ini", "associated_joints (\"ft_1\", \"ft_2\")", "associated_joints (\"ft_2\", \"ft_1\")"),
-                        RB_ECONFIG,
-                        "model.ini:8: [FT] associated_joints: 'ft_2' is not the joint of sensor 'ft_1' ('ft_1' is)");
+    expect_import_error(
+        ONE("model.ini", "associated_joints (\"ft_1\", \"ft_2\")", "associated_joints (\"ft_2\", \"ft_1\")"),
+        RB_ECONFIG, "model.ini:8: [FT] associated_joints: 'ft_2' is not the joint of sensor 'ft_1' ('ft_1' is)");
     expect_import_error(ONE("model.ini", "frames (\"ft_1\", \"ft_2\")\n[GYRO", "frames (\"ft_9\", \"ft_2\")\n[GYRO"),
                         RB_ENOTFOUND, "model.ini:11: [ACCELEROMETER] frames: 'ft_9' is not a frame of " FOUR_URDF);
     /* no --urdf: every place tried is named */

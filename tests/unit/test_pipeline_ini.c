@@ -99,7 +99,8 @@ Test(pipeline_ini, syntax_of_the_public_files)
 
 Test(pipeline_ini, syntax_errors_name_file_and_line)
 {
-    expect_error("a 1\nlist (1, 2,\n 3\n", "t.ini:2: unterminated list for key 'list' (no ')' before the end of the file)");
+    expect_error("a 1\nlist (1, 2,\n 3\n",
+                 "t.ini:2: unterminated list for key 'list' (no ')' before the end of the file)");
     expect_error("list (\"a\", \"b\"\n\n[NEXT]\nk 1\n",
                  "t.ini:1: unterminated list for key 'list' (found '[' on line 3)");
     expect_error("s \"abc\nt 1\n", "t.ini:1: unterminated string (no closing '\"' on the line)");
@@ -296,10 +297,9 @@ Test(pipeline_ini, shipped_configurations)
     cr_assert_eq(rb_ini_load(RDE_CONFIGS "/ergoCubSN000_r_leg/config.ini", &ini, &err), RB_OK, "%s", err.msg);
     cr_assert_eq(ini->n_files, 5);
     const rb_ini_group *model = rb_ini_group_find(&ini->root, "MODEL");
-    expect_strings(model, "joint_list",
-                   (const char *const[]){"r_hip_pitch", "r_hip_roll", "r_hip_yaw", "r_knee", "r_ankle_pitch",
-                                         "r_ankle_roll"},
-                   6);
+    expect_strings(
+        model, "joint_list",
+        (const char *const[]){"r_hip_pitch", "r_hip_roll", "r_hip_yaw", "r_knee", "r_ankle_pitch", "r_ankle_roll"}, 6);
     /* the commented-out alternatives are not taken */
     expect_strings(rb_ini_group_find(model, "EXTERNAL_CONTACT"), "frames",
                    (const char *const[]){"r_foot_front", "r_foot_rear"}, 2);
