@@ -355,3 +355,56 @@ Test(pipeline_ini, out_of_memory_at_every_allocation)
         cr_assert_null(ini);
     }
 }
+
+/* Seeded mutations of a real file (bytes changed, deleted, or the syntax characters inserted): never a crash
+ * (the ASan build runs this too), always RB_OK or one line "t.ini:<line>: ..." naming a line of the text. */
+Test(pipeline_ini, mutated_files_fail_cleanly)
+{
+    size_t len = 0;
+    char *orig = test_slurp(RDE_CONFIGS "/ergoCubSN000_r_leg/ukf/ukf_measurement.ini", &len);
+    cr_assert_not_null(orig);
+    static const char syntax[] = "()[],\";#\n\\ \r\t\0a1";
+    rb_rng rng;
+    rb_rng_seed(&rng, 20240711);
+    char *buf = malloc(len + 8);
+    size_t n_errors = 0;
+    for (int trial = 0; trial < 3000; trial++) {
+        memcpy(buf, orig, len);
+        size_t n = len;
+        for (int k = 0; k < 1 + trial % 4; k++) {
+            size_t at = (size_t)(rb_rng_uniform(&rng) * (double)n);
+            char c = syntax[(size_t)(rb_rng_uniform(&rng) * (sizeof syntax - 1))];
+            double u = rb_rng_uniform(&rng);
+            if (u < 0.4) {
+                buf[at] = c;
+            } else if (u < 0.7 && n > 1) {
+                memmove(buf + at, buf + at + 1, n - at - 1);
+                n--;
+            } else if (n < len + 4) {
+                memmove(buf + at + 1, buf + at, n - at);
+                buf[at] = c;
+                n++;
+            }
+        }
+        size_t lines = 1;
+        for (size_t i = 0; i < n; i++)
+            lines += buf[i] == '\n';
+        rb_ini *ini = NULL;
+        rb_err err;
+        int rc = rb_ini_load_text(buf, n, "t.ini", &ini, &err);
+        if (rc == RB_OK) {
+            rb_ini_free(ini);
+            continue;
+        }
+        n_errors++;
+        cr_assert_eq(rc, RB_ECONFIG, "trial %d: %s", trial, err.msg);
+        cr_assert_null(ini);
+        size_t line = 0;
+        cr_assert_eq(sscanf(err.msg, "t.ini:%zu: ", &line), 1, "trial %d: %s", trial, err.msg);
+        cr_assert(line >= 1 && line <= lines, "trial %d: line %zu of %zu: %s", trial, line, lines, err.msg);
+        cr_assert_null(strchr(err.msg, '\n'));
+    }
+    cr_assert_gt(n_errors, 1000, "the mutations break the syntax often (%zu of 3000)", n_errors);
+    free(buf);
+    free(orig);
+}
