@@ -327,8 +327,8 @@ int rb_svg_traces(const char *title, const char *y_label, const rb_trace_line *l
     }
     y_axis(&b, &f, lo, hi, y_label);
     x_axis(&b, &f);
-    for (size_t k = 0; k < n_lines; k++)
-        polyline(&b, &f, &lines[k], k == 0 ? "#000" : PALETTE[(k - 1) % N_PALETTE], k == 0);
+    for (size_t k = 1; k <= n_lines; k++) /* the reference last: on top */
+        polyline(&b, &f, &lines[k % n_lines], k == n_lines ? "#000" : PALETTE[(k - 1) % N_PALETTE], k == n_lines);
     legend(&b, &f, lines, n_lines, any_shade);
     rb_sb_puts(&b, "</svg>\n");
     rb_c_locale_pop(&loc);

@@ -554,7 +554,10 @@ static int trace_figure(const job *jb, rb_suite_result *r, size_t k, rb_err *err
         rc = rb_err_set(err, RB_EINPUT, "%s: figures.traces[%zu]: no estimate sample in the trace's window", s->path, k);
     if (!rc) {
         safe_name(file);
-        rc = rb_svg_traces(title, tr->joint, lines, n_lines, ld->shaded, ld->n_shaded, t0, t1, &svg, err);
+        const char *unit = ld->ref->units[ld->sel[j]];
+        char y_label[300];
+        snprintf(y_label, sizeof y_label, unit[0] ? "%s (%s)" : "%s", tr->joint, unit);
+        rc = rb_svg_traces(title, y_label, lines, n_lines, ld->shaded, ld->n_shaded, t0, t1, &svg, err);
     }
     if (!rc) {
         rc = add_figure(r, file, svg, err);

@@ -235,7 +235,7 @@ typedef struct rb_interval {
     double t0, t1;
 } rb_interval;
 
-/* Time traces over [t0, t1]: lines[0] is the reference (black, dashed), the others take the palette in order
+/* Time traces over [t0, t1]: lines[0] is the reference (black, dashed, drawn last), the others take the palette in order
  * (one <polyline class="trace"> per line, thinned to at most ~2 points per
  * horizontal pixel by keeping each pixel column's extremes), shaded intervals (one <rect class="shade"> per
  * interval that meets [t0, t1], clipped to it), a legend, axes with nice ticks; times shown relative to t0.
