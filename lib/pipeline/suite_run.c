@@ -15,7 +15,7 @@
 typedef struct log_data {
     rb_log *log;
     char *label;              /* its files joined by " + " */
-    char *files, *sha256;     /* basenames and SHA-256 joined by "," */
+    char *files;              /* basenames joined by "," */
     const rb_channel *ref;
     size_t *sel;              /* n_joints element indices into ref */
     size_t n_shaded;
@@ -25,6 +25,7 @@ typedef struct log_data {
 /* What one pair leaves behind (its own slot, written by one thread only). */
 typedef struct pair_out {
     rb_stats *stats;          /* n_joints + 1 ("all" last) */
+    char *input_sha256;       /* of the log's files (the runner computes it: in parallel, not while reading) */
     size_t n_samples;
     size_t n_warnings;
     char **warnings;
@@ -83,26 +84,6 @@ static int read_session(const rb_config_session *ses, rb_log **out, rb_err *err)
     else
         *out = log;
     return rc;
-}
-
-static int checksums(const rb_config_session *ses, log_data *ld, rb_err *err)
-{
-    size_t len = 1;
-    for (size_t i = 0; i < ses->n_paths; i++)
-        len += 65;
-    if (!(ld->sha256 = rb_malloc(len)))
-        return nomem(err);
-    ld->sha256[0] = '\0';
-    for (size_t i = 0; i < ses->n_paths; i++) {
-        char hex[65];
-        int rc = rb_sha256_file(ses->paths[i], hex, err);
-        if (rc)
-            return rc;
-        if (i)
-            strcat(ld->sha256, ",");
-        strcat(ld->sha256, hex);
-    }
-    return RB_OK;
 }
 
 /* The joint names: the suite's, or every element of the first log's reference channel. */
@@ -171,8 +152,6 @@ static int prepare_log(job *jb, size_t l, rb_err *err)
     if (!ld->label || !ld->files)
         return nomem(err);
     int rc = read_session(ses, &ld->log, err);
-    if (!rc)
-        rc = checksums(ses, ld, err);
     if (rc)
         return rc;
     if (!(ld->ref = rb_log_find(ld->log, s->reference)))
@@ -325,6 +304,8 @@ static int run_pair(job *jb, size_t i, rb_err *err)
         rc = score(jb, ld, var, res, est, po, err);
     if (!rc) {
         po->n_samples = res->clock.n;
+        po->input_sha256 = res->input_sha256;
+        res->input_sha256 = NULL;
         po->warnings = res->warnings;
         po->n_warnings = res->n_warnings;
         res->warnings = NULL;
@@ -428,7 +409,7 @@ static int provenance(const job *jb, rb_comparison *c, rb_err *err)
     for (size_t l = 0; !rc && l < s->n_logs; l++) {
         rc = set_attr(c, err, jb->logs[l].files, "log %s: input", s->log_names[l]);
         if (!rc)
-            rc = set_attr(c, err, jb->logs[l].sha256, "log %s: input_sha256", s->log_names[l]);
+            rc = set_attr(c, err, jb->out[l].input_sha256, "log %s: input_sha256", s->log_names[l]); /* variant 0's */
     }
     return rc;
 }
@@ -614,7 +595,6 @@ static void free_job(job *jb)
         rb_log_free(ld->log);
         rb_free(ld->label);
         rb_free(ld->files);
-        rb_free(ld->sha256);
         rb_free(ld->sel);
         rb_free(ld->shaded);
     }
@@ -622,6 +602,7 @@ static void free_job(job *jb)
     for (size_t i = 0; jb->out && i < jb->n_pairs; i++) {
         pair_out *po = &jb->out[i];
         rb_free(po->stats);
+        rb_free(po->input_sha256);
         rb_pipe_free_strings(po->warnings, po->n_warnings);
         for (size_t k = 0; k < s->n_traces; k++) {
             rb_free(po->trace_t ? po->trace_t[k] : NULL);
