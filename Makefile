@@ -1,7 +1,8 @@
 # roboest: build, test, demo. Every target first makes sure Debian's packages are installed.
 #
 #   make            library (static + shared) and the roboest command in $(BUILD)/
-#   make demo       run the demo pipeline on the log shipped in datasets/
+#   make demo       run the demo pipeline on the log shipped in datasets/, then compare three velocity
+#                   estimators on it (table, figures) and check rules on the report
 #   make test       unit and end-to-end tests (Criterion), then the same under ASan + UBSan
 #   make test-plain / make test-asan  one of the two
 #   make test-valgrind  the same under valgrind
@@ -84,10 +85,15 @@ $(BUILD)/roboest: $(CLI_OBJ) $(BUILD)/libroboest.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libroboest.a $(LDLIBS)
 
 # The main job on the shipped data: the demo pipeline on datasets/demo_arm.mat (made by
-# scripts/make-demo-log.sh), estimates and reports into $(BUILD)/demo, the metric table on stdout.
+# scripts/make-demo-log.sh), estimates and reports into $(BUILD)/demo, the metric table on stdout; then the
+# offline comparison of configs/compare/demo_suite.json into $(BUILD)/demo/compare, its table on stdout, and
+# the CI rules of configs/compare/demo_rules.txt checked on it.
 demo: all
 	$(BUILD)/roboest run configs/demo.json -o $(BUILD)/demo --force
 	@echo "demo outputs: $$(ls $(BUILD)/demo | tr '\n' ' ')in $(BUILD)/demo/"
+	$(BUILD)/roboest compare configs/compare/demo_suite.json -o $(BUILD)/demo/compare --force
+	$(BUILD)/roboest check $(BUILD)/demo/compare/report.json configs/compare/demo_rules.txt
+	@echo "comparison report and figures: $$(ls $(BUILD)/demo/compare | tr '\n' ' ')in $(BUILD)/demo/compare/"
 
 # Orocos KDL (C++, through kdl_parser and urdfdom) is the independent reference for the dynamics
 # tests and benchmarks: the only C++ in the tree, test tooling under tests/.

@@ -99,7 +99,7 @@ static void print_results(const rb_check *c, bool quiet)
         if (!quiet || !r->passed)
             printf("%s  %s  (%s)\n", r->passed ? "PASS" : "FAIL", r->message, r->where);
     }
-    printf("%zu passed, %zu failed\n", c->n_rules - c->n_failed, c->n_failed);
+    printf("rules: %zu hold, %zu fail\n", c->n_rules - c->n_failed, c->n_failed);
 }
 
 int cmd_check(int argc, char **argv)

@@ -202,11 +202,14 @@ static void md_text(sbuf *b, const char *s)
 
 static void md_intervals_note(const rb_comparison *c, sbuf *b)
 {
-    rb_sb_printf(b,
-                 "Cells: mean over %zu log%s ± sample standard deviation, [%g %% percentile-bootstrap interval "
-                 "of the mean: %zu resamples of the logs with replacement, seed %llu]%s. Reference: ",
-                 c->n_logs, c->n_logs > 1 ? "s" : "", 100 * c->bootstrap.level, c->bootstrap.samples,
-                 (unsigned long long)c->bootstrap.seed, c->n_logs > 1 ? "" : " (one log: the interval is the value)");
+    if (c->n_logs == 1)
+        rb_sb_puts(b, "Cells: the statistic on the one log (no spread across logs, no interval). Reference: ");
+    else
+        rb_sb_printf(b,
+                     "Cells: mean over %zu logs ± sample standard deviation [%g %% percentile-bootstrap interval of "
+                     "the mean: %zu resamples of the logs with replacement, seed %llu]. Reference: ",
+                     c->n_logs, 100 * c->bootstrap.level, c->bootstrap.samples,
+                     (unsigned long long)c->bootstrap.seed);
     md_text(b, c->reference);
     rb_sb_puts(b, ".\n\n");
 }
@@ -232,7 +235,10 @@ static void md_all_joints(const rb_comparison *c, sbuf *b)
         rb_sb_puts(b, " |");
         for (size_t i = 0; i < c->n_shown; i++) {
             const rb_summary *s = rb_comparison_summary(c, v, c->n_joints, c->shown[i]);
-            rb_sb_printf(b, " %.4g ± %.4g [%.4g, %.4g] |", s->mean, s->sd, s->lo, s->hi);
+            if (c->n_logs == 1) /* no spread to show */
+                rb_sb_printf(b, " %.4g |", s->mean);
+            else
+                rb_sb_printf(b, " %.4g ± %.4g [%.4g, %.4g] |", s->mean, s->sd, s->lo, s->hi);
         }
         rb_sb_putc(b, '\n');
     }
@@ -254,7 +260,10 @@ static void md_per_joint(const rb_comparison *c, size_t k, sbuf *b)
         rb_sb_puts(b, " |");
         for (size_t j = 0; j < c->n_joints; j++) {
             const rb_summary *s = rb_comparison_summary(c, v, j, k);
-            rb_sb_printf(b, " %.4g [%.4g, %.4g] |", s->mean, s->lo, s->hi);
+            if (c->n_logs == 1)
+                rb_sb_printf(b, " %.4g |", s->mean);
+            else
+                rb_sb_printf(b, " %.4g [%.4g, %.4g] |", s->mean, s->lo, s->hi);
         }
         rb_sb_putc(b, '\n');
     }

@@ -184,6 +184,7 @@ int rb_svg_boxplot(const char *title, const char *y_label, const rb_box_series *
         hi = fmax(hi, scratch[series[s].n - 1]);
     }
     double slot = 110, width = 110 + slot * (double)n_series, height = 420;
+    width = fmax(width, 8.0 * (double)strlen(title) + 40); /* room for the title (about 8 px a character) */
     frame f = {80, 40, slot * (double)n_series, height - 40 - 60, 0, 1, 0, 1};
     rb_locale_scope loc;
     if ((rc = rb_c_locale_push(&loc, err)) == RB_OK) {

@@ -91,7 +91,7 @@ Test(cli_compare, writes_the_table_and_figures_then_check_gates)
     test_write_file(rules, "# CI gates\nraw.rmse < 0.16\nraw.rmse > 0.15\nsmooth.mae[j2] > 0\n");
     r = cli_run(NULL, (const char *[]){"check", fx.report, rules, "--junit", junit, NULL});
     cr_expect_eq(r.status, 0, "%s%s", r.out, r.err);
-    cr_expect(strstr(r.out, "3 passed, 0 failed"), "%s", r.out);
+    cr_expect(strstr(r.out, "rules: 3 hold, 0 fail"), "%s", r.out);
     cli_result_free(&r);
     r = cli_run(NULL, (const char *[]){"check", fx.report, rules, "--rule", "smooth.rmse < raw.rmse[j2]", "--junit",
                                        junit, "--force", NULL});

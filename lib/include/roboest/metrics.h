@@ -199,6 +199,7 @@ int rb_comparison_summarize(rb_comparison *c, rb_err *err);
  *   Markdown: "# title", provenance list, a line saying what the intervals are, then "## All joints": one
  *     row per variant, one column per shown statistic, cells "mean ± sd [lo, hi]"; then per shown
  *     statistic "## <STAT> per joint": one row per variant, one column per joint, cells "mean [lo, hi]".
+ *     With one log the cells hold the value alone.
  *   JSON: {"title", "provenance": {}, "reference", "statistics": [shown keys], "bootstrap": {"over": "logs",
  *     "samples", "seed", "level"}, "logs": [names], "joints": [names], "variants": [{"name", "all": {stat:
  *     summary}, "joints": {joint: {stat: summary}}}]} with summary = {"mean", "sd", "lo", "hi", "min",
