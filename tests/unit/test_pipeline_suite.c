@@ -436,3 +436,40 @@ Test(pipeline_suite, rules_file)
     cr_assert_eq(rb_rules_read(path, &rules, &wheres, &n, &err), RB_ECONFIG);
     test_remove_tree(dir);
 }
+
+/* Every allocation failing in turn: loading, running (one thread, then two: a failure inside a worker too)
+ * and rendering end in RB_ENOMEM with nothing leaked (ASan / valgrind runs check), until they succeed. */
+Test(pipeline_suite, allocation_failures)
+{
+    setup s = make_setup(NULL);
+    const char *small = "{\"variants\": [{\"name\": \"raw\", \"pipeline\": \"raw.json\", \"estimate\": \"tau_hat\"},\n"
+                        "  {\"name\": \"lp\", \"pipeline\": \"lp.json\", \"estimate\": \"tau_hat\"}],\n"
+                        " \"logs\": [\"a.h5\", \"b.h5\"], \"reference\": \"truth/tau\", \"bootstrap\": {\"samples\": 50},\n"
+                        " \"figures\": {\"traces\": [{\"joint\": \"j1\", \"log\": 0}], \"contact\": {\"channel\": "
+                        "\"truth/pushes\"}}}\n";
+    for (size_t threads = 1; threads <= 2; threads++) {
+        long n, step = threads == 1 ? 1 : 7;
+        for (n = 0;; n += step) {
+            rb_suite *suite = NULL;
+            rb_suite_result *res = NULL;
+            char *json = NULL;
+            rb_err err;
+            rb_suite_opts opts = {threads, NULL, NULL};
+            rb_alloc_fail_after(n);
+            int rc = load(&s, small, &suite, &err);
+            if (!rc)
+                rc = rb_suite_run(suite, &opts, &res, &err);
+            if (!rc)
+                rc = rb_comparison_render(res->table, RB_REPORT_JSON, &json, &err);
+            rb_alloc_fail_after(-1);
+            rb_free(json);
+            rb_suite_result_free(res);
+            rb_suite_free(suite);
+            if (rc == RB_OK)
+                break;
+            cr_assert_eq(rc, RB_ENOMEM, "threads %zu, failure %ld: %s", threads, n, err.msg);
+        }
+        cr_assert_gt(n, 200, "the loop went through the allocations");
+    }
+    free_setup(&s);
+}

@@ -573,7 +573,8 @@ typedef struct rb_suite_opts {
 } rb_suite_opts;
 
 typedef struct rb_suite_figure {
-    char *name; /* file name: rmse_box.svg, magnitude_box.svg, trace_<log>_<joint>.svg */
+    char *name; /* file name: rmse_box.svg, magnitude_box.svg, trace_<log>_<joint>_<i>.svg (i: the trace's
+                   index in figures.traces; characters other than [A-Za-z0-9_.-] become '_') */
     char *svg;
 } rb_suite_figure;
 
@@ -595,7 +596,8 @@ typedef struct rb_suite_result {
  * message starts with "variant <name>: " and names the log. Errors: those of rb_log_read / rb_log_append
  * (prefixed with the log path), RB_ENOTFOUND (reference or contact channel, joint, estimate element),
  * RB_EINPUT (the reference covers no part of a run's clock), RB_EDIM, RB_ENUMERIC (a non-finite estimate in
- * the scored window), rb_pipeline_run_log's errors, RB_EIO (a thread cannot start), RB_ENOMEM. */
+ * the scored window), rb_pipeline_run_log's errors, RB_ENOMEM. The calling thread works too; a thread that
+ * cannot start only lowers the parallelism. */
 int rb_suite_run(const rb_suite *s, const rb_suite_opts *opts, rb_suite_result **out, rb_err *err);
 void rb_suite_result_free(rb_suite_result *r);
 /* report.md, report.json, report.csv and every figure into dir (created if missing, one level), all or
