@@ -104,12 +104,10 @@ static void print_results(const rb_check *c, bool quiet)
 
 int cmd_check(int argc, char **argv)
 {
-    static const struct option options[] = {{"rule", required_argument, NULL, 'r'},
-                                            {"junit", required_argument, NULL, 'j'},
-                                            {"force", no_argument, NULL, 'F'},
-                                            {"quiet", no_argument, NULL, 'q'},
-                                            {"help", no_argument, NULL, 'h'},
-                                            {NULL, 0, NULL, 0}};
+    static const struct option options[] = {
+        {"rule", required_argument, NULL, 'r'}, {"junit", required_argument, NULL, 'j'},
+        {"force", no_argument, NULL, 'F'},      {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0}};
     char **inline_rules = rb_calloc((size_t)argc, sizeof *inline_rules);
     size_t n_inline = 0;
     const char *junit = NULL;
@@ -127,7 +125,10 @@ int cmd_check(int argc, char **argv)
         case 'j': junit = optarg; break;
         case 'F': force = true; break;
         case 'q': quiet = true; break;
-        case 'h': fputs(CHECK_HELP, stdout); rb_free(inline_rules); return EXIT_OK;
+        case 'h':
+            fputs(CHECK_HELP, stdout);
+            rb_free(inline_rules);
+            return EXIT_OK;
         case ':': usage = cli_usage_error("check", "option '%s' needs a value", argv[optind - 1]); break;
         default: usage = cli_usage_error("check", "unknown option '%s'", argv[optind - 1]); break;
         }

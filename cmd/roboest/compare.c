@@ -62,12 +62,10 @@ static bool parse_threads(const char *s, size_t *out)
 
 int cmd_compare(int argc, char **argv)
 {
-    static const struct option options[] = {{"output", required_argument, NULL, 'o'},
-                                            {"threads", required_argument, NULL, 't'},
-                                            {"force", no_argument, NULL, 'F'},
-                                            {"quiet", no_argument, NULL, 'q'},
-                                            {"help", no_argument, NULL, 'h'},
-                                            {NULL, 0, NULL, 0}};
+    static const struct option options[] = {
+        {"output", required_argument, NULL, 'o'}, {"threads", required_argument, NULL, 't'},
+        {"force", no_argument, NULL, 'F'},        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     const char *out_dir = NULL;
     bool force = false, quiet = false;
     rb_suite_opts opts = {0};

@@ -35,8 +35,8 @@ int rb_bootstrap_draw(const rb_bootstrap *bs, size_t n, size_t *idx, rb_err *err
     return RB_OK;
 }
 
-void rb_bootstrap_mean_interval(const double *x, size_t n, const size_t *idx, size_t B, double level,
-                                double *scratch, double *lo, double *hi)
+void rb_bootstrap_mean_interval(const double *x, size_t n, const size_t *idx, size_t B, double level, double *scratch,
+                                double *lo, double *hi)
 {
     for (size_t b = 0; b < B; b++) {
         double sum = 0;

@@ -6,8 +6,7 @@
 #include "metrics_internal.h"
 
 static const char *const STAT_KEYS[RB_N_STATS] = {"mse", "rmse", "mae", "max_abs", "mean_abs_est", "mean_abs_ref"};
-static const char *const STAT_TITLES[RB_N_STATS] = {"MSE",     "RMSE",         "MAE",
-                                                    "max abs", "mean abs est", "mean abs ref"};
+static const char *const STAT_TITLES[RB_N_STATS] = {"MSE", "RMSE", "MAE", "max abs", "mean abs est", "mean abs ref"};
 
 const char *rb_stat_key(size_t k) { return k < RB_N_STATS ? STAT_KEYS[k] : NULL; }
 const char *rb_stat_title(size_t k) { return k < RB_N_STATS ? STAT_TITLES[k] : NULL; }
@@ -76,8 +75,8 @@ int rb_comparison_new(rb_comparison **out, const char *title, const char *refere
     size_t cells, count;
     if (!rb_size_mul(n_variants, n_joints + 1, &cells) || !rb_size_mul(cells, n_logs, &count) ||
         count > SIZE_MAX / sizeof(rb_stats) || cells > SIZE_MAX / (RB_N_STATS * sizeof(rb_summary)))
-        return rb_err_set(err, RB_ENOMEM, "comparison of %zu variants x %zu joints x %zu logs is too large",
-                          n_variants, n_joints, n_logs);
+        return rb_err_set(err, RB_ENOMEM, "comparison of %zu variants x %zu joints x %zu logs is too large", n_variants,
+                          n_joints, n_logs);
     rb_comparison *c = rb_calloc(1, sizeof *c);
     if (!c)
         return rb_err_set(err, RB_ENOMEM, "out of memory");
@@ -208,8 +207,7 @@ static void md_intervals_note(const rb_comparison *c, sbuf *b)
         rb_sb_printf(b,
                      "Cells: mean over %zu logs ± sample standard deviation [%g %% percentile-bootstrap interval of "
                      "the mean: %zu resamples of the logs with replacement, seed %llu]. Reference: ",
-                     c->n_logs, 100 * c->bootstrap.level, c->bootstrap.samples,
-                     (unsigned long long)c->bootstrap.seed);
+                     c->n_logs, 100 * c->bootstrap.level, c->bootstrap.samples, (unsigned long long)c->bootstrap.seed);
     md_text(b, c->reference);
     rb_sb_puts(b, ".\n\n");
 }

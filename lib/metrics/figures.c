@@ -58,9 +58,9 @@ static void tick_label(sbuf *b, double x, double step)
 }
 
 typedef struct frame {
-    double x0, y0, w, h;    /* plot area, px (y0 = top) */
-    double lo, hi;          /* y range */
-    double t0, t1;          /* x range (traces) */
+    double x0, y0, w, h; /* plot area, px (y0 = top) */
+    double lo, hi;       /* y range */
+    double t0, t1;       /* x range (traces) */
 } frame;
 
 static double ypx(const frame *f, double y) { return f->y0 + f->h * (1 - (y - f->lo) / (f->hi - f->lo)); }
@@ -154,16 +154,15 @@ static int check_series(const rb_box_series *series, size_t n_series, size_t *mo
             return rb_err_set(err, RB_EINVAL, "box plot: series %s has no values", series[s].label);
         for (size_t i = 0; i < series[s].n; i++)
             if (!isfinite(series[s].values[i]))
-                return rb_err_set(err, RB_ENUMERIC, "box plot: series %s: value %zu is not finite", series[s].label,
-                                  i);
+                return rb_err_set(err, RB_ENUMERIC, "box plot: series %s: value %zu is not finite", series[s].label, i);
         if (series[s].n > *most)
             *most = series[s].n;
     }
     return RB_OK;
 }
 
-int rb_svg_boxplot(const char *title, const char *y_label, const rb_box_series *series, size_t n_series,
-                   char **svg, rb_err *err)
+int rb_svg_boxplot(const char *title, const char *y_label, const rb_box_series *series, size_t n_series, char **svg,
+                   rb_err *err)
 {
     *svg = NULL;
     size_t most = 0;
@@ -192,8 +191,7 @@ int rb_svg_boxplot(const char *title, const char *y_label, const rb_box_series *
         svg_open(&b, width, height, title);
         y_axis(&b, &f, lo, hi, y_label);
         for (size_t s = 0; s < n_series; s++)
-            one_box(&b, &f, &series[s], &boxes[s], f.x0 + slot * ((double)s + 0.5), slot * 0.3,
-                    PALETTE[s % N_PALETTE]);
+            one_box(&b, &f, &series[s], &boxes[s], f.x0 + slot * ((double)s + 0.5), slot * 0.3, PALETTE[s % N_PALETTE]);
         rb_sb_puts(&b, "</svg>\n");
         rb_c_locale_pop(&loc);
         rc = rb_sb_finish(&b, svg, err);
@@ -272,8 +270,8 @@ static void x_axis(sbuf *b, const frame *f)
     }
     rb_sb_printf(b, "<line class=\"axis\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n</g>\n", f->x0, bottom,
                  f->x0 + f->w, bottom);
-    rb_sb_printf(b, "<text class=\"x-label\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">time since ", f->x0 + f->w / 2,
-                 bottom + 38);
+    rb_sb_printf(b, "<text class=\"x-label\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">time since ",
+                 f->x0 + f->w / 2, bottom + 38);
     rb_sb_put_double(b, f->t0);
     rb_sb_puts(b, " s (s)</text>\n");
 }

@@ -95,8 +95,10 @@ static int open_report(const cJSON *root, report *rep, rb_err *err)
                           : !cJSON_IsArray(rep->joints)     ? "joints"
                                                             : NULL;
     if (missing)
-        return rb_err_set(err, RB_EINPUT, "%s: not a roboest comparison report (no \"%s\" array; make it with "
-                          "roboest compare)", rep->name, missing);
+        return rb_err_set(err, RB_EINPUT,
+                          "%s: not a roboest comparison report (no \"%s\" array; make it with "
+                          "roboest compare)",
+                          rep->name, missing);
     return RB_OK;
 }
 
@@ -118,7 +120,8 @@ typedef struct rule_ctx {
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static int rule_error(rule_ctx *r, const char *fmt, ...)
+static int
+rule_error(rule_ctx *r, const char *fmt, ...)
 {
     char what[512];
     va_list ap;
@@ -281,8 +284,7 @@ static int lookup(rule_ctx *r, const report *rep, const operand *o, double *valu
         return unknown(r, "variant", o->variant, rep->variants, "name");
     if (!in_strings(rep->statistics, o->stat)) {
         if (rb_stat_index(o->stat) >= 0)
-            return rule_error(r, "statistic '%s' is not in the report (add it to the suite's \"statistics\")",
-                              o->stat);
+            return rule_error(r, "statistic '%s' is not in the report (add it to the suite's \"statistics\")", o->stat);
         return unknown(r, "statistic", o->stat, rep->statistics, NULL);
     }
     if (o->has_joint && !in_strings(rep->joints, o->joint))
@@ -423,8 +425,12 @@ static char *xml_escape(const char *s)
     if (!out)
         return NULL;
     for (; *s; s++) {
-        const char *rep = *s == '&' ? "&amp;" : *s == '<' ? "&lt;" : *s == '>' ? "&gt;" : *s == '"' ? "&quot;"
-                          : *s == '\'' ? "&apos;" : NULL;
+        const char *rep = *s == '&'    ? "&amp;"
+                          : *s == '<'  ? "&lt;"
+                          : *s == '>'  ? "&gt;"
+                          : *s == '"'  ? "&quot;"
+                          : *s == '\'' ? "&apos;"
+                                       : NULL;
         if (rep) {
             strcpy(o, rep);
             o += strlen(rep);
@@ -440,7 +446,8 @@ static char *xml_escape(const char *s)
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static void append(char **doc, const char *fmt, ...)
+static void
+append(char **doc, const char *fmt, ...)
 {
     if (!*doc)
         return;

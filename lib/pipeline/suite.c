@@ -153,8 +153,8 @@ static int parse_logs(sload *x, const cJSON *v, void *unused)
             rc = rb_cfg_nomem(c);
         for (size_t k = 0; !rc && k < i; k++)
             if (strcmp(s->log_names[k], s->log_names[i]) == 0)
-                rc = rb_cfg_error(c, "logs[%zu] has the same name '%s': logs are named by their file stem",
-                                  k, s->log_names[i]);
+                rc = rb_cfg_error(c, "logs[%zu] has the same name '%s': logs are named by their file stem", k,
+                                  s->log_names[i]);
         pop(c);
     }
     return rc;
@@ -426,11 +426,16 @@ static const struct section {
     bool required;
     int (*parse)(sload *, const cJSON *, void *);
 } sections[] = {
-    {"name", false, parse_name},         {"variants", true, parse_variants},
-    {"logs", true, parse_logs},          {"reference", true, parse_reference},
-    {"joints", false, parse_joints},     {"window", false, parse_window},
-    {"statistics", false, parse_statistics}, {"bootstrap", false, parse_bootstrap},
-    {"figures", false, parse_figures},   {"outputs", false, parse_outputs},
+    {"name", false, parse_name},
+    {"variants", true, parse_variants},
+    {"logs", true, parse_logs},
+    {"reference", true, parse_reference},
+    {"joints", false, parse_joints},
+    {"window", false, parse_window},
+    {"statistics", false, parse_statistics},
+    {"bootstrap", false, parse_bootstrap},
+    {"figures", false, parse_figures},
+    {"outputs", false, parse_outputs},
     {"threads", false, parse_threads},
 };
 

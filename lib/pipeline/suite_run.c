@@ -14,18 +14,18 @@
 /* What one log brings, prepared before any pair runs (read-only afterwards). */
 typedef struct log_data {
     rb_log *log;
-    char *label;              /* its files joined by " + " */
-    char *files;              /* basenames joined by "," */
+    char *label; /* its files joined by " + " */
+    char *files; /* basenames joined by "," */
     const rb_channel *ref;
-    size_t *sel;              /* n_joints element indices into ref */
+    size_t *sel; /* n_joints element indices into ref */
     size_t n_shaded;
-    rb_interval *shaded;      /* active stretches of the contact channel */
+    rb_interval *shaded; /* active stretches of the contact channel */
 } log_data;
 
 /* What one pair leaves behind (its own slot, written by one thread only). */
 typedef struct pair_out {
-    rb_stats *stats;          /* n_joints + 1 ("all" last) */
-    char *input_sha256;       /* of the log's files (the runner computes it: in parallel, not while reading) */
+    rb_stats *stats;    /* n_joints + 1 ("all" last) */
+    char *input_sha256; /* of the log's files (the runner computes it: in parallel, not while reading) */
     size_t n_samples;
     size_t n_warnings;
     char **warnings;
@@ -37,8 +37,8 @@ typedef struct job {
     const rb_suite *s;
     log_data *logs;
     size_t n_joints;
-    char **joints;            /* n_joints names (the suite's, or the first log's reference elements) */
-    pair_out *out;            /* n_variants x n_logs, variant-major */
+    char **joints; /* n_joints names (the suite's, or the first log's reference elements) */
+    pair_out *out; /* n_variants x n_logs, variant-major */
     size_t n_pairs;
     /* the queue */
     pthread_mutex_t lock;
@@ -155,8 +155,9 @@ static int prepare_log(job *jb, size_t l, rb_err *err)
     if (rc)
         return rc;
     if (!(ld->ref = rb_log_find(ld->log, s->reference)))
-        return rb_err_set(err, RB_ENOTFOUND, "%s: reference channel %s not found (reference)", ld->label,
-                          s->reference);
+        return rb_err_set(err, RB_ENOTFOUND, "%s: reference channel %s not found (reference)", ld->label, s->reference);
+    if (ld->ref->n_samples == 0)
+        return rb_err_set(err, RB_EINPUT, "%s: reference channel %s has no samples", ld->label, s->reference);
     if (l == 0 && (rc = choose_joints(jb, err)))
         return rc;
     rc = select_joints(jb, ld, err);
@@ -172,8 +173,10 @@ static int check_trace_joints(const job *jb, rb_err *err)
         for (size_t j = 0; j < jb->n_joints && !found; j++)
             found = strcmp(jb->joints[j], jb->s->traces[k].joint) == 0;
         if (!found)
-            return rb_err_set(err, RB_ENOTFOUND, "%s: figures.traces[%zu]: joint '%s' is not an element of the "
-                              "reference channel %s", jb->s->path, k, jb->s->traces[k].joint, jb->s->reference);
+            return rb_err_set(err, RB_ENOTFOUND,
+                              "%s: figures.traces[%zu]: joint '%s' is not an element of the "
+                              "reference channel %s",
+                              jb->s->path, k, jb->s->traces[k].joint, jb->s->reference);
     }
     return RB_OK;
 }
@@ -295,8 +298,8 @@ static int run_pair(job *jb, size_t i, rb_err *err)
     pair_out *po = &jb->out[i];
     rb_run_result *res = NULL;
     const rb_config_session *ses = &s->logs[l];
-    int rc = rb_pipeline_run_log(var->pipeline, ld->log, (const char *const *)ses->paths, ses->n_paths, NULL, &res,
-                                 err);
+    int rc =
+        rb_pipeline_run_log(var->pipeline, ld->log, (const char *const *)ses->paths, ses->n_paths, NULL, &res, err);
     const rb_run_signal *est = rc ? NULL : rb_run_result_signal(res, var->estimate);
     if (!rc && !est)
         rc = rb_err_set(err, RB_EINVAL, "%s: estimate %s was not recorded", ld->label, var->estimate);
@@ -423,9 +426,8 @@ static int make_table(const job *jb, rb_comparison **out, rb_err *err)
     for (size_t v = 0; v < s->n_variants; v++)
         variants[v] = s->variants[v].name;
     rb_comparison *c = NULL;
-    int rc = rb_comparison_new(&c, s->name, s->reference, variants, s->n_variants,
-                               (const char *const *)s->log_names, s->n_logs, (const char *const *)jb->joints,
-                               jb->n_joints, err);
+    int rc = rb_comparison_new(&c, s->name, s->reference, variants, s->n_variants, (const char *const *)s->log_names,
+                               s->n_logs, (const char *const *)jb->joints, jb->n_joints, err);
     rb_free(variants);
     if (rc)
         return rc;
@@ -532,7 +534,8 @@ static int trace_figure(const job *jb, rb_suite_result *r, size_t k, rb_err *err
     char *svg = NULL;
     int rc = title && file ? RB_OK : nomem(err);
     if (!rc && !(t1 > t0))
-        rc = rb_err_set(err, RB_EINPUT, "%s: figures.traces[%zu]: no estimate sample in the trace's window", s->path, k);
+        rc =
+            rb_err_set(err, RB_EINPUT, "%s: figures.traces[%zu]: no estimate sample in the trace's window", s->path, k);
     if (!rc) {
         safe_name(file);
         const char *unit = ld->ref->units[ld->sel[j]];

@@ -92,12 +92,13 @@ int main(int argc, char **argv)
     rb_registry *reg = NULL;
     rb_suite *s = NULL;
     int rc = write_log(a, seconds, 1, &err) || write_log(b, seconds, 2, &err);
-    rc = rc || write_text(pipe, "{\"clock\": {\"channel\": \"joints_state/positions\"},\n"
-                                " \"signals\": {\"q\": {\"channel\": \"joints_state/positions\"}},\n"
-                                " \"stages\": [{\"id\": \"kf\", \"type\": \"kf_derivative\", \"in\": {\"x\": \"q\"},\n"
-                                "              \"out\": {\"x_dot\": \"qd\"}, \"params\": {\"q\": [10], \"r\": [1e-8]}},\n"
-                                "             {\"id\": \"lp\", \"type\": \"lowpass\", \"in\": {\"x\": \"qd\"},\n"
-                                "              \"out\": {\"y\": \"qd_lp\"}, \"params\": {\"cutoff_hz\": 30}}]}\n");
+    rc = rc ||
+         write_text(pipe, "{\"clock\": {\"channel\": \"joints_state/positions\"},\n"
+                          " \"signals\": {\"q\": {\"channel\": \"joints_state/positions\"}},\n"
+                          " \"stages\": [{\"id\": \"kf\", \"type\": \"kf_derivative\", \"in\": {\"x\": \"q\"},\n"
+                          "              \"out\": {\"x_dot\": \"qd\"}, \"params\": {\"q\": [10], \"r\": [1e-8]}},\n"
+                          "             {\"id\": \"lp\", \"type\": \"lowpass\", \"in\": {\"x\": \"qd\"},\n"
+                          "              \"out\": {\"y\": \"qd_lp\"}, \"params\": {\"cutoff_hz\": 30}}]}\n");
     rc = rc || write_text(suite_path, "{\"variants\": [{\"name\": \"kf\", \"pipeline\": \"kf.json\", \"estimate\": "
                                       "\"qd_lp\"}],\n \"logs\": [\"a.h5\", \"b.h5\"], \"reference\": "
                                       "\"truth/joints/velocities\", \"bootstrap\": {\"samples\": 200}}\n");
@@ -121,7 +122,8 @@ int main(int argc, char **argv)
         printf("  speed-up   %8.2f x\n", best1 / best2);
         double seq = sequential_part(a, b, &err);
         printf("  of which one thread reads both logs: %.3f s (the bound on the speed-up is "
-               "%.2f x)\n", seq, best1 / (seq + (best1 - seq) / 2));
+               "%.2f x)\n",
+               seq, best1 / (seq + (best1 - seq) / 2));
     } else {
         fprintf(stderr, "bench_compare: %s\n", err.msg);
     }

@@ -75,8 +75,8 @@ Test(cli_compare, writes_the_table_and_figures_then_check_gates)
     fixture fx = make_fixture(SUITE, true);
     cli_result r = cli_run(NULL, (const char *[]){"compare", fx.suite, "-o", fx.out, NULL});
     cr_assert_eq(r.status, 0, "%s", r.err);
-    cr_expect(strstr(r.out, "## All joints") && strstr(r.out, "| raw |") && strstr(r.out, "## RMSE per joint"),
-              "%s", r.out);
+    cr_expect(strstr(r.out, "## All joints") && strstr(r.out, "| raw |") && strstr(r.out, "## RMSE per joint"), "%s",
+              r.out);
     cr_expect_str_empty(r.err);
     cli_result_free(&r);
     cr_expect_eq(test_count_entries(fx.out), 6, "report.md/json/csv, rmse_box, magnitude_box, one trace");
@@ -173,9 +173,9 @@ static void expect_check_failure(const char *rules_text, const char *inline_rule
     cli_result_free(&r);
     char *rules = test_path(fx.dir, "rules.txt"), *junit = test_path(fx.dir, "junit.xml");
     test_write_file(rules, rules_text);
-    r = inline_rule ? cli_run(NULL, (const char *[]){"check", fx.report, rules, "--rule", inline_rule, "--junit",
-                                                      junit, NULL})
-                    : cli_run(NULL, (const char *[]){"check", fx.report, rules, "--junit", junit, NULL});
+    r = inline_rule
+            ? cli_run(NULL, (const char *[]){"check", fx.report, rules, "--rule", inline_rule, "--junit", junit, NULL})
+            : cli_run(NULL, (const char *[]){"check", fx.report, rules, "--junit", junit, NULL});
     cr_expect_eq(r.status, EXIT_INPUT, "%s%s", r.out, r.err);
     cr_expect_eq(test_count_lines(r.err), 1, "one line: %s", r.err);
     for (const char *const *m = must; *m; m++)

@@ -89,9 +89,9 @@ Test(metrics_compare, bootstrap_and_boxes_match_numpy)
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: %s", cmd, out);
     double v[7];
     int outliers;
-    cr_assert_eq(sscanf(out, "%lf %lf %lf %lf %lf %lf %lf %d", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
-                        &outliers),
-                 8, "%s", out);
+    cr_assert_eq(
+        sscanf(out, "%lf %lf %lf %lf %lf %lf %lf %d", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &outliers), 8,
+        "%s", out);
     const double mine[7] = {lo, hi, box.q1, box.median, box.q3, box.whisker_lo, box.whisker_hi};
     for (int k = 0; k < 7; k++)
         cr_assert_float_eq(mine[k], v[k], 1e-12 * (1 + fabs(v[k])), "figure %d: %.17g vs numpy %.17g", k, mine[k],
@@ -184,7 +184,8 @@ Test(metrics_compare, nonfinite_value_is_named)
     rb_err err;
     cr_assert_eq(rb_comparison_summarize(c, &err), RB_ENUMERIC);
     cr_assert(strstr(err.msg, "slow|pipe") && strstr(err.msg, "j1") && strstr(err.msg, "log,b") &&
-              strstr(err.msg, "mae"), "%s", err.msg);
+                  strstr(err.msg, "mae"),
+              "%s", err.msg);
     char *text;
     cr_assert_eq(rb_comparison_render(c, RB_REPORT_JSON, &text, &err), RB_EINVAL); /* not summarized */
     rb_comparison_free(c);

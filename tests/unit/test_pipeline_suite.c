@@ -217,7 +217,8 @@ Test(pipeline_suite, first_failure_in_pair_order)
     write_text(s.dir, "swapped.json",
                "{\"clock\": {\"rate\": 50}, \"signals\": {\"tau_hat\": {\"channel\": \"sensors/tau\", "
                "\"elements\": [\"j2\", \"j1\"]}, \"only_a\": {\"channel\": \"a_only\"}}}\n");
-    write_text(s.dir, "lp.json", "{\"clock\": {\"rate\": 50}, \"signals\": {\"tau_hat\": {\"channel\": \"nowhere\"}}}\n");
+    write_text(s.dir, "lp.json",
+               "{\"clock\": {\"rate\": 50}, \"signals\": {\"tau_hat\": {\"channel\": \"nowhere\"}}}\n");
     rb_log *log;
     rb_err err;
     char path[512];
@@ -237,7 +238,8 @@ Test(pipeline_suite, first_failure_in_pair_order)
         cr_assert_eq(rb_suite_run(suite, &opts, &res, &err), RB_ENOTFOUND);
         cr_assert_null(res);
         cr_assert(strncmp(err.msg, "variant swapped: ", 17) == 0 && strstr(err.msg, "b.h5") &&
-                  strstr(err.msg, "a_only"), "%s", err.msg);
+                      strstr(err.msg, "a_only"),
+                  "%s", err.msg);
     }
     rb_suite_free(suite);
     free_setup(&s);
@@ -270,7 +272,8 @@ Test(pipeline_suite, loader_messages)
         const char *from, *to, *expect[3];
     } cases[] = {
         {"\"window\"", "\"windw\"", {"suite.json:10:3", "unknown key 'windw'", "did you mean 'window'"}},
-        {"\"estimate\": \"tau_hat\"}\n  ],", "\"estimate\": \"tau_hta\"}\n  ],",
+        {"\"estimate\": \"tau_hat\"}\n  ],",
+         "\"estimate\": \"tau_hta\"}\n  ],",
          {"suite.json:6:43: variants[2].estimate", "signal 'tau_hta' is not in pipeline", "did you mean 'tau_hat'"}},
         {"\"lp.json\"", "\"missing.json\"", {"variants[2].pipeline", "missing.json", "cannot open"}},
         {"\"name\": \"swapped\"", "\"name\": \"raw\"", {"variants[1].name", "already used by variants[0]", NULL}},
@@ -287,8 +290,7 @@ Test(pipeline_suite, loader_messages)
         cr_assert_eq(load(&s, text, &suite, &err), RB_ECONFIG, "case %zu", i);
         cr_assert_null(suite);
         for (int k = 0; k < 3 && cases[i].expect[k]; k++)
-            cr_assert(strstr(err.msg, cases[i].expect[k]), "case %zu: '%s' not in: %s", i, cases[i].expect[k],
-                      err.msg);
+            cr_assert(strstr(err.msg, cases[i].expect[k]), "case %zu: '%s' not in: %s", i, cases[i].expect[k], err.msg);
         rb_free(text);
     }
     free_setup(&s);
@@ -303,8 +305,9 @@ Test(pipeline_suite, estimate_without_the_joint)
     cr_assert_float_eq(rb_comparison_at(res->table, 2, 0, 1)->rmse, 0.4, 1e-12); /* lp, by position: j2 */
     rb_suite_result_free(res);
     rb_free(text);
-    write_text(s.dir, "raw.json", "{\"clock\": {\"rate\": 50}, \"signals\": {\"tau_hat\": {\"channel\": \"sensors/tau\", "
-                                  "\"elements\": [\"j1\"]}}}\n");
+    write_text(s.dir, "raw.json",
+               "{\"clock\": {\"rate\": 50}, \"signals\": {\"tau_hat\": {\"channel\": \"sensors/tau\", "
+               "\"elements\": [\"j1\"]}}}\n");
     rb_suite *suite;
     rb_err err;
     cr_assert_eq(load(&s, SUITE, &suite, &err), RB_OK);
@@ -351,7 +354,7 @@ Test(pipeline_suite, rules_evaluate_on_the_report)
     setup s = make_setup(NULL);
     char *json = report_json(&s);
     /* rmse (all joints) per log: a sqrt(0.025) = 0.158, b sqrt(0.125) = 0.354; j1: 0.1, 0.3 */
-    const char *rules[] = {"raw.rmse < swapped.rmse.max", "raw.rmse < 0.26", " raw.rmse[j1] > 0.21 ",
+    const char *rules[] = {"raw.rmse < swapped.rmse.max", "raw.rmse < 0.26",        " raw.rmse[j1] > 0.21 ",
                            "lp.max_abs[ j2 ].hi >= 0.39", "0.31 < raw.mae[j1].max", "raw.rmse.sd<1e-3"};
     const char *wheres[] = {"r:1", "r:2", "r:3", "r:4", "r:5", "r:6"};
     rb_check *c;
@@ -397,8 +400,8 @@ Test(pipeline_suite, bad_rules_are_named)
         const char *where = "rules.txt:7";
         rb_check *c = NULL;
         rb_err err;
-        cr_assert_eq(rb_check_rules(json, strlen(json), "report.json", &cases[i].rule, &where, 1, &c, &err),
-                     RB_ECONFIG, "%s", cases[i].rule);
+        cr_assert_eq(rb_check_rules(json, strlen(json), "report.json", &cases[i].rule, &where, 1, &c, &err), RB_ECONFIG,
+                     "%s", cases[i].rule);
         cr_assert_null(c);
         cr_assert(strncmp(err.msg, "rules.txt:7: '", 14) == 0 && strstr(err.msg, cases[i].expect), "%s -> %s",
                   cases[i].rule, err.msg);
@@ -442,11 +445,12 @@ Test(pipeline_suite, rules_file)
 Test(pipeline_suite, allocation_failures)
 {
     setup s = make_setup(NULL);
-    const char *small = "{\"variants\": [{\"name\": \"raw\", \"pipeline\": \"raw.json\", \"estimate\": \"tau_hat\"},\n"
-                        "  {\"name\": \"lp\", \"pipeline\": \"lp.json\", \"estimate\": \"tau_hat\"}],\n"
-                        " \"logs\": [\"a.h5\", \"b.h5\"], \"reference\": \"truth/tau\", \"bootstrap\": {\"samples\": 50},\n"
-                        " \"figures\": {\"traces\": [{\"joint\": \"j1\", \"log\": 0}], \"contact\": {\"channel\": "
-                        "\"truth/pushes\"}}}\n";
+    const char *small =
+        "{\"variants\": [{\"name\": \"raw\", \"pipeline\": \"raw.json\", \"estimate\": \"tau_hat\"},\n"
+        "  {\"name\": \"lp\", \"pipeline\": \"lp.json\", \"estimate\": \"tau_hat\"}],\n"
+        " \"logs\": [\"a.h5\", \"b.h5\"], \"reference\": \"truth/tau\", \"bootstrap\": {\"samples\": 50},\n"
+        " \"figures\": {\"traces\": [{\"joint\": \"j1\", \"log\": 0}], \"contact\": {\"channel\": "
+        "\"truth/pushes\"}}}\n";
     for (size_t threads = 1; threads <= 2; threads++) {
         long n, step = threads == 1 ? 1 : 7;
         for (n = 0;; n += step) {
