@@ -40,13 +40,22 @@ typedef struct job {
     char **joints; /* n_joints names (the suite's, or the first log's reference elements) */
     pair_out *out; /* n_variants x n_logs, variant-major */
     size_t n_pairs;
-    /* the queue */
+    const rb_suite_opts *opts;
+} job;
+
+/* A work queue over items 0..n-1 shared by the threads: each takes the next item; after a failure no item
+ * beyond the failing one is started, so the lowest failing item (all lower ones were started before it)
+ * decides the error, whatever the timing. */
+typedef struct pool {
+    job *jb;
+    int (*task)(job *, size_t, rb_err *);
+    size_t n;
+    bool progress; /* report items done through jb->opts->progress */
     pthread_mutex_t lock;
     size_t next, done, first_fail;
     int cancel;
     rb_err fail_err;
-    const rb_suite_opts *opts;
-} job;
+} pool;
 
 static int nomem(rb_err *err) { return rb_err_set(err, RB_ENOMEM, "out of memory"); }
 
@@ -142,18 +151,24 @@ static int contact_intervals(const rb_suite *s, log_data *ld, rb_err *err)
     return RB_OK;
 }
 
-static int prepare_log(job *jb, size_t l, rb_err *err)
+/* Run by the pool, one log per task: reading is the part of a log that needs no other log. */
+static int read_log(job *jb, size_t l, rb_err *err)
 {
-    const rb_suite *s = jb->s;
     log_data *ld = &jb->logs[l];
-    const rb_config_session *ses = &s->logs[l];
+    const rb_config_session *ses = &jb->s->logs[l];
     ld->label = join_paths(ses, " + ", false);
     ld->files = join_paths(ses, ",", true);
     if (!ld->label || !ld->files)
         return nomem(err);
-    int rc = read_session(ses, &ld->log, err);
-    if (rc)
-        return rc;
+    return read_session(ses, &ld->log, err);
+}
+
+/* In log order, once every log is read. */
+static int prepare_log(job *jb, size_t l, rb_err *err)
+{
+    const rb_suite *s = jb->s;
+    log_data *ld = &jb->logs[l];
+    int rc;
     if (!(ld->ref = rb_log_find(ld->log, s->reference)))
         return rb_err_set(err, RB_ENOTFOUND, "%s: reference channel %s not found (reference)", ld->label, s->reference);
     if (ld->ref->n_samples == 0)
@@ -289,7 +304,7 @@ static int score(const job *jb, const log_data *ld, const rb_suite_variant *var,
     return rc;
 }
 
-static int run_pair(job *jb, size_t i, rb_err *err)
+static int run_pair(job *jb, size_t i, rb_err *err) /* a pool task */
 {
     const rb_suite *s = jb->s;
     size_t v = i / s->n_logs, l = i % s->n_logs;
@@ -321,67 +336,69 @@ static int run_pair(job *jb, size_t i, rb_err *err)
 /* ---- the pool ---------------------------------------------------------------------------------------------- */
 static void *worker(void *arg)
 {
-    job *jb = arg;
+    pool *pl = arg;
     for (;;) {
-        pthread_mutex_lock(&jb->lock);
-        bool stop = jb->next >= jb->n_pairs || jb->next > jb->first_fail || jb->cancel;
-        size_t i = jb->next++;
-        pthread_mutex_unlock(&jb->lock);
+        pthread_mutex_lock(&pl->lock);
+        bool stop = pl->next >= pl->n || pl->next > pl->first_fail || pl->cancel;
+        size_t i = pl->next++;
+        pthread_mutex_unlock(&pl->lock);
         if (stop)
             break;
         rb_err err;
         rb_err_clear(&err);
-        int rc = run_pair(jb, i, &err);
-        pthread_mutex_lock(&jb->lock);
-        if (rc && i < jb->first_fail) {
-            jb->first_fail = i;
-            jb->fail_err = err;
+        int rc = pl->task(pl->jb, i, &err);
+        pthread_mutex_lock(&pl->lock);
+        if (rc && i < pl->first_fail) {
+            pl->first_fail = i;
+            pl->fail_err = err;
         } else if (!rc) {
-            jb->done++;
-            if (jb->opts && jb->opts->progress && !jb->cancel) {
-                int c = jb->opts->progress(jb->opts->user, jb->done, jb->n_pairs);
-                jb->cancel = c ? (c < 0 && c >= RB_EINVAL ? c : RB_EINVAL) : 0;
+            pl->done++;
+            const rb_suite_opts *o = pl->jb->opts;
+            if (pl->progress && o && o->progress && !pl->cancel) {
+                int c = o->progress(o->user, pl->done, pl->n);
+                pl->cancel = c ? (c < 0 && c >= RB_EINVAL ? c : RB_EINVAL) : 0;
             }
         }
-        pthread_mutex_unlock(&jb->lock);
+        pthread_mutex_unlock(&pl->lock);
     }
     return NULL;
 }
 
-static size_t thread_count(const rb_suite *s, const rb_suite_opts *opts, size_t n_pairs)
+static size_t thread_count(const rb_suite *s, const rb_suite_opts *opts, size_t n_items)
 {
     size_t n = opts && opts->threads ? opts->threads : s->threads;
     if (n == 0) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         n = cores > 0 ? (size_t)cores : 1;
     }
-    return n < n_pairs ? n : n_pairs;
+    return n < n_items ? n : n_items;
 }
 
-/* The calling thread works too; a thread that cannot start only means less parallelism. */
-static int run_pairs(job *jb, size_t n_threads, rb_err *err)
+/* `task` for items 0..n-1 on the pool. The calling thread works too; a thread that cannot start only means
+ * less parallelism. */
+static int run_pool(job *jb, int (*task)(job *, size_t, rb_err *), size_t n, bool progress, rb_err *err)
 {
-    pthread_t *tid = rb_calloc(n_threads, sizeof *tid);
-    if (!tid || pthread_mutex_init(&jb->lock, NULL) != 0) {
-        rb_free(tid);
+    size_t n_threads = thread_count(jb->s, jb->opts, n);
+    pool pl = {jb, task, n, progress, PTHREAD_MUTEX_INITIALIZER, 0, 0, SIZE_MAX, 0, {0, ""}};
+    pthread_t *tid = rb_calloc(n_threads ? n_threads : 1, sizeof *tid);
+    if (!tid)
         return nomem(err);
-    }
     size_t started = 0;
     for (size_t t = 1; t < n_threads; t++)
-        if (pthread_create(&tid[started], NULL, worker, jb) == 0)
+        if (pthread_create(&tid[started], NULL, worker, &pl) == 0)
             started++;
-    worker(jb);
+    worker(&pl);
     for (size_t t = 0; t < started; t++)
         pthread_join(tid[t], NULL);
-    pthread_mutex_destroy(&jb->lock);
+    pthread_mutex_destroy(&pl.lock);
     rb_free(tid);
-    if (jb->first_fail != SIZE_MAX) {
+    if (pl.first_fail != SIZE_MAX) {
         if (err)
-            *err = jb->fail_err;
-        return jb->fail_err.code;
+            *err = pl.fail_err;
+        return pl.fail_err.code;
     }
-    if (jb->cancel)
-        return rb_err_set(err, jb->cancel, "%s: comparison cancelled by the caller", jb->s->path);
+    if (pl.cancel)
+        return rb_err_set(err, pl.cancel, "%s: comparison cancelled by the caller", jb->s->path);
     return RB_OK;
 }
 
@@ -657,10 +674,11 @@ int rb_suite_run(const rb_suite *s, const rb_suite_opts *opts, rb_suite_result *
     job jb = {0};
     jb.s = s;
     jb.opts = opts;
-    jb.first_fail = SIZE_MAX;
     jb.n_pairs = s->n_variants * s->n_logs;
     rb_suite_result *r = rb_calloc(1, sizeof *r);
     int rc = r && (jb.logs = rb_calloc(s->n_logs, sizeof *jb.logs)) ? RB_OK : nomem(err);
+    if (!rc)
+        rc = run_pool(&jb, read_log, s->n_logs, false, err);
     for (size_t l = 0; !rc && l < s->n_logs; l++)
         rc = prepare_log(&jb, l, err);
     if (!rc)
@@ -668,7 +686,7 @@ int rb_suite_run(const rb_suite *s, const rb_suite_opts *opts, rb_suite_result *
     if (!rc)
         rc = alloc_slots(&jb, err);
     if (!rc)
-        rc = run_pairs(&jb, thread_count(s, opts, jb.n_pairs), err);
+        rc = run_pool(&jb, run_pair, jb.n_pairs, true, err);
     if (!rc)
         rc = make_table(&jb, &r->table, err);
     if (!rc)
