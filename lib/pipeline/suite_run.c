@@ -209,29 +209,31 @@ static bool numbered(const rb_run_signal *sig)
     return true;
 }
 
-/* Column of the estimate for each joint: by name, or by the reference channel's position. */
+/* Column of the estimate for each joint: by name, else (elements unnamed) by the reference channel's position. */
 static int match_columns(const job *jb, const log_data *ld, const rb_suite_variant *var, const rb_run_signal *est,
                          size_t *col, rb_err *err)
 {
-    bool by_position = numbered(est) && !(est->width == 1 && jb->n_joints == 1 && strcmp(jb->joints[0], "0") == 0);
-    if (by_position && est->width != ld->ref->n_elements)
-        return rb_err_set(err, RB_EDIM,
-                          "%s: estimate %s has %zu unnamed elements but reference channel %s has %zu: cannot match "
-                          "them by position",
-                          ld->label, var->estimate, est->width, ld->ref->name, ld->ref->n_elements);
+    size_t missing = SIZE_MAX;
     for (size_t j = 0; j < jb->n_joints; j++) {
-        if (by_position) {
-            col[j] = ld->sel[j];
-            continue;
-        }
         col[j] = SIZE_MAX;
         for (size_t i = 0; i < est->width && col[j] == SIZE_MAX; i++)
             if (strcmp(est->names[i], jb->joints[j]) == 0)
                 col[j] = i;
-        if (col[j] == SIZE_MAX)
-            return rb_err_set(err, RB_ENOTFOUND, "%s: estimate %s has no element '%s' (it has %zu: %s%s)", ld->label,
-                              var->estimate, jb->joints[j], est->width, est->names[0], est->width > 1 ? ", ..." : "");
+        if (col[j] == SIZE_MAX && missing == SIZE_MAX)
+            missing = j;
     }
+    if (missing == SIZE_MAX)
+        return RB_OK;
+    if (!numbered(est))
+        return rb_err_set(err, RB_ENOTFOUND, "%s: estimate %s has no element '%s' (it has %zu: %s%s)", ld->label,
+                          var->estimate, jb->joints[missing], est->width, est->names[0], est->width > 1 ? ", ..." : "");
+    if (est->width != ld->ref->n_elements)
+        return rb_err_set(err, RB_EDIM,
+                          "%s: estimate %s has %zu unnamed elements but reference channel %s has %zu: cannot match "
+                          "them by position",
+                          ld->label, var->estimate, est->width, ld->ref->name, ld->ref->n_elements);
+    for (size_t j = 0; j < jb->n_joints; j++) /* unnamed: the reference channel's positions */
+        col[j] = ld->sel[j];
     return RB_OK;
 }
 
