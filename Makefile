@@ -1,7 +1,8 @@
 # roboest: build, test, demo. Every target first makes sure Debian's packages are installed.
 #
 #   make            library (static + shared) and the roboest command in $(BUILD)/
-#   make demo       run the demo pipeline on the log shipped in datasets/
+#   make demo       run the demo pipeline on the log shipped in datasets/, then compare three velocity
+#                   estimators on it (table, figures) and check rules on the report
 #   make test       unit and end-to-end tests (Criterion), then the same under ASan + UBSan
 #   make test-plain / make test-asan  one of the two
 #   make test-valgrind  the same under valgrind
@@ -10,6 +11,7 @@
 #   make bench-dynamics  RNEA / mass matrix / ABA against Orocos KDL on ergoCub (prints a table)
 #   make bench-filters   UKF steps at the joint-torque problem sizes against the OpenBLAS floor
 #   make bench-sim       simulator real-time factors (leg on a pole, standing humanoid)
+#   make bench-compare   roboest compare on two logs: one thread against two, and the speed-up
 #   make deps       install missing Debian packages (apt-get; needs root)
 #
 # Partial builds for working on one module:  make BUILD=build-io MODULES="core io" unit
@@ -45,7 +47,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-dynamics bench-filters bench-sim clean format
+.PHONY: FORCE all deps demo test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-dynamics bench-filters bench-sim bench-compare clean format
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -83,10 +85,15 @@ $(BUILD)/roboest: $(CLI_OBJ) $(BUILD)/libroboest.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libroboest.a $(LDLIBS)
 
 # The main job on the shipped data: the demo pipeline on datasets/demo_arm.mat (made by
-# scripts/make-demo-log.sh), estimates and reports into $(BUILD)/demo, the metric table on stdout.
+# scripts/make-demo-log.sh), estimates and reports into $(BUILD)/demo, the metric table on stdout; then the
+# offline comparison of configs/compare/demo_suite.json into $(BUILD)/demo/compare, its table on stdout, and
+# the CI rules of configs/compare/demo_rules.txt checked on it.
 demo: all
 	$(BUILD)/roboest run configs/demo.json -o $(BUILD)/demo --force
 	@echo "demo outputs: $$(ls $(BUILD)/demo | tr '\n' ' ')in $(BUILD)/demo/"
+	$(BUILD)/roboest compare configs/compare/demo_suite.json -o $(BUILD)/demo/compare --force
+	$(BUILD)/roboest check $(BUILD)/demo/compare/report.json configs/compare/demo_rules.txt
+	@echo "comparison report and figures: $$(ls $(BUILD)/demo/compare | tr '\n' ' ')in $(BUILD)/demo/compare/"
 
 # Orocos KDL (C++, through kdl_parser and urdfdom) is the independent reference for the dynamics
 # tests and benchmarks: the only C++ in the tree, test tooling under tests/.
@@ -157,6 +164,9 @@ bench-filters: all $(BUILD)/bench_filters
 
 bench-sim: all $(BUILD)/bench_sim
 	$(BUILD)/bench_sim $(abspath .) $(abspath ..)/shared
+
+bench-compare: all $(BUILD)/bench_compare
+	$(BUILD)/bench_compare
 
 # libFuzzer targets (clang), each run for FUZZ_SECONDS on a corpus seeded from the test fixtures.
 # The log reader target skips HDF5 inputs (FUZZ_DEFS): Debian's libhdf5 1.10 itself overflows on

@@ -14,7 +14,8 @@ enum cli_exit {
     EXIT_USAGE = 2,    /* bad command line */
     EXIT_INPUT = 3,    /* missing or corrupt file, missing channel or element, bad config */
     EXIT_NUMERIC = 4,  /* numeric failure (non-finite values, filter divergence) */
-    EXIT_OUTPUT = 5    /* cannot write an output, or it exists and --force was not given */
+    EXIT_OUTPUT = 5,   /* cannot write an output, or it exists and --force was not given */
+    EXIT_CHECK = 6     /* roboest check: at least one rule does not hold */
 };
 
 #define CLI_EXIT_CODES_HELP                                                                            \
@@ -24,7 +25,8 @@ enum cli_exit {
     "  2  usage error (unknown command or option, missing argument)\n"                                 \
     "  3  input error (missing or corrupt file, missing channel or element, bad config)\n"            \
     "  4  numeric failure (non-finite values in results)\n"                                            \
-    "  5  output error (cannot write, or the output exists and --force was not given)\n"
+    "  5  output error (cannot write, or the output exists and --force was not given)\n"            \
+    "  6  roboest check: at least one rule does not hold\n"
 
 /* Map a library status to an exit code. */
 int cli_exit_code(int status);
@@ -69,5 +71,7 @@ int cmd_model(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_import_rde(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 #endif

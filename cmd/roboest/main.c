@@ -18,6 +18,11 @@ static const char *const MAIN_HELP =
     "  stages              list the stage types a pipeline can use, with their parameters\n"
     "  model info URDF     the model roboest computes on: bodies, joints, frames, sensors, mass\n"
     "  model eval URDF     kinematics and dynamics (RNEA, mass matrix, ABA, ...) for a file of states\n"
+    "  compare SUITE.json  run every estimator variant on every log, write the error table (Markdown,\n"
+    "                      JSON, CSV) with bootstrap intervals and SVG figures\n"
+    "  check REPORT.json RULES\n"
+    "                      check rules such as 'ukf.rmse < rnea.rmse' on a compare report (CI gate,\n"
+    "                      JUnit XML)\n"
     "  tune kf-derivative LOG --channel NAME\n"
     "                      choose the kf_derivative stage's process noise on a log\n"
     "  import-rde DIR -o PIPELINE.json\n"
@@ -35,7 +40,8 @@ struct command {
 
 static const struct command COMMANDS[] = {{"info", cmd_info},     {"convert", cmd_convert}, {"run", cmd_run},
                                           {"stages", cmd_stages}, {"model", cmd_model},     {"tune", cmd_tune},
-                                          {"simulate", cmd_simulate}, {"import-rde", cmd_import_rde}};
+                                          {"simulate", cmd_simulate}, {"import-rde", cmd_import_rde},
+                                          {"compare", cmd_compare}, {"check", cmd_check}};
 
 int main(int argc, char **argv)
 {

@@ -1,31 +1,33 @@
 #include "roboest/core.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Failure injection for tests: `fail_countdown` successful allocations remain before one fails. */
-static long fail_countdown = -1;
-static long alloc_count;
+/* Failure injection for tests: `fail_countdown` successful allocations remain before one fails. Atomic, so
+ * that threads allocating at once (roboest compare runs pairs in parallel) neither race on the counters nor
+ * lose the injected failure; which thread's allocation fails is then up to timing. */
+static _Atomic long fail_countdown = -1;
+static _Atomic long alloc_count;
 
 static bool should_fail(void)
 {
-    alloc_count++;
-    if (fail_countdown < 0)
-        return false;
-    if (fail_countdown == 0) {
-        fail_countdown = -1;
-        return true;
+    atomic_fetch_add_explicit(&alloc_count, 1, memory_order_relaxed);
+    long left = atomic_load_explicit(&fail_countdown, memory_order_relaxed);
+    while (left >= 0) {
+        long next = left == 0 ? -1 : left - 1;
+        if (atomic_compare_exchange_weak_explicit(&fail_countdown, &left, next, memory_order_relaxed,
+                                                  memory_order_relaxed))
+            return left == 0;
     }
-    fail_countdown--;
     return false;
 }
 
 long rb_alloc_fail_after(long n)
 {
-    long made = alloc_count;
-    alloc_count = 0;
-    fail_countdown = n;
+    long made = atomic_exchange_explicit(&alloc_count, 0, memory_order_relaxed);
+    atomic_store_explicit(&fail_countdown, n, memory_order_relaxed);
     return made;
 }
 

@@ -1,76 +1,9 @@
-#include "roboest/metrics.h"
+#include "metrics_internal.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
-
-/* A growing string; a failed allocation is remembered so renderers check once at the end. */
-typedef struct sbuf {
-    char *data;
-    size_t len, cap;
-    bool failed;
-} sbuf;
-
-static bool sb_reserve(sbuf *b, size_t extra)
-{
-    if (b->failed)
-        return false;
-    if (b->len + extra + 1 <= b->cap)
-        return true;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + extra + 1)
-        cap *= 2;
-    char *grown = rb_realloc(b->data, cap);
-    if (!grown) {
-        b->failed = true;
-        return false;
-    }
-    b->data = grown;
-    b->cap = cap;
-    return true;
-}
-
-static void sb_putc(sbuf *b, char c)
-{
-    if (!sb_reserve(b, 1))
-        return;
-    b->data[b->len++] = c;
-    b->data[b->len] = '\0';
-}
-
-static void sb_puts(sbuf *b, const char *s)
-{
-    size_t n = strlen(s);
-    if (!sb_reserve(b, n))
-        return;
-    memcpy(b->data + b->len, s, n + 1);
-    b->len += n;
-}
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0 || !sb_reserve(b, (size_t)n))
-        return;
-    va_start(ap, fmt);
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-}
-
-/* Text for comment lines and list items: one line whatever the caller passed. */
-static void sb_put_line_text(sbuf *b, const char *s)
-{
-    for (; *s; s++)
-        sb_putc(b, *s == '\n' || *s == '\r' ? ' ' : *s);
-}
 
 /* ---- statistics in a fixed order, shared by every format -------------------------------------- */
 
@@ -111,53 +44,53 @@ static int check_finite(const rb_report *rep, rb_err *err)
 /* GitHub tables split rows on unescaped pipes; escaping backslashes too keeps "a\|b" intact. */
 static void md_cell(sbuf *b, const char *s)
 {
-    sb_putc(b, ' ');
+    rb_sb_putc(b, ' ');
     for (; *s; s++) {
         if (*s == '|' || *s == '\\')
-            sb_putc(b, '\\');
-        sb_putc(b, *s == '\n' || *s == '\r' ? ' ' : *s);
+            rb_sb_putc(b, '\\');
+        rb_sb_putc(b, *s == '\n' || *s == '\r' ? ' ' : *s);
     }
-    sb_puts(b, " |");
+    rb_sb_puts(b, " |");
 }
 
 static void md_header(sbuf *b)
 {
-    sb_puts(b, "| run | estimate | reference | element |");
+    rb_sb_puts(b, "| run | estimate | reference | element |");
     for (int j = 0; j < N_STATS; j++)
-        sb_printf(b, " %s |", stat_titles[j]);
-    sb_puts(b, " N |\n| --- | --- | --- | --- |");
+        rb_sb_printf(b, " %s |", stat_titles[j]);
+    rb_sb_puts(b, " N |\n| --- | --- | --- | --- |");
     for (int j = 0; j <= N_STATS; j++)
-        sb_puts(b, " ---: |");
-    sb_putc(b, '\n');
+        rb_sb_puts(b, " ---: |");
+    rb_sb_putc(b, '\n');
 }
 
 static void render_markdown(const rb_report *rep, sbuf *b)
 {
-    sb_puts(b, "# ");
-    sb_put_line_text(b, rep->title);
-    sb_puts(b, "\n\n");
+    rb_sb_puts(b, "# ");
+    rb_sb_put_line_text(b, rep->title);
+    rb_sb_puts(b, "\n\n");
     for (size_t k = 0; k < rep->n_attrs; k++) {
-        sb_puts(b, "- ");
-        sb_put_line_text(b, rep->attr_keys[k]);
-        sb_puts(b, ": ");
-        sb_put_line_text(b, rep->attr_values[k]);
-        sb_putc(b, '\n');
+        rb_sb_puts(b, "- ");
+        rb_sb_put_line_text(b, rep->attr_keys[k]);
+        rb_sb_puts(b, ": ");
+        rb_sb_put_line_text(b, rep->attr_values[k]);
+        rb_sb_putc(b, '\n');
     }
     if (rep->n_attrs)
-        sb_putc(b, '\n');
+        rb_sb_putc(b, '\n');
     md_header(b);
     for (size_t k = 0; k < rep->n_rows; k++) {
         const rb_report_row *row = &rep->rows[k];
         double v[N_STATS];
         stat_values(&row->stats, v);
-        sb_putc(b, '|');
+        rb_sb_putc(b, '|');
         md_cell(b, row->run);
         md_cell(b, row->estimate);
         md_cell(b, row->reference);
         md_cell(b, row->element);
         for (int j = 0; j < N_STATS; j++)
-            sb_printf(b, " %.4g |", v[j]);
-        sb_printf(b, " %zu |\n", row->stats.n);
+            rb_sb_printf(b, " %.4g |", v[j]);
+        rb_sb_printf(b, " %zu |\n", row->stats.n);
     }
 }
 
@@ -212,8 +145,8 @@ static void render_json(const rb_report *rep, sbuf *b)
     cJSON *root = json_tree(rep);
     char *text = root ? cJSON_Print(root) : NULL;
     if (text) {
-        sb_puts(b, text);
-        sb_putc(b, '\n');
+        rb_sb_puts(b, text);
+        rb_sb_putc(b, '\n');
     } else {
         b->failed = true; /* cJSON fails only on allocation: the numbers were checked */
     }
@@ -223,57 +156,38 @@ static void render_json(const rb_report *rep, sbuf *b)
 
 /* ---- CSV ------------------------------------------------------------------------------------ */
 
-/* RFC 4180 quoting, plus a leading '#' (a comment to many readers) and edge spaces (trimmed by
- * some). */
-static void csv_field(sbuf *b, const char *s)
-{
-    size_t n = strlen(s);
-    bool quote = strpbrk(s, ",\"\r\n") || s[0] == '#' || (n > 0 && (s[0] == ' ' || s[n - 1] == ' '));
-    if (!quote) {
-        sb_puts(b, s);
-        return;
-    }
-    sb_putc(b, '"');
-    for (; *s; s++) {
-        if (*s == '"')
-            sb_putc(b, '"');
-        sb_putc(b, *s);
-    }
-    sb_putc(b, '"');
-}
-
 static void render_csv(const rb_report *rep, sbuf *b)
 {
-    sb_puts(b, "# title: ");
-    sb_put_line_text(b, rep->title);
-    sb_putc(b, '\n');
+    rb_sb_puts(b, "# title: ");
+    rb_sb_put_line_text(b, rep->title);
+    rb_sb_putc(b, '\n');
     for (size_t k = 0; k < rep->n_attrs; k++) {
-        sb_puts(b, "# ");
-        sb_put_line_text(b, rep->attr_keys[k]);
-        sb_puts(b, ": ");
-        sb_put_line_text(b, rep->attr_values[k]);
-        sb_putc(b, '\n');
+        rb_sb_puts(b, "# ");
+        rb_sb_put_line_text(b, rep->attr_keys[k]);
+        rb_sb_puts(b, ": ");
+        rb_sb_put_line_text(b, rep->attr_values[k]);
+        rb_sb_putc(b, '\n');
     }
-    sb_puts(b, "run,estimate,reference,element,n");
+    rb_sb_puts(b, "run,estimate,reference,element,n");
     for (int j = 0; j < N_STATS; j++)
-        sb_printf(b, ",%s", stat_keys[j]);
-    sb_putc(b, '\n');
+        rb_sb_printf(b, ",%s", stat_keys[j]);
+    rb_sb_putc(b, '\n');
     for (size_t k = 0; k < rep->n_rows; k++) {
         const rb_report_row *row = &rep->rows[k];
         const char *text[4] = {row->run, row->estimate, row->reference, row->element};
         for (int j = 0; j < 4; j++) {
-            csv_field(b, text[j]);
-            sb_putc(b, ',');
+            rb_sb_put_csv(b, text[j]);
+            rb_sb_putc(b, ',');
         }
-        sb_printf(b, "%zu", row->stats.n);
+        rb_sb_printf(b, "%zu", row->stats.n);
         double v[N_STATS];
         stat_values(&row->stats, v);
         for (int j = 0; j < N_STATS; j++) {
             char buf[32];
-            sb_putc(b, ',');
-            sb_puts(b, rb_format_double(v[j], buf));
+            rb_sb_putc(b, ',');
+            rb_sb_puts(b, rb_format_double(v[j], buf));
         }
-        sb_putc(b, '\n');
+        rb_sb_putc(b, '\n');
     }
 }
 

@@ -1181,3 +1181,13 @@ int rb_pipeline_load(const char *path, const rb_registry *reg, rb_pipeline **out
     rb_free(text);
     return rc;
 }
+
+/* ---- for other loaders in this module (suite.c) ---------------------------------------------------------- */
+int rb_cfg_want_window(cfg *c, const cJSON *v, double *t0, double *t1) { return want_window(c, v, t0, t1); }
+
+int rb_cfg_want_strings(cfg *c, const cJSON *v, bool allow_empty, char ***out, size_t *n)
+{
+    return want_string_array(c, v, allow_empty, out, n);
+}
+
+int rb_cfg_want_session(cfg *c, const cJSON *v, rb_config_session *s) { return parse_session(c, v, s); }

@@ -86,6 +86,13 @@ int rb_cfg_want_choice(cfg *c, const cJSON *v, const char *const *choices, size_
 int rb_cfg_member_string(cfg *c, const cJSON *obj, const char *key, bool required, char **out);
 /* Optional member `key` of obj read as one of `choices` (*index untouched when absent). */
 int rb_cfg_member_choice(cfg *c, const cJSON *obj, const char *key, const char *const *choices, size_t *index);
+/* [t0, t1] in seconds, t0 < t1. */
+int rb_cfg_want_window(cfg *c, const cJSON *v, double *t0, double *t1);
+/* An array of non-empty strings (new copies; *n may be 0 only when allow_empty). On failure *out may hold
+ * what was read (free with rb_pipe_free_strings(*out, *n)). */
+int rb_cfg_want_strings(cfg *c, const cJSON *v, bool allow_empty, char ***out, size_t *n);
+/* One log: a path or an array of paths (one session), resolved against c->base_file. */
+int rb_cfg_want_session(cfg *c, const cJSON *v, rb_config_session *s);
 /* Parse NUL-terminated text[0..len) as JSON into *root (caller frees with cJSON_Delete); a NUL byte inside
  * or malformed JSON gives "<file>:<line>:<col>: malformed JSON (...)" (RB_ECONFIG). */
 int rb_cfg_parse_json(const char *file, const char *text, size_t len, cJSON **root, rb_err *err);

@@ -82,7 +82,8 @@ char *rb_asprintf(const char *fmt, ...)
     ;
 
 /* Test hook: make the allocation after `n` more successful ones fail (n < 0 disables).
- * Returns how many allocations were made since the last call. Not thread-safe. */
+ * Returns how many allocations were made since the last call. The counters are atomic (threads may
+ * allocate meanwhile; which of them gets the failure is then up to timing). */
 long rb_alloc_fail_after(long n);
 
 /* a * b into *out; false (and *out untouched) on overflow. */

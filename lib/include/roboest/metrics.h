@@ -105,4 +105,146 @@ int rb_report_render(const rb_report *rep, rb_report_format fmt, char **text, rb
 int rb_report_write(const rb_report *rep, const char *path, rb_report_format fmt, bool overwrite,
                     rb_err *err);
 
+/* ==== comparisons of estimator variants over several logs (bootstrap.c, compare.c, figures.c) ====
+ * `roboest compare` runs every (variant, log) pair and fills an rb_comparison with each pair's statistics per
+ * joint and pooled over the joints; the summary across logs is the mean, the sample standard deviation
+ * (n - 1; 0 with one log), the extremes and a percentile-bootstrap interval of the mean. */
+
+/* The statistics of rb_stats in report order: 0 "mse", 1 "rmse", 2 "mae", 3 "max_abs", 4 "mean_abs_est",
+ * 5 "mean_abs_ref". */
+enum { RB_N_STATS = 6 };
+const char *rb_stat_key(size_t k);   /* "rmse"; NULL for k >= RB_N_STATS */
+const char *rb_stat_title(size_t k); /* "RMSE" */
+double rb_stat_value(const rb_stats *s, size_t k);
+long rb_stat_index(const char *key); /* -1 when unknown */
+
+/* ---- quantiles and the percentile bootstrap (bootstrap.c) ---- */
+/* The p-quantile (p in [0, 1]) of n >= 1 ascending values by linear interpolation between order statistics
+ * (Hyndman and Fan's type 7, numpy's default): h = (n - 1) p, x[floor h] + (h - floor h)(x[floor h + 1] -
+ * x[floor h]). */
+double rb_quantile_sorted(const double *sorted, size_t n, double p);
+/* Ascending sort of n doubles in place (NaN-free input). */
+void rb_sort_doubles(double *x, size_t n);
+
+typedef struct rb_bootstrap {
+    size_t samples; /* B replicates, >= 1 */
+    uint64_t seed;  /* of the rb_rng that draws the resampling plan */
+    double level;   /* central probability of the interval, in (0, 1), e.g. 0.95 */
+} rb_bootstrap;
+
+/* The resampling plan: B rows of n indices, drawn with replacement. A fresh rb_rng seeded with bs->seed
+ * draws row 0 first, element by element: idx[b * n + i] = floor(n * rb_rng_uniform(rng)). The same plan
+ * serves every quantity (so intervals of different variants come from the same resamples). idx holds
+ * B x n values. RB_EINVAL on n == 0, B == 0 or a level outside (0, 1). */
+int rb_bootstrap_draw(const rb_bootstrap *bs, size_t n, size_t *idx, rb_err *err);
+/* Percentile interval of the mean of x[0..n): replicate b is the mean of x[idx[b * n + i]] over i; *lo and
+ * *hi are the (1 - level) / 2 and (1 + level) / 2 quantiles (type 7) of the B replicates. scratch holds B
+ * doubles. With n == 1 every replicate is x[0]: the interval collapses to the value. */
+void rb_bootstrap_mean_interval(const double *x, size_t n, const size_t *idx, size_t B, double level,
+                                double *scratch, double *lo, double *hi);
+
+/* Box-plot figures of a sample (Tukey): quartiles of type 7, whiskers at the most extreme values inside
+ * [q1 - 1.5 IQR, q3 + 1.5 IQR], values outside are outliers. */
+typedef struct rb_box {
+    size_t n;
+    double q1, median, q3;
+    double whisker_lo, whisker_hi;
+    size_t n_outliers;
+} rb_box;
+
+/* Box figures of x[0..n) (n >= 1, finite); scratch holds n doubles (a sorted copy is left there). */
+void rb_box_stats(const double *x, size_t n, double *scratch, rb_box *box);
+
+/* ---- the comparison table (compare.c) ---- */
+typedef struct rb_summary {
+    double mean, sd, lo, hi, min, max; /* across logs; [lo, hi] the bootstrap interval of the mean */
+} rb_summary;
+
+typedef struct rb_comparison {
+    char *title;
+    char *reference;          /* what the estimates were compared with (a channel name) */
+    size_t n_variants, n_logs, n_joints;
+    char **variants, **logs, **joints; /* names (logs: file stems) */
+    size_t n_shown;
+    size_t shown[RB_N_STATS]; /* the statistics the tables show, in order (indices as rb_stat_key) */
+    rb_bootstrap bootstrap;
+    /* Per-pair statistics: values[(v * (n_joints + 1) + j) * n_logs + l], joint j == n_joints is "all"
+     * (every joint's samples pooled). */
+    rb_stats *values;
+    /* Filled by rb_comparison_summarize: summary[((v * (n_joints + 1) + j) * RB_N_STATS + k]. */
+    rb_summary *summary;
+    bool summarized;
+    size_t n_attrs;
+    char **attr_keys, **attr_values; /* provenance, in setting order */
+} rb_comparison;
+
+/* A table for the given names (copied); every statistic starts at zero and every statistic is shown.
+ * Caller frees with rb_comparison_free. RB_EINVAL for no variant, log or joint; RB_ENOMEM. */
+int rb_comparison_new(rb_comparison **out, const char *title, const char *reference, const char *const *variants,
+                      size_t n_variants, const char *const *logs, size_t n_logs, const char *const *joints,
+                      size_t n_joints, rb_err *err);
+void rb_comparison_free(rb_comparison *c);
+/* The statistics of variant v, joint j (n_joints: all joints) on log l (borrowed, writable). */
+rb_stats *rb_comparison_at(const rb_comparison *c, size_t v, size_t j, size_t l);
+/* The summary of statistic k (after rb_comparison_summarize). */
+const rb_summary *rb_comparison_summary(const rb_comparison *c, size_t v, size_t j, size_t k);
+/* Set provenance key = value (copied; an existing key's value is replaced). */
+int rb_comparison_set_attr(rb_comparison *c, const char *key, const char *value, rb_err *err);
+/* Mean, standard deviation, extremes and bootstrap interval over the logs for every variant, joint and
+ * statistic, with one resampling plan (rb_bootstrap_draw over the n_logs logs). RB_ENUMERIC when a value is
+ * not finite (naming variant, joint, log and statistic), RB_EINVAL for a bad c->bootstrap, RB_ENOMEM. */
+int rb_comparison_summarize(rb_comparison *c, rb_err *err);
+/* Render (after rb_comparison_summarize) into a new string (caller frees with rb_free), numbers under the
+ * C locale: round-trip in JSON and CSV, 4 significant digits in Markdown.
+ *   Markdown: "# title", provenance list, a line saying what the intervals are, then "## All joints": one
+ *     row per variant, one column per shown statistic, cells "mean ± sd [lo, hi]"; then per shown
+ *     statistic "## <STAT> per joint": one row per variant, one column per joint, cells "mean [lo, hi]".
+ *     With one log the cells hold the value alone.
+ *   JSON: {"title", "provenance": {}, "reference", "statistics": [shown keys], "bootstrap": {"over": "logs",
+ *     "samples", "seed", "level"}, "logs": [names], "joints": [names], "variants": [{"name", "all": {stat:
+ *     summary}, "joints": {joint: {stat: summary}}}]} with summary = {"mean", "sd", "lo", "hi", "min",
+ *     "max", "per_log": [values in log order]}; only shown statistics appear.
+ *   CSV: "# key: value" comment lines, then the header variant,joint,statistic,mean,sd,lo,hi,min,max and one
+ *     column per log (its name), one line per variant, joint ("all" first, then the joints) and statistic.
+ * RB_EINVAL when not summarized or for an unknown format, RB_ENOMEM. */
+int rb_comparison_render(const rb_comparison *c, rb_report_format fmt, char **text, rb_err *err);
+
+/* ---- SVG figures (figures.c): self-contained SVG 1.1 text, no scripts, no external references ---- */
+/* "Nice" axis ticks: multiples of 1, 2 or 5 x 10^k covering [lo, hi] with about `target` ticks; returns the
+ * count written to ticks (at most max). lo == hi gets a small span around the value. */
+size_t rb_nice_ticks(double lo, double hi, size_t target, double *ticks, size_t max);
+
+typedef struct rb_box_series {
+    const char *label;    /* x-axis label of the box */
+    const double *values; /* n finite values */
+    size_t n;
+} rb_box_series;
+
+/* Box plots side by side, one per series (<g class="box"> each, holding the box <rect>, the median <line>,
+ * the whiskers and one <circle class="outlier"> per outlier), y axis with nice ticks, labels.
+ * RB_EINVAL for no series or an empty one, RB_ENUMERIC for a non-finite value (naming the series), RB_ENOMEM. */
+int rb_svg_boxplot(const char *title, const char *y_label, const rb_box_series *series, size_t n_series,
+                   char **svg, rb_err *err);
+
+typedef struct rb_trace_line {
+    const char *label;
+    const double *t, *y; /* n samples, t increasing */
+    size_t n;
+} rb_trace_line;
+
+typedef struct rb_interval {
+    double t0, t1;
+} rb_interval;
+
+/* Time traces over [t0, t1]: lines[0] is the reference (black, dashed, drawn last), the others take the palette in order
+ * (one <polyline class="trace"> per line, thinned to at most ~2 points per
+ * horizontal pixel by keeping each pixel column's extremes), shaded intervals (one <rect class="shade"> per
+ * interval that meets [t0, t1], clipped to it), a legend, axes with nice ticks; times shown relative to t0.
+ * Non-finite samples are skipped. RB_EINVAL for t1 <= t0, RB_ENOMEM. */
+int rb_svg_traces(const char *title, const char *y_label, const rb_trace_line *lines, size_t n_lines,
+                  const rb_interval *shaded, size_t n_shaded, double t0, double t1, char **svg, rb_err *err);
+
+/* Write text to path through a temporary renamed into place (RB_EEXISTS without overwrite, RB_EIO). */
+int rb_text_write(const char *text, const char *path, bool overwrite, rb_err *err);
+
 #endif

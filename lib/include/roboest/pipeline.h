@@ -696,4 +696,165 @@ typedef struct rb_rde_import {
 int rb_rde_import_dir(const char *dir, const rb_rde_import_opts *opts, rb_rde_import *out, rb_err *err);
 void rb_rde_import_free(rb_rde_import *imp);
 
+/* ==== comparison suites and CI checks (lib/pipeline/suite.c, compare.c, check.c) ============================
+ * A suite runs every (variant, log) pair: each variant is a pipeline file and the signal in it that holds the
+ * estimate; every estimate is scored against one reference channel of the log, which the suite resamples onto
+ * each run's clock itself (the pipelines need not bind it). Suite file (JSON; unknown or duplicated keys are
+ * errors with suggestions; relative paths resolve against the suite file's folder):
+ *
+ *   name        string, optional (default: the file's stem): the report's title.
+ *   variants    array, required, non-empty: {"name": [A-Za-z_][A-Za-z0-9_-]* unique (required), "pipeline":
+ *               path (required; loaded and validated like `roboest run`'s), "estimate": a signal of that
+ *               pipeline (required; bound or a stage output)}. The pipeline's own "logs", "outputs",
+ *               "metrics" and "reports" are ignored.
+ *   logs        array, required, non-empty: paths, or arrays of paths forming one session; logs are named
+ *               by the stem of their first file, which must be unique.
+ *   reference   required: a channel name, or {"channel": name (required), "interp": "linear" | "hold"
+ *               (default "linear")}. Simulated logs: e.g. "truth/joints/torques"; real logs: the desired
+ *               torques, which turns the table into tracking errors.
+ *   joints      array of element names, optional (default: every element of the reference channel, in its
+ *               order): the joints scored, looked up by name in the reference channel and in each estimate.
+ *               An estimate whose element names are the default "0", "1", ... is matched by position
+ *               instead (it must then have as many elements as the reference channel).
+ *   window      [t0, t1], optional: absolute log times (s) scored; samples outside are never read. Scoring
+ *               always keeps to the part of each run's clock that the reference channel covers.
+ *   statistics  array, optional (default ["mse", "rmse", "mae"]): shown statistics, from mse rmse mae max_abs
+ *               mean_abs_est mean_abs_ref (rb_stat_key).
+ *   bootstrap   {"samples": integer >= 1 (default 2000), "seed": integer >= 0 (default 0), "level": number
+ *               in (0, 1) (default 0.95)}: percentile bootstrap of the mean across logs (logs resampled with
+ *               replacement; with one log the interval is the value itself).
+ *   figures     optional: {"traces": [{"joint": name (required), "log": log name or index (required),
+ *               "window": [t0, t1] (optional, absolute s; default the whole run)}], "contact": {"channel":
+ *               name (required), "threshold": number >= 0 (default 0)}}. A contact sample is active when
+ *               any element's magnitude exceeds the threshold (e.g. "truth/pushes" of a simulated log: the
+ *               contacts no sensor measures); active stretches are shaded in the traces.
+ *   outputs     folder, optional: where rb_suite_result_write puts the files (the CLI's -o wins).
+ *   threads     integer >= 1, optional (default: one per online core).
+ *
+ * Loader errors: RB_ENOTFOUND (the suite file is missing), RB_ECONFIG "<file>:<line>:<col>: <key path>:
+ * <what>" (also for a variant's pipeline that is missing or invalid, with the pipeline's own message, and for
+ * an estimate that is not a signal of its pipeline), RB_ENOMEM. */
+typedef struct rb_suite_variant {
+    char *name;
+    char *pipeline_path;   /* resolved */
+    char *estimate;        /* signal name in the pipeline */
+    rb_pipeline *pipeline; /* loaded (owned); the estimate signal is marked recorded */
+} rb_suite_variant;
+
+typedef struct rb_suite_trace {
+    char *joint;
+    size_t log;            /* index into rb_suite.logs */
+    bool has_window;
+    double t0, t1;         /* absolute s; -INFINITY / INFINITY without a window */
+} rb_suite_trace;
+
+typedef struct rb_suite {
+    char *name, *path, *sha256;  /* name, file as given, SHA-256 of its text */
+    size_t n_variants;
+    rb_suite_variant *variants;
+    size_t n_logs;
+    rb_config_session *logs;     /* paths resolved */
+    char **log_names;            /* n_logs stems */
+    char *reference;             /* channel */
+    rb_interp reference_interp;
+    size_t n_joints;             /* 0: every element of the reference channel */
+    char **joints;
+    bool has_window;
+    double t0, t1;
+    size_t n_stats;
+    size_t stats[RB_N_STATS];    /* shown statistics (rb_stat_key indices) */
+    rb_bootstrap bootstrap;
+    size_t n_traces;
+    rb_suite_trace *traces;
+    char *contact_channel;       /* NULL: no shading */
+    double contact_threshold;
+    char *outputs;               /* resolved folder; NULL when not given */
+    size_t threads;              /* 0: one per online core */
+} rb_suite;
+
+/* Load and validate a suite and every variant's pipeline (caller frees with rb_suite_free). */
+int rb_suite_load(const char *path, const rb_registry *reg, rb_suite **out, rb_err *err);
+int rb_suite_load_text(const char *text, size_t len, const char *name_for_messages, const char *base_file,
+                       const rb_registry *reg, rb_suite **out, rb_err *err);
+void rb_suite_free(rb_suite *s);
+
+typedef struct rb_suite_opts {
+    size_t threads; /* 0: the suite's "threads", else one per online core; never more than the pairs */
+    /* Called after each finished pair with the pairs done and the total, from the worker threads but never
+     * two at a time. Non-zero cancels (as rb_run_opts.progress). May be NULL. */
+    int (*progress)(void *user, size_t done, size_t total);
+    void *user;
+} rb_suite_opts;
+
+typedef struct rb_suite_figure {
+    char *name; /* file name: rmse_box.svg, magnitude_box.svg, trace_<log>_<joint>_<i>.svg (i: the trace's
+                   index in figures.traces; characters other than [A-Za-z0-9_.-] become '_') */
+    char *svg;
+} rb_suite_figure;
+
+typedef struct rb_suite_result {
+    rb_comparison *table;        /* summarized; provenance: roboest version, suite file and SHA-256, each
+                                    variant's pipeline SHA-256, each log's files and SHA-256 */
+    size_t n_figures;
+    rb_suite_figure *figures;
+    size_t n_warnings;
+    char **warnings;             /* one line each (gaps, held samples), in pair order, repeats dropped */
+    size_t n_pairs, n_samples;   /* runs made, clock samples over all runs */
+} rb_suite_result;
+
+/* Read the logs on a pool of threads (one log per task; HDF5-based files take turns under HDF5's own lock),
+ * check in log order that each has the reference channel with every joint (and the contact channel), then
+ * run the (variant, log) pairs on the pool (a shared work queue; each pair reads only shared immutable data
+ * and writes only its own slot), score each estimate,
+ * then summarize and draw the figures in a fixed order: the result does not depend on the thread count or
+ * timing. The first failing log, then the first failing pair in (variant, log) order decides the error,
+ * whatever the timing: a pair's
+ * message starts with "variant <name>: " and names the log. Errors: those of rb_log_read / rb_log_append
+ * (prefixed with the log path), RB_ENOTFOUND (reference or contact channel, joint, estimate element),
+ * RB_EINPUT (the reference covers no part of a run's clock), RB_EDIM, RB_ENUMERIC (a non-finite estimate in
+ * the scored window), rb_pipeline_run_log's errors, RB_ENOMEM. The calling thread works too; a thread that
+ * cannot start only lowers the parallelism. */
+int rb_suite_run(const rb_suite *s, const rb_suite_opts *opts, rb_suite_result **out, rb_err *err);
+void rb_suite_result_free(rb_suite_result *r);
+/* report.md, report.json, report.csv and every figure into dir (created if missing, one level), all or
+ * nothing: every file goes to a temporary first and all are renamed only when all were written.
+ * RB_EEXISTS (a target exists and !overwrite, before anything is written), RB_EIO, RB_ENOMEM. */
+int rb_suite_result_write(const rb_suite_result *r, const char *dir, bool overwrite, rb_err *err);
+
+/* ---- rules over a comparison report, for CI (check.c) ----
+ * A rule compares two operands:  OPERAND OP OPERAND  with OP one of < <= > >=; an operand is a number or
+ * VARIANT.STAT[JOINT].FIELD where [JOINT] (a joint of the report; default: all joints pooled) and .FIELD
+ * (mean (default), sd, lo, hi, min or max of the summary across logs) are optional. Blanks between tokens
+ * are ignored. Examples: "ukf_pinn.rmse < rnea.rmse", "ukf_pinn.rmse < 1.2", "ukf.mae[r_knee].hi <= 0.5". */
+typedef struct rb_rule_result {
+    char *rule;      /* the rule's text, trimmed */
+    char *where;     /* where it came from ("rules.txt:3", "--rule 1") */
+    bool passed;
+    double left, right;
+    char *message;   /* "ukf.rmse = 1.3 is not < rnea.rmse = 1.1" (failed) or "... < ..." (passed) */
+} rb_rule_result;
+
+typedef struct rb_check {
+    size_t n_rules, n_failed;
+    rb_rule_result *rules;
+} rb_check;
+
+/* Parse a comparison report (rb_comparison_render's JSON) and evaluate each rule in order. A bad rule stops
+ * the check: RB_ECONFIG "<where>: '<rule>': <what>" for a syntax error (naming the column) or an unknown
+ * variant, statistic or joint (with the closest name as a suggestion); RB_EINPUT "<report_name>: ..." for a
+ * report that is not such JSON; RB_ENOMEM. A rule that does not hold is no error: (*out)->n_failed counts
+ * them. Caller frees with rb_check_free. */
+int rb_check_rules(const char *report_json, size_t len, const char *report_name, const char *const *rules,
+                   const char *const *wheres, size_t n_rules, rb_check **out, rb_err *err);
+void rb_check_free(rb_check *c);
+/* Rules from a file: one per line, '#' starts a comment, blank lines skipped; wheres are "<path>:<line>".
+ * Caller frees both arrays with rb_rules_free. RB_ENOTFOUND, RB_EINPUT (unreadable), RB_ECONFIG (no rule),
+ * RB_ENOMEM. */
+int rb_rules_read(const char *path, char ***rules, char ***wheres, size_t *n, rb_err *err);
+void rb_rules_free(char **rules, char **wheres, size_t n);
+/* JUnit XML: <testsuites> holding one <testsuite name tests failures errors="0"> with one <testcase
+ * classname="roboest.check" name="<rule>"> per rule, a failing one holding <failure message="...">. Caller
+ * frees *xml with rb_free. */
+int rb_check_junit(const rb_check *c, const char *suite_name, char **xml, rb_err *err);
+
 #endif

@@ -1,0 +1,507 @@
+/* roboest check: rules such as "ukf.rmse < rnea.rmse" evaluated on a comparison report, and JUnit XML. */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline_internal.h"
+
+static int nomem(rb_err *err) { return rb_err_set(err, RB_ENOMEM, "out of memory"); }
+
+static const char *const FIELDS[] = {"mean", "sd", "lo", "hi", "min", "max"};
+enum { N_FIELDS = 6 };
+
+/* ---- rules files ------------------------------------------------------------------------------------------- */
+void rb_rules_free(char **rules, char **wheres, size_t n)
+{
+    rb_pipe_free_strings(rules, n);
+    rb_pipe_free_strings(wheres, n);
+}
+
+static int add_rule(char ***rules, char ***wheres, size_t *n, const char *text, size_t len, const char *path,
+                    size_t line, rb_err *err)
+{
+    char **r = rb_realloc(*rules, (*n + 1) * sizeof *r);
+    if (r)
+        *rules = r;
+    char **w = r ? rb_realloc(*wheres, (*n + 1) * sizeof *w) : NULL;
+    if (w)
+        *wheres = w;
+    char *rule = w ? rb_strndup(text, len) : NULL, *where = rule ? rb_asprintf("%s:%zu", path, line) : NULL;
+    if (!where) {
+        rb_free(rule);
+        return nomem(err);
+    }
+    (*rules)[*n] = rule;
+    (*wheres)[(*n)++] = where;
+    return RB_OK;
+}
+
+int rb_rules_read(const char *path, char ***rules, char ***wheres, size_t *n, rb_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    *rules = *wheres = NULL;
+    *n = 0;
+    int rc = rb_cfg_read_file(path, &text, &len, err);
+    size_t line = 1;
+    for (size_t pos = 0; !rc && pos < len; line++) {
+        size_t end = pos;
+        while (end < len && text[end] != '\n')
+            end++;
+        size_t stop = pos;
+        while (stop < end && text[stop] != '#')
+            stop++;
+        size_t a = pos, z = stop;
+        while (a < z && isspace((unsigned char)text[a]))
+            a++;
+        while (z > a && isspace((unsigned char)text[z - 1]))
+            z--;
+        if (z > a && memchr(text + a, '\0', z - a))
+            rc = rb_err_set(err, RB_EINPUT, "%s:%zu: NUL byte in a rule", path, line);
+        else if (z > a)
+            rc = add_rule(rules, wheres, n, text + a, z - a, path, line, err);
+        pos = end + 1;
+    }
+    if (!rc && *n == 0)
+        rc = rb_err_set(err, RB_ECONFIG, "%s: no rule (one per line; '#' starts a comment)", path);
+    rb_free(text);
+    if (rc) {
+        rb_rules_free(*rules, *wheres, *n);
+        *rules = *wheres = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+/* ---- the report ----------------------------------------------------------------------------------------------- */
+typedef struct report {
+    const char *name;
+    const cJSON *variants, *statistics, *joints;
+} report;
+
+static const cJSON *member(const cJSON *obj, const char *key) { return cJSON_GetObjectItemCaseSensitive(obj, key); }
+
+static int open_report(const cJSON *root, report *rep, rb_err *err)
+{
+    if (!cJSON_IsObject(root))
+        return rb_err_set(err, RB_EINPUT, "%s: not a roboest comparison report (expected a JSON object)", rep->name);
+    rep->variants = member(root, "variants");
+    rep->statistics = member(root, "statistics");
+    rep->joints = member(root, "joints");
+    const char *missing = !cJSON_IsArray(rep->variants)     ? "variants"
+                          : !cJSON_IsArray(rep->statistics) ? "statistics"
+                          : !cJSON_IsArray(rep->joints)     ? "joints"
+                                                            : NULL;
+    if (missing)
+        return rb_err_set(err, RB_EINPUT,
+                          "%s: not a roboest comparison report (no \"%s\" array; make it with "
+                          "roboest compare)",
+                          rep->name, missing);
+    return RB_OK;
+}
+
+/* ---- rules ------------------------------------------------------------------------------------------------------ */
+typedef struct operand {
+    bool is_number;
+    double number;
+    char variant[128], stat[64], joint[256], field[16];
+    bool has_joint;
+    size_t start, end; /* its text in the rule */
+} operand;
+
+typedef struct rule_ctx {
+    const char *text, *where;
+    size_t pos;
+    rb_err *err;
+} rule_ctx;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static int
+rule_error(rule_ctx *r, const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return rb_err_set(r->err, RB_ECONFIG, "%s: '%s': %s", r->where, r->text, what);
+}
+
+static void skip_blank(rule_ctx *r)
+{
+    while (r->text[r->pos] && isspace((unsigned char)r->text[r->pos]))
+        r->pos++;
+}
+
+static bool word_char(char c, bool dash) { return isalnum((unsigned char)c) || c == '_' || (dash && c == '-'); }
+
+/* A word of word_char into buf; false if empty or too long. */
+static bool take_word(rule_ctx *r, bool dash, char *buf, size_t size)
+{
+    size_t n = 0;
+    while (word_char(r->text[r->pos], dash)) {
+        if (n + 1 >= size)
+            return false;
+        buf[n++] = r->text[r->pos++];
+    }
+    buf[n] = '\0';
+    return n > 0;
+}
+
+static int parse_reference(rule_ctx *r, operand *o)
+{
+    if (!take_word(r, true, o->variant, sizeof o->variant))
+        return rule_error(r, "column %zu: expected a number or VARIANT.STAT", r->pos + 1);
+    if (r->text[r->pos] != '.')
+        return rule_error(r, "column %zu: expected '.' and a statistic after '%s' (e.g. %s.rmse)", r->pos + 1,
+                          o->variant, o->variant);
+    r->pos++;
+    if (!take_word(r, false, o->stat, sizeof o->stat))
+        return rule_error(r, "column %zu: expected a statistic (e.g. rmse)", r->pos + 1);
+    if (r->text[r->pos] == '[') {
+        const char *close = strchr(r->text + r->pos, ']');
+        if (!close)
+            return rule_error(r, "column %zu: '[' without ']'", r->pos + 1);
+        size_t a = r->pos + 1, z = (size_t)(close - r->text);
+        while (a < z && isspace((unsigned char)r->text[a]))
+            a++;
+        while (z > a && isspace((unsigned char)r->text[z - 1]))
+            z--;
+        if (z == a || z - a >= sizeof o->joint)
+            return rule_error(r, "column %zu: expected a joint name inside [ ]", r->pos + 1);
+        memcpy(o->joint, r->text + a, z - a);
+        o->joint[z - a] = '\0';
+        o->has_joint = true;
+        r->pos = (size_t)(close - r->text) + 1;
+    }
+    strcpy(o->field, "mean");
+    if (r->text[r->pos] == '.') {
+        r->pos++;
+        if (!take_word(r, false, o->field, sizeof o->field))
+            return rule_error(r, "column %zu: expected a field (mean, sd, lo, hi, min, max)", r->pos + 1);
+    }
+    return RB_OK;
+}
+
+static int parse_operand(rule_ctx *r, operand *o)
+{
+    skip_blank(r);
+    memset(o, 0, sizeof *o);
+    o->start = r->pos;
+    char c = r->text[r->pos];
+    int rc = RB_OK;
+    if (isdigit((unsigned char)c) || c == '-' || c == '+' || c == '.') {
+        char *end;
+        o->number = strtod(r->text + r->pos, &end);
+        if (end == r->text + r->pos || !isfinite(o->number))
+            return rule_error(r, "column %zu: expected a finite number", r->pos + 1);
+        o->is_number = true;
+        r->pos = (size_t)(end - r->text);
+    } else {
+        rc = parse_reference(r, o);
+    }
+    o->end = r->pos;
+    return rc;
+}
+
+enum op { LT, LE, GT, GE };
+static const char *const OP_TEXT[] = {"<", "<=", ">", ">="};
+
+static int parse_op(rule_ctx *r, enum op *op)
+{
+    skip_blank(r);
+    const char *s = r->text + r->pos;
+    if (s[0] == '<' || s[0] == '>') {
+        bool eq = s[1] == '=';
+        *op = s[0] == '<' ? (eq ? LE : LT) : (eq ? GE : GT);
+        r->pos += eq ? 2 : 1;
+        return RB_OK;
+    }
+    return rule_error(r, "column %zu: expected a comparison (<, <=, > or >=)", r->pos + 1);
+}
+
+/* An unknown name among the `name` strings of the array's items (key NULL: the items are strings). */
+static int unknown(rule_ctx *r, const char *what, const char *name, const cJSON *arr, const char *key)
+{
+    rb_suggest sg;
+    rb_suggest_init(&sg, name);
+    char list[256] = "";
+    for (const cJSON *e = arr ? arr->child : NULL; e; e = e->next) {
+        const cJSON *s = key ? member(e, key) : e;
+        if (!cJSON_IsString(s))
+            continue;
+        rb_suggest_consider(&sg, s->valuestring);
+        size_t used = strlen(list);
+        if (used + strlen(s->valuestring) + 3 < sizeof list)
+            snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "", s->valuestring);
+    }
+    const char *best = rb_suggest_best(&sg);
+    if (best)
+        return rule_error(r, "unknown %s '%s' (did you mean '%s'?)", what, name, best);
+    return rule_error(r, "unknown %s '%s' (the report has: %s)", what, name, list[0] ? list : "none");
+}
+
+static bool in_strings(const cJSON *arr, const char *s)
+{
+    for (const cJSON *e = arr->child; e; e = e->next)
+        if (cJSON_IsString(e) && strcmp(e->valuestring, s) == 0)
+            return true;
+    return false;
+}
+
+static int check_field(rule_ctx *r, const char *field)
+{
+    for (size_t f = 0; f < N_FIELDS; f++)
+        if (strcmp(field, FIELDS[f]) == 0)
+            return RB_OK;
+    rb_suggest sg;
+    rb_suggest_init(&sg, field);
+    for (size_t f = 0; f < N_FIELDS; f++)
+        rb_suggest_consider(&sg, FIELDS[f]);
+    const char *best = rb_suggest_best(&sg);
+    if (best)
+        return rule_error(r, "unknown field '%s' (did you mean '%s'?)", field, best);
+    return rule_error(r, "unknown field '%s' (mean, sd, lo, hi, min or max)", field);
+}
+
+static int lookup(rule_ctx *r, const report *rep, const operand *o, double *value)
+{
+    if (o->is_number) {
+        *value = o->number;
+        return RB_OK;
+    }
+    const cJSON *var = NULL;
+    for (const cJSON *e = rep->variants->child; e && !var; e = e->next) {
+        const cJSON *name = member(e, "name");
+        if (cJSON_IsString(name) && strcmp(name->valuestring, o->variant) == 0)
+            var = e;
+    }
+    if (!var)
+        return unknown(r, "variant", o->variant, rep->variants, "name");
+    if (!in_strings(rep->statistics, o->stat)) {
+        if (rb_stat_index(o->stat) >= 0)
+            return rule_error(r, "statistic '%s' is not in the report (add it to the suite's \"statistics\")", o->stat);
+        return unknown(r, "statistic", o->stat, rep->statistics, NULL);
+    }
+    if (o->has_joint && !in_strings(rep->joints, o->joint))
+        return unknown(r, "joint", o->joint, rep->joints, NULL);
+    int rc = check_field(r, o->field);
+    if (rc)
+        return rc;
+    const cJSON *group = o->has_joint ? member(member(var, "joints"), o->joint) : member(var, "all");
+    const cJSON *num = member(member(group, o->stat), o->field);
+    if (!cJSON_IsNumber(num))
+        return rb_err_set(r->err, RB_EINPUT, "%s: variant %s: %s%s%s%s: no number %s (a damaged report?)", rep->name,
+                          o->variant, o->stat, o->has_joint ? "[" : "", o->has_joint ? o->joint : "",
+                          o->has_joint ? "]" : "", o->field);
+    *value = num->valuedouble;
+    return RB_OK;
+}
+
+static bool holds(double a, enum op op, double b)
+{
+    switch (op) {
+    case LT: return a < b;
+    case LE: return a <= b;
+    case GT: return a > b;
+    default: return a >= b;
+    }
+}
+
+static char *describe(const char *text, const operand *o, double v)
+{
+    if (o->is_number)
+        return rb_asprintf("%.*s", (int)(o->end - o->start), text + o->start);
+    return rb_asprintf("%.*s = %.6g", (int)(o->end - o->start), text + o->start, v);
+}
+
+static int eval_rule(const report *rep, const char *text, const char *where, rb_rule_result *res, rb_err *err)
+{
+    rule_ctx r = {text, where, 0, err};
+    operand a, b;
+    enum op op = LT;
+    int rc = parse_operand(&r, &a);
+    if (!rc)
+        rc = parse_op(&r, &op);
+    if (!rc)
+        rc = parse_operand(&r, &b);
+    skip_blank(&r);
+    if (!rc && text[r.pos])
+        rc = rule_error(&r, "column %zu: unexpected '%c' after the rule", r.pos + 1, text[r.pos]);
+    if (!rc && a.is_number && b.is_number)
+        rc = rule_error(&r, "compares two numbers: name a VARIANT.STAT on one side");
+    if (!rc)
+        rc = lookup(&r, rep, &a, &res->left);
+    if (!rc)
+        rc = lookup(&r, rep, &b, &res->right);
+    if (rc)
+        return rc;
+    res->passed = holds(res->left, op, res->right);
+    char *l = describe(text, &a, res->left), *rt = describe(text, &b, res->right);
+    res->message = l && rt ? rb_asprintf("%s %s%s %s", l, res->passed ? "" : "is not ", OP_TEXT[op], rt) : NULL;
+    rb_free(l);
+    rb_free(rt);
+    return res->message ? RB_OK : nomem(err);
+}
+
+void rb_check_free(rb_check *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n_rules; i++) {
+        rb_free(c->rules[i].rule);
+        rb_free(c->rules[i].where);
+        rb_free(c->rules[i].message);
+    }
+    rb_free(c->rules);
+    rb_free(c);
+}
+
+static char *trimmed(const char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1]))
+        n--;
+    return rb_strndup(s, n);
+}
+
+int rb_check_rules(const char *report_json, size_t len, const char *report_name, const char *const *rules,
+                   const char *const *wheres, size_t n_rules, rb_check **out, rb_err *err)
+{
+    *out = NULL;
+    report rep = {report_name ? report_name : "report.json", NULL, NULL, NULL};
+    const char *end = NULL;
+    if (memchr(report_json, '\0', len))
+        return rb_err_set(err, RB_EINPUT, "%s: not JSON (NUL byte)", rep.name);
+    cJSON *root = cJSON_ParseWithLengthOpts(report_json, len, &end, 0);
+    if (!root) {
+        rb_err e;
+        rb_cfg_malformed(rep.name, report_json, len, end ? (size_t)(end - report_json) : 0, NULL, &e);
+        return rb_err_set(err, RB_EINPUT, "%s", e.msg);
+    }
+    rb_check *c = rb_calloc(1, sizeof *c);
+    if (c)
+        c->rules = rb_calloc(n_rules ? n_rules : 1, sizeof *c->rules);
+    int rc = c && c->rules ? open_report(root, &rep, err) : nomem(err);
+    rb_locale_scope loc; /* numbers in rules read with '.' whatever the locale */
+    bool pushed = false;
+    if (!rc)
+        pushed = (rc = rb_c_locale_push(&loc, err)) == RB_OK;
+    for (size_t i = 0; !rc && i < n_rules; i++) {
+        rb_rule_result *res = &c->rules[i];
+        c->n_rules = i + 1;
+        res->rule = trimmed(rules[i]);
+        res->where = rb_asprintf("%s", wheres ? wheres[i] : "rule");
+        if (!res->rule || !res->where)
+            rc = nomem(err);
+        if (!rc)
+            rc = eval_rule(&rep, res->rule, res->where, res, err);
+        if (!rc && !res->passed)
+            c->n_failed++;
+    }
+    if (pushed)
+        rb_c_locale_pop(&loc);
+    cJSON_Delete(root);
+    if (rc)
+        rb_check_free(c);
+    else
+        *out = c;
+    return rc;
+}
+
+/* ---- JUnit XML ------------------------------------------------------------------------------------------------ */
+static char *xml_escape(const char *s)
+{
+    size_t n = 1;
+    for (const char *p = s; *p; p++)
+        n += 6;
+    char *out = rb_malloc(n), *o = out;
+    if (!out)
+        return NULL;
+    for (; *s; s++) {
+        const char *rep = *s == '&'    ? "&amp;"
+                          : *s == '<'  ? "&lt;"
+                          : *s == '>'  ? "&gt;"
+                          : *s == '"'  ? "&quot;"
+                          : *s == '\'' ? "&apos;"
+                                       : NULL;
+        if (rep) {
+            strcpy(o, rep);
+            o += strlen(rep);
+        } else if ((unsigned char)*s >= 0x20 || *s == '\t' || *s == '\n') {
+            *o++ = *s;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+/* Appends the printf text to *doc (freed and NULL when out of memory). */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void
+append(char **doc, const char *fmt, ...)
+{
+    if (!*doc)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    size_t used = strlen(*doc);
+    char *grown = n >= 0 ? rb_realloc(*doc, used + (size_t)n + 1) : NULL;
+    if (!grown) {
+        rb_free(*doc);
+        *doc = NULL;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(grown + used, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    *doc = grown;
+}
+
+int rb_check_junit(const rb_check *c, const char *suite_name, char **xml, rb_err *err)
+{
+    *xml = NULL;
+    char *doc = rb_strdup("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    char *name = xml_escape(suite_name ? suite_name : "roboest check");
+    if (!name) {
+        rb_free(doc);
+        return nomem(err);
+    }
+    append(&doc, "<testsuites tests=\"%zu\" failures=\"%zu\" errors=\"0\">\n", c->n_rules, c->n_failed);
+    append(&doc, "  <testsuite name=\"%s\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"0\">\n", name,
+           c->n_rules, c->n_failed);
+    for (size_t i = 0; doc && i < c->n_rules; i++) {
+        const rb_rule_result *r = &c->rules[i];
+        char *rule = xml_escape(r->rule), *msg = xml_escape(r->message), *where = xml_escape(r->where);
+        if (rule && msg && where) {
+            append(&doc, "    <testcase classname=\"roboest.check\" name=\"%s\"", rule);
+            if (r->passed)
+                append(&doc, "/>\n");
+            else
+                append(&doc, ">\n      <failure message=\"%s\" type=\"rule\">%s: %s</failure>\n    </testcase>\n", msg,
+                       where, msg);
+        } else {
+            rb_free(doc);
+            doc = NULL;
+        }
+        rb_free(rule);
+        rb_free(msg);
+        rb_free(where);
+    }
+    append(&doc, "  </testsuite>\n</testsuites>\n");
+    rb_free(name);
+    if (!doc)
+        return nomem(err);
+    *xml = doc;
+    return RB_OK;
+}

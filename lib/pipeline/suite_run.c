@@ -1,0 +1,768 @@
+/* Running a comparison suite: read the logs, run every (variant, log) pair on a pool of threads, score the
+ * estimates against the reference channel, then summarize and draw in a fixed order, so that the bytes of
+ * the result never depend on the thread count or on timing. */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pipeline_internal.h"
+
+/* What one log brings, prepared before any pair runs (read-only afterwards). */
+typedef struct log_data {
+    rb_log *log;
+    char *label; /* its files joined by " + " */
+    char *files; /* basenames joined by "," */
+    const rb_channel *ref;
+    size_t *sel; /* n_joints element indices into ref */
+    size_t n_shaded;
+    rb_interval *shaded; /* active stretches of the contact channel */
+} log_data;
+
+/* What one pair leaves behind (its own slot, written by one thread only). */
+typedef struct pair_out {
+    rb_stats *stats;    /* n_joints + 1 ("all" last) */
+    char *input_sha256; /* of the log's files (the runner computes it: in parallel, not while reading) */
+    size_t n_samples;
+    size_t n_warnings;
+    char **warnings;
+    double **trace_t, **trace_y; /* per suite trace whose log is this pair's: the estimate of its joint */
+    size_t *trace_n;
+} pair_out;
+
+typedef struct job {
+    const rb_suite *s;
+    log_data *logs;
+    size_t n_joints;
+    char **joints; /* n_joints names (the suite's, or the first log's reference elements) */
+    pair_out *out; /* n_variants x n_logs, variant-major */
+    size_t n_pairs;
+    const rb_suite_opts *opts;
+} job;
+
+/* A work queue over items 0..n-1 shared by the threads: each takes the next item; after a failure no item
+ * beyond the failing one is started, so the lowest failing item (all lower ones were started before it)
+ * decides the error, whatever the timing. */
+typedef struct pool {
+    job *jb;
+    int (*task)(job *, size_t, rb_err *);
+    size_t n;
+    bool progress; /* report items done through jb->opts->progress */
+    pthread_mutex_t lock;
+    size_t next, done, first_fail;
+    int cancel;
+    rb_err fail_err;
+} pool;
+
+static int nomem(rb_err *err) { return rb_err_set(err, RB_ENOMEM, "out of memory"); }
+
+static char *join_paths(const rb_config_session *ses, const char *sep, bool base)
+{
+    size_t len = 1;
+    for (size_t i = 0; i < ses->n_paths; i++)
+        len += strlen(ses->paths[i]) + strlen(sep);
+    char *s = rb_malloc(len);
+    if (!s)
+        return NULL;
+    s[0] = '\0';
+    for (size_t i = 0; i < ses->n_paths; i++) {
+        if (i)
+            strcat(s, sep);
+        strcat(s, base ? rb_path_basename(ses->paths[i]) : ses->paths[i]);
+    }
+    return s;
+}
+
+/* ---- logs: read, checked, prepared ---------------------------------------------------------------------- */
+static int read_session(const rb_config_session *ses, rb_log **out, rb_err *err)
+{
+    rb_log *log = NULL, *next = NULL;
+    int rc = rb_log_read(ses->paths[0], &log, err);
+    for (size_t i = 1; !rc && i < ses->n_paths; i++) {
+        rc = rb_log_read(ses->paths[i], &next, err);
+        if (!rc && (rc = rb_log_append(log, next, err)) != RB_OK)
+            rb_err_prefix(err, "%s: appending %s: ", ses->paths[0], ses->paths[i]);
+        rb_log_free(next);
+        next = NULL;
+    }
+    if (rc)
+        rb_log_free(log);
+    else
+        *out = log;
+    return rc;
+}
+
+/* The joint names: the suite's, or every element of the first log's reference channel. */
+static int choose_joints(job *jb, rb_err *err)
+{
+    const rb_suite *s = jb->s;
+    const rb_channel *ref = jb->logs[0].ref;
+    jb->n_joints = s->n_joints ? s->n_joints : ref->n_elements;
+    if (jb->n_joints == 0)
+        return rb_err_set(err, RB_EINPUT, "%s: reference channel %s has no elements", jb->logs[0].label, ref->name);
+    if (!(jb->joints = rb_calloc(jb->n_joints, sizeof *jb->joints)))
+        return nomem(err);
+    for (size_t j = 0; j < jb->n_joints; j++)
+        if (!(jb->joints[j] = rb_strdup(s->n_joints ? s->joints[j] : ref->element_names[j])))
+            return nomem(err);
+    return RB_OK;
+}
+
+static int select_joints(job *jb, log_data *ld, rb_err *err)
+{
+    if (!(ld->sel = rb_calloc(jb->n_joints, sizeof *ld->sel)))
+        return nomem(err);
+    for (size_t j = 0; j < jb->n_joints; j++) {
+        long idx = rb_channel_element_index(ld->ref, jb->joints[j]);
+        if (idx < 0)
+            return rb_err_set(err, RB_ENOTFOUND, "%s: reference channel %s has no element '%s' (%s)", ld->label,
+                              ld->ref->name, jb->joints[j], jb->s->n_joints ? "joints" : "the first log's joints");
+        ld->sel[j] = (size_t)idx;
+    }
+    return RB_OK;
+}
+
+/* Stretches where any element of the contact channel exceeds the threshold in magnitude. */
+static int contact_intervals(const rb_suite *s, log_data *ld, rb_err *err)
+{
+    const rb_channel *ch = rb_log_find(ld->log, s->contact_channel);
+    if (!ch)
+        return rb_err_set(err, RB_ENOTFOUND, "%s: contact channel %s not found (figures.contact.channel)", ld->label,
+                          s->contact_channel);
+    bool in = false;
+    for (size_t t = 0; t < ch->n_samples; t++) {
+        bool active = false;
+        for (size_t i = 0; i < ch->n_elements && !active; i++)
+            active = fabs(ch->data[t * ch->n_elements + i]) > s->contact_threshold;
+        if (active && !in) {
+            rb_interval *grown = rb_realloc(ld->shaded, (ld->n_shaded + 1) * sizeof *grown);
+            if (!grown)
+                return nomem(err);
+            ld->shaded = grown;
+            ld->shaded[ld->n_shaded++] = (rb_interval){ch->time[t], ch->time[t]};
+        }
+        if (active)
+            ld->shaded[ld->n_shaded - 1].t1 = ch->time[t];
+        in = active;
+    }
+    return RB_OK;
+}
+
+/* Run by the pool, one log per task: reading is the part of a log that needs no other log. */
+static int read_log(job *jb, size_t l, rb_err *err)
+{
+    log_data *ld = &jb->logs[l];
+    const rb_config_session *ses = &jb->s->logs[l];
+    ld->label = join_paths(ses, " + ", false);
+    ld->files = join_paths(ses, ",", true);
+    if (!ld->label || !ld->files)
+        return nomem(err);
+    return read_session(ses, &ld->log, err);
+}
+
+/* In log order, once every log is read. */
+static int prepare_log(job *jb, size_t l, rb_err *err)
+{
+    const rb_suite *s = jb->s;
+    log_data *ld = &jb->logs[l];
+    int rc;
+    if (!(ld->ref = rb_log_find(ld->log, s->reference)))
+        return rb_err_set(err, RB_ENOTFOUND, "%s: reference channel %s not found (reference)", ld->label, s->reference);
+    if (ld->ref->n_samples == 0)
+        return rb_err_set(err, RB_EINPUT, "%s: reference channel %s has no samples", ld->label, s->reference);
+    if (l == 0 && (rc = choose_joints(jb, err)))
+        return rc;
+    rc = select_joints(jb, ld, err);
+    if (!rc && s->contact_channel)
+        rc = contact_intervals(s, ld, err);
+    return rc;
+}
+
+static int check_trace_joints(const job *jb, rb_err *err)
+{
+    for (size_t k = 0; k < jb->s->n_traces; k++) {
+        bool found = false;
+        for (size_t j = 0; j < jb->n_joints && !found; j++)
+            found = strcmp(jb->joints[j], jb->s->traces[k].joint) == 0;
+        if (!found)
+            return rb_err_set(err, RB_ENOTFOUND,
+                              "%s: figures.traces[%zu]: joint '%s' is not an element of the "
+                              "reference channel %s",
+                              jb->s->path, k, jb->s->traces[k].joint, jb->s->reference);
+    }
+    return RB_OK;
+}
+
+/* ---- one pair --------------------------------------------------------------------------------------------- */
+/* Every element name "0", "1", ...: a stage that does not name its outputs. */
+static bool numbered(const rb_run_signal *sig)
+{
+    for (size_t i = 0; i < sig->width; i++) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%zu", i);
+        if (strcmp(sig->names[i], buf) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* Column of the estimate for each joint: by name, else (elements unnamed) by the reference channel's position. */
+static int match_columns(const job *jb, const log_data *ld, const rb_suite_variant *var, const rb_run_signal *est,
+                         size_t *col, rb_err *err)
+{
+    size_t missing = SIZE_MAX;
+    for (size_t j = 0; j < jb->n_joints; j++) {
+        col[j] = SIZE_MAX;
+        for (size_t i = 0; i < est->width && col[j] == SIZE_MAX; i++)
+            if (strcmp(est->names[i], jb->joints[j]) == 0)
+                col[j] = i;
+        if (col[j] == SIZE_MAX && missing == SIZE_MAX)
+            missing = j;
+    }
+    if (missing == SIZE_MAX)
+        return RB_OK;
+    if (!numbered(est))
+        return rb_err_set(err, RB_ENOTFOUND, "%s: estimate %s has no element '%s' (it has %zu: %s%s)", ld->label,
+                          var->estimate, jb->joints[missing], est->width, est->names[0], est->width > 1 ? ", ..." : "");
+    if (est->width != ld->ref->n_elements)
+        return rb_err_set(err, RB_EDIM,
+                          "%s: estimate %s has %zu unnamed elements but reference channel %s has %zu: cannot match "
+                          "them by position",
+                          ld->label, var->estimate, est->width, ld->ref->name, ld->ref->n_elements);
+    for (size_t j = 0; j < jb->n_joints; j++) /* unnamed: the reference channel's positions */
+        col[j] = ld->sel[j];
+    return RB_OK;
+}
+
+/* The clock samples [*k0, *k1) that the reference channel and the window cover. */
+static int scored_range(const job *jb, const log_data *ld, const rb_clock *clk, size_t *k0, size_t *k1, rb_err *err)
+{
+    const rb_channel *ref = ld->ref;
+    double lo = fmax(ref->time[0], jb->s->t0), hi = fmin(ref->time[ref->n_samples - 1], jb->s->t1);
+    *k0 = 0;
+    while (*k0 < clk->n && clk->t[*k0] < lo)
+        (*k0)++;
+    *k1 = *k0;
+    while (*k1 < clk->n && clk->t[*k1] <= hi)
+        (*k1)++;
+    if (*k1 > *k0)
+        return RB_OK;
+    return rb_err_set(err, RB_EINPUT,
+                      "%s: reference channel %s (t from %.17g to %.17g s)%s covers no sample of the run's clock (t "
+                      "from %.17g to %.17g s)",
+                      ld->label, ref->name, ref->time[0], ref->time[ref->n_samples - 1],
+                      jb->s->has_window ? " inside the window" : "", clk->n ? clk->t[0] : NAN,
+                      clk->n ? clk->t[clk->n - 1] : NAN);
+}
+
+static int score(const job *jb, const log_data *ld, const rb_suite_variant *var, const rb_run_result *res,
+                 const rb_run_signal *est, pair_out *po, rb_err *err)
+{
+    size_t J = jb->n_joints, k0, k1, *col = rb_calloc(J, sizeof *col);
+    double *e = NULL, *r = NULL;
+    int rc = col ? match_columns(jb, ld, var, est, col, err) : nomem(err);
+    if (!rc)
+        rc = scored_range(jb, ld, &res->clock, &k0, &k1, err);
+    size_t n = rc ? 0 : k1 - k0;
+    if (!rc && (!(e = rb_malloc(n * J * sizeof *e)) || !(r = rb_malloc(n * J * sizeof *r))))
+        rc = nomem(err);
+    if (!rc) {
+        rb_clock sub = {n, res->clock.t + k0};
+        rc = rb_resample(ld->ref, ld->sel, J, &sub, jb->s->reference_interp, RB_NONFINITE_ERROR, r, NULL, err);
+        if (rc)
+            rb_err_prefix(err, "%s: reference: ", ld->label);
+    }
+    if (!rc) {
+        for (size_t k = 0; k < n; k++)
+            for (size_t j = 0; j < J; j++)
+                e[k * J + j] = est->data[(k0 + k) * est->width + col[j]];
+        rb_metric_input in = {var->estimate, jb->s->reference, e, r, res->clock.t + k0, n, J, -INFINITY, INFINITY};
+        if ((rc = rb_metrics_compute(&in, po->stats, &po->stats[J], err)) != RB_OK)
+            rb_err_prefix(err, "%s: ", ld->label);
+    }
+    for (size_t k = 0; !rc && k < jb->s->n_traces; k++) {
+        const rb_suite_trace *tr = &jb->s->traces[k];
+        if (tr->log != (size_t)(ld - jb->logs))
+            continue;
+        size_t j = 0;
+        while (strcmp(jb->joints[j], tr->joint) != 0)
+            j++;
+        po->trace_t[k] = rb_malloc((res->clock.n ? res->clock.n : 1) * sizeof(double));
+        po->trace_y[k] = rb_malloc((res->clock.n ? res->clock.n : 1) * sizeof(double));
+        if (!po->trace_t[k] || !po->trace_y[k])
+            rc = nomem(err);
+        for (size_t i = 0; !rc && i < res->clock.n; i++)
+            if (res->clock.t[i] >= tr->t0 && res->clock.t[i] <= tr->t1) {
+                po->trace_t[k][po->trace_n[k]] = res->clock.t[i];
+                po->trace_y[k][po->trace_n[k]++] = est->data[i * est->width + col[j]];
+            }
+    }
+    rb_free(col);
+    rb_free(e);
+    rb_free(r);
+    return rc;
+}
+
+static int run_pair(job *jb, size_t i, rb_err *err) /* a pool task */
+{
+    const rb_suite *s = jb->s;
+    size_t v = i / s->n_logs, l = i % s->n_logs;
+    const rb_suite_variant *var = &s->variants[v];
+    const log_data *ld = &jb->logs[l];
+    pair_out *po = &jb->out[i];
+    rb_run_result *res = NULL;
+    const rb_config_session *ses = &s->logs[l];
+    int rc =
+        rb_pipeline_run_log(var->pipeline, ld->log, (const char *const *)ses->paths, ses->n_paths, NULL, &res, err);
+    const rb_run_signal *est = rc ? NULL : rb_run_result_signal(res, var->estimate);
+    if (!rc && !est)
+        rc = rb_err_set(err, RB_EINVAL, "%s: estimate %s was not recorded", ld->label, var->estimate);
+    if (!rc)
+        rc = score(jb, ld, var, res, est, po, err);
+    if (!rc) {
+        po->n_samples = res->clock.n;
+        po->input_sha256 = res->input_sha256;
+        res->input_sha256 = NULL;
+        po->warnings = res->warnings;
+        po->n_warnings = res->n_warnings;
+        res->warnings = NULL;
+        res->n_warnings = 0;
+    }
+    rb_run_result_free(res);
+    return rc ? rb_err_prefix(err, "variant %s: ", var->name) : RB_OK;
+}
+
+/* ---- the pool ---------------------------------------------------------------------------------------------- */
+static void *worker(void *arg)
+{
+    pool *pl = arg;
+    for (;;) {
+        pthread_mutex_lock(&pl->lock);
+        bool stop = pl->next >= pl->n || pl->next > pl->first_fail || pl->cancel;
+        size_t i = pl->next++;
+        pthread_mutex_unlock(&pl->lock);
+        if (stop)
+            break;
+        rb_err err;
+        rb_err_clear(&err);
+        int rc = pl->task(pl->jb, i, &err);
+        pthread_mutex_lock(&pl->lock);
+        if (rc && i < pl->first_fail) {
+            pl->first_fail = i;
+            pl->fail_err = err;
+        } else if (!rc) {
+            pl->done++;
+            const rb_suite_opts *o = pl->jb->opts;
+            if (pl->progress && o && o->progress && !pl->cancel) {
+                int c = o->progress(o->user, pl->done, pl->n);
+                pl->cancel = c ? (c < 0 && c >= RB_EINVAL ? c : RB_EINVAL) : 0;
+            }
+        }
+        pthread_mutex_unlock(&pl->lock);
+    }
+    return NULL;
+}
+
+static size_t thread_count(const rb_suite *s, const rb_suite_opts *opts, size_t n_items)
+{
+    size_t n = opts && opts->threads ? opts->threads : s->threads;
+    if (n == 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        n = cores > 0 ? (size_t)cores : 1;
+    }
+    return n < n_items ? n : n_items;
+}
+
+/* `task` for items 0..n-1 on the pool. The calling thread works too; a thread that cannot start only means
+ * less parallelism. */
+static int run_pool(job *jb, int (*task)(job *, size_t, rb_err *), size_t n, bool progress, rb_err *err)
+{
+    size_t n_threads = thread_count(jb->s, jb->opts, n);
+    pool pl = {jb, task, n, progress, PTHREAD_MUTEX_INITIALIZER, 0, 0, SIZE_MAX, 0, {0, ""}};
+    pthread_t *tid = rb_calloc(n_threads ? n_threads : 1, sizeof *tid);
+    if (!tid)
+        return nomem(err);
+    size_t started = 0;
+    for (size_t t = 1; t < n_threads; t++)
+        if (pthread_create(&tid[started], NULL, worker, &pl) == 0)
+            started++;
+    worker(&pl);
+    for (size_t t = 0; t < started; t++)
+        pthread_join(tid[t], NULL);
+    pthread_mutex_destroy(&pl.lock);
+    rb_free(tid);
+    if (pl.first_fail != SIZE_MAX) {
+        if (err)
+            *err = pl.fail_err;
+        return pl.fail_err.code;
+    }
+    if (pl.cancel)
+        return rb_err_set(err, pl.cancel, "%s: comparison cancelled by the caller", jb->s->path);
+    return RB_OK;
+}
+
+/* ---- the table ------------------------------------------------------------------------------------------------ */
+static int set_attr(rb_comparison *c, rb_err *err, const char *value, const char *fmt, const char *name)
+{
+    char key[256];
+    snprintf(key, sizeof key, fmt, name);
+    return rb_comparison_set_attr(c, key, value, err);
+}
+
+static int provenance(const job *jb, rb_comparison *c, rb_err *err)
+{
+    const rb_suite *s = jb->s;
+    int rc = rb_comparison_set_attr(c, "roboest_version", RB_VERSION, err);
+    if (!rc)
+        rc = rb_comparison_set_attr(c, "suite", rb_path_basename(s->path), err);
+    if (!rc)
+        rc = rb_comparison_set_attr(c, "suite_sha256", s->sha256, err);
+    for (size_t v = 0; !rc && v < s->n_variants; v++) {
+        const rb_pipeline *p = s->variants[v].pipeline;
+        rc = set_attr(c, err, rb_path_basename(p->config_path), "variant %s: pipeline", s->variants[v].name);
+        if (!rc)
+            rc = set_attr(c, err, p->config_sha256, "variant %s: config_sha256", s->variants[v].name);
+        if (!rc)
+            rc = set_attr(c, err, s->variants[v].estimate, "variant %s: estimate", s->variants[v].name);
+    }
+    for (size_t l = 0; !rc && l < s->n_logs; l++) {
+        rc = set_attr(c, err, jb->logs[l].files, "log %s: input", s->log_names[l]);
+        if (!rc)
+            rc = set_attr(c, err, jb->out[l].input_sha256, "log %s: input_sha256", s->log_names[l]); /* variant 0's */
+    }
+    return rc;
+}
+
+static int make_table(const job *jb, rb_comparison **out, rb_err *err)
+{
+    const rb_suite *s = jb->s;
+    const char **variants = rb_calloc(s->n_variants, sizeof *variants);
+    if (!variants)
+        return nomem(err);
+    for (size_t v = 0; v < s->n_variants; v++)
+        variants[v] = s->variants[v].name;
+    rb_comparison *c = NULL;
+    int rc = rb_comparison_new(&c, s->name, s->reference, variants, s->n_variants, (const char *const *)s->log_names,
+                               s->n_logs, (const char *const *)jb->joints, jb->n_joints, err);
+    rb_free(variants);
+    if (rc)
+        return rc;
+    c->n_shown = s->n_stats;
+    memcpy(c->shown, s->stats, sizeof c->shown);
+    c->bootstrap = s->bootstrap;
+    for (size_t v = 0; v < s->n_variants; v++)
+        for (size_t l = 0; l < s->n_logs; l++)
+            for (size_t j = 0; j <= jb->n_joints; j++)
+                *rb_comparison_at(c, v, j, l) = jb->out[v * s->n_logs + l].stats[j];
+    rc = provenance(jb, c, err);
+    if (!rc)
+        rc = rb_comparison_summarize(c, err);
+    if (rc)
+        rb_comparison_free(c);
+    else
+        *out = c;
+    return rc;
+}
+
+/* ---- figures --------------------------------------------------------------------------------------------------- */
+static int add_figure(rb_suite_result *r, char *name, char *svg, rb_err *err)
+{
+    rb_suite_figure *grown = name && svg ? rb_realloc(r->figures, (r->n_figures + 1) * sizeof *grown) : NULL;
+    if (!grown) {
+        rb_free(name);
+        rb_free(svg);
+        return nomem(err);
+    }
+    r->figures = grown;
+    r->figures[r->n_figures++] = (rb_suite_figure){name, svg};
+    return RB_OK;
+}
+
+/* Box plots of statistic k over every (log, joint) value of each variant; with_ref adds the reference's. */
+static int box_figure(const job *jb, rb_suite_result *r, size_t k, bool with_ref, const char *file, const char *title,
+                      const char *y_label, rb_err *err)
+{
+    const rb_suite *s = jb->s;
+    size_t L = s->n_logs, J = jb->n_joints, n_series = s->n_variants + with_ref;
+    rb_box_series *series = rb_calloc(n_series, sizeof *series);
+    double *values = rb_calloc(n_series * L * J, sizeof *values);
+    int rc = series && values ? RB_OK : nomem(err);
+    for (size_t b = 0; !rc && b < n_series; b++) {
+        bool is_ref = b == s->n_variants;
+        series[b] = (rb_box_series){is_ref ? "reference" : s->variants[b].name, values + b * L * J, L * J};
+        for (size_t l = 0; l < L; l++)
+            for (size_t j = 0; j < J; j++) {
+                const rb_stats *st = &jb->out[(is_ref ? 0 : b) * L + l].stats[j];
+                values[b * L * J + l * J + j] = is_ref ? st->mean_abs_ref : rb_stat_value(st, k);
+            }
+    }
+    char *svg = NULL;
+    if (!rc)
+        rc = rb_svg_boxplot(title, y_label, series, n_series, &svg, err);
+    if (!rc)
+        rc = add_figure(r, rb_strdup(file), svg, err);
+    rb_free(series);
+    rb_free(values);
+    return rc;
+}
+
+static void safe_name(char *s)
+{
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_' ||
+              *s == '-' || *s == '.'))
+            *s = '_';
+}
+
+static int trace_figure(const job *jb, rb_suite_result *r, size_t k, rb_err *err)
+{
+    const rb_suite *s = jb->s;
+    const rb_suite_trace *tr = &s->traces[k];
+    const log_data *ld = &jb->logs[tr->log];
+    size_t j = 0, n_lines = s->n_variants + 1;
+    while (strcmp(jb->joints[j], tr->joint) != 0)
+        j++;
+    rb_trace_line *lines = rb_calloc(n_lines, sizeof *lines);
+    double *ref_y = rb_malloc(ld->ref->n_samples * sizeof *ref_y);
+    if (!lines || !ref_y) {
+        rb_free(lines);
+        rb_free(ref_y);
+        return nomem(err);
+    }
+    for (size_t i = 0; i < ld->ref->n_samples; i++)
+        ref_y[i] = ld->ref->data[i * ld->ref->n_elements + ld->sel[j]];
+    lines[0] = (rb_trace_line){s->reference, ld->ref->time, ref_y, ld->ref->n_samples};
+    double t0 = INFINITY, t1 = -INFINITY;
+    for (size_t v = 0; v < s->n_variants; v++) {
+        const pair_out *po = &jb->out[v * s->n_logs + tr->log];
+        lines[v + 1] = (rb_trace_line){s->variants[v].name, po->trace_t[k], po->trace_y[k], po->trace_n[k]};
+        if (po->trace_n[k]) {
+            t0 = fmin(t0, po->trace_t[k][0]);
+            t1 = fmax(t1, po->trace_t[k][po->trace_n[k] - 1]);
+        }
+    }
+    if (tr->has_window) {
+        t0 = tr->t0;
+        t1 = tr->t1;
+    }
+    char *title = rb_asprintf("%s: %s on %s", s->name, tr->joint, s->log_names[tr->log]);
+    char *file = rb_asprintf("trace_%s_%s_%zu.svg", s->log_names[tr->log], tr->joint, k);
+    char *svg = NULL;
+    int rc = title && file ? RB_OK : nomem(err);
+    if (!rc && !(t1 > t0))
+        rc =
+            rb_err_set(err, RB_EINPUT, "%s: figures.traces[%zu]: no estimate sample in the trace's window", s->path, k);
+    if (!rc) {
+        safe_name(file);
+        const char *unit = ld->ref->units[ld->sel[j]];
+        char y_label[300];
+        snprintf(y_label, sizeof y_label, unit[0] ? "%s (%s)" : "%s", tr->joint, unit);
+        rc = rb_svg_traces(title, y_label, lines, n_lines, ld->shaded, ld->n_shaded, t0, t1, &svg, err);
+    }
+    if (!rc) {
+        rc = add_figure(r, file, svg, err);
+        file = NULL;
+    }
+    rb_free(title);
+    rb_free(file);
+    rb_free(lines);
+    rb_free(ref_y);
+    return rc;
+}
+
+static int make_figures(const job *jb, rb_suite_result *r, rb_err *err)
+{
+    char title[512];
+    snprintf(title, sizeof title, "%s: RMSE per joint and log", jb->s->name);
+    int rc = box_figure(jb, r, 1, false, "rmse_box.svg", title, "RMSE", err);
+    snprintf(title, sizeof title, "%s: mean magnitude per joint and log", jb->s->name);
+    if (!rc)
+        rc = box_figure(jb, r, 4, true, "magnitude_box.svg", title, "mean |value|", err);
+    for (size_t k = 0; !rc && k < jb->s->n_traces; k++)
+        rc = trace_figure(jb, r, k, err);
+    return rc;
+}
+
+/* ---- gathering, in pair order ----------------------------------------------------------------------------------- */
+static int gather_warnings(const job *jb, rb_suite_result *r, rb_err *err)
+{
+    for (size_t i = 0; i < jb->n_pairs; i++) {
+        pair_out *po = &jb->out[i];
+        r->n_samples += po->n_samples;
+        for (size_t w = 0; w < po->n_warnings; w++) {
+            bool seen = false;
+            for (size_t k = 0; k < r->n_warnings && !seen; k++)
+                seen = strcmp(r->warnings[k], po->warnings[w]) == 0;
+            if (seen)
+                continue;
+            char **grown = rb_realloc(r->warnings, (r->n_warnings + 1) * sizeof *grown);
+            if (!grown)
+                return nomem(err);
+            r->warnings = grown;
+            r->warnings[r->n_warnings++] = po->warnings[w];
+            po->warnings[w] = NULL;
+        }
+    }
+    return RB_OK;
+}
+
+static void free_job(job *jb)
+{
+    const rb_suite *s = jb->s;
+    for (size_t l = 0; jb->logs && l < s->n_logs; l++) {
+        log_data *ld = &jb->logs[l];
+        rb_log_free(ld->log);
+        rb_free(ld->label);
+        rb_free(ld->files);
+        rb_free(ld->sel);
+        rb_free(ld->shaded);
+    }
+    rb_free(jb->logs);
+    for (size_t i = 0; jb->out && i < jb->n_pairs; i++) {
+        pair_out *po = &jb->out[i];
+        rb_free(po->stats);
+        rb_free(po->input_sha256);
+        rb_pipe_free_strings(po->warnings, po->n_warnings);
+        for (size_t k = 0; k < s->n_traces; k++) {
+            rb_free(po->trace_t ? po->trace_t[k] : NULL);
+            rb_free(po->trace_y ? po->trace_y[k] : NULL);
+        }
+        rb_free(po->trace_t);
+        rb_free(po->trace_y);
+        rb_free(po->trace_n);
+    }
+    rb_free(jb->out);
+    rb_pipe_free_strings(jb->joints, jb->n_joints);
+}
+
+static int alloc_slots(job *jb, rb_err *err)
+{
+    const rb_suite *s = jb->s;
+    size_t nt = s->n_traces ? s->n_traces : 1;
+    if (!(jb->out = rb_calloc(jb->n_pairs, sizeof *jb->out)))
+        return nomem(err);
+    for (size_t i = 0; i < jb->n_pairs; i++) {
+        pair_out *po = &jb->out[i];
+        po->stats = rb_calloc(jb->n_joints + 1, sizeof *po->stats);
+        po->trace_t = rb_calloc(nt, sizeof *po->trace_t);
+        po->trace_y = rb_calloc(nt, sizeof *po->trace_y);
+        po->trace_n = rb_calloc(nt, sizeof *po->trace_n);
+        if (!po->stats || !po->trace_t || !po->trace_y || !po->trace_n)
+            return nomem(err);
+    }
+    return RB_OK;
+}
+
+void rb_suite_result_free(rb_suite_result *r)
+{
+    if (!r)
+        return;
+    rb_comparison_free(r->table);
+    for (size_t i = 0; i < r->n_figures; i++) {
+        rb_free(r->figures[i].name);
+        rb_free(r->figures[i].svg);
+    }
+    rb_free(r->figures);
+    rb_pipe_free_strings(r->warnings, r->n_warnings);
+    rb_free(r);
+}
+
+int rb_suite_run(const rb_suite *s, const rb_suite_opts *opts, rb_suite_result **out, rb_err *err)
+{
+    *out = NULL;
+    job jb = {0};
+    jb.s = s;
+    jb.opts = opts;
+    jb.n_pairs = s->n_variants * s->n_logs;
+    rb_suite_result *r = rb_calloc(1, sizeof *r);
+    int rc = r && (jb.logs = rb_calloc(s->n_logs, sizeof *jb.logs)) ? RB_OK : nomem(err);
+    if (!rc)
+        rc = run_pool(&jb, read_log, s->n_logs, false, err);
+    for (size_t l = 0; !rc && l < s->n_logs; l++)
+        rc = prepare_log(&jb, l, err);
+    if (!rc)
+        rc = check_trace_joints(&jb, err);
+    if (!rc)
+        rc = alloc_slots(&jb, err);
+    if (!rc)
+        rc = run_pool(&jb, run_pair, jb.n_pairs, true, err);
+    if (!rc)
+        rc = make_table(&jb, &r->table, err);
+    if (!rc)
+        rc = make_figures(&jb, r, err);
+    if (!rc)
+        rc = gather_warnings(&jb, r, err);
+    if (r)
+        r->n_pairs = jb.n_pairs;
+    free_job(&jb);
+    if (rc)
+        rb_suite_result_free(r);
+    else
+        *out = r;
+    return rc;
+}
+
+/* ---- writing ---------------------------------------------------------------------------------------------------- */
+static int make_dir(const char *dir, bool *made, rb_err *err)
+{
+    *made = false;
+    if (mkdir(dir, 0777) == 0) {
+        *made = true;
+        return RB_OK;
+    }
+    struct stat st;
+    if (errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+        return RB_OK;
+    return rb_err_set(err, RB_EIO, "%s: cannot create the output folder: %s", dir, strerror(errno));
+}
+
+static int write_one(const char *text, const rb_outfile *f, rb_err *err)
+{
+    FILE *fp = fopen(f->tmp_path, "wb");
+    size_t n = strlen(text);
+    bool ok = fp && fwrite(text, 1, n, fp) == n;
+    if (fp && fclose(fp) != 0)
+        ok = false;
+    return ok ? RB_OK : rb_err_set(err, RB_EIO, "%s: cannot write", f->path);
+}
+
+int rb_suite_result_write(const rb_suite_result *r, const char *dir, bool overwrite, rb_err *err)
+{
+    static const char *const reports[] = {"report.md", "report.json", "report.csv"};
+    static const rb_report_format formats[] = {RB_REPORT_MARKDOWN, RB_REPORT_JSON, RB_REPORT_CSV};
+    size_t n = 3 + r->n_figures, begun = 0;
+    dir = dir && dir[0] ? dir : ".";
+    char **texts = rb_calloc(n, sizeof *texts);
+    rb_outfile *files = rb_calloc(n, sizeof *files);
+    bool made = false;
+    int rc = texts && files ? RB_OK : nomem(err);
+    for (size_t i = 0; !rc && i < 3; i++)
+        rc = rb_comparison_render(r->table, formats[i], &texts[i], err);
+    if (!rc)
+        rc = make_dir(dir, &made, err);
+    for (; !rc && begun < n; begun++) { /* every target first: a clash fails before anything is written */
+        char *path = rb_asprintf("%s/%s", dir, begun < 3 ? reports[begun] : r->figures[begun - 3].name);
+        rc = path ? rb_outfile_begin(&files[begun], path, overwrite, err) : nomem(err);
+        rb_free(path);
+        if (rc)
+            break;
+    }
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = write_one(i < 3 ? texts[i] : r->figures[i - 3].svg, &files[i], err);
+    for (size_t i = 0; i < begun; i++) {
+        if (!rc)
+            rc = rb_outfile_commit(&files[i], err);
+        else
+            rb_outfile_abort(&files[i]);
+    }
+    if (rc && made)
+        rmdir(dir);
+    for (size_t i = 0; texts && i < 3; i++)
+        rb_free(texts[i]);
+    rb_free(texts);
+    rb_free(files);
+    return rc;
+}
