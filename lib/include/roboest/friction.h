@@ -246,17 +246,29 @@ double rb_friction_step(const rb_friction_model *m, rb_friction_state *s, double
  * log-spaced grid of `grid` points over [v_s_min, v_s_max] (the residual can have several local minima;
  * the grid picks the global one at its resolution), then a golden-section refinement in log v_s between
  * the best point's neighbours to a relative width of 1e-4.
+ * tanh6 (Makkar's model: linear in g1, g4, g6 for given scales g2, g3, g5): the columns
+ *   phi = [tanh(g2 v) - tanh(g3 v), tanh(g5 v), v],  theta = [g1, g4, g6] >= 0
+ * are fitted by the same exact NNLS (through the 3 x 3 normal equations; a subset whose Gram matrix has a
+ * pivot below 1e-12 of its largest diagonal, e.g. g2 = g3, is skipped) for scales searched in log space:
+ * every triple of a `grid`-point grid (default 13) over [1 / v_s_max, 1 / v_s_min] (default [1 / max|v|,
+ * 1e3 / max|v|] s/rad) with g2 >= g3, then sweeps of golden-section refinement of one scale at a time
+ * within one grid step of its value (g2 >= g3 kept) to a width of 1e-4 in log g, up to 12 sweeps, until one
+ * gains less than 1e-12 of sum tau_F^2. The curve is what the
+ * fit pins down: when two scales coincide (g2 = g5, as in Table 4.1) g1 and g4 trade against each other
+ * and the parameters found may differ from the generating ones while the curve matches. v_eps and v_s
+ * are not used. Cost: G^2 (G + 1) / 2 + up to ~500 evaluations of O(N) each (1-3 s for 60 000 samples).
  * Samples whose v or tau_F is not finite are skipped. The fit is returned as a validated model with
  * out->*.v_eps = o->v_eps and no drift. rmse (may be NULL): sqrt(mean (tau_F - model(v))^2) over the
- * samples used. Allocates (offline use). Errors: RB_EINVAL (NULL data, a kind other than coulomb_viscous
- * or scv, negative v_eps, a bad bracket), RB_EDIM (fewer finite samples than parameters), RB_ENUMERIC
+ * samples used. Allocates (offline use). Errors: RB_EINVAL (NULL data, a kind other than coulomb_viscous,
+ * scv or tanh6, negative v_eps, a bad bracket), RB_EDIM (fewer finite samples than parameters), RB_ENUMERIC
  * (the velocities do not excite every parameter: a rank-deficient regressor, e.g. every v the same or
  * 0, or for scv no v near the Stribeck region for every v_s tried), RB_ENOMEM. */
 typedef struct rb_friction_fit_opts {
     double v_eps;            /* sign in the regressors and the result: tanh(v / v_eps) if > 0, sgn if 0 */
     double v_s;              /* scv: > 0 fixes the Stribeck velocity; 0 searches it */
-    double v_s_min, v_s_max; /* search bracket, rad/s; 0: 1e-3 max|v| and max|v| of the samples */
-    size_t grid;             /* search grid points (>= 3); 0: 41 */
+    double v_s_min, v_s_max; /* search bracket, rad/s; 0: 1e-3 max|v| and max|v| of the samples (tanh6: the
+                                velocity scales 1 / g of g2, g3, g5) */
+    size_t grid;             /* search grid points (>= 3); 0: 41 (scv), 13 per scale (tanh6) */
 } rb_friction_fit_opts;
 
 /* o NULL: all defaults (exact sign, v_s searched). */
