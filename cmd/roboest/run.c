@@ -168,7 +168,7 @@ int cmd_stages(int argc, char **argv)
         const rb_stage_type *t = rb_registry_at(reg, i);
         printf("%s%s\n  %s\n  in:", i ? "\n" : "", t->name, t->summary);
         for (size_t k = 0; k < t->n_inputs; k++)
-            printf(" %s", t->inputs[k]);
+            printf(" %s%s", t->inputs[k], k < 64 && (t->optional_inputs >> k & 1) ? " (optional)" : "");
         printf("\n  out:");
         for (size_t k = 0; k < t->n_outputs; k++)
             printf(" %s", t->outputs[k]);

@@ -355,16 +355,38 @@ static int parse_name(cfg *c, const cJSON *v)
     return rb_cfg_want_string(c, v, false, &c->p->name);
 }
 
+/* The model is loaded here, once: stages share it read-only, and a wrong joint or link is a config error. */
 static int parse_model(cfg *c, const cJSON *v)
 {
-    static const char *const keys[] = {"urdf", "joints"};
-    int rc = rb_cfg_check_object(c, v, keys, 2);
+    static const char *const keys[] = {"urdf", "joints", "base", "floating"};
+    rb_pipeline *p = c->p;
+    int rc = rb_cfg_check_object(c, v, keys, 4);
     if (!rc)
-        rc = rb_cfg_member_string(c, v, "urdf", true, &c->p->model_urdf);
+        rc = rb_cfg_member_string(c, v, "urdf", true, &p->model_urdf);
     if (!rc)
-        rc = resolve_path(c, &c->p->model_urdf);
+        rc = resolve_path(c, &p->model_urdf);
     if (!rc)
-        rc = member_string_array(c, v, "joints", false, true, &c->p->model_joints, &c->p->n_model_joints);
+        rc = member_string_array(c, v, "joints", false, true, &p->model_joints, &p->n_model_joints);
+    if (!rc)
+        rc = rb_cfg_member_string(c, v, "base", false, &p->model_base);
+    const cJSON *fl = member(v, "floating");
+    if (!rc && fl) {
+        push_key(c, "floating", 0);
+        if (!cJSON_IsBool(fl))
+            rc = rb_cfg_error(c, "expected true or false");
+        p->model_floating = cJSON_IsTrue(fl);
+        pop(c);
+    }
+    if (!rc) {
+        rb_model_opts mo = {.joints = (const char *const *)p->model_joints, .n_joints = p->n_model_joints,
+                            .base = p->model_base, .floating = p->model_floating};
+        rb_err e;
+        if (rb_model_load_urdf(p->model_urdf, &mo, &p->model, &e) != RB_OK) {
+            push_key(c, "urdf", 0);
+            rc = e.code == RB_ENOMEM ? rb_cfg_nomem(c) : rb_cfg_error(c, "%s", e.msg);
+            pop(c);
+        }
+    }
     return rc;
 }
 
@@ -465,10 +487,24 @@ static int parse_binding(cfg *c, const cJSON *v, rb_config_signal *sig)
     static const char *const interps[] = {"linear", "hold", NULL};  /* RB_INTERP_LINEAR, RB_INTERP_HOLD */
     static const char *const policies[] = {"error", "hold", NULL}; /* RB_NONFINITE_ERROR, RB_NONFINITE_HOLD */
     int rc = rb_cfg_check_object(c, v, keys, 4);
+    const cJSON *ch = member(v, "channel");
+    if (!rc && cJSON_IsArray(ch)) {
+        rc = member_string_array(c, v, "channel", true, false, &sig->channels, &sig->n_channels);
+    } else if (!rc) {
+        sig->channels = rb_calloc(1, sizeof *sig->channels);
+        if (!sig->channels)
+            return rb_cfg_nomem(c);
+        sig->n_channels = 1;
+        rc = rb_cfg_member_string(c, v, "channel", true, &sig->channels[0]);
+    }
     if (!rc)
-        rc = rb_cfg_member_string(c, v, "channel", true, &sig->channel);
+        sig->channel = sig->channels[0];
     const cJSON *e = member(v, "elements");
-    if (!rc && e) {
+    if (!rc && e && sig->n_channels > 1) {
+        push_key(c, "elements", 0);
+        rc = rb_cfg_error(c, "not with several channels (bind the channels one by one to select elements)");
+        pop(c);
+    } else if (!rc && e) {
         push_key(c, "elements", 0);
         rc = parse_elements(c, e, sig);
         pop(c);
@@ -675,7 +711,7 @@ static int parse_ports(cfg *c, const cJSON *stage, const char *key, const char *
     for (size_t j = 0; !rc && j < n_ports; j++) {
         const cJSON *w = member(v, ports[j]);
         if (!w) {
-            if (inputs)
+            if (inputs && !(j < 64 && (c->stage_optional >> j & 1)))
                 rc = rb_cfg_error(c, "missing input port '%s'", ports[j]);
             continue;
         }
@@ -734,6 +770,7 @@ static int parse_stage(cfg *c, const cJSON *v, void *item)
     if (rc)
         return rc;
     const rb_stage_type *t = st->type;
+    c->stage_optional = t->optional_inputs;
     rc = parse_ports(c, v, "in", t->inputs, t->n_inputs, &st->in);
     if (!rc)
         rc = parse_ports(c, v, "out", t->outputs, t->n_outputs, &st->out);
@@ -942,7 +979,10 @@ void rb_pipeline_free(rb_pipeline *p)
     rb_free(p->name);
     rb_free(p->config_path);
     rb_free(p->config_sha256);
+    rb_model_free(p->model);
     rb_free(p->model_urdf);
+    rb_free(p->model_base);
+    rb_free(p->config_dir);
     rb_pipe_free_strings(p->model_joints, p->n_model_joints);
     for (size_t i = 0; p->logs && i < p->n_logs; i++)
         rb_pipe_free_strings(p->logs[i].paths, p->logs[i].n_paths);
@@ -951,7 +991,7 @@ void rb_pipeline_free(rb_pipeline *p)
     for (size_t i = 0; p->signals && i < p->n_signals; i++) {
         rb_config_signal *s = &p->signals[i];
         rb_free(s->name);
-        rb_free(s->channel);
+        rb_pipe_free_strings(s->channels, s->n_channels);
         rb_pipe_free_strings(s->select_names, s->select_names ? s->n_select : 0);
         rb_free(s->select_indices);
     }
@@ -1071,7 +1111,11 @@ int rb_pipeline_load_text(const char *text, size_t len, const char *name_for_mes
     }
     if ((rc = rb_cfg_parse_json(file, copy, len, &root, err)))
         goto done;
-    cfg c = {file, copy, len, base_file, reg, p, err, 0, {{NULL, 0}}};
+    cfg c = {file, copy, len, base_file, reg, p, err, 0, {{NULL, 0}}, 0};
+    if (!(p->config_dir = rb_path_relative_to(base_file, "."))) {
+        rc = rb_err_set(err, RB_ENOMEM, "%s: out of memory", file);
+        goto done;
+    }
     rc = parse_root(&c, root);
     if (!rc)
         rc = rb_cfg_check_graph(&c);

@@ -122,6 +122,10 @@ static int wire_inputs(cfg *c, graph *g)
     for (size_t s = 0; s < c->p->n_stages; s++) {
         rb_config_stage *st = &c->p->stages[s];
         for (size_t j = 0; j < st->type->n_inputs; j++) {
+            if (!st->in[j]) { /* an optional port left unwired */
+                st->in_signal[j] = SIZE_MAX;
+                continue;
+            }
             long t = lookup(c->p, g, st->in[j]);
             if (t < 0) {
                 at_stage_port(c, s, "in", st->type->inputs[j]);
@@ -166,6 +170,8 @@ static size_t heap_pop(size_t *h, size_t *n)
 /* Producer stage (file index) of input j of stage s, SIZE_MAX for a binding. */
 static size_t producer(const rb_pipeline *p, size_t s, size_t j)
 {
+    if (p->stages[s].in_signal[j] == SIZE_MAX)
+        return SIZE_MAX;
     const rb_signal_info *si = &p->signal_table[p->stages[s].in_signal[j]];
     return si->from_stage ? si->index : SIZE_MAX;
 }

@@ -22,6 +22,7 @@ typedef struct cfg {
     rb_err *err;
     size_t depth; /* may exceed RB_JSON_PATH_MAX: deeper steps are counted, not kept */
     rb_json_step path[RB_JSON_PATH_MAX];
+    uint64_t stage_optional; /* the optional_inputs of the stage being parsed */
 } cfg;
 
 /* The key path of what is being checked names and locates every message: push on the way in, pop on

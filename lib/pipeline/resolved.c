@@ -52,6 +52,10 @@ static void add_model_logs_clock(builder *b, cJSON *root, const rb_pipeline *p)
             add(b, model, "urdf", cJSON_CreateString(p->model_urdf));
             if (p->n_model_joints)
                 add(b, model, "joints", strings((const char *const *)p->model_joints, p->n_model_joints));
+            if (p->model_base)
+                add(b, model, "base", cJSON_CreateString(p->model_base));
+            if (p->model_floating)
+                add(b, model, "floating", cJSON_CreateTrue());
         }
     }
     cJSON *logs = add(b, root, "logs", cJSON_CreateArray());
@@ -78,7 +82,10 @@ static void add_signals(builder *b, cJSON *root, const rb_pipeline *p)
         cJSON *o = add(b, signals, s->name, cJSON_CreateObject());
         if (!o)
             continue;
-        add(b, o, "channel", cJSON_CreateString(s->channel));
+        if (s->n_channels > 1)
+            add(b, o, "channel", strings((const char *const *)s->channels, s->n_channels));
+        else
+            add(b, o, "channel", cJSON_CreateString(s->channel));
         if (s->select_names) {
             add(b, o, "elements", strings((const char *const *)s->select_names, s->n_select));
         } else if (s->select_indices) {

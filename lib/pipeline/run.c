@@ -28,7 +28,8 @@ typedef struct runner {
     rb_err *err;
     rb_clock clock;
     double dt;
-    const rb_channel **bound;     /* per binding */
+    const rb_channel **bound;     /* every binding's channels, binding by binding (bound_off) */
+    size_t *bound_off;            /* per binding: index of its first channel in bound; [n_signals] = total */
     size_t **select;              /* per binding: element indices (NULL: all) */
     live_signal *sig;             /* per signal-table entry */
     void **state;                 /* per stage (execution order); NULL until created */
@@ -162,17 +163,59 @@ static char **copy_strings(const char *const *src, const size_t *sel, size_t n, 
     return out;
 }
 
+/* A binding of several channels: their elements one after the other, every element of each. */
+static int concat_channels(runner *r, size_t i)
+{
+    const rb_channel *const *parts = r->bound + r->bound_off[i];
+    size_t n_parts = r->p->signals[i].n_channels, width = 0;
+    live_signal *ls = &r->sig[i];
+    for (size_t c = 0; c < n_parts; c++)
+        width += parts[c]->n_elements;
+    ls->width = width;
+    ls->names = rb_calloc(width ? width : 1, sizeof *ls->names);
+    ls->units = rb_calloc(width ? width : 1, sizeof *ls->units);
+    if (!ls->names || !ls->units)
+        return nomem(r);
+    for (size_t c = 0, e = 0; c < n_parts; c++) {
+        size_t w = parts[c]->n_elements;
+        char **names = copy_strings((const char *const *)parts[c]->element_names, NULL, w, true);
+        char **units = copy_strings((const char *const *)parts[c]->units, NULL, w, false);
+        if (names && units) { /* the strings move into the signal's arrays */
+            memcpy(ls->names + e, names, w * sizeof *names);
+            memcpy(ls->units + e, units, w * sizeof *units);
+            e += w;
+            rb_free(names);
+            rb_free(units);
+        } else {
+            rb_pipe_free_strings(names, names ? w : 0);
+            rb_pipe_free_strings(units, units ? w : 0);
+            return nomem(r);
+        }
+    }
+    return RB_OK;
+}
+
 static int bind_channels(runner *r)
 {
     for (size_t i = 0; i < r->p->n_signals; i++) {
         const rb_config_signal *s = &r->p->signals[i];
-        const rb_channel *ch = rb_log_find(r->log, s->channel);
-        char where[256];
-        if (!ch) {
-            key_path(where, sizeof where, "signals", s->name, "channel", -1);
-            return rb_err_set(r->err, RB_ENOTFOUND, "%s: channel %s not found (%s)", r->label, s->channel, where);
+        for (size_t c = 0; c < s->n_channels; c++) {
+            const rb_channel *ch = rb_log_find(r->log, s->channels[c]);
+            char where[256];
+            if (!ch) {
+                key_path(where, sizeof where, "signals", s->name, "channel", s->n_channels > 1 ? (long)c : -1);
+                return rb_err_set(r->err, RB_ENOTFOUND, "%s: channel %s not found (%s)", r->label, s->channels[c],
+                                  where);
+            }
+            r->bound[r->bound_off[i] + c] = ch;
         }
-        r->bound[i] = ch;
+        if (s->n_channels > 1) {
+            int rc = concat_channels(r, i);
+            if (rc)
+                return rc;
+            continue;
+        }
+        const rb_channel *ch = r->bound[r->bound_off[i]];
         int rc = select_elements(r, i, ch);
         if (rc)
             return rc;
@@ -223,7 +266,7 @@ static int check_times(runner *r, span *sp, const rb_channel **clock_ch)
     if (r->p->clock_channel && !(*clock_ch = rb_log_find(r->log, r->p->clock_channel)))
         return rb_err_set(r->err, RB_ENOTFOUND, "%s: channel %s not found (clock.channel)", r->label,
                           r->p->clock_channel);
-    for (size_t i = 0; i < r->p->n_signals; i++) {
+    for (size_t i = 0; i < r->bound_off[r->p->n_signals]; i++) {
         bool seen = r->bound[i] == *clock_ch;
         for (size_t k = 0; k < i && !seen; k++)
             seen = r->bound[k] == r->bound[i];
@@ -271,6 +314,29 @@ static int make_clock(runner *r)
     return rc ? rb_err_prefix(r->err, "%s: ", r->label) : RB_OK;
 }
 
+/* A binding of several channels: each resampled into a scratch block, then placed in its columns. */
+static int resample_concat(runner *r, size_t i, size_t *held)
+{
+    const rb_config_signal *s = &r->p->signals[i];
+    live_signal *ls = &r->sig[i];
+    size_t T = r->res->clock.n, col = 0;
+    double *block = rb_malloc((T ? T : 1) * ls->width * sizeof *block); /* T x width fits: ls->data does */
+    if (!block)
+        return nomem(r);
+    int rc = RB_OK;
+    for (size_t c = 0; !rc && c < s->n_channels; c++) {
+        const rb_channel *ch = r->bound[r->bound_off[i] + c];
+        size_t w = ch->n_elements, part_held = 0;
+        rc = rb_resample(ch, NULL, 0, &r->res->clock, s->interp, s->nonfinite, block, &part_held, r->err);
+        for (size_t k = 0; !rc && k < T; k++)
+            memcpy(ls->data + k * ls->width + col, block + k * w, w * sizeof *block);
+        *held += part_held;
+        col += w;
+    }
+    rb_free(block);
+    return rc;
+}
+
 /* Each binding is resampled once onto the whole clock. */
 static int resample_bindings(runner *r)
 {
@@ -286,8 +352,9 @@ static int resample_bindings(runner *r)
             return nomem(r);
         ls->stride = ls->width;
         size_t held = 0;
-        int rc = rb_resample(r->bound[i], r->select[i], s->n_select, &r->res->clock, s->interp, s->nonfinite, ls->data,
-                             &held, r->err);
+        int rc = s->n_channels > 1 ? resample_concat(r, i, &held)
+                                   : rb_resample(r->bound[r->bound_off[i]], r->select[i], s->n_select, &r->res->clock,
+                                                 s->interp, s->nonfinite, ls->data, &held, r->err);
         if (rc) {
             char where[256];
             rb_json_step path[2] = {{"signals", 0}, {s->name, 0}};
@@ -337,11 +404,14 @@ static int create_stage(runner *r, size_t s)
     if (!ports)
         return nomem(r);
     for (size_t j = 0; j < type->n_inputs; j++) {
+        if (st->in_signal[j] == SIZE_MAX) /* an optional port left unwired */
+            continue;
         const live_signal *in = &r->sig[st->in_signal[j]];
         ports[j] = (rb_port){in->width, (const char *const *)in->names, (const char *const *)in->units};
     }
     rb_params params = {type, st->params};
-    rb_stage_setup setup = {st->id, &params, ports, ports + type->n_inputs, r->dt, r->res->clock.n, r->res->clock.t};
+    rb_stage_setup setup = {st->id,          &params,          ports,       ports + type->n_inputs, r->dt,
+                            r->res->clock.n, r->res->clock.t, r->p->model, r->p->config_dir};
     int rc = type->create(&setup, &r->state[s], r->err);
     if (rc) {
         r->state[s] = NULL;
@@ -413,6 +483,11 @@ static int build_tables(runner *r)
     for (size_t s = 0; s < p->n_stages; s++) {
         const rb_config_stage *st = &p->stages[s];
         for (size_t j = 0, i = r->in_off[s]; j < st->type->n_inputs; j++, i++) {
+            if (st->in_signal[j] == SIZE_MAX) { /* unwired optional port: width 0, any valid pointer */
+                r->in_base[i] = r->scratch;
+                r->in_stride[i] = 0;
+                continue;
+            }
             r->in_base[i] = r->sig[st->in_signal[j]].data;
             r->in_stride[i] = r->sig[st->in_signal[j]].stride;
         }
@@ -604,6 +679,7 @@ static void runner_free(runner *r)
     rb_free(r->sig);
     rb_free(r->state);
     rb_free(r->bound);
+    rb_free(r->bound_off);
     rb_free(r->in_ptr);
     rb_free(r->in_base);
     rb_free(r->in_stride);
@@ -622,7 +698,10 @@ static int runner_init(runner *r)
 {
     const rb_pipeline *p = r->p;
     r->res = rb_calloc(1, sizeof *r->res);
-    r->bound = rb_calloc(p->n_signals, sizeof *r->bound);
+    r->bound_off = rb_calloc(p->n_signals + 1, sizeof *r->bound_off);
+    for (size_t i = 0; r->bound_off && i < p->n_signals; i++)
+        r->bound_off[i + 1] = r->bound_off[i] + p->signals[i].n_channels;
+    r->bound = r->bound_off ? rb_calloc(r->bound_off[p->n_signals] + 1, sizeof *r->bound) : NULL;
     r->select = rb_calloc(p->n_signals, sizeof *r->select);
     r->sig = rb_calloc(p->n_signal_table, sizeof *r->sig);
     r->state = rb_calloc(p->n_stages ? p->n_stages : 1, sizeof *r->state);

@@ -911,7 +911,7 @@ int rb_scenario_load_text(const char *text, size_t len, const char *name_for_mes
     }
     if ((rc = rb_cfg_parse_json(file, copy, len, &root, err)))
         goto done;
-    scn x = {{file, copy, len, base_file ? base_file : file, NULL, NULL, err, 0, {{NULL, 0}}}, s};
+    scn x = {{file, copy, len, base_file ? base_file : file, NULL, NULL, err, 0, {{NULL, 0}}, 0}, s};
     rc = parse_root(&x, root);
 done:
     cJSON_Delete(root);

@@ -23,7 +23,7 @@ static void harness_create(harness *h, const rb_stage_type *type, const double *
         h->values[i].number = numbers[i];
     h->params = (rb_params){type, h->values};
     h->in = (rb_port){width, names, units};
-    rb_stage_setup setup = {"under_test", &h->params, &h->in, &h->out, dt, T, time};
+    rb_stage_setup setup = {"under_test", &h->params, &h->in, &h->out, dt, T, time, NULL, "."};
     rb_err err;
     cr_assert_eq(type->create(&setup, &h->state, &err), RB_OK, "%s", err.msg);
 }
@@ -74,7 +74,7 @@ Test(estimators, lowpass_rejects_a_bad_period)
     rb_param_value v = {.number = 5.0};
     rb_params params = {&rb_stage_lowpass, &v};
     rb_port in = {1, NULL, NULL}, out = {0};
-    rb_stage_setup setup = {"lp", &params, &in, &out, NAN, 3, NULL};
+    rb_stage_setup setup = {"lp", &params, &in, &out, NAN, 3, NULL, NULL, "."};
     void *state = NULL;
     rb_err err;
     cr_assert_eq(rb_stage_lowpass.create(&setup, &state, &err), RB_ECONFIG);

@@ -114,7 +114,7 @@ Test(estimators_kf, beats_finite_differences_on_noisy_data)
     rb_param_value ord = {.number = 1};
     rb_params params = {&rb_stage_finite_difference, &ord};
     rb_port in = {1, NULL, NULL}, out = {0};
-    rb_stage_setup setup = {"fd", &params, &in, &out, 0.001, T, tt};
+    rb_stage_setup setup = {"fd", &params, &in, &out, 0.001, T, tt, NULL, "."};
     void *s1, *s2;
     rb_err err;
     cr_assert_eq(rb_stage_finite_difference.create(&setup, &s1, &err), RB_OK);
@@ -219,7 +219,7 @@ static int stage_create(stage_h *h, const char *model, const double *q, size_t n
     h->values[4] = (rb_param_value){.count = 3, .numbers = (double *)p0};
     h->params = (rb_params){&rb_stage_kf_derivative, h->values};
     h->in = (rb_port){width, names, units};
-    rb_stage_setup setup = {"kfd", &h->params, &h->in, h->out, 0.001, 0, NULL};
+    rb_stage_setup setup = {"kfd", &h->params, &h->in, h->out, 0.001, 0, NULL, NULL, "."};
     return rb_stage_kf_derivative.create(&setup, &h->state, err);
 }
 

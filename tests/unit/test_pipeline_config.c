@@ -286,6 +286,9 @@ static const char *const semantic_cases[][2] = {
     {"  \"logs\": [\"a.mat\", 3]\n}", "pipeline.json:4:21: logs[1]: expected a path or an array of paths (one session)"},
     {"  \"logs\": [[]]\n}", "pipeline.json:4:12: logs[0]: must not be empty"},
     {"  \"model\": {\"joints\": [\"a\"]}\n}", "pipeline.json:4:3: model: missing key 'urdf'"},
+    {"  \"model\": {\"urdf\": \"" RB_SOURCE "/datasets/arm_2ft.urdf\", \"joints\": [\"elbw\"]}\n}",
+     "pipeline.json:4:13: model.urdf: " RB_SOURCE "/datasets/arm_2ft.urdf: joint list: no joint named elbw"},
+    {"  \"model\": {\"urdf\": \"a.urdf\", \"floating\": 1}\n}", "pipeline.json:4:31: model.floating: expected true or false"},
 };
 
 Test(pipeline_config, semantic_errors_name_key_and_position)
@@ -331,7 +334,7 @@ Test(pipeline_config, structure_errors)
 
 static const char *full_config =
     "{\n"
-    "  \"model\": {\"urdf\": \"../models/leg.urdf\", \"joints\": [\"hip\", \"knee\"]},\n"
+    "  \"model\": {\"urdf\": \"../datasets/arm_2ft.urdf\", \"joints\": [\"elbow\", \"shoulder_pitch\"]},\n"
     "  \"logs\": [\"../datasets/a.mat\", [\"../datasets/b1.mat\", \"../datasets/b2.mat\"]],\n"
     "  \"clock\": {\"rate\": 200.0},\n"
     "  \"window\": [0.5, 10.25],\n"
@@ -361,7 +364,11 @@ Test(pipeline_config, typed_structs_and_defaults)
                                        &p, &err),
                  RB_OK, "%s", err.msg);
     cr_assert_str_eq(p->name, "demo", "default name: file name without .json");
-    cr_assert_str_eq(p->model_urdf, "configs/../models/leg.urdf");
+    cr_assert_str_eq(p->model_urdf, "configs/../datasets/arm_2ft.urdf");
+    cr_assert_not_null(p->model);
+    cr_assert_eq(p->model->n_dofs, 2);
+    cr_assert_str_eq(p->model->dof_names[0], "elbow"); /* the joint list's order */
+    cr_assert_str_eq(p->config_dir, "configs/.");
     cr_assert_eq(p->n_logs, 2);
     cr_assert_eq(p->logs[1].n_paths, 2);
     cr_assert_str_eq(p->logs[1].paths[1], "configs/../datasets/b2.mat");

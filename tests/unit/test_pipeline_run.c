@@ -2,6 +2,7 @@
  * several logs, progress, allocation failures. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,30 @@ static const rb_stage_type multi_type = {
     .outputs = multi_out, .n_outputs = 3, .create = multi_create, .step = multi_step, .destroy = multi_destroy,
 };
 
+/* A stage with an optional second input: out = x + y where y is wired, else x; it checks it sees width 0. */
+static int opt_create(const rb_stage_setup *setup, void **state, rb_err *err)
+{
+    if (setup->in[1].width != 0 && setup->in[1].width != setup->in[0].width)
+        return rb_err_set(err, RB_ECONFIG, "y must match x");
+    setup->out[0] = setup->in[0];
+    *state = (void *)(uintptr_t)(setup->in[1].width + 1); /* width of y + 1: never NULL */
+    return RB_OK;
+}
+
+static int opt_step(void *state, size_t k, double t, const double *const *in, double *const *out, rb_err *err)
+{
+    (void)k, (void)t, (void)err;
+    size_t wy = (size_t)(uintptr_t)state - 1;
+    out[0][0] = in[0][0] + (wy ? in[1][0] : 0);
+    return in[1] ? RB_OK : rb_err_set(err, RB_EINVAL, "unwired input is NULL");
+}
+
+static const char *const opt_in[] = {"x", "y"};
+static const rb_stage_type opt_type = {
+    .name = "opt", .summary = "x + optional y", .inputs = opt_in, .n_inputs = 2, .optional_inputs = 2,
+    .outputs = one_out, .n_outputs = 1, .create = opt_create, .step = opt_step,
+};
+
 static rb_registry *reg;
 
 static void setup_registry(void)
@@ -100,6 +125,7 @@ static void setup_registry(void)
     cr_assert_eq(rb_estimators_register(reg, &err), RB_OK);
     cr_assert_eq(rb_registry_add(reg, &failing_type, &err), RB_OK);
     cr_assert_eq(rb_registry_add(reg, &multi_type, &err), RB_OK);
+    cr_assert_eq(rb_registry_add(reg, &opt_type, &err), RB_OK);
 }
 
 static void free_registry(void) { rb_registry_free(reg); }
@@ -431,6 +457,82 @@ Test(pipeline_run, selected_elements_and_metric_width_mismatch)
     rb_run_result_free(res);
     rb_pipeline_free(p);
     rb_log_free(log);
+}
+
+/* Several channels bound as one signal: each resampled on its own clock (imu/acc has half the rate and a
+ * later start), then concatenated in list order with their element names. */
+Test(pipeline_run, several_channels_concatenate_in_list_order)
+{
+    rb_pipeline *p = load("{\"clock\": {\"rate\": 100},\n"
+                          " \"signals\": {\"all\": {\"channel\": [\"joints/q\", \"imu/acc\", \"joints/qd\"]},\n"
+                          "             \"q\": {\"channel\": \"joints/q\"}},\n"
+                          " \"outputs\": [{\"path\": \"a.csv\", \"signals\": [\"all\", \"q\"]}]}");
+    rb_log *log = make_log(101, 0.01, 0.0);
+    rb_run_result *res;
+    rb_err err;
+    cr_assert_eq(run(p, log, &res, &err), RB_OK, "%s", err.msg);
+    const rb_run_signal *all = rb_run_result_signal(res, "all"), *q = rb_run_result_signal(res, "q");
+    cr_assert_eq(all->width, 7);
+    const char *names[] = {"hip", "knee", "0", "1", "2", "hip", "knee"};
+    const char *units[] = {"rad", "rad", "", "", "", "rad/s", "rad/s"};
+    for (size_t e = 0; e < 7; e++) {
+        cr_assert_str_eq(all->names[e], names[e]);
+        cr_assert_str_eq(all->units[e], units[e]);
+    }
+    cr_assert_gt(res->clock.t[0], 0.04, "the clock starts where imu/acc starts");
+    for (size_t k = 0; k < res->clock.n; k++) {
+        const double *row = all->data + 7 * k;
+        cr_assert_eq(row[0], q->data[2 * k]);
+        cr_assert_eq(row[1], q->data[2 * k + 1]);
+        cr_assert_float_eq(row[2], 9.81, 1e-12);
+        cr_assert_eq(row[5], 2.5);
+        cr_assert_eq(row[6], -1.0);
+    }
+    rb_run_result_free(res);
+    rb_pipeline_free(p);
+
+    p = load("{\"clock\": {\"rate\": 100}, \"signals\": {\"all\": {\"channel\": [\"joints/q\", \"imu/gyro\"]}}}");
+    cr_assert_eq(run(p, log, &res, &err), RB_ENOTFOUND);
+    cr_assert_str_eq(err.msg, "memory: channel imu/gyro not found (signals.all.channel[1])");
+    rb_pipeline_free(p);
+    rb_log_free(log);
+
+    rb_pipeline *bad;
+    const char *text = "{\"clock\": {\"rate\": 100}, \"signals\": {\"all\": {\"channel\": [\"a\", \"b\"], "
+                       "\"elements\": [0]}}}";
+    cr_assert_eq(rb_pipeline_load_text(text, strlen(text), "run.json", NULL, reg, &bad, &err), RB_ECONFIG);
+    cr_assert_str_eq(err.msg, "run.json:1:69: signals.all.elements: not with several channels (bind the channels one "
+                              "by one to select elements)");
+}
+
+Test(pipeline_run, optional_inputs_may_be_left_unwired)
+{
+    rb_pipeline *p = load("{\"clock\": {\"rate\": 100}, \"signals\": {\"q\": {\"channel\": \"joints/q\"}},\n"
+                          " \"stages\": [{\"id\": \"a\", \"type\": \"opt\", \"in\": {\"x\": \"q\"}, \"out\": {\"y\": \"qa\"}},\n"
+                          "            {\"id\": \"b\", \"type\": \"opt\", \"in\": {\"x\": \"q\", \"y\": \"qa\"}, \"out\": {\"y\": \"qb\"}}],\n"
+                          " \"outputs\": [{\"path\": \"a.csv\", \"signals\": [\"qa\", \"qb\", \"q\"]}]}");
+    cr_assert_eq(p->stages[0].in_signal[1], SIZE_MAX);
+    char *resolved = rb_pipeline_resolved_json(p);
+    cr_assert_not_null(strstr(resolved, "\"in\":\t{\n\t\t\t\t\"x\":\t\"q\"\n\t\t\t}"), "%s", resolved);
+    rb_free(resolved);
+    rb_log *log = make_log(101, 0.01, 0.0);
+    rb_run_result *res;
+    rb_err err;
+    cr_assert_eq(run(p, log, &res, &err), RB_OK, "%s", err.msg);
+    const rb_run_signal *q = rb_run_result_signal(res, "q"), *qa = rb_run_result_signal(res, "qa"),
+                        *qb = rb_run_result_signal(res, "qb");
+    for (size_t k = 0; k < res->clock.n; k++) {
+        cr_assert_eq(qa->data[2 * k], q->data[2 * k]);
+        cr_assert_eq(qb->data[2 * k], 2 * q->data[2 * k]);
+    }
+    rb_run_result_free(res);
+    rb_pipeline_free(p);
+    rb_log_free(log);
+    rb_pipeline *bad;
+    const char *text = "{\"clock\": {\"rate\": 100}, \"signals\": {\"q\": {\"channel\": \"a\"}}, \"stages\": [{\"id\": "
+                       "\"a\", \"type\": \"opt\", \"in\": {\"y\": \"q\"}, \"out\": {\"y\": \"qa\"}}]}";
+    cr_assert_eq(rb_pipeline_load_text(text, strlen(text), "run.json", NULL, reg, &bad, &err), RB_ECONFIG);
+    cr_assert_not_null(strstr(err.msg, "missing input port 'x'"), "%s", err.msg);
 }
 
 Test(pipeline_run, bad_timestamps_are_input_errors)

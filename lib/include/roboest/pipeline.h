@@ -15,7 +15,10 @@
  *   name        string, optional (default: the config file name without ".json"). Names the run in
  *               reports ("<name>/<log stem>").
  *   model       object, optional: {"urdf": path (required), "joints": [names] (optional, default
- *               all)}. Stored and recorded as provenance; used by model-based stages.
+ *               all movable joints, URDF order; the order of every joint vector), "base": link
+ *               (optional, default the URDF root), "floating": bool (default false)}. Loaded once
+ *               when the pipeline loads (a missing joint or link is a config error at model.urdf),
+ *               recorded as provenance and shared read-only by the model-based stages.
  *   logs        array, optional (default empty; the CLI may override it). Each entry is a path,
  *               or a non-empty array of paths forming one session (files concatenated in order).
  *   clock       object, required, exactly one of:
@@ -26,13 +29,16 @@
  *   gap_factor  number > 1, optional (default 3): sample intervals longer than gap_factor x the
  *               channel's median interval are reported as gaps (warnings, not errors).
  *   signals     object, required, at least one entry: signal name -> binding
- *                 {"channel": log channel (required),
- *                  "elements": [names] or [indices] (optional, default every element in order),
+ *                 {"channel": log channel (required), or an array of channels whose elements are
+ *                             concatenated in list order (e.g. every FT sensor of a leg as one signal;
+ *                             each channel is resampled on its own, so their timestamps may differ),
+ *                  "elements": [names] or [indices] (optional, default every element in order; single
+ *                             channel only),
  *                  "interp": "linear" | "hold" (default "linear"),
  *                  "nonfinite": "error" | "hold" (default "error")}.
  *               Signal names use letters, digits and "_ . - /" (they become output channel names).
  *   stages      array, optional: {"id": unique string (required), "type": registered stage type
- *               (required), "in": {port: signal} (every input port), "out": {port: new signal
+ *               (required), "in": {port: signal} (every input port the type does not mark optional), "out": {port: new signal
  *               name} (at least one output port; a port left out is unwired: the stage still
  *               computes it, into a scratch row the runner owns, but it is no signal and is never
  *               recorded), "params": {name: value} (optional; per the type's schema, defaults
@@ -60,6 +66,7 @@
 #include "roboest/core.h"
 #include "roboest/io.h"
 #include "roboest/metrics.h"
+#include "roboest/model.h"
 #include "roboest/sim.h"
 
 /* ---- stage parameters --------------------------------------------------------------------- */
@@ -140,6 +147,8 @@ typedef struct rb_stage_setup {
                                 interval for a channel clock */
     size_t n_samples;        /* clock length */
     const double *time;      /* n_samples clock times, s, strictly increasing */
+    const rb_model *model;   /* the pipeline's model (config key "model"), NULL without one */
+    const char *config_dir;  /* folder of the pipeline file: files named in params are relative to it */
 } rb_stage_setup;
 
 /*
@@ -162,6 +171,8 @@ typedef struct rb_stage_type {
     const char *summary; /* one line for --help */
     const char *const *inputs;
     size_t n_inputs;
+    uint64_t optional_inputs; /* bit j set: input port j may be left unwired; create() then sees width 0
+                                 (names, units NULL) and step() a non-NULL pointer to nothing */
     const char *const *outputs;
     size_t n_outputs;
     const rb_param_spec *params;
@@ -196,7 +207,9 @@ typedef struct rb_config_session {
 
 typedef struct rb_config_signal {
     char *name;
-    char *channel;
+    char *channel;            /* channels[0] (borrowed from channels) */
+    size_t n_channels;        /* >= 1: several channels are concatenated, element blocks in list order */
+    char **channels;
     size_t n_select;          /* 0: every element of the channel */
     char **select_names;      /* n_select element names, or NULL when selected by index */
     size_t *select_indices;   /* n_select element indices, or NULL when selected by name */
@@ -251,6 +264,10 @@ typedef struct rb_pipeline {
     char *model_urdf;         /* resolved, NULL without "model" */
     size_t n_model_joints;
     char **model_joints;
+    char *model_base;         /* NULL: the URDF root */
+    bool model_floating;
+    rb_model *model;          /* loaded model, NULL without "model" */
+    char *config_dir;         /* folder of the config file ("." for text without a file) */
     size_t n_logs;
     rb_config_session *logs;
     double clock_rate;        /* Hz; 0 when the clock follows a channel */
