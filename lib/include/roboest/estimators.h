@@ -63,6 +63,59 @@
  *                      array, 1 or n values > 0, default [1e-6]); p0 (3 numbers > 0, default
  *                      [1, 1e2, 1e4]). A q or r array of another length is RB_ECONFIG at create.
  *                      `roboest tune kf-derivative` picks q on a log (rb_kfd_tune below).
+ *   motor_torque       in current (n, A), out tau_m (n, "N m"). The motor torque reaching the joint side
+ *                      of the gear (joint-torque paper eq. 2, the rotor's inertia neglected):
+ *                          tau_m_i = k_t_i R_i I_m_i
+ *                      with the motor torque constant k_t (N m/A) and the SIGNED gear ratio R (rotor angle =
+ *                      R joint angle, e.g. -160 on ergoCub: the sign turns the rotor's torque into the
+ *                      joint's direction). NaN passes through.
+ *                      params: k_t (number array > 0, required), R (number array, non-zero, required); each
+ *                      1 value for every joint or one per joint.
+ *   friction_model     in velocity (n, joint velocity, rad/s), out tau_F (n, "N m"). An analytic friction
+ *                      law per joint, friction.h's convention (tau_j = tau_m - tau_F, tau_F v >= 0):
+ *                        "coulomb_viscous"  F_c S(v) + F_v v
+ *                        "scv"              (F_c + (F_s - F_c) exp(-(v / v_s)^2)) S(v) + F_v v
+ *                        "tanh6"            g1 (tanh(g2 v) - tanh(g3 v)) + g4 tanh(g5 v) + g6 v
+ *                        "lugre"            the bristle model (friction.h): dz/dt = v - sigma0 |v| z / g(v),
+ *                                           tau_F = sigma0 z + sigma1 dz/dt + F_v v; z starts at 0 and is
+ *                                           advanced exactly over each clock interval t_k - t_{k-1} with v_k
+ *                                           held (rb_friction_lugre_step; nothing at k = 0), so the output at
+ *                                           k depends on samples up to k only. A NaN velocity gives NaN and
+ *                                           leaves z.
+ *                      with the smooth sign S(v) = tanh(v / v_eps) (S(v) = sgn(v) when v_eps = 0): v_eps
+ *                      defaults to v_s / 10 for "scv" (|S - sgn| <= 2 exp(-20 |v| / v_s): below 1.3 % from
+ *                      |v| = v_s / 4 on, so the Stribeck hump keeps its shape while the jump at rest is
+ *                      smoothed) and to 0 for "coulomb_viscous"; tanh6 is smooth by construction. Each element's parameters go through rb_friction_build and its
+ *                      validation (F_s >= F_c, g2 >= g3, ...; an error names the element). NaN velocity gives
+ *                      NaN.
+ *                      params: model ("coulomb_viscous" | "scv" | "tanh6" | "lugre", required); the model's
+ *                      parameters as number arrays (1 value for every joint or one per joint, >= 0): F_c, F_s,
+ *                      F_v (N m, N m, N m s/rad), v_s (rad/s), v_eps (rad/s, optional), g1..g6 (N m, s/rad,
+ *                      s/rad, N m, s/rad, N m s/rad), sigma0 (N m/rad), sigma1 (N m s/rad). A parameter
+ *                      the model does not use is an error (RB_ECONFIG), as is a missing one.
+ *                      `roboest train-friction --fit-analytic MODEL` prints these parameters fitted on a log.
+ *   friction_pinn      in motor_velocity (n), joint_velocity (n); out tau_F (n, "N m"). The
+ *                      physics-informed friction network of the joint-torque paper (friction.h, "the friction
+ *                      network") per joint, loaded from the file `roboest train-friction` writes. The stage
+ *                      keeps, per joint, the last H samples of both inputs (oldest first) and evaluates the
+ *                      joint's network on [w_{k-H+1..k}, v_{k-H+1..k}] (rb_fnet_infer_forward: second layer in
+ *                      single precision, ~4 us per joint at 40 inputs and 233/229 hidden units). Feed it what
+ *                      training used: the motor velocity as logged (motors_state/velocities is rotor side,
+ *                      about R times the joint's) and the joint velocity from the same source (e.g. a
+ *                      kf_derivative stage with the q and r the training spec gave), on a clock of the
+ *                      training's sample period (checked: within 2 %, else RB_ECONFIG).
+ *                      While the history fills (the first H - 1 samples, and again after a NaN in either
+ *                      input, which restarts the count) the output follows history_fill: "zero" (0, the
+ *                      paper's start-up value: the UKF starts at tau_F = 0), "model" (the file's SCV model at
+ *                      the current joint velocity; NaN if it is NaN) or "nan".
+ *                      params: network (string, required: the file, relative to the pipeline file's folder);
+ *                      joints (string array, optional: the file's joint for each element, default the
+ *                      joint_velocity element names); history_fill ("zero" | "model" | "nan", default
+ *                      "zero"); H (integer >= 0, default 0: a check that the file's H equals it).
+ *                      Errors at create (one line, naming the file and the item): the file's own (missing,
+ *                      malformed, wrong input size: "stage pinn: net.json: joints[0] (r_knee):
+ *                      layers[0].weights row 0 has 39 values, expected 2 H = 40"), a joint without a network,
+ *                      motor_velocity and joint_velocity of different widths, an H or sample-period mismatch.
  */
 #ifndef ROBOEST_ESTIMATORS_H
 #define ROBOEST_ESTIMATORS_H
@@ -72,6 +125,9 @@
 extern const rb_stage_type rb_stage_lowpass;
 extern const rb_stage_type rb_stage_finite_difference;
 extern const rb_stage_type rb_stage_kf_derivative;
+extern const rb_stage_type rb_stage_motor_torque;
+extern const rb_stage_type rb_stage_friction_model;
+extern const rb_stage_type rb_stage_friction_pinn;
 
 /* ---- kf_derivative offline: the same filter over a whole signal, and the choice of q -------------- */
 #define RB_KFD_DEFAULT_Q 1e4    /* unit^2/s^5 */
