@@ -68,5 +68,6 @@ int cmd_stages(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
+int cmd_train_friction(int argc, char **argv);
 
 #endif

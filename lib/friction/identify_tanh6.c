@@ -125,7 +125,7 @@ static double grid_u(const t6 *d, size_t i)
     return i + 1 == d->G ? d->hi : d->lo + (d->hi - d->lo) * (double)i / (double)(d->G - 1);
 }
 
-/* Coarse search: every grid triple with g2 >= g3. */
+/* Coarse search: every grid triple with g2 above g3 by at least one grid step. */
 static double grid_search(t6 *d, double u[3])
 {
     for (size_t i = 0; i < d->G; i++) {
@@ -135,7 +135,7 @@ static double grid_search(t6 *d, double u[3])
     }
     double best = INFINITY, theta[3];
     for (size_t i3 = 0; i3 < d->G; i3++)
-        for (size_t i2 = i3; i2 < d->G; i2++)
+        for (size_t i2 = i3 + 1; i2 < d->G; i2++)
             for (size_t i5 = 0; i5 < d->G; i5++) {
                 const double *T = d->table;
                 double r = fit_linear(d, T + i2 * d->N, T + i3 * d->N, T + i5 * d->N, theta);
@@ -175,7 +175,7 @@ static double refine_coordinate(t6 *d, double u[3], size_t c, double a, double b
     return best;
 }
 
-/* Sweeps over the three scales, each within one grid step of its value, keeping g2 >= g3; up to 12, until
+/* Sweeps over the three scales, each within one grid step of its value, keeping g2 >= g3 e^step; up to 12, until
  * a sweep gains less than 1e-12 of sum y^2. */
 static double refine(t6 *d, double u[3], double best)
 {
@@ -185,9 +185,9 @@ static double refine(t6 *d, double u[3], double best)
         for (size_t c = 0; c < 3; c++) {
             double a = fmax(d->lo, u[c] - step), b = fmin(d->hi, u[c] + step);
             if (c == 0)
-                a = fmax(a, u[1]); /* g2 >= g3 */
+                a = fmax(a, u[1] + step); /* g2 >= g3 e^step */
             if (c == 1)
-                b = fmin(b, u[0]);
+                b = fmin(b, u[0] - step);
             if (b > a)
                 best = refine_coordinate(d, u, c, a, b, best);
         }
@@ -228,8 +228,6 @@ int rb_fric_fit_tanh6(const double *v, const double *y, size_t N, const rb_frict
         memset(out, 0, sizeof *out);
         out->kind = RB_FRICTION_TANH6;
         out->tanh6 = (rb_friction_tanh6){theta[0], exp(u[0]), exp(u[1]), theta[1], exp(u[2]), theta[2]};
-        if (out->tanh6.g2 < out->tanh6.g3) /* rounding of exp at equal scales */
-            out->tanh6.g2 = out->tanh6.g3;
     }
     rb_free(d.table);
     return rc;

@@ -221,6 +221,81 @@ int rb_kfd_tune(const double *t, const double *z, const double *v_ref, size_t T,
 int rb_kfd_tune_channel(const rb_channel *x, size_t element, const rb_channel *ref, size_t ref_element,
                         const rb_kfd_tune_opts *o, rb_kfd_tune_result *res, rb_err *err);
 
+/* ---- friction training (lib/estimators/friction_train.c; `roboest train-friction`) ---------------------
+ * From a spec (rb_friction_spec, roboest/pipeline.h) to per-joint friction networks (roboest/friction.h) and
+ * least-squares fits of the analytic models.
+ *
+ * Data (rb_friction_data_build), per log session (files concatenated with rb_log_append):
+ *   1. the clock: the spec's rate or channel over the span every used channel covers (the latest first
+ *      sample to the earliest last sample), limited to the window;
+ *   2. every channel resampled onto it (linear; a non-finite sample the clock uses is RB_EINPUT naming the
+ *      channel, element and sample, as in a pipeline run);
+ *   3. velocities given as positions (kf_derivative) go through the kf_derivative stage's own filter
+ *      (rb_kfd_run over the clock times): the same numbers a pipeline with that stage produces;
+ *   4. the friction target tau_F = k_t R I_m - tau_j per joint and sample; a non-finite one is RB_ENUMERIC
+ *      "<log>: joint <j>: friction target at sample <k> (t = <s> s) is not finite (k_t R I_m = .., tau_j = ..)".
+ * The sample period is 1 / rate, or the median interval of the first session's channel clock; every
+ * session's must agree within 2 % (RB_EINPUT otherwise).
+ *
+ * Training (rb_friction_train), per joint: the rows are the samples with a full history of H samples inside
+ * their session, x_k = [w_{k-H+1..k}, v_{k-H+1..k}] (friction.h's layout), target tau_F_k, current joint
+ * velocity v_k; the block split of rb_fnet_split (split_block); the SCV model fitted (rb_friction_fit, the
+ * spec's scv options; non-negative F_c, F_s - F_c, F_v) on the training rows; its value at v_k is the physics
+ * term of the loss; then rb_fnet_train with the spec's options. The analytic models are fitted on all rows.
+ * Memory: about 16 H bytes per row of one joint at a time (rows and their normalized copy) plus 24 bytes per
+ * sample and joint for the series.
+ */
+typedef struct rb_friction_data {
+    size_t n_joints;
+    size_t n_sessions;
+    size_t *start;        /* n_sessions + 1: session s holds samples start[s] .. start[s + 1] - 1 */
+    size_t T;             /* samples over all sessions */
+    double *time;         /* T clock times, s */
+    double *w, *v;        /* n_joints x T each (joint j at j T): motor and joint velocity as the network sees them */
+    double *target;       /* n_joints x T: tau_F = k_t R I_m - tau_j, N m */
+    double sample_period; /* s */
+    char **log_sha256;    /* n_sessions: SHA-256 of each session's files, comma-separated */
+} rb_friction_data;
+
+/* Read the spec's logs and build the series above (caller frees with rb_friction_data_free). Messages start
+ * with the log's path. RB_ENOTFOUND (file, channel or element; naming the spec key), RB_EINPUT, RB_ENUMERIC,
+ * RB_ENOMEM. */
+int rb_friction_data_build(const rb_friction_spec *spec, rb_friction_data **out, rb_err *err);
+void rb_friction_data_free(rb_friction_data *d);
+/* The rows of joint j for history length H (caller frees *X, *target, *v_now with rb_free): X n x 2 H,
+ * target and v_now n each. *n may be 0. RB_ENOMEM. */
+int rb_friction_data_rows(const rb_friction_data *d, size_t j, size_t H, double **X, double **target,
+                          double **v_now, size_t *n, rb_err *err);
+
+typedef struct rb_friction_train_opts {
+    bool network; /* train the networks (false: only the SCV and analytic fits) */
+    /* Called after every epoch of joint `joint` (index into spec->joints); rb_fnet_train_opts.progress's
+     * rules. May be NULL. */
+    int (*progress)(void *user, size_t joint, size_t epoch, size_t epochs, double train_loss, double val_loss);
+    void *user;
+} rb_friction_train_opts;
+
+typedef struct rb_friction_train_result {
+    rb_fnet_file *file;          /* the networks, with provenance (NULL unless opts.network) */
+    size_t n_joints;
+    double sample_period;        /* s */
+    size_t *n_rows;              /* per joint */
+    double *rms_target;          /* per joint: sqrt(mean tau_F^2) over the rows: the zero-friction RMSE */
+    rb_friction_model *scv;      /* per joint: the physics model */
+    double *scv_rmse;            /* per joint, over all rows, N m */
+    size_t n_analytic;
+    rb_friction_kind analytic_kind[3];
+    rb_friction_model *analytic; /* n_analytic x n_joints: model a of joint j at a n_joints + j */
+    double *analytic_rmse;       /* likewise, over all rows, N m */
+} rb_friction_train_result;
+
+/* Build the data and fit / train every joint. Errors of rb_friction_data_build; then, prefixed with
+ * "joint <name>: ", RB_EINPUT (fewer than 10 rows, or no validation row), the fits' and rb_fnet_train's
+ * errors. The caller frees *out with rb_friction_train_result_free. */
+int rb_friction_train(const rb_friction_spec *spec, const rb_friction_train_opts *o, rb_friction_train_result **out,
+                      rb_err *err);
+void rb_friction_train_result_free(rb_friction_train_result *r);
+
 /* Register every built-in stage type. RB_EINVAL if one is already registered, RB_ENOMEM. */
 int rb_estimators_register(rb_registry *reg, rb_err *err);
 

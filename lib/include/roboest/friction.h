@@ -251,12 +251,14 @@ double rb_friction_step(const rb_friction_model *m, rb_friction_state *s, double
  * are fitted by the same exact NNLS (through the 3 x 3 normal equations; a subset whose Gram matrix has a
  * pivot below 1e-12 of its largest diagonal, e.g. g2 = g3, is skipped) for scales searched in log space:
  * every triple of a `grid`-point grid (default 13) over [1 / v_s_max, 1 / v_s_min] (default [1 / max|v|,
- * 1e3 / max|v|] s/rad) with g2 >= g3, then sweeps of golden-section refinement of one scale at a time
- * within one grid step of its value (g2 >= g3 kept) to a width of 1e-4 in log g, up to 12 sweeps, until one
- * gains less than 1e-12 of sum tau_F^2. The curve is what the
+ * 1e3 / max|v|] s/rad) with g2 above g3 by at least one grid step (a factor e^step, 1.78 for the default
+ * grid: two almost equal scales would make g1 (tanh(g2 v) - tanh(g3 v)) a huge multiple of a tiny column that
+ * fits noise), then sweeps of golden-section refinement of one scale at a time within one grid step of its
+ * value (the separation kept) to a width of 1e-4 in log g, up to 12 sweeps, until one gains less than
+ * 1e-12 of sum tau_F^2. The curve is what the
  * fit pins down: when two scales coincide (g2 = g5, as in Table 4.1) g1 and g4 trade against each other
  * and the parameters found may differ from the generating ones while the curve matches. v_eps and v_s
- * are not used. Cost: G^2 (G + 1) / 2 + up to ~500 evaluations of O(N) each (1-3 s for 60 000 samples).
+ * are not used. Cost: G^2 (G - 1) / 2 + up to ~500 evaluations of O(N) each (1-3 s for 60 000 samples).
  * Samples whose v or tau_F is not finite are skipped. The fit is returned as a validated model with
  * out->*.v_eps = o->v_eps and no drift. rmse (may be NULL): sqrt(mean (tau_F - model(v))^2) over the
  * samples used. Allocates (offline use). Errors: RB_EINVAL (NULL data, a kind other than coulomb_viscous,
