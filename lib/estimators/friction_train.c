@@ -236,7 +236,7 @@ static int append_session(rb_friction_data *d, const session *s, const rb_fricti
             if (!isfinite(tau_m - tau_j)) {
                 rb_free(w), rb_free(v), rb_free(tg);
                 return rb_err_set(err, RB_ENUMERIC,
-                                  "%s: joint %s: friction target at sample %zu (t = %.17g s) is not finite (k_t R I_m "
+                                  "%s: joint %s: friction target at sample %zu (t = %.15g s) is not finite (k_t R I_m "
                                   "= %g, tau_j = %g)",
                                   s->name, spec->joints[j], k, s->clk.t[k], tau_m, tau_j);
             }
