@@ -303,7 +303,7 @@ Test(estimators_friction, friction_pinn_is_the_network_on_the_histories)
     enum { T = 300 };
     char *dir = test_temp_dir();
     rb_fnet_file *f;
-    write_net(dir, &f);
+    free(write_net(dir, &f));
     double t[T], w[T * 2], v[T * 2], y[T * 2], x[2 * PH], work[64];
     pinn_inputs(T, t, w, v);
     w[150 * 2 + 1] = NAN; /* restarts joint 1's history at k = 150 */
@@ -350,7 +350,7 @@ Test(estimators_friction, stages_are_causal)
     enum { T = 200, K0 = 120 };
     char *dir = test_temp_dir();
     rb_fnet_file *f;
-    write_net(dir, &f);
+    free(write_net(dir, &f));
     double t[T], w[T * 2], v[T * 2], w2[T * 2], v2[T * 2], y1[T * 2], y2[T * 2];
     pinn_inputs(T, t, w, v);
     memcpy(w2, w, sizeof w);
