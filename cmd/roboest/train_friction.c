@@ -11,7 +11,8 @@
 #include "roboest/estimators.h"
 
 static const char *const TRAIN_FRICTION_HELP =
-    "Usage: roboest train-friction SPEC.json [-o NET.json] [--fit-analytic MODEL[,MODEL...]] [--force] [-q]\n"
+    "Usage: roboest train-friction SPEC.json [LOG...] [-o NET.json] [--fit-analytic MODEL[,MODEL...]] [--force]\n"
+    "                              [-q]\n"
     "\n"
     "Trains the physics-informed friction network of the joint-torque paper (eq. 4) per joint on the logs the\n"
     "spec names, in C, and writes the networks to NET.json for the friction_pinn stage. Per joint:\n"
@@ -29,6 +30,8 @@ static const char *const TRAIN_FRICTION_HELP =
     "\n"
     "  SPEC.json                 logs, joints, channels, k_t, R, torque source, network options (keys in\n"
     "                            configs/README.md, \"Friction training specs\")\n"
+    "  LOG...                    logs to train on instead of the spec's \"logs\" (one session each, paths\n"
+    "                            relative to the working folder; the torque channel must be in each log)\n"
     "  -o, --output NET.json     the network file to write (needed to train the networks)\n"
     "  --fit-analytic MODELS     also fit coulomb_viscous, scv and/or tanh6 by least squares on every sample\n"
     "                            and print friction_model stage parameters (without -o: only these fits)\n"
@@ -198,14 +201,16 @@ int cmd_train_friction(int argc, char **argv)
     }
     if (optind >= argc)
         return cli_usage_error(cmd, "missing SPEC.json");
-    if (optind + 1 < argc)
-        return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
     rb_err err;
     rb_friction_spec *spec = NULL;
     rb_friction_train_result *res = NULL;
     int rc = rb_friction_spec_load(argv[optind], &spec, &err);
-    if (rc)
+    if (rc == RB_OK && optind + 1 < argc)
+        rc = rb_friction_spec_set_logs(spec, (const char *const *)argv + optind + 1, (size_t)(argc - optind - 1), &err);
+    if (rc) {
+        rb_friction_spec_free(spec);
         return cli_fail(&err);
+    }
     int status = models ? add_models(models, spec) : EXIT_OK;
     if (status == EXIT_OK && !out && spec->n_analytic == 0)
         status = cli_usage_error(cmd, "nothing to do: give -o NET.json to train the networks, or --fit-analytic");
@@ -233,7 +238,9 @@ int cmd_train_friction(int argc, char **argv)
         for (size_t a = 0; a < res->n_analytic; a++)
             print_snippet(spec, res, a);
         if (out)
-            printf("\nwrote %s (friction_pinn stage: \"params\": {\"network\": \"%s\"})\n", out, out);
+            printf("\nwrote %s (load it with a friction_pinn stage: \"network\" is relative to the pipeline "
+                   "file's folder)\n",
+                   out);
     }
     rb_friction_train_result_free(res);
     rb_friction_spec_free(spec);

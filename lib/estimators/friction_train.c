@@ -252,6 +252,9 @@ static int append_session(rb_friction_data *d, const session *s, const rb_fricti
 int rb_friction_data_build(const rb_friction_spec *spec, rb_friction_data **out, rb_err *err)
 {
     *out = NULL;
+    if (spec->n_logs == 0)
+        return rb_err_set(err, RB_ECONFIG, "%s: no logs: list them in \"logs\" or give them on the command line",
+                          spec->path);
     rb_friction_data *d = rb_calloc(1, sizeof *d);
     if (!d || !(d->start = rb_calloc(spec->n_logs + 1, sizeof *d->start)) ||
         !(d->log_sha256 = rb_calloc(spec->n_logs, sizeof *d->log_sha256))) {

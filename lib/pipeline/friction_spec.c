@@ -469,7 +469,7 @@ static int parse_root(fsp *x, const cJSON *root)
     if (!rc)
         rc = section(x, root, "joints", true, parse_joints);
     if (!rc)
-        rc = section(x, root, "logs", true, parse_logs);
+        rc = section(x, root, "logs", false, parse_logs);
     if (!rc)
         rc = parse_signal(x, root, "joint_velocity", "joints_state/velocities", true, &s->joint_velocity);
     if (!rc)
@@ -559,6 +559,32 @@ done:
         rb_friction_spec_free(s);
     else
         *out = s;
+    return rc;
+}
+
+int rb_friction_spec_set_logs(rb_friction_spec *s, const char *const *paths, size_t n, rb_err *err)
+{
+    rb_fspec_log *logs = rb_calloc(n ? n : 1, sizeof *logs);
+    if (!logs)
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    int rc = RB_OK;
+    for (size_t i = 0; i < n && rc == RB_OK; i++) {
+        logs[i].paths = rb_calloc(1, sizeof *logs[i].paths);
+        if (!logs[i].paths || !(logs[i].paths[0] = rb_strdup(paths[i])))
+            rc = rb_err_set(err, RB_ENOMEM, "out of memory");
+        logs[i].n_paths = logs[i].paths ? 1 : 0;
+    }
+    rb_fspec_log *old = rc ? logs : s->logs;
+    size_t n_old = rc ? n : s->n_logs;
+    for (size_t i = 0; i < n_old; i++) {
+        rb_pipe_free_strings(old[i].paths, old[i].n_paths);
+        rb_free(old[i].torques);
+    }
+    rb_free(old);
+    if (rc == RB_OK) {
+        s->logs = logs;
+        s->n_logs = n;
+    }
     return rc;
 }
 

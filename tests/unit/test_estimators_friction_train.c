@@ -307,3 +307,25 @@ Test(friction_train, driver_on_an_exact_scv_law, .timeout = 60)
     free(tau);
     test_remove_tree(dir);
 }
+
+/* The shipped example: the arm_pole training spec (logs from the command line) and its replay pipeline load. */
+Test(friction_train, shipped_examples_load)
+{
+    rb_friction_spec *s = NULL;
+    rb_err err;
+    cr_assert_eq(rb_friction_spec_load(RB_SOURCE "/configs/friction/arm_pole_spec.json", &s, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(s->n_logs, 0);
+    cr_assert(s->joint_velocity.kf_derivative);
+    const char *logs[2] = {"x.mat", "y.mat"};
+    cr_assert_eq(rb_friction_spec_set_logs(s, logs, 2, &err), RB_OK);
+    cr_assert_eq(s->n_logs, 2);
+    cr_assert_str_eq(s->logs[1].paths[0], "y.mat");
+    rb_friction_spec_free(s);
+    rb_registry *reg;
+    rb_pipeline *p;
+    cr_assert_eq(rb_registry_new(&reg, &err), RB_OK);
+    cr_assert_eq(rb_estimators_register(reg, &err), RB_OK);
+    cr_assert_eq(rb_pipeline_load(RB_SOURCE "/configs/friction/arm_pole_pinn.json", reg, &p, &err), RB_OK, "%s", err.msg);
+    rb_pipeline_free(p);
+    rb_registry_free(reg);
+}

@@ -505,7 +505,9 @@ void rb_scenario_free(rb_scenario *s);
  * friction network come from. Errors are RB_ECONFIG "<file>:<line>:<col>: <key path>: <what>" with
  * suggestions, as for pipelines; every key not listed is an error. Paths are relative to the spec's folder.
  *
- *   logs            required, non-empty array; each entry a log path, an array of paths (one session the
+ *   logs            non-empty array (optional when the logs come from the command line: a spec without logs
+ *                   cannot train until rb_friction_spec_set_logs gives some); each entry a log path, an array
+ *                   of paths (one session the
  *                   logger split over files, concatenated in order), or {"log": path or [paths],
  *                   "torques": path}: "torques" names a second file (e.g. the estimates `roboest run` wrote)
  *                   that holds the torque channel for this log; without it the torque channel is in the log.
@@ -577,5 +579,8 @@ int rb_friction_spec_load(const char *path, rb_friction_spec **out, rb_err *err)
 int rb_friction_spec_load_text(const char *text, size_t len, const char *name_for_messages, const char *base_file,
                                rb_friction_spec **out, rb_err *err);
 void rb_friction_spec_free(rb_friction_spec *s);
+/* Replace the spec's logs by n single-file sessions (paths copied as given, e.g. relative to the working folder;
+ * the torque channel is then read from each log itself). RB_ENOMEM leaves the spec unchanged. */
+int rb_friction_spec_set_logs(rb_friction_spec *s, const char *const *paths, size_t n, rb_err *err);
 
 #endif
