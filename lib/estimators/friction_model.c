@@ -43,6 +43,10 @@ static int position_in(rb_friction_kind kind, const char *name)
     return -1;
 }
 
+/* A parameter counts as given when it has values: an empty array (as --print-config writes the unused ones)
+ * is absent. */
+static bool has_values(const rb_param_value *v) { return v->given && v->count > 0; }
+
 /* Every given parameter belongs to the model, every required one is given, arrays have 1 or n values. */
 static int check_params(const rb_stage_setup *setup, rb_friction_kind kind, const char *model, size_t n, rb_err *err)
 {
@@ -55,13 +59,13 @@ static int check_params(const rb_stage_setup *setup, rb_friction_kind kind, cons
     for (size_t i = 0; i < N_NAMES; i++) {
         const rb_param_value *v = rb_params_get(setup->params, fm_names[i]);
         int pos = position_in(kind, fm_names[i]);
-        if (v->given && pos < 0)
+        if (has_values(v) && pos < 0)
             return rb_err_set(err, RB_ECONFIG, "stage %s: %s is not a parameter of model %s (%s)", setup->id,
                               fm_names[i], model, list);
-        if (!v->given && pos >= 0 && (size_t)pos < required)
+        if (!has_values(v) && pos >= 0 && (size_t)pos < required)
             return rb_err_set(err, RB_ECONFIG, "stage %s: model %s needs %s (parameters: %s)", setup->id, model,
                               fm_names[i], list);
-        if (v->given && v->count != 1 && v->count != n)
+        if (has_values(v) && v->count != 1 && v->count != n)
             return rb_err_set(err, RB_ECONFIG, "stage %s: %s has %zu values for %zu elements (give 1 or %zu)",
                               setup->id, fm_names[i], v->count, n, n);
     }
@@ -76,9 +80,9 @@ static int build_element(const rb_stage_setup *setup, rb_friction_kind kind, con
     double p[RB_FRICTION_MAX_PARAMS];
     for (size_t j = 0; j < count; j++) {
         const rb_param_value *v = rb_params_get(setup->params, rb_friction_param_name(kind, j));
-        p[j] = v->given ? v->numbers[v->count == 1 ? 0 : i] : 0;
+        p[j] = has_values(v) ? v->numbers[v->count == 1 ? 0 : i] : 0;
     }
-    if (kind == RB_FRICTION_SCV && !rb_params_get(setup->params, "v_eps")->given)
+    if (kind == RB_FRICTION_SCV && !has_values(rb_params_get(setup->params, "v_eps")))
         p[4] = p[3] / 10;
     int rc = rb_friction_build(model, p, count, out, err);
     if (rc && setup->in[0].names)

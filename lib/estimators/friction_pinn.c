@@ -52,7 +52,7 @@ static char *network_path(const rb_stage_setup *setup)
 static const char *joint_name(const rb_stage_setup *setup, size_t i)
 {
     const rb_param_value *joints = rb_params_get(setup->params, "joints");
-    if (joints->given)
+    if (joints->count > 0) /* an empty array (--print-config's rendering of the default) is the default */
         return joints->strings[i];
     return setup->in[1].names ? setup->in[1].names[i] : NULL;
 }
@@ -64,7 +64,7 @@ static int check_ports(const rb_stage_setup *setup, const char *path, const rb_f
     if (setup->in[0].width != n)
         return rb_err_set(err, RB_ECONFIG, "stage %s: motor_velocity has %zu elements and joint_velocity %zu (one per "
                           "joint each)", setup->id, setup->in[0].width, n);
-    if (joints->given && joints->count != n)
+    if (joints->count > 0 && joints->count != n)
         return rb_err_set(err, RB_ECONFIG, "stage %s: joints names %zu joints for %zu elements", setup->id,
                           joints->count, n);
     double dt = setup->dt, T = f->sample_period;
@@ -105,7 +105,7 @@ static int make_joints(const rb_stage_setup *setup, const char *path, const rb_f
             }
             return rb_err_set(err, RB_ECONFIG, "stage %s: %s has no network for joint '%s' (it has: %s)%s", setup->id,
                               path, name ? name : "(unnamed element)", have,
-                              rb_params_get(setup->params, "joints")->given ? "" : "; name them with \"joints\"");
+                              rb_params_get(setup->params, "joints")->count ? "" : "; name them with \"joints\"");
         }
         int rc = make_joint(setup, path, e, &s->j[i], err);
         if (rc)

@@ -242,6 +242,15 @@ Test(estimators_friction, friction_model_lugre_matches_a_fine_integration)
 
 Test(estimators_friction, friction_model_errors_name_the_parameter)
 {
+    /* an empty array is an absent parameter (the resolved configuration lists every parameter) */
+    sh h;
+    rb_err err;
+    cr_assert_eq(sh_create(&h, "friction_model",
+                           "{\"model\": \"coulomb_viscous\", \"F_c\": [0.3], \"F_v\": [0.7], \"g1\": [], "
+                           "\"v_eps\": []}",
+                           1, 3, 0.01, ".", &err),
+                 RB_OK, "%s", err.msg);
+    sh_free(&h);
     expect_create_error("friction_model", "{\"model\": \"scv\", \"F_c\": [0.3], \"F_s\": [0.6], \"F_v\": [0.7]}", 1, 3,
                         0.01, ".", (const char *const[]){"model scv needs v_s", NULL});
     expect_create_error("friction_model", "{\"model\": \"coulomb_viscous\", \"F_c\": [0.3], \"F_v\": [0.7], \"g1\": [1]}",
