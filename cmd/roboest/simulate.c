@@ -12,10 +12,11 @@
 static const char *const SIMULATE_HELP =
     "Usage: roboest simulate SCENARIO.json -o LOG [--force] [-q]\n"
     "\n"
-    "Runs the scenario's simulation (model, references, controller, actuators, friction, contacts,\n"
-    "pushes), samples its sensors and writes LOG (.mat: robot-logger MATLAB v7.3; .h5: roboest HDF5)\n"
-    "through a temporary file: on any error nothing is written. The same scenario and seed give the\n"
-    "same bytes. The scenario keys are documented in configs/README.md (\"Scenarios\").\n"
+    "Runs the scenario's simulation (model, references or CoM balancing, controller, actuators,\n"
+    "friction, contacts and contact events, pushes, payload changes), samples its sensors and writes\n"
+    "LOG (.mat: robot-logger MATLAB v7.3; .h5: roboest HDF5) through a temporary file: on any error\n"
+    "nothing is written. The same scenario and seed give the same bytes. The scenario keys\n"
+    "are documented in configs/README.md (\"Scenarios\").\n"
     "\n"
     "What the robot logs (root struct robot_logger_device in .mat), element names and units:\n"
     "  joints_state/positions, velocities, accelerations   joints; rad, rad/s, rad/s^2\n"
@@ -24,6 +25,8 @@ static const char *const SIMULATE_HELP =
     "  FTs/<name>              fx fy fz mx my mz; N, N m     (one per \"ft\" sensor)\n"
     "  accelerometers/<name>   x y z; m/s^2                  (one per \"accelerometer\" sensor)\n"
     "  gyros/<name>            x y z; rad/s                  (one per \"gyroscope\" sensor)\n"
+    "  orientations/<name>     roll pitch yaw; rad           (one per \"orientation\" sensor: the frame's\n"
+    "                          world orientation R = Rz(yaw) Ry(pitch) Rx(roll), wrapped into [-pi, pi))\n"
     "Positions and currents go through the scenario's encoder / current sensors when given (else they\n"
     "are exact); velocities, accelerations and desired torques are exact, at log_rate.\n"
     "\n"
@@ -35,8 +38,11 @@ static const char *const SIMULATE_HELP =
     "  truth/motors/{currents,current_commands}                    A (saturated, commanded)\n"
     "  truth/motors/{positions,velocities,accelerations}           rotor side, rad, rad/s, rad/s^2\n"
     "  truth/contacts/<frame>          fx fy fz mx my mz on the robot (world axes), N, N m\n"
+    "  truth/contacts_active           1 (active) or 0 per contact, named after its frame\n"
     "  truth/pushes                    <i>_fx ... <i>_mz per push (world axes), N, N m\n"
     "  truth/base/position, orientation (qw qx qy qz), twist and acceleration (body-fixed, linear first)\n"
+    "  truth/com                       centre of mass of the plant (payload included), world, m\n"
+    "  truth/payload/<body>            m hx hy hz Ixx Ixy Ixz Iyy Iyz Izz about the body frame (with a payload)\n"
     "  truth/energy                    kinetic potential, J\n"
     "Attributes: roboest_version, scenario, scenario_sha256, model, seed (a .mat puts them in the root\n"
     "struct roboest_provenance), yarp_robot_name and description_list.\n"
@@ -48,9 +54,10 @@ static const char *const SIMULATE_HELP =
     "\n" CLI_EXIT_CODES_HELP;
 
 typedef enum src {
-    S_JPOS, S_JVEL, S_JACC, S_TAU_DES, S_MPOS, S_MVEL, S_MCUR, S_FT, S_ACC, S_GYRO,
+    S_JPOS, S_JVEL, S_JACC, S_TAU_DES, S_MPOS, S_MVEL, S_MCUR, S_FT, S_ACC, S_GYRO, S_RPY,
     T_JPOS, T_JVEL, T_JACC, T_REF, T_TAUJ, T_TAUF, T_MTAU, T_MCUR, T_MCUR_CMD, T_MPOS, T_MVEL, T_MACC,
-    T_CONTACT, T_PUSHES, T_BASE_POS, T_BASE_QUAT, T_BASE_TWIST, T_BASE_ACC, T_ENERGY
+    T_CONTACT, T_CONTACT_ACTIVE, T_PUSHES, T_BASE_POS, T_BASE_QUAT, T_BASE_TWIST, T_BASE_ACC, T_COM, T_PAYLOAD,
+    T_ENERGY
 } src;
 
 /* One logged channel: where its true values come from, its sensor (noise-free unless configured), samples. */
@@ -69,6 +76,11 @@ typedef struct rec {
 typedef struct recorder {
     rec *recs;
     size_t n, cap, max_samples;
+    const rb_model *m;
+    rb_dyn *ws;        /* the plant's kinematics for the centre of mass */
+    int payload_body;  /* -1: none */
+    const char **contact_names; /* the contacts' frame names (element names of truth/contacts_active) */
+    double com[3];     /* of the current sample */
 } recorder;
 
 static const char *const WRENCH[] = {"fx", "fy", "fz", "mx", "my", "mz"};
@@ -76,6 +88,8 @@ static const char *const XYZ[] = {"x", "y", "z"};
 static const char *const QUAT[] = {"qw", "qx", "qy", "qz"};
 static const char *const TWIST[] = {"vx", "vy", "vz", "wx", "wy", "wz"};
 static const char *const ENERGY[] = {"kinetic", "potential"};
+static const char *const RPY[] = {"roll", "pitch", "yaw"};
+static const char *const INERTIAL[] = {"m", "hx", "hy", "hz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz"};
 
 static int add_rec(recorder *r, const char *name, src source, size_t index, size_t n, const char *const *elements,
                    const char *unit, const rb_sensor_params *params, uint64_t seed, double log_rate, rb_err *err)
@@ -120,12 +134,14 @@ static void recorder_free(recorder *r)
             rb_sensor_free(&c->sensor);
     }
     rb_free(r->recs);
+    rb_free(r->contact_names);
+    rb_dyn_free(r->ws);
 }
 
 static void copy(double *dst, const double *src_, size_t n) { memcpy(dst, src_, n * sizeof *dst); }
 
 /* The true values of a channel at the current sample. */
-static void truth_of(const rec *c, const rb_sim_truth *t, double *v)
+static void truth_of(const recorder *r, const rec *c, const rb_sim_truth *t, double *v)
 {
     size_t n = t->n;
     switch (c->source) {
@@ -145,26 +161,57 @@ static void truth_of(const rec *c, const rb_sim_truth *t, double *v)
     case S_FT: copy(v, t->ft + 6 * c->index, 6); break;
     case S_ACC: copy(v, t->frame_acc + 6 * c->index, 3); break;
     case S_GYRO: copy(v, t->frame_vel + 6 * c->index + 3, 3); break;
+    case S_RPY: rb_m3_to_rpy(t->frame_pose[c->index].R, v); break;
     case T_CONTACT: copy(v, t->contact_wrench + 6 * c->index, 6); break;
+    case T_CONTACT_ACTIVE:
+        for (size_t k = 0; k < c->n; k++)
+            v[k] = t->contact_active[k];
+        break;
+    case T_PAYLOAD: copy(v, t->payload_pi, 10); break;
     case T_PUSHES: copy(v, t->push_wrench, c->n); break;
     case T_BASE_POS: copy(v, t->base_pose.p, 3); break;
     case T_BASE_QUAT: rb_quat_from_m3(t->base_pose.R, v); break;
     case T_BASE_TWIST: copy(v, t->base_twist, 6); break;
     case T_BASE_ACC: copy(v, t->base_acc, 6); break;
+    case T_COM: copy(v, r->com, 3); break;
     case T_ENERGY: v[0] = t->kinetic; v[1] = t->potential; break;
     }
 }
 
-static void sample(recorder *r, const rb_sim_truth *t)
+/* Centre of mass of the plant in the world: sum_i (m_i p_i + R_i h_i) / sum_i m_i over the bodies (world pose
+ * p_i, R_i; parameters m_i, h_i = m_i c_i), the payload body with its current parameters. */
+static int plant_com(recorder *r, const rb_sim_truth *t, rb_err *err)
 {
-    for (size_t i = 0; i < r->n; i++) {
+    int rc = rb_dyn_kinematics(r->m, r->ws, t->q, NULL, NULL, err);
+    if (rc < 0)
+        return rc;
+    double mass = 0.0, sum[3] = {0.0, 0.0, 0.0};
+    for (size_t b = 0; b < r->m->n_bodies; b++) {
+        const double *pi = (int)b == r->payload_body ? t->payload_pi : r->m->bodies[b].inertia;
+        const rb_xform *X = rb_dyn_body_pose(r->ws, b);
+        double Rh[3];
+        rb_m3_mul_v(X->R, pi + 1, Rh);
+        for (int i = 0; i < 3; i++)
+            sum[i] += pi[0] * X->p[i] + Rh[i];
+        mass += pi[0];
+    }
+    for (int i = 0; i < 3; i++)
+        r->com[i] = mass > 0 ? sum[i] / mass : 0.0;
+    return RB_OK;
+}
+
+static int sample(recorder *r, const rb_sim_truth *t, rb_err *err)
+{
+    int rc = plant_com(r, t, err);
+    for (size_t i = 0; !rc && i < r->n; i++) {
         rec *c = &r->recs[i];
         if (c->count >= r->max_samples)
             continue;
-        truth_of(c, t, c->truth);
+        truth_of(r, c, t, c->truth);
         if (rb_sensor_step(&c->sensor, t->t, c->truth, c->data + c->count * c->n, c->time + c->count))
             c->count++;
     }
+    return rc;
 }
 
 static const rb_scenario_sensor *configured(const rb_scenario *s, rb_scn_source source)
@@ -206,6 +253,8 @@ static int build_recorder(const rb_scenario *s, const rb_sim_truth *t, recorder 
             rc = add_rec(r, ss->channel, S_ACC, ss->index, 3, XYZ, "m/s^2", &ss->params, seed, lr, err);
         else if (ss->source == RB_SCN_GYRO)
             rc = add_rec(r, ss->channel, S_GYRO, ss->index, 3, XYZ, "rad/s", &ss->params, seed, lr, err);
+        else if (ss->source == RB_SCN_ORIENTATION)
+            rc = add_rec(r, ss->channel, S_RPY, ss->index, 3, RPY, "rad", &ss->params, seed, lr, err);
     }
     static const struct {
         const char *name;
@@ -227,6 +276,13 @@ static int build_recorder(const rb_scenario *s, const rb_sim_truth *t, recorder 
         snprintf(name, sizeof name, "truth/contacts/%s", m->frames[s->sim.contacts[k].frame].name);
         rc = add_rec(r, name, T_CONTACT, k, 6, WRENCH, NULL, NULL, seed, lr, err);
     }
+    if (!rc && t->n_contacts && !(r->contact_names = rb_malloc(t->n_contacts * sizeof *r->contact_names)))
+        rc = rb_err_set(err, RB_ENOMEM, "out of memory");
+    for (size_t k = 0; !rc && k < t->n_contacts; k++)
+        r->contact_names[k] = m->frames[s->sim.contacts[k].frame].name;
+    if (!rc && t->n_contacts)
+        rc = add_rec(r, "truth/contacts_active", T_CONTACT_ACTIVE, 0, t->n_contacts, r->contact_names, "n.d.", NULL,
+                     seed, lr, err);
     if (!rc && t->n_pushes)
         rc = add_rec(r, "truth/pushes", T_PUSHES, 0, 6 * t->n_pushes, NULL, NULL, NULL, seed, lr, err);
     if (!rc)
@@ -237,6 +293,13 @@ static int build_recorder(const rb_scenario *s, const rb_sim_truth *t, recorder 
         rc = add_rec(r, "truth/base/twist", T_BASE_TWIST, 0, 6, TWIST, NULL, NULL, seed, lr, err);
     if (!rc)
         rc = add_rec(r, "truth/base/acceleration", T_BASE_ACC, 0, 6, TWIST, NULL, NULL, seed, lr, err);
+    if (!rc)
+        rc = add_rec(r, "truth/com", T_COM, 0, 3, XYZ, "m", NULL, seed, lr, err);
+    if (!rc && s->sim.payload.kind != RB_PAYLOAD_NONE) {
+        char name[300];
+        snprintf(name, sizeof name, "truth/payload/%s", m->bodies[s->sim.payload.body].name);
+        rc = add_rec(r, name, T_PAYLOAD, 0, 10, INERTIAL, NULL, NULL, seed, lr, err);
+    }
     if (!rc)
         rc = add_rec(r, "truth/energy", T_ENERGY, 0, 2, ENERGY, "J", NULL, seed, lr, err);
     return rc;
@@ -249,6 +312,7 @@ static const char *unit_of(const rec *c, size_t i)
     case S_FT: case T_CONTACT: case T_PUSHES: return i % 6 < 3 ? "N" : "N m";
     case T_BASE_TWIST: return i < 3 ? "m/s" : "rad/s";
     case T_BASE_ACC: return i < 3 ? "m/s^2" : "rad/s^2";
+    case T_PAYLOAD: return i == 0 ? "kg" : i < 4 ? "kg m" : "kg m^2";
     default: return c->unit ? c->unit : "n.d.";
     }
 }
@@ -320,11 +384,16 @@ static int simulate(const rb_scenario *s, const char *out, const rb_write_opts *
         return rc;
     size_t steps = rb_sim_n_steps(sim);
     r.max_samples = steps + 1;
-    rc = build_recorder(s, rb_sim_truth_get(sim), &r, err);
+    r.m = s->model;
+    r.payload_body = s->sim.payload.kind != RB_PAYLOAD_NONE ? s->sim.payload.body : -1;
+    rc = rb_dyn_alloc(s->model, &r.ws, err);
+    if (!rc)
+        rc = build_recorder(s, rb_sim_truth_get(sim), &r, err);
     cli_progress progress;
     cli_progress_init(&progress, "simulate", quiet);
     for (size_t k = 0; !rc; k++) {
-        sample(&r, rb_sim_truth_get(sim));
+        if ((rc = sample(&r, rb_sim_truth_get(sim), err)))
+            break;
         if (k % 256 == 0)
             cli_progress_update(&progress, k, steps);
         int st = rb_sim_step(sim, err);

@@ -65,6 +65,18 @@ static int want_numbers(cfg *c, const cJSON *v, size_t n, double *out)
     return rc;
 }
 
+/* Optional member `key`: n numbers (*out untouched when absent). */
+static int opt_numbers(cfg *c, const cJSON *obj, const char *key, size_t n, double *out)
+{
+    const cJSON *v = member(obj, key);
+    if (!v)
+        return RB_OK;
+    push_key(c, key, 0);
+    int rc = want_numbers(c, v, n, out);
+    pop(c);
+    return rc;
+}
+
 /* A name among `names` (n), with a suggestion; error at the current path. */
 static int want_name(cfg *c, const char *what, const char *name, char *const *names, size_t n, size_t *index)
 {
@@ -207,6 +219,26 @@ static int parse_seed(scn *x, const cJSON *v)
     if (!rc)
         x->s->sim.seed = (uint64_t)d;
     return rc;
+}
+
+/* Floating base: the initial pose of the base in the world (q0's first 7 coordinates). */
+static int parse_base_pose(scn *x, const cJSON *v)
+{
+    static const char *const keys[] = {"position", "rpy"};
+    cfg *c = &x->c;
+    double *q = x->s->q0, rpy[3] = {0, 0, 0}, R[9];
+    int rc = rb_cfg_check_object(c, v, keys, 2);
+    if (!rc && !x->s->model->floating)
+        rc = rb_cfg_error(c, "only for a floating base (model.floating: true)");
+    if (!rc)
+        rc = opt_numbers(c, v, "position", 3, q);
+    if (!rc)
+        rc = opt_numbers(c, v, "rpy", 3, rpy);
+    if (rc)
+        return rc;
+    rb_m3_from_rpy(rpy[0], rpy[1], rpy[2], R);
+    rb_quat_from_m3(R, q + 3);
+    return RB_OK;
 }
 
 static int one_q0(scn *x, const cJSON *v, size_t j)
@@ -473,6 +505,12 @@ static int parse_contacts(scn *x, const cJSON *v)
         rc = rb_cfg_check_object(c, e, keys, 4);
         if (!rc)
             rc = member_frame(x, e, "frame", true, &k->frame);
+        for (size_t j = 0; !rc && j < i; j++)
+            if (x->s->contacts[j].frame == k->frame) {
+                push_key(c, "frame", 0);
+                rc = rb_cfg_error(c, "frame '%s' already has contacts[%zu]", x->s->model->frames[k->frame].name, j);
+                pop(c);
+            }
         if (!rc)
             rc = opt_num(c, e, "dim", ANY, &dim);
         if (!rc && dim != 3 && dim != 6) {
@@ -485,6 +523,66 @@ static int parse_contacts(scn *x, const cJSON *v)
             rc = opt_num(c, e, "baumgarte_T", NON_NEGATIVE, &k->baumgarte_T);
         if (!rc)
             rc = opt_bool(c, e, "active", &k->initially_active);
+        pop(c);
+    }
+    return rc;
+}
+
+/* The contact an event switches: its index in "contacts" or the name of its frame. */
+static int event_contact(scn *x, const cJSON *v, size_t *k)
+{
+    cfg *c = &x->c;
+    const rb_scenario *s = x->s;
+    size_t n = s->sim.n_contacts;
+    if (n == 0)
+        return rb_cfg_error(c, "the scenario has no contacts to switch (add them under 'contacts')");
+    if (cJSON_IsNumber(v)) {
+        double d = v->valuedouble;
+        if (!(d >= 0 && d < (double)n && d == floor(d)))
+            return rb_cfg_error(c, "expected a contact index in [0, %zu] or a contact's frame name", n - 1);
+        *k = (size_t)d;
+        return RB_OK;
+    }
+    if (!cJSON_IsString(v))
+        return rb_cfg_error(c, "expected a contact index or a contact's frame name");
+    char **names = rb_malloc(n * sizeof *names);
+    if (!names)
+        return rb_cfg_nomem(c);
+    for (size_t i = 0; i < n; i++)
+        names[i] = s->model->frames[s->contacts[i].frame].name;
+    int rc = want_name(c, "contact frame", v->valuestring, names, n, k);
+    rb_free(names);
+    return rc;
+}
+
+static int parse_events(scn *x, const cJSON *v)
+{
+    static const char *const keys[] = {"t", "contact", "active"};
+    cfg *c = &x->c;
+    if (!cJSON_IsArray(v))
+        return rb_cfg_error(c, "expected an array of contact events");
+    size_t n = (size_t)cJSON_GetArraySize(v), i = 0;
+    if (!(x->s->events = rb_calloc(n ? n : 1, sizeof *x->s->events)))
+        return rb_cfg_nomem(c);
+    x->s->sim.events = x->s->events;
+    x->s->sim.n_events = n;
+    int rc = RB_OK;
+    for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
+        rb_sim_contact_event *ev = &x->s->events[i];
+        push_index(c, i);
+        rc = rb_cfg_check_object(c, e, keys, 3);
+        for (size_t k = 0; !rc && k < 3; k++)
+            if (!member(e, keys[k]))
+                rc = rb_cfg_error(c, "missing key '%s'", keys[k]);
+        if (!rc)
+            rc = opt_num(c, e, "t", NON_NEGATIVE, &ev->t);
+        if (!rc) {
+            push_key(c, "contact", 0);
+            rc = event_contact(x, member(e, "contact"), &ev->contact);
+            pop(c);
+        }
+        if (!rc)
+            rc = opt_bool(c, e, "active", &ev->active);
         pop(c);
     }
     return rc;
@@ -566,15 +664,171 @@ static int parse_random_pushes(scn *x, const cJSON *v)
     return rc;
 }
 
+/* ---- payload and balancing --------------------------------------------------------------------------------------- */
+/* A model body by name (string value at the current path). A link merged into a body by a fixed joint is
+ * named with its body, since the payload changes a whole body. */
+static int want_body(scn *x, const cJSON *v, int *body)
+{
+    cfg *c = &x->c;
+    const rb_model *m = x->s->model;
+    if (!cJSON_IsString(v) || !v->valuestring[0])
+        return rb_cfg_error(c, "expected a body (link) name");
+    long b = rb_model_body_index(m, v->valuestring);
+    if (b >= 0) {
+        *body = (int)b;
+        return RB_OK;
+    }
+    long f = rb_model_frame_index(m, v->valuestring);
+    if (f >= 0 && m->frames[f].kind == RB_FRAME_LINK)
+        return rb_cfg_error(c, "link '%s' is merged into body '%s' (fixed joint): name the body", v->valuestring,
+                            m->bodies[m->frames[f].body].name);
+    rb_suggest sg;
+    rb_suggest_init(&sg, v->valuestring);
+    for (size_t i = 0; i < m->n_bodies; i++)
+        rb_suggest_consider(&sg, m->bodies[i].name);
+    const char *best = rb_suggest_best(&sg);
+    if (best)
+        return rb_cfg_error(c, "unknown body '%s' (did you mean '%s'?)", v->valuestring, best);
+    return rb_cfg_error(c, "unknown body '%s'", v->valuestring);
+}
+
+static int physical_or_error(cfg *c, const char *key, const double pi[10])
+{
+    if (rb_inertia_is_physical(pi))
+        return RB_OK;
+    push_key(c, key, 0);
+    int rc = rb_cfg_error(c, "not physically valid (mass %g; the inertia about the centre of mass must be positive "
+                             "semi-definite and satisfy the triangle inequalities)", pi[0]);
+    pop(c);
+    return rc;
+}
+
+/* Parameters (about the body frame) of a rigid mass `mass` with its centre of mass at com (body frame) and
+ * rotational inertia Ic about that centre, in body axes (parallel axes: I = Ic + m (|c|^2 1 - c c^T)). */
+static void added_mass_params(double mass, const double com[3], const double Ic[6], double pi[10])
+{
+    double cc = com[0] * com[0] + com[1] * com[1] + com[2] * com[2];
+    pi[0] = mass;
+    for (int i = 0; i < 3; i++)
+        pi[1 + i] = mass * com[i];
+    pi[4] = Ic[0] + mass * (cc - com[0] * com[0]);
+    pi[5] = Ic[1] - mass * com[0] * com[1];
+    pi[6] = Ic[2] - mass * com[0] * com[2];
+    pi[7] = Ic[3] + mass * (cc - com[1] * com[1]);
+    pi[8] = Ic[4] - mass * com[1] * com[2];
+    pi[9] = Ic[5] + mass * (cc - com[2] * com[2]);
+}
+
+static int parse_added(cfg *c, const cJSON *v, const double pi_a[10], double pi_b[10])
+{
+    static const char *const keys[] = {"mass", "com", "inertia"};
+    double mass = -1, com[3] = {0, 0, 0}, Ic[6] = {0, 0, 0, 0, 0, 0}, own[10];
+    int rc = rb_cfg_check_object(c, v, keys, 3);
+    if (!rc && !member(v, "mass"))
+        rc = rb_cfg_error(c, "missing key 'mass'");
+    if (!rc)
+        rc = opt_num(c, v, "mass", POSITIVE, &mass);
+    if (!rc)
+        rc = opt_numbers(c, v, "com", 3, com);
+    if (!rc)
+        rc = opt_numbers(c, v, "inertia", 6, Ic);
+    double about_com[10] = {mass, 0, 0, 0, Ic[0], Ic[1], Ic[2], Ic[3], Ic[4], Ic[5]};
+    if (!rc)
+        rc = physical_or_error(c, "inertia", about_com);
+    if (!rc) {
+        added_mass_params(mass, com, Ic, own);
+        for (int i = 0; i < 10; i++)
+            pi_b[i] = pi_a[i] + own[i];
+    }
+    return rc;
+}
+
+static int parse_payload(scn *x, const cJSON *v)
+{
+    static const char *const keys[] = {"link", "kind", "t0", "period", "pi_a", "pi_b", "added"};
+    static const char *const kinds[] = {"square", "sine", "steps", NULL};
+    cfg *c = &x->c;
+    rb_sim_payload *p = &x->s->sim.payload;
+    size_t kind = 0;
+    int rc = rb_cfg_check_object(c, v, keys, 7);
+    if (!rc && !member(v, "link"))
+        rc = rb_cfg_error(c, "missing key 'link'");
+    if (!rc) {
+        push_key(c, "link", 0);
+        rc = want_body(x, member(v, "link"), &p->body);
+        pop(c);
+    }
+    if (!rc && !member(v, "kind"))
+        rc = rb_cfg_error(c, "missing key 'kind'");
+    if (!rc)
+        rc = rb_cfg_member_choice(c, v, "kind", kinds, &kind);
+    p->kind = (rb_payload_kind)(kind + 1);
+    if (!rc)
+        rc = opt_num(c, v, "t0", NON_NEGATIVE, &p->t0);
+    if (!rc)
+        rc = opt_num(c, v, "period", POSITIVE, &p->period);
+    if (!rc && p->kind == RB_PAYLOAD_STEPS && member(v, "period")) {
+        push_key(c, "period", 0);
+        rc = rb_cfg_error(c, "only for kind \"square\" or \"sine\" (\"steps\" changes once, at t0)");
+        pop(c);
+    } else if (!rc && p->kind != RB_PAYLOAD_STEPS && !member(v, "period")) {
+        rc = rb_cfg_error(c, "missing key 'period' (kind \"%s\" repeats)", kinds[kind]);
+    }
+    if (!rc)
+        memcpy(p->pi_a, x->s->model->bodies[p->body].inertia, sizeof p->pi_a);
+    if (!rc)
+        rc = opt_numbers(c, v, "pi_a", 10, p->pi_a);
+    if (!rc)
+        rc = physical_or_error(c, "pi_a", p->pi_a);
+    const cJSON *added = member(v, "added"), *pi_b = member(v, "pi_b");
+    if (!rc && !!added == !!pi_b)
+        rc = rb_cfg_error(c, "expected either 'pi_b' (10 parameters) or 'added' (a rigid mass on the body)");
+    if (!rc && pi_b)
+        rc = opt_numbers(c, v, "pi_b", 10, p->pi_b);
+    if (!rc && added) {
+        push_key(c, "added", 0);
+        rc = parse_added(c, added, p->pi_a, p->pi_b);
+        pop(c);
+    }
+    if (!rc)
+        rc = physical_or_error(c, added ? "added" : "pi_b", p->pi_b);
+    return rc;
+}
+
+static int parse_balance(scn *x, const cJSON *v)
+{
+    static const char *const keys[] = {"amplitude", "freq", "ik_T"};
+    cfg *c = &x->c;
+    rb_sim_balance *b = &x->s->sim.balance;
+    int rc = rb_cfg_check_object(c, v, keys, 3);
+    for (size_t k = 0; !rc && k < 2; k++)
+        if (!member(v, keys[k]))
+            rc = rb_cfg_error(c, "missing key '%s'", keys[k]);
+    b->ik_T = 0.02;
+    if (!rc)
+        rc = opt_num(c, v, "amplitude", NON_NEGATIVE, &b->amplitude);
+    if (!rc)
+        rc = opt_num(c, v, "freq", NON_NEGATIVE, &b->freq);
+    if (!rc)
+        rc = opt_num(c, v, "ik_T", POSITIVE, &b->ik_T);
+    if (!rc && !x->s->model->floating)
+        rc = rb_cfg_error(c, "needs a floating base (model.floating: true)");
+    if (!rc && x->s->sim.n_contacts == 0)
+        rc = rb_cfg_error(c, "needs contacts (the feet that stay planted, under 'contacts')");
+    b->enabled = rc == RB_OK;
+    return rc;
+}
+
 /* ---- sensors ----------------------------------------------------------------------------------------------------- */
 static const char *const SENSOR_KINDS[] = {"joint_encoder", "motor_encoder", "motor_current", "ft",
-                                           "accelerometer", "gyroscope", NULL};
+                                           "accelerometer", "gyroscope", "orientation", NULL};
 static const rb_sensor_kind SENSOR_KIND_OF[] = {RB_SENS_JOINT_ENCODER, RB_SENS_MOTOR_ENCODER, RB_SENS_MOTOR_CURRENT,
-                                                RB_SENS_FT, RB_SENS_ACCELEROMETER, RB_SENS_GYROSCOPE};
-static const rb_scn_source SOURCE_OF[] = {RB_SCN_JOINT_POS, RB_SCN_MOTOR_POS, RB_SCN_MOTOR_CURRENT,
-                                          RB_SCN_FT, RB_SCN_ACC, RB_SCN_GYRO};
+                                                RB_SENS_FT, RB_SENS_ACCELEROMETER, RB_SENS_GYROSCOPE,
+                                                RB_SENS_ORIENTATION};
+static const rb_scn_source SOURCE_OF[] = {RB_SCN_JOINT_POS, RB_SCN_MOTOR_POS, RB_SCN_MOTOR_CURRENT, RB_SCN_FT,
+                                          RB_SCN_ACC, RB_SCN_GYRO, RB_SCN_ORIENTATION};
 static const char *const CHANNEL_OF[] = {"joints_state/positions", "motors_state/positions", "motors_state/currents",
-                                         "FTs/", "accelerometers/", "gyros/"};
+                                         "FTs/", "accelerometers/", "gyros/", "orientations/"};
 
 enum { N_VECS = 8 };
 static const char *const VEC_KEYS[N_VECS] = {"noise", "bias", "drift_rw", "drift_rate", "resolution",
@@ -659,7 +913,8 @@ static int one_sensor(scn *x, const cJSON *e, rb_scenario_sensor *ss)
         pop(c);
     } else if (!rc && !joint_level && member(e, other)) {
         push_key(c, other, 0);
-        rc = rb_cfg_error(c, "not for a%s %s sensor (use '%s')", kind == 4 ? "n" : "", SENSOR_KINDS[kind], ft_key);
+        rc = rb_cfg_error(c, "not for a%s %s sensor (use '%s')", strchr("aeiou", SENSOR_KINDS[kind][0]) ? "n" : "",
+                          SENSOR_KINDS[kind], ft_key);
         pop(c);
     }
     const char *leaf = NULL;
@@ -786,14 +1041,18 @@ static const struct section {
     {"method", false, parse_method},
     {"log_rate", false, parse_log_rate},
     {"seed", false, parse_seed},
+    {"base_pose", false, parse_base_pose},
     {"q0", false, parse_q0},
     {"references", false, parse_refs},
     {"controller", false, parse_controller},
     {"actuators", false, parse_actuators},
     {"friction", false, parse_friction},
     {"contacts", false, parse_contacts},
+    {"events", false, parse_events},
     {"pushes", false, parse_pushes},
     {"random_pushes", false, parse_random_pushes},
+    {"payload", false, parse_payload},
+    {"balance", false, parse_balance},
     {"sensors", false, parse_sensors},
 };
 
@@ -814,7 +1073,7 @@ static int alloc_joint_arrays(scn *x)
         return rb_cfg_nomem(&x->c);
     rb_dyn_neutral(m, s->q0);
     for (size_t j = 0; j < m->n_dofs; j++)
-        s->actuators[j] = (rb_sim_actuator){1, 1, 0, 0};
+        s->actuators[j] = (rb_sim_actuator){.k_t = 1, .R = 1};
     s->sim.model = m;
     s->sim.q0 = s->q0;
     s->sim.refs = s->refs;
@@ -852,6 +1111,16 @@ static int parse_root(scn *x, const cJSON *root)
         rc = rb_cfg_error(c, "references need a controller (controller.kind \"pd\" or \"torque\")");
         pop(c);
     }
+    if (!rc && x->s->sim.balance.enabled && member(root, "references")) {
+        push_key(c, "references", 0);
+        rc = rb_cfg_error(c, "not with 'balance' (balancing makes every joint's reference)");
+        pop(c);
+    }
+    if (!rc && x->s->sim.balance.enabled && x->s->sim.ctrl == RB_CTRL_NONE) {
+        push_key(c, "balance", 0);
+        rc = rb_cfg_error(c, "needs a controller (controller.kind \"pd\" or \"torque\")");
+        pop(c);
+    }
     return rc;
 }
 
@@ -875,6 +1144,7 @@ void rb_scenario_free(rb_scenario *s)
     rb_free(s->actuators);
     rb_free(s->friction);
     rb_free(s->contacts);
+    rb_free(s->events);
     rb_free(s->pushes);
     rb_model_free(s->model);
     rb_free(s->urdf);

@@ -439,3 +439,45 @@ Test(core_spatial, quaternion_of_a_rotation_round_trips)
                 cr_assert_float_eq(got[i], want[i], 1e-14, "case %d, component %d", k, i);
     }
 }
+
+Test(core_spatial, rpy_of_a_rotation_round_trips)
+{
+    /* Random rotations from quaternions (independent of the RPY code): the angles rebuild the matrix, pitch
+     * lies in [-pi/2, pi/2], roll and yaw in [-pi, pi). */
+    for (int t = 0; t < TRIALS; t++) {
+        double q[4], R[9], rpy[3], back[9];
+        rand_vec(q, 4, 1.0);
+        rb_m3_from_quat(q, R);
+        rb_m3_to_rpy(R, rpy);
+        cr_assert(rpy[1] >= -M_PI / 2 && rpy[1] <= M_PI / 2, "pitch %g", rpy[1]);
+        for (int i = 0; i < 3; i += 2)
+            cr_assert(rpy[i] >= -M_PI && rpy[i] < M_PI, "angle %d = %g", i, rpy[i]);
+        rb_m3_from_rpy(rpy[0], rpy[1], rpy[2], back);
+        expect_close(back, R, 9, 1e-14, "rebuilt from rpy");
+    }
+    /* Angles inside the principal ranges come back as they were. */
+    for (int t = 0; t < TRIALS; t++) {
+        double in[3] = {uniform(-M_PI, M_PI), uniform(-1.5, 1.5), uniform(-M_PI, M_PI)}, R[9], out[3];
+        rb_m3_from_rpy(in[0], in[1], in[2], R);
+        rb_m3_to_rpy(R, out);
+        expect_close(out, in, 3, 1e-12, "rpy round trip");
+    }
+    /* A half turn about x (roll +-pi) is reported as -pi; yaw the same about z. */
+    double R[9], rpy[3];
+    rb_m3_from_rpy(M_PI, 0, 0, R);
+    rb_m3_to_rpy(R, rpy);
+    cr_assert(rpy[0] == -M_PI && fabs(rpy[1]) < 1e-15 && fabs(rpy[2]) < 1e-15, "%g %g %g", rpy[0], rpy[1], rpy[2]);
+    double Rz[9] = {-1, 0, 0, 0, -1, 0, 0, 0, 1};
+    rb_m3_to_rpy(Rz, rpy);
+    cr_assert(rpy[2] == -M_PI && rpy[0] == 0 && fabs(rpy[1]) < 1e-15, "%g %g %g", rpy[0], rpy[1], rpy[2]);
+    /* Gimbal lock: pitch +-pi/2, roll 0 and the yaw that rebuilds the matrix. */
+    for (int s = -1; s <= 1; s += 2) {
+        rb_m3_from_rpy(0.3, s * M_PI / 2, -0.4, R);
+        double back[9];
+        rb_m3_to_rpy(R, rpy);
+        cr_assert_float_eq(rpy[1], s * M_PI / 2, 1e-8);
+        cr_assert_eq(rpy[0], 0.0);
+        rb_m3_from_rpy(rpy[0], rpy[1], rpy[2], back);
+        expect_close(back, R, 9, 1e-12, "gimbal lock");
+    }
+}

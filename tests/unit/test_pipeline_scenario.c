@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "roboest/dynamics.h"
 #include "roboest/pipeline.h"
 
 #define ARM_POLE RB_SOURCE "/configs/scenarios/arm_pole.json"
@@ -151,7 +152,9 @@ Test(pipeline_scenario, friction_errors)
 
 Test(pipeline_scenario, unsupported_key_is_an_error)
 {
-    expect_error("{" MODEL ", \"duration\": 1, \"payload\": {}}", "unknown key 'payload'");
+    /* per-element subsets of joint-level sensors are not supported */
+    expect_error("{" MODEL ", \"duration\": 1, \"sensors\": [{\"kind\": \"joint_encoder\", \"joints\": [\"elbow\"]}]}",
+                 "sensors[0]: unknown key 'joints'");
 }
 
 Test(pipeline_scenario, references_need_a_controller)
@@ -168,4 +171,273 @@ Test(pipeline_scenario, malformed_json)
 Test(pipeline_scenario, missing_model_file)
 {
     expect_error("{\"model\": {\"urdf\": \"nowhere.urdf\"}, \"duration\": 1}", "t.json:1:2: model: ");
+}
+
+/* ---- contact events ---------------------------------------------------------------------------------------- */
+#define CONTACTS "\"contacts\": [{\"frame\": \"hand\", \"dim\": 3, \"active\": false}, {\"frame\": \"forearm\"}]"
+
+Test(pipeline_scenario, events_by_index_and_frame)
+{
+    rb_scenario *s = NULL;
+    rb_err err;
+    int rc = load("{" MODEL ", \"duration\": 1, " CONTACTS ",\n \"events\": [{\"t\": 0.5, \"contact\": \"hand\","
+                  " \"active\": true}, {\"t\": 0.25, \"contact\": 1, \"active\": false}]}",
+                  &s, &err);
+    cr_assert_eq(rc, RB_OK, "%s", err.msg);
+    cr_assert_eq(s->sim.n_contacts, 2);
+    cr_assert_not(s->sim.contacts[0].initially_active);
+    cr_assert_eq(s->sim.n_events, 2);
+    cr_assert_eq(s->sim.events, s->events);
+    cr_assert_eq(s->sim.events[0].t, 0.5);
+    cr_assert_eq(s->sim.events[0].contact, 0);
+    cr_assert(s->sim.events[0].active);
+    cr_assert_eq(s->sim.events[1].t, 0.25);
+    cr_assert_eq(s->sim.events[1].contact, 1);
+    cr_assert_not(s->sim.events[1].active);
+    rb_scenario_free(s);
+}
+
+Test(pipeline_scenario, event_errors)
+{
+    expect_error("{" MODEL ", \"duration\": 1, " CONTACTS ",\n \"events\": [{\"t\": 0.5, \"contact\": \"hnd\", \"active\": true}]}",
+                 "t.json:2:24: events[0].contact: unknown contact frame 'hnd' (did you mean 'hand'?)");
+    expect_error("{" MODEL ", \"duration\": 1, " CONTACTS ", \"events\": [{\"t\": 0.5, \"contact\": 2, \"active\": true}]}",
+                 "events[0].contact: expected a contact index in [0, 1] or a contact's frame name");
+    expect_error("{" MODEL ", \"duration\": 1, " CONTACTS ", \"events\": [{\"t\": 0.5, \"contact\": 0.5, \"active\": true}]}",
+                 "events[0].contact: expected a contact index in [0, 1]");
+    expect_error("{" MODEL ", \"duration\": 1, " CONTACTS ", \"events\": [{\"t\": 1, \"contact\": true, \"active\": true}]}",
+                 "events[0].contact: expected a contact index or a contact's frame name");
+    expect_error("{" MODEL ", \"duration\": 1, " CONTACTS ", \"events\": [{\"t\": -1, \"contact\": 0, \"active\": true}]}",
+                 "events[0].t: must be >= 0");
+    expect_error("{" MODEL ", \"duration\": 1, " CONTACTS ", \"events\": [{\"t\": 1, \"contact\": 0}]}",
+                 "events[0]: missing key 'active'");
+    expect_error("{" MODEL ", \"duration\": 1, " CONTACTS ", \"events\": [{\"t\": 1, \"contact\": 0, \"active\": 1}]}",
+                 "events[0].active: expected true or false");
+    expect_error("{" MODEL ", \"duration\": 1, " CONTACTS ", \"events\": [{\"t\": 1, \"contact\": 0, \"on\": true}]}",
+                 "events[0]: unknown key 'on'");
+    expect_error("{" MODEL ", \"duration\": 1, \"events\": [{\"t\": 1, \"contact\": 0, \"active\": true}]}",
+                 "events[0].contact: the scenario has no contacts to switch (add them under 'contacts')");
+    expect_error("{" MODEL ", \"duration\": 1, " CONTACTS ", \"events\": {}}", "events: expected an array of contact events");
+    expect_error("{" MODEL ", \"duration\": 1, \"contacts\": [{\"frame\": \"hand\"}, {\"frame\": \"hand\"}]}",
+                 "contacts[1].frame: frame 'hand' already has contacts[0]");
+}
+
+/* ---- payload ------------------------------------------------------------------------------------------------- */
+static rb_scenario *load_ok(const char *text)
+{
+    rb_scenario *s = NULL;
+    rb_err err;
+    int rc = load(text, &s, &err);
+    cr_assert_eq(rc, RB_OK, "%s", err.msg);
+    return s;
+}
+
+Test(pipeline_scenario, payload_pi_b)
+{
+    rb_scenario *s = load_ok("{" MODEL ", \"duration\": 1, \"payload\": {\"link\": \"hand\", \"kind\": \"square\","
+                             " \"t0\": 0.2, \"period\": 0.4, \"pi_b\": [1, 0.1, 0, 0, 0.01, 0, 0, 0.02, 0, 0.02]}}");
+    const rb_sim_payload *p = &s->sim.payload;
+    cr_assert_eq(p->kind, RB_PAYLOAD_SQUARE);
+    cr_assert_eq(p->body, rb_model_body_index(s->model, "hand"));
+    cr_assert_eq(p->t0, 0.2);
+    cr_assert_eq(p->period, 0.4);
+    for (int i = 0; i < 10; i++) /* pi_a: the model's parameters */
+        cr_assert_eq(p->pi_a[i], s->model->bodies[p->body].inertia[i], "pi_a[%d]", i);
+    cr_assert_eq(p->pi_b[0], 1.0);
+    cr_assert_eq(p->pi_b[1], 0.1);
+    cr_assert_eq(p->pi_b[9], 0.02);
+    rb_scenario_free(s);
+
+    s = load_ok("{" MODEL ", \"duration\": 1, \"payload\": {\"link\": \"forearm\", \"kind\": \"steps\", \"t0\": 1,"
+                " \"pi_a\": [2, 0, 0, 0, 0.1, 0, 0, 0.1, 0, 0.1], \"pi_b\": [3, 0, 0, 0, 0.1, 0, 0, 0.1, 0, 0.1]}}");
+    cr_assert_eq(s->sim.payload.kind, RB_PAYLOAD_STEPS);
+    cr_assert_eq(s->sim.payload.pi_a[0], 2.0);
+    cr_assert_eq(s->sim.payload.pi_b[0], 3.0);
+    rb_scenario_free(s);
+}
+
+Test(pipeline_scenario, payload_added_mass_parallel_axes)
+{
+    /* 2 kg at c = (0.1, -0.2, 0.05) with I_c = [0.01 0.001 0; 0.001 0.02 0; 0 0 0.015] about its centre.
+     * By hand: h = m c = (0.2, -0.4, 0.1); |c|^2 = 0.0525;
+     *   Ixx = 0.01 + 2 (0.0525 - 0.01) = 0.095     Ixy = 0.001 - 2 (0.1)(-0.2) = 0.041
+     *   Ixz = 0 - 2 (0.1)(0.05) = -0.01            Iyy = 0.02 + 2 (0.0525 - 0.04) = 0.045
+     *   Iyz = 0 - 2 (-0.2)(0.05) = 0.02            Izz = 0.015 + 2 (0.0525 - 0.0025) = 0.115 */
+    rb_scenario *s = load_ok("{" MODEL ", \"duration\": 1, \"payload\": {\"link\": \"hand\", \"kind\": \"sine\","
+                             " \"period\": 2, \"added\": {\"mass\": 2, \"com\": [0.1, -0.2, 0.05],"
+                             " \"inertia\": [0.01, 0.001, 0, 0.02, 0, 0.015]}}}");
+    const rb_sim_payload *p = &s->sim.payload;
+    const double *nominal = s->model->bodies[p->body].inertia;
+    const double added[10] = {2, 0.2, -0.4, 0.1, 0.095, 0.041, -0.01, 0.045, 0.02, 0.115};
+    cr_assert_eq(p->kind, RB_PAYLOAD_SINE);
+    cr_assert_eq(p->t0, 0.0);
+    for (int i = 0; i < 10; i++) {
+        cr_assert_eq(p->pi_a[i], nominal[i]);
+        cr_assert_float_eq(p->pi_b[i] - p->pi_a[i], added[i], 1e-15, "pi_b[%d]", i);
+    }
+    /* a second way: the added mass's parameters about its centre carried to the body frame by spatial.h */
+    rb_xform X = {{1, 0, 0, 0, 1, 0, 0, 0, 1}, {0.1, -0.2, 0.05}};
+    double about_c[10] = {2, 0, 0, 0, 0.01, 0.001, 0, 0.02, 0, 0.015}, moved[10];
+    rb_inertia_to_parent(&X, about_c, moved);
+    for (int i = 0; i < 10; i++)
+        cr_assert_float_eq(p->pi_b[i] - p->pi_a[i], moved[i], 1e-15, "pi_b[%d] vs rb_inertia_to_parent", i);
+    rb_scenario_free(s);
+
+    /* a point mass by default */
+    s = load_ok("{" MODEL ", \"duration\": 1, \"payload\": {\"link\": \"hand\", \"kind\": \"steps\","
+                " \"added\": {\"mass\": 0.5, \"com\": [0, 0, 0.1]}}}");
+    p = &s->sim.payload;
+    cr_assert_float_eq(p->pi_b[3] - p->pi_a[3], 0.05, 1e-15);
+    cr_assert_float_eq(p->pi_b[4] - p->pi_a[4], 0.005, 1e-15);
+    cr_assert_float_eq(p->pi_b[7] - p->pi_a[7], 0.005, 1e-15);
+    cr_assert_float_eq(p->pi_b[9] - p->pi_a[9], 0.0, 1e-15);
+    rb_scenario_free(s);
+}
+
+#define PAYLOAD(body) "{" MODEL ", \"duration\": 1,\n \"payload\": {\"link\": \"" body "\", "
+
+Test(pipeline_scenario, payload_errors)
+{
+    expect_error(PAYLOAD("hnd") "\"kind\": \"steps\", \"added\": {\"mass\": 1}}}",
+                 "t.json:2:14: payload.link: unknown body 'hnd' (did you mean 'hand'?)");
+    expect_error(PAYLOAD("tool_frame") "\"kind\": \"steps\", \"added\": {\"mass\": 1}}}",
+                 "payload.link: link 'tool_frame' is merged into body 'hand' (fixed joint): name the body");
+    expect_error("{" MODEL ", \"duration\": 1, \"payload\": {\"kind\": \"steps\"}}", "payload: missing key 'link'");
+    expect_error("{" MODEL ", \"duration\": 1, \"payload\": {\"link\": 3, \"kind\": \"steps\"}}",
+                 "payload.link: expected a body (link) name");
+    expect_error(PAYLOAD("hand") "\"added\": {\"mass\": 1}}}", "payload: missing key 'kind'");
+    expect_error(PAYLOAD("hand") "\"kind\": \"step\", \"added\": {\"mass\": 1}}}",
+                 "payload.kind: unknown value 'step' (did you mean 'steps'?)");
+    expect_error(PAYLOAD("hand") "\"kind\": \"square\", \"added\": {\"mass\": 1}}}",
+                 "payload: missing key 'period' (kind \"square\" repeats)");
+    expect_error(PAYLOAD("hand") "\"kind\": \"steps\", \"period\": 1, \"added\": {\"mass\": 1}}}",
+                 "payload.period: only for kind \"square\" or \"sine\"");
+    expect_error(PAYLOAD("hand") "\"kind\": \"sine\", \"period\": 0, \"added\": {\"mass\": 1}}}",
+                 "payload.period: must be > 0");
+    expect_error(PAYLOAD("hand") "\"kind\": \"steps\", \"t0\": -1, \"added\": {\"mass\": 1}}}",
+                 "payload.t0: must be >= 0");
+    expect_error(PAYLOAD("hand") "\"kind\": \"steps\"}}",
+                 "payload: expected either 'pi_b' (10 parameters) or 'added' (a rigid mass on the body)");
+    expect_error(PAYLOAD("hand") "\"kind\": \"steps\", \"added\": {\"mass\": 1}, \"pi_b\": [1, 0, 0, 0, 1, 0, 0, 1, 0, 1]}}",
+                 "payload: expected either 'pi_b' (10 parameters) or 'added'");
+    expect_error(PAYLOAD("hand") "\"kind\": \"steps\", \"pi_b\": [1, 0, 0]}}", "payload.pi_b: expected an array of 10 numbers");
+    expect_error(PAYLOAD("hand") "\"kind\": \"steps\", \"pi_b\": [-1, 0, 0, 0, 1, 0, 0, 1, 0, 1]}}",
+                 "payload.pi_b: not physically valid (mass -1;");
+    expect_error(PAYLOAD("hand") "\"kind\": \"steps\", \"pi_a\": [1, 0, 0, 0, 1, 0, 0, 1, 0, 3], \"added\": {\"mass\": 1}}}",
+                 "payload.pi_a: not physically valid");
+    expect_error(PAYLOAD("hand") "\"kind\": \"steps\", \"added\": {\"mass\": 0}}}", "payload.added.mass: must be > 0");
+    expect_error(PAYLOAD("hand") "\"kind\": \"steps\", \"added\": {\"com\": [0, 0, 0]}}}", "payload.added: missing key 'mass'");
+    expect_error(PAYLOAD("hand") "\"kind\": \"steps\", \"added\": {\"mass\": 1, \"inertia\": [1, 0, 0, 1, 0, 3]}}}",
+                 "payload.added.inertia: not physically valid (mass 1;");
+    expect_error(PAYLOAD("hand") "\"kind\": \"steps\", \"added\": {\"mass\": 1, \"com\": [0, 0]}}}",
+                 "payload.added.com: expected an array of 3 numbers");
+    expect_error(PAYLOAD("hand") "\"kind\": \"steps\", \"added\": {\"mass\": 1, \"Ic\": [0, 0, 0, 0, 0, 0]}}}",
+                 "payload.added: unknown key 'Ic'");
+}
+
+/* ---- balancing and the floating base ---------------------------------------------------------------------------- */
+#define HUMANOID "\"model\": {\"urdf\": \"../../datasets/humanoid_lower_body.urdf\", \"floating\": true}"
+#define SOLES "\"contacts\": [{\"frame\": \"l_sole\"}, {\"frame\": \"r_sole\"}]"
+#define PD "\"controller\": {\"kind\": \"pd\", \"gravity_comp\": true}"
+
+Test(pipeline_scenario, balance_and_base_pose)
+{
+    rb_scenario *s = load_ok("{" HUMANOID ", \"duration\": 1, " SOLES ", " PD ",\n \"balance\": {\"amplitude\": 0.02,"
+                             " \"freq\": 0.25}, \"base_pose\": {\"position\": [0.1, -0.2, 0.85], \"rpy\": [0, 0, 0.5]}}");
+    cr_assert(s->sim.balance.enabled);
+    cr_assert_eq(s->sim.balance.amplitude, 0.02);
+    cr_assert_eq(s->sim.balance.freq, 0.25);
+    cr_assert_eq(s->sim.balance.ik_T, 0.02);
+    cr_assert_eq(s->sim.q0[0], 0.1);
+    cr_assert_eq(s->sim.q0[1], -0.2);
+    cr_assert_eq(s->sim.q0[2], 0.85);
+    /* yaw 0.5 about z: the quaternion (cos 0.25, 0, 0, sin 0.25) */
+    cr_assert_float_eq(s->sim.q0[3], cos(0.25), 1e-15);
+    cr_assert_float_eq(s->sim.q0[4], 0.0, 1e-15);
+    cr_assert_float_eq(s->sim.q0[5], 0.0, 1e-15);
+    cr_assert_float_eq(s->sim.q0[6], sin(0.25), 1e-15);
+    rb_scenario_free(s);
+
+    s = load_ok("{" HUMANOID ", \"duration\": 1, " SOLES ", " PD ", \"balance\": {\"amplitude\": 0.03, \"freq\": 0.3,"
+                " \"ik_T\": 0.05}}");
+    cr_assert_eq(s->sim.balance.ik_T, 0.05);
+    cr_assert_eq(s->sim.q0[3], 1.0); /* no base_pose: the neutral base */
+    cr_assert_eq(s->sim.q0[2], 0.0);
+    rb_scenario_free(s);
+}
+
+Test(pipeline_scenario, balance_errors)
+{
+    expect_error("{" MODEL ", \"duration\": 1, \"contacts\": [{\"frame\": \"hand\"}], \"controller\": {\"kind\": \"pd\"},"
+                 " \"balance\": {\"amplitude\": 0.02, \"freq\": 0.25}}",
+                 "balance: needs a floating base (model.floating: true)");
+    expect_error("{" HUMANOID ", \"duration\": 1, " PD ", \"balance\": {\"amplitude\": 0.02, \"freq\": 0.25}}",
+                 "balance: needs contacts (the feet that stay planted, under 'contacts')");
+    expect_error("{" HUMANOID ", \"duration\": 1, " SOLES ", \"balance\": {\"amplitude\": 0.02, \"freq\": 0.25}}",
+                 "balance: needs a controller (controller.kind \"pd\" or \"torque\")");
+    expect_error("{" HUMANOID ", \"duration\": 1, " SOLES ", " PD ", \"balance\": {\"amplitude\": 0.02, \"freq\": 0.25},"
+                 " \"references\": {\"l_knee\": {\"kind\": \"const\"}}}",
+                 "references: not with 'balance' (balancing makes every joint's reference)");
+    expect_error("{" HUMANOID ", \"duration\": 1, " SOLES ", " PD ", \"balance\": {\"freq\": 0.25}}",
+                 "balance: missing key 'amplitude'");
+    expect_error("{" HUMANOID ", \"duration\": 1, " SOLES ", " PD ", \"balance\": {\"amplitude\": 0.02}}",
+                 "balance: missing key 'freq'");
+    expect_error("{" HUMANOID ", \"duration\": 1, " SOLES ", " PD ", \"balance\": {\"amplitude\": -0.02, \"freq\": 1}}",
+                 "balance.amplitude: must be >= 0");
+    expect_error("{" HUMANOID ", \"duration\": 1, " SOLES ", " PD ", \"balance\": {\"amplitude\": 0.02, \"freq\": 1,"
+                 " \"ik_T\": 0}}",
+                 "balance.ik_T: must be > 0");
+    expect_error("{" HUMANOID ", \"duration\": 1, " SOLES ", " PD ", \"balance\": {\"amplitude\": 0.02, \"frq\": 1}}",
+                 "balance: unknown key 'frq' (did you mean 'freq'?)");
+    expect_error("{" MODEL ", \"duration\": 1, \"base_pose\": {\"position\": [0, 0, 1]}}",
+                 "base_pose: only for a floating base (model.floating: true)");
+    expect_error("{" HUMANOID ", \"duration\": 1, \"base_pose\": {\"rpy\": [0, 0]}}",
+                 "base_pose.rpy: expected an array of 3 numbers");
+}
+
+/* ---- orientation sensors ------------------------------------------------------------------------------------------ */
+Test(pipeline_scenario, orientation_sensor)
+{
+    rb_scenario *s = load_ok("{" MODEL ", \"duration\": 1, \"sensors\": [{\"kind\": \"gyroscope\", \"frame\": \"hand_gyro\"},"
+                             " {\"kind\": \"orientation\", \"frame\": \"hand_gyro\", \"name\": \"hand_imu\","
+                             " \"noise\": 0.01}, {\"kind\": \"orientation\", \"frame\": \"tool_frame\"}]}");
+    cr_assert_eq(s->n_sensors, 3);
+    const rb_scenario_sensor *o = &s->sensors[1];
+    cr_assert_str_eq(o->channel, "orientations/hand_imu");
+    cr_assert_eq(o->source, RB_SCN_ORIENTATION);
+    cr_assert_eq(o->params.kind, RB_SENS_ORIENTATION);
+    cr_assert_eq(o->params.n, 3);
+    cr_assert(o->params.wrap_angles);
+    cr_assert_eq(o->params.noise_std.all, 0.01);
+    cr_assert_eq(o->index, s->sensors[0].index, "the gyroscope's frame slot is shared");
+    cr_assert_str_eq(s->sensors[2].channel, "orientations/tool_frame");
+    cr_assert_eq(s->sim.n_frames, 2);
+    cr_assert_eq(s->sim.frames[s->sensors[2].index], rb_model_frame_index(s->model, "tool_frame"));
+    rb_scenario_free(s);
+
+    expect_error("{" MODEL ", \"duration\": 1, \"sensors\": [{\"kind\": \"orientation\", \"ft\": \"wrist_ft_sensor\"}]}",
+                 "sensors[0].ft: not for an orientation sensor (use 'frame')");
+    expect_error("{" MODEL ", \"duration\": 1, \"sensors\": [{\"kind\": \"orientation\", \"frame\": \"hnd\"}]}",
+                 "sensors[0].frame: unknown frame 'hnd' (did you mean 'hand'?)");
+    expect_error("{" MODEL ", \"duration\": 1, \"sensors\": [{\"kind\": \"orientaton\", \"frame\": \"hand\"}]}",
+                 "sensors[0].kind: unknown value 'orientaton' (did you mean 'orientation'?)");
+    expect_error("{" MODEL ", \"duration\": 1, \"sensors\": [{\"kind\": \"accelerometer\", \"ft\": \"wrist_ft_sensor\"}]}",
+                 "sensors[0].ft: not for an accelerometer sensor (use 'frame')");
+}
+
+/* ---- the example scenarios load ----------------------------------------------------------------------------------- */
+Test(pipeline_scenario, example_scenarios_load)
+{
+    const char *files[] = {"humanoid_balance", "leg_pole", "leg_pole_ground", "ergocub_leg_pole"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/configs/scenarios/%s.json", RB_SOURCE, files[i]);
+        rb_scenario *s = NULL;
+        rb_err err;
+        int rc = rb_scenario_load(path, &s, &err);
+        cr_assert_eq(rc, RB_OK, "%s: %s", files[i], err.msg);
+        cr_assert_str_eq(s->name, files[i]);
+        cr_assert_eq(s->sim.duration, 10.0);
+        rb_scenario_free(s);
+    }
 }

@@ -437,6 +437,8 @@ const char *rb_suggest_best(const rb_suggest *s);
  *   duration    s, >= 0 (required)           dt          s, > 0 (default 0.001)
  *   method      "euler" (default) | "rk4"    log_rate    Hz, > 0 (default 1 / dt): the rate of the
  *   seed        integer >= 0 (default 0)                 noise-free channels and of the truth
+ *   base_pose   floating base only: {position [x y z] (m), rpy [roll pitch yaw] (rad, R = Rz Ry Rx)}, the
+ *               base's initial pose in the world (default: the origin, identity)
  *   q0          {joint: rad}: initial joint positions (others 0)
  *   references  {joint: {kind: "const"|"sine"|"chirp"|"step"|"spline", offset, amplitude, freq, freq_end,
  *               phase, t0, t1, times [s], values [rad]}} (rb_sim_ref; joints left out hold their q0)
@@ -446,15 +448,36 @@ const char *rb_suggest_best(const rb_suggest *s);
  *   friction    {joint: {model: rb_friction_build name, params: [...]} or {preset: rb_friction_preset
  *               name}, plus optional drift: {s0, s1, t0, t1, amplitude, period, phase, mask}}
  *   contacts    [{frame, dim (3|6, default 6), baumgarte_T (s, default 0.02), active (default true)}]
+ *               (one contact per frame)
+ *   events      [{t (s, >= 0), contact (index in contacts, or its frame name), active (bool)}], all keys
+ *               required: switch a contact on (an object placed under a foot; its reference pose is the
+ *               frame's pose at t) or off (removed) -> rb_sim_contact_event
  *   pushes      [{frame, shape: "rect"|"half_sine"|"triangle", start, duration, wrench [fx fy fz mx my mz]
  *               (MIXED: world axes, about the frame origin)}]
  *   random_pushes {frame, shape, rate (1/s), duration, force_min, force_max}
- *   sensors     [{kind: "joint_encoder"|"motor_encoder"|"motor_current"|"ft"|"accelerometer"|"gyroscope",
- *               name (channel leaf; default: the FT sensor or frame name), ft (FT kind: model FT sensor),
- *               frame (IMU kinds: model frame), and overrides of the preset: rate, jitter, noise, bias,
- *               drift_rw, drift_rate, resolution, offset, lo, hi (a number for every element or an array
- *               of one per element)}]
- *   Not supported (rejected as unknown keys): contact events, payload schedules, balancing.
+ *   payload     {link (a model body, named after its URDF link; a link merged into another body by a fixed
+ *               joint is refused with that body's name), kind: "square"|"sine"|"steps" (required), t0 (s,
+ *               >= 0, default 0), period (s, > 0; required for square and sine, refused for steps),
+ *               pi_a (10 numbers, default: the body's parameters in the model), and exactly one of
+ *               pi_b (10 numbers) or added: {mass (kg, > 0, required), com [x y z] (m, body frame,
+ *               default 0), inertia [Ixx Ixy Ixz Iyy Iyz Izz] (kg m^2, about the added mass's centre of
+ *               mass in body axes, default 0: a point mass)}} -> rb_sim_payload. Parameters follow
+ *               roboest/spatial.h: [m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz] about the body frame.
+ *               `added` gives pi_b = pi_a + [m_a, m_a c, I_c + m_a (|c|^2 1 - c c^T)] (parallel axes).
+ *               pi_a, the added mass's own inertia and pi_b must be physically valid
+ *               (rb_inertia_is_physical).
+ *   balance     {amplitude (m, >= 0), freq (Hz, >= 0), ik_T (s, > 0, default 0.02)} -> rb_sim_balance:
+ *               the CoM moves sideways (world y) by amplitude sin(2 pi freq t) while the contacts stay
+ *               planted; needs a floating base, contacts and a controller; no references with it
+ *   sensors     [{kind: "joint_encoder"|"motor_encoder"|"motor_current"|"ft"|"accelerometer"|"gyroscope"|
+ *               "orientation", name (channel leaf; default: the FT sensor or frame name), ft (FT kind:
+ *               model FT sensor), frame (IMU kinds: model frame or IMU sensor name), and overrides of the
+ *               preset: rate, jitter, noise, bias, drift_rw, drift_rate, resolution, offset, lo, hi (a
+ *               number for every element or an array of one per element)}]. An orientation sensor
+ *               logs roll pitch yaw (rad) of the frame's world orientation, R = Rz(yaw) Ry(pitch) Rx(roll)
+ *               (rb_m3_to_rpy: iDynTree's RPY, the robot logger's orientations channels), each wrapped
+ *               into [-pi, pi) after noise.
+ *   Not supported (rejected as unknown keys): per-element subsets of joint-level sensors.
  */
 typedef enum rb_scn_source {
     RB_SCN_JOINT_POS = 0, /* joints_state/positions */
@@ -462,7 +485,9 @@ typedef enum rb_scn_source {
     RB_SCN_MOTOR_CURRENT, /* motors_state/currents */
     RB_SCN_FT,            /* FTs/<name>: model FT sensor `index` */
     RB_SCN_ACC,           /* accelerometers/<name>: frame slot `index` of sim.frames */
-    RB_SCN_GYRO           /* gyros/<name>: frame slot `index` of sim.frames */
+    RB_SCN_GYRO,          /* gyros/<name>: frame slot `index` of sim.frames */
+    RB_SCN_ORIENTATION    /* orientations/<name>: frame slot `index` of sim.frames (roll pitch yaw of its world
+                           * orientation, rb_m3_to_rpy) */
 } rb_scn_source;
 
 typedef struct rb_scenario_sensor {
@@ -488,6 +513,7 @@ typedef struct rb_scenario {
     rb_sim_actuator *actuators;
     rb_friction_model *friction;
     rb_sim_contact *contacts;
+    rb_sim_contact_event *events;
     rb_sim_push *pushes;
     int *frames;
 } rb_scenario;

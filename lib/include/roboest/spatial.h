@@ -83,6 +83,27 @@ static inline void rb_m3_from_rpy(double roll, double pitch, double yaw, double 
     out[3] = sy * cp, out[4] = sy * sp * sr + cy * cr, out[5] = sy * sp * cr - cy * sr;
     out[6] = -sp, out[7] = cp * sr, out[8] = cp * cr;
 }
+/* Roll, pitch, yaw of a rotation in the rb_m3_from_rpy convention R = Rz(yaw) Ry(pitch) Rx(roll) (iDynTree's
+ * Rotation::RPY / getRPY; the robot logger's orientations channels): pitch in [-pi/2, pi/2], roll and yaw in
+ * [-pi, pi) (atan2's +pi is returned as -pi). Pitch is atan2(-R31, hypot(R11, R21)), accurate near +-pi/2.
+ * At the singularity (|pitch| = pi/2, hypot(R11, R21) below 1e-12) only roll -+ yaw is defined: roll = 0
+ * is taken and yaw = atan2(-R12, R22). rb_m3_from_rpy(rpy) rebuilds R. */
+static inline void rb_m3_to_rpy(const double R[9], double rpy[3])
+{
+    double c = hypot(R[0], R[3]);
+    rpy[1] = atan2(-R[6], c);
+    if (c > 1e-12) {
+        rpy[0] = atan2(R[7], R[8]);
+        rpy[2] = atan2(R[3], R[0]);
+    } else {
+        rpy[0] = 0.0;
+        rpy[2] = atan2(-R[1], R[4]);
+    }
+    const double pi = 3.14159265358979323846; /* M_PI is not C11 */
+    for (int i = 0; i < 3; i += 2)
+        if (rpy[i] >= pi)
+            rpy[i] = -pi;
+}
 /* Rotation by `angle` about the unit vector `axis` (Rodrigues). */
 static inline void rb_m3_from_axis_angle(const double axis[3], double angle, double out[9])
 {
