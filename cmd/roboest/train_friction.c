@@ -177,12 +177,10 @@ static int check_output(const char *path, bool force, rb_err *err)
 
 int cmd_train_friction(int argc, char **argv)
 {
-    static const struct option options[] = {{"output", required_argument, NULL, 'o'},
-                                            {"fit-analytic", required_argument, NULL, 'a'},
-                                            {"force", no_argument, NULL, 'F'},
-                                            {"quiet", no_argument, NULL, 'q'},
-                                            {"help", no_argument, NULL, 'h'},
-                                            {NULL, 0, NULL, 0}};
+    static const struct option options[] = {
+        {"output", required_argument, NULL, 'o'}, {"fit-analytic", required_argument, NULL, 'a'},
+        {"force", no_argument, NULL, 'F'},        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     const char *cmd = "train-friction", *out = NULL, *models = NULL;
     bool force = false, quiet = false;
     int opt;

@@ -29,8 +29,8 @@ static void fm_destroy(void *state)
 /* The models the stage offers (the dynamic stiction model needs the applied torque: simulator only). */
 static const char *const fm_models[] = {"coulomb_viscous", "scv", "tanh6", "lugre", NULL};
 /* Every parameter name any of them uses, in the schema's order. */
-static const char *const fm_names[] = {"F_c", "F_s", "F_v", "v_s", "v_eps", "g1", "g2", "g3",
-                                       "g4", "g5", "g6", "sigma0", "sigma1"};
+static const char *const fm_names[] = {"F_c", "F_s", "F_v", "v_s", "v_eps",  "g1",    "g2",
+                                       "g3",  "g4",  "g5",  "g6",  "sigma0", "sigma1"};
 enum { N_NAMES = sizeof fm_names / sizeof fm_names[0] };
 
 /* Position of parameter `name` in kind's array order, or -1. */
@@ -145,7 +145,9 @@ static int fm_step(void *state, size_t k, double t, const double *const *in, dou
 static const char *const fm_in[] = {"velocity"};
 static const char *const fm_out[] = {"tau_F"};
 #define ARRAY_PARAM(NAME, LO, DOC)                                                                                     \
-    {.name = NAME, .kind = RB_PARAM_NUMBER_ARRAY, .has_min = true, .min = LO, .doc = DOC}
+    {                                                                                                                  \
+        .name = NAME, .kind = RB_PARAM_NUMBER_ARRAY, .has_min = true, .min = LO, .doc = DOC                            \
+    }
 static const rb_param_spec fm_params[] = {
     {.name = "model",
      .kind = RB_PARAM_STRING,

@@ -62,8 +62,10 @@ static int check_ports(const rb_stage_setup *setup, const char *path, const rb_f
     size_t n = setup->in[1].width;
     const rb_param_value *joints = rb_params_get(setup->params, "joints");
     if (setup->in[0].width != n)
-        return rb_err_set(err, RB_ECONFIG, "stage %s: motor_velocity has %zu elements and joint_velocity %zu (one per "
-                          "joint each)", setup->id, setup->in[0].width, n);
+        return rb_err_set(err, RB_ECONFIG,
+                          "stage %s: motor_velocity has %zu elements and joint_velocity %zu (one per "
+                          "joint each)",
+                          setup->id, setup->in[0].width, n);
     if (joints->count > 0 && joints->count != n)
         return rb_err_set(err, RB_ECONFIG, "stage %s: joints names %zu joints for %zu elements", setup->id,
                           joints->count, n);
@@ -77,13 +79,12 @@ static int check_ports(const rb_stage_setup *setup, const char *path, const rb_f
 }
 
 /* Joint i from the file entry `e`. */
-static int make_joint(const rb_stage_setup *setup, const char *path, const rb_fnet_joint *e, pinn_joint *j,
-                      rb_err *err)
+static int make_joint(const rb_stage_setup *setup, const char *path, const rb_fnet_joint *e, pinn_joint *j, rb_err *err)
 {
     long long H = rb_params_integer(setup->params, "H");
     if (H > 0 && (size_t)H != e->H)
-        return rb_err_set(err, RB_ECONFIG, "stage %s: %s: joint %s has H = %zu, the stage asks for H = %lld",
-                          setup->id, path, e->joint, e->H, H);
+        return rb_err_set(err, RB_ECONFIG, "stage %s: %s: joint %s has H = %zu, the stage asks for H = %lld", setup->id,
+                          path, e->joint, e->H, H);
     j->H = e->H;
     j->scv = e->scv;
     if (!(j->x = rb_calloc(2 * e->H, sizeof *j->x)))

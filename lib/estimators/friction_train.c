@@ -26,8 +26,8 @@ void rb_friction_data_free(rb_friction_data *d)
 /* One session's inputs while it is being turned into series. */
 typedef struct session {
     const rb_friction_spec *spec;
-    const char *name;   /* the first path, for messages */
-    rb_log *log, *tq;   /* tq: the torque file, or NULL */
+    const char *name; /* the first path, for messages */
+    rb_log *log, *tq; /* tq: the torque file, or NULL */
     rb_clock clk;
     double *w, *v, *I, *tau; /* clk.n x n_joints each, sample-major */
 } session;
@@ -78,8 +78,8 @@ static int find_channel(session *s, const rb_fspec_signal *sig, const char *key,
     if (*ch)
         return RB_OK;
     const char *file = from == s->tq ? "the torque file" : s->name;
-    return rb_err_set(err, RB_ENOTFOUND, "%s: no channel '%s' in %s (spec key %s.channel)", s->name, sig->channel,
-                      file, key);
+    return rb_err_set(err, RB_ENOTFOUND, "%s: no channel '%s' in %s (spec key %s.channel)", s->name, sig->channel, file,
+                      key);
 }
 
 static const char *const SIGNAL_KEYS[4] = {"joint_velocity", "motor_velocity", "current", "torque"};
@@ -289,8 +289,8 @@ int rb_friction_data_build(const rb_friction_spec *spec, rb_friction_data **out,
     return rc;
 }
 
-int rb_friction_data_rows(const rb_friction_data *d, size_t j, size_t H, double **X, double **target,
-                          double **v_now, size_t *n, rb_err *err)
+int rb_friction_data_rows(const rb_friction_data *d, size_t j, size_t H, double **X, double **target, double **v_now,
+                          size_t *n, rb_err *err)
 {
     size_t rows = 0;
     for (size_t s = 0; s < d->n_sessions; s++) {
@@ -422,8 +422,8 @@ static int train_joint(const rb_friction_spec *spec, const rb_friction_train_opt
 {
     joint_rows r = {0};
     int rc = make_rows(d, spec, j, &r, err);
-    if (rc == RB_OK && (rc = rb_friction_fit(RB_FRICTION_SCV, r.v_train, r.t_train, r.n_train, &spec->scv,
-                                             &res->scv[j], NULL, err)))
+    if (rc == RB_OK &&
+        (rc = rb_friction_fit(RB_FRICTION_SCV, r.v_train, r.t_train, r.n_train, &spec->scv, &res->scv[j], NULL, err)))
         rb_err_prefix(err, "physics model: ");
     if (rc == RB_OK) {
         for (size_t k = 0; k < r.n; k++)
@@ -473,7 +473,8 @@ static int set_provenance(const rb_friction_spec *spec, const rb_friction_data *
     size_t len = 1;
     for (size_t i = 0; i < spec->n_logs; i++)
         for (size_t p = 0; p < spec->logs[i].n_paths; p++)
-            len += strlen(spec->logs[i].paths[p]) + 2 + (spec->logs[i].torques ? strlen(spec->logs[i].torques) + 16 : 0);
+            len +=
+                strlen(spec->logs[i].paths[p]) + 2 + (spec->logs[i].torques ? strlen(spec->logs[i].torques) + 16 : 0);
     char *logs = rb_calloc(len, 1), *shas = NULL;
     for (size_t i = 0; logs && i < spec->n_logs; i++) {
         for (size_t p = 0; p < spec->logs[i].n_paths; p++) {

@@ -9,11 +9,11 @@
 typedef struct t6 {
     const double *v, *y;
     size_t N;
-    double yy;       /* sum y^2 */
-    double lo, hi;   /* log bracket of the scales */
-    size_t G;        /* grid points */
-    double *table;   /* G x N: tanh(g_i v_k) at the grid scales */
-    double *col;     /* 3 x N: tanh(g2 v), tanh(g3 v), tanh(g5 v) at an off-grid point */
+    double yy;     /* sum y^2 */
+    double lo, hi; /* log bracket of the scales */
+    size_t G;      /* grid points */
+    double *table; /* G x N: tanh(g_i v_k) at the grid scales */
+    double *col;   /* 3 x N: tanh(g2 v), tanh(g3 v), tanh(g5 v) at an off-grid point */
 } t6;
 
 /* Solve the k x k SPD system A x = b (k <= 3) by Cholesky; false when a pivot is below 1e-12 of the

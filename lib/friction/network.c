@@ -15,8 +15,8 @@ int rb_fnet_alloc(rb_fnet *net, size_t n_in, size_t h1, size_t h2, rb_err *err)
 {
     memset(net, 0, sizeof *net);
     if (!n_in || !h1 || !h2)
-        return rb_err_set(err, RB_EINVAL, "friction network: sizes must be > 0 (inputs %zu, hidden %zu and %zu)",
-                          n_in, h1, h2);
+        return rb_err_set(err, RB_EINVAL, "friction network: sizes must be > 0 (inputs %zu, hidden %zu and %zu)", n_in,
+                          h1, h2);
     if (n_in > 1u << 20 || h1 > 1u << 16 || h2 > 1u << 16)
         return rb_err_set(err, RB_EINVAL, "friction network: sizes too large (inputs %zu, hidden %zu and %zu)", n_in,
                           h1, h2);
@@ -286,20 +286,20 @@ typedef struct trainer {
     const rb_fnet_data *d;
     const rb_fnet_train_opts *o;
     size_t n_train, n_val, B;
-    size_t *train, *val;       /* sample indices */
-    double *Xn;                /* n x n_in normalized inputs */
-    double *t, *p;             /* n standardized targets and physics values */
+    size_t *train, *val; /* sample indices */
+    double *Xn;          /* n x n_in normalized inputs */
+    double *t, *p;       /* n standardized targets and physics values */
     double mu_t, s_t;
-    double *bX, *bt, *bp;      /* a gathered batch */
-    double *m1, *m2;           /* dropout multipliers */
+    double *bX, *bt, *bp; /* a gathered batch */
+    double *m1, *m2;      /* dropout multipliers */
     double *work, *grad, *m, *v, *best;
     rb_rng rng;
 } trainer;
 
 static void trainer_free(trainer *tr)
 {
-    void *blocks[] = {tr->train, tr->val, tr->Xn, tr->t, tr->p, tr->bX, tr->bt, tr->bp,
-                      tr->m1, tr->m2, tr->work, tr->grad, tr->m, tr->v, tr->best};
+    void *blocks[] = {tr->train, tr->val, tr->Xn,   tr->t,    tr->p, tr->bX, tr->bt,  tr->bp,
+                      tr->m1,    tr->m2,  tr->work, tr->grad, tr->m, tr->v,  tr->best};
     for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++)
         rb_free(blocks[i]);
 }
@@ -351,8 +351,7 @@ static void draw_mask(rb_rng *rng, double *mask, size_t count, double p)
 
 /* Mean loss (standardized units) over the samples idx (no dropout); *sq_data (may be NULL): the sum of
  * squared data errors. */
-static double evaluate(trainer *tr, const rb_fnet *net, const size_t *idx, size_t count, double lambda,
-                       double *sq_data)
+static double evaluate(trainer *tr, const rb_fnet *net, const size_t *idx, size_t count, double lambda, double *sq_data)
 {
     double total = 0, data = 0;
     for (size_t s = 0; s < count; s += tr->B) {
@@ -436,8 +435,8 @@ static int run_epochs(trainer *tr, rb_fnet *net, rb_fnet_train_result *res, rb_e
         }
         double val = evaluate(tr, net, tr->val, tr->n_val, o->lambda, NULL);
         if (!isfinite(val))
-            return rb_err_set(err, RB_ENUMERIC, "epoch %zu: the validation loss is not finite (lower the learning rate)",
-                              epoch);
+            return rb_err_set(err, RB_ENUMERIC,
+                              "epoch %zu: the validation loss is not finite (lower the learning rate)", epoch);
         res->epochs_run = epoch;
         if (val < best) {
             best = val;
@@ -501,8 +500,9 @@ int rb_fnet_train(const rb_fnet_data *d, const rb_fnet_train_opts *o, rb_fnet *n
     for (size_t k = 0; k < d->n; k++)
         d->validation[k] ? tr.n_val++ : tr.n_train++;
     if (!tr.n_train || !tr.n_val)
-        return rb_err_set(err, RB_EINPUT, "friction network training: %zu training and %zu validation samples (need both)",
-                          tr.n_train, tr.n_val);
+        return rb_err_set(err, RB_EINPUT,
+                          "friction network training: %zu training and %zu validation samples (need both)", tr.n_train,
+                          tr.n_val);
     if (tr.B > tr.n_train)
         tr.B = tr.n_train;
     if ((rc = rb_fnet_alloc(net, d->n_in, o->hidden[0], o->hidden[1], err)) || (rc = trainer_alloc(&tr, net, err)))

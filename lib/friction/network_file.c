@@ -135,8 +135,9 @@ static void put_training(FILE *fp, const rb_fnet_joint *j)
     const rb_fnet_train_opts *o = &j->train;
     const rb_fnet_train_result *r = &j->result;
     fputs("      \"training\": {", fp);
-    fprintf(fp, "\"samples_train\": %zu, \"samples_validation\": %zu, \"epochs\": %zu, \"epochs_run\": %zu, "
-                "\"best_epoch\": %zu, ",
+    fprintf(fp,
+            "\"samples_train\": %zu, \"samples_validation\": %zu, \"epochs\": %zu, \"epochs_run\": %zu, "
+            "\"best_epoch\": %zu, ",
             r->n_train, r->n_val, o->epochs, r->epochs_run, r->best_epoch);
     put_kv_number(fp, "rmse_train", r->rmse_train, false);
     put_kv_number(fp, "rmse_validation", r->rmse_val, false);
@@ -197,12 +198,16 @@ static int check_for_writing(const rb_fnet_file *f, rb_err *err)
             return rb_err_set(err, RB_EINVAL, "friction network file: joint %zu: no name, H 0 or %zu inputs for H %zu",
                               i, n->n_in, j->H);
         if (!all_finite(n->theta, n->n_params) || !all_finite(n->mean, n->n_in) || !all_finite(n->iqr, n->n_in))
-            return rb_err_set(err, RB_EINVAL, "friction network file: joint %s: a weight or normalization value is "
-                              "not finite", j->joint);
+            return rb_err_set(err, RB_EINVAL,
+                              "friction network file: joint %s: a weight or normalization value is "
+                              "not finite",
+                              j->joint);
         rb_err local;
         if (j->scv.kind != RB_FRICTION_SCV || rb_friction_validate(&j->scv, &local))
-            return rb_err_set(err, RB_EINVAL, "friction network file: joint %s: the physics model is not a valid scv "
-                              "model", j->joint);
+            return rb_err_set(err, RB_EINVAL,
+                              "friction network file: joint %s: the physics model is not a valid scv "
+                              "model",
+                              j->joint);
     }
     return RB_OK;
 }
@@ -212,7 +217,8 @@ static void put_file(FILE *fp, const rb_fnet_file *f)
     fprintf(fp, "{\n  \"format\": \"%s\",\n  \"version\": %d,\n  \"sample_period\": ", RB_FNET_FORMAT, RB_FNET_VERSION);
     put_number(fp, f->sample_period);
     fputs(",\n  \"inputs\": {\"layout\": \"motor_velocity[k-H+1..k] then joint_velocity[k-H+1..k], oldest first\", "
-          "\"motor_velocity\": ", fp);
+          "\"motor_velocity\": ",
+          fp);
     put_string(fp, f->motor_velocity);
     fputs(", \"joint_velocity\": ", fp);
     put_string(fp, f->joint_velocity);
@@ -434,7 +440,8 @@ static int read_joint(reader *r, const cJSON *o, rb_fnet_file *f, size_t index)
     const cJSON *hidden = get(o, "hidden");
     if (!cJSON_IsArray(hidden) || cJSON_GetArraySize(hidden) != 2)
         return bad(r, "hidden: expected two layer sizes");
-    if ((rc = want_count(r, hidden->child, "hidden[0]", &h[0])) || (rc = want_count(r, hidden->child->next, "hidden[1]", &h[1])))
+    if ((rc = want_count(r, hidden->child, "hidden[0]", &h[0])) ||
+        (rc = want_count(r, hidden->child->next, "hidden[1]", &h[1])))
         return rc;
     if (h[0] > (1u << 16) || h[1] > (1u << 16))
         return bad(r, "hidden: layer sizes above 65536");

@@ -457,9 +457,9 @@ static int numbers_section(fsp *x, const cJSON *root, const char *key, enum rule
 
 static int parse_root(fsp *x, const cJSON *root)
 {
-    static const char *const keys[] = {"logs",   "joints", "joint_velocity", "motor_velocity", "current",
-                                       "torque", "k_t",    "R",              "clock",          "window",
-                                       "network", "scv",   "analytic"};
+    static const char *const keys[] = {"logs",    "joints", "joint_velocity", "motor_velocity", "current", "torque",
+                                       "k_t",     "R",      "clock",          "window",         "network", "scv",
+                                       "analytic"};
     cfg *c = &x->c;
     rb_friction_spec *s = x->s;
     rb_fnet_train_opts_init(&s->train);

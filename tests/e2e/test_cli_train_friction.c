@@ -24,7 +24,8 @@ static const char *const SCENARIO =
     " \"duration\": 6.0, \"seed\": 3,\n"
     " \"q0\": {\"shoulder_pitch\": 0.2, \"elbow\": 0.4},\n"
     " \"references\": {\"shoulder_pitch\": {\"kind\": \"sine\", \"offset\": 0.2, \"amplitude\": 0.4, \"freq\": 0.5},\n"
-    "                \"elbow\": {\"kind\": \"sine\", \"offset\": 0.4, \"amplitude\": 0.5, \"freq\": 0.9, \"phase\": 1.0}},\n"
+    "                \"elbow\": {\"kind\": \"sine\", \"offset\": 0.4, \"amplitude\": 0.5, \"freq\": 0.9, \"phase\": "
+    "1.0}},\n"
     " \"controller\": {\"kind\": \"torque\", \"gains\": {\n"
     "   \"shoulder_pitch\": {\"kp\": 100, \"kd\": 20, \"kp_tau\": 1, \"ki_tau\": 10},\n"
     "   \"elbow\": {\"kp\": 100, \"kd\": 20, \"kp_tau\": 1, \"ki_tau\": 10}}},\n"
@@ -41,7 +42,8 @@ static const char *const SPEC =
     " \"torque\": {\"channel\": \"truth/joints/torques\"},\n"
     " \"k_t\": [0.05], \"R\": [160, -100],\n"
     " \"network\": {\"H\": 5, \"hidden\": [24, 24], \"epochs\": 40, \"batch_size\": 128, \"patience\": 10,\n"
-    "             \"learning_rate\": 0.003, \"dropout\": 0.05, \"lambda\": 0.1, \"split_block\": 250, \"seed\": 4}%s}\n";
+    "             \"learning_rate\": 0.003, \"dropout\": 0.05, \"lambda\": 0.1, \"split_block\": 250, \"seed\": "
+    "4}%s}\n";
 
 static const char *const JOINTS[2] = {"shoulder_pitch", "elbow"};
 
@@ -221,8 +223,7 @@ static void expect_failure(const char *dir, const char *const *args, int status,
 
 Test(cli_train_friction, bad_inputs_fail_with_one_line_and_no_file, .timeout = 120)
 {
-    char *dir = test_temp_dir(), *net = test_path(dir, "net.json"), *spec = test_path(dir, "spec.json"),
-         text[2048];
+    char *dir = test_temp_dir(), *net = test_path(dir, "net.json"), *spec = test_path(dir, "spec.json"), text[2048];
     prepare(dir, "bad.h5", NULL);
     const char *train[] = {"train-friction", "spec.json", "-o", "net.json", "-q", NULL};
     /* a NaN motor current: the elbow's friction target at sample 123 */

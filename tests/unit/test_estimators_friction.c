@@ -148,7 +148,10 @@ Test(estimators_friction, motor_torque_is_kt_R_I)
 static double sgn(double v) { return (v > 0) - (v < 0); }
 
 /* Velocities crossing zero slowly (through the Stribeck region) and fast. */
-static double vel(size_t k, size_t i) { return 0.4 * sin(0.013 * (double)k + (double)i) + 0.02 * sin(0.21 * (double)k); }
+static double vel(size_t k, size_t i)
+{
+    return 0.4 * sin(0.013 * (double)k + (double)i) + 0.02 * sin(0.21 * (double)k);
+}
 
 Test(estimators_friction, friction_model_static_curves_match_their_formulas)
 {
@@ -253,13 +256,15 @@ Test(estimators_friction, friction_model_errors_name_the_parameter)
     sh_free(&h);
     expect_create_error("friction_model", "{\"model\": \"scv\", \"F_c\": [0.3], \"F_s\": [0.6], \"F_v\": [0.7]}", 1, 3,
                         0.01, ".", (const char *const[]){"model scv needs v_s", NULL});
-    expect_create_error("friction_model", "{\"model\": \"coulomb_viscous\", \"F_c\": [0.3], \"F_v\": [0.7], \"g1\": [1]}",
-                        1, 3, 0.01, ".", (const char *const[]){"g1 is not a parameter of model coulomb_viscous", NULL});
+    expect_create_error("friction_model",
+                        "{\"model\": \"coulomb_viscous\", \"F_c\": [0.3], \"F_v\": [0.7], \"g1\": [1]}", 1, 3, 0.01,
+                        ".", (const char *const[]){"g1 is not a parameter of model coulomb_viscous", NULL});
     expect_create_error("friction_model", "{\"model\": \"coulomb_viscous\", \"F_c\": [0.3, 0.2], \"F_v\": [0.7]}", 1, 3,
                         0.01, ".", (const char *const[]){"F_c has 2 values for 3 elements", NULL});
-    expect_create_error("friction_model",
-                        "{\"model\": \"scv\", \"F_c\": [0.3, 0.3, 0.7], \"F_s\": [0.6], \"F_v\": [0.7], \"v_s\": [0.01]}",
-                        1, 3, 0.01, ".", (const char *const[]){"element r_ankle", "F_s", "F_c", NULL});
+    expect_create_error(
+        "friction_model",
+        "{\"model\": \"scv\", \"F_c\": [0.3, 0.3, 0.7], \"F_s\": [0.6], \"F_v\": [0.7], \"v_s\": [0.01]}", 1, 3, 0.01,
+        ".", (const char *const[]){"element r_ankle", "F_s", "F_c", NULL});
 }
 
 /* ---- friction_pinn ------------------------------------------------------------------------------ */

@@ -20,8 +20,8 @@ static void write_log(const char *path, double t0, size_t T, uint64_t seed)
     rb_log *log;
     rb_err err;
     cr_assert_eq(rb_log_new(&log, &err), RB_OK);
-    const char *names[6] = {"joints_state/positions", "joints_state/velocities", "motors_state/positions",
-                            "motors_state/velocities", "motors_state/currents", "est/tau"};
+    const char *names[6] = {"joints_state/positions",  "joints_state/velocities", "motors_state/positions",
+                            "motors_state/velocities", "motors_state/currents",   "est/tau"};
     rb_channel *ch[6];
     for (int c = 0; c < 6; c++) {
         cr_assert_eq(rb_log_add_channel(log, names[c], T, 2, &ch[c], &err), RB_OK);
@@ -100,8 +100,8 @@ static void expect_spec_error(const char *text, const char *const *fragments)
 {
     rb_friction_spec *s = NULL;
     rb_err err;
-    cr_assert_eq(rb_friction_spec_load_text(text, strlen(text), "spec.json", NULL, &s, &err), RB_ECONFIG, "accepted: %s",
-                 text);
+    cr_assert_eq(rb_friction_spec_load_text(text, strlen(text), "spec.json", NULL, &s, &err), RB_ECONFIG,
+                 "accepted: %s", text);
     cr_assert_null(s);
     cr_assert_null(strchr(err.msg, '\n'));
     cr_assert(strncmp(err.msg, "spec.json:", 10) == 0, "%s", err.msg);
@@ -148,9 +148,10 @@ Test(friction_train, data_targets_sessions_and_rows)
     snprintf(p2, sizeof p2, "%s/l2.h5", dir);
     write_log(p1, 0.0, 400, 1);
     write_log(p2, 100.0, 300, 2);
-    rb_friction_spec *s = load_spec(dir, "{\"logs\": [\"l1.h5\", \"l2.h5\"], \"joints\": [\"b\", \"a\"],\n"
-                                         " \"torque\": {\"channel\": \"est/tau\"}, \"k_t\": [0.05, 0.04], \"R\": [-50, 100],\n"
-                                         " \"window\": [0.1, 1000]}");
+    rb_friction_spec *s =
+        load_spec(dir, "{\"logs\": [\"l1.h5\", \"l2.h5\"], \"joints\": [\"b\", \"a\"],\n"
+                       " \"torque\": {\"channel\": \"est/tau\"}, \"k_t\": [0.05, 0.04], \"R\": [-50, 100],\n"
+                       " \"window\": [0.1, 1000]}");
     rb_friction_data *d;
     rb_err err;
     cr_assert_eq(rb_friction_data_build(s, &d, &err), RB_OK, "%s", err.msg);
@@ -193,13 +194,14 @@ Test(friction_train, kf_velocities_equal_the_pipeline_stage)
     char *dir = test_temp_dir(), p1[512], cfg[512];
     snprintf(p1, sizeof p1, "%s/l1.h5", dir);
     write_log(p1, 0.0, 600, 3);
-    rb_friction_spec *s = load_spec(dir, "{\"logs\": [\"l1.h5\"], \"joints\": [\"a\", \"b\"],\n"
-                                         " \"torque\": {\"channel\": \"est/tau\"}, \"k_t\": [0.05], \"R\": [100, -50],\n"
-                                         " \"clock\": {\"rate\": 400},\n"
-                                         " \"joint_velocity\": {\"channel\": \"joints_state/positions\", "
-                                         "\"kf_derivative\": {\"q\": [1e3, 5e3], \"r\": [1e-8]}},\n"
-                                         " \"motor_velocity\": {\"channel\": \"motors_state/positions\", "
-                                         "\"kf_derivative\": {\"q\": [1e7], \"r\": [1e-6], \"p0\": [1, 1e4, 1e6]}}}");
+    rb_friction_spec *s =
+        load_spec(dir, "{\"logs\": [\"l1.h5\"], \"joints\": [\"a\", \"b\"],\n"
+                       " \"torque\": {\"channel\": \"est/tau\"}, \"k_t\": [0.05], \"R\": [100, -50],\n"
+                       " \"clock\": {\"rate\": 400},\n"
+                       " \"joint_velocity\": {\"channel\": \"joints_state/positions\", "
+                       "\"kf_derivative\": {\"q\": [1e3, 5e3], \"r\": [1e-8]}},\n"
+                       " \"motor_velocity\": {\"channel\": \"motors_state/positions\", "
+                       "\"kf_derivative\": {\"q\": [1e7], \"r\": [1e-6], \"p0\": [1, 1e4, 1e6]}}}");
     rb_friction_data *d;
     rb_err err;
     cr_assert_eq(rb_friction_data_build(s, &d, &err), RB_OK, "%s", err.msg);
@@ -264,12 +266,13 @@ Test(friction_train, driver_on_an_exact_scv_law, .timeout = 60)
     cr_assert_eq(rb_log_new(&est, &err), RB_OK);
     cr_assert_eq(rb_log_add_channel_copy(est, "tau_rnea", 3000, 2, I->time, tau, J2, NULL, &err), RB_OK);
     cr_assert_eq(rb_log_write(est, pt, NULL, &err), RB_OK, "%s", err.msg);
-    rb_friction_spec *s = load_spec(dir, "{\"logs\": [{\"log\": \"l1.h5\", \"torques\": \"est.h5\"}], \"joints\": "
-                                         "[\"a\", \"b\"],\n"
-                                         " \"torque\": {\"channel\": \"tau_rnea\"}, \"k_t\": [0.05], \"R\": [100, -50],\n"
-                                         " \"network\": {\"H\": 3, \"hidden\": [16, 16], \"epochs\": 30, \"batch_size\": "
-                                         "64, \"learning_rate\": 0.003, \"dropout\": 0, \"lambda\": 0.2},\n"
-                                         " \"analytic\": [\"coulomb_viscous\", \"scv\", \"tanh6\"]}");
+    rb_friction_spec *s =
+        load_spec(dir, "{\"logs\": [{\"log\": \"l1.h5\", \"torques\": \"est.h5\"}], \"joints\": "
+                       "[\"a\", \"b\"],\n"
+                       " \"torque\": {\"channel\": \"tau_rnea\"}, \"k_t\": [0.05], \"R\": [100, -50],\n"
+                       " \"network\": {\"H\": 3, \"hidden\": [16, 16], \"epochs\": 30, \"batch_size\": "
+                       "64, \"learning_rate\": 0.003, \"dropout\": 0, \"lambda\": 0.2},\n"
+                       " \"analytic\": [\"coulomb_viscous\", \"scv\", \"tanh6\"]}");
     rb_friction_train_opts o = {.network = true};
     rb_friction_train_result *r;
     cr_assert_eq(rb_friction_train(s, &o, &r, &err), RB_OK, "%s", err.msg);
@@ -313,7 +316,8 @@ Test(friction_train, shipped_examples_load)
 {
     rb_friction_spec *s = NULL;
     rb_err err;
-    cr_assert_eq(rb_friction_spec_load(RB_SOURCE "/configs/friction/arm_pole_spec.json", &s, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(rb_friction_spec_load(RB_SOURCE "/configs/friction/arm_pole_spec.json", &s, &err), RB_OK, "%s",
+                 err.msg);
     cr_assert_eq(s->n_logs, 0);
     cr_assert(s->joint_velocity.kf_derivative);
     const char *logs[2] = {"x.mat", "y.mat"};
@@ -325,7 +329,8 @@ Test(friction_train, shipped_examples_load)
     rb_pipeline *p;
     cr_assert_eq(rb_registry_new(&reg, &err), RB_OK);
     cr_assert_eq(rb_estimators_register(reg, &err), RB_OK);
-    cr_assert_eq(rb_pipeline_load(RB_SOURCE "/configs/friction/arm_pole_pinn.json", reg, &p, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(rb_pipeline_load(RB_SOURCE "/configs/friction/arm_pole_pinn.json", reg, &p, &err), RB_OK, "%s",
+                 err.msg);
     rb_pipeline_free(p);
     rb_registry_free(reg);
 }

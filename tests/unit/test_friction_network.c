@@ -36,8 +36,7 @@ static void random_net(rb_fnet *net, size_t n_in, size_t h1, size_t h2, uint64_t
 static double plain_forward(const rb_fnet *net, const double *x)
 {
     size_t n = net->n_in, h1 = net->h1, h2 = net->h2;
-    const double *W1 = net->theta, *b1 = W1 + h1 * n, *W2 = b1 + h1, *b2 = W2 + h2 * h1, *w3 = b2 + h2,
-                 *b3 = w3 + h2;
+    const double *W1 = net->theta, *b1 = W1 + h1 * n, *W2 = b1 + h1, *b2 = W2 + h2 * h1, *w3 = b2 + h2, *b3 = w3 + h2;
     double a1[64], a2[64], y = *b3;
     for (size_t i = 0; i < h1; i++) {
         double z = b1[i];
@@ -543,12 +542,15 @@ static void expect_rejected(const char *from, const char *to, const char *const 
 Test(friction_network, file_rejects_malformed_content)
 {
     /* a weight row one value short: the wrong input size */
-    expect_rejected("\"weights\": [\n          [0.1, ", "\"weights\": [\n          [",
-                    (const char *const[]){"joints[0] (r_knee)", "layers[0].weights row 0", "5 values", "2 H = 6", NULL});
+    expect_rejected(
+        "\"weights\": [\n          [0.1, ", "\"weights\": [\n          [",
+        (const char *const[]){"joints[0] (r_knee)", "layers[0].weights row 0", "5 values", "2 H = 6", NULL});
     /* H that disagrees with the normalization and weights */
-    expect_rejected("\"H\": 3", "\"H\": 4", (const char *const[]){"joints[0] (r_knee)", "normalization.mean", "2 H = 8", NULL});
+    expect_rejected("\"H\": 3", "\"H\": 4",
+                    (const char *const[]){"joints[0] (r_knee)", "normalization.mean", "2 H = 8", NULL});
     expect_rejected("\"version\": 1", "\"version\": 2", (const char *const[]){"unsupported version 2", NULL});
-    expect_rejected("roboest-friction-network", "something-else", (const char *const[]){"not a friction network file", NULL});
+    expect_rejected("roboest-friction-network", "something-else",
+                    (const char *const[]){"not a friction network file", NULL});
     expect_rejected("\"r_hip_pitch\"", "\"r_knee\"", (const char *const[]){"joints[1] (r_knee)", "twice", NULL});
     expect_rejected("\"hidden\": [6, 4]", "\"hidden\": [6, 5]",
                     (const char *const[]){"joints[1] (r_hip_pitch)", "layers[1].weights", "5", NULL});
