@@ -434,7 +434,10 @@ static int train_joint(const rb_friction_spec *spec, const rb_friction_train_opt
     }
     for (size_t a = 0; rc == RB_OK && a < spec->n_analytic; a++) {
         size_t at = a * spec->n_joints + j;
-        rc = rb_friction_fit(spec->analytic[a], r.v_now, r.target, r.n, &spec->scv, &res->analytic[at],
+        rb_friction_fit_opts fo = spec->scv;
+        if (spec->analytic[a] == RB_FRICTION_TANH6)
+            fo.grid = 0; /* scv's grid is per v_s; tanh6's default 13 per scale keeps its 3-D search affordable */
+        rc = rb_friction_fit(spec->analytic[a], r.v_now, r.target, r.n, &fo, &res->analytic[at],
                              &res->analytic_rmse[at], err);
         if (rc)
             rb_err_prefix(err, "%s fit: ", rb_friction_kind_name(spec->analytic[a]));

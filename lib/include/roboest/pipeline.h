@@ -563,7 +563,8 @@ void rb_scenario_free(rb_scenario *s);
  *   scv             {"v_eps" (>= 0, default 0), "v_s" (> 0 fixes it; default searched), "v_s_min",
  *                   "v_s_max", "grid"}: the fit of the physics model (rb_friction_fit).
  *   analytic        array of model names ("coulomb_viscous", "scv", "tanh6") also fitted by least squares
- *                   for the friction_model stage (with scv's v_eps and bracket options).
+ *                   for the friction_model stage (with scv's v_eps and bracket options; tanh6 keeps its
+ *                   default grid of 13 per scale).
  */
 typedef struct rb_fspec_signal {
     char *channel;
