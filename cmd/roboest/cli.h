@@ -73,5 +73,6 @@ int cmd_simulate(int argc, char **argv);
 int cmd_import_rde(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_train_friction(int argc, char **argv);
 
 #endif

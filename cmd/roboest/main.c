@@ -27,6 +27,9 @@ static const char *const MAIN_HELP =
     "                      choose the kf_derivative stage's process noise on a log\n"
     "  import-rde DIR -o PIPELINE.json\n"
     "                      the public UKF joint-torque estimator's .ini configuration as a pipeline\n"
+    "  train-friction SPEC.json -o NET.json\n"
+    "                      train the friction network (friction_pinn stage) on logs; with\n"
+    "                      --fit-analytic, least-squares friction_model parameters\n"
     "\n"
     "Logs are read by content: robot-logger MATLAB v7.3 and v5/v7 files, plain .mat/.h5 files of\n"
     "named matrices with a time vector, roboest .h5 files, and CSV with a header row.\n"
@@ -41,7 +44,8 @@ struct command {
 static const struct command COMMANDS[] = {{"info", cmd_info},     {"convert", cmd_convert}, {"run", cmd_run},
                                           {"stages", cmd_stages}, {"model", cmd_model},     {"tune", cmd_tune},
                                           {"simulate", cmd_simulate}, {"import-rde", cmd_import_rde},
-                                          {"compare", cmd_compare}, {"check", cmd_check}};
+                                          {"compare", cmd_compare}, {"check", cmd_check},
+                                          {"train-friction", cmd_train_friction}};
 
 int main(int argc, char **argv)
 {

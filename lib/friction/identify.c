@@ -174,10 +174,9 @@ int rb_friction_fit(rb_friction_kind kind, const double *v, const double *tau_F,
         o = &def;
     if (!v || !tau_F || !out)
         return rb_err_set(err, RB_EINVAL, "friction fit: NULL argument");
-    if (kind != RB_FRICTION_CV && kind != RB_FRICTION_SCV)
+    if (kind != RB_FRICTION_CV && kind != RB_FRICTION_SCV && kind != RB_FRICTION_TANH6)
         return rb_err_set(err, RB_EINVAL,
-                          "friction fit: model %s is not linear in its parameters (use "
-                          "coulomb_viscous or scv)",
+                          "friction fit: model %s cannot be fitted (use coulomb_viscous, scv or tanh6)",
                           rb_friction_kind_name(kind));
     const char *kn = rb_friction_kind_name(kind);
     if (!(o->v_eps >= 0 && isfinite(o->v_eps)))
@@ -225,7 +224,9 @@ int rb_friction_fit(rb_friction_kind kind, const double *v, const double *tau_F,
             k++;
         }
     d.v = vv, d.y = yv, d.N = n;
-    if (kind == RB_FRICTION_CV) {
+    if (kind == RB_FRICTION_TANH6) {
+        rc = rb_fric_fit_tanh6(vv, yv, n, o, vmax, &m, err);
+    } else if (kind == RB_FRICTION_CV) {
         m.cv.v_eps = o->v_eps;
         rc = fit_fixed(&d, &m, &rss, err);
     } else {
@@ -237,7 +238,7 @@ int rb_friction_fit(rb_friction_kind kind, const double *v, const double *tau_F,
             rc = fit_fixed(&d, &m, &rss, err);
         }
     }
-    if (rc == RB_ENUMERIC && !search)
+    if (rc == RB_ENUMERIC && !search && kind != RB_FRICTION_TANH6)
         rb_err_prefix(err, "friction fit %s: the velocities do not excite every parameter (theta = %s): ", kn,
                       kind == RB_FRICTION_CV ? "[F_c, F_v]" : "[F_c, F_s - F_c, F_v]");
     if (rc)

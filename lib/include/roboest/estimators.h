@@ -63,6 +63,59 @@
  *                      array, 1 or n values > 0, default [1e-6]); p0 (3 numbers > 0, default
  *                      [1, 1e2, 1e4]). A q or r array of another length is RB_ECONFIG at create.
  *                      `roboest tune kf-derivative` picks q on a log (rb_kfd_tune below).
+ *   motor_torque       in current (n, A), out tau_m (n, "N m"). The motor torque reaching the joint side
+ *                      of the gear (joint-torque paper eq. 2, the rotor's inertia neglected):
+ *                          tau_m_i = k_t_i R_i I_m_i
+ *                      with the motor torque constant k_t (N m/A) and the SIGNED gear ratio R (rotor angle =
+ *                      R joint angle, e.g. -160 on ergoCub: the sign turns the rotor's torque into the
+ *                      joint's direction). NaN passes through.
+ *                      params: k_t (number array > 0, required), R (number array, non-zero, required); each
+ *                      1 value for every joint or one per joint.
+ *   friction_model     in velocity (n, joint velocity, rad/s), out tau_F (n, "N m"). An analytic friction
+ *                      law per joint, friction.h's convention (tau_j = tau_m - tau_F, tau_F v >= 0):
+ *                        "coulomb_viscous"  F_c S(v) + F_v v
+ *                        "scv"              (F_c + (F_s - F_c) exp(-(v / v_s)^2)) S(v) + F_v v
+ *                        "tanh6"            g1 (tanh(g2 v) - tanh(g3 v)) + g4 tanh(g5 v) + g6 v
+ *                        "lugre"            the bristle model (friction.h): dz/dt = v - sigma0 |v| z / g(v),
+ *                                           tau_F = sigma0 z + sigma1 dz/dt + F_v v; z starts at 0 and is
+ *                                           advanced exactly over each clock interval t_k - t_{k-1} with v_k
+ *                                           held (rb_friction_lugre_step; nothing at k = 0), so the output at
+ *                                           k depends on samples up to k only. A NaN velocity gives NaN and
+ *                                           leaves z.
+ *                      with the smooth sign S(v) = tanh(v / v_eps) (S(v) = sgn(v) when v_eps = 0): v_eps
+ *                      defaults to v_s / 10 for "scv" (|S - sgn| <= 2 exp(-20 |v| / v_s): below 1.3 % from
+ *                      |v| = v_s / 4 on, so the Stribeck hump keeps its shape while the jump at rest is
+ *                      smoothed) and to 0 for "coulomb_viscous"; tanh6 is smooth by construction. Each element's parameters go through rb_friction_build and its
+ *                      validation (F_s >= F_c, g2 >= g3, ...; an error names the element). NaN velocity gives
+ *                      NaN.
+ *                      params: model ("coulomb_viscous" | "scv" | "tanh6" | "lugre", required); the model's
+ *                      parameters as number arrays (1 value for every joint or one per joint, >= 0): F_c, F_s,
+ *                      F_v (N m, N m, N m s/rad), v_s (rad/s), v_eps (rad/s, optional), g1..g6 (N m, s/rad,
+ *                      s/rad, N m, s/rad, N m s/rad), sigma0 (N m/rad), sigma1 (N m s/rad). A parameter
+ *                      the model does not use is an error (RB_ECONFIG), as is a missing one.
+ *                      `roboest train-friction --fit-analytic MODEL` prints these parameters fitted on a log.
+ *   friction_pinn      in motor_velocity (n), joint_velocity (n); out tau_F (n, "N m"). The
+ *                      physics-informed friction network of the joint-torque paper (friction.h, "the friction
+ *                      network") per joint, loaded from the file `roboest train-friction` writes. The stage
+ *                      keeps, per joint, the last H samples of both inputs (oldest first) and evaluates the
+ *                      joint's network on [w_{k-H+1..k}, v_{k-H+1..k}] (rb_fnet_infer_forward: second layer in
+ *                      single precision, ~4 us per joint at 40 inputs and 233/229 hidden units). Feed it what
+ *                      training used: the motor velocity as logged (motors_state/velocities is rotor side,
+ *                      about R times the joint's) and the joint velocity from the same source (e.g. a
+ *                      kf_derivative stage with the q and r the training spec gave), on a clock of the
+ *                      training's sample period (checked: within 2 %, else RB_ECONFIG).
+ *                      While the history fills (the first H - 1 samples, and again after a NaN in either
+ *                      input, which restarts the count) the output follows history_fill: "zero" (0, the
+ *                      paper's start-up value: the UKF starts at tau_F = 0), "model" (the file's SCV model at
+ *                      the current joint velocity; NaN if it is NaN) or "nan".
+ *                      params: network (string, required: the file, relative to the pipeline file's folder);
+ *                      joints (string array, optional: the file's joint for each element, default the
+ *                      joint_velocity element names); history_fill ("zero" | "model" | "nan", default
+ *                      "zero"); H (integer >= 0, default 0: a check that the file's H equals it).
+ *                      Errors at create (one line, naming the file and the item): the file's own (missing,
+ *                      malformed, wrong input size: "stage pinn: net.json: joints[0] (r_knee):
+ *                      layers[0].weights row 0 has 39 values, expected 2 H = 40"), a joint without a network,
+ *                      motor_velocity and joint_velocity of different widths, an H or sample-period mismatch.
  */
 #ifndef ROBOEST_ESTIMATORS_H
 #define ROBOEST_ESTIMATORS_H
@@ -72,6 +125,9 @@
 extern const rb_stage_type rb_stage_lowpass;
 extern const rb_stage_type rb_stage_finite_difference;
 extern const rb_stage_type rb_stage_kf_derivative;
+extern const rb_stage_type rb_stage_motor_torque;
+extern const rb_stage_type rb_stage_friction_model;
+extern const rb_stage_type rb_stage_friction_pinn;
 
 /* ---- kf_derivative offline: the same filter over a whole signal, and the choice of q -------------- */
 #define RB_KFD_DEFAULT_Q 1e4    /* unit^2/s^5 */
@@ -164,6 +220,81 @@ int rb_kfd_tune(const double *t, const double *z, const double *v_ref, size_t T,
  * "channel <name>: element <name>: ". */
 int rb_kfd_tune_channel(const rb_channel *x, size_t element, const rb_channel *ref, size_t ref_element,
                         const rb_kfd_tune_opts *o, rb_kfd_tune_result *res, rb_err *err);
+
+/* ---- friction training (lib/estimators/friction_train.c; `roboest train-friction`) ---------------------
+ * From a spec (rb_friction_spec, roboest/pipeline.h) to per-joint friction networks (roboest/friction.h) and
+ * least-squares fits of the analytic models.
+ *
+ * Data (rb_friction_data_build), per log session (files concatenated with rb_log_append):
+ *   1. the clock: the spec's rate or channel over the span every used channel covers (the latest first
+ *      sample to the earliest last sample), limited to the window;
+ *   2. every channel resampled onto it (linear; a non-finite sample the clock uses is RB_EINPUT naming the
+ *      channel, element and sample, as in a pipeline run);
+ *   3. velocities given as positions (kf_derivative) go through the kf_derivative stage's own filter
+ *      (rb_kfd_run over the clock times): the same numbers a pipeline with that stage produces;
+ *   4. the friction target tau_F = k_t R I_m - tau_j per joint and sample; a non-finite one is RB_ENUMERIC
+ *      "<log>: joint <j>: friction target at sample <k> (t = <s> s) is not finite (k_t R I_m = .., tau_j = ..)".
+ * The sample period is 1 / rate, or the median interval of the first session's channel clock; every
+ * session's must agree within 2 % (RB_EINPUT otherwise).
+ *
+ * Training (rb_friction_train), per joint: the rows are the samples with a full history of H samples inside
+ * their session, x_k = [w_{k-H+1..k}, v_{k-H+1..k}] (friction.h's layout), target tau_F_k, current joint
+ * velocity v_k; the block split of rb_fnet_split (split_block); the SCV model fitted (rb_friction_fit, the
+ * spec's scv options; non-negative F_c, F_s - F_c, F_v) on the training rows; its value at v_k is the physics
+ * term of the loss; then rb_fnet_train with the spec's options. The analytic models are fitted on all rows.
+ * Memory: about 16 H bytes per row of one joint at a time (rows and their normalized copy) plus 24 bytes per
+ * sample and joint for the series.
+ */
+typedef struct rb_friction_data {
+    size_t n_joints;
+    size_t n_sessions;
+    size_t *start;        /* n_sessions + 1: session s holds samples start[s] .. start[s + 1] - 1 */
+    size_t T;             /* samples over all sessions */
+    double *time;         /* T clock times, s */
+    double *w, *v;        /* n_joints x T each (joint j at j T): motor and joint velocity as the network sees them */
+    double *target;       /* n_joints x T: tau_F = k_t R I_m - tau_j, N m */
+    double sample_period; /* s */
+    char **log_sha256;    /* n_sessions: SHA-256 of each session's files, comma-separated */
+} rb_friction_data;
+
+/* Read the spec's logs and build the series above (caller frees with rb_friction_data_free). Messages start
+ * with the log's path. RB_ENOTFOUND (file, channel or element; naming the spec key), RB_EINPUT, RB_ENUMERIC,
+ * RB_ENOMEM. */
+int rb_friction_data_build(const rb_friction_spec *spec, rb_friction_data **out, rb_err *err);
+void rb_friction_data_free(rb_friction_data *d);
+/* The rows of joint j for history length H (caller frees *X, *target, *v_now with rb_free): X n x 2 H,
+ * target and v_now n each. *n may be 0. RB_ENOMEM. */
+int rb_friction_data_rows(const rb_friction_data *d, size_t j, size_t H, double **X, double **target,
+                          double **v_now, size_t *n, rb_err *err);
+
+typedef struct rb_friction_train_opts {
+    bool network; /* train the networks (false: only the SCV and analytic fits) */
+    /* Called after every epoch of joint `joint` (index into spec->joints); rb_fnet_train_opts.progress's
+     * rules. May be NULL. */
+    int (*progress)(void *user, size_t joint, size_t epoch, size_t epochs, double train_loss, double val_loss);
+    void *user;
+} rb_friction_train_opts;
+
+typedef struct rb_friction_train_result {
+    rb_fnet_file *file;          /* the networks, with provenance (NULL unless opts.network) */
+    size_t n_joints;
+    double sample_period;        /* s */
+    size_t *n_rows;              /* per joint */
+    double *rms_target;          /* per joint: sqrt(mean tau_F^2) over the rows: the zero-friction RMSE */
+    rb_friction_model *scv;      /* per joint: the physics model */
+    double *scv_rmse;            /* per joint, over all rows, N m */
+    size_t n_analytic;
+    rb_friction_kind analytic_kind[3];
+    rb_friction_model *analytic; /* n_analytic x n_joints: model a of joint j at a n_joints + j */
+    double *analytic_rmse;       /* likewise, over all rows, N m */
+} rb_friction_train_result;
+
+/* Build the data and fit / train every joint. Errors of rb_friction_data_build; then, prefixed with
+ * "joint <name>: ", RB_EINPUT (fewer than 10 rows, or no validation row), the fits' and rb_fnet_train's
+ * errors. The caller frees *out with rb_friction_train_result_free. */
+int rb_friction_train(const rb_friction_spec *spec, const rb_friction_train_opts *o, rb_friction_train_result **out,
+                      rb_err *err);
+void rb_friction_train_result_free(rb_friction_train_result *r);
 
 /* Register every built-in stage type. RB_EINVAL if one is already registered, RB_ENOMEM. */
 int rb_estimators_register(rb_registry *reg, rb_err *err);

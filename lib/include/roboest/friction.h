@@ -246,17 +246,31 @@ double rb_friction_step(const rb_friction_model *m, rb_friction_state *s, double
  * log-spaced grid of `grid` points over [v_s_min, v_s_max] (the residual can have several local minima;
  * the grid picks the global one at its resolution), then a golden-section refinement in log v_s between
  * the best point's neighbours to a relative width of 1e-4.
+ * tanh6 (Makkar's model: linear in g1, g4, g6 for given scales g2, g3, g5): the columns
+ *   phi = [tanh(g2 v) - tanh(g3 v), tanh(g5 v), v],  theta = [g1, g4, g6] >= 0
+ * are fitted by the same exact NNLS (through the 3 x 3 normal equations; a subset whose Gram matrix has a
+ * pivot below 1e-12 of its largest diagonal, e.g. g2 = g3, is skipped) for scales searched in log space:
+ * every triple of a `grid`-point grid (default 13) over [1 / v_s_max, 1 / v_s_min] (default [1 / max|v|,
+ * 1e3 / max|v|] s/rad) with g2 above g3 by at least one grid step (a factor e^step, 1.78 for the default
+ * grid: two almost equal scales would make g1 (tanh(g2 v) - tanh(g3 v)) a huge multiple of a tiny column that
+ * fits noise), then sweeps of golden-section refinement of one scale at a time within one grid step of its
+ * value (the separation kept) to a width of 1e-4 in log g, up to 12 sweeps, until one gains less than
+ * 1e-12 of sum tau_F^2. The curve is what the
+ * fit pins down: when two scales coincide (g2 = g5, as in Table 4.1) g1 and g4 trade against each other
+ * and the parameters found may differ from the generating ones while the curve matches. v_eps and v_s
+ * are not used. Cost: G^2 (G - 1) / 2 + up to ~500 evaluations of O(N) each (1-3 s for 60 000 samples).
  * Samples whose v or tau_F is not finite are skipped. The fit is returned as a validated model with
  * out->*.v_eps = o->v_eps and no drift. rmse (may be NULL): sqrt(mean (tau_F - model(v))^2) over the
- * samples used. Allocates (offline use). Errors: RB_EINVAL (NULL data, a kind other than coulomb_viscous
- * or scv, negative v_eps, a bad bracket), RB_EDIM (fewer finite samples than parameters), RB_ENUMERIC
+ * samples used. Allocates (offline use). Errors: RB_EINVAL (NULL data, a kind other than coulomb_viscous,
+ * scv or tanh6, negative v_eps, a bad bracket), RB_EDIM (fewer finite samples than parameters), RB_ENUMERIC
  * (the velocities do not excite every parameter: a rank-deficient regressor, e.g. every v the same or
  * 0, or for scv no v near the Stribeck region for every v_s tried), RB_ENOMEM. */
 typedef struct rb_friction_fit_opts {
     double v_eps;            /* sign in the regressors and the result: tanh(v / v_eps) if > 0, sgn if 0 */
     double v_s;              /* scv: > 0 fixes the Stribeck velocity; 0 searches it */
-    double v_s_min, v_s_max; /* search bracket, rad/s; 0: 1e-3 max|v| and max|v| of the samples */
-    size_t grid;             /* search grid points (>= 3); 0: 41 */
+    double v_s_min, v_s_max; /* search bracket, rad/s; 0: 1e-3 max|v| and max|v| of the samples (tanh6: the
+                                velocity scales 1 / g of g2, g3, g5) */
+    size_t grid;             /* search grid points (>= 3); 0: 41 (scv), 13 per scale (tanh6) */
 } rb_friction_fit_opts;
 
 /* o NULL: all defaults (exact sign, v_s searched). */
@@ -267,5 +281,256 @@ int rb_friction_fit(rb_friction_kind kind, const double *v, const double *tau_F,
  * whose v_s and v_eps are taken from m) and returns p; 0 for other kinds. For recursive identification
  * (rb_rls) of the same parameters. */
 size_t rb_friction_regressor(const rb_friction_model *m, double v, double *phi);
+
+
+/* ==== the friction network (lib/friction/network.c) ===============================================
+ * The joint-torque paper's physics-informed friction model (seed 000, section III-A, eq. 4; the
+ * design notes' "The friction network"): per joint, a multilayer perceptron maps short histories of
+ * the motor and joint velocities to the friction torque now.
+ *
+ * Inputs. n_in = 2 H values (H >= 1; 20 typical): the H most recent motor velocities, oldest first,
+ * then the H most recent joint velocities, oldest first:
+ *     x_k = [w_{k-H+1}, ..., w_k, v_{k-H+1}, ..., v_k]
+ * w is the motor velocity as the training data gave it (a robot-logger motors_state::velocities channel
+ * is rotor side, about R times the joint's, with R's sign), v the joint velocity (rad/s). The network
+ * sees exactly what training saw: feed the friction_pinn stage the same quantities (same channels, same
+ * kf_derivative filtering, same sample rate).
+ *
+ * Normalization, per input feature i: xn_i = (x_i - mean_i) / iqr_i with the mean and the inter-quartile
+ * range (75th minus 25th percentile, linear interpolation between order statistics: the sorted values
+ * s_0..s_{n-1} give the q-quantile s at position q (n - 1)) of the training samples; an iqr below 1e-4 is
+ * set to 1 (a feature that hardly varies is only centred).
+ *
+ * Network (Linear - ReLU - Dropout - Linear - ReLU - Dropout - Linear(1)):
+ *     a1 = relu(W1 xn + b1)   (h1),   a2 = relu(W2 a1 + b2)   (h2),   tau_F = w3 . a2 + b3
+ * with relu(z) = max(z, 0) (derivative 0 at z = 0). Dropout acts only in training ("inverted" dropout:
+ * each hidden unit is zeroed with probability p and the kept ones are scaled by 1 / (1 - p)), so the
+ * trained weights are used as they are. tau_F in N m, friction.h's sign convention (tau_j = tau_m - tau_F).
+ *
+ * Parameters: one flat vector theta, row-major blocks in this order
+ *     W1 (h1 x n_in), b1 (h1), W2 (h2 x h1), b2 (h2), w3 (h2), b3 (1)
+ * so n_params = h1 (n_in + 1) + h2 (h1 + 1) + h2 + 1.
+ *
+ * Loss (eq. 4), over N samples with the measured friction torque t_i and the physics model's value p_i
+ * (the fitted SCV curve at the sample's current joint velocity v_k):
+ *     L = (1 - lambda) (1/N) sum_i (y_i - t_i)^2 + lambda (1/N) sum_i (y_i - p_i)^2,   lambda in [0, 1].
+ *
+ * Training (rb_fnet_train), deterministic for a seed (one rb_rng drives the initialization, the
+ * shuffles and the dropout masks, in a fixed order; OpenBLAS's products are reproducible on one machine
+ * and build, so the same data and options give the same weight bytes there):
+ *   1. split: the samples (in the caller's order, e.g. time) are cut into consecutive blocks of `block`
+ *      samples and every fifth block (blocks 4, 9, 14, ...) is validation, 20 % of the data spread over
+ *      the whole log; blocks rather than single samples because neighbouring samples share most of their
+ *      history (a random per-sample split would leak the validation set into training). With fewer than
+ *      5 blocks the block length becomes ceil(N / 5). rb_fnet_split marks them.
+ *   2. normalization from the training samples (above); the targets are standardized too (mean mu_t and
+ *      standard deviation s_t of the training targets; s_t < 1e-12 is taken as 1) and the network is
+ *      trained on (t - mu_t) / s_t and (p - mu_t) / s_t; at the end the scale is folded into the output
+ *      layer exactly (w3 <- s_t w3, b3 <- s_t b3 + mu_t), so the stored network outputs N m.
+ *   3. initialization: He normal, W ~ N(0, 2 / fan_in) for the ReLU layers and N(0, 1 / fan_in) for the
+ *      output layer, biases 0.
+ *   4. epochs: the training samples are shuffled (Fisher-Yates), cut into mini-batches of batch_size
+ *      (the last one shorter), and each batch takes one Adam step (beta1 0.9, beta2 0.999, eps 1e-8,
+ *      bias-corrected, constant learning rate) on the gradient of L over the batch with fresh dropout
+ *      masks. After each epoch L is evaluated on the validation samples without dropout.
+ *   5. early stopping: the weights of the epoch with the lowest validation loss are kept; training stops
+ *      after `patience` epochs without a new lowest value (patience 0: run every epoch).
+ * Cost: about 6 B (n_in h1 + h1 h2) flops per batch of B, through OpenBLAS dgemm.
+ *
+ * Inference (rb_fnet_forward) allocates nothing: the caller owns a workspace of rb_fnet_work_size
+ * doubles; it runs two cblas_dgemv and a dot product.
+ */
+typedef struct rb_fnet {
+    size_t n_in, h1, h2;
+    size_t n_params;
+    double *theta; /* n_params, layout above */
+    double *mean;  /* n_in: feature means */
+    double *iqr;   /* n_in: feature spreads (> 0) */
+} rb_fnet;
+
+/* Pointers to the blocks of theta. */
+typedef struct rb_fnet_parts {
+    double *W1, *b1, *W2, *b2, *w3, *b3;
+} rb_fnet_parts;
+
+/* A zeroed network (theta 0, mean 0, iqr 1) of the given sizes (all > 0). RB_EINVAL, RB_ENOMEM. Free with
+ * rb_fnet_free (which accepts a zeroed struct). */
+int rb_fnet_alloc(rb_fnet *net, size_t n_in, size_t h1, size_t h2, rb_err *err);
+void rb_fnet_free(rb_fnet *net);
+/* *dst = a copy of src (dst is allocated; free it with rb_fnet_free). */
+int rb_fnet_copy(rb_fnet *dst, const rb_fnet *src, rb_err *err);
+rb_fnet_parts rb_fnet_parts_of(const rb_fnet *net);
+/* He-normal weights, zero biases (step 3 above), drawn from rng. */
+void rb_fnet_init_weights(rb_fnet *net, rb_rng *rng);
+
+/* Doubles of workspace rb_fnet_forward needs: n_in + h1 + h2. */
+size_t rb_fnet_work_size(const rb_fnet *net);
+/* tau_F for raw (unnormalized) inputs x (n_in values, layout above). No allocation, no checks: a NaN
+ * input gives NaN. */
+double rb_fnet_forward(const rb_fnet *net, const double *x, double *work);
+
+/* The inference form the friction_pinn stage runs per sample: the same network with W2 stored transposed
+ * in single precision, so that the second layer reads half the memory and skips the columns of the units
+ * the first ReLU switched off (typically half): a2 = b2 + sum_{j: a1_j > 0} a1_j W2[:, j], accumulated in
+ * float (cblas_saxpy); the normalization, the first layer (cblas_dgemv) and the output stay in double.
+ * Cost at 40 inputs and 233/229 hidden units: about 4-5 us per joint on one core, six joints' weights
+ * (1.3 MB) fitting a 2 MB L2 cache (rb_fnet_forward: 15-20 us there, double weights spilling to L3;
+ * make build/bench_friction). The output agrees with rb_fnet_forward to single precision on the second
+ * layer's sums, a relative error of about 1e-6 of the output's scale (tested below 1e-5); like
+ * rb_fnet_forward it is deterministic and allocates nothing. */
+typedef struct rb_fnet_infer {
+    size_t n_in, h1, h2;
+    double *mean, *iqr; /* n_in */
+    double *W1, *b1;    /* h1 x n_in, h1 */
+    float *W2t;         /* h1 x h2: W2 transposed */
+    double *b2, *w3;    /* h2 each */
+    double b3;
+    float *a2;          /* h2: the second layer's sums (scratch of rb_fnet_infer_forward) */
+} rb_fnet_infer;
+
+/* Build the inference form of net (copies; free with rb_fnet_infer_free, which accepts a zeroed struct). */
+int rb_fnet_infer_init(rb_fnet_infer *f, const rb_fnet *net, rb_err *err);
+void rb_fnet_infer_free(rb_fnet_infer *f);
+/* Doubles of workspace rb_fnet_infer_forward needs: n_in + h1. */
+size_t rb_fnet_infer_work_size(const rb_fnet_infer *f);
+/* tau_F for raw inputs x (n_in values). No allocation; uses f's own scratch, so one call at a time per f. */
+double rb_fnet_infer_forward(rb_fnet_infer *f, const double *x, double *work);
+
+/* One mini-batch for the loss and its gradient: B samples of normalized inputs. */
+typedef struct rb_fnet_batch {
+    size_t B;
+    const double *Xn;      /* B x n_in normalized inputs */
+    const double *target;  /* B measured friction torques */
+    const double *physics; /* B physics-model values (may be NULL when lambda is 0) */
+    const double *mask1;   /* B x h1 dropout multipliers (0 or 1 / (1 - p)); NULL: no dropout */
+    const double *mask2;   /* B x h2 likewise */
+} rb_fnet_batch;
+
+/* Doubles of workspace rb_fnet_batch_loss needs for batches of up to B samples. */
+size_t rb_fnet_batch_work_size(const rb_fnet *net, size_t B);
+/* L of eq. 4 over the batch (the network applied to Xn directly: the normalization is the caller's) and,
+ * when grad is not NULL, dL/dtheta (n_params values, theta's layout) by backpropagation. */
+double rb_fnet_batch_loss(const rb_fnet *net, const rb_fnet_batch *b, double lambda, double *grad, double *work);
+
+/* Mark the validation samples of step 1 above: validation[i] for i < n (block 0: the default 500). */
+void rb_fnet_split(size_t n, size_t block, bool *validation);
+
+typedef struct rb_fnet_train_opts {
+    size_t hidden[2];     /* h1, h2 (> 0) */
+    double dropout;       /* p in [0, 1) */
+    double lambda;        /* physics weight in [0, 1] */
+    double learning_rate; /* Adam step size (> 0) */
+    size_t epochs;        /* maximum number of epochs (>= 1) */
+    size_t batch_size;    /* >= 1 */
+    size_t patience;      /* epochs without improvement before stopping; 0: never stop early */
+    uint64_t seed;
+    /* Called after every epoch (epoch counts from 1) with the mean batch loss of the epoch (with dropout)
+     * and the validation loss, both as RMS-like values in N m (sqrt of L); non-zero cancels (RB_EINVAL, or
+     * the value when it is a negative rb_status). May be NULL. */
+    int (*progress)(void *user, size_t epoch, size_t epochs, double train_loss, double val_loss);
+    void *user;
+} rb_fnet_train_opts;
+
+/* Defaults: hidden 233 and 229, dropout 0.1, lambda 0.12 (the ergoCub r_knee values), learning rate 1e-3,
+ * 200 epochs, batch 256, patience 20, seed 0, no progress. */
+void rb_fnet_train_opts_init(rb_fnet_train_opts *o);
+
+typedef struct rb_fnet_data {
+    size_t n, n_in;
+    const double *X;        /* n x n_in raw inputs (layout above) */
+    const double *target;   /* n measured friction torques, N m */
+    const double *physics;  /* n physics-model values, N m */
+    const bool *validation; /* n: true for the validation samples (e.g. from rb_fnet_split) */
+} rb_fnet_data;
+
+typedef struct rb_fnet_train_result {
+    size_t n_train, n_val;
+    size_t epochs_run;         /* epochs done (fewer than asked when stopped early) */
+    size_t best_epoch;         /* the epoch whose weights were kept (from 1) */
+    double rmse_train;         /* sqrt(mean (y - t)^2) of the kept network on the training samples, N m */
+    double rmse_val;           /* the same on the validation samples */
+    double rmse_physics_val;   /* sqrt(mean (p - t)^2) on the validation samples: the physics model alone */
+    double loss_val;           /* L (eq. 4) of the kept network on the validation samples, N m^2 */
+} rb_fnet_train_result;
+
+/* Train a network on d (steps above) into *net (allocated here; free with rb_fnet_free). res may be NULL.
+ * Errors: RB_EINVAL (NULL data, options out of range, naming the option), RB_EINPUT (no training or no
+ * validation sample), RB_ENUMERIC (a non-finite input, target or physics value: "sample 12: friction
+ * target is nan"; or a loss that stops being finite: "epoch 3: the training loss is not finite (lower the
+ * learning rate)"), RB_ENOMEM, a progress callback's cancel. *net is left zeroed on failure. */
+int rb_fnet_train(const rb_fnet_data *d, const rb_fnet_train_opts *o, rb_fnet *net, rb_fnet_train_result *res,
+                  rb_err *err);
+
+/* ---- the network file --------------------------------------------------------------------------
+ * One JSON file holds the networks of several joints (`roboest train-friction` writes it, the
+ * friction_pinn stage reads it). Numbers are written as shortest round-trip text, so reading the file
+ * gives back the same doubles. Format "roboest-friction-network", version 1:
+ *   {
+ *     "format": "roboest-friction-network",
+ *     "version": 1,
+ *     "sample_period": 0.001,            s: the training clock's interval (the stage checks its own)
+ *     "inputs": {"layout": "...", "motor_velocity": "...", "joint_velocity": "..."},   descriptions
+ *     "provenance": {"roboest_version": "...", ...},                                   strings
+ *     "joints": [
+ *       {"joint": "r_knee", "H": 20, "hidden": [233, 229],
+ *        "normalization": {"mean": [2H numbers], "iqr": [2H numbers > 0]},
+ *        "layers": [{"weights": [h1 rows of 2H], "biases": [h1]},
+ *                   {"weights": [h2 rows of h1], "biases": [h2]},
+ *                   {"weights": [[h2 numbers]], "biases": [1 number]}],
+ *        "scv": {"F_c": ., "F_s": ., "F_v": ., "v_s": ., "v_eps": .},   the physics model (friction.h scv)
+ *        "training": {"samples_train", "samples_validation", "epochs", "epochs_run", "best_epoch",
+ *                     "rmse_train", "rmse_validation", "rmse_scv_validation", "loss_validation",
+ *                     "lambda", "dropout", "learning_rate", "batch_size", "patience", "seed",
+ *                     "split_block"}}      informative: read back when present, never required
+ *     ]
+ *   }
+ * The reader checks the format name and version ("unsupported version 2 (this roboest reads 1)"), that
+ * joint names are unique and non-empty, H >= 1, every array has its stated size (weights rows and
+ * columns against H and hidden), every number is finite, iqr > 0 and the scv model is valid; unknown keys
+ * are ignored (informative additions within a version). Errors are one line naming the file and the item:
+ * "net.json: joints[1] (elbow): layers[0].weights: row 3 has 39 values, expected 2 H = 40".
+ */
+#define RB_FNET_FORMAT "roboest-friction-network"
+#define RB_FNET_VERSION 1
+
+typedef struct rb_fnet_joint {
+    char *joint;
+    size_t H;
+    rb_fnet net;                 /* n_in = 2 H */
+    rb_friction_model scv;       /* the physics model, kind RB_FRICTION_SCV */
+    rb_fnet_train_opts train;    /* options it was trained with (progress unused) */
+    size_t split_block;
+    rb_fnet_train_result result; /* its training record */
+} rb_fnet_joint;
+
+typedef struct rb_fnet_kv {
+    char *key, *value;
+} rb_fnet_kv;
+
+typedef struct rb_fnet_file {
+    double sample_period;   /* s */
+    char *motor_velocity;   /* what the motor velocity input was, e.g. "motors_state/velocities" (may be NULL) */
+    char *joint_velocity;   /* likewise */
+    size_t n_provenance;
+    rb_fnet_kv *provenance; /* strings, in file order */
+    size_t n_joints;
+    rb_fnet_joint *joints;
+} rb_fnet_file;
+
+/* An empty file description (free with rb_fnet_file_free). RB_ENOMEM. */
+int rb_fnet_file_new(rb_fnet_file **out, rb_err *err);
+void rb_fnet_file_free(rb_fnet_file *f);
+/* Append a joint (its fields zeroed; the caller fills them) and return it; RB_ENOMEM. */
+int rb_fnet_file_add(rb_fnet_file *f, const char *joint, rb_fnet_joint **out, rb_err *err);
+/* Add a provenance string (copied). RB_ENOMEM. */
+int rb_fnet_file_set(rb_fnet_file *f, const char *key, const char *value, rb_err *err);
+/* The joint entry by name, NULL if absent (borrowed). */
+const rb_fnet_joint *rb_fnet_file_find(const rb_fnet_file *f, const char *joint);
+/* Write through a temporary file renamed into place (nothing at path on failure). RB_EEXISTS, RB_EIO,
+ * RB_EINVAL (an entry whose sizes disagree, a non-finite number), RB_ENOMEM. */
+int rb_fnet_file_write(const rb_fnet_file *f, const char *path, bool overwrite, rb_err *err);
+/* Read and check a file (rules above). RB_ENOTFOUND (missing file), RB_EINPUT (anything malformed, naming
+ * the item), RB_ENOMEM. *out is NULL on failure. */
+int rb_fnet_file_read(const char *path, rb_fnet_file **out, rb_err *err);
 
 #endif

@@ -696,8 +696,7 @@ typedef struct rb_rde_import {
 int rb_rde_import_dir(const char *dir, const rb_rde_import_opts *opts, rb_rde_import *out, rb_err *err);
 void rb_rde_import_free(rb_rde_import *imp);
 
-/* ==== comparison suites and CI checks (lib/pipeline/suite.c, compare.c, check.c) ============================
- * A suite runs every (variant, log) pair: each variant is a pipeline file and the signal in it that holds the
+/* ==== comparison suites and CI checks (lib/pipeline/suite.c, compare.c, check.c) ===================== * A suite runs every (variant, log) pair: each variant is a pipeline file and the signal in it that holds the
  * estimate; every estimate is scored against one reference channel of the log, which the suite resamples onto
  * each run's clock itself (the pipelines need not bind it). Suite file (JSON; unknown or duplicated keys are
  * errors with suggestions; relative paths resolve against the suite file's folder):
@@ -856,5 +855,89 @@ void rb_rules_free(char **rules, char **wheres, size_t n);
  * classname="roboest.check" name="<rule>"> per rule, a failing one holding <failure message="...">. Caller
  * frees *xml with rb_free. */
 int rb_check_junit(const rb_check *c, const char *suite_name, char **xml, rb_err *err);
+
+/* ==== friction training specs (lib/pipeline/friction_spec.c) ===============================================
+ * A JSON file telling `roboest train-friction` (rb_friction_train in roboest/estimators.h) where the data of a
+ * friction network come from. Errors are RB_ECONFIG "<file>:<line>:<col>: <key path>: <what>" with
+ * suggestions, as for pipelines; every key not listed is an error. Paths are relative to the spec's folder.
+ *
+ *   logs            non-empty array (optional when the logs come from the command line: a spec without logs
+ *                   cannot train until rb_friction_spec_set_logs gives some); each entry a log path, an array
+ *                   of paths (one session the
+ *                   logger split over files, concatenated in order), or {"log": path or [paths],
+ *                   "torques": path}: "torques" names a second file (e.g. the estimates `roboest run` wrote)
+ *                   that holds the torque channel for this log; without it the torque channel is in the log.
+ *   joints          required: element names of the joints to train, unique (one network each).
+ *   joint_velocity  {"channel": name, "elements": [names], "kf_derivative": {"q": [...], "r": [...],
+ *   motor_velocity   "p0": [3]}}. Default channels joints_state/velocities and motors_state/velocities.
+ *                   "elements" (default: the joints) picks each joint's element, in joint order. With
+ *                   "kf_derivative" the channel holds positions and the velocity is the x_dot output of the
+ *                   kf_derivative stage's filter (process_noise "jerk"; q, r: 1 or one per joint, defaults
+ *                   1e4 and 1e-6; p0 default [1, 1e2, 1e4]) run over the training clock, exactly what a
+ *                   pipeline with that stage feeds friction_pinn at replay. Motor velocities are used as the
+ *                   log has them (rotor side for motors_state).
+ *   current         {"channel", "elements"}: motor currents, A (default motors_state/currents).
+ *   torque          required {"channel", "elements"}: the joint torque tau_j, N m: "truth/joints/torques"
+ *                   in a log of `roboest simulate`, or a signal of an estimates file (logs[].torques), e.g.
+ *                   the rnea_torque stage's output (the paper's data pipeline).
+ *   k_t, R          required number arrays, 1 value or one per joint: torque constant (N m/A, > 0) and the
+ *                   signed gear ratio (non-zero). The friction target is tau_F = k_t R I_m - tau_j.
+ *   clock           {"rate": Hz} or {"channel": name} as in a pipeline (default: the joint_velocity
+ *                   channel's time stamps), limited to the span every used channel covers; friction_pinn
+ *                   must later run on a clock of the same period.
+ *   window          [t0, t1], absolute log seconds, optional.
+ *   network         {"H" (integer >= 1, default 20), "hidden" ([h1, h2], default [233, 229]), "dropout"
+ *                   ([0, 1), 0.1), "lambda" ([0, 1], 0.12), "learning_rate" (> 0, 1e-3), "epochs" (>= 1,
+ *                   200), "batch_size" (>= 1, 256), "patience" (>= 0, 20), "seed" (integer >= 0, 0),
+ *                   "split_block" (samples >= 1, 500)}: rb_fnet_train's options (roboest/friction.h).
+ *   scv             {"v_eps" (>= 0, default 0), "v_s" (> 0 fixes it; default searched), "v_s_min",
+ *                   "v_s_max", "grid"}: the fit of the physics model (rb_friction_fit).
+ *   analytic        array of model names ("coulomb_viscous", "scv", "tanh6") also fitted by least squares
+ *                   for the friction_model stage (with scv's v_eps and bracket options; tanh6 keeps its
+ *                   default grid of 13 per scale).
+ */
+typedef struct rb_fspec_signal {
+    char *channel;
+    char **elements;     /* n_joints element names (the joints by default) */
+    bool kf_derivative;  /* the channel holds positions: velocities from the kf_derivative filter */
+    double *q, *r;       /* n_joints each (expanded from 1 or n values); kf_derivative only */
+    double p0[3];
+} rb_fspec_signal;
+
+typedef struct rb_fspec_log {
+    size_t n_paths;
+    char **paths;   /* resolved; one session, concatenated in order */
+    char *torques;  /* resolved path of the file with the torque channel, NULL: the log itself */
+} rb_fspec_log;
+
+typedef struct rb_friction_spec {
+    char *path, *sha256;      /* the spec file (as given) and the SHA-256 of its text */
+    size_t n_logs;
+    rb_fspec_log *logs;
+    size_t n_joints;
+    char **joints;
+    rb_fspec_signal joint_velocity, motor_velocity, current, torque;
+    double *k_t, *R;          /* n_joints each */
+    double clock_rate;        /* Hz; 0: the clock follows clock_channel */
+    char *clock_channel;      /* default: joint_velocity.channel */
+    bool has_window;
+    double t0, t1;
+    size_t H, split_block;
+    rb_fnet_train_opts train; /* progress unset */
+    rb_friction_fit_opts scv;
+    size_t n_analytic;
+    rb_friction_kind analytic[3];
+} rb_friction_spec;
+
+/* Load and validate a spec (caller frees with rb_friction_spec_free; *out NULL on failure). RB_ENOTFOUND,
+ * RB_ECONFIG, RB_ENOMEM. */
+int rb_friction_spec_load(const char *path, rb_friction_spec **out, rb_err *err);
+/* The same from text: name_for_messages starts messages, base_file anchors relative paths. */
+int rb_friction_spec_load_text(const char *text, size_t len, const char *name_for_messages, const char *base_file,
+                               rb_friction_spec **out, rb_err *err);
+void rb_friction_spec_free(rb_friction_spec *s);
+/* Replace the spec's logs by n single-file sessions (paths copied as given, e.g. relative to the working folder;
+ * the torque channel is then read from each log itself). RB_ENOMEM leaves the spec unchanged. */
+int rb_friction_spec_set_logs(rb_friction_spec *s, const char *const *paths, size_t n, rb_err *err);
 
 #endif

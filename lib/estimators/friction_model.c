@@ -1,0 +1,188 @@
+/* friction_model: an analytic friction model per joint from its velocity (see roboest/estimators.h). */
+#include <math.h>
+#include <string.h>
+
+#include "roboest/estimators.h"
+#include "roboest/friction.h"
+
+typedef struct fmodel {
+    size_t n;
+    bool lugre;
+    bool started;
+    double t_prev;
+    const char **units;   /* n, each the static "N m" */
+    rb_friction_model *m; /* n validated models */
+    double *z;            /* n LuGre deflections, rad */
+} fmodel;
+
+static void fm_destroy(void *state)
+{
+    fmodel *s = state;
+    if (!s)
+        return;
+    rb_free(s->units);
+    rb_free(s->m);
+    rb_free(s->z);
+    rb_free(s);
+}
+
+/* The models the stage offers (the dynamic stiction model needs the applied torque: simulator only). */
+static const char *const fm_models[] = {"coulomb_viscous", "scv", "tanh6", "lugre", NULL};
+/* Every parameter name any of them uses, in the schema's order. */
+static const char *const fm_names[] = {"F_c", "F_s", "F_v", "v_s", "v_eps",  "g1",    "g2",
+                                       "g3",  "g4",  "g5",  "g6",  "sigma0", "sigma1"};
+enum { N_NAMES = sizeof fm_names / sizeof fm_names[0] };
+
+/* Position of parameter `name` in kind's array order, or -1. */
+static int position_in(rb_friction_kind kind, const char *name)
+{
+    size_t count = rb_friction_param_count(kind, NULL);
+    for (size_t j = 0; j < count; j++)
+        if (strcmp(rb_friction_param_name(kind, j), name) == 0)
+            return (int)j;
+    return -1;
+}
+
+/* A parameter counts as given when it has values: an empty array (as --print-config writes the unused ones)
+ * is absent. */
+static bool has_values(const rb_param_value *v) { return v->given && v->count > 0; }
+
+/* Every given parameter belongs to the model, every required one is given, arrays have 1 or n values. */
+static int check_params(const rb_stage_setup *setup, rb_friction_kind kind, const char *model, size_t n, rb_err *err)
+{
+    size_t required, count = rb_friction_param_count(kind, &required);
+    char list[128] = "";
+    for (size_t j = 0; j < count; j++) {
+        strcat(list, j ? ", " : "");
+        strcat(list, rb_friction_param_name(kind, j));
+    }
+    for (size_t i = 0; i < N_NAMES; i++) {
+        const rb_param_value *v = rb_params_get(setup->params, fm_names[i]);
+        int pos = position_in(kind, fm_names[i]);
+        if (has_values(v) && pos < 0)
+            return rb_err_set(err, RB_ECONFIG, "stage %s: %s is not a parameter of model %s (%s)", setup->id,
+                              fm_names[i], model, list);
+        if (!has_values(v) && pos >= 0 && (size_t)pos < required)
+            return rb_err_set(err, RB_ECONFIG, "stage %s: model %s needs %s (parameters: %s)", setup->id, model,
+                              fm_names[i], list);
+        if (has_values(v) && v->count != 1 && v->count != n)
+            return rb_err_set(err, RB_ECONFIG, "stage %s: %s has %zu values for %zu elements (give 1 or %zu)",
+                              setup->id, fm_names[i], v->count, n, n);
+    }
+    return RB_OK;
+}
+
+/* Build element i's model; scv's v_eps defaults to v_s / 10, coulomb_viscous's to 0 (the exact sign). */
+static int build_element(const rb_stage_setup *setup, rb_friction_kind kind, const char *model, size_t i,
+                         rb_friction_model *out, rb_err *err)
+{
+    size_t count = rb_friction_param_count(kind, NULL);
+    double p[RB_FRICTION_MAX_PARAMS];
+    for (size_t j = 0; j < count; j++) {
+        const rb_param_value *v = rb_params_get(setup->params, rb_friction_param_name(kind, j));
+        p[j] = has_values(v) ? v->numbers[v->count == 1 ? 0 : i] : 0;
+    }
+    if (kind == RB_FRICTION_SCV && !has_values(rb_params_get(setup->params, "v_eps")))
+        p[4] = p[3] / 10;
+    int rc = rb_friction_build(model, p, count, out, err);
+    if (rc && setup->in[0].names)
+        return rb_err_prefix(err, "stage %s: element %s: ", setup->id, setup->in[0].names[i]);
+    if (rc)
+        return rb_err_prefix(err, "stage %s: element %zu: ", setup->id, i);
+    return RB_OK;
+}
+
+static int fm_create(const rb_stage_setup *setup, void **state, rb_err *err)
+{
+    const char *model = rb_params_string(setup->params, "model");
+    size_t n = setup->in[0].width;
+    rb_friction_kind kind = RB_FRICTION_CV;
+    for (rb_friction_kind k = RB_FRICTION_CV; k <= RB_FRICTION_LUGRE; k++)
+        if (strcmp(rb_friction_kind_name(k), model) == 0)
+            kind = k;
+    int rc = check_params(setup, kind, model, n, err);
+    if (rc)
+        return rc;
+    fmodel *s = rb_calloc(1, sizeof *s);
+    if (!s || !(s->units = rb_calloc(n ? n : 1, sizeof *s->units)) || !(s->m = rb_calloc(n ? n : 1, sizeof *s->m)) ||
+        !(s->z = rb_calloc(n ? n : 1, sizeof *s->z))) {
+        fm_destroy(s);
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    }
+    s->n = n;
+    s->lugre = kind == RB_FRICTION_LUGRE;
+    for (size_t i = 0; i < n; i++) {
+        s->units[i] = "N m";
+        if ((rc = build_element(setup, kind, model, i, &s->m[i], err))) {
+            fm_destroy(s);
+            return rc;
+        }
+    }
+    setup->out[0] = (rb_port){n, setup->in[0].names, s->units};
+    *state = s;
+    return RB_OK;
+}
+
+static int fm_step(void *state, size_t k, double t, const double *const *in, double *const *out, rb_err *err)
+{
+    (void)k, (void)err;
+    fmodel *s = state;
+    const double *v = in[0];
+    if (!s->lugre) {
+        for (size_t i = 0; i < s->n; i++)
+            out[0][i] = rb_friction_eval(&s->m[i], v[i]);
+        return RB_OK;
+    }
+    /* LuGre: z advanced over the clock's interval with the current velocity (0 at the first sample) */
+    double dt = s->started ? t - s->t_prev : 0;
+    for (size_t i = 0; i < s->n; i++)
+        out[0][i] = isfinite(v[i]) ? rb_friction_lugre_step(&s->m[i], &s->z[i], v[i], dt) : NAN;
+    s->started = true;
+    s->t_prev = t;
+    return RB_OK;
+}
+
+static const char *const fm_in[] = {"velocity"};
+static const char *const fm_out[] = {"tau_F"};
+#define ARRAY_PARAM(NAME, LO, DOC)                                                                                     \
+    {                                                                                                                  \
+        .name = NAME, .kind = RB_PARAM_NUMBER_ARRAY, .has_min = true, .min = LO, .doc = DOC                            \
+    }
+static const rb_param_spec fm_params[] = {
+    {.name = "model",
+     .kind = RB_PARAM_STRING,
+     .required = true,
+     .choices = fm_models,
+     .doc = "friction law (roboest/friction.h): coulomb_viscous, scv, tanh6 or lugre"},
+    ARRAY_PARAM("F_c", 0, "Coulomb level, N m (coulomb_viscous, scv, lugre)"),
+    ARRAY_PARAM("F_s", 0, "static (breakaway) level >= F_c, N m (scv, lugre)"),
+    ARRAY_PARAM("F_v", 0, "viscous coefficient, N m s/rad (coulomb_viscous, scv, lugre)"),
+    ARRAY_PARAM("v_s", 0, "Stribeck velocity, rad/s (scv, lugre)"),
+    ARRAY_PARAM("v_eps", 0,
+                "smooth-sign width, rad/s: sign(v) becomes tanh(v / v_eps); 0 the exact sign (coulomb_viscous, "
+                "default 0; scv, default v_s / 10)"),
+    ARRAY_PARAM("g1", 0, "tanh6 Stribeck amplitude, N m"),
+    ARRAY_PARAM("g2", 0, "tanh6 Stribeck rise scale >= g3, s/rad"),
+    ARRAY_PARAM("g3", 0, "tanh6 Stribeck decay scale, s/rad"),
+    ARRAY_PARAM("g4", 0, "tanh6 Coulomb level, N m"),
+    ARRAY_PARAM("g5", 0, "tanh6 Coulomb sharpness, s/rad"),
+    ARRAY_PARAM("g6", 0, "tanh6 viscous coefficient, N m s/rad"),
+    ARRAY_PARAM("sigma0", 0, "LuGre bristle stiffness, N m/rad"),
+    ARRAY_PARAM("sigma1", 0, "LuGre bristle damping, N m s/rad"),
+};
+
+const rb_stage_type rb_stage_friction_model = {
+    .name = "friction_model",
+    .summary = "analytic joint friction tau_F(v) per joint: coulomb_viscous, scv (smooth sign), tanh6 or lugre "
+               "(stateful, causal)",
+    .inputs = fm_in,
+    .n_inputs = 1,
+    .outputs = fm_out,
+    .n_outputs = 1,
+    .params = fm_params,
+    .n_params = sizeof fm_params / sizeof fm_params[0],
+    .create = fm_create,
+    .step = fm_step,
+    .finish = NULL,
+    .destroy = fm_destroy,
+};

@@ -1,0 +1,228 @@
+/* friction_pinn: the trained friction network per joint on velocity histories (see roboest/estimators.h
+ * and roboest/friction.h for the network and its file). */
+#include <math.h>
+#include <string.h>
+
+#include "roboest/estimators.h"
+#include "roboest/friction.h"
+
+typedef enum fill_mode { FILL_ZERO, FILL_MODEL, FILL_NAN } fill_mode;
+
+/* One joint: its network, its physics model and the two velocity histories (oldest first). */
+typedef struct pinn_joint {
+    rb_fnet_infer net;
+    rb_friction_model scv;
+    size_t H, filled; /* filled: finite samples in a row, saturating at H */
+    double *x;        /* 2 H: motor velocities, then joint velocities (the network's input layout) */
+} pinn_joint;
+
+typedef struct pinn {
+    size_t n;
+    fill_mode fill;
+    pinn_joint *j;
+    double *work;
+    const char **units; /* n, each the static "N m" */
+} pinn;
+
+static void pinn_destroy(void *state)
+{
+    pinn *s = state;
+    if (!s)
+        return;
+    for (size_t i = 0; s->j && i < s->n; i++) {
+        rb_fnet_infer_free(&s->j[i].net);
+        rb_free(s->j[i].x);
+    }
+    rb_free(s->j);
+    rb_free(s->work);
+    rb_free(s->units);
+    rb_free(s);
+}
+
+/* The network file's path: absolute as given, else relative to the pipeline file's folder. */
+static char *network_path(const rb_stage_setup *setup)
+{
+    const char *rel = rb_params_string(setup->params, "network");
+    if (rel[0] == '/' || !setup->config_dir || !setup->config_dir[0])
+        return rb_strdup(rel);
+    return rb_asprintf("%s/%s", setup->config_dir, rel);
+}
+
+/* Element i's joint name: the `joints` parameter, else the joint_velocity element name. */
+static const char *joint_name(const rb_stage_setup *setup, size_t i)
+{
+    const rb_param_value *joints = rb_params_get(setup->params, "joints");
+    if (joints->count > 0) /* an empty array (--print-config's rendering of the default) is the default */
+        return joints->strings[i];
+    return setup->in[1].names ? setup->in[1].names[i] : NULL;
+}
+
+static int check_ports(const rb_stage_setup *setup, const char *path, const rb_fnet_file *f, rb_err *err)
+{
+    size_t n = setup->in[1].width;
+    const rb_param_value *joints = rb_params_get(setup->params, "joints");
+    if (setup->in[0].width != n)
+        return rb_err_set(err, RB_ECONFIG,
+                          "stage %s: motor_velocity has %zu elements and joint_velocity %zu (one per "
+                          "joint each)",
+                          setup->id, setup->in[0].width, n);
+    if (joints->count > 0 && joints->count != n)
+        return rb_err_set(err, RB_ECONFIG, "stage %s: joints names %zu joints for %zu elements", setup->id,
+                          joints->count, n);
+    double dt = setup->dt, T = f->sample_period;
+    if (!(fabs(dt - T) <= 0.02 * T))
+        return rb_err_set(err, RB_ECONFIG,
+                          "stage %s: %s was trained at a sample period of %g s, the pipeline's clock has %g s (the "
+                          "histories would span another time: use a clock at %g Hz)",
+                          setup->id, path, T, dt, 1 / T);
+    return RB_OK;
+}
+
+/* Joint i from the file entry `e`. */
+static int make_joint(const rb_stage_setup *setup, const char *path, const rb_fnet_joint *e, pinn_joint *j, rb_err *err)
+{
+    long long H = rb_params_integer(setup->params, "H");
+    if (H > 0 && (size_t)H != e->H)
+        return rb_err_set(err, RB_ECONFIG, "stage %s: %s: joint %s has H = %zu, the stage asks for H = %lld", setup->id,
+                          path, e->joint, e->H, H);
+    j->H = e->H;
+    j->scv = e->scv;
+    if (!(j->x = rb_calloc(2 * e->H, sizeof *j->x)))
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    return rb_fnet_infer_init(&j->net, &e->net, err);
+}
+
+static int make_joints(const rb_stage_setup *setup, const char *path, const rb_fnet_file *f, pinn *s, rb_err *err)
+{
+    size_t work = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const char *name = joint_name(setup, i);
+        const rb_fnet_joint *e = rb_fnet_file_find(f, name);
+        if (!e) {
+            char have[256] = "";
+            for (size_t k = 0; k < f->n_joints && strlen(have) + strlen(f->joints[k].joint) + 3 < sizeof have; k++) {
+                strcat(have, k ? ", " : "");
+                strcat(have, f->joints[k].joint);
+            }
+            return rb_err_set(err, RB_ECONFIG, "stage %s: %s has no network for joint '%s' (it has: %s)%s", setup->id,
+                              path, name ? name : "(unnamed element)", have,
+                              rb_params_get(setup->params, "joints")->count ? "" : "; name them with \"joints\"");
+        }
+        int rc = make_joint(setup, path, e, &s->j[i], err);
+        if (rc)
+            return rc;
+        size_t w = rb_fnet_infer_work_size(&s->j[i].net);
+        work = w > work ? w : work;
+    }
+    s->work = rb_malloc((work ? work : 1) * sizeof *s->work);
+    return s->work ? RB_OK : rb_err_set(err, RB_ENOMEM, "out of memory");
+}
+
+static int pinn_create(const rb_stage_setup *setup, void **state, rb_err *err)
+{
+    char *path = network_path(setup);
+    if (!path)
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    rb_fnet_file *f = NULL;
+    pinn *s = NULL;
+    size_t n = setup->in[1].width;
+    int rc = rb_fnet_file_read(path, &f, err);
+    if (rc) {
+        rb_err_prefix(err, "stage %s: ", setup->id);
+        goto done;
+    }
+    if ((rc = check_ports(setup, path, f, err)))
+        goto done;
+    s = rb_calloc(1, sizeof *s);
+    if (!s || !(s->j = rb_calloc(n ? n : 1, sizeof *s->j)) || !(s->units = rb_calloc(n ? n : 1, sizeof *s->units))) {
+        rc = rb_err_set(err, RB_ENOMEM, "out of memory");
+        goto done;
+    }
+    s->n = n;
+    const char *fill = rb_params_string(setup->params, "history_fill");
+    s->fill = strcmp(fill, "model") == 0 ? FILL_MODEL : strcmp(fill, "nan") == 0 ? FILL_NAN : FILL_ZERO;
+    if ((rc = make_joints(setup, path, f, s, err)))
+        goto done;
+    for (size_t i = 0; i < n; i++)
+        s->units[i] = "N m";
+    setup->out[0] = (rb_port){n, setup->in[1].names, s->units};
+    *state = s;
+    s = NULL;
+done:
+    pinn_destroy(s);
+    rb_fnet_file_free(f);
+    rb_free(path);
+    return rc;
+}
+
+/* Push the newest pair into the histories (oldest first); a non-finite one restarts the fill. */
+static void push(pinn_joint *j, double w, double v)
+{
+    size_t H = j->H;
+    memmove(j->x, j->x + 1, (H - 1) * sizeof *j->x);
+    memmove(j->x + H, j->x + H + 1, (H - 1) * sizeof *j->x);
+    j->x[H - 1] = w;
+    j->x[2 * H - 1] = v;
+    if (!isfinite(w) || !isfinite(v))
+        j->filled = 0;
+    else if (j->filled < H)
+        j->filled++;
+}
+
+static int pinn_step(void *state, size_t k, double t, const double *const *in, double *const *out, rb_err *err)
+{
+    (void)k, (void)t, (void)err;
+    pinn *s = state;
+    for (size_t i = 0; i < s->n; i++) {
+        pinn_joint *j = &s->j[i];
+        double v = in[1][i];
+        push(j, in[0][i], v);
+        if (j->filled == j->H)
+            out[0][i] = rb_fnet_infer_forward(&j->net, j->x, s->work);
+        else if (s->fill == FILL_MODEL)
+            out[0][i] = rb_friction_eval(&j->scv, v);
+        else
+            out[0][i] = s->fill == FILL_NAN ? NAN : 0.0;
+    }
+    return RB_OK;
+}
+
+static const char *const pinn_in[] = {"motor_velocity", "joint_velocity"};
+static const char *const pinn_out[] = {"tau_F"};
+static const char *const pinn_fill[] = {"zero", "model", "nan", NULL};
+static const rb_param_spec pinn_params[] = {
+    {.name = "network",
+     .kind = RB_PARAM_STRING,
+     .required = true,
+     .doc = "network file written by roboest train-friction, relative to the pipeline file's folder"},
+    {.name = "joints",
+     .kind = RB_PARAM_STRING_ARRAY,
+     .doc = "the file's joint for each element, in element order (default: the joint_velocity element names)"},
+    {.name = "history_fill",
+     .kind = RB_PARAM_STRING,
+     .def_string = "zero",
+     .choices = pinn_fill,
+     .doc = "output until H finite samples are in the history: 0, the file's SCV model at the joint velocity, or "
+            "NaN"},
+    {.name = "H",
+     .kind = RB_PARAM_INTEGER,
+     .has_min = true,
+     .min = 0,
+     .doc = "expected history length (a check against the file); 0: the file's"},
+};
+
+const rb_stage_type rb_stage_friction_pinn = {
+    .name = "friction_pinn",
+    .summary = "friction torque per joint from the physics-informed network on the last H motor and joint "
+               "velocities (joint-torque paper eq. 4)",
+    .inputs = pinn_in,
+    .n_inputs = 2,
+    .outputs = pinn_out,
+    .n_outputs = 1,
+    .params = pinn_params,
+    .n_params = sizeof pinn_params / sizeof pinn_params[0],
+    .create = pinn_create,
+    .step = pinn_step,
+    .finish = NULL,
+    .destroy = pinn_destroy,
+};
