@@ -333,6 +333,8 @@ int rb_filter_predict(rb_filter *f, const double *u, double dt, rb_err *err)
     if (!f)
         return rb_err_set(err, RB_EINVAL, "filter predict: NULL filter");
     long step = f->step + 1;
+    f->fail = RB_FILTER_FAIL_NONE;
+    f->fail_index = 0;
     int rc = rb_filt_schedule(f, RB_FILTER_PREDICT, step, u, dt, NULL, err);
     if (rc != RB_OK)
         return rc;
@@ -451,6 +453,8 @@ int rb_filt_update(rb_filter *f, const double *z, rb_err *err)
 {
     size_t n = f->n, m = f->m;
     long step = f->step;
+    f->fail = RB_FILTER_FAIL_NONE;
+    f->fail_index = 0;
     int rc = rb_filt_schedule(f, RB_FILTER_UPDATE, step, NULL, 0.0, z, err);
     if (rc != RB_OK)
         return rc;
@@ -513,11 +517,14 @@ int rb_filt_update(rb_filter *f, const double *z, rb_err *err)
         rb_filt_mirror_lower(f->S, k);
         memcpy(f->Ssave, f->S, k * k * sizeof(double));
         int info = rb_filt_chol(f->S, k);
-        if (info != 0)
+        if (info != 0) {
+            f->fail = RB_FILTER_FAIL_S;
+            f->fail_index = f->idx[info > 0 ? (size_t)info - 1 : 0];
             return rb_err_set(err, RB_ENUMERIC,
                               "%s update, step %ld: innovation covariance S not positive definite (LAPACK dpotrf: "
                               "leading minor %d of %zu elements used)",
                               f->name, step, info, k);
+        }
         memcpy(f->y, f->innoc, k * sizeof(double));
         cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)k, f->S, (int)k, f->y, 1);
         f->nis = cblas_ddot((int)k, f->y, 1, f->y, 1);
@@ -614,6 +621,13 @@ int rb_filter_nees(rb_filter *f, const double *x_true, double *nees, rb_err *err
     cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)n, f->L, (int)n, f->fd_x, 1);
     *nees = cblas_ddot((int)n, f->fd_x, 1, f->fd_x, 1);
     return RB_OK;
+}
+
+rb_filter_fail rb_filter_last_failure(const rb_filter *f, size_t *index)
+{
+    if (index)
+        *index = f ? f->fail_index : 0;
+    return f ? f->fail : RB_FILTER_FAIL_NONE;
 }
 
 void rb_filter_get_diag(const rb_filter *f, rb_filter_diag *d)

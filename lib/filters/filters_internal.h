@@ -62,6 +62,8 @@ struct rb_filter {
     long predicts, updates, missing, gated_elements, gated_updates, repairs;
     double nis, limit;
     bool rejected, have_update;
+    rb_filter_fail fail; /* the last step's factorization failure (rb_filter_last_failure) */
+    size_t fail_index;
 };
 
 /* filter.c: allocation shared by the three constructors (validates the common options, copies x0,

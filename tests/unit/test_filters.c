@@ -622,6 +622,9 @@ Test(filters, ukf_repairs_then_reports_indefinite_covariance)
     cr_assert_eq(rb_filter_predict(ukf, NULL, 0.1, &err), RB_ENUMERIC);
     cr_assert(strstr(err.msg, "ukf predict, step 42: covariance P not positive definite"), "%s", err.msg);
     cr_assert(strstr(err.msg, "leading minor 2"), "%s", err.msg);
+    size_t where = 99;
+    cr_assert_eq(rb_filter_last_failure(ukf, &where), RB_FILTER_FAIL_P);
+    cr_assert_eq(where, 1, "the second state element's pivot failed: %zu", where);
     cr_assert_arr_eq(rb_filter_P(ukf), Pc, sizeof Pc);
     cr_assert_eq(rb_filter_update(ukf, &(double){0.5}, &err), RB_ENUMERIC);
     cr_assert(strstr(err.msg, "ukf update, step 41:"), "%s", err.msg);
@@ -636,6 +639,11 @@ Test(filters, ukf_repairs_then_reports_indefinite_covariance)
     cr_assert_eq(rb_filter_set_state(kf, NULL, Pd, &err), RB_OK);
     cr_assert_eq(rb_filter_update(kf, &(double){0.5}, &err), RB_ENUMERIC);
     cr_assert(strstr(err.msg, "kf update, step 0: innovation covariance S not positive definite"), "%s", err.msg);
+    cr_assert_eq(rb_filter_last_failure(kf, &where), RB_FILTER_FAIL_S);
+    cr_assert_eq(where, 0);
+    cr_assert_eq(rb_filter_set_state(kf, NULL, (double[4]){1, 0, 0, 1}, &err), RB_OK);
+    cr_assert_eq(rb_filter_update(kf, &(double){0.5}, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(rb_filter_last_failure(kf, &where), RB_FILTER_FAIL_NONE); /* reset by the next step */
     double Pnan[4] = {NAN, 0, 0, 1};
     cr_assert_eq(rb_filter_set_state(kf, NULL, Pnan, &err), RB_ENUMERIC);
     rb_filter_free(kf);
