@@ -72,6 +72,8 @@
 extern const rb_stage_type rb_stage_lowpass;
 extern const rb_stage_type rb_stage_finite_difference;
 extern const rb_stage_type rb_stage_kf_derivative;
+extern const rb_stage_type rb_stage_rnea_torque;
+extern const rb_stage_type rb_stage_ukf_torque;
 
 /* ---- kf_derivative offline: the same filter over a whole signal, and the choice of q -------------- */
 #define RB_KFD_DEFAULT_Q 1e4    /* unit^2/s^5 */
@@ -164,6 +166,16 @@ int rb_kfd_tune(const double *t, const double *z, const double *v_ref, size_t T,
  * "channel <name>: element <name>: ". */
 int rb_kfd_tune_channel(const rb_channel *x, size_t element, const rb_channel *ref, size_t ref_element,
                         const rb_kfd_tune_opts *o, rb_kfd_tune_result *res, rb_err *err);
+
+/* ---- ukf_torque's models outside a run (tests, tools) ---------------------------------------------------------
+ * `stage` is the state a ukf_torque stage's create() returned (not stepping: these reconfigure it). States are in
+ * the published order (var), measurements in the innovation order. */
+/* State dimension N (the return value) and measurement dimension M (*n_meas, may be NULL). */
+size_t rb_ukf_torque_dims(const void *stage, size_t *n_meas);
+/* x_out = f(x) for one process step of dt seconds at the joint positions q (n). */
+int rb_ukf_torque_process(void *stage, const double *q, const double *x, double dt, double *x_out, rb_err *err);
+/* z = h(x) at the joint positions q (n). */
+int rb_ukf_torque_measure(void *stage, const double *q, const double *x, double *z, rb_err *err);
 
 /* Register every built-in stage type. RB_EINVAL if one is already registered, RB_ENOMEM. */
 int rb_estimators_register(rb_registry *reg, rb_err *err);
