@@ -10,6 +10,7 @@
 #   make bench-dynamics  RNEA / mass matrix / ABA against Orocos KDL on ergoCub (prints a table)
 #   make bench-filters   UKF steps at the joint-torque problem sizes against the OpenBLAS floor
 #   make bench-sim       simulator real-time factors (leg on a pole, standing humanoid)
+#   make bench-ukf       ukf_torque real-time factors (ergoCub leg on a pole, floating humanoid lower body)
 #   make deps       install missing Debian packages (apt-get; needs root)
 #
 # Partial builds for working on one module:  make BUILD=build-io MODULES="core io" unit
@@ -45,7 +46,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-dynamics bench-filters bench-sim clean format
+.PHONY: FORCE all deps demo test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-dynamics bench-filters bench-sim bench-ukf clean format
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -157,6 +158,9 @@ bench-filters: all $(BUILD)/bench_filters
 
 bench-sim: all $(BUILD)/bench_sim
 	$(BUILD)/bench_sim $(abspath .) $(abspath ..)/shared
+
+bench-ukf: all $(BUILD)/bench_ukf
+	$(BUILD)/bench_ukf $(abspath .) $(abspath ..)/shared
 
 # libFuzzer targets (clang), each run for FUZZ_SECONDS on a corpus seeded from the test fixtures.
 # The log reader target skips HDF5 inputs (FUZZ_DEFS): Debian's libhdf5 1.10 itself overflows on

@@ -9,6 +9,7 @@
  * terms depend on the sigma point, through (s_dot, w_B) alone; the internal state order puts those first, so
  * the lower Cholesky factor's columns past them leave the velocities at the mean's: the terms are computed for
  * 2 (n + 3) + 1 distinct velocities per filter phase and reused (a cache keyed on the exact values). */
+#include <cblas.h>
 #include <math.h>
 #include <string.h>
 
@@ -75,7 +76,7 @@ typedef struct ukft {
     double aB_fixed[6];
 
     /* per configuration */
-    double *As;          /* n x na: K^-1 [blocks driving s_ddot] */
+    double *As, *AsT;    /* n x na: K^-1 [blocks driving s_ddot]; its transpose */
     double *c0;          /* n: s_ddot of the fixed base's gravity */
     double *Jacc, *Jgyr; /* 3 n_acc x (6 + n): linear rows; 3 n_gyro x (6 + n): angular rows */
     double *J6;          /* 6 x (6 + n) scratch */
@@ -126,6 +127,9 @@ static int configure(ukft *u, const double *q, rb_err *err)
     }
     if ((rc = rb_cut_dyn_solve(u->cd, u->As, na, na, err)) || (rc = rb_cut_dyn_solve(u->cd, u->c0, 1, 1, err)))
         return rc;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < na; j++)
+            u->AsT[j * n + i] = u->As[i * na + j];
     size_t cols = 6 + n;
     for (size_t a = 0; a < u->nacc; a++) {
         if ((rc = rb_cut_dyn_frame_jacobian(m, u->cd, (size_t)u->acc_frame[a], u->J6, err)))
@@ -193,14 +197,9 @@ static int accelerations(ukft *u, const double *x, double *sdd, const vel_slot *
     int rc = velocity_terms(u, x, vs, err);
     if (rc)
         return rc;
-    const double *xa = x + u->lo;
-    for (size_t i = 0; i < u->n; i++) {
-        const double *row = u->As + i * u->na;
-        double s = (*vs)->b[i];
-        for (size_t j = 0; j < u->na; j++)
-            s += row[j] * xa[j];
-        sdd[i] = s;
-    }
+    /* AsT holds As column-major (n x na, leading dimension n) */
+    memcpy(sdd, (*vs)->b, u->n * sizeof *sdd);
+    cblas_dgemv(CblasColMajor, CblasNoTrans, (int)u->n, (int)u->na, 1.0, u->AsT, (int)u->n, x + u->lo, 1, 1.0, sdd, 1);
     return RB_OK;
 }
 
@@ -460,7 +459,7 @@ static int alloc_arrays(ukft *u, rb_err *err)
 {
     size_t n = u->n, cols = 6 + n, nft6 = 6 * u->n_ft;
     size_t count = 5 * n                                 /* ktR refl k0 k1 k2 */
-                   + n * u->na + n + 3 * (u->nacc + u->ngyro) * cols + 6 * cols /* As c0 Jacc Jgyr J6 */
+                   + 2 * n * u->na + n + 3 * (u->nacc + u->ngyro) * cols + 6 * cols /* As c0 Jacc Jgyr J6 */
                    + 2 * (n + 3 + n + 3 * u->nacc)        /* slots */
                    + 2 * n + u->M + 2 * nft6 + 2 * u->N; /* h sdd z offset pred x0 xs */
     u->block_mem = rb_calloc(count, sizeof(double));
@@ -471,7 +470,7 @@ static int alloc_arrays(ukft *u, rb_err *err)
     double *p = u->block_mem;
 #define TAKE(ptr, cnt) (ptr = p, p += (cnt))
     TAKE(u->ktR, n), TAKE(u->refl, n), TAKE(u->k0, n), TAKE(u->k1, n), TAKE(u->k2, n);
-    TAKE(u->As, n * u->na), TAKE(u->c0, n), TAKE(u->Jacc, 3 * u->nacc * cols), TAKE(u->Jgyr, 3 * u->ngyro * cols);
+    TAKE(u->As, n * u->na), TAKE(u->AsT, n * u->na), TAKE(u->c0, n), TAKE(u->Jacc, 3 * u->nacc * cols), TAKE(u->Jgyr, 3 * u->ngyro * cols);
     TAKE(u->J6, 6 * cols);
     for (int s = 0; s < 2; s++)
         TAKE(u->slot[s].key, n + 3), TAKE(u->slot[s].b, n), TAKE(u->slot[s].dacc, 3 * u->nacc);
