@@ -56,13 +56,11 @@ static int check_setup(const rb_stage_setup *setup, rb_err *err)
         return rc;
     bool acc = setup->in[IN_ACC].width > 0, gyro = setup->in[IN_GYRO].width > 0;
     if (acc != gyro)
-        return rb_err_set(err, RB_ECONFIG, "stage %s: wire both acc and gyro (the IMU at %s) or neither", setup->id,
-                          imu ? imu : "the base link");
+        return rb_err_set(err, RB_ECONFIG, "wire both acc and gyro (the IMU at %s) or neither", imu ? imu : "the base link");
     if (!acc && m->floating)
-        return rb_err_set(err, RB_ECONFIG, "stage %s: a floating base needs the IMU inputs acc and gyro", setup->id);
+        return rb_err_set(err, RB_ECONFIG, "a floating base needs the IMU inputs acc and gyro");
     if (!acc && imu)
-        return rb_err_set(err, RB_ECONFIG, "stage %s: imu_frame %s is given but acc and gyro are not wired", setup->id,
-                          imu);
+        return rb_err_set(err, RB_ECONFIG, "imu_frame %s is given but acc and gyro are not wired", imu);
     if ((rc = tq_check_port(setup, IN_Q, n, "one per model joint", true, err))
         || (rc = tq_check_port(setup, IN_DQ, n, "one per model joint", true, err))
         || (rc = tq_check_port(setup, IN_DDQ, n, "one per model joint", true, err))
@@ -132,8 +130,6 @@ static int rnea_create(const rb_stage_setup *setup, void **state, rb_err *err)
         rc = make_strings(s, setup, contacts, err);
     if (rc) {
         rnea_destroy(s);
-        if (rc != RB_ENOMEM)
-            rb_err_prefix(err, "stage %s: ", setup->id);
         return rc;
     }
     setup->out[OUT_TAU] = (rb_port){s->n, (const char *const *)m->dof_names, (const char *const *)s->tau_units.s};

@@ -12,8 +12,7 @@ const char *const tq_wrench_units[6] = {"N", "N", "N", "N m", "N m", "N m"};
 int tq_need_model(const rb_stage_setup *setup, rb_err *err)
 {
     if (!setup->model)
-        return rb_err_set(err, RB_ECONFIG, "stage %s: needs the pipeline's \"model\" key (urdf, joints, base)",
-                          setup->id);
+        return rb_err_set(err, RB_ECONFIG, "needs the pipeline's \"model\" key (urdf, joints, base)");
     return RB_OK;
 }
 
@@ -42,7 +41,7 @@ int tq_find_ft(const rb_stage_setup *setup, const char *key, size_t i, const cha
     rb_suggest_init(&s, name);
     for (size_t j = 0; j < m->n_ft; j++)
         rb_suggest_consider(&s, m->ft[j].name);
-    return rb_err_set(err, RB_ECONFIG, "stage %s: %s[%zu]: no FT sensor '%s' in model %s%s", setup->id, key, i, name,
+    return rb_err_set(err, RB_ECONFIG, "%s[%zu]: no FT sensor '%s' in model %s%s", key, i, name,
                       model_name(m), hint(&s, buf, sizeof buf));
 }
 
@@ -61,7 +60,7 @@ int tq_find_frame(const rb_stage_setup *setup, const char *key, size_t i, const 
         rb_suggest_consider(&s, m->frames[j].name);
     if (i != SIZE_MAX)
         snprintf(where, sizeof where, "[%zu]", i);
-    return rb_err_set(err, RB_ECONFIG, "stage %s: %s%s: no frame '%s' in model %s%s", setup->id, key, where, name,
+    return rb_err_set(err, RB_ECONFIG, "%s%s: no frame '%s' in model %s%s", key, where, name,
                       model_name(m), hint(&s, buf, sizeof buf));
 }
 
@@ -75,7 +74,7 @@ int tq_check_names(const rb_stage_setup *setup, const char *key, bool ft, rb_err
             return rc;
         for (size_t j = 0; j < i; j++)
             if (strcmp(v->strings[j], v->strings[i]) == 0)
-                return rb_err_set(err, RB_ECONFIG, "stage %s: %s[%zu]: '%s' is listed twice", setup->id, key, i,
+                return rb_err_set(err, RB_ECONFIG, "%s[%zu]: '%s' is listed twice", key, i,
                                   v->strings[i]);
     }
     return RB_OK;
@@ -87,7 +86,7 @@ int tq_check_port(const rb_stage_setup *setup, size_t port, size_t expected, con
     const rb_port *p = &setup->in[port];
     const char *name = setup->params->type->inputs[port];
     if (p->width != expected)
-        return rb_err_set(err, RB_ECONFIG, "stage %s: input %s has %zu elements, expected %zu (%s)", setup->id, name,
+        return rb_err_set(err, RB_ECONFIG, "input %s has %zu elements, expected %zu (%s)", name,
                           p->width, expected, what);
     if (!joints || !p->names)
         return RB_OK;
@@ -98,9 +97,9 @@ int tq_check_port(const rb_stage_setup *setup, size_t port, size_t expected, con
     for (size_t i = 0; any && i < p->width; i++)
         if (strcmp(p->names[i], m->dof_names[i]) != 0)
             return rb_err_set(err, RB_ECONFIG,
-                              "stage %s: input %s: element %zu is '%s' but the model's joint %zu is '%s' (bind the "
-                              "joints in the order of model.joints)",
-                              setup->id, name, i, p->names[i], i, m->dof_names[i]);
+                              "input %s: element %zu is '%s' but the model's joint %zu is '%s' (bind the joints in "
+                              "the order of model.joints)",
+                              name, i, p->names[i], i, m->dof_names[i]);
     return RB_OK;
 }
 
@@ -111,10 +110,9 @@ int tq_check_count(const rb_stage_setup *setup, const char *key, size_t group, s
     if (c == 1 || c == group || c == group * n_groups)
         return RB_OK;
     if (group == 1)
-        return rb_err_set(err, RB_ECONFIG, "stage %s: %s has %zu values: give 1 or %zu (one per element)", setup->id,
-                          key, c, n_groups);
-    return rb_err_set(err, RB_ECONFIG, "stage %s: %s has %zu values: give 1, %zu (the same for each of the %zu) or %zu",
-                      setup->id, key, c, group, n_groups, group * n_groups);
+        return rb_err_set(err, RB_ECONFIG, "%s has %zu values: give 1 or %zu (one per element)", key, c, n_groups);
+    return rb_err_set(err, RB_ECONFIG, "%s has %zu values: give 1, %zu (the same for each of the %zu) or %zu",
+                      key, c, group, n_groups, group * n_groups);
 }
 
 double tq_value(const rb_param_value *v, size_t group, size_t g, size_t j)

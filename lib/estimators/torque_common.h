@@ -1,5 +1,6 @@
 /* Private to lib/estimators: the set-up checks and helpers the model-based torque stages (rnea_torque,
- * ukf_torque) share. Every function returns RB_OK or RB_ECONFIG with a message starting "stage <id>: ". */
+ * ukf_torque) share. Every function returns RB_OK or RB_ECONFIG with a one-line message
+ * (the runner prefixes the stage). */
 #ifndef ROBOEST_TORQUE_COMMON_H
 #define ROBOEST_TORQUE_COMMON_H
 
@@ -9,7 +10,7 @@
 #include "roboest/dynamics.h"
 #include "roboest/pipeline.h"
 
-/* The pipeline's model, or RB_ECONFIG "stage X: needs the pipeline's "model" key". */
+/* The pipeline's model, or RB_ECONFIG "needs the pipeline's "model" key". */
 int tq_need_model(const rb_stage_setup *setup, rb_err *err);
 
 /* Index of the FT sensor / frame `name` (the value of parameter key[i]); RB_ECONFIG naming the parameter, the

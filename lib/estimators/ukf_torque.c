@@ -374,23 +374,22 @@ static int check_setup(const rb_stage_setup *st, rb_err *err)
     const char *base_imu = rb_params_string(st->params, "base_imu");
     if (m->floating && !base_imu)
         return rb_err_set(err, RB_ECONFIG,
-                          "stage %s: a floating base needs base_imu (an IMU frame on the base link, listed in "
-                          "accelerometers and gyroscopes)",
-                          st->id);
+                          "a floating base needs base_imu (an IMU frame on the base link, listed in accelerometers "
+                          "and gyroscopes)");
     if (!m->floating && base_imu)
-        return rb_err_set(err, RB_ECONFIG, "stage %s: base_imu is for a floating base (model %s has a fixed base)",
-                          st->id, m->name ? m->name : "");
+        return rb_err_set(err, RB_ECONFIG, "base_imu is for a floating base (model %s has a fixed base)",
+                          m->name ? m->name : "");
     if (base_imu) {
         int f;
         size_t pos;
         if ((rc = tq_find_frame(st, "base_imu", SIZE_MAX, base_imu, &f, err)))
             return rc;
         if (m->frames[f].body != 0)
-            return rb_err_set(err, RB_ECONFIG, "stage %s: base_imu %s is not on the base link %s", st->id, base_imu,
+            return rb_err_set(err, RB_ECONFIG, "base_imu %s is not on the base link %s", base_imu,
                               m->bodies[0].name);
         if (!find_in_list(P(st, "accelerometers"), base_imu, &pos) || !find_in_list(P(st, "gyroscopes"), base_imu, &pos))
-            return rb_err_set(err, RB_ECONFIG, "stage %s: base_imu %s must be listed in accelerometers and gyroscopes",
-                              st->id, base_imu);
+            return rb_err_set(err, RB_ECONFIG, "base_imu %s must be listed in accelerometers and gyroscopes",
+                              base_imu);
     }
     if ((rc = tq_check_port(st, IN_Q, n, "one per model joint", true, err))
         || (rc = tq_check_port(st, IN_DQ, n, "one per model joint", true, err))
@@ -420,17 +419,15 @@ static int check_setup(const rb_stage_setup *st, rb_err *err)
     const rb_param_value *R = P(st, "gear_ratio");
     for (size_t i = 0; i < R->count; i++)
         if (R->numbers[i] == 0.0)
-            return rb_err_set(err, RB_ECONFIG, "stage %s: gear_ratio[%zu] is 0 (give the signed ratio, e.g. -160)",
-                              st->id, i);
+            return rb_err_set(err, RB_ECONFIG, "gear_ratio[%zu] is 0 (give the signed ratio, e.g. -160)",
+                              i);
     const char *fd = rb_params_string(st->params, "friction_dynamics");
     bool rate = fd && strcmp(fd, "rate_model") == 0, given = P(st, "friction_k0")->given || P(st, "friction_k1")->given
                                                               || P(st, "friction_k2")->given;
     if (rate && !given)
-        return rb_err_set(err, RB_ECONFIG, "stage %s: friction_dynamics \"rate_model\" needs friction_k0, k1, k2",
-                          st->id);
+        return rb_err_set(err, RB_ECONFIG, "friction_dynamics \"rate_model\" needs friction_k0, k1, k2");
     if (!rate && given)
-        return rb_err_set(err, RB_ECONFIG, "stage %s: friction_k0, k1, k2 need friction_dynamics \"rate_model\"",
-                          st->id);
+        return rb_err_set(err, RB_ECONFIG, "friction_k0, k1, k2 need friction_dynamics \"rate_model\"");
     return RB_OK;
 }
 
@@ -725,8 +722,6 @@ static int ukft_create(const rb_stage_setup *st, void **state, rb_err *err)
     return RB_OK;
 fail:
     ukft_destroy(u);
-    if (rc != RB_ENOMEM)
-        rb_err_prefix(err, "stage %s: ", st->id);
     return rc;
 }
 
@@ -798,7 +793,7 @@ static int initial_state(ukft *u, const double *const *in, rb_err *err)
     return rb_filter_set_state(u->ukf, x, NULL, err);
 }
 
-/* Name the block of a factorization failure of the filter. */
+/* Name the block of the state or measurement a numeric failure of the filter is at. */
 static int name_failure(ukft *u, int rc, rb_err *err)
 {
     if (rc != RB_ENUMERIC)
@@ -809,9 +804,14 @@ static int name_failure(ukft *u, int rc, rb_err *err)
     case RB_FILTER_FAIL_P:
         describe_state(u, idx, what, sizeof what);
         return rb_err_prefix(err, "the state covariance lost positive definiteness at block %s: ", what);
+    case RB_FILTER_FAIL_X:
+        describe_state(u, idx, what, sizeof what);
+        return rb_err_prefix(err, "the state is not finite at block %s: ", what);
     case RB_FILTER_FAIL_S:
         return rb_err_prefix(err, "the innovation covariance lost positive definiteness at measurement %s: ",
                              u->names[OUT_INNOVATION].s[idx]);
+    case RB_FILTER_FAIL_Z:
+        return rb_err_prefix(err, "the predicted measurement %s is not finite: ", u->names[OUT_INNOVATION].s[idx]);
     default: return rc;
     }
 }

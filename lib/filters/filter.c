@@ -346,13 +346,17 @@ int rb_filter_predict(rb_filter *f, const double *u, double dt, rb_err *err)
     if (rc != RB_OK)
         return rc;
     size_t bad = rb_filt_first_nonfinite(f->xn, f->n);
-    if (bad < f->n)
+    if (bad < f->n) {
+        f->fail = RB_FILTER_FAIL_X, f->fail_index = bad;
         return rb_err_set(err, RB_ENUMERIC, "%s predict, step %ld: predicted state element %zu is not finite", f->name,
                           step, bad);
+    }
     for (size_t i = 0; i < f->n; i++) {
-        if (!isfinite(f->Pn[i * f->n + i]))
+        if (!isfinite(f->Pn[i * f->n + i])) {
+            f->fail = RB_FILTER_FAIL_P, f->fail_index = i;
             return rb_err_set(err, RB_ENUMERIC, "%s predict, step %ld: predicted covariance P(%zu, %zu) is not finite",
                               f->name, step, i, i);
+        }
     }
     rb_filt_predict_done(f, step);
     return RB_OK;
@@ -483,10 +487,12 @@ int rb_filt_update(rb_filter *f, const double *z, rb_err *err)
             rc = f->kind == RB_FILTER_KF ? rb_kf_linearize(f, err) : rb_ekf_linearize(f, step, err);
             if (rc == RB_OK) {
                 for (size_t j = 0; j < k; j++) {
-                    if (!isfinite(f->zhat[f->idx[j]]))
+                    if (!isfinite(f->zhat[f->idx[j]])) {
+                        f->fail = RB_FILTER_FAIL_Z, f->fail_index = f->idx[j];
                         return rb_err_set(err, RB_ENUMERIC,
                                           "%s update, step %ld: predicted measurement element %zu is not finite",
                                           f->name, step, f->idx[j]);
+                    }
                 }
                 rb_filt_innovation(f, z);
                 linear_measure(f);
@@ -541,9 +547,11 @@ int rb_filt_update(rb_filter *f, const double *z, rb_err *err)
         memcpy(f->xn, f->x, n * sizeof(double));
         cblas_dgemv(CblasColMajor, CblasNoTrans, (int)n, (int)k, 1.0, f->W, (int)n, f->y, 1, 1.0, f->xn, 1);
         size_t bad = rb_filt_first_nonfinite(f->xn, n);
-        if (bad < n)
+        if (bad < n) {
+            f->fail = RB_FILTER_FAIL_X, f->fail_index = bad;
             return rb_err_set(err, RB_ENUMERIC, "%s update, step %ld: updated state element %zu is not finite", f->name,
                               step, bad);
+        }
         if (f->kind == RB_FILTER_UKF) {
             memcpy(f->Pn, f->P, n * n * sizeof(double));
             cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, (int)n, (int)k, -1.0, f->W, (int)n, 1.0, f->Pn,
@@ -556,9 +564,11 @@ int rb_filt_update(rb_filter *f, const double *z, rb_err *err)
             joseph(f);
         }
         for (size_t i = 0; i < n; i++) {
-            if (!isfinite(f->Pn[i * n + i]))
+            if (!isfinite(f->Pn[i * n + i])) {
+                f->fail = RB_FILTER_FAIL_P, f->fail_index = i;
                 return rb_err_set(err, RB_ENUMERIC, "%s update, step %ld: updated covariance P(%zu, %zu) is not finite",
                                   f->name, step, i, i);
+            }
         }
         double *t = f->x;
         f->x = f->xn;

@@ -88,9 +88,11 @@ int rb_ukf_measure(rb_filter *f, const double *z, long step, rb_err *err)
     }
     weighted_mean(f, f->Z, m, f->zhat);
     for (size_t j = 0; j < k; j++) {
-        if (!isfinite(f->zhat[f->idx[j]]))
+        if (!isfinite(f->zhat[f->idx[j]])) {
+            f->fail = RB_FILTER_FAIL_Z, f->fail_index = f->idx[j];
             return rb_err_set(err, RB_ENUMERIC, "%s update, step %ld: predicted measurement element %zu is not finite",
                               f->name, step, f->idx[j]);
+        }
     }
     rb_filt_innovation(f, z);
 

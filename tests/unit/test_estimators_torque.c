@@ -782,3 +782,132 @@ Test(estimators_torque, floating_base_models_and_run)
     rec_free(&r);
     rb_model_free(h.m);
 }
+
+/* ---- bad inputs -------------------------------------------------------------------------------------------------- */
+
+static void expect_error(const char *text, const rb_log *log, int code, const char *const *parts)
+{
+    rb_err err;
+    int rc = run_error(text, log, &err);
+    cr_assert_eq(rc, code, "rc %d (expected %d): %s", rc, code, rc ? err.msg : "");
+    for (size_t i = 0; parts[i]; i++)
+        cr_assert(strstr(err.msg, parts[i]), "'%s' lacks '%s'", err.msg, parts[i]);
+    cr_assert_null(strchr(err.msg, '\n'));
+}
+
+/* dst = src with the first `from` replaced by `to` (which must be there). */
+static void subst(char *dst, size_t size, const char *src, const char *from, const char *to)
+{
+    const char *at = strstr(src, from);
+    cr_assert_not_null(at, "'%s' not in the text", from);
+    int len = snprintf(dst, size, "%.*s%s%s", (int)(at - src), src, to, at + strlen(from));
+    cr_assert(len > 0 && (size_t)len < size);
+}
+
+/* Configuration errors are RB_ECONFIG naming the item (with the closest name for a misspelt one); numeric blow-ups
+ * are RB_ENUMERIC naming the stage, the sample and the block of the state or measurement. */
+Test(estimators_torque, bad_inputs)
+{
+    sim_rec r;
+    record_arm(0.05, false, NULL, &r);
+    static char base[8192], text[8192];
+    snprintf(base, sizeof base, UKF_PIPE, ARM_SIGNALS, "", ARM_UKF_ACTUATORS, "");
+    const char *params_end = ", \"motor_inertia\": [1e-5, 1e-5, 8e-6, 5e-6]";
+#define UKF_CASE(extra_params, code, ...)                                                                              \
+    do {                                                                                                               \
+        char with[512];                                                                                                \
+        snprintf(with, sizeof with, "%s%s", params_end, extra_params);                                                 \
+        subst(text, sizeof text, base, params_end, with);                                                              \
+        expect_error(text, r.log, code, (const char *[]){__VA_ARGS__, NULL});                                          \
+    } while (0)
+    /* a misspelt FT sensor, contact, accelerometer frame: the item and a suggestion */
+    subst(text, sizeof text, base, "[\"upper_arm_ft_sensor\", \"wrist_ft_sensor\"]",
+          "[\"upper_arm_ft_sensor\", \"wrist_tf_sensor\"]");
+    expect_error(text, r.log, RB_ECONFIG,
+                 (const char *[]){"stage ukf", "ft_sensors[1]", "wrist_tf_sensor", "did you mean 'wrist_ft_sensor'", NULL});
+    UKF_CASE(", \"contacts\": [\"wirst\"]", RB_ECONFIG, "contacts[0]", "no frame 'wirst'", "did you mean 'wrist'");
+    subst(text, sizeof text, base, "[\"hand_acc\", \"forearm\"]", "[\"hand_acx\", \"forearm\"]");
+    expect_error(text, r.log, RB_ECONFIG, (const char *[]){"accelerometers[0]", "hand_acx", "did you mean", NULL});
+    /* counts and values */
+    UKF_CASE(", \"r_ft\": [1, 2]", RB_ECONFIG, "r_ft has 2 values", "1, 6");
+    UKF_CASE(", \"q_dq\": [1, 2, 3]", RB_ECONFIG, "q_dq has 3 values", "give 1 or 4");
+    UKF_CASE(", \"friction_dynamics\": \"rate_model\"", RB_ECONFIG, "rate_model", "friction_k0");
+    UKF_CASE(", \"friction_k1\": [3]", RB_ECONFIG, "friction_k0, k1, k2 need");
+    UKF_CASE(", \"base_imu\": \"hand_acc\"", RB_ECONFIG, "base_imu is for a floating base");
+    subst(text, sizeof text, base, "\"gear_ratio\": [-100, 160, -100, 100]", "\"gear_ratio\": [-100, 0, -100, 100]");
+    expect_error(text, r.log, RB_ECONFIG, (const char *[]){"gear_ratio[1] is 0", NULL});
+    /* port widths: one sensor's channel for two sensors; the joints bound in another order */
+    subst(text, sizeof text, base, "[\"ft/upper_arm_ft_sensor\", \"ft/wrist_ft_sensor\"]", "[\"ft/upper_arm_ft_sensor\"]");
+    expect_error(text, r.log, RB_ECONFIG, (const char *[]){"input ft has 6 elements, expected 12", NULL});
+    subst(text, sizeof text, base, "\"q\": {\"channel\": \"q\"}",
+          "\"q\": {\"channel\": \"q\", \"elements\": [\"elbow\", \"shoulder_pitch\", \"shoulder_yaw\", \"wrist_roll\"]}");
+    expect_error(text, r.log, RB_ECONFIG, (const char *[]){"input q: element 0 is 'elbow'", "shoulder_yaw", NULL});
+    /* numeric blow-ups, named: an overflowing start covariance of dq; a huge one of tau_F that the accelerometers'
+     * innovation covariance cannot resolve in double precision */
+    UKF_CASE(", \"p0_dq\": [1e300]", RB_ENUMERIC, "stage ukf", "sample 0",
+             "the state is not finite at block dq (joint shoulder_yaw)");
+    UKF_CASE(", \"p0_tau_f\": [1e40]", RB_ENUMERIC, "sample 0",
+             "innovation covariance lost positive definiteness at measurement acc/");
+#undef UKF_CASE
+    /* rnea_torque: a misspelt contact, an IMU frame without the IMU inputs; no model at all */
+    snprintf(text, sizeof text, RNEA_PIPE, ARM_SIGNALS, ", \"contacts\": [\"base_lnk\"]");
+    expect_error(text, r.log, RB_ECONFIG, (const char *[]){"contacts[0]", "did you mean 'base_link'", NULL});
+    snprintf(text, sizeof text, RNEA_PIPE, ARM_SIGNALS, ", \"imu_frame\": \"hand_acc\"");
+    expect_error(text, r.log, RB_ECONFIG,
+                 (const char *[]){"imu_frame hand_acc is given but acc and gyro are not wired", NULL});
+    snprintf(base, sizeof base, RNEA_PIPE, ARM_SIGNALS, "");
+    subst(text, sizeof text, base, "\"model\": {\"urdf\": \"" ARM_URDF "\", \"base\": \"base_link\"}, ", "");
+    expect_error(text, r.log, RB_ECONFIG, (const char *[]){"stage rnea", "needs the pipeline's \"model\" key", NULL});
+    rec_free(&r);
+}
+
+/* step() allocates nothing (rb_malloc and the C library, OpenBLAS included, single-threaded as the CLI runs it). */
+Test(estimators_torque, steps_allocate_nothing)
+{
+    sim_rec r;
+    record_arm(0.3, true, &ARM_NOISE, &r);
+    static char text[8192];
+    snprintf(text, sizeof text, UKF_PIPE, ARM_SIGNALS, ", \"friction\": \"fric\"", ARM_UKF_ACTUATORS,
+             ", \"contacts\": [\"wrist\"], \"ft_bias\": true, \"acc_bias\": true, \"gyro_bias\": true, "
+             "\"friction_dynamics\": \"rate_model\", \"friction_k0\": [0.3], \"friction_k1\": [10], \"friction_k2\": "
+             "[0.5], \"contact_decay\": 2");
+    size_t widths[7] = {4, 4, 4, 12, 6, 3, 4};
+    stage_h h;
+    rb_err err;
+    cr_assert_eq(stage_make(&h, text, widths, &err), RB_OK, "%s", err.msg);
+    const char *ch[7] = {"q", "dq", "current", NULL, NULL, "gyro/hand_gyro", "friction"};
+    double *in[7], *out[16];
+    const double *cin[7];
+    for (int i = 0; i < 7; i++)
+        cin[i] = in[i] = calloc(widths[i] + 1, sizeof(double));
+    for (size_t j = 0; j < h.ty->n_outputs; j++)
+        out[j] = calloc(h.out[j].width + 1, sizeof(double));
+    test_alloc_count_init();
+    long counted = 0, rb_calls = 0;
+    for (size_t k = 0; k < r.T; k++) {
+        for (int i = 0; i < 7; i++)
+            if (ch[i])
+                memcpy(in[i], rb_log_find(r.log, ch[i])->data + k * widths[i], widths[i] * sizeof(double));
+        memcpy(in[3], rb_log_find(r.log, "ft/upper_arm_ft_sensor")->data + 6 * k, 6 * sizeof(double));
+        memcpy(in[3] + 6, rb_log_find(r.log, "ft/wrist_ft_sensor")->data + 6 * k, 6 * sizeof(double));
+        memcpy(in[4], rb_log_find(r.log, "acc/hand_acc")->data + 3 * k, 3 * sizeof(double));
+        memcpy(in[4] + 3, rb_log_find(r.log, "acc/forearm")->data + 3 * k, 3 * sizeof(double));
+        rb_alloc_fail_after(-1);
+        long before = test_alloc_count;
+        test_alloc_counting = 1;
+        int rc = h.ty->step(h.state, k, 1e-3 * (double)k, cin, out, &err);
+        test_alloc_counting = 0;
+        counted += test_alloc_count - before;
+        rb_calls += rb_alloc_fail_after(-1);
+        cr_assert_eq(rc, RB_OK, "sample %zu: %s", k, err.msg);
+    }
+    if (test_alloc_count_works())
+        cr_assert_eq(counted, 0, "C library allocations in step(): %ld", counted);
+    cr_assert_eq(rb_calls, 0, "rb_malloc calls in step(): %ld", rb_calls);
+    for (int i = 0; i < 7; i++)
+        free(in[i]);
+    for (size_t j = 0; j < h.ty->n_outputs; j++)
+        free(out[j]);
+    stage_free(&h);
+    rec_free(&r);
+}

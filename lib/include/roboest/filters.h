@@ -228,12 +228,23 @@ int rb_filter_innovation_cov(const rb_filter *f, double *S, rb_err *err);
  * columns of elements not used are zero. RB_EINVAL before any update. */
 int rb_filter_gain(rb_filter *f, double *K, rb_err *err);
 
-/* Which factorization made the last predict or update fail with RB_ENUMERIC (reset by every predict and
- * update): RB_FILTER_FAIL_P, the state covariance P (UKF sigma points, after the repairs; *index: the state
- * element whose pivot failed, the leading minor - 1), RB_FILTER_FAIL_S, the innovation covariance (*index: the
- * measurement element, an index into z), or RB_FILTER_FAIL_NONE (no such failure; *index 0). index may be NULL.
- * Lets a caller name the block of its state or measurement that lost definiteness. */
-typedef enum rb_filter_fail { RB_FILTER_FAIL_NONE = 0, RB_FILTER_FAIL_P, RB_FILTER_FAIL_S } rb_filter_fail;
+/* What made the last predict or update fail with RB_ENUMERIC (reset by every predict and update), with the
+ * element (*index; index may be NULL):
+ *   RB_FILTER_FAIL_P  the state covariance: not positive definite when factorized for the UKF's sigma points
+ *                     (after the repairs; the state element whose pivot failed, the leading minor - 1), or a
+ *                     non-finite diagonal element after a predict or update (that element);
+ *   RB_FILTER_FAIL_S  the innovation covariance not positive definite (the measurement element, an index into z);
+ *   RB_FILTER_FAIL_X  a non-finite predicted or updated state element (its index);
+ *   RB_FILTER_FAIL_Z  a non-finite predicted measurement element (its index into z);
+ *   RB_FILTER_FAIL_NONE otherwise (*index 0).
+ * Lets a caller name the block of its state or measurement that lost definiteness or blew up. */
+typedef enum rb_filter_fail {
+    RB_FILTER_FAIL_NONE = 0,
+    RB_FILTER_FAIL_P,
+    RB_FILTER_FAIL_S,
+    RB_FILTER_FAIL_X,
+    RB_FILTER_FAIL_Z
+} rb_filter_fail;
 rb_filter_fail rb_filter_last_failure(const rb_filter *f, size_t *index);
 
 /* ---- chi-square distribution (for gates and consistency bounds) ------------------------------ */
