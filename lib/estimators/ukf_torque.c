@@ -84,6 +84,8 @@ typedef struct ukft {
     int victim;          /* the slot a miss overwrites */
     bool phase_first;    /* the next lookup is a filter phase's first (the mean's velocity): keep its slot */
     double *h, *sdd;     /* n each */
+    double *XaT;         /* 2N + 1 x na: the sigma points' driving blocks, transposed */
+    double *Sdd, *Dacc;  /* n x (2N + 1), 3 n_acc x (2N + 1): per sigma point */
 
     /* per sample */
     double *z;           /* M */
@@ -205,35 +207,28 @@ static int accelerations(ukft *u, const double *x, double *sdd, const vel_slot *
 
 /* Process: dq integrated by explicit Euler with s_ddot(x); tau_F a random walk or the rate model; contacts
  * decaying (or a random walk); every other block a random walk (seed 000 eq. 8). */
-static int process(void *user, const double *x, const double *in, double dt, double *xo, rb_err *err)
+static void process_one(const ukft *u, const double *x, const double *sdd, double dt, double *xo)
 {
-    (void)in;
-    ukft *u = user;
-    const vel_slot *vs;
-    int rc = accelerations(u, x, u->sdd, &vs, err);
-    if (rc)
-        return rc;
     memcpy(xo, x, u->N * sizeof *xo);
     const double *sd = x + u->b[B_DQ].off;
     double *dq = xo + u->b[B_DQ].off, *tf = xo + u->b[B_TF].off, *c = xo + u->b[B_C].off;
     for (size_t i = 0; i < u->n; i++) {
-        dq[i] += dt * u->sdd[i];
+        dq[i] += dt * sdd[i];
         if (u->rate_model) { /* d/dt (k0 tanh(k1 s_dot) + k2 s_dot) */
             double ch = cosh(u->k1[i] * sd[i]);
-            tf[i] += dt * u->sdd[i] * (u->k2[i] + u->k0[i] * u->k1[i] / (ch * ch));
+            tf[i] += dt * sdd[i] * (u->k2[i] + u->k0[i] * u->k1[i] / (ch * ch));
         }
     }
     if (u->decay > 0.0)
         for (size_t i = 0; i < 6 * u->nc; i++)
             c[i] -= dt * u->decay * x[u->b[B_C].off + i];
-    return RB_OK;
 }
 
 /* Measurements (published order): dq, current tau_m / (k_t R), friction, FT + bias, accelerometers (proper
- * acceleration of the frame from the state's joint accelerations) + bias, gyroscopes + bias. */
-static int measure(void *user, const double *x, double *z, rb_err *err)
+ * acceleration of the frame from the state's joint accelerations sdd, dacc the velocity terms) + bias, gyroscopes
+ * + bias. */
+static void measure_one(const ukft *u, const double *x, const double *sdd, const double *dacc, double *z)
 {
-    ukft *u = user;
     size_t n = u->n, cols = 6 + n;
     const double *sd = x + u->b[B_DQ].off, *tm = x + u->b[B_TM].off;
     for (size_t i = 0; i < n; i++) {
@@ -244,35 +239,89 @@ static int measure(void *user, const double *x, double *z, rb_err *err)
     }
     for (size_t i = 0; i < 6 * u->n_ft; i++)
         z[u->m_ft + i] = x[u->b[B_FT].off + i] + (u->b[B_FTB].len ? x[u->b[B_FTB].off + i] : 0.0);
-    if (u->nacc) {
-        const vel_slot *vs;
-        int rc = accelerations(u, x, u->sdd, &vs, err);
-        if (rc)
-            return rc;
-        double aB[6];
-        memcpy(aB, u->aB_fixed, sizeof aB);
-        if (u->floating)
-            memcpy(aB, x + u->b[B_A].off, 3 * sizeof *aB);
-        for (size_t r = 0; r < 3 * u->nacc; r++) {
-            const double *row = u->Jacc + r * cols;
-            double s = vs->dacc[r] + (u->b[B_AB].len ? x[u->b[B_AB].off + r] : 0.0);
-            for (int k = 0; k < 6; k++)
-                s += row[k] * aB[k];
-            for (size_t j = 0; j < n; j++)
-                s += row[6 + j] * u->sdd[j];
-            z[u->m_acc + r] = s;
-        }
+    double aB[6];
+    memcpy(aB, u->aB_fixed, sizeof aB);
+    if (u->floating)
+        memcpy(aB, x + u->b[B_A].off, 3 * sizeof *aB);
+    for (size_t r = 0; r < 3 * u->nacc; r++) {
+        const double *row = u->Jacc + r * cols;
+        double v = dacc[r] + (u->b[B_AB].len ? x[u->b[B_AB].off + r] : 0.0);
+        for (int k = 0; k < 6; k++)
+            v += row[k] * aB[k];
+        for (size_t j = 0; j < n; j++)
+            v += row[6 + j] * sdd[j];
+        z[u->m_acc + r] = v;
     }
     for (size_t r = 0; r < 3 * u->ngyro; r++) {
         const double *row = u->Jgyr + r * cols;
-        double s = u->b[B_GB].len ? x[u->b[B_GB].off + r] : 0.0;
+        double v = u->b[B_GB].len ? x[u->b[B_GB].off + r] : 0.0;
         for (int k = 0; u->floating && k < 3; k++)
-            s += row[3 + k] * x[u->b[B_W].off + (size_t)k];
+            v += row[3 + k] * x[u->b[B_W].off + (size_t)k];
         for (size_t j = 0; j < n; j++)
-            s += row[6 + j] * sd[j];
-        z[u->m_gyro + r] = s;
+            v += row[6 + j] * sd[j];
+        z[u->m_gyro + r] = v;
     }
+}
+
+/* One state (the models outside a run). */
+static int process(ukft *u, const double *x, double dt, double *xo, rb_err *err)
+{
+    const vel_slot *vs;
+    int rc = accelerations(u, x, u->sdd, &vs, err);
+    if (rc == RB_OK)
+        process_one(u, x, u->sdd, dt, xo);
+    return rc;
+}
+
+static int measure(ukft *u, const double *x, double *z, rb_err *err)
+{
+    const vel_slot *vs;
+    int rc = accelerations(u, x, u->sdd, &vs, err);
+    if (rc == RB_OK)
+        measure_one(u, x, u->sdd, vs->dacc, z);
+    return rc;
+}
+
+/* The sigma points (X: N x Ns column-major): s_ddot of each into Sdd (n x Ns) by one matrix product, K^-1 [drivers]
+ * times their driving blocks, plus each one's velocity terms (and the accelerometers' into Dacc, 3 n_acc x Ns). */
+static int batch_accelerations(ukft *u, const double *X, size_t Ns, bool acc_terms, rb_err *err)
+{
+    size_t n = u->n, N = u->N, na = u->na, a3 = 3 * u->nacc;
+    for (size_t j = 0; j < Ns; j++) {
+        const double *x = X + j * N;
+        const vel_slot *vs;
+        int rc = velocity_terms(u, x, &vs, err);
+        if (rc)
+            return rc;
+        memcpy(u->Sdd + j * n, vs->b, n * sizeof *u->Sdd);
+        if (acc_terms)
+            memcpy(u->Dacc + j * a3, vs->dacc, a3 * sizeof *u->Dacc);
+        for (size_t k = 0; k < na; k++)
+            u->XaT[j + k * Ns] = x[u->lo + k];
+    }
+    /* (NoTrans, Trans) only: see the BLAS notes in lib/filters (no allocation in OpenBLAS's small kernels) */
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, (int)n, (int)Ns, (int)na, 1.0, u->AsT, (int)n, u->XaT, (int)Ns,
+                1.0, u->Sdd, (int)n);
     return RB_OK;
+}
+
+static int process_batch(void *user, const double *X, size_t Ns, const double *in, double dt, double *Y, rb_err *err)
+{
+    (void)in;
+    ukft *u = user;
+    int rc = batch_accelerations(u, X, Ns, false, err);
+    for (size_t j = 0; rc == RB_OK && j < Ns; j++)
+        process_one(u, X + j * u->N, u->Sdd + j * u->n, dt, Y + j * u->N);
+    return rc;
+}
+
+static int measure_batch(void *user, const double *X, size_t Ns, double *Z, rb_err *err)
+{
+    ukft *u = user;
+    int rc = batch_accelerations(u, X, Ns, true, err);
+    for (size_t j = 0; rc == RB_OK && j < Ns; j++)
+        measure_one(u, X + j * u->N, u->Sdd + j * u->n, u->Dacc + j * 3 * u->nacc, Z + j * u->M);
+    return rc;
 }
 
 /* ---- layout --------------------------------------------------------------------------------------------------- */
@@ -458,7 +507,8 @@ static int alloc_arrays(ukft *u, rb_err *err)
     size_t count = 5 * n                                 /* ktR refl k0 k1 k2 */
                    + 2 * n * u->na + n + 3 * (u->nacc + u->ngyro) * cols + 6 * cols /* As c0 Jacc Jgyr J6 */
                    + 2 * (n + 3 + n + 3 * u->nacc)        /* slots */
-                   + 2 * n + u->M + 2 * nft6 + 2 * u->N; /* h sdd z offset pred x0 xs */
+                   + 2 * n + u->M + 2 * nft6 + 2 * u->N  /* h sdd z offset pred x0 xs */
+                   + (2 * u->N + 1) * (u->na + n + 3 * u->nacc); /* XaT Sdd Dacc */
     u->block_mem = rb_calloc(count, sizeof(double));
     u->acc_frame = rb_calloc(u->nacc + u->ngyro + 1, sizeof(int));
     if (!u->block_mem || !u->acc_frame)
@@ -473,6 +523,8 @@ static int alloc_arrays(ukft *u, rb_err *err)
         TAKE(u->slot[s].key, n + 3), TAKE(u->slot[s].b, n), TAKE(u->slot[s].dacc, 3 * u->nacc);
     TAKE(u->h, n), TAKE(u->sdd, n), TAKE(u->z, u->M), TAKE(u->offset, nft6), TAKE(u->pred, nft6);
     TAKE(u->x0, u->N), TAKE(u->xs, u->N);
+    size_t Ns = 2 * u->N + 1;
+    TAKE(u->XaT, Ns * u->na), TAKE(u->Sdd, Ns * n), TAKE(u->Dacc, Ns * 3 * u->nacc);
 #undef TAKE
     return RB_OK;
 }
@@ -561,7 +613,7 @@ static int make_filter(ukft *u, const rb_stage_setup *st, rb_err *err)
     rb_filter_opts o;
     rb_filter_opts_init(&o);
     o.n = N, o.m = M, o.P0 = P0, o.Q = Q, o.R = R;
-    o.f = process, o.h = measure, o.user = u;
+    o.f_batch = process_batch, o.h_batch = measure_batch, o.user = u;
     o.alpha = rb_params_number(st->params, "alpha");
     o.beta = rb_params_number(st->params, "beta");
     o.kappa = rb_params_number(st->params, "kappa");
@@ -913,7 +965,7 @@ int rb_ukf_torque_process(void *stage, const double *q, const double *x, double 
         return rc;
     double *xi = u->x0, *xo = u->xs;
     to_internal(u, x, xi);
-    if ((rc = process(u, xi, NULL, dt, xo, err)))
+    if ((rc = process(u, xi, dt, xo, err)))
         return rc;
     to_published(u, xo, x_out);
     return RB_OK;

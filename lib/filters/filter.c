@@ -79,8 +79,12 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, rb_filter **out,
         return rb_err_set(err, RB_EINVAL, "%s create: R is required", name);
     if (kind == RB_FILTER_KF && (!o->F || !o->H))
         return rb_err_set(err, RB_EINVAL, "%s create: F and H are required", name);
-    if (kind != RB_FILTER_KF && (!o->f || !o->h))
+    if (kind == RB_FILTER_EKF && (!o->f || !o->h))
         return rb_err_set(err, RB_EINVAL, "%s create: the process model f and measurement model h are required", name);
+    if (kind == RB_FILTER_UKF && ((!o->f && !o->f_batch) || (!o->h && !o->h_batch)))
+        return rb_err_set(err, RB_EINVAL,
+                          "%s create: the process model (f or f_batch) and measurement model (h or h_batch) are required",
+                          name);
     if (!(o->fd_step >= 0.0) || !isfinite(o->fd_step))
         return rb_err_set(err, RB_EINVAL, "%s create: fd_step must be >= 0 (got %g)", name, o->fd_step);
     if (!(o->jitter >= 0.0) || !isfinite(o->jitter))
@@ -114,7 +118,7 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, rb_filter **out,
     if (kind != RB_FILTER_UKF)
         count += 2 * n2 + 2 * nm + (kind == RB_FILTER_KF ? n * nu : 0);
     else
-        count += n * N + m * N + n;
+        count += 2 * n * N + m * N + n;
     count += n2; /* L */
     size_t bytes = count * sizeof(double) + 2 * m * sizeof(size_t) + m;
 
@@ -165,6 +169,7 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, rb_filter **out,
             f->B = take(&cur, n * nu);
     } else {
         f->Y = take(&cur, n * N);
+        f->X = take(&cur, n * N);
         f->Z = take(&cur, m * N);
         f->xs = take(&cur, n);
     }
@@ -174,6 +179,8 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, rb_filter **out,
 
     f->f = o->f;
     f->h = o->h;
+    f->f_batch = o->f_batch;
+    f->h_batch = o->h_batch;
     f->jac_f = o->jac_f;
     f->jac_h = o->jac_h;
     f->residual = o->residual;

@@ -81,6 +81,14 @@ typedef int (*rb_filter_process_fn)(void *user, const double *x, const double *u
                                     rb_err *err);
 /* z_out (m) = h(x (n)). */
 typedef int (*rb_filter_measure_fn)(void *user, const double *x, double *z_out, rb_err *err);
+/* UKF, optional: every sigma point at once, for models with work common to all of them (matrices computed once
+ * per step, products as one matrix-matrix multiplication). X: n x N column-major, column j the sigma point X_j
+ * (N = 2n + 1, in the order of the header comment: X_0 = x, then the + and the - spreads); the outputs are column-
+ * major too: Y n x N with Y_j = f(X_j, u, dt), Z m x N with Z_j = h(X_j). A filter given these never calls f / h
+ * for its sigma points. */
+typedef int (*rb_filter_process_batch_fn)(void *user, const double *X, size_t N, const double *u, double dt, double *Y,
+                                          rb_err *err);
+typedef int (*rb_filter_measure_batch_fn)(void *user, const double *X, size_t N, double *Z, rb_err *err);
 /* F (n x n, row-major) = df/dx at (x, u, dt). */
 typedef int (*rb_filter_jac_f_fn)(void *user, const double *x, const double *u, double dt, double *F, rb_err *err);
 /* H (m x n, row-major) = dh/dx at x. */
@@ -137,13 +145,16 @@ typedef struct rb_filter_opts {
     const double *R;  /* m x m, symmetric positive definite; required */
     /* KF only: the linear model (F required; B NULL: zeros; H required). */
     const double *F, *B, *H;
-    /* EKF, UKF: the models (f, h required) and the EKF's Jacobians (NULL: central differences,
+    /* EKF, UKF: the models (f, h required; the UKF may have f_batch / h_batch instead) and the EKF's Jacobians (NULL: central differences,
      * column j from f(x + h_j e_j) - f(x - h_j e_j) over the exact difference of the two abscissae,
      * h_j = fd_step * max(1, |x_j|); fd_step 0 means cbrt(DBL_EPSILON) ~ 6.1e-6). */
     rb_filter_process_fn f;
     rb_filter_measure_fn h;
     rb_filter_jac_f_fn jac_f;
     rb_filter_jac_h_fn jac_h;
+    /* UKF: batch forms replacing f / h for the sigma points (either form of each model is enough) */
+    rb_filter_process_batch_fn f_batch;
+    rb_filter_measure_batch_fn h_batch;
     rb_filter_residual_fn residual; /* optional */
     void *user;
     double fd_step;
