@@ -653,12 +653,14 @@ Test(pipeline_config, edit_distance_and_suggestions)
 
 Test(pipeline_config, registry_lists_in_name_order_and_rejects_bad_types)
 {
-    cr_assert_eq(rb_registry_count(reg), 4);
+    cr_assert_eq(rb_registry_count(reg), 6);
     cr_assert_str_eq(rb_registry_at(reg, 0)->name, "finite_difference");
     cr_assert_str_eq(rb_registry_at(reg, 1)->name, "kf_derivative");
     cr_assert_str_eq(rb_registry_at(reg, 2)->name, "lowpass");
     cr_assert_str_eq(rb_registry_at(reg, 3)->name, "probe");
-    cr_assert_null(rb_registry_at(reg, 4));
+    cr_assert_str_eq(rb_registry_at(reg, 4)->name, "rnea_torque");
+    cr_assert_str_eq(rb_registry_at(reg, 5)->name, "ukf_torque");
+    cr_assert_null(rb_registry_at(reg, 6));
     cr_assert_eq(rb_registry_find(reg, "lowpass"), &rb_stage_lowpass);
     cr_assert_null(rb_registry_find(reg, "nope"));
     rb_err err;
@@ -681,6 +683,6 @@ Test(pipeline_config, registry_lists_in_name_order_and_rejects_bad_types)
     bad.name = "bad";
     bad.step = NULL;
     cr_assert_eq(rb_registry_add(reg, &bad, &err), RB_EINVAL);
-    cr_assert_eq(rb_registry_count(reg), 4);
+    cr_assert_eq(rb_registry_count(reg), 6);
     cr_assert_str_eq(rb_param_kind_name(RB_PARAM_STRING_ARRAY), "string array");
 }
