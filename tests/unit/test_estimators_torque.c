@@ -861,7 +861,8 @@ Test(estimators_torque, bad_inputs)
     rec_free(&r);
 }
 
-/* step() allocates nothing (rb_malloc and the C library, OpenBLAS included, single-threaded as the CLI runs it). */
+/* step() of both stages allocates nothing (rb_malloc and the C library, OpenBLAS included, single-threaded as the
+ * CLI runs it); the UKF with every optional block (friction input, contacts, biases, rate model, decay). */
 Test(estimators_torque, steps_allocate_nothing)
 {
     sim_rec r;
@@ -904,6 +905,35 @@ Test(estimators_torque, steps_allocate_nothing)
     if (test_alloc_count_works())
         cr_assert_eq(counted, 0, "C library allocations in step(): %ld", counted);
     cr_assert_eq(rb_calls, 0, "rb_malloc calls in step(): %ld", rb_calls);
+    for (size_t j = 0; j < h.ty->n_outputs; j++)
+        free(out[j]);
+    stage_free(&h);
+
+    /* rnea_torque: in q, dq, ddq, ft; the offset calibrated at sample 0 */
+    snprintf(text, sizeof text, RNEA_PIPE, ARM_SIGNALS, ", \"contacts\": [\"base_link\", \"wrist\"]");
+    size_t rw[7] = {4, 4, 4, 12, 0, 0, 0};
+    cr_assert_eq(stage_make(&h, text, rw, &err), RB_OK, "%s", err.msg);
+    for (size_t j = 0; j < h.ty->n_outputs; j++)
+        out[j] = calloc(h.out[j].width + 1, sizeof(double));
+    counted = rb_calls = 0;
+    for (size_t k = 0; k < r.T; k++) {
+        memcpy(in[0], rb_log_find(r.log, "q")->data + 4 * k, 4 * sizeof(double));
+        memcpy(in[1], rb_log_find(r.log, "dq")->data + 4 * k, 4 * sizeof(double));
+        memcpy(in[2], rb_log_find(r.log, "ddq")->data + 4 * k, 4 * sizeof(double));
+        memcpy(in[3], rb_log_find(r.log, "ft/upper_arm_ft_sensor")->data + 6 * k, 6 * sizeof(double));
+        memcpy(in[3] + 6, rb_log_find(r.log, "ft/wrist_ft_sensor")->data + 6 * k, 6 * sizeof(double));
+        rb_alloc_fail_after(-1);
+        long before = test_alloc_count;
+        test_alloc_counting = 1;
+        int rc = h.ty->step(h.state, k, 1e-3 * (double)k, cin, out, &err);
+        test_alloc_counting = 0;
+        counted += test_alloc_count - before;
+        rb_calls += rb_alloc_fail_after(-1);
+        cr_assert_eq(rc, RB_OK, "rnea sample %zu: %s", k, err.msg);
+    }
+    if (test_alloc_count_works())
+        cr_assert_eq(counted, 0, "C library allocations in rnea step(): %ld", counted);
+    cr_assert_eq(rb_calls, 0, "rb_malloc calls in rnea step(): %ld", rb_calls);
     for (int i = 0; i < 7; i++)
         free(in[i]);
     for (size_t j = 0; j < h.ty->n_outputs; j++)
