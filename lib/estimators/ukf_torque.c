@@ -5,10 +5,12 @@
  *
  * Cost. q is an input, not a state: the cut system's matrices at q (K, its factors, K^-1 times the maps of
  * the torque, FT, contact and base-acceleration blocks, the frame Jacobians) are computed once per sample; a
- * sigma point then costs one matrix-vector product (n x the blocks that drive s_ddot). Only the velocity-product
+ * sigma point then costs a column of one matrix product over all of them (the filter's batch callbacks: n x the
+ * blocks that drive s_ddot, times the sigma points' values of those blocks). Only the velocity-product
  * terms depend on the sigma point, through (s_dot, w_B) alone; the internal state order puts those first, so
  * the lower Cholesky factor's columns past them leave the velocities at the mean's: the terms are computed for
- * 2 (n + 3) + 1 distinct velocities per filter phase and reused (a cache keyed on the exact values). */
+ * 2 n_v + 1 distinct velocities per filter phase (n_v = n, or n + 3 with a floating base's angular velocity) and
+ * reused for the other sigma points (a cache keyed on the exact values). */
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
@@ -54,7 +56,6 @@ typedef struct vel_slot {
 } vel_slot;
 
 typedef struct ukft {
-    const char *id;
     const rb_model *model;
     rb_submodels *sm;
     rb_cut_dyn *cd;
@@ -76,7 +77,7 @@ typedef struct ukft {
     double aB_fixed[6];
 
     /* per configuration */
-    double *As, *AsT;    /* n x na: K^-1 [blocks driving s_ddot]; its transpose */
+    double *As, *AsT;    /* K^-1 [blocks driving s_ddot]: n x na row-major, and column-major (BLAS) */
     double *c0;          /* n: s_ddot of the fixed base's gravity */
     double *Jacc, *Jgyr; /* 3 n_acc x (6 + n): linear rows; 3 n_gyro x (6 + n): angular rows */
     double *J6;          /* 6 x (6 + n) scratch */
@@ -385,7 +386,7 @@ static void describe_state(const ukft *u, size_t i, char *buf, size_t size)
         case B_FT: case B_FTB:
             snprintf(buf, size, "%s (%s %s)", blk_name[k], m->ft[u->sm->ft[e / 6]].name, tq_wrench_axes[e % 6]);
             return;
-        case B_C: snprintf(buf, size, "contact (%s %s)", u->names[OUT_CONTACTS].s[e], ""); return;
+        case B_C: snprintf(buf, size, "contact (%s)", u->names[OUT_CONTACTS].s[e]); return;
         case B_AB: snprintf(buf, size, "acc_bias (%s %c)", m->frames[u->acc_frame[e / 3]].name, "xyz"[e % 3]); return;
         case B_GB: snprintf(buf, size, "gyro_bias (%s %c)", m->frames[u->gyro_frame[e / 3]].name, "xyz"[e % 3]); return;
         }
@@ -739,7 +740,6 @@ static int ukft_create(const rb_stage_setup *st, void **state, rb_err *err)
     ukft *u = rb_calloc(1, sizeof *u);
     if (!u)
         return rb_err_set(err, RB_ENOMEM, "out of memory");
-    u->id = st->id;
     u->model = m, u->n = m->n_dofs, u->floating = m->floating;
     u->n_ft = fts->count, u->nc = cts->count, u->nacc = acc->count, u->ngyro = gyr->count;
     u->fric_meas = st->in[IN_FRICTION].width > 0;
