@@ -12,6 +12,7 @@
 #   make bench-filters   UKF steps at the joint-torque problem sizes against the OpenBLAS floor
 #   make bench-sim       simulator real-time factors (leg on a pole, standing humanoid)
 #   make bench-compare   roboest compare on two logs: one thread against two, and the speed-up
+#   make bench-ukf       ukf_torque real-time factors (ergoCub leg on a pole, floating humanoid lower body)
 #   make deps       install missing Debian packages (apt-get; needs root)
 #
 # Partial builds for working on one module:  make BUILD=build-io MODULES="core io" unit
@@ -47,7 +48,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-dynamics bench-filters bench-sim bench-compare clean format
+.PHONY: FORCE all deps demo test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-dynamics bench-filters bench-sim bench-compare bench-ukf clean format
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -167,6 +168,9 @@ bench-sim: all $(BUILD)/bench_sim
 
 bench-compare: all $(BUILD)/bench_compare
 	$(BUILD)/bench_compare
+
+bench-ukf: all $(BUILD)/bench_ukf
+	$(BUILD)/bench_ukf $(abspath .) $(abspath ..)/shared
 
 # libFuzzer targets (clang), each run for FUZZ_SECONDS on a corpus seeded from the test fixtures.
 # The log reader target skips HDF5 inputs (FUZZ_DEFS): Debian's libhdf5 1.10 itself overflows on

@@ -79,8 +79,12 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, rb_filter **out,
         return rb_err_set(err, RB_EINVAL, "%s create: R is required", name);
     if (kind == RB_FILTER_KF && (!o->F || !o->H))
         return rb_err_set(err, RB_EINVAL, "%s create: F and H are required", name);
-    if (kind != RB_FILTER_KF && (!o->f || !o->h))
+    if (kind == RB_FILTER_EKF && (!o->f || !o->h))
         return rb_err_set(err, RB_EINVAL, "%s create: the process model f and measurement model h are required", name);
+    if (kind == RB_FILTER_UKF && ((!o->f && !o->f_batch) || (!o->h && !o->h_batch)))
+        return rb_err_set(err, RB_EINVAL,
+                          "%s create: the process model (f or f_batch) and measurement model (h or h_batch) are required",
+                          name);
     if (!(o->fd_step >= 0.0) || !isfinite(o->fd_step))
         return rb_err_set(err, RB_EINVAL, "%s create: fd_step must be >= 0 (got %g)", name, o->fd_step);
     if (!(o->jitter >= 0.0) || !isfinite(o->jitter))
@@ -114,7 +118,7 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, rb_filter **out,
     if (kind != RB_FILTER_UKF)
         count += 2 * n2 + 2 * nm + (kind == RB_FILTER_KF ? n * nu : 0);
     else
-        count += n * N + m * N + n;
+        count += 2 * n * N + m * N + n;
     count += n2; /* L */
     size_t bytes = count * sizeof(double) + 2 * m * sizeof(size_t) + m;
 
@@ -165,6 +169,7 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, rb_filter **out,
             f->B = take(&cur, n * nu);
     } else {
         f->Y = take(&cur, n * N);
+        f->X = take(&cur, n * N);
         f->Z = take(&cur, m * N);
         f->xs = take(&cur, n);
     }
@@ -174,6 +179,8 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, rb_filter **out,
 
     f->f = o->f;
     f->h = o->h;
+    f->f_batch = o->f_batch;
+    f->h_batch = o->h_batch;
     f->jac_f = o->jac_f;
     f->jac_h = o->jac_h;
     f->residual = o->residual;
@@ -333,6 +340,8 @@ int rb_filter_predict(rb_filter *f, const double *u, double dt, rb_err *err)
     if (!f)
         return rb_err_set(err, RB_EINVAL, "filter predict: NULL filter");
     long step = f->step + 1;
+    f->fail = RB_FILTER_FAIL_NONE;
+    f->fail_index = 0;
     int rc = rb_filt_schedule(f, RB_FILTER_PREDICT, step, u, dt, NULL, err);
     if (rc != RB_OK)
         return rc;
@@ -344,13 +353,17 @@ int rb_filter_predict(rb_filter *f, const double *u, double dt, rb_err *err)
     if (rc != RB_OK)
         return rc;
     size_t bad = rb_filt_first_nonfinite(f->xn, f->n);
-    if (bad < f->n)
+    if (bad < f->n) {
+        f->fail = RB_FILTER_FAIL_X, f->fail_index = bad;
         return rb_err_set(err, RB_ENUMERIC, "%s predict, step %ld: predicted state element %zu is not finite", f->name,
                           step, bad);
+    }
     for (size_t i = 0; i < f->n; i++) {
-        if (!isfinite(f->Pn[i * f->n + i]))
+        if (!isfinite(f->Pn[i * f->n + i])) {
+            f->fail = RB_FILTER_FAIL_P, f->fail_index = i;
             return rb_err_set(err, RB_ENUMERIC, "%s predict, step %ld: predicted covariance P(%zu, %zu) is not finite",
                               f->name, step, i, i);
+        }
     }
     rb_filt_predict_done(f, step);
     return RB_OK;
@@ -451,6 +464,8 @@ int rb_filt_update(rb_filter *f, const double *z, rb_err *err)
 {
     size_t n = f->n, m = f->m;
     long step = f->step;
+    f->fail = RB_FILTER_FAIL_NONE;
+    f->fail_index = 0;
     int rc = rb_filt_schedule(f, RB_FILTER_UPDATE, step, NULL, 0.0, z, err);
     if (rc != RB_OK)
         return rc;
@@ -479,10 +494,12 @@ int rb_filt_update(rb_filter *f, const double *z, rb_err *err)
             rc = f->kind == RB_FILTER_KF ? rb_kf_linearize(f, err) : rb_ekf_linearize(f, step, err);
             if (rc == RB_OK) {
                 for (size_t j = 0; j < k; j++) {
-                    if (!isfinite(f->zhat[f->idx[j]]))
+                    if (!isfinite(f->zhat[f->idx[j]])) {
+                        f->fail = RB_FILTER_FAIL_Z, f->fail_index = f->idx[j];
                         return rb_err_set(err, RB_ENUMERIC,
                                           "%s update, step %ld: predicted measurement element %zu is not finite",
                                           f->name, step, f->idx[j]);
+                    }
                 }
                 rb_filt_innovation(f, z);
                 linear_measure(f);
@@ -513,11 +530,14 @@ int rb_filt_update(rb_filter *f, const double *z, rb_err *err)
         rb_filt_mirror_lower(f->S, k);
         memcpy(f->Ssave, f->S, k * k * sizeof(double));
         int info = rb_filt_chol(f->S, k);
-        if (info != 0)
+        if (info != 0) {
+            f->fail = RB_FILTER_FAIL_S;
+            f->fail_index = f->idx[info > 0 ? (size_t)info - 1 : 0];
             return rb_err_set(err, RB_ENUMERIC,
                               "%s update, step %ld: innovation covariance S not positive definite (LAPACK dpotrf: "
                               "leading minor %d of %zu elements used)",
                               f->name, step, info, k);
+        }
         memcpy(f->y, f->innoc, k * sizeof(double));
         cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)k, f->S, (int)k, f->y, 1);
         f->nis = cblas_ddot((int)k, f->y, 1, f->y, 1);
@@ -534,9 +554,11 @@ int rb_filt_update(rb_filter *f, const double *z, rb_err *err)
         memcpy(f->xn, f->x, n * sizeof(double));
         cblas_dgemv(CblasColMajor, CblasNoTrans, (int)n, (int)k, 1.0, f->W, (int)n, f->y, 1, 1.0, f->xn, 1);
         size_t bad = rb_filt_first_nonfinite(f->xn, n);
-        if (bad < n)
+        if (bad < n) {
+            f->fail = RB_FILTER_FAIL_X, f->fail_index = bad;
             return rb_err_set(err, RB_ENUMERIC, "%s update, step %ld: updated state element %zu is not finite", f->name,
                               step, bad);
+        }
         if (f->kind == RB_FILTER_UKF) {
             memcpy(f->Pn, f->P, n * n * sizeof(double));
             cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, (int)n, (int)k, -1.0, f->W, (int)n, 1.0, f->Pn,
@@ -549,9 +571,11 @@ int rb_filt_update(rb_filter *f, const double *z, rb_err *err)
             joseph(f);
         }
         for (size_t i = 0; i < n; i++) {
-            if (!isfinite(f->Pn[i * n + i]))
+            if (!isfinite(f->Pn[i * n + i])) {
+                f->fail = RB_FILTER_FAIL_P, f->fail_index = i;
                 return rb_err_set(err, RB_ENUMERIC, "%s update, step %ld: updated covariance P(%zu, %zu) is not finite",
                                   f->name, step, i, i);
+            }
         }
         double *t = f->x;
         f->x = f->xn;
@@ -614,6 +638,13 @@ int rb_filter_nees(rb_filter *f, const double *x_true, double *nees, rb_err *err
     cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)n, f->L, (int)n, f->fd_x, 1);
     *nees = cblas_ddot((int)n, f->fd_x, 1, f->fd_x, 1);
     return RB_OK;
+}
+
+rb_filter_fail rb_filter_last_failure(const rb_filter *f, size_t *index)
+{
+    if (index)
+        *index = f ? f->fail_index : 0;
+    return f ? f->fail : RB_FILTER_FAIL_NONE;
 }
 
 void rb_filter_get_diag(const rb_filter *f, rb_filter_diag *d)

@@ -30,6 +30,8 @@ struct rb_filter {
      * single-threaded OpenBLAS none of these allocates (checked by test_filters_noalloc.c). */
     rb_filter_process_fn f;
     rb_filter_measure_fn h;
+    rb_filter_process_batch_fn f_batch;
+    rb_filter_measure_batch_fn h_batch;
     rb_filter_jac_f_fn jac_f;
     rb_filter_jac_h_fn jac_h;
     rb_filter_residual_fn residual;
@@ -53,6 +55,7 @@ struct rb_filter {
     double *HcT, *Hc, *C, *W, *K, *S, *Ssave, *Rc;
     double *fd_x, *fd_a, *fd_b; /* n, max(n, m), max(n, m) */
     double *Y, *Z, *xs;         /* UKF: n x N, m x N (column-major), n */
+    double *X;                  /* UKF: the sigma points, n x N column-major (batch callbacks) */
     double *P_diag;
     unsigned char *status;
     void *block;
@@ -62,6 +65,8 @@ struct rb_filter {
     long predicts, updates, missing, gated_elements, gated_updates, repairs;
     double nis, limit;
     bool rejected, have_update;
+    rb_filter_fail fail; /* the last step's factorization failure (rb_filter_last_failure) */
+    size_t fail_index;
 };
 
 /* filter.c: allocation shared by the three constructors (validates the common options, copies x0,

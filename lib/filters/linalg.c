@@ -76,6 +76,8 @@ int rb_filt_chol_P(rb_filter *f, const char *what, long step, rb_err *err)
         }
     }
     memcpy(f->P, f->Pn, n2 * sizeof(double));
+    f->fail = RB_FILTER_FAIL_P;
+    f->fail_index = info > 0 ? (size_t)info - 1 : 0;
     return rb_err_set(err, RB_ENUMERIC,
                       "%s %s, step %ld: covariance P not positive definite after symmetrization and jitter %g "
                       "(LAPACK dpotrf: leading minor %d of %zu)",

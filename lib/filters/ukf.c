@@ -4,6 +4,7 @@
  * update. The update itself is the shared path of filter.c. */
 #include <cblas.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "filters_internal.h"
@@ -17,7 +18,10 @@ static int callback_failed(rb_filter *f, int rc, const char *phase, long step, c
 {
     if (rc > 0)
         rc = rb_err_set(err, RB_EINVAL, "callback returned %d", rc);
-    rb_err_prefix(err, "%s %s, step %ld: %s at sigma point %zu: ", f->name, phase, step, what, j);
+    if (j == SIZE_MAX)
+        rb_err_prefix(err, "%s %s, step %ld: %s (sigma points in batch): ", f->name, phase, step, what);
+    else
+        rb_err_prefix(err, "%s %s, step %ld: %s at sigma point %zu: ", f->name, phase, step, what, j);
     return rc;
 }
 
@@ -33,6 +37,13 @@ static void sigma_point(const rb_filter *f, size_t j, double *xs)
     const double *l = f->L + col * n;
     for (size_t i = col; i < n; i++)
         xs[i] += s * l[i];
+}
+
+/* Every sigma point into X (n x N column-major). */
+static void sigma_points(const rb_filter *f, double *X)
+{
+    for (size_t j = 0; j < f->N; j++)
+        sigma_point(f, j, X + j * f->n);
 }
 
 /* mean (rows) = wm0 V_0 + wi sum_{j >= 1} V_j over the N columns of V (rows x N, column-major). */
@@ -54,10 +65,16 @@ int rb_ukf_predict_impl(rb_filter *f, const double *u, double dt, long step, rb_
     int rc = rb_filt_chol_P(f, "predict", step, err);
     if (rc != RB_OK)
         return rc;
-    for (size_t j = 0; j < f->N; j++) {
-        sigma_point(f, j, f->xs);
-        if ((rc = f->f(f->user, f->xs, u, dt, f->Y + j * n, err)) != RB_OK)
-            return callback_failed(f, rc, "predict", step, "process model", j, err);
+    if (f->f_batch) {
+        sigma_points(f, f->X);
+        if ((rc = f->f_batch(f->user, f->X, f->N, u, dt, f->Y, err)) != RB_OK)
+            return callback_failed(f, rc, "predict", step, "process model", SIZE_MAX, err);
+    } else {
+        for (size_t j = 0; j < f->N; j++) {
+            sigma_point(f, j, f->xs);
+            if ((rc = f->f(f->user, f->xs, u, dt, f->Y + j * n, err)) != RB_OK)
+                return callback_failed(f, rc, "predict", step, "process model", j, err);
+        }
     }
     weighted_mean(f, f->Y, n, f->xn);
     for (size_t j = 0; j < f->N; j++) {
@@ -81,16 +98,24 @@ int rb_ukf_measure(rb_filter *f, const double *z, long step, rb_err *err)
     int rc = rb_filt_chol_P(f, "update", step, err);
     if (rc != RB_OK)
         return rc;
-    for (size_t j = 0; j < N; j++) {
-        sigma_point(f, j, f->xs);
-        if ((rc = f->h(f->user, f->xs, f->Z + j * m, err)) != RB_OK)
-            return callback_failed(f, rc, "update", step, "measurement model", j, err);
+    if (f->h_batch) {
+        sigma_points(f, f->X);
+        if ((rc = f->h_batch(f->user, f->X, N, f->Z, err)) != RB_OK)
+            return callback_failed(f, rc, "update", step, "measurement model", SIZE_MAX, err);
+    } else {
+        for (size_t j = 0; j < N; j++) {
+            sigma_point(f, j, f->xs);
+            if ((rc = f->h(f->user, f->xs, f->Z + j * m, err)) != RB_OK)
+                return callback_failed(f, rc, "update", step, "measurement model", j, err);
+        }
     }
     weighted_mean(f, f->Z, m, f->zhat);
     for (size_t j = 0; j < k; j++) {
-        if (!isfinite(f->zhat[f->idx[j]]))
+        if (!isfinite(f->zhat[f->idx[j]])) {
+            f->fail = RB_FILTER_FAIL_Z, f->fail_index = f->idx[j];
             return rb_err_set(err, RB_ENUMERIC, "%s update, step %ld: predicted measurement element %zu is not finite",
                               f->name, step, f->idx[j]);
+        }
     }
     rb_filt_innovation(f, z);
 

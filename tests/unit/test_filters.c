@@ -622,6 +622,9 @@ Test(filters, ukf_repairs_then_reports_indefinite_covariance)
     cr_assert_eq(rb_filter_predict(ukf, NULL, 0.1, &err), RB_ENUMERIC);
     cr_assert(strstr(err.msg, "ukf predict, step 42: covariance P not positive definite"), "%s", err.msg);
     cr_assert(strstr(err.msg, "leading minor 2"), "%s", err.msg);
+    size_t where = 99;
+    cr_assert_eq(rb_filter_last_failure(ukf, &where), RB_FILTER_FAIL_P);
+    cr_assert_eq(where, 1, "the second state element's pivot failed: %zu", where);
     cr_assert_arr_eq(rb_filter_P(ukf), Pc, sizeof Pc);
     cr_assert_eq(rb_filter_update(ukf, &(double){0.5}, &err), RB_ENUMERIC);
     cr_assert(strstr(err.msg, "ukf update, step 41:"), "%s", err.msg);
@@ -636,9 +639,53 @@ Test(filters, ukf_repairs_then_reports_indefinite_covariance)
     cr_assert_eq(rb_filter_set_state(kf, NULL, Pd, &err), RB_OK);
     cr_assert_eq(rb_filter_update(kf, &(double){0.5}, &err), RB_ENUMERIC);
     cr_assert(strstr(err.msg, "kf update, step 0: innovation covariance S not positive definite"), "%s", err.msg);
+    cr_assert_eq(rb_filter_last_failure(kf, &where), RB_FILTER_FAIL_S);
+    cr_assert_eq(where, 0);
+    cr_assert_eq(rb_filter_set_state(kf, NULL, (double[4]){1, 0, 0, 1}, &err), RB_OK);
+    cr_assert_eq(rb_filter_update(kf, &(double){0.5}, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(rb_filter_last_failure(kf, &where), RB_FILTER_FAIL_NONE); /* reset by the next step */
     double Pnan[4] = {NAN, 0, 0, 1};
     cr_assert_eq(rb_filter_set_state(kf, NULL, Pnan, &err), RB_ENUMERIC);
     rb_filter_free(kf);
+}
+
+/* A process whose second element overflows, a measurement that does: the failure names the element. */
+static int overflow_f(void *user, const double *x, const double *u, double dt, double *out, rb_err *err)
+{
+    (void)user, (void)u, (void)dt, (void)err;
+    out[0] = x[0];
+    out[1] = x[1] * 1e300 * 1e300;
+    return RB_OK;
+}
+
+static int overflow_h(void *user, const double *x, double *z, rb_err *err)
+{
+    (void)user, (void)err;
+    z[0] = x[0];
+    z[1] = x[1] * 1e300 * 1e300;
+    return RB_OK;
+}
+
+Test(filters, last_failure_names_the_non_finite_element)
+{
+    double P0[4] = {1, 0, 0, 1}, R[4] = {1, 0, 0, 1}, x0[2] = {0.5, 0.5};
+    rb_filter_opts o;
+    rb_filter_opts_init(&o);
+    o.n = 2, o.m = 2, o.P0 = P0, o.R = R, o.x0 = x0, o.f = overflow_f, o.h = first_h;
+    rb_filter *ukf;
+    rb_err err;
+    size_t where = 99;
+    cr_assert_eq(rb_ukf_create(&o, &ukf, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(rb_filter_predict(ukf, NULL, 0.1, &err), RB_ENUMERIC);
+    cr_assert_eq(rb_filter_last_failure(ukf, &where), RB_FILTER_FAIL_X, "%s", err.msg);
+    cr_assert_eq(where, 1);
+    rb_filter_free(ukf);
+    o.f = ident_f, o.h = overflow_h;
+    cr_assert_eq(rb_ukf_create(&o, &ukf, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(rb_filter_update(ukf, (double[2]){0.5, 0.5}, &err), RB_ENUMERIC);
+    cr_assert_eq(rb_filter_last_failure(ukf, &where), RB_FILTER_FAIL_Z, "%s", err.msg);
+    cr_assert_eq(where, 1);
+    rb_filter_free(ukf);
 }
 
 /* ---- diagnostics --------------------------------------------------------------------------------- */

@@ -404,4 +404,92 @@ int rb_ft_est_predict_ft(const rb_model *model, rb_ft_est *est, const rb_ft_est_
  * estimate or for sub out of range. */
 int rb_ft_est_residual(const rb_ft_est *est, size_t sub, double out[6], rb_err *err);
 
+/* ---- forward dynamics of the sub-models: the joint-torque UKF's process model -------------------------------
+ * The "cut system" of a sub-model set: the tree split at the set's FT joints, where the wrench across each cut
+ * joint is not a constraint force but an input (the FT reading y, in the sensor's convention, model.h), and
+ * unknown contact wrenches w (6 per contact, BODY at the contact frame: frame axes, moment about its origin,
+ * acting ON the robot) are inputs too. The base (body 0) moves with the proper acceleration a_B (6: the
+ * classical acceleration of its origin minus gravity, then its angular acceleration, base axes) and the angular
+ * velocity w_B (base axes); its linear velocity is taken as zero (adding one velocity to every point changes no
+ * force). Fixed base: the base frame is the world frame, a_B = [-g; 0], w_B = 0. Every joint moves with s,
+ * s_dot, s_ddot (n, joint-list order).
+ *
+ * The joint rows of the Newton-Euler equations of all sub-models together read (seed 000 eq. 6 for every
+ * sub-model, each sub-model's base acceleration given by the joints above it):
+ *     K(s) s_ddot + K_b(s) a_B + h(s, s_dot, w_B) = tau + G_ft(s) y + G_c(s) w                     (n rows)
+ * with tau the joint torques (tau_m - tau_F in the paper) and, IC_i the composite inertia of body i's subtree
+ * WITHIN its sub-model, S_i its joint's motion subspace, iX_j the motion transform from body j to body i:
+ *   K    (n x n)  K_ij = S_i^T IC_i iX_j S_j for every joint j on the path from the base to i (whatever its
+ *                 sub-model), and K_ji = K_ij when j and i are in the same sub-model; 0 otherwise. With the dofs
+ *                 grouped by sub-model (set order: a sub-model comes after the one above it) K is block lower
+ *                 triangular; its diagonal blocks are the sub-models' joint-space inertia matrices M_ss
+ *                 (symmetric positive definite), the blocks below them M_sb times the transform carrying the
+ *                 joints' accelerations to the sub-model's base. Solving by sub-models, parents first (forward
+ *                 substitution) is exactly the per-sub-model forward dynamics of the public estimator with each
+ *                 sub-model's base acceleration computed from the accelerations above it.
+ *   K_b  (n x 6)  row i: S_i^T IC_i iX_0, the coupling to the base's proper acceleration: gravity enters here,
+ *                 once, as the base's upward acceleration.
+ *   h    (n)      velocity-product forces (Coriolis and centrifugal): the left side at s_ddot = 0, a_B = 0.
+ *   G_ft (n x 6 n_ft)  column 6k + m: the generalized forces of a unit reading m of the set's FT k. The reading
+ *                 stands for a wrench on one side of the cut joint and its opposite on the other; the side holding
+ *                 the tree's parent body takes it through the Jacobian of the joints between it and its
+ *                 sub-model's base; on the tree child's side it acts on that sub-model's base, which moves no
+ *                 joint of that sub-model (it only fixes that base's own equation, not part of these rows).
+ *   G_c  (n x 6 n_c)   column 6c + m: J^T of contact c's frame (BODY) restricted to the joints of its sub-model
+ *                 between the frame's body and the sub-model's base; a contact on a sub-model without joints
+ *                 moves nothing.
+ * Frames (accelerometers, gyroscopes): with J_F (6 x (6 + n)) the frame's BODY Jacobian with respect to
+ * [base twist (6); s_dot] (rb_cut_dyn_frame_jacobian), its BODY velocity is J_F [0; w_B; s_dot] and its
+ * proper acceleration (what rb_dyn_frame_proper_acceleration gives in RB_DYN_BODY: the linear part is what an
+ * accelerometer reads, gravity included once through a_B) is J_F [a_B; s_ddot] + b_F(s, s_dot, w_B), b_F the
+ * velocity-product term (rb_cut_dyn_frame_bias): the spatial velocity-product acceleration plus w_F x v_F for
+ * the classical linear part.
+ *
+ * Use: rb_cut_dyn_configure once per configuration s (O(n depth)); then any number of rb_cut_dyn_bias calls for
+ * velocities (O(bodies) each), solves after rb_cut_dyn_factor, frame Jacobians. Nothing below allocates except
+ * rb_cut_dyn_alloc. One thread at a time. Errors: RB_EINVAL (NULL arguments, a workspace made for another
+ * model, a call before the configuration / factorization / velocities it needs, an index out of range), RB_EDIM
+ * (a length that does not match), RB_ENUMERIC (non-finite inputs, a diagonal block not positive definite). */
+
+typedef struct rb_cut_dyn rb_cut_dyn; /* workspace (opaque) */
+
+/* Workspace for `model` and the sub-model set `sm` (built from it; both borrowed, must outlive it), with the
+ * unknown contact wrenches at the frames contacts[0..n_contacts). RB_ENOTFOUND: no such frame ("contact frame
+ * X: no such frame in model M"); RB_EINVAL: a contact listed twice, NULL arguments, a set made for another
+ * model; RB_ENOMEM. Free with rb_cut_dyn_free. */
+int rb_cut_dyn_alloc(const rb_model *model, const rb_submodels *sm, const char *const *contacts, size_t n_contacts,
+                     rb_cut_dyn **out, rb_err *err);
+void rb_cut_dyn_free(rb_cut_dyn *cd);
+
+/* The configuration s (n = model->n_dofs values): body poses, K, K_b, G_ft, G_c (invalidates the factorization
+ * and the velocities). */
+int rb_cut_dyn_configure(const rb_model *model, rb_cut_dyn *cd, const double *s, size_t n, rb_err *err);
+
+/* Borrowed row-major views of the matrices at the configuration (valid until the next configure): K n x n,
+ * Kb n x 6, Gft n x 6 n_ft, Gc n x 6 n_c. NULL before any configuration. */
+typedef struct rb_cut_dyn_mats {
+    size_t n, n_ft, n_c;
+    const double *K, *Kb, *Gft, *Gc;
+} rb_cut_dyn_mats;
+rb_cut_dyn_mats rb_cut_dyn_get_mats(const rb_cut_dyn *cd);
+
+/* Factor K + diag(d) by sub-model blocks (d: n values, e.g. the rotors' inertias reflected through the gears
+ * R^2 J_m, which the joint equations gain when tau is the motor side's torque; NULL: none). RB_ENUMERIC when
+ * a diagonal block is not positive definite, naming the sub-model and its joint. */
+int rb_cut_dyn_factor(rb_cut_dyn *cd, const double *d, rb_err *err);
+/* X := (K + diag(d))^-1 X in place, X n x cols row-major with row stride ld >= cols (block forward
+ * substitution with the Cholesky factors of the diagonal blocks; no inverse is formed). Needs rb_cut_dyn_factor
+ * since the last configure (RB_EINVAL otherwise). */
+int rb_cut_dyn_solve(const rb_cut_dyn *cd, double *X, size_t cols, size_t ld, rb_err *err);
+
+/* The velocity-product forces h (n) at the configuration for joint velocities s_dot (n) and base angular
+ * velocity w_B (3, NULL: zero); keeps the bodies' velocities and velocity-product accelerations for
+ * rb_cut_dyn_frame_bias until the next call. */
+int rb_cut_dyn_bias(const rb_model *model, rb_cut_dyn *cd, const double *s_dot, size_t n, const double *w_B,
+                    double *h, rb_err *err);
+/* Frame `frame`'s BODY Jacobian J (6 x (6 + n) row-major, see above) at the configuration. */
+int rb_cut_dyn_frame_jacobian(const rb_model *model, const rb_cut_dyn *cd, size_t frame, double *J, rb_err *err);
+/* After rb_cut_dyn_bias: the frame's velocity-product acceleration b_F (6, BODY, see above). */
+int rb_cut_dyn_frame_bias(const rb_model *model, const rb_cut_dyn *cd, size_t frame, double out[6], rb_err *err);
+
 #endif

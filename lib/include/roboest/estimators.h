@@ -116,6 +116,96 @@
  *                      malformed, wrong input size: "stage pinn: net.json: joints[0] (r_knee):
  *                      layers[0].weights row 0 has 39 values, expected 2 H = 40"), a joint without a network,
  *                      motor_velocity and joint_velocity of different widths, an H or sample-period mismatch.
+ *
+ * The model-based joint-torque stages need the pipeline's "model" (rb_stage_setup.model): every joint vector
+ * (n = model joints) follows its joint list; joint-vector inputs whose element names are model joints must be
+ * bound in that order. Configuration errors are RB_ECONFIG naming the parameter and item, with the closest model
+ * name for a misspelt FT sensor or frame ("ft_sensors[1]: no FT sensor 'wrist_tf_sensor' in model arm_2ft (did
+ * you mean 'wrist_ft_sensor'?)"), an input whose width does not fit the parameters ("input ft has 6 elements,
+ * expected 12 (6 per sensor of ft_sensors)") or a per-element array of the wrong length.
+ *
+ *   rnea_torque        the joint-torque paper's RNEA baseline (seed 000): joint torques from FT sensors and the
+ *                      joint motion. in q (n, rad), dq (n, rad/s), ddq (n, rad/s^2; e.g. kf_derivative's), ft (6 per
+ *                      sensor of ft_sensors, in that order, each as the sensor reports it: N, N m), acc (3, m/s^2,
+ *                      proper acceleration) and gyro (3, rad/s) of the IMU at imu_frame (optional, together; required
+ *                      for a floating base; a fixed base without them is still: acc = -g in the base (= world)
+ *                      frame, gyro 0). out tau (n, N m), contacts (6 per contact: the wrench the environment exerts
+ *                      on the robot at the contact frame, BODY: frame axes, moment about its origin), ft_offset (6 per
+ *                      sensor, constant after the calibration).
+ *                      The dynamics core's FT-based estimator (dynamics.h rb_ft_est_*): the tree is cut at the FT
+ *                      sensors; per sub-model the unknown contact wrenches close its Newton-Euler equations (one
+ *                      contact: exact; several: minimum norm; none: left as a residual), then the RNEA inside each
+ *                      sub-model with the measured FT wrenches and the estimated contacts gives the torques.
+ *                      Start-up FT offset ("first_sample"): at the first sample whose inputs are all finite, the
+ *                      readings the model predicts for the measured motion with the robot balanced on its contacts
+ *                      (a fixed base: one wrench at the base link) are f_pred, and o = f_measured - f_pred is
+ *                      subtracted from every reading. A sample with a non-finite input gives NaN outputs.
+ *                      params: ft_sensors (string array, required), contacts (frames; default: the base link for
+ *                      a fixed base, none for a floating base; a fixed base with contacts of its own should list the
+ *                      base link too, it bears the mounting wrench), imu_frame (frame, default the base link),
+ *                      ft_offset ("first_sample" | "none").
+ *
+ *   ukf_torque         the joint-torque paper's UKF (seed 000 eq. 5-8, the public estimator's design): joint torques
+ *                      without torque sensors. in q (n, rad; not a state: the model is evaluated at the measured q),
+ *                      dq (n, rad/s), current (n, A), ft (6 per sensor of ft_sensors), acc (3 per frame of
+ *                      accelerometers, m/s^2, proper), gyro (3 per frame of gyroscopes, rad/s), friction (n, N m;
+ *                      e.g. a friction model's output: it measures the tau_F block, the paper's key idea). ft, acc,
+ *                      gyro and friction are optional (width 0 when their lists are empty / unwired). NaN in a
+ *                      measured input skips that element of the update; a sample with non-finite q is predicted only.
+ *                      State (published order, as var): dq (n), tau_m (n, motor torque at the joint, N m), tau_F (n),
+ *                      ft (6 per FT sensor: its reading, offset-corrected), contacts (6 per contact, BODY at the
+ *                      frame), base (floating base only: a_B, the proper linear acceleration of the base origin in
+ *                      base axes, and w_B, its angular velocity: 6), ft_bias (6 per FT, ft_bias), acc_bias (3 per
+ *                      accelerometer, acc_bias), gyro_bias (3 per gyroscope, gyro_bias).
+ *                      Process over dt (the clock's interval t_k - t_(k-1), or the dt parameter), at the previous
+ *                      sample's q:
+ *                        K(q) ddq + K_b(q) a + h(q, dq, w_B) = tau_m - tau_F - diag(R^2 J_m) ddq + G_ft y + G_c w
+ *                      the forward dynamics of every sub-model cut at the FT sensors (dynamics.h rb_cut_dyn: each
+ *                      sub-model's M_ss ddq = tau_m - tau_F - C - M_sb alpha_g + sum J_FT^T f_FT + J_ext^T f_ext,
+ *                      eq. 6, its base acceleration alpha_g given by the joints above it, solved parents first by
+ *                      Cholesky factors of the M_ss blocks, no inverse formed), with a = [-g; 0] for a fixed base
+ *                      (gravity enters once, as the base's proper acceleration) and a = [a_B; 0] for a floating one
+ *                      (eq. 7: base angular acceleration taken as zero); then
+ *                        dq+ = dq + dt ddq                         (explicit Euler)
+ *                        tau_F+ = tau_F                            ("random_walk", eq. 8)
+ *                               = tau_F + dt ddq (k2 + k0 k1 / cosh^2(k1 dq))   ("rate_model")
+ *                        w+ = w - dt k w                           (contacts; k = contact_decay, 0: random walk)
+ *                      and every other block constant (random walk), process noise diag(q_*) per step.
+ *                      Measurements (published order, as innovation): dq (n), current i = tau_m / (k_t R) (n, R the
+ *                      SIGNED gear ratio), friction = tau_F (n, when wired), ft = state + ft_bias (6 per FT), acc = the
+ *                      proper acceleration of each accelerometer frame (frame axes) from a, ddq of the process model
+ *                      at the state and the velocity-product terms, + acc_bias (3 each), gyro = the angular velocity
+ *                      of each gyroscope frame from w_B and dq, + gyro_bias (3 each); noise diag(r_*).
+ *                      The UKF is the filters module's (alpha, beta, kappa; fresh sigma points for the update,
+ *                      Cholesky square root, no explicit inverse, P kept symmetric), its sigma points evaluated in
+ *                      batch: the model's matrices at q are computed once per sample.
+ *                      Start (first sample with finite q; then updated with that sample): dq measured, tau_m = R k_t
+ *                      i_m, tau_F 0, contacts 0, biases 0, base (floating) from base_imu by eq. 7 (w_B = R_BS w_S,
+ *                      a_B = R_BS a_S - w_B x (w_B x p_BS)), FT states the readings the model predicts for the
+ *                      measured q, dq, zero joint accelerations with the robot balanced on its contacts (a fixed base:
+ *                      one wrench at the base link) and, with ft_offset "first_sample", the offset o = f_measured(0) -
+ *                      f_predicted(0) subtracted from every later reading (the robot should be still at the start);
+ *                      "none": the FT states start at the readings.
+ *                      out tau_j (n, N m): tau_m - tau_F - R^2 J_m ddq (= tau_m - tau_F with motor_inertia 0, the
+ *                      paper); tau_m, tau_f, dq (n); ft (6 n_ft), contacts (6 n_c); base (6, floating base; 0
+ *                      wide otherwise); bias (the bias blocks in order; 0 wide without); ddq (n, the process model's
+ *                      joint accelerations at the estimate, rad/s^2); var (the diagonal of P after the update, published
+ *                      state order, "<block>/<element>" names); innovation (z - zhat, NaN where skipped); nis (1).
+ *                      Errors in step(): RB_ENUMERIC when the state covariance loses positive definiteness, the
+ *                      innovation covariance does, or the state or predicted measurements stop being finite, naming
+ *                      the block and element ("the innovation covariance lost positive definiteness at measurement
+ *                      acc/forearm/x: ..."; the runner prefixes the stage and sample); a sub-model mass matrix not
+ *                      positive definite, naming the sub-model and joint.
+ *                      params (per joint: 1 or n values; per FT: 1, 6 or 6 n_ft; per contact: 1, 6 or 6 n_c; per IMU:
+ *                      1, 3 or 3 n_imu): ft_sensors, contacts, accelerometers, gyroscopes (names, default []), base_imu
+ *                      (frame on the base link listed in both IMU lists; floating base only, required there), k_t
+ *                      (N m/A, required), gear_ratio (signed, non-zero, required), motor_inertia (J_m, kg m^2, rotor
+ *                      side, default 0), alpha 1, beta 2, kappa 0, dt (s, 0: the clock), q_dq, q_tau_m, q_tau_f, q_ft,
+ *                      q_contact, q_base_imu, q_ft_bias, q_acc_bias, q_gyro_bias (process variances per step), p0_dq,
+ *                      p0_tau_m, p0_tau_f, p0_ft, p0_contact, p0_base_imu, p0_bias (initial variances), r_dq,
+ *                      r_current, r_friction, r_ft, r_acc, r_gyro (measurement variances), friction_dynamics
+ *                      ("random_walk" | "rate_model") with friction_k0, friction_k1, friction_k2, contact_decay
+ *                      (1/s), ft_bias, acc_bias, gyro_bias (booleans), ft_offset ("first_sample" | "none").
  */
 #ifndef ROBOEST_ESTIMATORS_H
 #define ROBOEST_ESTIMATORS_H
@@ -128,6 +218,8 @@ extern const rb_stage_type rb_stage_kf_derivative;
 extern const rb_stage_type rb_stage_motor_torque;
 extern const rb_stage_type rb_stage_friction_model;
 extern const rb_stage_type rb_stage_friction_pinn;
+extern const rb_stage_type rb_stage_rnea_torque;
+extern const rb_stage_type rb_stage_ukf_torque;
 
 /* ---- kf_derivative offline: the same filter over a whole signal, and the choice of q -------------- */
 #define RB_KFD_DEFAULT_Q 1e4    /* unit^2/s^5 */
@@ -295,6 +387,15 @@ typedef struct rb_friction_train_result {
 int rb_friction_train(const rb_friction_spec *spec, const rb_friction_train_opts *o, rb_friction_train_result **out,
                       rb_err *err);
 void rb_friction_train_result_free(rb_friction_train_result *r);
+/* ---- ukf_torque's models outside a run (tests, tools) ---------------------------------------------------------
+ * `stage` is the state a ukf_torque stage's create() returned (not stepping: these reconfigure it). States are in
+ * the published order (var), measurements in the innovation order. */
+/* State dimension N (the return value) and measurement dimension M (*n_meas, may be NULL). */
+size_t rb_ukf_torque_dims(const void *stage, size_t *n_meas);
+/* x_out = f(x) for one process step of dt seconds at the joint positions q (n). */
+int rb_ukf_torque_process(void *stage, const double *q, const double *x, double dt, double *x_out, rb_err *err);
+/* z = h(x) at the joint positions q (n). */
+int rb_ukf_torque_measure(void *stage, const double *q, const double *x, double *z, rb_err *err);
 
 /* Register every built-in stage type. RB_EINVAL if one is already registered, RB_ENOMEM. */
 int rb_estimators_register(rb_registry *reg, rb_err *err);

@@ -81,6 +81,14 @@ typedef int (*rb_filter_process_fn)(void *user, const double *x, const double *u
                                     rb_err *err);
 /* z_out (m) = h(x (n)). */
 typedef int (*rb_filter_measure_fn)(void *user, const double *x, double *z_out, rb_err *err);
+/* UKF, optional: every sigma point at once, for models with work common to all of them (matrices computed once
+ * per step, products as one matrix-matrix multiplication). X: n x N column-major, column j the sigma point X_j
+ * (N = 2n + 1, in the order of the header comment: X_0 = x, then the + and the - spreads); the outputs are column-
+ * major too: Y n x N with Y_j = f(X_j, u, dt), Z m x N with Z_j = h(X_j). A filter given these never calls f / h
+ * for its sigma points. */
+typedef int (*rb_filter_process_batch_fn)(void *user, const double *X, size_t N, const double *u, double dt, double *Y,
+                                          rb_err *err);
+typedef int (*rb_filter_measure_batch_fn)(void *user, const double *X, size_t N, double *Z, rb_err *err);
 /* F (n x n, row-major) = df/dx at (x, u, dt). */
 typedef int (*rb_filter_jac_f_fn)(void *user, const double *x, const double *u, double dt, double *F, rb_err *err);
 /* H (m x n, row-major) = dh/dx at x. */
@@ -137,13 +145,16 @@ typedef struct rb_filter_opts {
     const double *R;  /* m x m, symmetric positive definite; required */
     /* KF only: the linear model (F required; B NULL: zeros; H required). */
     const double *F, *B, *H;
-    /* EKF, UKF: the models (f, h required) and the EKF's Jacobians (NULL: central differences,
+    /* EKF, UKF: the models (f, h required; the UKF may have f_batch / h_batch instead) and the EKF's Jacobians (NULL: central differences,
      * column j from f(x + h_j e_j) - f(x - h_j e_j) over the exact difference of the two abscissae,
      * h_j = fd_step * max(1, |x_j|); fd_step 0 means cbrt(DBL_EPSILON) ~ 6.1e-6). */
     rb_filter_process_fn f;
     rb_filter_measure_fn h;
     rb_filter_jac_f_fn jac_f;
     rb_filter_jac_h_fn jac_h;
+    /* UKF: batch forms replacing f / h for the sigma points (either form of each model is enough) */
+    rb_filter_process_batch_fn f_batch;
+    rb_filter_measure_batch_fn h_batch;
     rb_filter_residual_fn residual; /* optional */
     void *user;
     double fd_step;
@@ -227,6 +238,25 @@ int rb_filter_innovation_cov(const rb_filter *f, double *S, rb_err *err);
 /* Kalman gain K (n x m row-major) computed in the last update (applied unless diag.rejected);
  * columns of elements not used are zero. RB_EINVAL before any update. */
 int rb_filter_gain(rb_filter *f, double *K, rb_err *err);
+
+/* What made the last predict or update fail with RB_ENUMERIC (reset by every predict and update), with the
+ * element (*index; index may be NULL):
+ *   RB_FILTER_FAIL_P  the state covariance: not positive definite when factorized for the UKF's sigma points
+ *                     (after the repairs; the state element whose pivot failed, the leading minor - 1), or a
+ *                     non-finite diagonal element after a predict or update (that element);
+ *   RB_FILTER_FAIL_S  the innovation covariance not positive definite (the measurement element, an index into z);
+ *   RB_FILTER_FAIL_X  a non-finite predicted or updated state element (its index);
+ *   RB_FILTER_FAIL_Z  a non-finite predicted measurement element (its index into z);
+ *   RB_FILTER_FAIL_NONE otherwise (*index 0).
+ * Lets a caller name the block of its state or measurement that lost definiteness or blew up. */
+typedef enum rb_filter_fail {
+    RB_FILTER_FAIL_NONE = 0,
+    RB_FILTER_FAIL_P,
+    RB_FILTER_FAIL_S,
+    RB_FILTER_FAIL_X,
+    RB_FILTER_FAIL_Z
+} rb_filter_fail;
+rb_filter_fail rb_filter_last_failure(const rb_filter *f, size_t *index);
 
 /* ---- chi-square distribution (for gates and consistency bounds) ------------------------------ */
 /* Regularized lower incomplete gamma P(a, x) = gamma(a, x) / Gamma(a), a > 0, x >= 0 (series for
