@@ -30,6 +30,7 @@ typedef struct session {
     rb_log *log, *tq; /* tq: the torque file, or NULL */
     rb_clock clk;
     double *w, *v, *I, *tau; /* clk.n x n_joints each, sample-major */
+    double *a;               /* joint accelerations, clk.n x n_joints, only with spec->J_m */
 } session;
 
 static void session_free(session *s)
@@ -41,6 +42,7 @@ static void session_free(session *s)
     rb_free(s->v);
     rb_free(s->I);
     rb_free(s->tau);
+    rb_free(s->a);
 }
 
 static int read_session(const rb_fspec_log *L, session *s, char **sha, rb_err *err)
@@ -142,11 +144,12 @@ static int resample_signal(session *s, size_t i, const rb_channel *ch, double *o
     return rc;
 }
 
-/* Positions -> the kf_derivative filter's velocity, per joint, in place. */
-static int kf_velocity(session *s, const rb_fspec_signal *sig, const char *key, double *x, rb_err *err)
+/* Positions -> the kf_derivative filter's velocity, per joint, in place; its acceleration into acc when
+ * acc is not NULL (same layout). */
+static int kf_velocity(session *s, const rb_fspec_signal *sig, const char *key, double *x, double *acc, rb_err *err)
 {
     size_t n = s->spec->n_joints, T = s->clk.n;
-    double *z = rb_malloc(2 * (T ? T : 1) * sizeof *z), *xd = z + T;
+    double *z = rb_malloc(3 * (T ? T : 1) * sizeof *z), *xd = z + T, *xdd = xd + T;
     if (!z)
         return rb_err_set(err, RB_ENOMEM, "out of memory");
     int rc = RB_OK;
@@ -155,14 +158,29 @@ static int kf_velocity(session *s, const rb_fspec_signal *sig, const char *key, 
         memcpy(par.p0, sig->p0, sizeof par.p0);
         for (size_t k = 0; k < T; k++)
             z[k] = x[k * n + j];
-        rc = rb_kfd_run(&par, s->clk.t, z, T, NULL, xd, NULL, NULL, err);
+        rc = rb_kfd_run(&par, s->clk.t, z, T, NULL, xd, acc ? xdd : NULL, NULL, err);
         if (rc)
             rb_err_prefix(err, "%s: %s.kf_derivative: joint %s: ", s->name, key, s->spec->joints[j]);
-        for (size_t k = 0; rc == RB_OK && k < T; k++)
+        for (size_t k = 0; rc == RB_OK && k < T; k++) {
             x[k * n + j] = xd[k];
+            if (acc)
+                acc[k * n + j] = xdd[k];
+        }
     }
     rb_free(z);
     return rc;
+}
+
+/* Joint accelerations by central differences of the velocities v on the clock (one-sided at the ends). */
+static void difference_acceleration(const session *s, const double *v, double *acc)
+{
+    size_t n = s->spec->n_joints, T = s->clk.n;
+    const double *t = s->clk.t;
+    for (size_t k = 0; k < T; k++) {
+        size_t lo = k ? k - 1 : 0, hi = k + 1 < T ? k + 1 : k;
+        for (size_t j = 0; j < n; j++)
+            acc[k * n + j] = hi > lo ? (v[hi * n + j] - v[lo * n + j]) / (t[hi] - t[lo]) : 0.0;
+    }
 }
 
 static int load_session(session *s, const rb_fspec_log *L, char **sha, rb_err *err)
@@ -176,6 +194,8 @@ static int load_session(session *s, const rb_fspec_log *L, char **sha, rb_err *e
     size_t cells = 0;
     if (rc == RB_OK && (!rb_size_mul(s->clk.n, s->spec->n_joints, &cells) || cells > SIZE_MAX / sizeof(double)))
         rc = rb_err_set(err, RB_ENOMEM, "%s: too many samples", s->name);
+    if (rc == RB_OK && s->spec->J_m && !(s->a = rb_malloc((cells ? cells : 1) * sizeof *s->a)))
+        rc = rb_err_set(err, RB_ENOMEM, "out of memory");
     double **dst[4] = {&s->v, &s->w, &s->I, &s->tau};
     for (size_t i = 0; rc == RB_OK && i < 4; i++) {
         if (!(*dst[i] = rb_malloc((cells ? cells : 1) * sizeof **dst[i])))
@@ -183,8 +203,10 @@ static int load_session(session *s, const rb_fspec_log *L, char **sha, rb_err *e
         if (rc == RB_OK)
             rc = resample_signal(s, i, chans[i], *dst[i], err);
         if (rc == RB_OK && i < 2 && signal_of(s->spec, i)->kf_derivative)
-            rc = kf_velocity(s, signal_of(s->spec, i), SIGNAL_KEYS[i], *dst[i], err);
+            rc = kf_velocity(s, signal_of(s->spec, i), SIGNAL_KEYS[i], *dst[i], i == 0 ? s->a : NULL, err);
     }
+    if (rc == RB_OK && s->a && !s->spec->joint_velocity.kf_derivative)
+        difference_acceleration(s, s->v, s->a);
     return rc;
 }
 
@@ -230,6 +252,8 @@ static int append_session(rb_friction_data *d, const session *s, const rb_fricti
         }
         for (size_t k = 0; k < T; k++) {
             double tau_m = spec->k_t[j] * spec->R[j] * s->I[k * n + j], tau_j = s->tau[k * n + j];
+            if (spec->J_m) /* the rotor's reflected inertia: tau_m = tau_j + tau_F + R^2 J_m a */
+                tau_m -= spec->R[j] * spec->R[j] * spec->J_m[j] * s->a[k * n + j];
             w[j * total + T0 + k] = s->w[k * n + j];
             v[j * total + T0 + k] = s->v[k * n + j];
             tg[j * total + T0 + k] = tau_m - tau_j;

@@ -459,7 +459,7 @@ static int parse_root(fsp *x, const cJSON *root)
 {
     static const char *const keys[] = {"logs",    "joints", "joint_velocity", "motor_velocity", "current", "torque",
                                        "k_t",     "R",      "clock",          "window",         "network", "scv",
-                                       "analytic"};
+                                       "analytic", "motor_inertia"};
     cfg *c = &x->c;
     rb_friction_spec *s = x->s;
     rb_fnet_train_opts_init(&s->train);
@@ -482,6 +482,8 @@ static int parse_root(fsp *x, const cJSON *root)
         rc = numbers_section(x, root, "k_t", POSITIVE, &s->k_t);
     if (!rc)
         rc = numbers_section(x, root, "R", NON_ZERO, &s->R);
+    if (!rc && member(root, "motor_inertia"))
+        rc = numbers_section(x, root, "motor_inertia", NON_NEGATIVE, &s->J_m);
     if (!rc)
         rc = section(x, root, "clock", false, parse_clock);
     if (!rc && !s->clock_rate && !s->clock_channel && !(s->clock_channel = rb_strdup(s->joint_velocity.channel)))
@@ -520,6 +522,7 @@ void rb_friction_spec_free(rb_friction_spec *s)
     rb_pipe_free_strings(s->joints, s->n_joints);
     rb_free(s->k_t);
     rb_free(s->R);
+    rb_free(s->J_m);
     rb_free(s->clock_channel);
     rb_free(s->path);
     rb_free(s->sha256);

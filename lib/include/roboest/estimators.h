@@ -63,6 +63,12 @@
  *                      array, 1 or n values > 0, default [1e-6]); p0 (3 numbers > 0, default
  *                      [1, 1e2, 1e4]). A q or r array of another length is RB_ECONFIG at create.
  *                      `roboest tune kf-derivative` picks q on a log (rb_kfd_tune below).
+ *   difference         in a (n), b (n, optional), out y (n) = a - b - offset per element, with a's element
+ *                      names and units (e.g. the joint-torque paper's "current-based minus friction" estimate:
+ *                      motor_torque's tau_m minus a friction stage's tau_F; or FT readings minus calibrated
+ *                      offsets, b unwired). NaN propagates. A wired b of another width, or an offset array of
+ *                      neither 1 nor n values, is RB_ECONFIG at create.
+ *                      params: offset (number array, 1 or n values, default [0]).
  *   motor_torque       in current (n, A), out tau_m (n, "N m"). The motor torque reaching the joint side
  *                      of the gear (joint-torque paper eq. 2, the rotor's inertia neglected):
  *                          tau_m_i = k_t_i R_i I_m_i
@@ -220,6 +226,7 @@ extern const rb_stage_type rb_stage_friction_model;
 extern const rb_stage_type rb_stage_friction_pinn;
 extern const rb_stage_type rb_stage_rnea_torque;
 extern const rb_stage_type rb_stage_ukf_torque;
+extern const rb_stage_type rb_stage_difference;
 
 /* ---- kf_derivative offline: the same filter over a whole signal, and the choice of q -------------- */
 #define RB_KFD_DEFAULT_Q 1e4    /* unit^2/s^5 */

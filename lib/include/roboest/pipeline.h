@@ -882,6 +882,12 @@ int rb_check_junit(const rb_check *c, const char *suite_name, char **xml, rb_err
  *                   the rnea_torque stage's output (the paper's data pipeline).
  *   k_t, R          required number arrays, 1 value or one per joint: torque constant (N m/A, > 0) and the
  *                   signed gear ratio (non-zero). The friction target is tau_F = k_t R I_m - tau_j.
+ *   motor_inertia   optional number array, 1 value or one per joint: rotor inertias J_m (kg m^2, rotor side,
+ *                   >= 0; default none). The target becomes tau_F = k_t R I_m - tau_j - R^2 J_m a, with a the
+ *                   joint acceleration: the kf_derivative filter's x_ddot when joint_velocity has
+ *                   "kf_derivative", else the central difference of the joint velocity on the clock
+ *                   (one-sided at a session's ends). The paper neglects this term (eq. 2); a simulated log
+ *                   with rotor inertia needs it for the target to be the friction alone.
  *   clock           {"rate": Hz} or {"channel": name} as in a pipeline (default: the joint_velocity
  *                   channel's time stamps), limited to the span every used channel covers; friction_pinn
  *                   must later run on a clock of the same period.
@@ -918,6 +924,7 @@ typedef struct rb_friction_spec {
     char **joints;
     rb_fspec_signal joint_velocity, motor_velocity, current, torque;
     double *k_t, *R;          /* n_joints each */
+    double *J_m;              /* n_joints rotor inertias (kg m^2), or NULL: none subtracted */
     double clock_rate;        /* Hz; 0: the clock follows clock_channel */
     char *clock_channel;      /* default: joint_velocity.channel */
     bool has_window;

@@ -1,0 +1,75 @@
+/* difference: y = a - b - offset per element (see roboest/estimators.h), e.g. motor torque minus a friction
+ * estimate, or FT readings minus their calibrated offsets. */
+#include "roboest/estimators.h"
+
+typedef struct difference {
+    size_t n;
+    bool has_b;
+    double offset[]; /* n */
+} difference;
+
+static int difference_create(const rb_stage_setup *setup, void **state, rb_err *err)
+{
+    size_t n = setup->in[0].width, bytes;
+    bool has_b = setup->in[1].width > 0;
+    if (has_b && setup->in[1].width != n)
+        return rb_err_set(err, RB_ECONFIG, "inputs a and b must have the same width, got %zu and %zu", n,
+                          setup->in[1].width);
+    const rb_param_value *off = rb_params_get(setup->params, "offset");
+    if (off->count != 1 && off->count != n)
+        return rb_err_set(err, RB_ECONFIG, "offset has %zu values for %zu elements (give 1 or %zu)", off->count, n, n);
+    if (!rb_size_mul(n, sizeof(double), &bytes) || bytes > SIZE_MAX - sizeof(difference))
+        return rb_err_set(err, RB_ENOMEM, "too many elements");
+    difference *d = rb_calloc(1, sizeof *d + bytes);
+    if (!d)
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    d->n = n;
+    d->has_b = has_b;
+    for (size_t i = 0; i < n; i++)
+        d->offset[i] = off->numbers[off->count == 1 ? 0 : i];
+    setup->out[0] = setup->in[0]; /* a's element names and units */
+    *state = d;
+    return RB_OK;
+}
+
+static int difference_step(void *state, size_t k, double t, const double *const *in, double *const *out, rb_err *err)
+{
+    (void)k;
+    (void)t;
+    (void)err;
+    const difference *d = state;
+    const double *a = in[0], *b = in[1];
+    double *y = out[0];
+    for (size_t i = 0; i < d->n; i++)
+        y[i] = a[i] - (d->has_b ? b[i] : 0.0) - d->offset[i];
+    return RB_OK;
+}
+
+static void difference_destroy(void *state) { rb_free(state); }
+
+static const char *const difference_in[] = {"a", "b"};
+static const char *const difference_out[] = {"y"};
+static const rb_param_spec difference_params[] = {
+    {.name = "offset",
+     .kind = RB_PARAM_NUMBER_ARRAY,
+     .min_count = 1,
+     .def_numbers = (const double[]){0.0},
+     .def_count = 1,
+     .doc = "constant subtracted as well, in a's units: one value for every element or one per element"},
+};
+
+const rb_stage_type rb_stage_difference = {
+    .name = "difference",
+    .summary = "element-wise y = a - b - offset (b optional; names and units of a)",
+    .inputs = difference_in,
+    .n_inputs = 2,
+    .optional_inputs = 1u << 1,
+    .outputs = difference_out,
+    .n_outputs = 1,
+    .params = difference_params,
+    .n_params = 1,
+    .create = difference_create,
+    .step = difference_step,
+    .finish = NULL,
+    .destroy = difference_destroy,
+};

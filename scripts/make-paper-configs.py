@@ -1,0 +1,142 @@
+#!/usr/bin/python3
+"""Writes the joint-torque paper's variant pipelines into configs/paper/ (one file per variant and robot).
+
+The pipelines differ only in their last stages, so they are generated from one description here; the
+JSON files are committed and are what `roboest compare` reads. Run from anywhere:
+    /usr/bin/python3 scripts/make-paper-configs.py
+"""
+import json
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "..", "configs", "paper")
+
+LEG = ["r_hip_pitch", "r_hip_roll", "r_hip_yaw", "r_knee", "r_ankle_pitch", "r_ankle_roll"]
+# the scenarios' actuators (configs/scenarios/datasets/leg_pole_*.json)
+K_T = [0.111]
+R = [-100, 160, -100, 100, -100, 160]
+J_M = [8.3e-6, 5.6e-6, 8.3e-6, 8.3e-6, 8.3e-6, 5.6e-6]
+# kf_derivative noise: q from `roboest tune kf-derivative` on leg_pole_free (no reference), r the
+# quantization variance of a 14-bit encoder, (2 pi / 2^14)^2 / 12 = 1.22e-8 rad^2; the motor encoder
+# filter is the joint one scaled by R^2 (rotor angle = R joint angle).
+KFD_Q = [0.503, 1.04, 3.26, 6.84, 7.72, 4.32]
+KFD_R = [1.22e-8]
+KFM_Q = [5030, 26600, 32600, 68400, 77200, 111000]
+FTS = ["r_leg_ft_sensor", "r_foot_front_ft_sensor", "r_foot_rear_ft_sensor"]
+CONTACTS = ["r_foot_front_contact", "r_foot_rear_contact"]
+IMU = "r_foot_imu"
+# FT offsets, calibrated beforehand (the values the scenarios configure: a calibration with the leg still and
+# unloaded). The stages' own "first_sample" calibration cannot work on these logs: leg_pole_free starts
+# with the leg accelerating (the knee at 20 rad/s^2 at t = 0, the torque loop starting from zero), and
+# leg_pole_ground starts with the foot already loaded by an unmeasured ground reaction.
+FT_OFFSET = [-2.2, 0.9, -4.8, -0.15, 0.08, -0.03,
+             0.7, -1.3, 2.2, 0.03, 0.05, -0.02,
+             -1.5, -0.4, -1.9, -0.02, -0.04, 0.01]
+
+# scv fitted by `roboest train-friction configs/paper/leg_friction_spec.json --fit-analytic scv`
+# on leg_pole_free (see scripts/train-paper-friction.sh)
+SCV = json.load(open(os.path.join(OUT, "leg_friction_scv.json")))
+
+UKF_COMMON = {
+    "ft_sensors": FTS, "contacts": CONTACTS,
+    "accelerometers": [IMU], "gyroscopes": [IMU],
+    "k_t": K_T, "gear_ratio": R, "motor_inertia": J_M,
+    # process noise per 1 ms step
+    "q_dq": [1e-6], "q_tau_m": [1e-3], "q_tau_f": [1e-3],
+    "q_ft": [1e-2, 1e-2, 1e-2, 1e-4, 1e-4, 1e-4], "q_contact": [1e-2],
+    "p0_contact": [1.0], "p0_tau_f": [1.0],
+    # measurement noise: the scenario sensors' noise (current 0.02 A, FT 0.5 on every axis,
+    # accelerometer 0.02 m/s^2, gyroscope 0.005 rad/s); the IMUs log at 100 Hz and are resampled onto
+    # the 1 kHz clock, so one reading is used ten times: variances x10; dq is the kf_derivative's output
+    # (RMSE against the truth about 0.005 rad/s, correlated in time: 1e-4)
+    "r_dq": [1e-4], "r_current": [4e-4], "r_ft": [0.25],
+    "r_acc": [4e-3], "r_gyro": [2.5e-4],
+    "ft_offset": "none",
+}
+
+
+def signals():
+    return {
+        "q": {"channel": "joints_state/positions", "elements": LEG},
+        "qm": {"channel": "motors_state/positions", "elements": LEG},
+        "current": {"channel": "motors_state/currents", "elements": LEG},
+        "ft_raw": {"channel": ["FTs/" + f for f in FTS]},
+        "acc": {"channel": "accelerometers/" + IMU},
+        "gyro": {"channel": "gyros/" + IMU},
+    }
+
+
+def ftcal():
+    return [{"id": "ftcal", "type": "difference", "in": {"a": "ft_raw"}, "out": {"y": "ft"},
+             "params": {"offset": FT_OFFSET}}]
+
+
+def kfd():
+    return ftcal() + [{"id": "kfd", "type": "kf_derivative", "in": {"x": "q"}, "out": {"x_dot": "dq", "x_ddot": "ddq"},
+             "params": {"q": KFD_Q, "r": KFD_R}}]
+
+
+def kfm():
+    return [{"id": "kfm", "type": "kf_derivative", "in": {"x": "qm"}, "out": {"x_dot": "wm"},
+             "params": {"q": KFM_Q, "r": KFD_R}}]
+
+
+def motor():
+    return [{"id": "motor", "type": "motor_torque", "in": {"current": "current"}, "out": {"tau_m": "tau_m"},
+             "params": {"k_t": K_T, "R": R}}]
+
+
+def pinn(net):
+    return [{"id": "pinn", "type": "friction_pinn", "in": {"motor_velocity": "wm", "joint_velocity": "dq"},
+             "out": {"tau_F": "tau_f_pinn"}, "params": {"network": net, "history_fill": "model"}}]
+
+
+def scv():
+    return [{"id": "scv", "type": "friction_model", "in": {"velocity": "dq"}, "out": {"tau_F": "tau_f_scv"},
+             "params": SCV}]
+
+
+def ukf(friction, r_friction):
+    params = dict(UKF_COMMON)
+    ins = {"q": "q", "dq": "dq", "current": "current", "ft": "ft", "acc": "acc", "gyro": "gyro"}
+    if friction:
+        ins["friction"] = friction
+        params["r_friction"] = [r_friction]
+    return [{"id": "ukf", "type": "ukf_torque", "in": ins, "out": {"tau_j": "tau_hat", "tau_f": "tau_f_hat"},
+             "params": params}]
+
+
+def pipeline(name, stages, estimate):
+    return {"name": name,
+            "model": {"urdf": "../../datasets/humanoid_lower_body.urdf", "joints": LEG, "base": "root_link"},
+            "clock": {"rate": 1000}, "signals": signals(), "stages": stages,
+            "outputs": [{"path": "torques.h5", "signals": [estimate]}]}
+
+
+def leg_variants(net, prefix):
+    rnea = [{"id": "rnea", "type": "rnea_torque", "in": {"q": "q", "dq": "dq", "ddq": "ddq", "ft": "ft"},
+             "out": {"tau": "tau_hat"},
+             "params": {"ft_sensors": FTS, "contacts": ["root_link"] + CONTACTS, "ft_offset": "none"}}]
+    diff = [{"id": "diff", "type": "difference", "in": {"a": "tau_m", "b": "tau_f_pinn"}, "out": {"y": "tau_hat"}}]
+    return {
+        prefix + "current": pipeline("current", motor(), "tau_m"),
+        prefix + "current_minus_pinn": pipeline("current_minus_pinn", kfd() + kfm() + motor() + pinn(net) + diff,
+                                                "tau_hat"),
+        prefix + "rnea": pipeline("rnea", kfd() + rnea, "tau_hat"),
+        prefix + "ukf_nofric": pipeline("ukf_nofric", kfd() + ukf(None, 0), "tau_hat"),
+        # r_friction: the networks' RMSE against the true friction on leg_pole_free is 0.05-0.1 N m
+        prefix + "ukf_pinn": pipeline("ukf_pinn", kfd() + kfm() + pinn(net) + ukf("tau_f_pinn", 1e-2), "tau_hat"),
+        # the SCV fit's RMSE against the true friction is larger (it cannot follow the knee's drift)
+        prefix + "ukf_scv": pipeline("ukf_scv", kfd() + scv() + ukf("tau_f_scv", 4e-2), "tau_hat"),
+    }
+
+
+def main():
+    for name, p in leg_variants("leg_friction_pinn.json", "leg_").items():
+        with open(os.path.join(OUT, name + ".json"), "w") as f:
+            json.dump(p, f, indent=1)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Regenerates the joint-torque paper's friction models from datasets/leg_pole_free.mat (made by
+# scripts/make-datasets.sh): the friction network configs/paper/leg_friction_pinn.json and the SCV
+# parameters configs/paper/leg_friction_scv.json (a friction_model stage's params), both fitted by
+# `roboest train-friction configs/paper/leg_friction_spec.json`. Seeded: the same log gives the same bytes
+# (on the same machine and OpenBLAS build). Then the variant pipelines are rewritten from
+# scripts/make-paper-configs.py (they embed the SCV parameters).
+#   scripts/train-paper-friction.sh      (ROBOEST=path/to/roboest, default build/roboest)
+set -euo pipefail
+export LC_ALL=C OPENBLAS_NUM_THREADS=1
+cd "$(dirname "$0")/.."
+roboest=${ROBOEST:-build/roboest}
+spec=configs/paper/leg_friction_spec.json
+"$roboest" train-friction "$spec" -o configs/paper/leg_friction_pinn.json --force -q
+"$roboest" train-friction "$spec" --fit-analytic scv -q | sed -n 's/^ *"params": //p' > configs/paper/leg_friction_scv.json.tmp
+test -s configs/paper/leg_friction_scv.json.tmp
+mv configs/paper/leg_friction_scv.json.tmp configs/paper/leg_friction_scv.json
+/usr/bin/python3 scripts/make-paper-configs.py
