@@ -2,7 +2,8 @@
 #
 #   make            library (static + shared) and the roboest command in $(BUILD)/
 #   make demo       run the demo pipeline on the log shipped in datasets/, then compare three velocity
-#                   estimators on it (table, figures) and check rules on the report
+#                   estimators on it (table, figures) and check rules on the report; then the joint-torque
+#                   paper's six estimators on the leg-on-a-pole logs (configs/paper/suite_leg_pole.json)
 #   make test       unit and end-to-end tests (Criterion), then the same under ASan + UBSan
 #   make test-plain / make test-asan  one of the two
 #   make test-valgrind  the same under valgrind
@@ -88,13 +89,18 @@ $(BUILD)/roboest: $(CLI_OBJ) $(BUILD)/libroboest.a
 # The main job on the shipped data: the demo pipeline on datasets/demo_arm.mat (made by
 # scripts/make-demo-log.sh), estimates and reports into $(BUILD)/demo, the metric table on stdout; then the
 # offline comparison of configs/compare/demo_suite.json into $(BUILD)/demo/compare, its table on stdout, and
-# the CI rules of configs/compare/demo_rules.txt checked on it.
+# the CI rules of configs/compare/demo_rules.txt checked on it; last the joint-torque paper's comparison on
+# the simulated leg-on-a-pole logs (datasets/leg_pole_{free,ground}.mat, scripts/make-datasets.sh) into
+# $(BUILD)/demo/paper, its table on stdout and the paper's claims (configs/paper/rules_leg_pole.txt) checked.
 demo: all
 	$(BUILD)/roboest run configs/demo.json -o $(BUILD)/demo --force
 	@echo "demo outputs: $$(ls $(BUILD)/demo | tr '\n' ' ')in $(BUILD)/demo/"
 	$(BUILD)/roboest compare configs/compare/demo_suite.json -o $(BUILD)/demo/compare --force
 	$(BUILD)/roboest check $(BUILD)/demo/compare/report.json configs/compare/demo_rules.txt
 	@echo "comparison report and figures: $$(ls $(BUILD)/demo/compare | tr '\n' ' ')in $(BUILD)/demo/compare/"
+	$(BUILD)/roboest compare configs/paper/suite_leg_pole.json -o $(BUILD)/demo/paper --force -q
+	$(BUILD)/roboest check $(BUILD)/demo/paper/report.json configs/paper/rules_leg_pole.txt
+	@echo "joint-torque paper, leg on a pole: $$(ls $(BUILD)/demo/paper | tr '\n' ' ')in $(BUILD)/demo/paper/"
 
 # Orocos KDL (C++, through kdl_parser and urdfdom) is the independent reference for the dynamics
 # tests and benchmarks: the only C++ in the tree, test tooling under tests/.

@@ -334,3 +334,68 @@ Test(friction_train, shipped_examples_load)
     rb_pipeline_free(p);
     rb_registry_free(reg);
 }
+
+/* motor_inertia: the target loses R^2 J_m a, a the joint acceleration; checked against the analytic
+ * acceleration of write_log's velocities (central differences) and against rb_kfd_run's x_ddot (kf_derivative). */
+static rb_friction_data *inertia_data(const char *dir, const char *extra)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"logs\": [\"log.h5\"], \"joints\": [\"a\", \"b\"], \"torque\": {\"channel\": \"est/tau\"},\n"
+             " \"k_t\": [0.05], \"R\": [100, -50]%s}",
+             extra);
+    rb_friction_spec *s = load_spec(dir, text);
+    rb_friction_data *d = NULL;
+    rb_err err;
+    cr_assert_eq(rb_friction_data_build(s, &d, &err), RB_OK, "%s", err.msg);
+    rb_friction_spec_free(s);
+    return d;
+}
+
+Test(friction_train, motor_inertia_subtracts_the_reflected_rotor_inertia)
+{
+    char *dir = test_temp_dir(), path[600];
+    snprintf(path, sizeof path, "%s/log.h5", dir);
+    write_log(path, 0.0, 400, 3);
+    const double R[2] = {100, -50}, J[2] = {1e-5, 4e-5};
+    rb_friction_data *plain = inertia_data(dir, ""), *with = inertia_data(dir, ", \"motor_inertia\": [1e-5, 4e-5]");
+    cr_assert_eq(plain->T, with->T);
+    for (size_t j = 0; j < 2; j++)
+        for (size_t k = 1; k + 1 < plain->T; k++) {
+            double t = plain->time[k], w = 2 * M_PI * (0.7 + 0.4 * (double)j);
+            double a = -0.5 * w * w * sin(w * t + (double)j), want = R[j] * R[j] * J[j] * a;
+            double got = plain->target[j * plain->T + k] - with->target[j * with->T + k];
+            cr_assert(fabs(got - want) < 1e-4 * (1 + fabs(want)), "joint %zu sample %zu: %g vs %g", j, k, got, want);
+        }
+    rb_friction_data_free(plain);
+    rb_friction_data_free(with);
+
+    /* positions through kf_derivative: the filter's own acceleration */
+    const char *kfd = ", \"joint_velocity\": {\"channel\": \"joints_state/positions\", \"kf_derivative\": "
+                      "{\"q\": [100], \"r\": [1e-8]}}";
+    char extra[512];
+    snprintf(extra, sizeof extra, "%s, \"motor_inertia\": [1e-5, 4e-5]", kfd);
+    plain = inertia_data(dir, kfd), with = inertia_data(dir, extra);
+    rb_log *log;
+    rb_err err;
+    cr_assert_eq(rb_log_read(path, &log, &err), RB_OK, "%s", err.msg);
+    const rb_channel *q = rb_log_find(log, "joints_state/positions");
+    size_t T = plain->T;
+    cr_assert_eq(T, q->n_samples);
+    double *z = malloc(2 * T * sizeof *z), *xdd = z + T;
+    for (size_t j = 0; j < 2; j++) {
+        for (size_t k = 0; k < T; k++)
+            z[k] = q->data[k * 2 + j];
+        rb_kfd_params par = {.noise = RB_KFD_JERK, .q = 100, .r = 1e-8, .p0 = {1, 1e2, 1e4}};
+        cr_assert_eq(rb_kfd_run(&par, q->time, z, T, NULL, NULL, xdd, NULL, &err), RB_OK, "%s", err.msg);
+        for (size_t k = 0; k < T; k++) {
+            double want = R[j] * R[j] * J[j] * xdd[k], got = plain->target[j * T + k] - with->target[j * T + k];
+            cr_assert(fabs(got - want) < 1e-12 * (1 + fabs(want)), "joint %zu sample %zu: %g vs %g", j, k, got, want);
+        }
+    }
+    free(z);
+    rb_log_free(log);
+    rb_friction_data_free(plain);
+    rb_friction_data_free(with);
+    test_remove_tree(dir);
+}

@@ -331,7 +331,7 @@ int rb_kfd_tune_channel(const rb_channel *x, size_t element, const rb_channel *r
  *      channel, element and sample, as in a pipeline run);
  *   3. velocities given as positions (kf_derivative) go through the kf_derivative stage's own filter
  *      (rb_kfd_run over the clock times): the same numbers a pipeline with that stage produces;
- *   4. the friction target tau_F = k_t R I_m - tau_j per joint and sample; a non-finite one is RB_ENUMERIC
+ *   4. the friction target tau_F = k_t R I_m - tau_j (- R^2 J_m a with the spec's motor_inertia) per joint and sample; a non-finite one is RB_ENUMERIC
  *      "<log>: joint <j>: friction target at sample <k> (t = <s> s) is not finite (k_t R I_m = .., tau_j = ..)".
  * The sample period is 1 / rate, or the median interval of the first session's channel clock; every
  * session's must agree within 2 % (RB_EINPUT otherwise).

@@ -1,0 +1,39 @@
+/* End-to-end: the joint-torque paper's leg-on-a-pole comparison (configs/paper/suite_leg_pole.json) on the shipped
+ * simulated logs, gated by configs/paper/rules_leg_pole.txt (the paper's ordering of the estimators). The
+ * datasets are generated files (scripts/make-datasets.sh); without them the test fails naming the file. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define PAPER RB_SOURCE "/configs/paper"
+
+Test(paper, leg_pole_suite_keeps_the_papers_ordering, .timeout = 120)
+{
+    const char *logs[] = {RB_SOURCE "/datasets/leg_pole_free.mat", RB_SOURCE "/datasets/leg_pole_ground.mat"};
+    for (size_t i = 0; i < 2; i++)
+        cr_assert(test_exists(logs[i]), "%s is missing: run scripts/make-datasets.sh", logs[i]);
+    char *dir = test_tmpdir(), *out = test_path(dir, "leg");
+    cli_result r = cli_run(NULL, (const char *[]){"compare", PAPER "/suite_leg_pole.json", "-o", out, "-q", NULL});
+    cr_assert_eq(r.status, 0, "compare: %s", r.err);
+    /* every variant is in the table */
+    const char *variants[] = {"current", "current_minus_pinn", "rnea", "ukf_nofric", "ukf_pinn", "ukf_scv"};
+    for (size_t i = 0; i < 6; i++) {
+        char row[64];
+        snprintf(row, sizeof row, "| %s |", variants[i]);
+        cr_assert(strstr(r.out, row), "no row for %s in:\n%s", variants[i], r.out);
+    }
+    cli_result_free(&r);
+    char *report = test_path(out, "report.json");
+    r = cli_run(NULL, (const char *[]){"check", report, PAPER "/rules_leg_pole.txt", NULL});
+    cr_assert_eq(r.status, 0, "the paper's rules do not hold:\n%s%s", r.out, r.err);
+    cr_assert(strstr(r.out, "rules: 6 hold, 0 fail"), "%s", r.out);
+    cli_result_free(&r);
+    /* the gate is real: the reverse claim fails */
+    r = cli_run(NULL, (const char *[]){"check", report, "--rule", "rnea.rmse < ukf_pinn.rmse", NULL});
+    cr_assert_eq(r.status, 6, "%s%s", r.out, r.err);
+    cli_result_free(&r);
+    free(report), free(out), free(dir);
+}
