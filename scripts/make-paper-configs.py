@@ -124,10 +124,10 @@ def leg_variants(net, prefix):
                                                 "tau_hat"),
         prefix + "rnea": pipeline("rnea", kfd() + rnea, "tau_hat"),
         prefix + "ukf_nofric": pipeline("ukf_nofric", kfd() + ukf(None, 0), "tau_hat"),
-        # r_friction: the networks' RMSE against the true friction on leg_pole_free is 0.05-0.1 N m
+        # r_friction: against the true friction on leg_pole_free (configs/paper/suite_friction.json) the
+        # network's RMSE is 0.087 N m and the SCV fit's 0.079 N m: both measure it with variance 1e-2
         prefix + "ukf_pinn": pipeline("ukf_pinn", kfd() + kfm() + pinn(net) + ukf("tau_f_pinn", 1e-2), "tau_hat"),
-        # the SCV fit's RMSE against the true friction is larger (it cannot follow the knee's drift)
-        prefix + "ukf_scv": pipeline("ukf_scv", kfd() + scv() + ukf("tau_f_scv", 4e-2), "tau_hat"),
+        prefix + "ukf_scv": pipeline("ukf_scv", kfd() + scv() + ukf("tau_f_scv", 1e-2), "tau_hat"),
     }
 
 
