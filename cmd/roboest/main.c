@@ -23,6 +23,8 @@ static const char *const MAIN_HELP =
     "  check REPORT.json RULES\n"
     "                      check rules such as 'ukf.rmse < rnea.rmse' on a compare report (CI gate,\n"
     "                      JUnit XML)\n"
+    "  simulate SCENARIO.json -o LOG\n"
+    "                      simulate a robot: its log (robot-logger layout) and the noise-free truth\n"
     "  tune kf-derivative LOG --channel NAME\n"
     "                      choose the kf_derivative stage's process noise on a log\n"
     "  import-rde DIR -o PIPELINE.json\n"

@@ -133,6 +133,12 @@ static void print_param(const rb_param_spec *ps)
         case RB_PARAM_NUMBER:
         case RB_PARAM_INTEGER: printf(", default %g", ps->def_number); break;
         case RB_PARAM_BOOLEAN: printf(", default %s", ps->def_number != 0 ? "true" : "false"); break;
+        case RB_PARAM_NUMBER_ARRAY:
+            for (size_t i = 0; i < ps->def_count; i++)
+                printf("%s%g", i ? ", " : ", default [", ps->def_numbers[i]);
+            if (ps->def_count)
+                printf("]");
+            break;
         case RB_PARAM_STRING:
             if (ps->def_string)
                 printf(", default \"%s\"", ps->def_string);

@@ -148,6 +148,10 @@ static const char *const fm_out[] = {"tau_F"};
     {                                                                                                                  \
         .name = NAME, .kind = RB_PARAM_NUMBER_ARRAY, .has_min = true, .min = LO, .doc = DOC                            \
     }
+#define POSITIVE_PARAM(NAME, DOC)                                                                                      \
+    {                                                                                                                  \
+        .name = NAME, .kind = RB_PARAM_NUMBER_ARRAY, .has_min = true, .min = 0, .min_exclusive = true, .doc = DOC      \
+    }
 static const rb_param_spec fm_params[] = {
     {.name = "model",
      .kind = RB_PARAM_STRING,
@@ -157,7 +161,7 @@ static const rb_param_spec fm_params[] = {
     ARRAY_PARAM("F_c", 0, "Coulomb level, N m (coulomb_viscous, scv, lugre)"),
     ARRAY_PARAM("F_s", 0, "static (breakaway) level >= F_c, N m (scv, lugre)"),
     ARRAY_PARAM("F_v", 0, "viscous coefficient, N m s/rad (coulomb_viscous, scv, lugre)"),
-    ARRAY_PARAM("v_s", 0, "Stribeck velocity, rad/s (scv, lugre)"),
+    POSITIVE_PARAM("v_s", "Stribeck velocity, rad/s (scv, lugre)"),
     ARRAY_PARAM("v_eps", 0,
                 "smooth-sign width, rad/s: sign(v) becomes tanh(v / v_eps); 0 the exact sign (coulomb_viscous, "
                 "default 0; scv, default v_s / 10)"),
@@ -167,7 +171,7 @@ static const rb_param_spec fm_params[] = {
     ARRAY_PARAM("g4", 0, "tanh6 Coulomb level, N m"),
     ARRAY_PARAM("g5", 0, "tanh6 Coulomb sharpness, s/rad"),
     ARRAY_PARAM("g6", 0, "tanh6 viscous coefficient, N m s/rad"),
-    ARRAY_PARAM("sigma0", 0, "LuGre bristle stiffness, N m/rad"),
+    POSITIVE_PARAM("sigma0", "LuGre bristle stiffness, N m/rad"),
     ARRAY_PARAM("sigma1", 0, "LuGre bristle damping, N m s/rad"),
 };
 

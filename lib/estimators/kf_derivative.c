@@ -545,7 +545,8 @@ static const rb_param_spec kfd_params[] = {
      .max_count = 3,
      .has_min = true,
      .min = 0,
-     .doc = "per-step process variances of x, x_dot, x_ddot (unit^2, unit^2/s^2, unit^2/s^4), \"diagonal\" only"},
+     .doc = "per-step process variances of x, x_dot, x_ddot (unit^2, unit^2/s^2, unit^2/s^4); required with \"diagonal\", "
+            "rejected with \"jerk\""},
     {.name = "r",
      .kind = RB_PARAM_NUMBER_ARRAY,
      .def_numbers = kfd_def_r,
