@@ -12,7 +12,7 @@ void rbd_kinematics(rb_dyn *ws, const double *q, const double *nu, const double 
     rb_xform *Xup = ws->kXup, *X0 = ws->kX0;
     double(*v)[6] = ws->kv, (*ab)[6] = ws->kab, (*a)[6] = ws->ka;
 
-    rb_xform_identity(&Xup[0]);
+    rbd_kin_joint_xforms(ws, q);
     if (ws->floating)
         dyn_base_pose(q, &X0[0]);
     else
@@ -25,7 +25,6 @@ void rbd_kinematics(rb_dyn *ws, const double *q, const double *nu, const double 
     for (size_t i = 1; i < nb; i++) {
         const dyn_body *b = &B[i];
         int p = b->parent;
-        dyn_joint_xform(b, b->qi >= 0 ? q[b->qi] : 0.0, &Xup[i]);
         rb_xform_compose(&X0[p], &Xup[i], &X0[i]);
         if (!with_vel)
             continue;

@@ -10,22 +10,23 @@
 
 /* ---- small dense linear algebra (row-major, n <= a few dozen) ------------------------------------------ */
 
-/* In-place Cholesky A = L L^T (lower triangle of A receives L); false if not positive definite. */
+/* In-place Cholesky A = L L^T (lower triangle of A receives L, its diagonal as 1 / L_jj); false if not positive
+ * definite. */
 static bool chol(double *A, size_t n)
 {
     for (size_t j = 0; j < n; j++) {
-        double d = A[j * n + j];
+        double *Aj = A + j * n, d = Aj[j];
         for (size_t k = 0; k < j; k++)
-            d -= A[j * n + k] * A[j * n + k];
+            d -= Aj[k] * Aj[k];
         if (!(d > 0.0))
             return false;
-        d = sqrt(d);
-        A[j * n + j] = d;
+        double dinv = 1.0 / sqrt(d);
+        Aj[j] = dinv;
         for (size_t i = j + 1; i < n; i++) {
-            double s = A[i * n + j];
+            double *Ai = A + i * n, s = Ai[j];
             for (size_t k = 0; k < j; k++)
-                s -= A[i * n + k] * A[j * n + k];
-            A[i * n + j] = s / d;
+                s -= Ai[k] * Aj[k];
+            Ai[j] = s * dinv;
         }
     }
     return true;
@@ -37,13 +38,13 @@ static void chol_solve(const double *L, size_t n, double *x)
         double s = x[i];
         for (size_t k = 0; k < i; k++)
             s -= L[i * n + k] * x[k];
-        x[i] = s / L[i * n + i];
+        x[i] = s * L[i * n + i];
     }
     for (size_t i = n; i-- > 0;) {
-        double s = x[i];
-        for (size_t k = i + 1; k < n; k++)
-            s -= L[k * n + i] * x[k];
-        x[i] = s / L[i * n + i];
+        double xi = x[i] * L[i * n + i];
+        x[i] = xi;
+        for (size_t k = 0; k < i; k++) /* column-oriented: row i of L carries x_i to the earlier unknowns */
+            x[k] -= L[i * n + k] * xi;
     }
 }
 
@@ -173,6 +174,49 @@ static void mass_solve(rb_sim *s, const double *b, double *x)
         x[s->vperm[k]] = s->tmp[k];
 }
 
+/* The deepest non-zero position of y (tree order) when all its non-zeros lie on that position's chain to the
+ * root (a frame Jacobian's row, a held joint's unit row): L^-T y then stays on that chain. -1 otherwise. */
+static int chain_leaf(const rb_sim *s, const double *y)
+{
+    size_t nv = s->nv, nz = 0, on_chain = 0;
+    int leaf = -1;
+    for (size_t k = 0; k < nv; k++)
+        if (y[k] != 0.0)
+            nz++, leaf = (int)k;
+    for (int k = leaf; k >= 0; k = s->vpar[k])
+        on_chain += y[k] != 0.0;
+    return on_chain == nz ? leaf : -1;
+}
+
+/* y . z with y supported on the chain of leaf (leaf < 0: anywhere). */
+static double chain_dot(const rb_sim *s, int leaf, const double *y, const double *z)
+{
+    if (leaf < 0)
+        return dot(y, z, s->nv);
+    double x = 0.0;
+    for (int k = leaf; k >= 0; k = s->vpar[k])
+        x += y[k] * z[k];
+    return x;
+}
+
+/* One constraint row J (velocity order; NULL: the unit row of coordinate `unit`): Y row = L^-T J^T (tree order),
+ * its chain leaf, and lam = c - J a0. */
+static void constraint_row(rb_sim *s, size_t r, const double *J, size_t unit, double c)
+{
+    size_t nv = s->nv;
+    double *y = s->Y + r * nv;
+    if (J) {
+        for (size_t k = 0; k < nv; k++)
+            y[k] = J[s->vperm[k]];
+    } else {
+        memset(y, 0, nv * sizeof *y);
+        y[s->vpos[unit]] = 1.0;
+    }
+    s->yleaf[r] = chain_leaf(s, y);
+    tree_solve_lt(s->L, s->vpar, nv, y);
+    s->lam[r] = c - (J ? dot(J, s->a0, nv) : s->a0[unit]);
+}
+
 /* nu_dot of the last plant_eval's state: a0 = M^-1 ([0; tau_net] - h), then the constraint rows (the active
  * contacts, the held joints) J a = c by the Schur complement S = J M^-1 J^T = Y^T Y, Y = L^-T J^T (tree order):
  * lambda = S^-1 (c - J a0), a = a0 + L^-1 (Y lambda). Writes the contact wrenches (6 per scenario contact, zero
@@ -185,28 +229,18 @@ static int plant_solve(rb_sim *s, const unsigned char *held, double *nu_dot, dou
     mass_solve(s, s->a0, s->a0);
     memcpy(nu_dot, s->a0, nv * sizeof *nu_dot);
 
-    size_t rows = s->ncr;
-    for (size_t r = 0; r < s->ncr; r++) {
-        double *y = s->Y + r * nv;
-        const double *J = s->Jc + r * nv;
-        for (size_t k = 0; k < nv; k++)
-            y[k] = J[s->vperm[k]];
-        tree_solve_lt(s->L, s->vpar, nv, y);
-        s->lam[r] = s->c[r] - dot(J, s->a0, nv);
-    }
-    for (size_t j = 0; j < n; j++) {
-        if (!held[j])
-            continue;
-        double *y = s->Y + rows * nv;
-        memset(y, 0, nv * sizeof *y);
-        y[s->vpos[vo + j]] = 1.0;
-        tree_solve_lt(s->L, s->vpar, nv, y);
-        s->lam[rows++] = -s->a0[vo + j];
-    }
+    size_t rows = 0;
+    for (; rows < s->ncr; rows++)
+        constraint_row(s, rows, s->Jc + rows * nv, 0, s->c[rows]);
+    for (size_t j = 0; j < n; j++)
+        if (held[j])
+            constraint_row(s, rows++, NULL, vo + j, 0.0);
     if (rows > 0) {
         for (size_t r = 0; r < rows; r++)
-            for (size_t r2 = 0; r2 <= r; r2++)
-                s->S[r * rows + r2] = s->S[r2 * rows + r] = dot(s->Y + r * nv, s->Y + r2 * nv, nv);
+            for (size_t r2 = 0; r2 <= r; r2++) {
+                int leaf = s->yleaf[r] >= 0 ? s->yleaf[r] : s->yleaf[r2];
+                s->S[r * rows + r2] = s->S[r2 * rows + r] = chain_dot(s, leaf, s->Y + r * nv, s->Y + r2 * nv);
+            }
         if (!chol(s->S, rows))
             return rb_err_set(err, RB_ENUMERIC, "sim: t = %.6g s: contact system singular (redundant contacts?)",
                               s->t);
@@ -215,8 +249,12 @@ static int plant_solve(rb_sim *s, const unsigned char *held, double *nu_dot, dou
         for (size_t r = 0; r < rows; r++) {
             const double *y = s->Y + r * nv;
             double l = s->lam[r];
-            for (size_t k = 0; k < nv; k++)
-                s->tmp[k] += y[k] * l;
+            if (s->yleaf[r] < 0)
+                for (size_t k = 0; k < nv; k++)
+                    s->tmp[k] += y[k] * l;
+            else
+                for (int k = s->yleaf[r]; k >= 0; k = s->vpar[k])
+                    s->tmp[k] += y[k] * l;
         }
         tree_solve_l(s->L, s->vpar, nv, s->tmp);
         for (size_t k = 0; k < nv; k++)

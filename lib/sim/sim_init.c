@@ -199,6 +199,7 @@ int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
     ALLOC(s->S, rows * rows);
     ALLOC(s->c, rows);
     ALLOC(s->lam, rows);
+    ALLOC(s->yleaf, rows);
     ALLOC(s->J6, 6 * nv);
     ALLOC(s->tmp, nv);
     ALLOC(s->gv, nv);
@@ -308,7 +309,7 @@ void rb_sim_finish(rb_sim *s)
     rb_dyn_free(s->ctrl);
     void *arrays[] = {s->refs, s->gains, s->act, s->fric, s->fst, s->contacts, s->events, s->pushes, s->frames,
                       s->active, s->cref, s->vperm, s->vpos, s->vpar, s->arm_v, s->Mraw, s->L, s->h,
-                      s->tau_g_prev, s->wdot_prev, s->at_limit, s->gv, s->q, s->nu, s->nu_dot, s->tau_net, s->held, s->tau_j, s->tau_m,
+                      s->tau_g_prev, s->wdot_prev, s->at_limit, s->gv, s->yleaf, s->q, s->nu, s->nu_dot, s->tau_net, s->held, s->tau_j, s->tau_m,
                       s->tau_f, s->tau_des, s->cur, s->cur_cmd, s->mpos, s->mvel, s->macc, s->ref, s->ref_d,
                       s->ref_dd, s->stuck, s->cw, s->pw, s->ft, s->fpose, s->fvel, s->facc, s->tau_prev, s->int_e,
                       s->ext, s->a0, s->Jc, s->Y, s->S, s->c, s->lam, s->J6, s->tmp, s->hold, s->qs,

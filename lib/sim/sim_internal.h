@@ -57,6 +57,7 @@ struct rb_sim {
 
     /* linear algebra scratch */
     double *a0, *Jc, *Y, *S, *c, *lam, *J6, *tmp, *gv, *hold;
+    int *yleaf;                 /* per constraint row: the chain its Y row lies on (-1: anywhere) */
     /* RK4 */
     double *qs, *nus, *kv, *ka;
     /* balance IK (controller model) */
@@ -83,7 +84,8 @@ void sim_apply_limits(rb_sim *s);
  * tree_order: the model's velocity coordinates parents first: perm[k] the coordinate at position k, pos its
  * inverse, par[k] the position of its tree parent (-1 at the root; a floating base is the chain 0..5).
  * tree_ltl: H (n x n, row-major, tree order; only entries (k, i) with i = k or an ancestor of k are read)
- * factored in place as H = L^T L, L lower triangular with the same pattern; false if not positive definite.
+ * factored in place as H = L^T L, L lower triangular with the same pattern, its diagonal stored as 1 / L_kk;
+ * false if not positive definite.
  * tree_solve_lt / tree_solve_l: x <- L^-T x, x <- L^-1 x (so M^-1 b = L^-1 L^-T b). */
 void tree_order(const rb_model *m, size_t *perm, size_t *pos, int *par);
 bool tree_ltl(double *H, const int *par, size_t n);

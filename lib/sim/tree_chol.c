@@ -2,7 +2,8 @@
  * (Featherstone, "Rigid Body Dynamics Algorithms", section 6.5, table 6.3: H = L^T L with L lower triangular;
  * numbering the coordinates parents first, L has no fill-in: L_ki != 0 only when i is k or an ancestor of k),
  * and the two triangular solves. The work is the sum over the coordinates of their depth squared instead of
- * n^3 / 6, and a right-hand side that is zero outside one branch (a contact or a held joint) stays zero there. */
+ * n^3 / 6, and a right-hand side that is zero outside one branch (a contact or a held joint) stays zero there:
+ * L^-T x is non-zero only on the ancestors of x's non-zeros. */
 #include <math.h>
 
 #include "sim_internal.h"
@@ -32,10 +33,10 @@ bool tree_ltl(double *H, const int *par, size_t n)
         double *Hk = H + k * n;
         if (!(Hk[k] > 0.0))
             return false;
-        double d = sqrt(Hk[k]);
-        Hk[k] = d;
+        double dinv = 1.0 / sqrt(Hk[k]);
+        Hk[k] = dinv; /* the solves multiply by it: no division on their dependency chain */
         for (int i = par[k]; i >= 0; i = par[i])
-            Hk[i] /= d;
+            Hk[i] *= dinv;
         for (int i = par[k]; i >= 0; i = par[i]) {
             double *Hi = H + (size_t)i * n, hki = Hk[i];
             for (int j = i; j >= 0; j = par[j])
@@ -51,7 +52,7 @@ void tree_solve_lt(const double *L, const int *par, size_t n, double *x)
         if (x[k] == 0.0)
             continue; /* nothing to carry up the tree (the zeros of a branch-local right-hand side) */
         const double *Lk = L + k * n;
-        double xk = x[k] / Lk[k];
+        double xk = x[k] * Lk[k];
         x[k] = xk;
         for (int i = par[k]; i >= 0; i = par[i])
             x[i] -= Lk[i] * xk;
@@ -65,6 +66,6 @@ void tree_solve_l(const double *L, const int *par, size_t n, double *x)
         double v = x[k];
         for (int i = par[k]; i >= 0; i = par[i])
             v -= Lk[i] * x[i];
-        x[k] = v / Lk[k];
+        x[k] = v * Lk[k];
     }
 }

@@ -2,10 +2,12 @@
  *   - the ergoCub right leg (6 joints) on a pole, torque control with friction and actuators, RK4 and Euler;
  *   - the floating-base humanoid lower body standing on both soles (two 6D contacts, Baumgarte), PD with
  *     contact-consistent gravity compensation and the sideways CoM sinusoid, Euler and RK4.
- * Usage: bench_sim [source folder] [shared folder] [label filter] (defaults: RB_SOURCE / RB_SHARED or "." /
- *        "../shared"; the filter runs only the configurations whose label contains it). */
+ * Usage: bench_sim [source folder] [shared folder] [label filter] [repeats] (defaults: RB_SOURCE / RB_SHARED or
+ *        "." / "../shared"; the filter runs only the configurations whose label contains it; each configuration
+ *        runs `repeats` times, 5 by default, and the best run is reported). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "roboest/sim.h"
@@ -34,15 +36,16 @@ static int run_once(const char *label, const rb_sim_scenario *sc, double *wall)
     return 0;
 }
 
-/* The best of REPEATS runs (the machine is shared: the minimum is the engine's cost, the rest is load). */
-enum { REPEATS = 5 };
+/* The best of `repeats` runs (argv[4], default 5; the machine is shared: the minimum is the engine's cost, the
+ * rest is load). */
+static int repeats = 5;
 
 static int run(const char *label, const rb_sim_scenario *sc)
 {
     if (only && !strstr(label, only))
         return 0;
     double best = INFINITY, wall;
-    for (int r = 0; r < REPEATS; r++) {
+    for (int r = 0; r < repeats; r++) {
         if (run_once(label, sc, &wall))
             return 1;
         best = wall < best ? wall : best;
@@ -65,7 +68,8 @@ int main(int argc, char **argv)
 #else
     const char *shared = argc > 2 ? argv[2] : "../shared";
 #endif
-    only = argc > 3 ? argv[3] : NULL;
+    only = argc > 3 && argv[3][0] ? argv[3] : NULL;
+    repeats = argc > 4 && atoi(argv[4]) > 0 ? atoi(argv[4]) : 5;
     char path[2048];
     rb_err err;
     int fails = 0;
