@@ -120,7 +120,7 @@ static int factor_mass(rb_sim *s, rb_err *err)
         for (int i = s->vpar[k]; i >= 0; i = s->vpar[i])
             Lk[i] = Mk[s->vperm[i]];
     }
-    if (!tree_ltl(s->L, s->vpar, nv))
+    if (!tree_ltl(s->L, s->vpar, s->vlo, nv))
         return rb_err_set(err, RB_ENUMERIC, "sim: t = %.6g s: mass matrix not positive definite", s->t);
     return RB_OK;
 }
@@ -168,24 +168,10 @@ static void mass_solve(rb_sim *s, const double *b, double *x)
     size_t nv = s->nv;
     for (size_t k = 0; k < nv; k++)
         s->tmp[k] = b[s->vperm[k]];
-    tree_solve_lt(s->L, s->vpar, nv, s->tmp);
-    tree_solve_l(s->L, s->vpar, nv, s->tmp);
+    tree_solve_lt(s->L, s->vpar, s->vlo, nv, s->tmp);
+    tree_solve_l(s->L, s->vpar, s->vlo, nv, s->tmp);
     for (size_t k = 0; k < nv; k++)
         x[s->vperm[k]] = s->tmp[k];
-}
-
-/* The deepest non-zero position of y (tree order) when all its non-zeros lie on that position's chain to the
- * root (a frame Jacobian's row, a held joint's unit row): L^-T y then stays on that chain. -1 otherwise. */
-static int chain_leaf(const rb_sim *s, const double *y)
-{
-    size_t nv = s->nv, nz = 0, on_chain = 0;
-    int leaf = -1;
-    for (size_t k = 0; k < nv; k++)
-        if (y[k] != 0.0)
-            nz++, leaf = (int)k;
-    for (int k = leaf; k >= 0; k = s->vpar[k])
-        on_chain += y[k] != 0.0;
-    return on_chain == nz ? leaf : -1;
 }
 
 /* y . z with y supported on the chain of leaf (leaf < 0: anywhere). */
@@ -194,27 +180,39 @@ static double chain_dot(const rb_sim *s, int leaf, const double *y, const double
     if (leaf < 0)
         return dot(y, z, s->nv);
     double x = 0.0;
-    for (int k = leaf; k >= 0; k = s->vpar[k])
-        x += y[k] * z[k];
+    for (int b = leaf; b >= 0; b = s->vpar[s->vlo[b]])
+        for (int k = s->vlo[b]; k <= b; k++)
+            x += y[k] * z[k];
     return x;
 }
 
-/* One constraint row J (velocity order; NULL: the unit row of coordinate `unit`): Y row = L^-T J^T (tree order),
- * its chain leaf, and lam = c - J a0. */
-static void constraint_row(rb_sim *s, size_t r, const double *J, size_t unit, double c)
+/* Constraint row r: J (velocity order; NULL: the unit row of coordinate `unit`), non-zero only on the chain of
+ * tree position leaf (< 0: anywhere). Its Y row = L^-T J^T (tree order; it stays on that chain) and
+ * lam = c - J a0. */
+static void constraint_row(rb_sim *s, size_t r, const double *J, size_t unit, int leaf, double c)
 {
     size_t nv = s->nv;
-    double *y = s->Y + r * nv;
-    if (J) {
-        for (size_t k = 0; k < nv; k++)
-            y[k] = J[s->vperm[k]];
-    } else {
+    double *y = s->Y + r * nv, ja = 0.0;
+    if (!J) {
         memset(y, 0, nv * sizeof *y);
         y[s->vpos[unit]] = 1.0;
+        ja = s->a0[unit];
+    } else if (leaf < 0) {
+        for (size_t k = 0; k < nv; k++)
+            y[k] = J[s->vperm[k]];
+        ja = dot(J, s->a0, nv);
+    } else {
+        memset(y, 0, nv * sizeof *y);
+        for (int b = leaf; b >= 0; b = s->vpar[s->vlo[b]])
+            for (int k = s->vlo[b]; k <= b; k++)
+                y[k] = J[s->vperm[k]], ja += y[k] * s->a0[s->vperm[k]];
     }
-    s->yleaf[r] = chain_leaf(s, y);
-    tree_solve_lt(s->L, s->vpar, nv, y);
-    s->lam[r] = c - (J ? dot(J, s->a0, nv) : s->a0[unit]);
+    s->yleaf[r] = leaf;
+    if (leaf >= 0)
+        tree_solve_lt_chain(s->L, s->vpar, s->vlo, nv, leaf, y);
+    else
+        tree_solve_lt(s->L, s->vpar, s->vlo, nv, y);
+    s->lam[r] = c - ja;
 }
 
 /* nu_dot of the last plant_eval's state: a0 = M^-1 ([0; tau_net] - h), then the constraint rows (the active
@@ -230,11 +228,12 @@ static int plant_solve(rb_sim *s, const unsigned char *held, double *nu_dot, dou
     memcpy(nu_dot, s->a0, nv * sizeof *nu_dot);
 
     size_t rows = 0;
-    for (; rows < s->ncr; rows++)
-        constraint_row(s, rows, s->Jc + rows * nv, 0, s->c[rows]);
+    for (size_t k = 0; k < s->nc; k++)
+        for (int r = 0; s->active[k] && r < s->contacts[k].dim; r++, rows++)
+            constraint_row(s, rows, s->Jc + rows * nv, 0, s->cleaf[k], s->c[rows]);
     for (size_t j = 0; j < n; j++)
         if (held[j])
-            constraint_row(s, rows++, NULL, vo + j, 0.0);
+            constraint_row(s, rows++, NULL, vo + j, (int)s->vpos[vo + j], 0.0);
     if (rows > 0) {
         for (size_t r = 0; r < rows; r++)
             for (size_t r2 = 0; r2 <= r; r2++) {
@@ -253,10 +252,11 @@ static int plant_solve(rb_sim *s, const unsigned char *held, double *nu_dot, dou
                 for (size_t k = 0; k < nv; k++)
                     s->tmp[k] += y[k] * l;
             else
-                for (int k = s->yleaf[r]; k >= 0; k = s->vpar[k])
-                    s->tmp[k] += y[k] * l;
+                for (int b = s->yleaf[r]; b >= 0; b = s->vpar[s->vlo[b]])
+                    for (int k = s->vlo[b]; k <= b; k++)
+                        s->tmp[k] += y[k] * l;
         }
-        tree_solve_l(s->L, s->vpar, nv, s->tmp);
+        tree_solve_l(s->L, s->vpar, s->vlo, nv, s->tmp);
         for (size_t k = 0; k < nv; k++)
             nu_dot[s->vperm[k]] += s->tmp[k];
     }

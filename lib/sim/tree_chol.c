@@ -1,14 +1,16 @@
 /* lib/sim: the Cholesky factorization of a joint-space inertia matrix that keeps the kinematic tree's sparsity
  * (Featherstone, "Rigid Body Dynamics Algorithms", section 6.5, table 6.3: H = L^T L with L lower triangular;
  * numbering the coordinates parents first, L has no fill-in: L_ki != 0 only when i is k or an ancestor of k),
- * and the two triangular solves. The work is the sum over the coordinates of their depth squared instead of
+ * and the triangular solves. The work is the sum over the coordinates of their depth squared instead of
  * n^3 / 6, and a right-hand side that is zero outside one branch (a contact or a held joint) stays zero there:
- * L^-T x is non-zero only on the ancestors of x's non-zeros. */
+ * L^-T x is non-zero only on the ancestors of x's non-zeros.
+ * A chain of ancestors is walked as runs of consecutive positions (lo[b] .. b, then from par[lo[b]]): the inner
+ * loops are then plain array loops. */
 #include <math.h>
 
 #include "sim_internal.h"
 
-void tree_order(const rb_model *m, size_t *perm, size_t *pos, int *par)
+void tree_order(const rb_model *m, size_t *perm, size_t *pos, int *par, int *lo)
 {
     size_t vo = m->floating ? 6 : 0, k = 0;
     for (; k < vo; k++)
@@ -25,9 +27,28 @@ void tree_order(const rb_model *m, size_t *perm, size_t *pos, int *par)
         par[k] = anc >= 0 ? (int)pos[vo + (size_t)m->bodies[anc].dof] : (int)vo - 1;
         k++;
     }
+    for (k = 0; k < m->nv; k++)
+        lo[k] = k > 0 && par[k] == (int)k - 1 ? lo[k - 1] : (int)k;
 }
 
-bool tree_ltl(double *H, const int *par, size_t n)
+int tree_leaf(const rb_model *m, const size_t *pos, int body)
+{
+    while (body >= 0 && m->bodies[body].dof < 0)
+        body = m->bodies[body].parent;
+    if (body >= 0)
+        return (int)pos[(m->floating ? 6 : 0) + (size_t)m->bodies[body].dof];
+    return m->floating ? 5 : -1;
+}
+
+/* row[j] -= f * src[j] for j on the chain of top (top and its ancestors). */
+static void chain_axpy(const int *par, const int *lo, int top, double f, const double *src, double *row)
+{
+    for (int b = top; b >= 0; b = par[lo[b]])
+        for (int j = lo[b]; j <= b; j++)
+            row[j] -= f * src[j];
+}
+
+bool tree_ltl(double *H, const int *par, const int *lo, size_t n)
 {
     for (size_t k = n; k-- > 0;) {
         double *Hk = H + k * n;
@@ -35,18 +56,31 @@ bool tree_ltl(double *H, const int *par, size_t n)
             return false;
         double dinv = 1.0 / sqrt(Hk[k]);
         Hk[k] = dinv; /* the solves multiply by it: no division on their dependency chain */
-        for (int i = par[k]; i >= 0; i = par[i])
-            Hk[i] *= dinv;
-        for (int i = par[k]; i >= 0; i = par[i]) {
-            double *Hi = H + (size_t)i * n, hki = Hk[i];
-            for (int j = i; j >= 0; j = par[j])
-                Hi[j] -= hki * Hk[j];
-        }
+        if (par[k] < 0)
+            continue;
+        for (int b = par[k]; b >= 0; b = par[lo[b]])
+            for (int i = lo[b]; i <= b; i++)
+                Hk[i] *= dinv;
+        for (int b = par[k]; b >= 0; b = par[lo[b]])
+            for (int i = lo[b]; i <= b; i++)
+                chain_axpy(par, lo, i, Hk[i], Hk, H + (size_t)i * n);
     }
     return true;
 }
 
-void tree_solve_lt(const double *L, const int *par, size_t n, double *x)
+void tree_solve_lt_chain(const double *L, const int *par, const int *lo, size_t n, int leaf, double *x)
+{
+    for (int b = leaf; b >= 0; b = par[lo[b]])
+        for (int k = b; k >= lo[b]; k--) {
+            const double *Lk = L + (size_t)k * n;
+            double xk = x[k] * Lk[k];
+            x[k] = xk;
+            if (par[k] >= 0 && xk != 0.0)
+                chain_axpy(par, lo, par[k], xk, Lk, x);
+        }
+}
+
+void tree_solve_lt(const double *L, const int *par, const int *lo, size_t n, double *x)
 {
     for (size_t k = n; k-- > 0;) {
         if (x[k] == 0.0)
@@ -54,18 +88,19 @@ void tree_solve_lt(const double *L, const int *par, size_t n, double *x)
         const double *Lk = L + k * n;
         double xk = x[k] * Lk[k];
         x[k] = xk;
-        for (int i = par[k]; i >= 0; i = par[i])
-            x[i] -= Lk[i] * xk;
+        if (par[k] >= 0)
+            chain_axpy(par, lo, par[k], xk, Lk, x);
     }
 }
 
-void tree_solve_l(const double *L, const int *par, size_t n, double *x)
+void tree_solve_l(const double *L, const int *par, const int *lo, size_t n, double *x)
 {
     for (size_t k = 0; k < n; k++) {
         const double *Lk = L + k * n;
         double v = x[k];
-        for (int i = par[k]; i >= 0; i = par[i])
-            v -= Lk[i] * x[i];
+        for (int b = par[k]; b >= 0; b = par[lo[b]])
+            for (int i = lo[b]; i <= b; i++)
+                v -= Lk[i] * x[i];
         x[k] = v * Lk[k];
     }
 }
