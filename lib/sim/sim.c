@@ -652,17 +652,27 @@ static int sample_kinematics(rb_sim *s, int level, rb_err *err)
     return RB_OK;
 }
 
+/* Each frame's world pose, BODY velocity and BODY proper acceleration from its body's pose, twist and
+ * acceleration (one transform each; rb_dyn_frame_pose / _velocity / _proper_acceleration give the same):
+ * v_F = F_X_b v_b, a_F = F_X_b a_b, proper linear acceleration a_F,lin + w_F x v_F,lin - R_WF^T g. */
 static int truth_frames(rb_sim *s, rb_err *err)
 {
     int rc = sample_kinematics(s, KIN_ACC, err);
-    for (size_t f = 0; rc >= 0 && f < s->nf; f++) {
-        size_t fr = (size_t)s->frames[f];
-        if ((rc = rb_dyn_frame_pose(s->m, s->plant, fr, &s->fpose[f], err)) < 0 ||
-            (rc = rb_dyn_frame_velocity(s->m, s->plant, fr, RB_DYN_BODY, s->fvel + 6 * f, err)) < 0)
-            break;
-        rc = rb_dyn_frame_proper_acceleration(s->m, s->plant, fr, RB_DYN_BODY, s->facc + 6 * f, err);
+    if (rc < 0)
+        return rc;
+    const rb_model *m = s->m;
+    for (size_t f = 0; f < s->nf; f++) {
+        const rb_frame *fr = &m->frames[s->frames[f]];
+        double *v = s->fvel + 6 * f, *a = s->facc + 6 * f, wv[3], g[3];
+        rb_xform_compose(rb_dyn_body_pose(s->plant, (size_t)fr->body), &fr->X_body, &s->fpose[f]);
+        rb_xform_motion_inv(&fr->X_body, rb_dyn_body_velocity(s->plant, (size_t)fr->body), v);
+        rb_xform_motion_inv(&fr->X_body, rb_dyn_body_acceleration(s->plant, (size_t)fr->body), a);
+        rb_v3_cross(v + 3, v, wv);
+        rb_m3t_mul_v(s->fpose[f].R, m->gravity, g);
+        for (int k = 0; k < 3; k++)
+            a[k] += wv[k] - g[k];
     }
-    return rc < 0 ? rc : RB_OK;
+    return RB_OK;
 }
 
 /* FT wrenches: the RNEA of the sample with the pushes in effect and the contact wrenches. */

@@ -280,3 +280,64 @@ Test(sim_engine, euler_stays_close_to_rk4_when_balancing)
     rb_sim_finish(r);
     rb_model_free(st.m);
 }
+
+/* The truth's sensor parts against the dynamics library's own functions at the sample's state: frame pose,
+ * BODY velocity and proper acceleration (rb_dyn_frame_*), FT readings (RNEA with the pushes and contact
+ * wrenches, rb_dyn_ft_wrenches), kinetic (rb_dyn_kinetic_energy) and potential energy (-m g . com). */
+Test(sim_engine, truth_sensor_parts_match_the_dynamics_library)
+{
+    standing st;
+    standing_setup(&st, NULL, 0);
+    st.sc.duration = 0.3;
+    rb_sim_push p = {.frame = (int)rb_model_frame_index(st.m, "chest"), .shape = RB_PUSH_TRIANGLE, .start = 0.1,
+                     .duration = 0.1, .peak = {30, -20, 5, 1, 2, 0}};
+    st.sc.pushes = &p, st.sc.n_pushes = 1;
+    rb_sim *s = start(&st.sc);
+    const rb_sim_truth *tr = rb_sim_truth_get(s);
+    const rb_model *m = st.m;
+    rb_dyn *ws = NULL;
+    rb_err err;
+    cr_assert_eq(rb_dyn_alloc(m, &ws, &err), RB_OK);
+    double *tau = calloc(m->nv, sizeof *tau), *ft = calloc(6 * m->n_ft, sizeof *ft), worst = 0.0;
+    cr_assert_gt(tr->n_frames, 0);
+    do {
+        cr_assert_eq(rb_dyn_kinematics(m, ws, tr->q, tr->nu, tr->nu_dot, &err), RB_OK);
+        for (size_t f = 0; f < tr->n_frames; f++) {
+            rb_xform X;
+            double v[6], a[6];
+            size_t fr = (size_t)tr->frames[f];
+            rb_dyn_frame_pose(m, ws, fr, &X, &err);
+            rb_dyn_frame_velocity(m, ws, fr, RB_DYN_BODY, v, &err);
+            rb_dyn_frame_proper_acceleration(m, ws, fr, RB_DYN_BODY, a, &err);
+            for (int k = 0; k < 9; k++)
+                worst = fmax(worst, fabs(X.R[k] - tr->frame_pose[f].R[k]));
+            for (int k = 0; k < 3; k++)
+                worst = fmax(worst, fabs(X.p[k] - tr->frame_pose[f].p[k]));
+            for (int k = 0; k < 6; k++)
+                worst = fmax(worst, fabs(v[k] - tr->frame_vel[6 * f + k]) / (1 + fabs(v[k])));
+            for (int k = 0; k < 6; k++)
+                worst = fmax(worst, fabs(a[k] - tr->frame_acc[6 * f + k]) / (1 + fabs(a[k])));
+        }
+        rb_ext_wrench ext[3] = {{p.frame, RB_DYN_MIXED, {0}}};
+        memcpy(ext[0].w, tr->push_wrench, sizeof ext[0].w);
+        for (int k = 0; k < 2; k++) {
+            ext[1 + k].frame = st.c[k].frame, ext[1 + k].rep = RB_DYN_MIXED;
+            memcpy(ext[1 + k].w, tr->contact_wrench + 6 * k, sizeof ext[1 + k].w);
+        }
+        cr_assert_eq(rb_dyn_rnea(m, ws, tr->q, tr->nu, tr->nu_dot, ext, 3, tau, &err), RB_OK);
+        cr_assert_eq(rb_dyn_ft_wrenches(m, ws, ft, &err), RB_OK);
+        for (size_t i = 0; i < 6 * m->n_ft; i++)
+            worst = fmax(worst, fabs(ft[i] - tr->ft[i]) / (1 + fabs(ft[i])));
+        double T, c[3];
+        cr_assert_eq(rb_dyn_kinetic_energy(m, ws, &T, &err), RB_OK);
+        cr_assert_eq(rb_dyn_com(m, ws, c, &err), RB_OK);
+        double V = -rb_dyn_total_mass(m) * (m->gravity[0] * c[0] + m->gravity[1] * c[1] + m->gravity[2] * c[2]);
+        worst = fmax(worst, fabs(T - tr->kinetic) / (1 + T));
+        worst = fmax(worst, fabs(V - tr->potential) / (1 + fabs(V)));
+    } while (rb_sim_step(s, &err) == 1);
+    cr_assert_lt(worst, 1e-10, "worst relative difference %g", worst);
+    free(tau), free(ft);
+    rb_dyn_free(ws);
+    rb_sim_finish(s);
+    rb_model_free(st.m);
+}
