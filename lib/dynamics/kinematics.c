@@ -31,18 +31,22 @@ void rbd_kinematics(rb_dyn *ws, const double *q, const double *nu, const double 
         /* v_i = iXp v_p + S qd;  a_i = iXp a_p + S qdd + v_i x S qd  (table 5.1, with and without qdd) */
         rb_xform_motion_inv(&Xup[i], v[p], v[i]);
         rb_xform_motion_inv(&Xup[i], ab[p], ab[i]);
-        rb_xform_motion_inv(&Xup[i], a[p], a[i]);
-        if (b->vi >= 0) {
-            if (nu) {
-                double qd = nu[b->vi], cS[6];
-                dyn_add_S(b, qd, v[i]);
-                dyn_cross_S(b, v[i], qd, cS);
-                for (int k = 0; k < 6; k++)
-                    ab[i][k] += cS[k], a[i][k] += cS[k];
-            }
+        if (nu_dot)
+            rb_xform_motion_inv(&Xup[i], a[p], a[i]);
+        if (b->vi >= 0 && nu) {
+            double qd = nu[b->vi], cS[6];
+            dyn_add_S(b, qd, v[i]);
+            dyn_cross_S(b, v[i], qd, cS);
+            for (int k = 0; k < 6; k++)
+                ab[i][k] += cS[k];
             if (nu_dot)
-                dyn_add_S(b, nu_dot[b->vi], a[i]);
+                for (int k = 0; k < 6; k++)
+                    a[i][k] += cS[k];
         }
+        if (!nu_dot)
+            memcpy(a[i], ab[i], sizeof a[i]); /* the same sums: no second transform */
+        else if (b->vi >= 0)
+            dyn_add_S(b, nu_dot[b->vi], a[i]);
     }
     ws->level = with_vel ? LEVEL_ACC : LEVEL_POS;
 }

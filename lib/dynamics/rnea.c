@@ -34,7 +34,10 @@ static void rnea_forward(rb_dyn *ws, const double g[3], const double *q, const d
         const dyn_body *b = &B[i];
         if (i > 0) {
             int p = b->parent;
-            rb_xform_motion_inv(&Xup[i], v[p], v[i]); /* v_i = iXp v_p + S qd */
+            if (nu)
+                rb_xform_motion_inv(&Xup[i], v[p], v[i]); /* v_i = iXp v_p + S qd */
+            else
+                memset(v[i], 0, sizeof v[i]);
             rb_xform_motion_inv(&Xup[i], a[p], a[i]); /* a_i = iXp a_p + S qdd + v_i x S qd */
             if (b->vi >= 0) {
                 if (nu) {

@@ -323,6 +323,44 @@ static int gravity_comp(rb_sim *s, double *tau, rb_err *err)
     return RB_OK;
 }
 
+/* nu_r = (A^T A + eps 1)^-1 A^T rhs (A: rows x nv in s->A), the damped least-squares solution (eps = 1e-10: the
+ * exact, minimum-norm one when A has full row rank). Solved in the smaller of its two equal forms: with
+ * rows <= nv as A^T (A A^T + eps 1)^-1 rhs, a rows x rows system over dot products of A's contiguous rows. */
+static int damped_least_squares(rb_sim *s, size_t rows, rb_err *err)
+{
+    size_t nv = s->nv;
+    double *G = s->AtA;
+    if (rows <= nv) {
+        for (size_t r = 0; r < rows; r++)
+            for (size_t r2 = 0; r2 <= r; r2++)
+                G[r * rows + r2] = G[r2 * rows + r] = dot(s->A + r * nv, s->A + r2 * nv, nv) + (r == r2 ? 1e-10 : 0.0);
+        if (!chol(G, rows))
+            return rb_err_set(err, RB_ENUMERIC, "sim: t = %.6g s: balance IK singular", s->t);
+        chol_solve(G, rows, s->rhs);
+        memset(s->nu_r, 0, nv * sizeof *s->nu_r);
+        for (size_t r = 0; r < rows; r++)
+            for (size_t i = 0; i < nv; i++)
+                s->nu_r[i] += s->A[r * nv + i] * s->rhs[r];
+        return RB_OK;
+    }
+    for (size_t i = 0; i < nv; i++) {
+        double x = 0.0;
+        for (size_t r = 0; r < rows; r++)
+            x += s->A[r * nv + i] * s->rhs[r];
+        s->nu_r[i] = x;
+        for (size_t j = 0; j <= i; j++) {
+            double a = 0.0;
+            for (size_t r = 0; r < rows; r++)
+                a += s->A[r * nv + i] * s->A[r * nv + j];
+            G[i * nv + j] = G[j * nv + i] = a + (i == j ? 1e-10 : 0.0);
+        }
+    }
+    if (!chol(G, nv))
+        return rb_err_set(err, RB_ENUMERIC, "sim: t = %.6g s: balance IK singular", s->t);
+    chol_solve(G, nv, s->nu_r);
+    return RB_OK;
+}
+
 /* Balance: one IK velocity solve at the reference configuration q_r (controller model). */
 static int balance_ik(rb_sim *s, rb_err *err)
 {
@@ -369,23 +407,7 @@ static int balance_ik(rb_sim *s, rb_err *err)
         s->A[rows * nv + 3 + (size_t)i] = 1.0;
         s->rhs[rows] = wB[i];
     }
-    /* normal equations with a tiny damping (square and regular in the nominal case) */
-    for (size_t i = 0; i < nv; i++) {
-        double x = 0.0;
-        for (size_t r = 0; r < rows; r++)
-            x += s->A[r * nv + i] * s->rhs[r];
-        s->nu_r[i] = x;
-        for (size_t j = 0; j <= i; j++) {
-            double a = 0.0;
-            for (size_t r = 0; r < rows; r++)
-                a += s->A[r * nv + i] * s->A[r * nv + j];
-            s->AtA[i * nv + j] = s->AtA[j * nv + i] = a + (i == j ? 1e-10 : 0.0);
-        }
-    }
-    if (!chol(s->AtA, nv))
-        return rb_err_set(err, RB_ENUMERIC, "sim: t = %.6g s: balance IK singular", s->t);
-    chol_solve(s->AtA, nv, s->nu_r);
-    return RB_OK;
+    return damped_least_squares(s, rows, err);
 }
 
 /* ---- per-sample computation ----------------------------------------------------------------------------- */
