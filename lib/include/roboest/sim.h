@@ -23,13 +23,13 @@
  *          s_ddot_j = 0                                              (joints held by stiction)
  *      by a Cholesky factorization of M + diag(R^2 J_m) and of the Schur complement J_c M^-1 J_c^T
  *      (rotor inertia reflected through the gear). M + diag(R^2 J_m) is factored as L^T L keeping the tree's
-      sparsity (Featherstone's LTL, coordinates numbered parents first), and J_c M^-1 J_c^T = Y^T Y with
-      Y = L^-T J_c^T, so a contact row only touches the coordinates of its branch.
+ *      sparsity (Featherstone's LTL, coordinates numbered parents first), and J_c M^-1 J_c^T = Y^T Y with
+ *      Y = L^-T J_c^T, so a contact row only touches the coordinates of its branch.
  *      lambda are the contact wrenches ON the robot (MIXED: world axes, about the contact frame's origin).
  *      The joint torque is tau_j = tau_m - tau_F - R^2 J_m s_ddot (joint side), i.e. the paper's eq. 2
  *          k_t I_m = J_m theta_ddot + tau_F / R + tau_j / R,   theta = R s (rotor side),
  *      so rb_dyn_rnea(q, nu, nu_dot, ext + contacts) = tau_j exactly (for the logged sample). The gear torque
-      tau_g = tau_m - R^2 J_m s_ddot = tau_j + tau_F is what the gear transmits (see the actuators' k_gear).
+ *      tau_g = tau_m - R^2 J_m s_ddot = tau_j + tau_F is what the gear transmits (see the actuators' k_gear).
  *   3. Integration (RB_SIM_EULER): semi-implicit Euler, nu+ = nu + dt nu_dot, q+ = q (+) dt nu+
  *      (rb_dyn_integrate: exact SE(3) for the floating base). RB_SIM_RK4: classical 4-stage Runge-Kutta on
  *      (q, nu) with the step's held torques; every stage solves the full constrained system above at its
@@ -120,7 +120,9 @@ void rb_sim_ref_eval(const rb_sim_ref *r, double t, double out[3]);
  * robot still at q with the active contacts, tau = g_s(q) - J_cs^T lambda with lambda the minimum-norm
  * solution of the base rows J_cb^T lambda = g_b(q) (g = rb_dyn_gravity_forces, J_c the MIXED contact
  * Jacobians, b/s their base/joint columns).
- * The controller uses the NOMINAL model (payload changes and friction are unknown to it). */
+ * The controller uses the NOMINAL model (payload changes and friction are unknown to it). Without a payload
+ * schedule the nominal model is the plant's, and the controller takes M(q), the bias forces (when no push is in
+ * effect) and the contact Jacobians from the plant's evaluation of the sample instead of passes of its own. */
 typedef enum rb_ctrl_kind { RB_CTRL_NONE = 0, RB_CTRL_PD, RB_CTRL_TORQUE } rb_ctrl_kind;
 
 typedef struct rb_sim_joint_ctrl {
@@ -211,11 +213,13 @@ typedef struct rb_sim_payload {
  *   c_y(t) = c_y(0) + amplitude sin(2 pi freq t)
  * while the contacts stay planted. Joint references come from an on-line differential inverse kinematics
  * of the controller's model run alongside the simulation: a reference configuration q_r (starting at the
- * initial q) is advanced by q_r (+) dt nu_r, nu_r the solution of the square system
+ * initial q) is advanced by q_r (+) dt nu_r, nu_r the solution of the system A nu_r = b
  *     J_c(q_r) nu_r = -k e_c(q_r)               (every active contact frame stays at its reference pose)
  *     J_com,xyz(q_r) nu_r = c_dot_ref + k (c_ref - c(q_r))
  *     [0 1] base angular rows: w_B = -k log(R_B R_B0^T)  (the pelvis keeps its orientation)
- * (least squares by normal equations when it is not square), k = 1 / ik_T; its joint part gives r and
+ * in the damped least-squares sense, nu_r = (A^T A + 1e-10 1)^-1 A^T b (the exact minimum-norm solution when
+ * A has full row rank, e.g. the humanoid's torso joints, not asked for, stay still; solved as
+ * A^T (A A^T + 1e-10 1)^-1 b when A has fewer rows than columns), k = 1 / ik_T; its joint part gives r and
  * r_dot for every joint (r_ddot by finite difference of r_dot), overriding scenario->refs. The controller
  * (PD or torque) tracks them with the contact-consistent gravity compensation as feedforward. */
 typedef struct rb_sim_balance {
