@@ -120,7 +120,7 @@ static int factor_mass(rb_sim *s, rb_err *err)
         for (int i = s->vpar[k]; i >= 0; i = s->vpar[i])
             Lk[i] = Mk[s->vperm[i]];
     }
-    if (!tree_ltl(s->L, s->vpar, s->vlo, nv))
+    if (!tree_ltl(s->L, s->vpar, nv))
         return rb_err_set(err, RB_ENUMERIC, "sim: t = %.6g s: mass matrix not positive definite", s->t);
     return RB_OK;
 }
@@ -168,8 +168,8 @@ static void mass_solve(rb_sim *s, const double *b, double *x)
     size_t nv = s->nv;
     for (size_t k = 0; k < nv; k++)
         s->tmp[k] = b[s->vperm[k]];
-    tree_solve_lt(s->L, s->vpar, s->vlo, nv, s->tmp);
-    tree_solve_l(s->L, s->vpar, s->vlo, nv, s->tmp);
+    tree_solve_lt(s->L, s->vpar, nv, s->tmp);
+    tree_solve_l(s->L, s->vpar, nv, s->tmp);
     for (size_t k = 0; k < nv; k++)
         x[s->vperm[k]] = s->tmp[k];
 }
@@ -180,9 +180,8 @@ static double chain_dot(const rb_sim *s, int leaf, const double *y, const double
     if (leaf < 0)
         return dot(y, z, s->nv);
     double x = 0.0;
-    for (int b = leaf; b >= 0; b = s->vpar[s->vlo[b]])
-        for (int k = s->vlo[b]; k <= b; k++)
-            x += y[k] * z[k];
+    for (int k = leaf; k >= 0; k = s->vpar[k])
+        x += y[k] * z[k];
     return x;
 }
 
@@ -203,15 +202,14 @@ static void constraint_row(rb_sim *s, size_t r, const double *J, size_t unit, in
         ja = dot(J, s->a0, nv);
     } else {
         memset(y, 0, nv * sizeof *y);
-        for (int b = leaf; b >= 0; b = s->vpar[s->vlo[b]])
-            for (int k = s->vlo[b]; k <= b; k++)
-                y[k] = J[s->vperm[k]], ja += y[k] * s->a0[s->vperm[k]];
+        for (int k = leaf; k >= 0; k = s->vpar[k])
+            y[k] = J[s->vperm[k]], ja += y[k] * s->a0[s->vperm[k]];
     }
     s->yleaf[r] = leaf;
     if (leaf >= 0)
-        tree_solve_lt_chain(s->L, s->vpar, s->vlo, nv, leaf, y);
+        tree_solve_lt_chain(s->L, s->vpar, nv, leaf, y);
     else
-        tree_solve_lt(s->L, s->vpar, s->vlo, nv, y);
+        tree_solve_lt(s->L, s->vpar, nv, y);
     s->lam[r] = c - ja;
 }
 
@@ -252,11 +250,10 @@ static int plant_solve(rb_sim *s, const unsigned char *held, double *nu_dot, dou
                 for (size_t k = 0; k < nv; k++)
                     s->tmp[k] += y[k] * l;
             else
-                for (int b = s->yleaf[r]; b >= 0; b = s->vpar[s->vlo[b]])
-                    for (int k = s->vlo[b]; k <= b; k++)
-                        s->tmp[k] += y[k] * l;
+                for (int k = s->yleaf[r]; k >= 0; k = s->vpar[k])
+                    s->tmp[k] += y[k] * l;
         }
-        tree_solve_l(s->L, s->vpar, s->vlo, nv, s->tmp);
+        tree_solve_l(s->L, s->vpar, nv, s->tmp);
         for (size_t k = 0; k < nv; k++)
             nu_dot[s->vperm[k]] += s->tmp[k];
     }

@@ -159,7 +159,6 @@ int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
     ALLOC(s->vperm, nv);
     ALLOC(s->vpos, nv);
     ALLOC(s->vpar, nv);
-    ALLOC(s->vlo, nv);
     ALLOC(s->arm_v, nv);
     ALLOC(s->Mraw, nv * nv);
     ALLOC(s->L, nv * nv);
@@ -256,7 +255,7 @@ int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
     s->sc.refs = NULL, s->sc.gains = NULL, s->sc.actuators = NULL, s->sc.friction = NULL;
     s->sc.contacts = NULL, s->sc.events = NULL, s->sc.pushes = NULL, s->sc.frames = NULL;
     s->sc.q0 = NULL, s->sc.nu0 = NULL;
-    tree_order(m, s->vperm, s->vpos, s->vpar, s->vlo);
+    tree_order(m, s->vperm, s->vpos, s->vpar);
     for (size_t k = 0; k < s->nc; k++)
         s->cleaf[k] = tree_leaf(m, s->vpos, m->frames[s->contacts[k].frame].body);
     for (size_t j = 0; j < n; j++)
@@ -312,7 +311,7 @@ void rb_sim_finish(rb_sim *s)
     rb_dyn_free(s->plant);
     rb_dyn_free(s->ctrl);
     void *arrays[] = {s->refs, s->gains, s->act, s->fric, s->fst, s->contacts, s->events, s->pushes, s->frames,
-                      s->active, s->cref, s->vperm, s->vpos, s->vpar, s->vlo, s->arm_v, s->Mraw, s->L, s->h,
+                      s->active, s->cref, s->vperm, s->vpos, s->vpar, s->arm_v, s->Mraw, s->L, s->h,
                       s->tau_g_prev, s->wdot_prev, s->at_limit, s->gv, s->yleaf, s->cleaf, s->q, s->nu, s->nu_dot, s->tau_net, s->held, s->tau_j, s->tau_m,
                       s->tau_f, s->tau_des, s->cur, s->cur_cmd, s->mpos, s->mvel, s->macc, s->ref, s->ref_d,
                       s->ref_dd, s->stuck, s->cw, s->pw, s->ft, s->fpose, s->fvel, s->facc, s->tau_prev, s->int_e,

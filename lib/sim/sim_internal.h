@@ -30,7 +30,7 @@ struct rb_sim {
 
     /* the plant's velocity coordinates parents first (tree_order) and its evaluation at one state (plant_eval) */
     size_t *vperm, *vpos;
-    int *vpar, *vlo;
+    int *vpar;
     double *arm_v;              /* nv: R^2 J_m of each joint's coordinate, 0 for the base's */
     double *Mraw;               /* nv x nv: M(q) without the rotors (the energy; the controller's when shared) */
     double *L;                  /* nv x nv: M + diag(R^2 J_m) in the tree order, factored L^T L (tree_ltl) */
@@ -83,8 +83,7 @@ void sim_apply_limits(rb_sim *s);
 
 /* ---- tree-sparse Cholesky (tree_chol.c) ----
  * tree_order: the model's velocity coordinates parents first: perm[k] the coordinate at position k, pos its
- * inverse, par[k] the position of its tree parent (-1 at the root; a floating base is the chain 0..5), lo[k] the
- * first position of the run of consecutive positions k belongs to on its chain (par[j] = j - 1 for lo[k] < j <= k).
+ * inverse, par[k] the position of its tree parent (-1 at the root; a floating base is the chain 0..5).
  * tree_leaf: position of the deepest coordinate that moves `body` (its chain holds every coordinate that does);
  * -1: none.
  * tree_ltl: H (n x n, row-major, tree order; only entries (k, i) with i = k or an ancestor of k are read)
@@ -92,11 +91,11 @@ void sim_apply_limits(rb_sim *s);
  * false if not positive definite.
  * tree_solve_lt / tree_solve_l: x <- L^-T x, x <- L^-1 x (so M^-1 b = L^-1 L^-T b); tree_solve_lt_chain: the
  * same as tree_solve_lt for an x that is zero off the chain of position leaf (the result stays on it). */
-void tree_order(const rb_model *m, size_t *perm, size_t *pos, int *par, int *lo);
+void tree_order(const rb_model *m, size_t *perm, size_t *pos, int *par);
 int tree_leaf(const rb_model *m, const size_t *pos, int body);
-bool tree_ltl(double *H, const int *par, const int *lo, size_t n);
-void tree_solve_lt(const double *L, const int *par, const int *lo, size_t n, double *x);
-void tree_solve_lt_chain(const double *L, const int *par, const int *lo, size_t n, int leaf, double *x);
-void tree_solve_l(const double *L, const int *par, const int *lo, size_t n, double *x);
+bool tree_ltl(double *H, const int *par, size_t n);
+void tree_solve_lt(const double *L, const int *par, size_t n, double *x);
+void tree_solve_lt_chain(const double *L, const int *par, size_t n, int leaf, double *x);
+void tree_solve_l(const double *L, const int *par, size_t n, double *x);
 
 #endif

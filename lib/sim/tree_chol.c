@@ -3,14 +3,12 @@
  * numbering the coordinates parents first, L has no fill-in: L_ki != 0 only when i is k or an ancestor of k),
  * and the triangular solves. The work is the sum over the coordinates of their depth squared instead of
  * n^3 / 6, and a right-hand side that is zero outside one branch (a contact or a held joint) stays zero there:
- * L^-T x is non-zero only on the ancestors of x's non-zeros.
- * A chain of ancestors is walked as runs of consecutive positions (lo[b] .. b, then from par[lo[b]]): the inner
- * loops are then plain array loops. */
+ * L^-T x is non-zero only on the ancestors of x's non-zeros. */
 #include <math.h>
 
 #include "sim_internal.h"
 
-void tree_order(const rb_model *m, size_t *perm, size_t *pos, int *par, int *lo)
+void tree_order(const rb_model *m, size_t *perm, size_t *pos, int *par)
 {
     size_t vo = m->floating ? 6 : 0, k = 0;
     for (; k < vo; k++)
@@ -27,8 +25,6 @@ void tree_order(const rb_model *m, size_t *perm, size_t *pos, int *par, int *lo)
         par[k] = anc >= 0 ? (int)pos[vo + (size_t)m->bodies[anc].dof] : (int)vo - 1;
         k++;
     }
-    for (k = 0; k < m->nv; k++)
-        lo[k] = k > 0 && par[k] == (int)k - 1 ? lo[k - 1] : (int)k;
 }
 
 int tree_leaf(const rb_model *m, const size_t *pos, int body)
@@ -40,15 +36,7 @@ int tree_leaf(const rb_model *m, const size_t *pos, int body)
     return m->floating ? 5 : -1;
 }
 
-/* row[j] -= f * src[j] for j on the chain of top (top and its ancestors). */
-static void chain_axpy(const int *par, const int *lo, int top, double f, const double *src, double *row)
-{
-    for (int b = top; b >= 0; b = par[lo[b]])
-        for (int j = lo[b]; j <= b; j++)
-            row[j] -= f * src[j];
-}
-
-bool tree_ltl(double *H, const int *par, const int *lo, size_t n)
+bool tree_ltl(double *H, const int *par, size_t n)
 {
     for (size_t k = n; k-- > 0;) {
         double *Hk = H + k * n;
@@ -56,51 +44,47 @@ bool tree_ltl(double *H, const int *par, const int *lo, size_t n)
             return false;
         double dinv = 1.0 / sqrt(Hk[k]);
         Hk[k] = dinv; /* the solves multiply by it: no division on their dependency chain */
-        if (par[k] < 0)
-            continue;
-        for (int b = par[k]; b >= 0; b = par[lo[b]])
-            for (int i = lo[b]; i <= b; i++)
-                Hk[i] *= dinv;
-        for (int b = par[k]; b >= 0; b = par[lo[b]])
-            for (int i = lo[b]; i <= b; i++)
-                chain_axpy(par, lo, i, Hk[i], Hk, H + (size_t)i * n);
+        for (int i = par[k]; i >= 0; i = par[i])
+            Hk[i] *= dinv;
+        for (int i = par[k]; i >= 0; i = par[i]) {
+            double *Hi = H + (size_t)i * n, hki = Hk[i];
+            for (int j = i; j >= 0; j = par[j])
+                Hi[j] -= hki * Hk[j];
+        }
     }
     return true;
 }
 
-void tree_solve_lt_chain(const double *L, const int *par, const int *lo, size_t n, int leaf, double *x)
+/* x_k <- x_k / L_kk, then carried to the ancestors: x_i -= L_ki x_k (k's row of L^T x = b). */
+static void carry_up(const double *L, const int *par, size_t n, int k, double *x)
 {
-    for (int b = leaf; b >= 0; b = par[lo[b]])
-        for (int k = b; k >= lo[b]; k--) {
-            const double *Lk = L + (size_t)k * n;
-            double xk = x[k] * Lk[k];
-            x[k] = xk;
-            if (par[k] >= 0 && xk != 0.0)
-                chain_axpy(par, lo, par[k], xk, Lk, x);
-        }
+    const double *Lk = L + (size_t)k * n;
+    double xk = x[k] * Lk[k];
+    x[k] = xk;
+    for (int i = par[k]; i >= 0; i = par[i])
+        x[i] -= Lk[i] * xk;
 }
 
-void tree_solve_lt(const double *L, const int *par, const int *lo, size_t n, double *x)
+void tree_solve_lt(const double *L, const int *par, size_t n, double *x)
 {
-    for (size_t k = n; k-- > 0;) {
-        if (x[k] == 0.0)
-            continue; /* nothing to carry up the tree (the zeros of a branch-local right-hand side) */
-        const double *Lk = L + k * n;
-        double xk = x[k] * Lk[k];
-        x[k] = xk;
-        if (par[k] >= 0)
-            chain_axpy(par, lo, par[k], xk, Lk, x);
-    }
+    for (size_t k = n; k-- > 0;)
+        if (x[k] != 0.0) /* nothing to carry up the tree (the zeros of a branch-local right-hand side) */
+            carry_up(L, par, n, (int)k, x);
 }
 
-void tree_solve_l(const double *L, const int *par, const int *lo, size_t n, double *x)
+void tree_solve_lt_chain(const double *L, const int *par, size_t n, int leaf, double *x)
+{
+    for (int k = leaf; k >= 0; k = par[k])
+        carry_up(L, par, n, k, x);
+}
+
+void tree_solve_l(const double *L, const int *par, size_t n, double *x)
 {
     for (size_t k = 0; k < n; k++) {
         const double *Lk = L + k * n;
         double v = x[k];
-        for (int b = par[k]; b >= 0; b = par[lo[b]])
-            for (int i = lo[b]; i <= b; i++)
-                v -= Lk[i] * x[i];
+        for (int i = par[k]; i >= 0; i = par[i])
+            v -= Lk[i] * x[i];
         x[k] = v * Lk[k];
     }
 }
