@@ -290,7 +290,8 @@ static int gravity_comp(rb_sim *s, double *tau, rb_err *err)
     const rb_model *m = s->m;
     size_t nv = s->nv, vo = s->voff, rows = s->ncr;
     int rc;
-    if ((rc = rb_dyn_gravity_forces(m, s->ctrl, s->q, s->gv, err)) < 0)
+    /* the plant's workspace when it holds the nominal model: its joint transforms at q are ready */
+    if ((rc = rb_dyn_gravity_forces(m, s->share_ctrl ? s->plant : s->ctrl, s->q, s->gv, err)) < 0)
         return rc;
     for (size_t j = 0; j < s->n; j++)
         tau[j] = s->gv[vo + j];
