@@ -16,15 +16,16 @@
 
 #include "roboest/sim.h"
 
-/* us per step of the engine before the speed-ups (commit ecd5afd), best of 5 runs each, measured on the machine
- * the figures below were taken on, interleaved with the runs of this version (bench_sim of ecd5afd computes the
- * whole truth at every sample: the logger configurations compare with their whole-truth configuration). */
-#define BEFORE_LEG_EULER 0.0
-#define BEFORE_LEG_EULER_NO_FRAMES 0.0
-#define BEFORE_LEG_RK4 0.0
-#define BEFORE_STANDING_EULER 0.0
-#define BEFORE_BALANCE_EULER 0.0
-#define BEFORE_BALANCE_RK4 0.0
+/* us per step of the engine before the speed-ups (commit ecd5afd with this benchmark), best of 3 x 3 runs,
+ * measured interleaved with this version on the machine the speed-ups were made on (2 shared cores, quiet).
+ * bench_sim of ecd5afd computes the whole truth at every sample: the logger configurations are compared with
+ * their whole-truth configuration. Figures of another machine are not comparable with these. */
+#define BEFORE_LEG_EULER 5.42
+#define BEFORE_LEG_EULER_NO_FRAMES 4.61
+#define BEFORE_LEG_RK4 11.29
+#define BEFORE_STANDING_EULER 17.29
+#define BEFORE_BALANCE_EULER 22.90
+#define BEFORE_BALANCE_RK4 58.24
 
 static const char *only; /* run only the configurations whose label contains this (argv[3]) */
 
@@ -80,7 +81,7 @@ static int run(const char *label, const rb_sim_scenario *sc, const demand *d, do
         best = wall < best ? wall : best;
     }
     double steps = ceil(sc->duration / sc->dt - 1e-9), us = 1e6 * best / steps;
-    printf("%-62s %6.0f  %7.1f x %7.2f us", label, steps, 1e6 * sc->dt / us, us);
+    printf("%-66s %6.0f  %7.1f x %7.2f us", label, steps, 1e6 * sc->dt / us, us);
     if (before_us > 0)
         printf("   %7.1f x %7.2f us   %5.2f\n", 1e6 * sc->dt / before_us, before_us, before_us / us);
     else
@@ -145,7 +146,7 @@ int main(int argc, char **argv)
     const demand all = {0, 0, 0}, logger = {1, 10, 1};
     printf("ergoCub leg model: %zu bodies, %zu frames, %zu IMUs, %zu FTs; %zu sensor frames exposed\n", m->n_bodies,
            m->n_frames, m->n_imu, m->n_ft, nf);
-    printf("%-62s %6s  %20s   %20s   %5s\n", "configuration (dt = 1 ms)", "steps", "now", "before (ecd5afd)",
+    printf("%-66s %6s  %20s   %20s   %5s\n", "configuration (dt = 1 ms)", "steps", "now", "before (ecd5afd)",
            "gain");
     fails += run("ergoCub right leg (6 joints, fixed), torque ctrl, Euler", &sc, &all, BEFORE_LEG_EULER);
     sc.truth_on_demand = true;
