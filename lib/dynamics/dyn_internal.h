@@ -40,6 +40,11 @@ struct rb_dyn {
     double (*ka)[6];               /* accelerations with the state's nu_dot (no gravity) */
     double (*kIC)[10];             /* composite inertias of the state (centroidal functions) */
 
+    /* Joint transforms, recomputed only when the joint positions change: Xup (the dynamics passes) holds those of
+     * xq, kXup (the kinematic state) those of kq, when the flag says so. */
+    double *xq, *kq;
+    bool xq_valid, kq_valid;
+
     /* dynamics scratch */
     rb_xform *Xup;
     double (*v)[6], (*a)[6], (*f)[6];
@@ -112,6 +117,11 @@ static inline void dyn_cross_S(const dyn_body *b, const double v[6], double qd, 
         out[3] = out[4] = out[5] = 0.0;
     }
 }
+
+/* ws->Xup (rbd_joint_xforms) or ws->kXup (rbd_kin_joint_xforms) for the joint positions of q: reused when they are
+ * the ones held, copied from the other array when it holds them, else computed. */
+void rbd_joint_xforms(rb_dyn *ws, const double *q);
+void rbd_kin_joint_xforms(rb_dyn *ws, const double *q);
 
 /* World pose of body i from the Xup chain and the base pose (walks to the root). */
 void rbd_body_world_pose(const rb_dyn *ws, const rb_xform *Xup, const rb_xform *X0base, int i, rb_xform *out);

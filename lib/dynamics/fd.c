@@ -83,12 +83,9 @@ static void crba(rb_dyn *ws, const double *q, double *M, size_t ld)
     const size_t nb = ws->nb, nv = ws->nv;
     const dyn_body *B = ws->body;
     double(*IC)[10] = ws->IC, t[10], F[6], Ft[6];
-    rb_xform_identity(&ws->Xup[0]);
-    for (size_t i = 0; i < nb; i++) {
-        if (i > 0)
-            dyn_joint_xform(&B[i], B[i].qi >= 0 ? q[B[i].qi] : 0.0, &ws->Xup[i]);
+    rbd_joint_xforms(ws, q);
+    for (size_t i = 0; i < nb; i++)
         memcpy(IC[i], B[i].pi, sizeof IC[i]);
-    }
     for (size_t i = nb; i-- > 1;) {
         int p = B[i].parent;
         if (!B[p].moving)
@@ -165,7 +162,7 @@ int rb_dyn_aba(const rb_model *model, rb_dyn *ws, const double *q, const double 
     ws->rnea_valid = 0;
 
     /* pass 1 (table 7.1): v_i, c_i, IA_i = I_i, pA_i = v_i x* I_i v_i */
-    rb_xform_identity(&Xup[0]);
+    rbd_joint_xforms(ws, q);
     if (fb) {
         dyn_base_pose(q, &X0base);
         rb_m3t_mul_v(X0base.R, model->gravity, gB);
@@ -179,7 +176,6 @@ int rb_dyn_aba(const rb_model *model, rb_dyn *ws, const double *q, const double 
             for (int k = 0; k < 6; k++)
                 v[0][k] = fb && nu ? nu[k] : 0.0, c[0][k] = 0.0;
         } else {
-            dyn_joint_xform(b, b->qi >= 0 ? q[b->qi] : 0.0, &Xup[i]);
             rb_xform_motion_inv(&Xup[i], v[b->parent], v[i]);
             if (b->vi >= 0 && nu) {
                 double qd = nu[b->vi];

@@ -12,7 +12,7 @@ void rbd_kinematics(rb_dyn *ws, const double *q, const double *nu, const double 
     rb_xform *Xup = ws->kXup, *X0 = ws->kX0;
     double(*v)[6] = ws->kv, (*ab)[6] = ws->kab, (*a)[6] = ws->ka;
 
-    rb_xform_identity(&Xup[0]);
+    rbd_kin_joint_xforms(ws, q);
     if (ws->floating)
         dyn_base_pose(q, &X0[0]);
     else
@@ -25,25 +25,28 @@ void rbd_kinematics(rb_dyn *ws, const double *q, const double *nu, const double 
     for (size_t i = 1; i < nb; i++) {
         const dyn_body *b = &B[i];
         int p = b->parent;
-        dyn_joint_xform(b, b->qi >= 0 ? q[b->qi] : 0.0, &Xup[i]);
         rb_xform_compose(&X0[p], &Xup[i], &X0[i]);
         if (!with_vel)
             continue;
         /* v_i = iXp v_p + S qd;  a_i = iXp a_p + S qdd + v_i x S qd  (table 5.1, with and without qdd) */
         rb_xform_motion_inv(&Xup[i], v[p], v[i]);
         rb_xform_motion_inv(&Xup[i], ab[p], ab[i]);
-        rb_xform_motion_inv(&Xup[i], a[p], a[i]);
-        if (b->vi >= 0) {
-            if (nu) {
-                double qd = nu[b->vi], cS[6];
-                dyn_add_S(b, qd, v[i]);
-                dyn_cross_S(b, v[i], qd, cS);
-                for (int k = 0; k < 6; k++)
-                    ab[i][k] += cS[k], a[i][k] += cS[k];
-            }
+        if (nu_dot)
+            rb_xform_motion_inv(&Xup[i], a[p], a[i]);
+        if (b->vi >= 0 && nu) {
+            double qd = nu[b->vi], cS[6];
+            dyn_add_S(b, qd, v[i]);
+            dyn_cross_S(b, v[i], qd, cS);
+            for (int k = 0; k < 6; k++)
+                ab[i][k] += cS[k];
             if (nu_dot)
-                dyn_add_S(b, nu_dot[b->vi], a[i]);
+                for (int k = 0; k < 6; k++)
+                    a[i][k] += cS[k];
         }
+        if (!nu_dot)
+            memcpy(a[i], ab[i], sizeof a[i]); /* the same sums: no second transform */
+        else if (b->vi >= 0)
+            dyn_add_S(b, nu_dot[b->vi], a[i]);
     }
     ws->level = with_vel ? LEVEL_ACC : LEVEL_POS;
 }

@@ -16,7 +16,7 @@ static void rnea_forward(rb_dyn *ws, const double g[3], const double *q, const d
     double(*v)[6] = ws->v, (*a)[6] = ws->a, (*f)[6] = ws->f;
     double gB[3], Iv[6], vIv[6];
 
-    rb_xform_identity(&Xup[0]);
+    rbd_joint_xforms(ws, q);
     if (ws->floating) {
         dyn_base_pose(q, X0base);
         rb_m3t_mul_v(X0base->R, g, gB);
@@ -34,8 +34,10 @@ static void rnea_forward(rb_dyn *ws, const double g[3], const double *q, const d
         const dyn_body *b = &B[i];
         if (i > 0) {
             int p = b->parent;
-            dyn_joint_xform(b, b->qi >= 0 ? q[b->qi] : 0.0, &Xup[i]);
-            rb_xform_motion_inv(&Xup[i], v[p], v[i]); /* v_i = iXp v_p + S qd */
+            if (nu)
+                rb_xform_motion_inv(&Xup[i], v[p], v[i]); /* v_i = iXp v_p + S qd */
+            else
+                memset(v[i], 0, sizeof v[i]);
             rb_xform_motion_inv(&Xup[i], a[p], a[i]); /* a_i = iXp a_p + S qdd + v_i x S qd */
             if (b->vi >= 0) {
                 if (nu) {

@@ -39,6 +39,8 @@ static size_t layout(rb_dyn *ws, char *base)
     ws->M = carve(base, &off, nv * nv * sizeof *ws->M);
     ws->h = carve(base, &off, nv * sizeof *ws->h);
     ws->tmp = carve(base, &off, nv * sizeof *ws->tmp);
+    ws->xq = carve(base, &off, ws->n_dofs * sizeof *ws->xq);
+    ws->kq = carve(base, &off, ws->n_dofs * sizeof *ws->kq);
     return off;
 }
 
@@ -198,6 +200,44 @@ int rbd_check_ext(const rb_model *model, const rb_ext_wrench *ext, size_t n_ext,
             return rb_err_set(err, RB_EINVAL, "dynamics: external wrench %zu: invalid representation", k);
     }
     return RB_OK;
+}
+
+/* The joint positions of q (after the floating base's 7 coordinates). */
+static const double *joint_positions(const rb_dyn *ws, const double *q) { return q + (ws->nq - ws->n_dofs); }
+
+static bool holds(const rb_dyn *ws, const double *key, bool valid, const double *q)
+{
+    return valid && memcmp(key, joint_positions(ws, q), ws->n_dofs * sizeof *key) == 0;
+}
+
+/* The joint transforms of q into X, remembering q's joint positions in key; other / other_key (the other array)
+ * may already hold them. Bit-identical whichever way they are obtained. */
+static void joint_xforms(rb_dyn *ws, const double *q, rb_xform *X, double *key, bool *valid, const rb_xform *other,
+                         const double *other_key, bool other_valid)
+{
+    if (holds(ws, key, *valid, q))
+        return;
+    if (holds(ws, other_key, other_valid, q)) {
+        memcpy(X, other, ws->nb * sizeof *X);
+    } else {
+        rb_xform_identity(&X[0]);
+        for (size_t i = 1; i < ws->nb; i++) {
+            const dyn_body *b = &ws->body[i];
+            dyn_joint_xform(b, b->qi >= 0 ? q[b->qi] : 0.0, &X[i]);
+        }
+    }
+    memcpy(key, joint_positions(ws, q), ws->n_dofs * sizeof *key);
+    *valid = true;
+}
+
+void rbd_joint_xforms(rb_dyn *ws, const double *q)
+{
+    joint_xforms(ws, q, ws->Xup, ws->xq, &ws->xq_valid, ws->kXup, ws->kq, ws->kq_valid);
+}
+
+void rbd_kin_joint_xforms(rb_dyn *ws, const double *q)
+{
+    joint_xforms(ws, q, ws->kXup, ws->kq, &ws->kq_valid, ws->Xup, ws->xq, ws->xq_valid);
 }
 
 void rbd_body_world_pose(const rb_dyn *ws, const rb_xform *Xup, const rb_xform *X0base, int i, rb_xform *out)

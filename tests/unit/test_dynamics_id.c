@@ -414,3 +414,65 @@ Test(dynamics_id, set_body_inertia_equals_a_model_built_with_it)
         rb_model_free(m1), rb_model_free(m2);
     }
 }
+
+/* The joint transforms are computed once per joint configuration and shared between the passes: interleaving
+ * two configurations on one workspace gives the same bits as fresh workspaces, and a kinematics call at another
+ * configuration leaves the wrenches of the last RNEA (FT readings, joint wrenches) alone. */
+Test(dynamics_id, shared_joint_transforms_are_never_stale)
+{
+    rb_err err;
+    trng r = {4242};
+    for (int fl = 0; fl < 2; fl++) {
+        rb_model *m = random_tree(&r, 12, fl == 1);
+        cr_assert_not_null(m);
+        size_t nq = m->nq, nv = m->nv;
+        double *q1 = calloc(nq, sizeof *q1), *q2 = calloc(nq, sizeof *q2), *nu = calloc(nv, sizeof *nu),
+               *nud = calloc(nv, sizeof *nud), *ta = calloc(nv, sizeof *ta), *tb = calloc(nv, sizeof *tb);
+        random_state(&r, m, q1, nu, 2.0, nud, 5.0);
+        random_state(&r, m, q2, NULL, 0.0, NULL, 0.0);
+        memcpy(q2, q1, (nq - m->n_dofs) * sizeof *q2); /* same base, other joints: only the cache tells them apart */
+        rb_dyn *ws, *fresh;
+        cr_assert_eq(rb_dyn_alloc(m, &ws, &err), RB_OK);
+        rb_mat Ma, Mb;
+        cr_assert_eq(rb_mat_alloc(&Ma, nv, nv, &err), RB_OK);
+        cr_assert_eq(rb_mat_alloc(&Mb, nv, nv, &err), RB_OK);
+        /* shared workspace: kinematics q1, RNEA q2, CRBA q1, kinematics q2, RNEA q1, kinematics q2 */
+        rb_xform Xa, Xb;
+        double wa[6], wb[6];
+        size_t body = m->n_bodies - 1;
+        cr_assert_eq(rb_dyn_kinematics(m, ws, q1, nu, nud, &err), RB_OK);
+        cr_assert_eq(rb_dyn_rnea(m, ws, q2, nu, nud, NULL, 0, ta, &err), RB_OK);
+        cr_assert_eq(rb_dyn_frame_pose(m, ws, m->n_frames - 1, &Xa, &err), RB_OK); /* still q1's */
+        cr_assert_eq(rb_dyn_mass_matrix(m, ws, q1, &Ma, &err), RB_OK);
+        cr_assert_eq(rb_dyn_kinematics(m, ws, q2, nu, nud, &err), RB_OK);
+        cr_assert_eq(rb_dyn_rnea(m, ws, q1, nu, nud, NULL, 0, tb, &err), RB_OK);
+        cr_assert_eq(rb_dyn_kinematics(m, ws, q2, NULL, NULL, &err), RB_OK);
+        cr_assert_eq(rb_dyn_joint_wrench(m, ws, body, wa, &err), RB_OK);
+        /* fresh workspaces, one call each */
+        double *tc = calloc(nv, sizeof *tc);
+        cr_assert_eq(rb_dyn_alloc(m, &fresh, &err), RB_OK);
+        cr_assert_eq(rb_dyn_rnea(m, fresh, q2, nu, nud, NULL, 0, tc, &err), RB_OK);
+        cr_assert_eq(memcmp(ta, tc, nv * sizeof *ta), 0, "RNEA at q2 after kinematics at q1");
+        rb_dyn_free(fresh);
+        cr_assert_eq(rb_dyn_alloc(m, &fresh, &err), RB_OK);
+        cr_assert_eq(rb_dyn_kinematics(m, fresh, q1, nu, nud, &err), RB_OK);
+        cr_assert_eq(rb_dyn_frame_pose(m, fresh, m->n_frames - 1, &Xb, &err), RB_OK);
+        cr_assert_eq(memcmp(&Xa, &Xb, sizeof Xa), 0, "kinematic state kept by an RNEA at another q");
+        rb_dyn_free(fresh);
+        cr_assert_eq(rb_dyn_alloc(m, &fresh, &err), RB_OK);
+        cr_assert_eq(rb_dyn_mass_matrix(m, fresh, q1, &Mb, &err), RB_OK);
+        for (size_t i = 0; i < nv; i++)
+            cr_assert_eq(memcmp(rb_mat_at(&Ma, i, 0), rb_mat_at(&Mb, i, 0), nv * sizeof(double)), 0, "M row %zu", i);
+        rb_dyn_free(fresh);
+        cr_assert_eq(rb_dyn_alloc(m, &fresh, &err), RB_OK);
+        cr_assert_eq(rb_dyn_rnea(m, fresh, q1, nu, nud, NULL, 0, tc, &err), RB_OK);
+        cr_assert_eq(memcmp(tb, tc, nv * sizeof *tb), 0, "RNEA at q1 after kinematics at q2");
+        cr_assert_eq(rb_dyn_joint_wrench(m, fresh, body, wb, &err), RB_OK);
+        cr_assert_eq(memcmp(wa, wb, sizeof wa), 0, "joint wrench of the last RNEA after kinematics elsewhere");
+        rb_dyn_free(fresh);
+        rb_mat_free(&Ma), rb_mat_free(&Mb);
+        rb_dyn_free(ws);
+        free(q1), free(q2), free(nu), free(nud), free(ta), free(tb), free(tc);
+        rb_model_free(m);
+    }
+}

@@ -7,7 +7,10 @@
  * Model and workspace. Every function takes the immutable model and a caller-owned workspace (rb_dyn)
  * made once for that model by rb_dyn_alloc. No function below allocates: the per-sample path is free of
  * malloc (rb_malloc and the C library's), LAPACK is called through its _work entry points.
- * A workspace serves one thread at a time; a model may be shared by any number of workspaces. The
+ * A workspace serves one thread at a time; a model may be shared by any number of workspaces. The workspace
+ * keeps the joint transforms of the last joint positions it saw (one set for the kinematic state, one for the
+ * dynamics passes) and reuses them when the next call has the same joint positions (bit for bit): the results
+ * are those of a fresh workspace, only the sines and cosines are not recomputed. The
  * Cholesky solves call LAPACK: run OpenBLAS single-threaded (openblas_set_num_threads(1), as the roboest
  * command does), since its threaded level-3 drivers allocate per call and are slower at these sizes.
  *
