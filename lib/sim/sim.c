@@ -69,42 +69,17 @@ static void pose_error(const rb_xform *X, const rb_xform *ref, double e[6])
     rot_log(RRt, e + 3);
 }
 
-static double act_kt(const rb_sim_actuator *a) { return a->k_t > 0 ? a->k_t : 1.0; }
-static double act_R(const rb_sim_actuator *a) { return a->R != 0 ? a->R : 1.0; }
-static double armature(const rb_sim_actuator *a)
-{
-    double R = act_R(a);
-    return R * R * a->J_m;
-}
+/* ---- the plant ------------------------------------------------------------------------------------------
+ * plant_eval at one state (q, nu): the active contacts' constraint rows, the bias forces with the pushes in
+ * effect and (with_mass) M(q) with the factorization of M + diag(R^2 J_m); plant_solve then gives nu_dot for
+ * the held torques tau_net and the held joints. The stiction decision and the RK4 stages reuse the parts that
+ * do not change (M depends on q only). */
 
-/* ---- constrained forward dynamics of the plant ----------------------------------------------------------
- * (M + diag(R^2 J_m)) a = [0; tau_net] - h(q, nu, ext) + J^T lam, J a = c (active contacts, held joints).
- * Writes nu_dot, the contact wrenches (6 per scenario contact, zero when inactive) into cw (may be NULL) and
- * the generalized force on every held joint into hold (n). */
-static int solve_acc(rb_sim *s, const double *q, const double *nu, const unsigned char *held, double *nu_dot,
-                     double *cw, double *hold, rb_err *err)
+/* Rows c = -J_dot nu - kd v - kp e of the active contacts, J the MIXED Jacobians (plant kinematic state). */
+static int contact_rows(rb_sim *s, rb_err *err)
 {
     const rb_model *m = s->m;
-    size_t nv = s->nv, n = s->n, vo = s->voff;
-    int rc;
-    if ((rc = rb_dyn_kinematics(m, s->plant, q, nu, NULL, err)) < 0)
-        return rc;
-    rb_mat Mv = rb_mat_view(s->M, nv, nv, nv);
-    if ((rc = rb_dyn_mass_matrix(m, s->plant, q, &Mv, err)) < 0)
-        return rc;
-    for (size_t j = 0; j < n; j++)
-        s->M[(vo + j) * nv + vo + j] += armature(&s->act[j]);
-    if ((rc = rb_dyn_rnea(m, s->plant, q, nu, NULL, s->ext, s->npush, s->tmp, err)) < 0)
-        return rc;
-    for (size_t i = 0; i < nv; i++)
-        s->b[i] = (i >= vo ? s->tau_net[i - vo] : 0.0) - s->tmp[i];
-    if (!chol(s->M, nv))
-        return rb_err_set(err, RB_ENUMERIC, "sim: t = %.6g s: mass matrix not positive definite", s->t);
-    memcpy(s->a0, s->b, nv * sizeof *s->a0);
-    chol_solve(s->M, nv, s->a0);
-
-    /* constraint rows */
-    size_t rows = 0;
+    size_t nv = s->nv, rows = 0;
     rb_mat J6 = rb_mat_view(s->J6, 6, nv, nv);
     for (size_t k = 0; k < s->nc; k++) {
         if (!s->active[k])
@@ -112,6 +87,7 @@ static int solve_acc(rb_sim *s, const double *q, const double *nu, const unsigne
         const rb_sim_contact *ct = &s->contacts[k];
         double jdn[6], v[6], e[6] = {0, 0, 0, 0, 0, 0};
         rb_xform X;
+        int rc;
         if ((rc = rb_dyn_frame_jacobian(m, s->plant, (size_t)ct->frame, RB_DYN_MIXED, &J6, err)) < 0 ||
             (rc = rb_dyn_frame_jdot_nu(m, s->plant, (size_t)ct->frame, RB_DYN_MIXED, jdn, err)) < 0 ||
             (rc = rb_dyn_frame_velocity(m, s->plant, (size_t)ct->frame, RB_DYN_MIXED, v, err)) < 0 ||
@@ -128,44 +104,123 @@ static int solve_acc(rb_sim *s, const double *q, const double *nu, const unsigne
             rows++;
         }
     }
+    s->ncr = rows;
+    return RB_OK;
+}
+
+/* M + diag(R^2 J_m) in the tree order into L, factored L^T L. */
+static int factor_mass(rb_sim *s, rb_err *err)
+{
+    size_t nv = s->nv;
+    for (size_t k = 0; k < nv; k++) {
+        const double *Mk = s->Mraw + s->vperm[k] * nv;
+        double *Lk = s->L + k * nv;
+        Lk[k] = Mk[s->vperm[k]] + s->arm_v[s->vperm[k]];
+        for (int i = s->vpar[k]; i >= 0; i = s->vpar[i])
+            Lk[i] = Mk[s->vperm[i]];
+    }
+    if (!tree_ltl(s->L, s->vpar, nv))
+        return rb_err_set(err, RB_ENUMERIC, "sim: t = %.6g s: mass matrix not positive definite", s->t);
+    return RB_OK;
+}
+
+static bool any_active(const rb_sim *s)
+{
+    for (size_t k = 0; k < s->nc; k++)
+        if (s->active[k])
+            return true;
+    return false;
+}
+
+/* at_sample: (q, nu) is the current sample's state (the kinematic state then serves the truth). */
+static int plant_eval(rb_sim *s, const double *q, const double *nu, bool with_mass, bool at_sample, rb_err *err)
+{
+    const rb_model *m = s->m;
+    size_t nv = s->nv;
+    int rc;
+    s->kin = KIN_NONE;
+    s->ncr = 0;
+    if (any_active(s)) {
+        if ((rc = rb_dyn_kinematics(m, s->plant, q, nu, NULL, err)) < 0 || (rc = contact_rows(s, err)) < 0)
+            return rc;
+        s->kin = at_sample ? KIN_VEL : KIN_NONE;
+    }
+    if (with_mass) {
+        rb_mat Mv = rb_mat_view(s->Mraw, nv, nv, nv);
+        if ((rc = rb_dyn_mass_matrix(m, s->plant, q, &Mv, err)) < 0 || (rc = factor_mass(s, err)) < 0)
+            return rc;
+    }
+    return rb_dyn_rnea(m, s->plant, q, nu, NULL, s->ext, s->n_ext_push, s->h, err);
+}
+
+static double dot(const double *a, const double *b, size_t n)
+{
+    double x = 0.0;
+    for (size_t i = 0; i < n; i++)
+        x += a[i] * b[i];
+    return x;
+}
+
+/* x <- M^-1 x for x in the velocity order (through the tree order; scratch s->tmp). */
+static void mass_solve(rb_sim *s, const double *b, double *x)
+{
+    size_t nv = s->nv;
+    for (size_t k = 0; k < nv; k++)
+        s->tmp[k] = b[s->vperm[k]];
+    tree_solve_lt(s->L, s->vpar, nv, s->tmp);
+    tree_solve_l(s->L, s->vpar, nv, s->tmp);
+    for (size_t k = 0; k < nv; k++)
+        x[s->vperm[k]] = s->tmp[k];
+}
+
+/* nu_dot of the last plant_eval's state: a0 = M^-1 ([0; tau_net] - h), then the constraint rows (the active
+ * contacts, the held joints) J a = c by the Schur complement S = J M^-1 J^T = Y^T Y, Y = L^-T J^T (tree order):
+ * lambda = S^-1 (c - J a0), a = a0 + L^-1 (Y lambda). Writes the contact wrenches (6 per scenario contact, zero
+ * when inactive) into cw (may be NULL) and the generalized force on every held joint into hold (n). */
+static int plant_solve(rb_sim *s, const unsigned char *held, double *nu_dot, double *cw, double *hold, rb_err *err)
+{
+    size_t nv = s->nv, n = s->n, vo = s->voff;
+    for (size_t i = 0; i < nv; i++)
+        s->a0[i] = (i >= vo ? s->tau_net[i - vo] : 0.0) - s->h[i];
+    mass_solve(s, s->a0, s->a0);
+    memcpy(nu_dot, s->a0, nv * sizeof *nu_dot);
+
+    size_t rows = s->ncr;
+    for (size_t r = 0; r < s->ncr; r++) {
+        double *y = s->Y + r * nv;
+        const double *J = s->Jc + r * nv;
+        for (size_t k = 0; k < nv; k++)
+            y[k] = J[s->vperm[k]];
+        tree_solve_lt(s->L, s->vpar, nv, y);
+        s->lam[r] = s->c[r] - dot(J, s->a0, nv);
+    }
     for (size_t j = 0; j < n; j++) {
         if (!held[j])
             continue;
-        memset(s->Jc + rows * nv, 0, nv * sizeof *s->Jc);
-        s->Jc[rows * nv + vo + j] = 1.0;
-        s->c[rows++] = 0.0;
+        double *y = s->Y + rows * nv;
+        memset(y, 0, nv * sizeof *y);
+        y[s->vpos[vo + j]] = 1.0;
+        tree_solve_lt(s->L, s->vpar, nv, y);
+        s->lam[rows++] = -s->a0[vo + j];
     }
-    memcpy(nu_dot, s->a0, nv * sizeof *nu_dot);
     if (rows > 0) {
-        /* Y = M^-1 J^T (nv x rows), S = J Y, lam = S^-1 (c - J a0), a = a0 + Y lam */
-        for (size_t r = 0; r < rows; r++) {
-            memcpy(s->tmp, s->Jc + r * nv, nv * sizeof *s->tmp);
-            chol_solve(s->M, nv, s->tmp);
-            for (size_t i = 0; i < nv; i++)
-                s->Y[i * rows + r] = s->tmp[i];
-        }
-        for (size_t r = 0; r < rows; r++) {
-            double ja = 0.0;
-            for (size_t i = 0; i < nv; i++)
-                ja += s->Jc[r * nv + i] * s->a0[i];
-            s->lam[r] = s->c[r] - ja;
-            for (size_t r2 = 0; r2 <= r; r2++) {
-                double x = 0.0;
-                for (size_t i = 0; i < nv; i++)
-                    x += s->Jc[r * nv + i] * s->Y[i * rows + r2];
-                s->S[r * rows + r2] = s->S[r2 * rows + r] = x;
-            }
-        }
+        for (size_t r = 0; r < rows; r++)
+            for (size_t r2 = 0; r2 <= r; r2++)
+                s->S[r * rows + r2] = s->S[r2 * rows + r] = dot(s->Y + r * nv, s->Y + r2 * nv, nv);
         if (!chol(s->S, rows))
             return rb_err_set(err, RB_ENUMERIC, "sim: t = %.6g s: contact system singular (redundant contacts?)",
                               s->t);
         chol_solve(s->S, rows, s->lam);
-        for (size_t i = 0; i < nv; i++) {
-            double x = 0.0;
-            for (size_t r = 0; r < rows; r++)
-                x += s->Y[i * rows + r] * s->lam[r];
-            nu_dot[i] += x;
+        memset(s->tmp, 0, nv * sizeof *s->tmp);
+        for (size_t r = 0; r < rows; r++) {
+            const double *y = s->Y + r * nv;
+            double l = s->lam[r];
+            for (size_t k = 0; k < nv; k++)
+                s->tmp[k] += y[k] * l;
         }
+        tree_solve_l(s->L, s->vpar, nv, s->tmp);
+        for (size_t k = 0; k < nv; k++)
+            nu_dot[s->vperm[k]] += s->tmp[k];
     }
     rows = 0;
     if (cw)
@@ -179,12 +234,11 @@ static int solve_acc(rb_sim *s, const double *q, const double *nu, const unsigne
     }
     for (size_t j = 0; j < n; j++) {
         hold[j] = 0.0;
-        if (held[j])
+        if (held[j]) {
             hold[j] = s->lam[rows++];
-    }
-    for (size_t j = 0; j < n; j++)
-        if (held[j])
             nu_dot[vo + j] = 0.0; /* exact: the Schur solve leaves round-off of order 1e-19 */
+        }
+    }
     for (size_t i = 0; i < nv; i++)
         if (!isfinite(nu_dot[i]))
             return rb_err_set(err, RB_ENUMERIC, "sim: t = %.6g s: non-finite acceleration", s->t);
@@ -193,45 +247,24 @@ static int solve_acc(rb_sim *s, const double *q, const double *nu, const unsigne
 
 /* ---- controller helpers (nominal model, controller workspace) --------------------------------------- */
 
-/* Active contact rows of the controller model at its current kinematic state: Jc (rows x nv), count. */
-static int ctrl_contact_rows(rb_sim *s, size_t *rows_out, rb_err *err)
-{
-    size_t rows = 0, nv = s->nv;
-    rb_mat J6 = rb_mat_view(s->J6, 6, nv, nv);
-    for (size_t k = 0; k < s->nc; k++) {
-        if (!s->active[k])
-            continue;
-        int rc = rb_dyn_frame_jacobian(s->m, s->ctrl, (size_t)s->contacts[k].frame, RB_DYN_MIXED, &J6, err);
-        if (rc < 0)
-            return rc;
-        for (int r = 0; r < s->contacts[k].dim; r++, rows++)
-            memcpy(s->Jc + rows * nv, s->J6 + (size_t)r * nv, nv * sizeof *s->Jc);
-    }
-    *rows_out = rows;
-    return RB_OK;
-}
-
-/* Gravity compensation (n) at q: fixed base g_s; floating base with contacts the contact-consistent one. */
-static int gravity_comp(rb_sim *s, const double *q, double *tau, rb_err *err)
+/* Gravity compensation (n) at the sample's q: fixed base g_s; floating base with contacts the contact-consistent
+ * one. The contact Jacobians are the plant's rows of this sample (kinematics only: the same for the nominal
+ * model). */
+static int gravity_comp(rb_sim *s, double *tau, rb_err *err)
 {
     const rb_model *m = s->m;
-    size_t nv = s->nv, vo = s->voff;
+    size_t nv = s->nv, vo = s->voff, rows = s->ncr;
     int rc;
-    if ((rc = rb_dyn_gravity_forces(m, s->ctrl, q, s->tmp, err)) < 0)
+    if ((rc = rb_dyn_gravity_forces(m, s->ctrl, s->q, s->gv, err)) < 0)
         return rc;
     for (size_t j = 0; j < s->n; j++)
-        tau[j] = s->tmp[vo + j];
-    if (!m->floating)
-        return RB_OK;
-    size_t rows = 0;
-    if ((rc = rb_dyn_kinematics(m, s->ctrl, q, NULL, NULL, err)) < 0 || (rc = ctrl_contact_rows(s, &rows, err)) < 0)
-        return rc;
-    if (rows == 0)
+        tau[j] = s->gv[vo + j];
+    if (!m->floating || rows == 0)
         return RB_OK;
     /* (J_cb^T J_cb + eps) x = g_b, lambda = J_cb x, tau = g_s - J_cs^T lambda */
     double G[36], x[6];
     for (int i = 0; i < 6; i++) {
-        x[i] = s->tmp[i];
+        x[i] = s->gv[i];
         for (int j = 0; j < 6; j++) {
             double a = 0.0;
             for (size_t r = 0; r < rows; r++)
@@ -346,6 +379,7 @@ static double payload_weight(const rb_sim_payload *p, double t)
 
 int sim_activate_contact(rb_sim *s, size_t k, rb_err *err)
 {
+    s->kin = KIN_NONE;
     int rc = rb_dyn_kinematics(s->m, s->plant, s->q, NULL, NULL, err);
     if (rc < 0)
         return rc;
@@ -355,14 +389,11 @@ int sim_activate_contact(rb_sim *s, size_t k, rb_err *err)
     return RB_OK;
 }
 
-int sim_compute_sample(rb_sim *s, rb_err *err)
+/* Contact events, the payload and the pushes at the sample's time; the pushes in effect head s->ext. */
+static int sample_inputs(rb_sim *s, rb_err *err)
 {
-    const rb_model *m = s->m;
-    size_t n = s->n, nv = s->nv, vo = s->voff;
-    double t = s->t, dt = s->sc.dt;
+    double t = s->t;
     int rc;
-
-    /* contact events, payload, pushes at t */
     while (s->next_event < s->sc.n_events && s->events[s->next_event].t <= t + 1e-12) {
         const rb_sim_contact_event *ev = &s->events[s->next_event++];
         if (ev->active && !s->active[ev->contact]) {
@@ -377,41 +408,70 @@ int sim_compute_sample(rb_sim *s, rb_err *err)
         double w = payload_weight(p, t);
         for (int i = 0; i < 10; i++)
             s->payload_pi[i] = p->pi_a[i] + w * (p->pi_b[i] - p->pi_a[i]);
-        if ((rc = rb_dyn_set_body_inertia(m, s->plant, (size_t)p->body, s->payload_pi, err)) < 0)
+        if ((rc = rb_dyn_set_body_inertia(s->m, s->plant, (size_t)p->body, s->payload_pi, err)) < 0)
             return rc;
     }
+    s->n_ext_push = 0;
     for (size_t k = 0; k < s->npush; k++) {
         double a = push_shape(&s->pushes[k], t);
         for (int i = 0; i < 6; i++)
-            s->pw[6 * k + (size_t)i] = s->ext[k].w[i] = a * s->pushes[k].peak[i];
+            s->pw[6 * k + (size_t)i] = a * s->pushes[k].peak[i];
+        if (a == 0.0)
+            continue; /* not in effect: left out of the dynamics passes */
+        rb_ext_wrench *e = &s->ext[s->n_ext_push++];
+        e->frame = s->pushes[k].frame, e->rep = RB_DYN_MIXED;
+        memcpy(e->w, s->pw + 6 * k, sizeof e->w);
     }
+    return RB_OK;
+}
 
-    /* references */
-    const double *sq = s->q + (s->nq - n), *sv = s->nu + vo;
+/* Joint references (scenario curves, or the balance IK's) at the sample. */
+static int sample_refs(rb_sim *s, rb_err *err)
+{
+    size_t n = s->n, vo = s->voff;
     if (s->sc.balance.enabled) {
-        if ((rc = balance_ik(s, err)) < 0)
+        int rc = balance_ik(s, err);
+        if (rc < 0)
             return rc;
         for (size_t j = 0; j < n; j++) {
             s->ref[j] = s->q_r[7 + j];
             s->ref_d[j] = s->nu_r[vo + j];
-            s->ref_dd[j] = s->step == 0 ? 0.0 : (s->nu_r[vo + j] - s->nu_r_prev[vo + j]) / dt;
+            s->ref_dd[j] = s->step == 0 ? 0.0 : (s->nu_r[vo + j] - s->nu_r_prev[vo + j]) / s->sc.dt;
         }
-    } else {
-        for (size_t j = 0; j < n; j++) {
-            double r[3];
-            rb_sim_ref_eval(&s->refs[j], t, r);
-            s->ref[j] = r[0], s->ref_d[j] = r[1], s->ref_dd[j] = r[2];
-        }
+        return RB_OK;
     }
+    for (size_t j = 0; j < n; j++) {
+        double r[3];
+        rb_sim_ref_eval(&s->refs[j], s->t, r);
+        s->ref[j] = r[0], s->ref_d[j] = r[1], s->ref_dd[j] = r[2];
+    }
+    return RB_OK;
+}
 
-    /* controller: tau_des (motor torque asked for) */
+/* tau_des += M_ss acc (M: nv x nv, velocity order). */
+static void add_mass_times(const rb_sim *s, const double *M, const double *acc, double *tau)
+{
+    size_t nv = s->nv, vo = s->voff;
+    for (size_t i = 0; i < s->n; i++)
+        tau[i] += dot(M + (vo + i) * nv + vo, acc, s->n);
+}
+
+/* The joint controller: tau_des (the motor torque asked for). The plant's M(q) and bias forces serve as the
+ * nominal model's when they are the same (no payload; no push in effect for the bias forces). */
+static int controller(rb_sim *s, rb_err *err)
+{
+    const rb_model *m = s->m;
+    size_t n = s->n, nv = s->nv, vo = s->voff;
+    const double *sq = s->q + (s->nq - n), *sv = s->nu + vo;
+    double dt = s->sc.dt;
+    int rc;
     switch (s->sc.ctrl) {
     case RB_CTRL_NONE:
         memset(s->tau_des, 0, n * sizeof *s->tau_des);
         break;
     case RB_CTRL_PD:
         if (s->sc.gravity_comp) {
-            if ((rc = gravity_comp(s, s->q, s->tau_des, err)) < 0)
+            if ((rc = gravity_comp(s, s->tau_des, err)) < 0)
                 return rc;
         } else {
             memset(s->tau_des, 0, n * sizeof *s->tau_des);
@@ -425,38 +485,57 @@ int sim_compute_sample(rb_sim *s, rb_err *err)
         for (size_t j = 0; j < n; j++)
             acc[j] = s->ref_dd[j] + s->gains[j].kp * (s->ref[j] - sq[j]) + s->gains[j].kd * (s->ref_d[j] - sv[j]);
         if (!m->floating) {
-            if ((rc = rb_dyn_rnea(m, s->ctrl, s->q, s->nu, acc, NULL, 0, s->tau_des, err)) < 0)
+            if (s->share_ctrl && s->n_ext_push == 0) { /* ID = M acc + h */
+                memcpy(s->tau_des, s->h, n * sizeof *s->tau_des);
+                add_mass_times(s, s->Mraw, acc, s->tau_des);
+            } else if ((rc = rb_dyn_rnea(m, s->ctrl, s->q, s->nu, acc, NULL, 0, s->tau_des, err)) < 0) {
                 return rc;
+            }
         } else {
-            if ((rc = gravity_comp(s, s->q, s->tau_des, err)) < 0)
+            if ((rc = gravity_comp(s, s->tau_des, err)) < 0)
                 return rc;
-            rb_mat Mv = rb_mat_view(s->AtA, nv, nv, nv);
-            if ((rc = rb_dyn_mass_matrix(m, s->ctrl, s->q, &Mv, err)) < 0)
-                return rc;
-            for (size_t i = 0; i < n; i++)
-                for (size_t j = 0; j < n; j++)
-                    s->tau_des[i] += s->AtA[(vo + i) * nv + vo + j] * acc[j];
+            const double *M = s->Mraw;
+            if (!s->share_ctrl) {
+                rb_mat Mv = rb_mat_view(s->AtA, nv, nv, nv);
+                if ((rc = rb_dyn_mass_matrix(m, s->ctrl, s->q, &Mv, err)) < 0)
+                    return rc;
+                M = s->AtA;
+            }
+            add_mass_times(s, M, acc, s->tau_des);
         }
         for (size_t j = 0; j < n; j++) {
             double e = s->tau_des[j] - s->tau_prev[j];
             s->int_e[j] += e * dt;
-            s->tau_des[j] += armature(&s->act[j]) * acc[j] + s->gains[j].kp_tau * e + s->gains[j].ki_tau * s->int_e[j];
+            s->tau_des[j] += act_armature(&s->act[j]) * acc[j] + s->gains[j].kp_tau * e + s->gains[j].ki_tau * s->int_e[j];
         }
         break;
     }
     }
+    return RB_OK;
+}
 
-    /* actuators */
-    for (size_t j = 0; j < n; j++) {
+/* Ideal current loop with saturation: tau_m. */
+static void actuators(rb_sim *s)
+{
+    for (size_t j = 0; j < s->n; j++) {
         const rb_sim_actuator *a = &s->act[j];
         double kt = act_kt(a), R = act_R(a), i_cmd = s->tau_des[j] / (kt * R), i = i_cmd;
         if (a->i_max > 0 && isfinite(a->i_max))
             i = i > a->i_max ? a->i_max : i < -a->i_max ? -a->i_max : i;
         s->cur_cmd[j] = i_cmd, s->cur[j] = i, s->tau_m[j] = kt * R * i;
     }
+}
 
-    /* friction: static and LuGre kinds once per step; stiction joints decide held or slipping */
+/* Friction: static and LuGre kinds once per step; stiction joints decide held or slipping with the torque
+ * holding them would take (a solve with the candidates held). A joint that sticks again stops (s_dot = 0):
+ * then the velocity-dependent parts of the plant are evaluated again. */
+static int friction(rb_sim *s, rb_err *err)
+{
+    size_t n = s->n, vo = s->voff;
+    const double *sv = s->nu + vo;
+    double t = s->t, dt = s->sc.dt;
     bool any_stiction = false;
+    int rc;
     for (size_t j = 0; j < n; j++) {
         s->held[j] = 0;
         if (s->fric[j].kind == RB_FRICTION_STICTION) {
@@ -469,43 +548,91 @@ int sim_compute_sample(rb_sim *s, rb_err *err)
         }
         s->tau_net[j] = s->tau_m[j] - (s->held[j] ? 0.0 : s->tau_f[j]);
     }
-    if (any_stiction) {
-        bool changed = false;
-        if ((rc = solve_acc(s, s->q, s->nu, s->held, s->nu_dot, NULL, s->hold, err)) < 0)
-            return rc;
-        for (size_t j = 0; j < n; j++) {
-            if (s->fric[j].kind != RB_FRICTION_STICTION)
-                continue;
-            /* held candidate: the friction torque needed to hold it is -hold (it enters as -tau_F); a slipping
-             * joint: the motor torque (approximation used only for the direction at rest) */
-            double applied = s->held[j] ? -s->hold[j] : s->tau_m[j];
-            bool stuck = false;
-            double tf = rb_friction_step(&s->fric[j], &s->fst[j], t, dt, sv[j], applied, &stuck);
-            if ((unsigned char)stuck != s->held[j])
-                changed = true;
-            s->held[j] = stuck;
-            s->tau_f[j] = tf;
-            s->tau_net[j] = s->tau_m[j] - (stuck ? 0.0 : tf);
-            if (stuck && s->nu[vo + j] != 0.0) {
-                s->nu[vo + j] = 0.0; /* re-sticking is an inelastic stop */
-                changed = true;
-            }
-        }
-        (void)changed;
-    }
-    if ((rc = solve_acc(s, s->q, s->nu, s->held, s->nu_dot, s->cw, s->hold, err)) < 0)
+    if (!any_stiction)
+        return RB_OK;
+    if ((rc = plant_solve(s, s->held, s->nu_dot, NULL, s->hold, err)) < 0)
         return rc;
+    bool stopped = false;
     for (size_t j = 0; j < n; j++) {
+        if (s->fric[j].kind != RB_FRICTION_STICTION)
+            continue;
+        /* held candidate: the friction torque needed to hold it is -hold (it enters as -tau_F); a slipping
+         * joint: the motor torque (approximation used only for the direction at rest) */
+        double applied = s->held[j] ? -s->hold[j] : s->tau_m[j];
+        bool stuck = false;
+        double tf = rb_friction_step(&s->fric[j], &s->fst[j], t, dt, sv[j], applied, &stuck);
+        s->held[j] = stuck;
+        s->tau_f[j] = tf;
+        s->tau_net[j] = s->tau_m[j] - (stuck ? 0.0 : tf);
+        if (stuck && s->nu[vo + j] != 0.0) {
+            s->nu[vo + j] = 0.0; /* re-sticking is an inelastic stop */
+            stopped = true;
+        }
+    }
+    return stopped ? plant_eval(s, s->q, s->nu, false, true, err) : RB_OK;
+}
+
+/* Joint torque, and the rotor side with the gear's windup (k_gear > 0). */
+static void joint_outputs(rb_sim *s)
+{
+    size_t n = s->n, vo = s->voff;
+    const double *sq = s->q + (s->nq - n), *sv = s->nu + vo;
+    double dt = s->sc.dt;
+    for (size_t j = 0; j < n; j++) {
+        const rb_sim_actuator *a = &s->act[j];
         if (s->held[j])
             s->tau_f[j] = -s->hold[j];
         s->stuck[j] = s->held[j];
-        double R = act_R(&s->act[j]), sdd = s->nu_dot[vo + j];
-        s->tau_j[j] = s->tau_m[j] - s->tau_f[j] - armature(&s->act[j]) * sdd;
-        s->mpos[j] = R * sq[j], s->mvel[j] = R * sv[j], s->macc[j] = R * sdd;
+        double R = act_R(a), sdd = s->nu_dot[vo + j];
+        s->tau_j[j] = s->tau_m[j] - s->tau_f[j] - act_armature(a) * sdd;
+        if (!(a->k_gear > 0)) {
+            s->mpos[j] = R * sq[j], s->mvel[j] = R * sv[j], s->macc[j] = R * sdd;
+            continue;
+        }
+        double tau_g = s->tau_m[j] - act_armature(a) * sdd;
+        double wd = s->step == 0 ? 0.0 : (tau_g - s->tau_g_prev[j]) / (dt * a->k_gear);
+        double wdd = s->step == 0 ? 0.0 : (wd - s->wdot_prev[j]) / dt;
+        s->mpos[j] = R * (sq[j] + tau_g / a->k_gear);
+        s->mvel[j] = R * (sv[j] + wd);
+        s->macc[j] = R * (sdd + wdd);
+        s->tau_g_prev[j] = tau_g, s->wdot_prev[j] = wd;
     }
+}
 
-    /* logging: kinematics with accelerations, FT wrenches with pushes and contacts, frames, energy */
-    size_t next = s->npush;
+/* ---- the truth's own passes ------------------------------------------------------------------------------ */
+
+/* The plant's kinematic state at the sample, at least at `level` (KIN_POS: poses; KIN_ACC: with nu_dot). */
+static int sample_kinematics(rb_sim *s, int level, rb_err *err)
+{
+    if (s->kin >= level)
+        return RB_OK;
+    int rc = level == KIN_POS ? rb_dyn_kinematics(s->m, s->plant, s->q, NULL, NULL, err)
+                              : rb_dyn_kinematics(s->m, s->plant, s->q, s->nu, s->nu_dot, err);
+    if (rc < 0)
+        return rc;
+    s->kin = level == KIN_POS ? KIN_POS : KIN_ACC;
+    return RB_OK;
+}
+
+static int truth_frames(rb_sim *s, rb_err *err)
+{
+    int rc = sample_kinematics(s, KIN_ACC, err);
+    for (size_t f = 0; rc >= 0 && f < s->nf; f++) {
+        size_t fr = (size_t)s->frames[f];
+        if ((rc = rb_dyn_frame_pose(s->m, s->plant, fr, &s->fpose[f], err)) < 0 ||
+            (rc = rb_dyn_frame_velocity(s->m, s->plant, fr, RB_DYN_BODY, s->fvel + 6 * f, err)) < 0)
+            break;
+        rc = rb_dyn_frame_proper_acceleration(s->m, s->plant, fr, RB_DYN_BODY, s->facc + 6 * f, err);
+    }
+    return rc < 0 ? rc : RB_OK;
+}
+
+/* FT wrenches: the RNEA of the sample with the pushes in effect and the contact wrenches. */
+static int truth_ft(rb_sim *s, rb_err *err)
+{
+    if (!s->m->n_ft)
+        return RB_OK;
+    size_t next = s->n_ext_push;
     for (size_t k = 0; k < s->nc; k++) {
         if (!s->active[k])
             continue;
@@ -514,23 +641,23 @@ int sim_compute_sample(rb_sim *s, rb_err *err)
         memcpy(s->ext[next].w, s->cw + 6 * k, sizeof s->ext[next].w);
         next++;
     }
-    if ((rc = rb_dyn_kinematics(m, s->plant, s->q, s->nu, s->nu_dot, err)) < 0 ||
-        (rc = rb_dyn_rnea(m, s->plant, s->q, s->nu, s->nu_dot, s->ext, next, s->tmp, err)) < 0)
+    int rc = rb_dyn_rnea(s->m, s->plant, s->q, s->nu, s->nu_dot, s->ext, next, s->gv, err);
+    if (rc < 0)
         return rc;
-    if (m->n_ft && (rc = rb_dyn_ft_wrenches(m, s->plant, s->ft, err)) < 0)
+    return rb_dyn_ft_wrenches(s->m, s->plant, s->ft, err);
+}
+
+/* Kinetic energy nu^T (M + diag(R^2 J_m)) nu / 2 (M of the sample), potential -g . sum (m_i p_i + R_i h_i). */
+static int truth_energy(rb_sim *s, rb_err *err)
+{
+    const rb_model *m = s->m;
+    size_t nv = s->nv;
+    int rc = sample_kinematics(s, KIN_POS, err);
+    if (rc < 0)
         return rc;
-    for (size_t f = 0; f < s->nf; f++) {
-        size_t fr = (size_t)s->frames[f];
-        if ((rc = rb_dyn_frame_pose(m, s->plant, fr, &s->fpose[f], err)) < 0 ||
-            (rc = rb_dyn_frame_velocity(m, s->plant, fr, RB_DYN_BODY, s->fvel + 6 * f, err)) < 0 ||
-            (rc = rb_dyn_frame_proper_acceleration(m, s->plant, fr, RB_DYN_BODY, s->facc + 6 * f, err)) < 0)
-            return rc;
-    }
     double T = 0.0, V = 0.0;
-    if ((rc = rb_dyn_kinetic_energy(m, s->plant, &T, err)) < 0)
-        return rc;
-    for (size_t j = 0; j < n; j++)
-        T += 0.5 * armature(&s->act[j]) * sv[j] * sv[j];
+    for (size_t i = 0; i < nv; i++)
+        T += s->nu[i] * (dot(s->Mraw + i * nv, s->nu, nv) + s->arm_v[i] * s->nu[i]);
     for (size_t i = 0; i < m->n_bodies; i++) {
         const double *pi = s->sc.payload.kind != RB_PAYLOAD_NONE && (size_t)s->sc.payload.body == i
                                ? s->payload_pi
@@ -541,10 +668,46 @@ int sim_compute_sample(rb_sim *s, rb_err *err)
         for (int k = 0; k < 3; k++)
             V -= m->gravity[k] * (pi[0] * X->p[k] + Rh[k]);
     }
+    s->truth.kinetic = 0.5 * T, s->truth.potential = V;
+    return RB_OK;
+}
+
+int rb_sim_truth_compute(rb_sim *s, unsigned parts, rb_err *err)
+{
+    if (!s)
+        return rb_err_set(err, RB_EINVAL, "rb_sim_truth_compute: NULL engine");
+    unsigned todo = parts & RB_SIM_TRUTH_ALL & ~s->truth.valid;
+    int rc = RB_OK;
+    if (todo & RB_SIM_TRUTH_FRAMES)
+        rc = truth_frames(s, err); /* first: its kinematics pass serves the energy too */
+    if (rc >= 0 && (todo & RB_SIM_TRUTH_FT))
+        rc = truth_ft(s, err);
+    if (rc >= 0 && (todo & RB_SIM_TRUTH_ENERGY))
+        rc = truth_energy(s, err);
+    if (rc < 0)
+        return rc;
+    s->truth.valid |= todo;
+    return RB_OK;
+}
+
+/* ---- per-sample computation ----------------------------------------------------------------------------- */
+
+int sim_compute_sample(rb_sim *s, rb_err *err)
+{
+    const rb_model *m = s->m;
+    size_t nv = s->nv;
+    int rc;
+    s->truth.valid = 0;
+    if ((rc = sample_inputs(s, err)) < 0 || (rc = plant_eval(s, s->q, s->nu, true, true, err)) < 0 ||
+        (rc = sample_refs(s, err)) < 0 || (rc = controller(s, err)) < 0)
+        return rc;
+    actuators(s);
+    if ((rc = friction(s, err)) < 0 || (rc = plant_solve(s, s->held, s->nu_dot, s->cw, s->hold, err)) < 0)
+        return rc;
+    joint_outputs(s);
 
     rb_sim_truth *tr = &s->truth;
-    tr->t = t;
-    tr->kinetic = T, tr->potential = V;
+    tr->t = s->t;
     if (m->floating) {
         rb_m3_from_quat(s->q + 3, tr->base_pose.R);
         memcpy(tr->base_pose.p, s->q, sizeof tr->base_pose.p);
@@ -554,8 +717,29 @@ int sim_compute_sample(rb_sim *s, rb_err *err)
     memcpy(tr->payload_pi, s->payload_pi, sizeof tr->payload_pi);
     for (size_t i = 0; i < nv; i++)
         if (!isfinite(s->nu[i]))
-            return rb_err_set(err, RB_ENUMERIC, "sim: t = %.6g s: non-finite velocity", t);
-    return RB_OK;
+            return rb_err_set(err, RB_ENUMERIC, "sim: t = %.6g s: non-finite velocity", s->t);
+    return s->sc.truth_on_demand ? RB_OK : rb_sim_truth_compute(s, RB_SIM_TRUTH_ALL, err);
+}
+
+void sim_apply_limits(rb_sim *s)
+{
+    const rb_model *m = s->m;
+    size_t n = s->n, vo = s->voff;
+    double *sq = s->q + (s->nq - n), *sv = s->nu + vo;
+    for (size_t j = 0; j < n; j++) {
+        double lo = m->dof_lower[j], hi = m->dof_upper[j];
+        unsigned char at = 0;
+        if (sq[j] >= hi) {
+            sq[j] = hi, at = 1;
+            if (sv[j] > 0.0)
+                sv[j] = 0.0;
+        } else if (sq[j] <= lo) {
+            sq[j] = lo, at = 1;
+            if (sv[j] < 0.0)
+                sv[j] = 0.0;
+        }
+        s->at_limit[j] = at;
+    }
 }
 
 /* ---- stepping ------------------------------------------------------------------------------------------- */
@@ -567,7 +751,7 @@ int rb_sim_step(rb_sim *s, rb_err *err)
     if (s->step >= s->n_steps)
         return 0;
     const rb_model *m = s->m;
-    size_t nq = s->nq, nv = s->nv, n = s->n, vo = s->voff;
+    size_t nv = s->nv, n = s->n, vo = s->voff;
     double dt = s->sc.dt;
     int rc;
     for (size_t j = 0; j < n; j++)
@@ -584,7 +768,8 @@ int rb_sim_step(rb_sim *s, rb_err *err)
             for (size_t i = 0; i < nv; i++)
                 s->nus[i] = s->nu[i] + h * ka[(size_t)(st - 1) * nv + i];
             memcpy(kv + (size_t)st * nv, s->nus, nv * sizeof *kv);
-            if ((rc = solve_acc(s, s->qs, s->nus, s->held, ka + (size_t)st * nv, NULL, s->hold, err)) < 0)
+            if ((rc = plant_eval(s, s->qs, s->nus, true, false, err)) < 0 ||
+                (rc = plant_solve(s, s->held, ka + (size_t)st * nv, NULL, s->hold, err)) < 0)
                 return rc;
         }
         for (size_t i = 0; i < nv; i++) {
@@ -600,7 +785,8 @@ int rb_sim_step(rb_sim *s, rb_err *err)
     for (size_t j = 0; j < n; j++)
         if (s->held[j])
             s->nu[vo + j] = 0.0; /* exact already; clears round-off */
-    (void)nq;
+    if (s->sc.joint_limits)
+        sim_apply_limits(s);
     if (s->sc.balance.enabled) {
         memcpy(s->nu_r_prev, s->nu_r, nv * sizeof *s->nu_r);
         rb_dyn_integrate(m, s->q_r, s->nu_r, dt, s->q_r);

@@ -33,6 +33,9 @@ static int validate(const rb_sim_scenario *sc, rb_err *err)
         if (!dflt && (!(a->k_t > 0) || a->R == 0 || !isfinite(a->R) || !(a->J_m >= 0) || !(a->i_max >= 0)))
             return rb_err_set(err, RB_ECONFIG, "sim: joint %s: actuator needs k_t > 0, R != 0, J_m >= 0, i_max >= 0",
                               m->dof_names[j]);
+        if (!(a->k_gear >= 0) || !isfinite(a->k_gear))
+            return rb_err_set(err, RB_ECONFIG, "sim: joint %s: actuator: k_gear must be finite and >= 0",
+                              m->dof_names[j]);
     }
     for (size_t j = 0; sc->friction && j < n; j++) {
         int rc = rb_friction_validate(&sc->friction[j], err);
@@ -153,6 +156,13 @@ int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
     ALLOC(s->frames, s->nf);
     ALLOC(s->active, s->nc);
     ALLOC(s->cref, s->nc);
+    ALLOC(s->vperm, nv);
+    ALLOC(s->vpos, nv);
+    ALLOC(s->vpar, nv);
+    ALLOC(s->arm_v, nv);
+    ALLOC(s->Mraw, nv * nv);
+    ALLOC(s->L, nv * nv);
+    ALLOC(s->h, nv);
     ALLOC(s->q, nq);
     ALLOC(s->nu, nv);
     ALLOC(s->nu_dot, nv);
@@ -179,17 +189,19 @@ int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
     ALLOC(s->facc, 6 * s->nf);
     ALLOC(s->tau_prev, n);
     ALLOC(s->int_e, n);
+    ALLOC(s->tau_g_prev, n);
+    ALLOC(s->wdot_prev, n);
+    ALLOC(s->at_limit, n);
     ALLOC(s->ext, s->npush + s->nc);
-    ALLOC(s->M, nv * nv);
-    ALLOC(s->b, nv);
     ALLOC(s->a0, nv);
     ALLOC(s->Jc, rows * nv);
-    ALLOC(s->Y, nv * rows);
+    ALLOC(s->Y, rows * nv);
     ALLOC(s->S, rows * rows);
     ALLOC(s->c, rows);
     ALLOC(s->lam, rows);
     ALLOC(s->J6, 6 * nv);
     ALLOC(s->tmp, nv);
+    ALLOC(s->gv, nv);
     ALLOC(s->hold, n);
     ALLOC(s->qs, nq);
     ALLOC(s->nus, nv);
@@ -236,13 +248,17 @@ int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
     if (sc->n_pushes)
         memcpy(s->pushes, sc->pushes, sc->n_pushes * sizeof *s->pushes);
     draw_pushes(sc, s->pushes + sc->n_pushes);
-    for (size_t k = 0; k < s->npush; k++)
-        s->ext[k].frame = s->pushes[k].frame, s->ext[k].rep = RB_DYN_MIXED;
     for (size_t f = 0; f < s->nf; f++)
         s->frames[f] = sc->frames ? sc->frames[f] : m->imu[f].frame;
     s->sc.refs = NULL, s->sc.gains = NULL, s->sc.actuators = NULL, s->sc.friction = NULL;
     s->sc.contacts = NULL, s->sc.events = NULL, s->sc.pushes = NULL, s->sc.frames = NULL;
     s->sc.q0 = NULL, s->sc.nu0 = NULL;
+    tree_order(m, s->vperm, s->vpos, s->vpar);
+    for (size_t j = 0; j < n; j++)
+        s->arm_v[s->voff + j] = act_armature(&s->act[j]);
+    s->share_ctrl = sc->payload.kind == RB_PAYLOAD_NONE;
+    if (sc->joint_limits)
+        sim_apply_limits(s);
 
     for (size_t k = 0; k < s->nc; k++)
         if (sc->contacts[k].initially_active && (rc = sim_activate_contact(s, k, err)) < 0)
@@ -265,7 +281,7 @@ int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
     tr->tau_j = s->tau_j, tr->tau_m = s->tau_m, tr->tau_f = s->tau_f, tr->tau_des = s->tau_des;
     tr->current = s->cur, tr->current_cmd = s->cur_cmd;
     tr->motor_pos = s->mpos, tr->motor_vel = s->mvel, tr->motor_acc = s->macc;
-    tr->ref = s->ref, tr->stuck = s->stuck;
+    tr->ref = s->ref, tr->stuck = s->stuck, tr->at_limit = s->at_limit;
     rb_xform_identity(&tr->base_pose);
     tr->n_contacts = s->nc, tr->contact_wrench = s->cw, tr->contact_active = s->active;
     tr->n_pushes = s->npush, tr->push_wrench = s->pw, tr->push_list = s->pushes;
@@ -291,10 +307,11 @@ void rb_sim_finish(rb_sim *s)
     rb_dyn_free(s->plant);
     rb_dyn_free(s->ctrl);
     void *arrays[] = {s->refs, s->gains, s->act, s->fric, s->fst, s->contacts, s->events, s->pushes, s->frames,
-                      s->active, s->cref, s->q, s->nu, s->nu_dot, s->tau_net, s->held, s->tau_j, s->tau_m,
+                      s->active, s->cref, s->vperm, s->vpos, s->vpar, s->arm_v, s->Mraw, s->L, s->h,
+                      s->tau_g_prev, s->wdot_prev, s->at_limit, s->gv, s->q, s->nu, s->nu_dot, s->tau_net, s->held, s->tau_j, s->tau_m,
                       s->tau_f, s->tau_des, s->cur, s->cur_cmd, s->mpos, s->mvel, s->macc, s->ref, s->ref_d,
                       s->ref_dd, s->stuck, s->cw, s->pw, s->ft, s->fpose, s->fvel, s->facc, s->tau_prev, s->int_e,
-                      s->ext, s->M, s->b, s->a0, s->Jc, s->Y, s->S, s->c, s->lam, s->J6, s->tmp, s->hold, s->qs,
+                      s->ext, s->a0, s->Jc, s->Y, s->S, s->c, s->lam, s->J6, s->tmp, s->hold, s->qs,
                       s->nus, s->kv, s->ka, s->q_r, s->nu_r, s->nu_r_prev, s->A, s->AtA, s->rhs};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         rb_free(arrays[i]);

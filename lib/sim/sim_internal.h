@@ -28,6 +28,18 @@ struct rb_sim {
     unsigned char *active;
     rb_xform *cref;
 
+    /* the plant's velocity coordinates parents first (tree_order) and its evaluation at one state (plant_eval) */
+    size_t *vperm, *vpos;
+    int *vpar;
+    double *arm_v;              /* nv: R^2 J_m of each joint's coordinate, 0 for the base's */
+    double *Mraw;               /* nv x nv: M(q) without the rotors (the energy; the controller's when shared) */
+    double *L;                  /* nv x nv: M + diag(R^2 J_m) in the tree order, factored L^T L (tree_ltl) */
+    double *h;                  /* nv: bias forces with the pushes in effect */
+    size_t ncr;                 /* contact rows of that evaluation (first rows of Jc, c) */
+    size_t n_ext_push;          /* pushes in effect at the sample: the first entries of ext */
+    int kin;                    /* what the plant's kinematic state holds of the current sample (KIN_*) */
+    bool share_ctrl;            /* the controller's nominal model is the plant's (no payload): M and h shared */
+
     /* state and per-sample values */
     double *q, *nu, *nu_dot;
     double *tau_net;            /* n: tau_m - tau_F of the non-held joints (held over the step) */
@@ -38,11 +50,13 @@ struct rb_sim {
     rb_xform *fpose;
     double *fvel, *facc;
     double *tau_prev, *int_e;   /* torque loop */
+    double *tau_g_prev, *wdot_prev; /* gear windup: previous sample's gear torque and windup rate */
+    unsigned char *at_limit;
     double payload_pi[10];
-    rb_ext_wrench *ext;         /* pushes, then contacts (for the logging RNEA) */
+    rb_ext_wrench *ext;         /* the pushes in effect, then the contacts (for the FT wrenches) */
 
     /* linear algebra scratch */
-    double *M, *b, *a0, *Jc, *Y, *S, *c, *lam, *J6, *tmp, *hold;
+    double *a0, *Jc, *Y, *S, *c, *lam, *J6, *tmp, *gv, *hold;
     /* RK4 */
     double *qs, *nus, *kv, *ka;
     /* balance IK (controller model) */
@@ -51,9 +65,29 @@ struct rb_sim {
     rb_sim_truth truth;
 };
 
+enum { KIN_NONE = 0, KIN_POS, KIN_VEL, KIN_ACC };
+
+/* The actuator's effective k_t, R (the all-zero default: 1, 1) and rotor inertia seen at the joint, R^2 J_m. */
+static inline double act_kt(const rb_sim_actuator *a) { return a->k_t > 0 ? a->k_t : 1.0; }
+static inline double act_R(const rb_sim_actuator *a) { return a->R != 0 ? a->R : 1.0; }
+static inline double act_armature(const rb_sim_actuator *a) { return act_R(a) * act_R(a) * a->J_m; }
+
 /* Switch contact k on with the frame's current pose as its reference. */
 int sim_activate_contact(rb_sim *s, size_t k, rb_err *err);
 /* Everything of the sample at s->t (controller, actuators, friction, accelerations, truth). */
 int sim_compute_sample(rb_sim *s, rb_err *err);
+/* Joint limits on: clamp the joints at their limits, zero the velocity into them, mark at_limit. */
+void sim_apply_limits(rb_sim *s);
+
+/* ---- tree-sparse Cholesky (tree_chol.c) ----
+ * tree_order: the model's velocity coordinates parents first: perm[k] the coordinate at position k, pos its
+ * inverse, par[k] the position of its tree parent (-1 at the root; a floating base is the chain 0..5).
+ * tree_ltl: H (n x n, row-major, tree order; only entries (k, i) with i = k or an ancestor of k are read)
+ * factored in place as H = L^T L, L lower triangular with the same pattern; false if not positive definite.
+ * tree_solve_lt / tree_solve_l: x <- L^-T x, x <- L^-1 x (so M^-1 b = L^-1 L^-T b). */
+void tree_order(const rb_model *m, size_t *perm, size_t *pos, int *par);
+bool tree_ltl(double *H, const int *par, size_t n);
+void tree_solve_lt(const double *L, const int *par, size_t n, double *x);
+void tree_solve_l(const double *L, const int *par, size_t n, double *x);
 
 #endif

@@ -2,14 +2,18 @@
  *   - the ergoCub right leg (6 joints) on a pole, torque control with friction and actuators, RK4 and Euler;
  *   - the floating-base humanoid lower body standing on both soles (two 6D contacts, Baumgarte), PD with
  *     contact-consistent gravity compensation and the sideways CoM sinusoid, Euler and RK4.
- * Usage: bench_sim [source folder] [shared folder] (defaults: RB_SOURCE / RB_SHARED or "." / "../shared"). */
+ * Usage: bench_sim [source folder] [shared folder] [label filter] (defaults: RB_SOURCE / RB_SHARED or "." /
+ *        "../shared"; the filter runs only the configurations whose label contains it). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "roboest/sim.h"
 
-static int run(const char *label, const rb_sim_scenario *sc)
+static const char *only; /* run only the configurations whose label contains this (argv[3]) */
+
+/* One run of the scenario to its end; wall seconds in *wall. */
+static int run_once(const char *label, const rb_sim_scenario *sc, double *wall)
 {
     rb_sim *s = NULL;
     rb_err err;
@@ -21,15 +25,31 @@ static int run(const char *label, const rb_sim_scenario *sc)
     int rc;
     while ((rc = rb_sim_step(s, &err)) == 1)
         ;
-    double wall = rb_monotonic_seconds() - t0;
+    *wall = rb_monotonic_seconds() - t0;
+    rb_sim_finish(s);
     if (rc < 0) {
         fprintf(stderr, "%s: %s\n", label, err.msg);
-        rb_sim_finish(s);
         return 1;
     }
-    printf("%-58s %8.0f steps  %8.3f s wall  %8.1f x real time  %7.2f us/step\n", label, sc->duration / sc->dt,
-           wall, sc->duration / wall, 1e6 * wall / (sc->duration / sc->dt));
-    rb_sim_finish(s);
+    return 0;
+}
+
+/* The best of REPEATS runs (the machine is shared: the minimum is the engine's cost, the rest is load). */
+enum { REPEATS = 5 };
+
+static int run(const char *label, const rb_sim_scenario *sc)
+{
+    if (only && !strstr(label, only))
+        return 0;
+    double best = INFINITY, wall;
+    for (int r = 0; r < REPEATS; r++) {
+        if (run_once(label, sc, &wall))
+            return 1;
+        best = wall < best ? wall : best;
+    }
+    double steps = ceil(sc->duration / sc->dt - 1e-9);
+    printf("%-58s %8.0f steps  %8.1f x real time  %7.2f us/step\n", label, steps, sc->duration / best,
+           1e6 * best / steps);
     return 0;
 }
 
@@ -45,6 +65,7 @@ int main(int argc, char **argv)
 #else
     const char *shared = argc > 2 ? argv[2] : "../shared";
 #endif
+    only = argc > 3 ? argv[3] : NULL;
     char path[2048];
     rb_err err;
     int fails = 0;
@@ -72,12 +93,24 @@ int main(int argc, char **argv)
     rb_sim_scenario sc = {0};
     sc.model = m, sc.dt = 1e-3, sc.duration = 20.0, sc.seed = 1, sc.refs = ref, sc.gains = g;
     sc.actuators = act, sc.friction = fr, sc.ctrl = RB_CTRL_TORQUE;
+    /* the sensor frames a real scenario exposes: every IMU's and every FT sensor's (once each) */
+    int frames[64];
+    size_t nf = 0;
+    for (size_t k = 0; k < m->n_imu + m->n_ft && nf < 64; k++) {
+        int f = k < m->n_imu ? m->imu[k].frame : m->ft[k - m->n_imu].frame, seen = 0;
+        for (size_t i = 0; i < nf; i++)
+            seen |= frames[i] == f;
+        if (!seen)
+            frames[nf++] = f;
+    }
+    sc.frames = frames, sc.n_frames = nf;
     static const int no_frames[1] = {0};
-    printf("ergoCub leg model: %zu bodies, %zu frames, %zu IMUs, %zu FTs\n", m->n_bodies, m->n_frames, m->n_imu, m->n_ft);
+    printf("ergoCub leg model: %zu bodies, %zu frames, %zu IMUs, %zu FTs; %zu sensor frames exposed\n", m->n_bodies,
+           m->n_frames, m->n_imu, m->n_ft, nf);
     fails += run("ergoCub right leg (6 joints, fixed), torque ctrl, Euler", &sc);
     sc.frames = no_frames, sc.n_frames = 0;
     fails += run("ergoCub right leg, torque ctrl, Euler, no sensor frames", &sc);
-    sc.frames = NULL, sc.n_frames = 0;
+    sc.frames = frames, sc.n_frames = nf;
     sc.method = RB_SIM_RK4;
     fails += run("ergoCub right leg (6 joints, fixed), torque ctrl, RK4", &sc);
     rb_model_free(m);

@@ -92,7 +92,8 @@ Test(sim, energy_conserved_fixed_base_rk4)
 {
     rb_model *m = load("arm_2ft.urdf", false);
     double q0[8] = {0.4, 1.0, -0.7, 0.3}, nu0[8] = {0.5, -0.3, 0.8, 1.0};
-    rb_sim_actuator act[8] = {{0.1, 100, 1e-5, 0}, {0.1, -100, 1e-5, 0}, {0.1, 80, 1e-5, 0}, {0.1, 50, 1e-5, 0}};
+    rb_sim_actuator act[8] = {{.k_t = 0.1, .R = 100, .J_m = 1e-5}, {.k_t = 0.1, .R = -100, .J_m = 1e-5},
+                              {.k_t = 0.1, .R = 80, .J_m = 1e-5}, {.k_t = 0.1, .R = 50, .J_m = 1e-5}};
     cr_assert_leq(m->n_dofs, 8);
     rb_sim_scenario sc = {0};
     sc.model = m, sc.dt = 1e-3, sc.duration = 10.0, sc.method = RB_SIM_RK4, sc.q0 = q0, sc.nu0 = nu0;
@@ -465,7 +466,7 @@ Test(sim, rejects_bad_scenarios)
     sc.model = m, sc.dt = 0.0, sc.duration = 1.0;
     cr_assert_eq(rb_sim_init(&sc, &s, &err), RB_ECONFIG);
     sc.dt = 1e-3;
-    rb_sim_actuator act[8] = {{0.1, 0.0, 0.0, 1.0}};
+    rb_sim_actuator act[8] = {{.k_t = 0.1, .R = 0.0, .i_max = 1.0}};
     sc.actuators = act;
     cr_assert_eq(rb_sim_init(&sc, &s, &err), RB_ECONFIG);
     cr_assert_null(s);

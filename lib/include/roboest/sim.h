@@ -5,7 +5,9 @@
  * actuators with the joint-torque paper's motor-current model, joint friction (roboest/friction.h) with
  * drift, unmeasured pushes, contact events and payload changes. The engine is init / step / finish: the
  * caller owns the loop (GSL style); after rb_sim_init and after every rb_sim_step the TRUE state of the
- * current sample is in rb_sim_truth_get(sim) (a struct of arrays owned by the engine).
+ * current sample is in rb_sim_truth_get(sim) (a struct of arrays owned by the engine). The sensor-side parts of
+ * the truth (frame motion, FT wrenches, energy) cost passes of their own: with scenario->truth_on_demand the
+ * engine computes them only when the caller asks (rb_sim_truth_compute), e.g. at the samples it logs.
  *
  * Conventions: roboest/spatial.h and roboest/dynamics.h (q, nu, nu_dot; 6D vectors linear first; units SI).
  * Joint vectors (n = model->n_dofs) follow the model's joint-list order.
@@ -20,11 +22,14 @@
  *          J_c nu_dot + J_c_dot nu = -kd v_c - kp e                                 (active contacts)
  *          s_ddot_j = 0                                              (joints held by stiction)
  *      by a Cholesky factorization of M + diag(R^2 J_m) and of the Schur complement J_c M^-1 J_c^T
- *      (rotor inertia reflected through the gear, so the motor and the joint move together: rigid gear).
+ *      (rotor inertia reflected through the gear). M + diag(R^2 J_m) is factored as L^T L keeping the tree's
+      sparsity (Featherstone's LTL, coordinates numbered parents first), and J_c M^-1 J_c^T = Y^T Y with
+      Y = L^-T J_c^T, so a contact row only touches the coordinates of its branch.
  *      lambda are the contact wrenches ON the robot (MIXED: world axes, about the contact frame's origin).
  *      The joint torque is tau_j = tau_m - tau_F - R^2 J_m s_ddot (joint side), i.e. the paper's eq. 2
  *          k_t I_m = J_m theta_ddot + tau_F / R + tau_j / R,   theta = R s (rotor side),
- *      so rb_dyn_rnea(q, nu, nu_dot, ext + contacts) = tau_j exactly (for the logged sample).
+ *      so rb_dyn_rnea(q, nu, nu_dot, ext + contacts) = tau_j exactly (for the logged sample). The gear torque
+      tau_g = tau_m - R^2 J_m s_ddot = tau_j + tau_F is what the gear transmits (see the actuators' k_gear).
  *   3. Integration (RB_SIM_EULER): semi-implicit Euler, nu+ = nu + dt nu_dot, q+ = q (+) dt nu+
  *      (rb_dyn_integrate: exact SE(3) for the floating base). RB_SIM_RK4: classical 4-stage Runge-Kutta on
  *      (q, nu) with the step's held torques; every stage solves the full constrained system above at its
@@ -32,13 +37,19 @@
  *      wrenches are stage values), and the configuration update is q+ = q (+) dt (k1 + 2 k2 + 2 k3 + k4)/6
  *      with stage configurations q (+) c dt k (a Lie-group RK without the dexp correction: 4th order for
  *      the joints, 2nd order for the floating base's rotation). The logged sample is stage 1 (state x_k).
- *   Stiction (RB_FRICTION_STICTION joints): the gear is rigid, so a stuck joint holds motor and joint
- *   together: at the start of the step, the stuck joints and the slow ones (|s_dot| < v_stick) are held
- *   (s_ddot = 0 as extra constraint rows) to get the torque holding needs; rb_friction_stiction_step then
- *   decides per joint; held joints get tau_F = the exact holding torque of the final solve and s_dot = 0
- *   (re-sticking is an inelastic stop). A slipping joint's applied torque is approximated by tau_m. The
- *   harmonic drive's compliance (the motor winding up while the joint is still) is not modelled.
- *   Joint limits are not enforced (no joint-limit contacts).
+ *   Stiction (RB_FRICTION_STICTION joints, on the joint side of the gear): at the start of the step, the stuck
+ *   joints and the slow ones (|s_dot| < v_stick) are held (s_ddot = 0 as extra constraint rows) to get the
+ *   torque holding needs; rb_friction_stiction_step then decides per joint; held joints get tau_F = the exact
+ *   holding torque of the final solve and s_dot = 0 (re-sticking is an inelastic stop). A slipping joint's
+ *   applied torque is approximated by tau_m. With a rigid gear (k_gear = 0) a stuck joint holds the motor
+ *   too; with a gear compliance k_gear > 0 the motor winds up against the held joint: the rotor angle
+ *   R (s + tau_g / k_gear) follows the motor torque while s stays put, until the breakaway torque
+ *   (the quasi-static windup of the actuators section; it does not feed back into the dynamics).
+ *   4. Joint limits (scenario->joint_limits): after the integration, a joint beyond a limit of the model
+ *   (model->dof_lower / dof_upper) is put back on it and its velocity component into the limit is zeroed (an
+ *   inelastic one-sided stop acting between steps: the sample's accelerations and torques are those of the
+ *   free dynamics, the stop's impulse is not in tau_j); truth->at_limit marks the joints on a limit. The
+ *   initial configuration is clamped the same way. Off (the default): limits are ignored.
  *
  * Determinism: no wall clock, no threads; all randomness (random pushes) from rb_rng seeded with
  * scenario->seed. The same scenario and seed give bit-identical truth arrays on the same machine and build.
@@ -121,9 +132,19 @@ typedef struct rb_sim_joint_ctrl {
  * Per joint: motor torque constant k_t (N m/A, > 0), gear ratio R (signed, non-zero: theta = R s), rotor
  * inertia J_m (kg m^2, >= 0, rotor side), current limit i_max (A, > 0; INFINITY or 0 for none). The
  * current loop is ideal: I_m = clamp(tau_m_des / (k_t R), -i_max, i_max), tau_m = k_t R I_m (joint side).
- * All zero (the default): k_t = 1, R = 1, J_m = 0, no limit. */
+ * All zero (the default): k_t = 1, R = 1, J_m = 0, no limit.
+ * Gear compliance k_gear (N m/rad, joint side, >= 0 and finite; 0: rigid gear, the default): the harmonic
+ * drive winds up under the gear torque tau_g = tau_m - R^2 J_m s_ddot (= tau_j + tau_F), quasi-statically
+ * (no windup dynamics: the rigid-body motion is the rigid gear's). The rotor side then reads
+ *     theta       = R (s + tau_g / k_gear)
+ *     theta_dot   = R (s_dot + w_dot),      w_dot  = (tau_g - tau_g_prev) / (dt k_gear)  (0 at the first sample)
+ *     theta_ddot  = R (s_ddot + w_ddot),    w_ddot = (w_dot - w_dot_prev) / dt           (0 at the first sample)
+ * (backward differences over the step of the windup w = tau_g / k_gear; the joint part stays exact), so a
+ * joint held by stiction keeps its encoder still while the motor encoder moves by R tau_g / k_gear. With
+ * k_gear = 0: theta = R s, theta_dot = R s_dot, theta_ddot = R s_ddot. */
 typedef struct rb_sim_actuator {
     double k_t, R, J_m, i_max;
+    double k_gear;          /* N m/rad; 0: rigid */
 } rb_sim_actuator;
 
 /* ---- pushes (external wrenches nobody measures) --------------------------------------------------------
@@ -237,6 +258,10 @@ typedef struct rb_sim_scenario {
 
     const int *frames;          /* frames whose motion the truth exposes (sensors); NULL: the model's IMU frames */
     size_t n_frames;
+
+    bool joint_limits;          /* stop the joints at the model's position limits (physics step 4) */
+    bool truth_on_demand;       /* false: every sample computes the whole truth; true: the frame motion, the FT
+                                 * wrenches and the energy only on rb_sim_truth_compute (truth->valid) */
 } rb_sim_scenario;
 
 /* ---- the true state of one sample ----------------------------------------------------------------------
@@ -253,9 +278,10 @@ typedef struct rb_sim_truth {
     const double *tau_des;      /* what the controller asked for (motor torque before saturation), N m */
     const double *current;      /* motor current I_m (saturated), A */
     const double *current_cmd;  /* commanded current before saturation, A */
-    const double *motor_pos, *motor_vel, *motor_acc; /* rotor side: R s, R s_dot, R s_ddot */
+    const double *motor_pos, *motor_vel, *motor_acc; /* rotor side: R s, R s_dot, R s_ddot (k_gear: with the windup) */
     const double *ref;          /* joint references r (n) */
     const unsigned char *stuck; /* 1: joint held by stiction */
+    const unsigned char *at_limit; /* 1: joint on a position limit (joint_limits; all 0 otherwise) */
     /* base (floating: the base body; fixed: identity / zero) */
     rb_xform base_pose;         /* W_X_B */
     double base_twist[6];       /* body-fixed [v_B; w_B] */
@@ -271,6 +297,10 @@ typedef struct rb_sim_truth {
     const rb_sim_push *push_list; /* the pushes in effect (scenario ones, then the random ones drawn at init) */
     /* payload body's current inertial parameters (10; zero without payload) */
     double payload_pi[10];
+    /* The parts below (RB_SIM_TRUTH_FRAMES, _FT, _ENERGY) hold the current sample's values when their bit is set
+     * in `valid`: always all of them, unless scenario->truth_on_demand (then only those rb_sim_truth_compute
+     * computed for this sample; the others keep older values). */
+    unsigned valid;
     /* sensors: for each scenario frame, its world pose, BODY velocity and BODY proper acceleration */
     size_t n_frames;
     const int *frames;
@@ -285,6 +315,14 @@ typedef struct rb_sim_truth {
     double kinetic, potential;
 } rb_sim_truth;
 
+/* The parts of the truth that cost passes of their own (flags for rb_sim_truth_compute and truth->valid). */
+enum {
+    RB_SIM_TRUTH_FRAMES = 1u, /* frame_pose, frame_vel, frame_acc: a kinematics pass with accelerations */
+    RB_SIM_TRUTH_FT = 2u,     /* ft: an RNEA pass with the contact and push wrenches */
+    RB_SIM_TRUTH_ENERGY = 4u, /* kinetic (nu^T (M + diag(R^2 J_m)) nu / 2), potential: the body poses */
+    RB_SIM_TRUTH_ALL = 7u
+};
+
 typedef struct rb_sim rb_sim; /* engine (opaque) */
 
 /* Validate the scenario, allocate the engine and compute the first sample (t = 0). The scenario's arrays
@@ -295,6 +333,10 @@ int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err);
 int rb_sim_step(rb_sim *sim, rb_err *err);
 /* The current sample (borrowed until the next rb_sim_step or rb_sim_finish). */
 const rb_sim_truth *rb_sim_truth_get(const rb_sim *sim);
+/* Compute the parts (RB_SIM_TRUTH_* flags) of the current sample not computed yet and set them in
+ * truth->valid; the same values as a sample computed whole. Call between rb_sim_step calls (the engine's
+ * workspaces must still hold the sample). Allocates nothing. RB_EINVAL: NULL engine. */
+int rb_sim_truth_compute(rb_sim *sim, unsigned parts, rb_err *err);
 /* Number of steps the scenario takes: ceil(duration / dt - 1e-9). */
 size_t rb_sim_n_steps(const rb_sim *sim);
 void rb_sim_finish(rb_sim *sim);
