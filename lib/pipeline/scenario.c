@@ -1073,7 +1073,7 @@ static int alloc_joint_arrays(scn *x)
         return rb_cfg_nomem(&x->c);
     rb_dyn_neutral(m, s->q0);
     for (size_t j = 0; j < m->n_dofs; j++)
-        s->actuators[j] = (rb_sim_actuator){1, 1, 0, 0};
+        s->actuators[j] = (rb_sim_actuator){.k_t = 1, .R = 1};
     s->sim.model = m;
     s->sim.q0 = s->q0;
     s->sim.refs = s->refs;
