@@ -37,6 +37,8 @@ static const char *const SIMULATE_HELP =
     "  truth/motors/torques            k_t R I_m at the gear output, N m\n"
     "  truth/motors/{currents,current_commands}                    A (saturated, commanded)\n"
     "  truth/motors/{positions,velocities,accelerations}           rotor side, rad, rad/s, rad/s^2\n"
+    "                                  (with k_gear: R (s + tau_g / k_gear), the gear's windup included)\n"
+    "  truth/joints/at_limit           1 on a position limit, else 0 (with joint_limits)\n"
     "  truth/contacts/<frame>          fx fy fz mx my mz on the robot (world axes), N, N m\n"
     "  truth/contacts_active           1 (active) or 0 per contact, named after its frame\n"
     "  truth/pushes                    <i>_fx ... <i>_mz per push (world axes), N, N m\n"
@@ -56,7 +58,7 @@ static const char *const SIMULATE_HELP =
 typedef enum src {
     S_JPOS, S_JVEL, S_JACC, S_TAU_DES, S_MPOS, S_MVEL, S_MCUR, S_FT, S_ACC, S_GYRO, S_RPY,
     T_JPOS, T_JVEL, T_JACC, T_REF, T_TAUJ, T_TAUF, T_MTAU, T_MCUR, T_MCUR_CMD, T_MPOS, T_MVEL, T_MACC,
-    T_CONTACT, T_CONTACT_ACTIVE, T_PUSHES, T_BASE_POS, T_BASE_QUAT, T_BASE_TWIST, T_BASE_ACC, T_COM, T_PAYLOAD,
+    T_AT_LIMIT, T_CONTACT, T_CONTACT_ACTIVE, T_PUSHES, T_BASE_POS, T_BASE_QUAT, T_BASE_TWIST, T_BASE_ACC, T_COM, T_PAYLOAD,
     T_ENERGY
 } src;
 
@@ -168,6 +170,10 @@ static void truth_of(const recorder *r, const rec *c, const rb_sim_truth *t, dou
             v[k] = t->contact_active[k];
         break;
     case T_PAYLOAD: copy(v, t->payload_pi, 10); break;
+    case T_AT_LIMIT:
+        for (size_t j = 0; j < n; j++)
+            v[j] = t->at_limit[j];
+        break;
     case T_PUSHES: copy(v, t->push_wrench, c->n); break;
     case T_BASE_POS: copy(v, t->base_pose.p, 3); break;
     case T_BASE_QUAT: rb_quat_from_m3(t->base_pose.R, v); break;
@@ -271,6 +277,8 @@ static int build_recorder(const rb_scenario *s, const rb_sim_truth *t, recorder 
     for (size_t i = 0; !rc && i < sizeof joint_truth / sizeof joint_truth[0]; i++)
         rc = add_rec(r, joint_truth[i].name, joint_truth[i].source, 0, n, J, joint_truth[i].unit, NULL, seed, lr,
                      err);
+    if (!rc && s->sim.joint_limits)
+        rc = add_rec(r, "truth/joints/at_limit", T_AT_LIMIT, 0, n, J, "n.d.", NULL, seed, lr, err);
     for (size_t k = 0; !rc && k < t->n_contacts; k++) {
         char name[300];
         snprintf(name, sizeof name, "truth/contacts/%s", m->frames[s->sim.contacts[k].frame].name);

@@ -376,10 +376,10 @@ static int parse_controller(scn *x, const cJSON *v)
 /* ---- actuators and friction ------------------------------------------------------------------------------------ */
 static int one_actuator(scn *x, const cJSON *v, size_t j)
 {
-    static const char *const keys[] = {"k_t", "R", "J_m", "i_max"};
+    static const char *const keys[] = {"k_t", "R", "J_m", "i_max", "k_gear"};
     cfg *c = &x->c;
     rb_sim_actuator *a = &x->s->actuators[j];
-    int rc = rb_cfg_check_object(c, v, keys, 4);
+    int rc = rb_cfg_check_object(c, v, keys, 5);
     if (!rc)
         rc = opt_num(c, v, "k_t", POSITIVE, &a->k_t);
     if (!rc)
@@ -393,6 +393,8 @@ static int one_actuator(scn *x, const cJSON *v, size_t j)
         rc = opt_num(c, v, "J_m", NON_NEGATIVE, &a->J_m);
     if (!rc)
         rc = opt_num(c, v, "i_max", NON_NEGATIVE, &a->i_max);
+    if (!rc)
+        rc = opt_num(c, v, "k_gear", NON_NEGATIVE, &a->k_gear);
     return rc;
 }
 
@@ -1021,6 +1023,14 @@ static int parse_dt(scn *x, const cJSON *v)
     return !rc && !(x->s->sim.dt > 0) ? rb_cfg_error(&x->c, "must be > 0") : rc;
 }
 
+static int parse_joint_limits(scn *x, const cJSON *v)
+{
+    if (!cJSON_IsBool(v))
+        return rb_cfg_error(&x->c, "expected true or false");
+    x->s->sim.joint_limits = cJSON_IsTrue(v);
+    return RB_OK;
+}
+
 static int parse_log_rate(scn *x, const cJSON *v)
 {
     int rc = rb_cfg_want_number(&x->c, v, &x->s->log_rate);
@@ -1047,6 +1057,7 @@ static const struct section {
     {"controller", false, parse_controller},
     {"actuators", false, parse_actuators},
     {"friction", false, parse_friction},
+    {"joint_limits", false, parse_joint_limits},
     {"contacts", false, parse_contacts},
     {"events", false, parse_events},
     {"pushes", false, parse_pushes},

@@ -588,3 +588,44 @@ Test(cli_simulate, leg_pole_examples)
     rb_log_free(log);
     free(dir);
 }
+
+/* ---- gear compliance and joint limits in the log ------------------------------------------------------------- */
+Test(cli_simulate, gear_windup_and_joint_limits)
+{
+    /* the elbow is asked to go below its lower limit 0; the shoulder pitch's gear is compliant */
+    char *dir = test_tmpdir(), *out = test_path(dir, "g.h5");
+    char *scn = arm_scenario(dir, "g.json",
+                             "\"duration\": 1, \"joint_limits\": true, \"q0\": {\"shoulder_pitch\": 0.3, \"elbow\": 0.3},"
+                             " \"controller\": {\"kind\": \"pd\", \"gravity_comp\": true, \"gains\": {"
+                             "\"shoulder_pitch\": {\"kp\": 200, \"kd\": 20}, \"elbow\": {\"kp\": 100, \"kd\": 10}}},"
+                             " \"references\": {\"elbow\": {\"kind\": \"sine\", \"offset\": 0.3, \"amplitude\": 0.8,"
+                             " \"freq\": 1, \"phase\": 3.141592653589793}, \"shoulder_pitch\": {\"kind\": \"sine\","
+                             " \"offset\": 0.3, \"amplitude\": 0.3, \"freq\": 0.8}},"
+                             " \"actuators\": {\"shoulder_pitch\": {\"k_t\": 0.05, \"R\": 160, \"J_m\": 1e-5, \"k_gear\": 3000},"
+                             " \"elbow\": {\"k_t\": 0.05, \"R\": -100, \"J_m\": 8e-6}}");
+    simulate_ok(scn, out);
+    rb_log *log = read_log(out);
+    const rb_channel *s = channel(log, "truth/joints/positions"), *lim = channel(log, "truth/joints/at_limit"),
+                     *th = channel(log, "truth/motors/positions"), *tj = channel(log, "truth/joints/torques"),
+                     *tf = channel(log, "truth/joints/friction_torques");
+    cr_assert_str_eq(lim->element_names[2], "elbow");
+    size_t on_limit = 0;
+    double windup = 0;
+    for (size_t k = 0; k < s->n_samples; k++) {
+        double elbow = s->data[4 * k + 2];
+        cr_assert_geq(elbow, 0.0, "t = %g: elbow %g below its limit", s->time[k], elbow);
+        if (lim->data[4 * k + 2] == 1.0) {
+            cr_assert_eq(elbow, 0.0);
+            on_limit++;
+        }
+        /* rotor angle R (s + tau_g / k_gear), tau_g = tau_j + tau_F */
+        double tau_g = tj->data[4 * k + 1] + tf->data[4 * k + 1];
+        cr_assert_float_eq(th->data[4 * k + 1], 160 * (s->data[4 * k + 1] + tau_g / 3000), 1e-9);
+        windup = fmax(windup, fabs(th->data[4 * k + 1] - 160 * s->data[4 * k + 1]));
+        cr_assert_float_eq(th->data[4 * k + 2], -100 * elbow, 1e-12, "rigid gear");
+    }
+    cr_assert_gt(on_limit, 50, "the elbow should rest on its limit (%zu samples)", on_limit);
+    cr_assert_gt(windup, 0.05, "the compliant gear should wind up (%g rad at the rotor)", windup);
+    rb_log_free(log);
+    free(dir), free(scn), free(out);
+}

@@ -441,3 +441,24 @@ Test(pipeline_scenario, example_scenarios_load)
         rb_scenario_free(s);
     }
 }
+
+/* ---- gear compliance and joint limits --------------------------------------------------------------------------- */
+Test(pipeline_scenario, gear_compliance_and_joint_limits)
+{
+    rb_scenario *s = load_ok("{" MODEL ", \"duration\": 1, \"joint_limits\": true,"
+                             " \"actuators\": {\"elbow\": {\"R\": -100, \"k_gear\": 8000}}}");
+    cr_assert(s->sim.joint_limits);
+    cr_assert_eq(s->sim.actuators[2].k_gear, 8000.0);
+    cr_assert_eq(s->sim.actuators[2].R, -100.0);
+    cr_assert_eq(s->sim.actuators[1].k_gear, 0.0, "default: rigid");
+    rb_scenario_free(s);
+    s = load_ok("{" MODEL ", \"duration\": 1}");
+    cr_assert_not(s->sim.joint_limits);
+    rb_scenario_free(s);
+
+    expect_error("{" MODEL ", \"duration\": 1, \"actuators\": {\"elbow\": {\"k_gear\": -1}}}",
+                 "actuators.elbow.k_gear: must be >= 0");
+    expect_error("{" MODEL ", \"duration\": 1, \"joint_limits\": 1}", "joint_limits: expected true or false");
+    expect_error("{" MODEL ", \"duration\": 1, \"joint_limit\": true}",
+                 "unknown key 'joint_limit' (did you mean 'joint_limits'?)");
+}

@@ -444,9 +444,11 @@ const char *rb_suggest_best(const rb_suggest *s);
  *               phase, t0, t1, times [s], values [rad]}} (rb_sim_ref; joints left out hold their q0)
  *   controller  {kind: "none"|"pd"|"torque" (default "none"), gravity_comp (bool), gains: {joint:
  *               {kp, kd, kp_tau, ki_tau}}}
- *   actuators   {joint: {k_t, R, J_m, i_max}} (defaults k_t 1, R 1, J_m 0, i_max 0: no limit)
+ *   actuators   {joint: {k_t, R, J_m, i_max, k_gear}} (defaults k_t 1, R 1, J_m 0, i_max 0: no limit,
+ *               k_gear 0: rigid gear; k_gear N m/rad >= 0 winds the rotor up against the joint, sim.h)
  *   friction    {joint: {model: rb_friction_build name, params: [...]} or {preset: rb_friction_preset
  *               name}, plus optional drift: {s0, s1, t0, t1, amplitude, period, phase, mask}}
+ *   joint_limits  bool (default false): stop the joints at the model's position limits (sim.h, step 4)
  *   contacts    [{frame, dim (3|6, default 6), baumgarte_T (s, default 0.02), active (default true)}]
  *               (one contact per frame)
  *   events      [{t (s, >= 0), contact (index in contacts, or its frame name), active (bool)}], all keys
