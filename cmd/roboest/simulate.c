@@ -71,6 +71,7 @@ typedef struct rec {
     const char *unit;            /* every element's unit, or NULL: from the sensor kind */
     rb_sensor sensor;
     bool has_sensor;
+    bool due;                    /* a sample is due at the current step */
     size_t count;
     double *time, *data, *truth;
 } rec;
@@ -206,12 +207,38 @@ static int plant_com(recorder *r, const rb_sim_truth *t, rb_err *err)
     return RB_OK;
 }
 
-static int sample(recorder *r, const rb_sim_truth *t, rb_err *err)
+/* The truth parts a channel's values need beyond the state (computed only at the samples that log them). */
+static unsigned parts_of(src source)
 {
-    int rc = plant_com(r, t, err);
+    switch (source) {
+    case S_FT: return RB_SIM_TRUTH_FT;
+    case S_ACC: case S_GYRO: case S_RPY: return RB_SIM_TRUTH_FRAMES;
+    case T_ENERGY: return RB_SIM_TRUTH_ENERGY;
+    default: return 0;
+    }
+}
+
+/* One simulation step's samples: only the channels due now read the truth, and the engine computes the
+ * sensor-side parts of the truth (frames, FT wrenches, energy) only when a due channel needs them. */
+static int sample(recorder *r, rb_sim *sim, rb_err *err)
+{
+    const rb_sim_truth *t = rb_sim_truth_get(sim);
+    unsigned parts = 0;
+    bool com = false;
+    for (size_t i = 0; i < r->n; i++) {
+        rec *c = &r->recs[i];
+        c->due = c->count < r->max_samples && rb_sensor_due(&c->sensor, t->t);
+        if (c->due) {
+            parts |= parts_of(c->source);
+            com = com || c->source == T_COM;
+        }
+    }
+    int rc = parts ? rb_sim_truth_compute(sim, parts, err) : RB_OK;
+    if (!rc && com)
+        rc = plant_com(r, t, err);
     for (size_t i = 0; !rc && i < r->n; i++) {
         rec *c = &r->recs[i];
-        if (c->count >= r->max_samples)
+        if (!c->due)
             continue;
         truth_of(r, c, t, c->truth);
         if (rb_sensor_step(&c->sensor, t->t, c->truth, c->data + c->count * c->n, c->time + c->count))
@@ -387,7 +414,9 @@ static int simulate(const rb_scenario *s, const char *out, const rb_write_opts *
     rb_sim *sim = NULL;
     recorder r = {0};
     rb_log *log = NULL;
-    int rc = rb_sim_init(&s->sim, &sim, err);
+    rb_sim_scenario sc = s->sim;
+    sc.truth_on_demand = true; /* sample() asks for the sensor-side truth at the samples that log it */
+    int rc = rb_sim_init(&sc, &sim, err);
     if (rc)
         return rc;
     size_t steps = rb_sim_n_steps(sim);
@@ -400,7 +429,7 @@ static int simulate(const rb_scenario *s, const char *out, const rb_write_opts *
     cli_progress progress;
     cli_progress_init(&progress, "simulate", quiet);
     for (size_t k = 0; !rc; k++) {
-        if ((rc = sample(&r, rb_sim_truth_get(sim), err)))
+        if ((rc = sample(&r, sim, err)))
             break;
         if (k % 256 == 0)
             cli_progress_update(&progress, k, steps);

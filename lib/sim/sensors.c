@@ -247,9 +247,11 @@ static double wrap_pi(double x)
     return w >= SENSOR_PI ? w - 2.0 * SENSOR_PI : w; /* rounding can land on +pi */
 }
 
+bool rb_sensor_due(const rb_sensor *s, double t) { return t >= rb_sensor_next_time(s) - 1e-6 * s->period; }
+
 bool rb_sensor_step(rb_sensor *s, double t, const double *truth, double *y, double *stamp)
 {
-    if (t < rb_sensor_next_time(s) - 1e-6 * s->period)
+    if (!rb_sensor_due(s, t))
         return false;
     /* Skip the nominal instants already passed (a sensor faster than the simulation). */
     double k_now = floor((t - s->t0) * s->rate_hz + 1e-6);

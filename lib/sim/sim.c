@@ -562,7 +562,9 @@ static int controller(rb_sim *s, rb_err *err)
             add_mass_times(s, M, acc, s->tau_des);
         }
         for (size_t j = 0; j < n; j++) {
-            double e = s->tau_des[j] - s->tau_prev[j];
+            /* The first sample starts the loop settled (no torque error), as a robot that was already
+             * holding its pose when logging began: no kick from an empty torque history. */
+            double e = s->step == 0 ? 0.0 : s->tau_des[j] - s->tau_prev[j];
             s->int_e[j] += e * dt;
             s->tau_des[j] += act_armature(&s->act[j]) * acc[j] + s->gains[j].kp_tau * e + s->gains[j].ki_tau * s->int_e[j];
         }

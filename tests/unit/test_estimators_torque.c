@@ -663,7 +663,7 @@ static void hanging_setup(hanging *h, double duration)
                                   .t0 = 0.2, .t1 = 100};
         h->refs[j].freq_end = h->refs[j].freq;
         h->g[j].kp = 150, h->g[j].kd = 8;
-        h->act[j] = (rb_sim_actuator){0.1, j % 3 == 1 ? -100.0 : 100.0, 1e-5, 0.0};
+        h->act[j] = (rb_sim_actuator){.k_t = 0.1, .R = j % 3 == 1 ? -100.0 : 100.0, .J_m = 1e-5};
     }
     h->c[0].frame = (int)rb_model_frame_index(h->m, "root_link");
     h->c[0].dim = 6, h->c[0].baumgarte_T = 0.02, h->c[0].initially_active = true;

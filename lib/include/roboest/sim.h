@@ -114,7 +114,8 @@ void rb_sim_ref_eval(const rb_sim_ref *r, double t, double out[3]);
  *                   plus M_ss times the joint acceleration), then a PI on the torque error against the true
  *                   joint torque of the previous sample, plus the rotor's inertial torque:
  *                       tau_m_des = tau_des + R^2 J_m s_ddot_cmd + kp_tau e + ki_tau int e,
- *                       e = tau_des - tau_j(previous), s_ddot_cmd the joint acceleration asked for above
+ *                       e = tau_des - tau_j(previous) (0 at the first sample: the loop starts settled),
+ *                       s_ddot_cmd the joint acceleration asked for above
  *                   (friction is not fed forward: the torque loop rejects it, tau_j = tau_m - tau_F - ...)
  * Contact-consistent gravity compensation (floating base with contacts): the joint torques that hold the
  * robot still at q with the active contacts, tau = g_s(q) - J_cs^T lambda with lambda the minimum-norm
@@ -488,6 +489,10 @@ void rb_sensor_free(rb_sensor *s);
  * when a sample is due: then y (n) gets the measured values and *stamp (may be NULL) the logged
  * timestamp. False: y and *stamp untouched, no random numbers drawn. Allocates nothing. */
 bool rb_sensor_step(rb_sensor *s, double t, const double *truth, double *y, double *stamp);
+
+/* Whether rb_sensor_step at time t would give a sample (the rule above; draws nothing). A caller uses it
+ * to compute only the truth the due sensors need. */
+bool rb_sensor_due(const rb_sensor *s, double t);
 
 /* Next nominal sample instant (s). */
 double rb_sensor_next_time(const rb_sensor *s);
