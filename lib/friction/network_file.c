@@ -369,7 +369,7 @@ static int read_scv(reader *r, const cJSON *o, rb_friction_model *m)
     double p[5];
     static const char *const names[5] = {"F_c", "F_s", "F_v", "v_s", "v_eps"};
     reader sub = *r;
-    snprintf(sub.item, sizeof sub.item, "%sscv: ", r->item);
+    snprintf(sub.item, sizeof sub.item, "%.150sscv: ", r->item); /* item names are short: 150 bytes is room */
     for (size_t i = 0; i < 5; i++) {
         int rc = want_number(&sub, o, names[i], &p[i]);
         if (rc)
