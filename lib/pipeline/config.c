@@ -29,8 +29,6 @@ int rb_cfg_error(cfg *c, const char *fmt, ...)
 
 int rb_cfg_nomem(cfg *c) { return rb_err_set(c->err, RB_ENOMEM, "%s: out of memory", c->file); }
 
-static const cJSON *member(const cJSON *obj, const char *key) { return cJSON_GetObjectItemCaseSensitive(obj, key); }
-
 static size_t count_children(const cJSON *node)
 {
     size_t n = 0;
@@ -242,7 +240,7 @@ static int want_string_array(cfg *c, const cJSON *v, bool allow_empty, char ***o
 /* ---- members: absent (an error when required), or read with their key on the path ---------------------- */
 int rb_cfg_member_string(cfg *c, const cJSON *obj, const char *key, bool required, char **out)
 {
-    const cJSON *v = member(obj, key);
+    const cJSON *v = rb_cfg_member(obj, key);
     if (!v)
         return required ? rb_cfg_error(c, "missing key '%s'", key) : RB_OK;
     push_key(c, key, 0);
@@ -254,7 +252,7 @@ int rb_cfg_member_string(cfg *c, const cJSON *obj, const char *key, bool require
 static int member_string_array(cfg *c, const cJSON *obj, const char *key, bool required, bool allow_empty,
                                char ***out, size_t *n)
 {
-    const cJSON *v = member(obj, key);
+    const cJSON *v = rb_cfg_member(obj, key);
     if (!v)
         return required ? rb_cfg_error(c, "missing key '%s'", key) : RB_OK;
     push_key(c, key, 0);
@@ -266,7 +264,7 @@ static int member_string_array(cfg *c, const cJSON *obj, const char *key, bool r
 /* Optional: *index stays as it is (the default) when the key is absent. */
 int rb_cfg_member_choice(cfg *c, const cJSON *obj, const char *key, const char *const *choices, size_t *index)
 {
-    const cJSON *v = member(obj, key);
+    const cJSON *v = rb_cfg_member(obj, key);
     if (!v)
         return RB_OK;
     push_key(c, key, 0);
@@ -369,7 +367,7 @@ static int parse_model(cfg *c, const cJSON *v)
         rc = member_string_array(c, v, "joints", false, true, &p->model_joints, &p->n_model_joints);
     if (!rc)
         rc = rb_cfg_member_string(c, v, "base", false, &p->model_base);
-    const cJSON *fl = member(v, "floating");
+    const cJSON *fl = rb_cfg_member(v, "floating");
     if (!rc && fl) {
         push_key(c, "floating", 0);
         if (!cJSON_IsBool(fl))
@@ -424,7 +422,7 @@ static int parse_clock(cfg *c, const cJSON *v)
     int rc = rb_cfg_check_object(c, v, keys, 2);
     if (rc)
         return rc;
-    const cJSON *rate = member(v, "rate"), *channel = member(v, "channel");
+    const cJSON *rate = rb_cfg_member(v, "rate"), *channel = rb_cfg_member(v, "channel");
     if ((rate != NULL) == (channel != NULL))
         return rb_cfg_error(c, "give exactly one of 'rate' (Hz) or 'channel'");
     if (channel)
@@ -487,7 +485,7 @@ static int parse_binding(cfg *c, const cJSON *v, rb_config_signal *sig)
     static const char *const interps[] = {"linear", "hold", NULL};  /* RB_INTERP_LINEAR, RB_INTERP_HOLD */
     static const char *const policies[] = {"error", "hold", NULL}; /* RB_NONFINITE_ERROR, RB_NONFINITE_HOLD */
     int rc = rb_cfg_check_object(c, v, keys, 4);
-    const cJSON *ch = member(v, "channel");
+    const cJSON *ch = rb_cfg_member(v, "channel");
     if (!rc && cJSON_IsArray(ch)) {
         rc = member_string_array(c, v, "channel", true, false, &sig->channels, &sig->n_channels);
     } else if (!rc) {
@@ -499,7 +497,7 @@ static int parse_binding(cfg *c, const cJSON *v, rb_config_signal *sig)
     }
     if (!rc)
         sig->channel = sig->channels[0];
-    const cJSON *e = member(v, "elements");
+    const cJSON *e = rb_cfg_member(v, "elements");
     if (!rc && e && sig->n_channels > 1) {
         push_key(c, "elements", 0);
         rc = rb_cfg_error(c, "not with several channels (bind the channels one by one to select elements)");
@@ -675,7 +673,7 @@ static int parse_params(cfg *c, const cJSON *v, rb_config_stage *st)
     }
     for (size_t i = 0; !rc && i < t->n_params; i++) {
         const rb_param_spec *ps = &t->params[i];
-        const cJSON *pv = v ? member(v, ps->name) : NULL;
+        const cJSON *pv = v ? rb_cfg_member(v, ps->name) : NULL;
         if (pv) {
             push_key(c, ps->name, 0);
             rc = param_value(c, pv, ps, &st->params[i]);
@@ -702,14 +700,14 @@ static int parse_ports(cfg *c, const cJSON *stage, const char *key, const char *
     *out = rb_calloc(n_ports ? n_ports : 1, sizeof **out);
     if (!*out)
         return rb_cfg_nomem(c);
-    const cJSON *v = member(stage, key);
+    const cJSON *v = rb_cfg_member(stage, key);
     if (!v)
         return n_ports ? rb_cfg_error(c, "missing key '%s'", key) : RB_OK;
     push_key(c, key, 0);
     int rc = rb_cfg_check_object(c, v, ports, n_ports);
     size_t wired = 0;
     for (size_t j = 0; !rc && j < n_ports; j++) {
-        const cJSON *w = member(v, ports[j]);
+        const cJSON *w = rb_cfg_member(v, ports[j]);
         if (!w) {
             if (inputs && !(j < 64 && (c->stage_optional >> j & 1)))
                 rc = rb_cfg_error(c, "missing input port '%s'", ports[j]);
@@ -775,7 +773,7 @@ static int parse_stage(cfg *c, const cJSON *v, void *item)
     if (!rc)
         rc = parse_ports(c, v, "out", t->outputs, t->n_outputs, &st->out);
     if (!rc)
-        rc = parse_params(c, member(v, "params"), st);
+        rc = parse_params(c, rb_cfg_member(v, "params"), st);
     if (!rc) {
         st->in_signal = rb_calloc(t->n_inputs ? t->n_inputs : 1, sizeof *st->in_signal);
         st->out_signal = rb_calloc(t->n_outputs ? t->n_outputs : 1, sizeof *st->out_signal);
@@ -857,7 +855,7 @@ static int parse_metric(cfg *c, const cJSON *v, void *item)
         rc = rb_cfg_nomem(c);
     m->t0 = -INFINITY;
     m->t1 = INFINITY;
-    const cJSON *w = member(v, "window");
+    const cJSON *w = rb_cfg_member(v, "window");
     if (!rc && w) {
         push_key(c, "window", 0);
         rc = want_window(c, w, &m->t0, &m->t1);
@@ -933,7 +931,7 @@ static int parse_root(cfg *c, const cJSON *root)
     c->p->t1 = INFINITY;
     c->p->gap_factor = 3.0;
     for (size_t i = 0; !rc && i < N_SECTIONS; i++) {
-        const cJSON *v = member(root, sections[i].key);
+        const cJSON *v = rb_cfg_member(root, sections[i].key);
         if (!v) {
             if (sections[i].required)
                 rc = rb_cfg_error(c, "missing key '%s'", sections[i].key);

@@ -11,8 +11,6 @@ typedef struct fsp {
     rb_friction_spec *s;
 } fsp;
 
-static const cJSON *member(const cJSON *obj, const char *key) { return cJSON_GetObjectItemCaseSensitive(obj, key); }
-
 /* An integer >= lo (and <= 2^53) at the current path. */
 static int want_integer(cfg *c, const cJSON *v, double lo, double *out)
 {
@@ -27,41 +25,10 @@ static int want_integer(cfg *c, const cJSON *v, double lo, double *out)
     return rc;
 }
 
-enum rule { ANY, POSITIVE, NON_NEGATIVE, NON_ZERO, UNIT_OPEN, UNIT_CLOSED };
-
-static int check_rule(cfg *c, double x, enum rule rule)
-{
-    switch (rule) {
-    case POSITIVE: return x > 0 ? RB_OK : rb_cfg_error(c, "must be > 0");
-    case NON_NEGATIVE: return x >= 0 ? RB_OK : rb_cfg_error(c, "must be >= 0");
-    case NON_ZERO: return x != 0 ? RB_OK : rb_cfg_error(c, "must not be 0");
-    case UNIT_OPEN: return x >= 0 && x < 1 ? RB_OK : rb_cfg_error(c, "must be in [0, 1)");
-    case UNIT_CLOSED: return x >= 0 && x <= 1 ? RB_OK : rb_cfg_error(c, "must be in [0, 1]");
-    default: return RB_OK;
-    }
-}
-
-/* Optional number member (untouched when absent). */
-static int opt_num(cfg *c, const cJSON *obj, const char *key, enum rule rule, double *out)
-{
-    const cJSON *v = member(obj, key);
-    if (!v)
-        return RB_OK;
-    push_key(c, key, 0);
-    double x;
-    int rc = rb_cfg_want_number(c, v, &x);
-    if (!rc)
-        rc = check_rule(c, x, rule);
-    if (!rc)
-        *out = x;
-    pop(c);
-    return rc;
-}
-
 /* Optional integer member >= lo into a size_t (or a uint64_t when seed). */
 static int opt_count(cfg *c, const cJSON *obj, const char *key, double lo, size_t *out)
 {
-    const cJSON *v = member(obj, key);
+    const cJSON *v = rb_cfg_member(obj, key);
     if (!v)
         return RB_OK;
     push_key(c, key, 0);
@@ -76,7 +43,7 @@ static int opt_count(cfg *c, const cJSON *obj, const char *key, double lo, size_
 }
 
 /* A number array of 1 or n_joints values expanded into out (n_joints, allocated). */
-static int joint_numbers(fsp *x, const cJSON *v, enum rule rule, double **out)
+static int joint_numbers(fsp *x, const cJSON *v, rb_cfg_rule rule, double **out)
 {
     cfg *c = &x->c;
     size_t n = x->s->n_joints;
@@ -92,7 +59,7 @@ static int joint_numbers(fsp *x, const cJSON *v, enum rule rule, double **out)
         double y;
         rc = rb_cfg_want_number(c, e, &y);
         if (!rc)
-            rc = check_rule(c, y, rule);
+            rc = rb_cfg_check_rule(c, y, rule);
         if (!rc)
             (*out)[i] = y;
         if (i == 0)
@@ -172,7 +139,7 @@ static int parse_log(fsp *x, const cJSON *v, rb_fspec_log *log)
         return parse_session(x, v, log);
     static const char *const keys[] = {"log", "torques"};
     int rc = rb_cfg_check_object(c, v, keys, 2);
-    const cJSON *lv = member(v, "log");
+    const cJSON *lv = rb_cfg_member(v, "log");
     if (!rc && !lv)
         rc = rb_cfg_error(c, "missing key 'log'");
     if (!rc) {
@@ -215,10 +182,10 @@ static int parse_kf(fsp *x, const cJSON *v, rb_fspec_signal *sig)
     const char *names[2] = {"q", "r"};
     double **dst[2] = {&sig->q, &sig->r}, defs[2] = {RB_KFD_DEFAULT_Q, RB_KFD_DEFAULT_R};
     for (int k = 0; !rc && k < 2; k++) {
-        const cJSON *a = member(v, names[k]);
+        const cJSON *a = rb_cfg_member(v, names[k]);
         if (a) {
             push_key(c, names[k], 0);
-            rc = joint_numbers(x, a, k == 0 ? NON_NEGATIVE : POSITIVE, dst[k]);
+            rc = joint_numbers(x, a, k == 0 ? RB_CFG_NON_NEGATIVE : RB_CFG_POSITIVE, dst[k]);
             pop(c);
         } else if (!(*dst[k] = rb_calloc(x->s->n_joints, sizeof **dst[k]))) {
             rc = rb_cfg_nomem(c);
@@ -227,7 +194,7 @@ static int parse_kf(fsp *x, const cJSON *v, rb_fspec_signal *sig)
                 (*dst[k])[j] = defs[k];
         }
     }
-    const cJSON *p0 = member(v, "p0");
+    const cJSON *p0 = rb_cfg_member(v, "p0");
     if (!rc && p0) {
         push_key(c, "p0", 0);
         if (!cJSON_IsArray(p0) || cJSON_GetArraySize(p0) != 3)
@@ -237,7 +204,7 @@ static int parse_kf(fsp *x, const cJSON *v, rb_fspec_signal *sig)
             push_index(c, i);
             rc = rb_cfg_want_number(c, e, &sig->p0[i]);
             if (!rc)
-                rc = check_rule(c, sig->p0[i], POSITIVE);
+                rc = rb_cfg_check_rule(c, sig->p0[i], RB_CFG_POSITIVE);
             pop(c);
         }
         pop(c);
@@ -255,7 +222,7 @@ static int parse_signal(fsp *x, const cJSON *root, const char *key, const char *
     cfg *c = &x->c;
     size_t n = x->s->n_joints;
     sig->p0[0] = RB_KFD_DEFAULT_P0_X, sig->p0[1] = RB_KFD_DEFAULT_P0_V, sig->p0[2] = RB_KFD_DEFAULT_P0_A;
-    const cJSON *v = member(root, key);
+    const cJSON *v = rb_cfg_member(root, key);
     if (!v && !def)
         return rb_cfg_error(c, "missing key '%s'", key);
     push_key(c, key, 0);
@@ -264,7 +231,7 @@ static int parse_signal(fsp *x, const cJSON *root, const char *key, const char *
         rc = rb_cfg_check_object(c, v, keys, velocity ? 3 : 2);
         if (!rc)
             rc = rb_cfg_member_string(c, v, "channel", true, &sig->channel);
-        const cJSON *e = member(v, "elements"), *kf = member(v, "kf_derivative");
+        const cJSON *e = rb_cfg_member(v, "elements"), *kf = rb_cfg_member(v, "kf_derivative");
         if (!rc && e) {
             push_key(c, "elements", 0);
             size_t got = 0;
@@ -301,11 +268,11 @@ static int parse_clock(fsp *x, const cJSON *v)
     static const char *const keys[] = {"rate", "channel"};
     cfg *c = &x->c;
     int rc = rb_cfg_check_object(c, v, keys, 2);
-    bool has_rate = member(v, "rate") != NULL, has_channel = member(v, "channel") != NULL;
+    bool has_rate = rb_cfg_member(v, "rate") != NULL, has_channel = rb_cfg_member(v, "channel") != NULL;
     if (!rc && has_rate == has_channel)
         rc = rb_cfg_error(c, "give exactly one of 'rate' (Hz) and 'channel'");
     if (!rc && has_rate)
-        rc = opt_num(c, v, "rate", POSITIVE, &x->s->clock_rate);
+        rc = rb_cfg_member_number(c, v, "rate", RB_CFG_POSITIVE, &x->s->clock_rate);
     if (!rc && has_channel)
         rc = rb_cfg_member_string(c, v, "channel", true, &x->s->clock_channel);
     return rc;
@@ -341,7 +308,7 @@ static int parse_network(fsp *x, const cJSON *v)
     int rc = rb_cfg_check_object(c, v, keys, sizeof keys / sizeof keys[0]);
     if (!rc)
         rc = opt_count(c, v, "H", 1, &x->s->H);
-    const cJSON *h = member(v, "hidden");
+    const cJSON *h = rb_cfg_member(v, "hidden");
     if (!rc && h) {
         push_key(c, "hidden", 0);
         if (!cJSON_IsArray(h) || cJSON_GetArraySize(h) != 2)
@@ -360,11 +327,11 @@ static int parse_network(fsp *x, const cJSON *v)
         pop(c);
     }
     if (!rc)
-        rc = opt_num(c, v, "dropout", UNIT_OPEN, &o->dropout);
+        rc = rb_cfg_member_number(c, v, "dropout", RB_CFG_UNIT_OPEN, &o->dropout);
     if (!rc)
-        rc = opt_num(c, v, "lambda", UNIT_CLOSED, &o->lambda);
+        rc = rb_cfg_member_number(c, v, "lambda", RB_CFG_UNIT_CLOSED, &o->lambda);
     if (!rc)
-        rc = opt_num(c, v, "learning_rate", POSITIVE, &o->learning_rate);
+        rc = rb_cfg_member_number(c, v, "learning_rate", RB_CFG_POSITIVE, &o->learning_rate);
     if (!rc)
         rc = opt_count(c, v, "epochs", 1, &o->epochs);
     if (!rc)
@@ -373,7 +340,7 @@ static int parse_network(fsp *x, const cJSON *v)
         rc = opt_count(c, v, "patience", 0, &o->patience);
     if (!rc)
         rc = opt_count(c, v, "split_block", 1, &x->s->split_block);
-    const cJSON *seed = member(v, "seed");
+    const cJSON *seed = rb_cfg_member(v, "seed");
     if (!rc && seed) {
         push_key(c, "seed", 0);
         double y;
@@ -392,13 +359,13 @@ static int parse_scv(fsp *x, const cJSON *v)
     rb_friction_fit_opts *o = &x->s->scv;
     int rc = rb_cfg_check_object(c, v, keys, 5);
     if (!rc)
-        rc = opt_num(c, v, "v_eps", NON_NEGATIVE, &o->v_eps);
+        rc = rb_cfg_member_number(c, v, "v_eps", RB_CFG_NON_NEGATIVE, &o->v_eps);
     if (!rc)
-        rc = opt_num(c, v, "v_s", POSITIVE, &o->v_s);
+        rc = rb_cfg_member_number(c, v, "v_s", RB_CFG_POSITIVE, &o->v_s);
     if (!rc)
-        rc = opt_num(c, v, "v_s_min", POSITIVE, &o->v_s_min);
+        rc = rb_cfg_member_number(c, v, "v_s_min", RB_CFG_POSITIVE, &o->v_s_min);
     if (!rc)
-        rc = opt_num(c, v, "v_s_max", POSITIVE, &o->v_s_max);
+        rc = rb_cfg_member_number(c, v, "v_s_max", RB_CFG_POSITIVE, &o->v_s_max);
     if (!rc && o->v_s_min > 0 && o->v_s_max > 0 && !(o->v_s_max > o->v_s_min)) {
         push_key(c, "v_s_max", 0);
         rc = rb_cfg_error(c, "must be greater than v_s_min (%g)", o->v_s_min);
@@ -435,7 +402,7 @@ static int parse_analytic(fsp *x, const cJSON *v)
 /* Member `key` through `parse` when present; required ones must be. */
 static int section(fsp *x, const cJSON *root, const char *key, bool required, int (*parse)(fsp *, const cJSON *))
 {
-    const cJSON *v = member(root, key);
+    const cJSON *v = rb_cfg_member(root, key);
     if (!v)
         return required ? rb_cfg_error(&x->c, "missing key '%s'", key) : RB_OK;
     push_key(&x->c, key, 0);
@@ -444,9 +411,9 @@ static int section(fsp *x, const cJSON *root, const char *key, bool required, in
     return rc;
 }
 
-static int numbers_section(fsp *x, const cJSON *root, const char *key, enum rule rule, double **out)
+static int numbers_section(fsp *x, const cJSON *root, const char *key, rb_cfg_rule rule, double **out)
 {
-    const cJSON *v = member(root, key);
+    const cJSON *v = rb_cfg_member(root, key);
     if (!v)
         return rb_cfg_error(&x->c, "missing key '%s'", key);
     push_key(&x->c, key, 0);
@@ -479,11 +446,11 @@ static int parse_root(fsp *x, const cJSON *root)
     if (!rc)
         rc = parse_signal(x, root, "torque", NULL, false, &s->torque);
     if (!rc)
-        rc = numbers_section(x, root, "k_t", POSITIVE, &s->k_t);
+        rc = numbers_section(x, root, "k_t", RB_CFG_POSITIVE, &s->k_t);
     if (!rc)
-        rc = numbers_section(x, root, "R", NON_ZERO, &s->R);
-    if (!rc && member(root, "motor_inertia"))
-        rc = numbers_section(x, root, "motor_inertia", NON_NEGATIVE, &s->J_m);
+        rc = numbers_section(x, root, "R", RB_CFG_NON_ZERO, &s->R);
+    if (!rc && rb_cfg_member(root, "motor_inertia"))
+        rc = numbers_section(x, root, "motor_inertia", RB_CFG_NON_NEGATIVE, &s->J_m);
     if (!rc)
         rc = section(x, root, "clock", false, parse_clock);
     if (!rc && !s->clock_rate && !s->clock_channel && !(s->clock_channel = rb_strdup(s->joint_velocity.channel)))

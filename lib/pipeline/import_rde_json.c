@@ -4,40 +4,7 @@
 #include <string.h>
 
 #include "import_rde.h"
-
-/* cJSON builders return NULL when out of memory; `ok` collects that so each call site stays one line. */
-typedef struct builder {
-    bool ok;
-} builder;
-
-static cJSON *add(builder *b, cJSON *parent, const char *key, cJSON *item)
-{
-    if (!item) {
-        b->ok = false;
-        return NULL;
-    }
-    cJSON_bool added = key ? cJSON_AddItemToObject(parent, key, item) : cJSON_AddItemToArray(parent, item);
-    if (!added) {
-        cJSON_Delete(item);
-        b->ok = false;
-        return NULL;
-    }
-    return item;
-}
-
-static cJSON *strings(const char *const *s, size_t n)
-{
-    cJSON *a = cJSON_CreateArray();
-    for (size_t i = 0; a && i < n; i++) {
-        cJSON *e = cJSON_CreateString(s[i]);
-        if (!e || !cJSON_AddItemToArray(a, e)) {
-            cJSON_Delete(e);
-            cJSON_Delete(a);
-            return NULL;
-        }
-    }
-    return a;
-}
+#include "pipeline_internal.h"
 
 static cJSON *numbers(const double *x, size_t n)
 {
@@ -66,23 +33,23 @@ static size_t used_values(const rde_imus *m, const double *values, double *out)
 }
 
 /* {"channel": ..., "elements": joints} or a channel array "<prefix><name>" for each name (NULL when n = 0). */
-static void add_signal(builder *b, cJSON *signals, const char *name, const char *channel, const char *prefix,
+static void add_signal(rb_cfg_builder *b, cJSON *signals, const char *name, const char *channel, const char *prefix,
                        const char *const *names, size_t n, const rde *r)
 {
     if (!channel && n == 0)
         return;
-    cJSON *o = add(b, signals, name, cJSON_CreateObject());
+    cJSON *o = rb_cfg_add(b, signals, name, cJSON_CreateObject());
     if (!o)
         return;
     if (channel) {
-        add(b, o, "channel", cJSON_CreateString(channel));
-        add(b, o, "elements", strings(r->joints, r->n));
+        rb_cfg_add(b, o, "channel", cJSON_CreateString(channel));
+        rb_cfg_add(b, o, "elements", rb_cfg_strings(r->joints, r->n));
         return;
     }
-    cJSON *a = add(b, o, "channel", cJSON_CreateArray());
+    cJSON *a = rb_cfg_add(b, o, "channel", cJSON_CreateArray());
     for (size_t i = 0; a && i < n; i++) {
         char *c = rb_asprintf("%s%s", prefix, names[i]);
-        add(b, a, NULL, c ? cJSON_CreateString(c) : NULL);
+        rb_cfg_add(b, a, NULL, c ? cJSON_CreateString(c) : NULL);
         rb_free(c);
     }
 }
@@ -94,9 +61,9 @@ typedef struct imu_view {
     size_t n;
 } imu_view;
 
-static void add_signals(builder *b, cJSON *root, const rde *r, const imu_view *acc, const imu_view *gyro)
+static void add_signals(rb_cfg_builder *b, cJSON *root, const rde *r, const imu_view *acc, const imu_view *gyro)
 {
-    cJSON *s = add(b, root, "signals", cJSON_CreateObject());
+    cJSON *s = rb_cfg_add(b, root, "signals", cJSON_CreateObject());
     if (!s)
         return;
     add_signal(b, s, "q", "joints_state/positions", NULL, NULL, 0, r);
@@ -107,21 +74,21 @@ static void add_signals(builder *b, cJSON *root, const rde *r, const imu_view *a
     add_signal(b, s, "gyro", NULL, "gyros/", gyro->names, gyro->n, r);
 }
 
-static void add_ports(builder *b, cJSON *stage, const rde *r, const imu_view *acc, const imu_view *gyro)
+static void add_ports(rb_cfg_builder *b, cJSON *stage, const rde *r, const imu_view *acc, const imu_view *gyro)
 {
-    cJSON *in = add(b, stage, "in", cJSON_CreateObject());
+    cJSON *in = rb_cfg_add(b, stage, "in", cJSON_CreateObject());
     const char *inputs[] = {
         "q", "dq", "current", r->n_ft ? "ft" : NULL, acc->n ? "acc" : NULL, gyro->n ? "gyro" : NULL};
     for (size_t i = 0; in && i < 6; i++)
         if (inputs[i])
-            add(b, in, inputs[i], cJSON_CreateString(inputs[i]));
+            rb_cfg_add(b, in, inputs[i], cJSON_CreateString(inputs[i]));
     static const char *const outputs[] = {"tau_j",    "tau_m", "tau_f",      "dq", "ft",
                                           "contacts", "var",   "innovation", "nis"};
-    cJSON *out = add(b, stage, "out", cJSON_CreateObject());
+    cJSON *out = rb_cfg_add(b, stage, "out", cJSON_CreateObject());
     for (size_t i = 0; out && i < 9; i++) {
         char name[32];
         snprintf(name, sizeof name, "ukf/%s", outputs[i]);
-        add(b, out, outputs[i], cJSON_CreateString(name));
+        rb_cfg_add(b, out, outputs[i], cJSON_CreateString(name));
     }
 }
 
@@ -141,38 +108,38 @@ static bool one_p0_bias(const rde *r, const imu_view *acc, const imu_view *gyro,
     return same;
 }
 
-static void add_bias_params(builder *b, cJSON *params, const rde *r, const imu_view *acc, const imu_view *gyro,
+static void add_bias_params(rb_cfg_builder *b, cJSON *params, const rde *r, const imu_view *acc, const imu_view *gyro,
                             double p0_bias)
 {
-    add(b, params, "ft_bias", cJSON_CreateBool(r->ft_use_bias == 1));
-    add(b, params, "acc_bias", cJSON_CreateBool(r->acc.use_bias == 1 && acc->n));
-    add(b, params, "gyro_bias", cJSON_CreateBool(r->gyro.use_bias == 1 && gyro->n));
+    rb_cfg_add(b, params, "ft_bias", cJSON_CreateBool(r->ft_use_bias == 1));
+    rb_cfg_add(b, params, "acc_bias", cJSON_CreateBool(r->acc.use_bias == 1 && acc->n));
+    rb_cfg_add(b, params, "gyro_bias", cJSON_CreateBool(r->gyro.use_bias == 1 && gyro->n));
     if (r->ft_use_bias == 1)
-        add(b, params, "q_ft_bias", numbers(r->q_ft_bias, 6 * r->n_ft));
+        rb_cfg_add(b, params, "q_ft_bias", numbers(r->q_ft_bias, 6 * r->n_ft));
     if (r->acc.use_bias == 1 && acc->n)
-        add(b, params, "q_acc_bias", numbers(acc->q_bias, 3 * acc->n));
+        rb_cfg_add(b, params, "q_acc_bias", numbers(acc->q_bias, 3 * acc->n));
     if (r->gyro.use_bias == 1 && gyro->n)
-        add(b, params, "q_gyro_bias", numbers(gyro->q_bias, 3 * gyro->n));
+        rb_cfg_add(b, params, "q_gyro_bias", numbers(gyro->q_bias, 3 * gyro->n));
     if (r->ft_use_bias == 1 || (r->acc.use_bias == 1 && acc->n) || (r->gyro.use_bias == 1 && gyro->n))
-        add(b, params, "p0_bias", numbers(&p0_bias, 1)); /* an array, as every variance parameter */
+        rb_cfg_add(b, params, "p0_bias", numbers(&p0_bias, 1)); /* an array, as every variance parameter */
 }
 
-static void add_params(builder *b, cJSON *stage, const rde *r, const imu_view *acc, const imu_view *gyro,
+static void add_params(rb_cfg_builder *b, cJSON *stage, const rde *r, const imu_view *acc, const imu_view *gyro,
                        double p0_bias)
 {
-    cJSON *p = add(b, stage, "params", cJSON_CreateObject());
+    cJSON *p = rb_cfg_add(b, stage, "params", cJSON_CreateObject());
     if (!p)
         return;
-    add(b, p, "ft_sensors", strings(r->ft, r->n_ft));
-    add(b, p, "contacts", strings(r->contacts, r->n_c));
-    add(b, p, "accelerometers", strings(acc->frames, acc->n));
-    add(b, p, "gyroscopes", strings(gyro->frames, gyro->n));
-    add(b, p, "k_t", numbers(r->k_t, r->n));
-    add(b, p, "gear_ratio", numbers(r->gear, r->n));
-    add(b, p, "alpha", cJSON_CreateNumber(r->alpha));
-    add(b, p, "beta", cJSON_CreateNumber(r->beta));
-    add(b, p, "kappa", cJSON_CreateNumber(r->kappa));
-    add(b, p, "dt", cJSON_CreateNumber(r->dt));
+    rb_cfg_add(b, p, "ft_sensors", rb_cfg_strings(r->ft, r->n_ft));
+    rb_cfg_add(b, p, "contacts", rb_cfg_strings(r->contacts, r->n_c));
+    rb_cfg_add(b, p, "accelerometers", rb_cfg_strings(acc->frames, acc->n));
+    rb_cfg_add(b, p, "gyroscopes", rb_cfg_strings(gyro->frames, gyro->n));
+    rb_cfg_add(b, p, "k_t", numbers(r->k_t, r->n));
+    rb_cfg_add(b, p, "gear_ratio", numbers(r->gear, r->n));
+    rb_cfg_add(b, p, "alpha", cJSON_CreateNumber(r->alpha));
+    rb_cfg_add(b, p, "beta", cJSON_CreateNumber(r->beta));
+    rb_cfg_add(b, p, "kappa", cJSON_CreateNumber(r->kappa));
+    rb_cfg_add(b, p, "dt", cJSON_CreateNumber(r->dt));
     const struct {
         const char *key;
         const double *v;
@@ -196,40 +163,40 @@ static void add_params(builder *b, cJSON *stage, const rde *r, const imu_view *a
     };
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         if (arrays[i].n) /* an absent sensor kind keeps the stage's default */
-            add(b, p, arrays[i].key, numbers(arrays[i].v, arrays[i].n));
-    add(b, p, "friction_dynamics", cJSON_CreateString(r->friction_rate ? "rate_model" : "random_walk"));
+            rb_cfg_add(b, p, arrays[i].key, numbers(arrays[i].v, arrays[i].n));
+    rb_cfg_add(b, p, "friction_dynamics", cJSON_CreateString(r->friction_rate ? "rate_model" : "random_walk"));
     if (r->friction_rate) {
-        add(b, p, "friction_k0", numbers(r->k0, r->n));
-        add(b, p, "friction_k1", numbers(r->k1, r->n));
-        add(b, p, "friction_k2", numbers(r->k2, r->n));
+        rb_cfg_add(b, p, "friction_k0", numbers(r->k0, r->n));
+        rb_cfg_add(b, p, "friction_k1", numbers(r->k1, r->n));
+        rb_cfg_add(b, p, "friction_k2", numbers(r->k2, r->n));
     }
-    add(b, p, "contact_decay", cJSON_CreateNumber(r->contact_decay));
+    rb_cfg_add(b, p, "contact_decay", cJSON_CreateNumber(r->contact_decay));
     add_bias_params(b, p, r, acc, gyro, p0_bias);
-    add(b, p, "ft_offset", cJSON_CreateString("first_sample"));
+    rb_cfg_add(b, p, "ft_offset", cJSON_CreateString("first_sample"));
 }
 
-static void add_model(builder *b, cJSON *root, const rde *r, const char *urdf)
+static void add_model(rb_cfg_builder *b, cJSON *root, const rde *r, const char *urdf)
 {
-    cJSON *m = add(b, root, "model", cJSON_CreateObject());
+    cJSON *m = rb_cfg_add(b, root, "model", cJSON_CreateObject());
     if (!m)
         return;
-    add(b, m, "urdf", cJSON_CreateString(urdf));
-    add(b, m, "joints", strings(r->joints, r->n));
-    add(b, m, "base", cJSON_CreateString(r->base));
-    cJSON *clock = add(b, root, "clock", cJSON_CreateObject());
+    rb_cfg_add(b, m, "urdf", cJSON_CreateString(urdf));
+    rb_cfg_add(b, m, "joints", rb_cfg_strings(r->joints, r->n));
+    rb_cfg_add(b, m, "base", cJSON_CreateString(r->base));
+    cJSON *clock = rb_cfg_add(b, root, "clock", cJSON_CreateObject());
     if (clock)
-        add(b, clock, "rate", cJSON_CreateNumber(1.0 / r->dt));
+        rb_cfg_add(b, clock, "rate", cJSON_CreateNumber(1.0 / r->dt));
 }
 
-static void add_outputs(builder *b, cJSON *root)
+static void add_outputs(rb_cfg_builder *b, cJSON *root)
 {
     static const char *const recorded[] = {"ukf/tau_j",    "ukf/tau_m", "ukf/tau_f",      "ukf/dq", "ukf/ft",
                                            "ukf/contacts", "ukf/var",   "ukf/innovation", "ukf/nis"};
-    cJSON *outputs = add(b, root, "outputs", cJSON_CreateArray());
-    cJSON *o = outputs ? add(b, outputs, NULL, cJSON_CreateObject()) : NULL;
+    cJSON *outputs = rb_cfg_add(b, root, "outputs", cJSON_CreateArray());
+    cJSON *o = outputs ? rb_cfg_add(b, outputs, NULL, cJSON_CreateObject()) : NULL;
     if (o) {
-        add(b, o, "path", cJSON_CreateString("ukf_torque.h5"));
-        add(b, o, "signals", strings(recorded, 9));
+        rb_cfg_add(b, o, "path", cJSON_CreateString("ukf_torque.h5"));
+        rb_cfg_add(b, o, "signals", rb_cfg_strings(recorded, 9));
     }
 }
 
@@ -270,16 +237,16 @@ int rde_pipeline_json(const rde *r, const char *urdf_in_json, char **out, rb_err
                         "%s:%zu: the bias states have different initial_covariance values: the ukf_torque stage takes "
                         "one p0_bias",
                         r->state->file, rb_ini_entry_find(r->state, "dynamics_list")->line);
-    builder b = {true};
+    rb_cfg_builder b = {true};
     cJSON *root = rc ? NULL : cJSON_CreateObject();
     if (root) {
         add_model(&b, root, r, urdf_in_json);
         add_signals(&b, root, r, &acc, &gyro);
-        cJSON *stages = add(&b, root, "stages", cJSON_CreateArray());
-        cJSON *st = stages ? add(&b, stages, NULL, cJSON_CreateObject()) : NULL;
+        cJSON *stages = rb_cfg_add(&b, root, "stages", cJSON_CreateArray());
+        cJSON *st = stages ? rb_cfg_add(&b, stages, NULL, cJSON_CreateObject()) : NULL;
         if (st) {
-            add(&b, st, "id", cJSON_CreateString("ukf"));
-            add(&b, st, "type", cJSON_CreateString("ukf_torque"));
+            rb_cfg_add(&b, st, "id", cJSON_CreateString("ukf"));
+            rb_cfg_add(&b, st, "type", cJSON_CreateString("ukf_torque"));
             add_ports(&b, st, r, &acc, &gyro);
             add_params(&b, st, r, &acc, &gyro, p0_bias);
         }

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "roboest/pipeline.h"
+#include "pipeline_internal.h"
 
 typedef struct scan {
     const char *s;
@@ -463,4 +463,65 @@ size_t rb_json_syntax_error(const char *text, size_t len, const char **what)
     }
     *what = why;
     return at;
+}
+
+/* ---- optional members (pipeline_internal.h) --------------------------------------------------------- */
+const cJSON *rb_cfg_member(const cJSON *obj, const char *key) { return cJSON_GetObjectItemCaseSensitive(obj, key); }
+
+int rb_cfg_check_rule(cfg *c, double x, rb_cfg_rule rule)
+{
+    switch (rule) {
+    case RB_CFG_POSITIVE: return x > 0 ? RB_OK : rb_cfg_error(c, "must be > 0");
+    case RB_CFG_NON_NEGATIVE: return x >= 0 ? RB_OK : rb_cfg_error(c, "must be >= 0");
+    case RB_CFG_NON_ZERO: return x != 0 ? RB_OK : rb_cfg_error(c, "must not be 0");
+    case RB_CFG_UNIT_OPEN: return x >= 0 && x < 1 ? RB_OK : rb_cfg_error(c, "must be in [0, 1)");
+    case RB_CFG_UNIT_CLOSED: return x >= 0 && x <= 1 ? RB_OK : rb_cfg_error(c, "must be in [0, 1]");
+    default: return RB_OK;
+    }
+}
+
+int rb_cfg_member_number(cfg *c, const cJSON *obj, const char *key, rb_cfg_rule rule, double *out)
+{
+    const cJSON *v = rb_cfg_member(obj, key);
+    if (!v)
+        return RB_OK;
+    push_key(c, key, 0);
+    double x;
+    int rc = rb_cfg_want_number(c, v, &x);
+    if (!rc)
+        rc = rb_cfg_check_rule(c, x, rule);
+    if (!rc)
+        *out = x;
+    pop(c);
+    return rc;
+}
+
+/* ---- cJSON builders (pipeline_internal.h) ------------------------------------------------------------ */
+cJSON *rb_cfg_add(rb_cfg_builder *b, cJSON *parent, const char *key, cJSON *item)
+{
+    if (!item) {
+        b->ok = false;
+        return NULL;
+    }
+    cJSON_bool added = key ? cJSON_AddItemToObject(parent, key, item) : cJSON_AddItemToArray(parent, item);
+    if (!added) {
+        cJSON_Delete(item);
+        b->ok = false;
+        return NULL;
+    }
+    return item;
+}
+
+cJSON *rb_cfg_strings(const char *const *s, size_t n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; a && i < n; i++) {
+        cJSON *e = cJSON_CreateString(s[i]);
+        if (!e || !cJSON_AddItemToArray(a, e)) {
+            cJSON_Delete(e);
+            cJSON_Delete(a);
+            return NULL;
+        }
+    }
+    return a;
 }

@@ -103,6 +103,34 @@ int rb_cfg_malformed(const char *file, const char *text, size_t len, size_t cjso
  * RB_EINPUT, RB_ENOMEM. */
 int rb_cfg_read_file(const char *path, char **text, size_t *len, rb_err *err);
 
+/* ---- optional members (json_util.c; used by config.c, scenario.c, friction_spec.c, suite.c) -------- */
+/* Member `key` of obj (case-sensitive), NULL when absent. */
+const cJSON *rb_cfg_member(const cJSON *obj, const char *key);
+/* What a number must satisfy; a violation is reported at the current path ("must be > 0", ...). */
+typedef enum rb_cfg_rule {
+    RB_CFG_ANY,
+    RB_CFG_POSITIVE,     /* > 0 */
+    RB_CFG_NON_NEGATIVE, /* >= 0 */
+    RB_CFG_NON_ZERO,     /* != 0 */
+    RB_CFG_UNIT_OPEN,    /* in [0, 1) */
+    RB_CFG_UNIT_CLOSED   /* in [0, 1] */
+} rb_cfg_rule;
+/* x checked against `rule` (RB_ECONFIG at the current path). */
+int rb_cfg_check_rule(cfg *c, double x, rb_cfg_rule rule);
+/* Optional number member `key` of obj checked against `rule` (*out untouched when absent). */
+int rb_cfg_member_number(cfg *c, const cJSON *obj, const char *key, rb_cfg_rule rule, double *out);
+
+/* ---- cJSON builders (json_util.c; used by resolved.c, import_rde_json.c) ---------------------------- */
+/* cJSON builders return NULL when out of memory; `ok` collects that so each call site stays one line. */
+typedef struct rb_cfg_builder {
+    bool ok;
+} rb_cfg_builder;
+/* item added to parent under key (key NULL: appended to the array parent); NULL item or a failed add
+ * (item freed) clears b->ok and gives NULL. */
+cJSON *rb_cfg_add(rb_cfg_builder *b, cJSON *parent, const char *key, cJSON *item);
+/* A new array of copies of n strings, NULL when out of memory. */
+cJSON *rb_cfg_strings(const char *const *s, size_t n);
+
 /* ---- small helpers ---------------------------------------------------------------------------- */
 /* registry.c: x within the bounds of a NUMBER / INTEGER / array-element parameter. */
 bool rb_pipe_param_within(const rb_param_spec *ps, double x);

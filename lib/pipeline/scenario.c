@@ -14,32 +14,9 @@ typedef struct scn {
     rb_scenario *s;
 } scn;
 
-static const cJSON *member(const cJSON *obj, const char *key) { return cJSON_GetObjectItemCaseSensitive(obj, key); }
-
-enum rule { ANY, POSITIVE, NON_NEGATIVE };
-
-/* Optional number member (*out untouched when absent), checked against `rule`. */
-static int opt_num(cfg *c, const cJSON *obj, const char *key, enum rule rule, double *out)
-{
-    const cJSON *v = member(obj, key);
-    if (!v)
-        return RB_OK;
-    push_key(c, key, 0);
-    double x;
-    int rc = rb_cfg_want_number(c, v, &x);
-    if (!rc && rule == POSITIVE && !(x > 0))
-        rc = rb_cfg_error(c, "must be > 0");
-    if (!rc && rule == NON_NEGATIVE && !(x >= 0))
-        rc = rb_cfg_error(c, "must be >= 0");
-    if (!rc)
-        *out = x;
-    pop(c);
-    return rc;
-}
-
 static int opt_bool(cfg *c, const cJSON *obj, const char *key, bool *out)
 {
-    const cJSON *v = member(obj, key);
+    const cJSON *v = rb_cfg_member(obj, key);
     if (!v)
         return RB_OK;
     push_key(c, key, 0);
@@ -68,7 +45,7 @@ static int want_numbers(cfg *c, const cJSON *v, size_t n, double *out)
 /* Optional member `key`: n numbers (*out untouched when absent). */
 static int opt_numbers(cfg *c, const cJSON *obj, const char *key, size_t n, double *out)
 {
-    const cJSON *v = member(obj, key);
+    const cJSON *v = rb_cfg_member(obj, key);
     if (!v)
         return RB_OK;
     push_key(c, key, 0);
@@ -125,7 +102,7 @@ static int want_frame(scn *x, const cJSON *v, int *frame)
 
 static int member_frame(scn *x, const cJSON *obj, const char *key, bool required, int *frame)
 {
-    const cJSON *v = member(obj, key);
+    const cJSON *v = rb_cfg_member(obj, key);
     if (!v)
         return required ? rb_cfg_error(&x->c, "missing key '%s'", key) : RB_OK;
     push_key(&x->c, key, 0);
@@ -166,7 +143,7 @@ static int parse_model(scn *x, const cJSON *v)
         rc = rb_cfg_member_string(c, v, "base", false, &base);
     if (!rc)
         rc = opt_bool(c, v, "floating", &floating);
-    const cJSON *jv = member(v, "joints");
+    const cJSON *jv = rb_cfg_member(v, "joints");
     if (!rc && jv) {
         push_key(c, "joints", 0);
         if (!cJSON_IsArray(jv) || cJSON_GetArraySize(jv) == 0)
@@ -252,7 +229,7 @@ static int parse_q0(scn *x, const cJSON *v) { return per_joint(x, v, one_q0); }
 /* ---- references ------------------------------------------------------------------------------------------------ */
 static int want_series(cfg *c, const cJSON *obj, const char *key, size_t *n, double **out)
 {
-    const cJSON *v = member(obj, key);
+    const cJSON *v = rb_cfg_member(obj, key);
     if (!v)
         return rb_cfg_error(c, "missing key '%s'", key);
     push_key(c, key, 0);
@@ -281,29 +258,29 @@ static int one_ref(scn *x, const cJSON *v, size_t j)
     size_t kind = 0;
     r->offset = x->s->q0[m->nq - m->n_dofs + j];
     int rc = rb_cfg_check_object(c, v, keys, 10);
-    if (!rc && !member(v, "kind"))
+    if (!rc && !rb_cfg_member(v, "kind"))
         rc = rb_cfg_error(c, "missing key 'kind'");
     if (!rc)
         rc = rb_cfg_member_choice(c, v, "kind", kinds, &kind);
     r->kind = (rb_ref_kind)kind;
     if (!rc)
-        rc = opt_num(c, v, "offset", ANY, &r->offset);
+        rc = rb_cfg_member_number(c, v, "offset", RB_CFG_ANY, &r->offset);
     if (!rc)
-        rc = opt_num(c, v, "amplitude", ANY, &r->amplitude);
+        rc = rb_cfg_member_number(c, v, "amplitude", RB_CFG_ANY, &r->amplitude);
     if (!rc)
-        rc = opt_num(c, v, "freq", NON_NEGATIVE, &r->freq);
+        rc = rb_cfg_member_number(c, v, "freq", RB_CFG_NON_NEGATIVE, &r->freq);
     r->freq_end = r->freq;
     if (!rc)
-        rc = opt_num(c, v, "freq_end", NON_NEGATIVE, &r->freq_end);
+        rc = rb_cfg_member_number(c, v, "freq_end", RB_CFG_NON_NEGATIVE, &r->freq_end);
     if (!rc)
-        rc = opt_num(c, v, "phase", ANY, &r->phase);
+        rc = rb_cfg_member_number(c, v, "phase", RB_CFG_ANY, &r->phase);
     if (!rc)
-        rc = opt_num(c, v, "t0", ANY, &r->t0);
+        rc = rb_cfg_member_number(c, v, "t0", RB_CFG_ANY, &r->t0);
     r->t1 = r->t0;
     if (!rc)
-        rc = opt_num(c, v, "t1", ANY, &r->t1);
+        rc = rb_cfg_member_number(c, v, "t1", RB_CFG_ANY, &r->t1);
     if (!rc && r->kind == RB_REF_CHIRP && !(r->t1 > r->t0)) {
-        push_key(c, member(v, "t1") ? "t1" : "kind", 0);
+        push_key(c, rb_cfg_member(v, "t1") ? "t1" : "kind", 0);
         rc = rb_cfg_error(c, "a chirp needs t1 > t0");
         pop(c);
     }
@@ -324,8 +301,8 @@ static int one_ref(scn *x, const cJSON *v, size_t j)
             rc = want_series(c, v, "values", &n, &values);
         r->values = values;
         r->n_points = n;
-    } else if (!rc && (member(v, "times") || member(v, "values"))) {
-        push_key(c, member(v, "times") ? "times" : "values", 0);
+    } else if (!rc && (rb_cfg_member(v, "times") || rb_cfg_member(v, "values"))) {
+        push_key(c, rb_cfg_member(v, "times") ? "times" : "values", 0);
         rc = rb_cfg_error(c, "only for kind \"spline\"");
         pop(c);
     }
@@ -342,13 +319,13 @@ static int one_gain(scn *x, const cJSON *v, size_t j)
     rb_sim_joint_ctrl *g = &x->s->gains[j];
     int rc = rb_cfg_check_object(c, v, keys, 4);
     if (!rc)
-        rc = opt_num(c, v, "kp", NON_NEGATIVE, &g->kp);
+        rc = rb_cfg_member_number(c, v, "kp", RB_CFG_NON_NEGATIVE, &g->kp);
     if (!rc)
-        rc = opt_num(c, v, "kd", NON_NEGATIVE, &g->kd);
+        rc = rb_cfg_member_number(c, v, "kd", RB_CFG_NON_NEGATIVE, &g->kd);
     if (!rc)
-        rc = opt_num(c, v, "kp_tau", NON_NEGATIVE, &g->kp_tau);
+        rc = rb_cfg_member_number(c, v, "kp_tau", RB_CFG_NON_NEGATIVE, &g->kp_tau);
     if (!rc)
-        rc = opt_num(c, v, "ki_tau", NON_NEGATIVE, &g->ki_tau);
+        rc = rb_cfg_member_number(c, v, "ki_tau", RB_CFG_NON_NEGATIVE, &g->ki_tau);
     return rc;
 }
 
@@ -364,7 +341,7 @@ static int parse_controller(scn *x, const cJSON *v)
     x->s->sim.ctrl = (rb_ctrl_kind)kind;
     if (!rc)
         rc = opt_bool(c, v, "gravity_comp", &x->s->sim.gravity_comp);
-    const cJSON *g = member(v, "gains");
+    const cJSON *g = rb_cfg_member(v, "gains");
     if (!rc && g) {
         push_key(c, "gains", 0);
         rc = per_joint(x, g, one_gain);
@@ -381,20 +358,20 @@ static int one_actuator(scn *x, const cJSON *v, size_t j)
     rb_sim_actuator *a = &x->s->actuators[j];
     int rc = rb_cfg_check_object(c, v, keys, 5);
     if (!rc)
-        rc = opt_num(c, v, "k_t", POSITIVE, &a->k_t);
+        rc = rb_cfg_member_number(c, v, "k_t", RB_CFG_POSITIVE, &a->k_t);
     if (!rc)
-        rc = opt_num(c, v, "R", ANY, &a->R);
+        rc = rb_cfg_member_number(c, v, "R", RB_CFG_ANY, &a->R);
     if (!rc && a->R == 0) {
         push_key(c, "R", 0);
         rc = rb_cfg_error(c, "must be non-zero");
         pop(c);
     }
     if (!rc)
-        rc = opt_num(c, v, "J_m", NON_NEGATIVE, &a->J_m);
+        rc = rb_cfg_member_number(c, v, "J_m", RB_CFG_NON_NEGATIVE, &a->J_m);
     if (!rc)
-        rc = opt_num(c, v, "i_max", NON_NEGATIVE, &a->i_max);
+        rc = rb_cfg_member_number(c, v, "i_max", RB_CFG_NON_NEGATIVE, &a->i_max);
     if (!rc)
-        rc = opt_num(c, v, "k_gear", NON_NEGATIVE, &a->k_gear);
+        rc = rb_cfg_member_number(c, v, "k_gear", RB_CFG_NON_NEGATIVE, &a->k_gear);
     return rc;
 }
 
@@ -406,21 +383,21 @@ static int parse_drift(cfg *c, const cJSON *v, rb_friction_drift *d)
     int rc = rb_cfg_check_object(c, v, keys, 8);
     double mask = 0;
     if (!rc)
-        rc = opt_num(c, v, "s0", ANY, &d->s0);
+        rc = rb_cfg_member_number(c, v, "s0", RB_CFG_ANY, &d->s0);
     if (!rc)
-        rc = opt_num(c, v, "s1", ANY, &d->s1);
+        rc = rb_cfg_member_number(c, v, "s1", RB_CFG_ANY, &d->s1);
     if (!rc)
-        rc = opt_num(c, v, "t0", ANY, &d->t0);
+        rc = rb_cfg_member_number(c, v, "t0", RB_CFG_ANY, &d->t0);
     if (!rc)
-        rc = opt_num(c, v, "t1", ANY, &d->t1);
+        rc = rb_cfg_member_number(c, v, "t1", RB_CFG_ANY, &d->t1);
     if (!rc)
-        rc = opt_num(c, v, "amplitude", NON_NEGATIVE, &d->amplitude);
+        rc = rb_cfg_member_number(c, v, "amplitude", RB_CFG_NON_NEGATIVE, &d->amplitude);
     if (!rc)
-        rc = opt_num(c, v, "period", NON_NEGATIVE, &d->period);
+        rc = rb_cfg_member_number(c, v, "period", RB_CFG_NON_NEGATIVE, &d->period);
     if (!rc)
-        rc = opt_num(c, v, "phase", ANY, &d->phase);
+        rc = rb_cfg_member_number(c, v, "phase", RB_CFG_ANY, &d->phase);
     if (!rc)
-        rc = opt_num(c, v, "mask", NON_NEGATIVE, &mask);
+        rc = rb_cfg_member_number(c, v, "mask", RB_CFG_NON_NEGATIVE, &mask);
     if (!rc && !(mask == floor(mask) && mask < 64)) {
         push_key(c, "mask", 0);
         rc = rb_cfg_error(c, "expected an integer bit mask below 64");
@@ -436,7 +413,8 @@ static int one_friction(scn *x, const cJSON *v, size_t j)
     cfg *c = &x->c;
     rb_friction_model *f = &x->s->friction[j];
     int rc = rb_cfg_check_object(c, v, keys, 4);
-    const cJSON *model = member(v, "model"), *preset = member(v, "preset"), *params = member(v, "params");
+    const cJSON *model = rb_cfg_member(v, "model"), *preset = rb_cfg_member(v, "preset"),
+                *params = rb_cfg_member(v, "params");
     if (!rc && !!model == !!preset)
         rc = rb_cfg_error(c, "expected either 'model' (with 'params') or 'preset'");
     if (!rc && preset && params) {
@@ -472,7 +450,7 @@ static int one_friction(scn *x, const cJSON *v, size_t j)
             rc = rb_cfg_error(c, "%s", e.msg);
         pop(c);
     }
-    const cJSON *drift = member(v, "drift");
+    const cJSON *drift = rb_cfg_member(v, "drift");
     if (!rc && drift) {
         push_key(c, "drift", 0);
         rc = parse_drift(c, drift, &f->drift);
@@ -514,7 +492,7 @@ static int parse_contacts(scn *x, const cJSON *v)
                 pop(c);
             }
         if (!rc)
-            rc = opt_num(c, e, "dim", ANY, &dim);
+            rc = rb_cfg_member_number(c, e, "dim", RB_CFG_ANY, &dim);
         if (!rc && dim != 3 && dim != 6) {
             push_key(c, "dim", 0);
             rc = rb_cfg_error(c, "must be 3 or 6");
@@ -522,7 +500,7 @@ static int parse_contacts(scn *x, const cJSON *v)
         }
         k->dim = (int)dim;
         if (!rc)
-            rc = opt_num(c, e, "baumgarte_T", NON_NEGATIVE, &k->baumgarte_T);
+            rc = rb_cfg_member_number(c, e, "baumgarte_T", RB_CFG_NON_NEGATIVE, &k->baumgarte_T);
         if (!rc)
             rc = opt_bool(c, e, "active", &k->initially_active);
         pop(c);
@@ -574,13 +552,13 @@ static int parse_events(scn *x, const cJSON *v)
         push_index(c, i);
         rc = rb_cfg_check_object(c, e, keys, 3);
         for (size_t k = 0; !rc && k < 3; k++)
-            if (!member(e, keys[k]))
+            if (!rb_cfg_member(e, keys[k]))
                 rc = rb_cfg_error(c, "missing key '%s'", keys[k]);
         if (!rc)
-            rc = opt_num(c, e, "t", NON_NEGATIVE, &ev->t);
+            rc = rb_cfg_member_number(c, e, "t", RB_CFG_NON_NEGATIVE, &ev->t);
         if (!rc) {
             push_key(c, "contact", 0);
-            rc = event_contact(x, member(e, "contact"), &ev->contact);
+            rc = event_contact(x, rb_cfg_member(e, "contact"), &ev->contact);
             pop(c);
         }
         if (!rc)
@@ -615,13 +593,13 @@ static int parse_pushes(scn *x, const cJSON *v)
             rc = rb_cfg_member_choice(c, e, "shape", SHAPES, &shape);
         p->shape = (rb_push_shape)shape;
         if (!rc)
-            rc = opt_num(c, e, "start", NON_NEGATIVE, &p->start);
+            rc = rb_cfg_member_number(c, e, "start", RB_CFG_NON_NEGATIVE, &p->start);
         p->duration = -1;
         if (!rc)
-            rc = opt_num(c, e, "duration", POSITIVE, &p->duration);
+            rc = rb_cfg_member_number(c, e, "duration", RB_CFG_POSITIVE, &p->duration);
         if (!rc && p->duration < 0)
             rc = rb_cfg_error(c, "missing key 'duration'");
-        const cJSON *w = member(e, "wrench");
+        const cJSON *w = rb_cfg_member(e, "wrench");
         if (!rc && !w)
             rc = rb_cfg_error(c, "missing key 'wrench'");
         if (!rc) {
@@ -648,16 +626,16 @@ static int parse_random_pushes(scn *x, const cJSON *v)
     r->shape = (rb_push_shape)shape;
     r->duration = 0.1;
     if (!rc)
-        rc = opt_num(c, v, "rate", POSITIVE, &r->rate);
-    if (!rc && !member(v, "rate"))
+        rc = rb_cfg_member_number(c, v, "rate", RB_CFG_POSITIVE, &r->rate);
+    if (!rc && !rb_cfg_member(v, "rate"))
         rc = rb_cfg_error(c, "missing key 'rate'");
     if (!rc)
-        rc = opt_num(c, v, "duration", POSITIVE, &r->duration);
+        rc = rb_cfg_member_number(c, v, "duration", RB_CFG_POSITIVE, &r->duration);
     if (!rc)
-        rc = opt_num(c, v, "force_min", NON_NEGATIVE, &r->force_min);
+        rc = rb_cfg_member_number(c, v, "force_min", RB_CFG_NON_NEGATIVE, &r->force_min);
     r->force_max = r->force_min;
     if (!rc)
-        rc = opt_num(c, v, "force_max", NON_NEGATIVE, &r->force_max);
+        rc = rb_cfg_member_number(c, v, "force_max", RB_CFG_NON_NEGATIVE, &r->force_max);
     if (!rc && r->force_max < r->force_min) {
         push_key(c, "force_max", 0);
         rc = rb_cfg_error(c, "must be >= force_min");
@@ -726,10 +704,10 @@ static int parse_added(cfg *c, const cJSON *v, const double pi_a[10], double pi_
     static const char *const keys[] = {"mass", "com", "inertia"};
     double mass = -1, com[3] = {0, 0, 0}, Ic[6] = {0, 0, 0, 0, 0, 0}, own[10];
     int rc = rb_cfg_check_object(c, v, keys, 3);
-    if (!rc && !member(v, "mass"))
+    if (!rc && !rb_cfg_member(v, "mass"))
         rc = rb_cfg_error(c, "missing key 'mass'");
     if (!rc)
-        rc = opt_num(c, v, "mass", POSITIVE, &mass);
+        rc = rb_cfg_member_number(c, v, "mass", RB_CFG_POSITIVE, &mass);
     if (!rc)
         rc = opt_numbers(c, v, "com", 3, com);
     if (!rc)
@@ -753,27 +731,27 @@ static int parse_payload(scn *x, const cJSON *v)
     rb_sim_payload *p = &x->s->sim.payload;
     size_t kind = 0;
     int rc = rb_cfg_check_object(c, v, keys, 7);
-    if (!rc && !member(v, "link"))
+    if (!rc && !rb_cfg_member(v, "link"))
         rc = rb_cfg_error(c, "missing key 'link'");
     if (!rc) {
         push_key(c, "link", 0);
-        rc = want_body(x, member(v, "link"), &p->body);
+        rc = want_body(x, rb_cfg_member(v, "link"), &p->body);
         pop(c);
     }
-    if (!rc && !member(v, "kind"))
+    if (!rc && !rb_cfg_member(v, "kind"))
         rc = rb_cfg_error(c, "missing key 'kind'");
     if (!rc)
         rc = rb_cfg_member_choice(c, v, "kind", kinds, &kind);
     p->kind = (rb_payload_kind)(kind + 1);
     if (!rc)
-        rc = opt_num(c, v, "t0", NON_NEGATIVE, &p->t0);
+        rc = rb_cfg_member_number(c, v, "t0", RB_CFG_NON_NEGATIVE, &p->t0);
     if (!rc)
-        rc = opt_num(c, v, "period", POSITIVE, &p->period);
-    if (!rc && p->kind == RB_PAYLOAD_STEPS && member(v, "period")) {
+        rc = rb_cfg_member_number(c, v, "period", RB_CFG_POSITIVE, &p->period);
+    if (!rc && p->kind == RB_PAYLOAD_STEPS && rb_cfg_member(v, "period")) {
         push_key(c, "period", 0);
         rc = rb_cfg_error(c, "only for kind \"square\" or \"sine\" (\"steps\" changes once, at t0)");
         pop(c);
-    } else if (!rc && p->kind != RB_PAYLOAD_STEPS && !member(v, "period")) {
+    } else if (!rc && p->kind != RB_PAYLOAD_STEPS && !rb_cfg_member(v, "period")) {
         rc = rb_cfg_error(c, "missing key 'period' (kind \"%s\" repeats)", kinds[kind]);
     }
     if (!rc)
@@ -782,7 +760,7 @@ static int parse_payload(scn *x, const cJSON *v)
         rc = opt_numbers(c, v, "pi_a", 10, p->pi_a);
     if (!rc)
         rc = physical_or_error(c, "pi_a", p->pi_a);
-    const cJSON *added = member(v, "added"), *pi_b = member(v, "pi_b");
+    const cJSON *added = rb_cfg_member(v, "added"), *pi_b = rb_cfg_member(v, "pi_b");
     if (!rc && !!added == !!pi_b)
         rc = rb_cfg_error(c, "expected either 'pi_b' (10 parameters) or 'added' (a rigid mass on the body)");
     if (!rc && pi_b)
@@ -804,15 +782,15 @@ static int parse_balance(scn *x, const cJSON *v)
     rb_sim_balance *b = &x->s->sim.balance;
     int rc = rb_cfg_check_object(c, v, keys, 3);
     for (size_t k = 0; !rc && k < 2; k++)
-        if (!member(v, keys[k]))
+        if (!rb_cfg_member(v, keys[k]))
             rc = rb_cfg_error(c, "missing key '%s'", keys[k]);
     b->ik_T = 0.02;
     if (!rc)
-        rc = opt_num(c, v, "amplitude", NON_NEGATIVE, &b->amplitude);
+        rc = rb_cfg_member_number(c, v, "amplitude", RB_CFG_NON_NEGATIVE, &b->amplitude);
     if (!rc)
-        rc = opt_num(c, v, "freq", NON_NEGATIVE, &b->freq);
+        rc = rb_cfg_member_number(c, v, "freq", RB_CFG_NON_NEGATIVE, &b->freq);
     if (!rc)
-        rc = opt_num(c, v, "ik_T", POSITIVE, &b->ik_T);
+        rc = rb_cfg_member_number(c, v, "ik_T", RB_CFG_POSITIVE, &b->ik_T);
     if (!rc && !x->s->model->floating)
         rc = rb_cfg_error(c, "needs a floating base (model.floating: true)");
     if (!rc && x->s->sim.n_contacts == 0)
@@ -846,7 +824,7 @@ static rb_sensor_vec *vec_field(rb_sensor_params *p, size_t k)
 /* Override k: a number (every element) or an array of n numbers. */
 static int sensor_vec(cfg *c, const cJSON *obj, size_t k, rb_scenario_sensor *ss)
 {
-    const cJSON *v = member(obj, VEC_KEYS[k]);
+    const cJSON *v = rb_cfg_member(obj, VEC_KEYS[k]);
     if (!v)
         return RB_OK;
     rb_sensor_vec *f = vec_field(&ss->params, k);
@@ -900,7 +878,7 @@ static int one_sensor(scn *x, const cJSON *e, rb_scenario_sensor *ss)
     size_t kind = 0;
     char *name = NULL;
     int rc = rb_cfg_check_object(c, e, keys, 14);
-    if (!rc && !member(e, "kind"))
+    if (!rc && !rb_cfg_member(e, "kind"))
         rc = rb_cfg_error(c, "missing key 'kind'");
     if (!rc)
         rc = rb_cfg_member_choice(c, e, "kind", SENSOR_KINDS, &kind);
@@ -909,11 +887,11 @@ static int one_sensor(scn *x, const cJSON *e, rb_scenario_sensor *ss)
     ss->source = SOURCE_OF[kind];
     bool joint_level = kind <= 2, is_ft = kind == 3;
     const char *ft_key = is_ft ? "ft" : "frame", *other = is_ft ? "frame" : "ft";
-    if (!rc && joint_level && (member(e, "ft") || member(e, "frame"))) {
-        push_key(c, member(e, "ft") ? "ft" : "frame", 0);
+    if (!rc && joint_level && (rb_cfg_member(e, "ft") || rb_cfg_member(e, "frame"))) {
+        push_key(c, rb_cfg_member(e, "ft") ? "ft" : "frame", 0);
         rc = rb_cfg_error(c, "not for a %s sensor (it covers every joint)", SENSOR_KINDS[kind]);
         pop(c);
-    } else if (!rc && !joint_level && member(e, other)) {
+    } else if (!rc && !joint_level && rb_cfg_member(e, other)) {
         push_key(c, other, 0);
         rc = rb_cfg_error(c, "not for a%s %s sensor (use '%s')", strchr("aeiou", SENSOR_KINDS[kind][0]) ? "n" : "",
                           SENSOR_KINDS[kind], ft_key);
@@ -921,7 +899,7 @@ static int one_sensor(scn *x, const cJSON *e, rb_scenario_sensor *ss)
     }
     const char *leaf = NULL;
     if (!rc && !joint_level) {
-        const cJSON *v = member(e, ft_key);
+        const cJSON *v = rb_cfg_member(e, ft_key);
         if (!v)
             rc = rb_cfg_error(c, "missing key '%s'", ft_key);
         if (!rc) {
@@ -967,9 +945,9 @@ static int one_sensor(scn *x, const cJSON *e, rb_scenario_sensor *ss)
     ss->params = rb_sensor_preset(SENSOR_KIND_OF[kind], ss->channel, m->n_dofs);
     if (!(ss->values = rb_calloc(N_VECS * ss->params.n, sizeof *ss->values)))
         return rb_cfg_nomem(c);
-    rc = opt_num(c, e, "rate", POSITIVE, &ss->params.rate_hz);
+    rc = rb_cfg_member_number(c, e, "rate", RB_CFG_POSITIVE, &ss->params.rate_hz);
     if (!rc)
-        rc = opt_num(c, e, "jitter", NON_NEGATIVE, &ss->params.jitter_s);
+        rc = rb_cfg_member_number(c, e, "jitter", RB_CFG_NON_NEGATIVE, &ss->params.jitter_s);
     for (size_t k = 0; !rc && k < N_VECS; k++)
         rc = sensor_vec(c, e, k, ss);
     rb_err err;
@@ -1103,7 +1081,7 @@ static int parse_root(scn *x, const cJSON *root)
     int rc = rb_cfg_check_object(c, root, keys, N_SECTIONS);
     x->s->sim.dt = 0.001;
     for (size_t i = 0; !rc && i < N_SECTIONS; i++) {
-        const cJSON *v = member(root, sections[i].key);
+        const cJSON *v = rb_cfg_member(root, sections[i].key);
         if (!v) {
             if (sections[i].required)
                 rc = rb_cfg_error(c, "missing key '%s'", sections[i].key);
@@ -1117,12 +1095,12 @@ static int parse_root(scn *x, const cJSON *root)
     }
     if (!rc && x->s->log_rate == 0)
         x->s->log_rate = 1.0 / x->s->sim.dt;
-    if (!rc && x->s->sim.ctrl == RB_CTRL_NONE && member(root, "references")) {
+    if (!rc && x->s->sim.ctrl == RB_CTRL_NONE && rb_cfg_member(root, "references")) {
         push_key(c, "references", 0);
         rc = rb_cfg_error(c, "references need a controller (controller.kind \"pd\" or \"torque\")");
         pop(c);
     }
-    if (!rc && x->s->sim.balance.enabled && member(root, "references")) {
+    if (!rc && x->s->sim.balance.enabled && rb_cfg_member(root, "references")) {
         push_key(c, "references", 0);
         rc = rb_cfg_error(c, "not with 'balance' (balancing makes every joint's reference)");
         pop(c);

@@ -11,8 +11,6 @@ typedef struct sload {
     rb_suite *s;
 } sload;
 
-static const cJSON *member(const cJSON *obj, const char *key) { return cJSON_GetObjectItemCaseSensitive(obj, key); }
-
 static bool valid_variant_name(const char *s)
 {
     if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
@@ -37,7 +35,7 @@ static int want_integer(cfg *c, const cJSON *v, double lo, double *out)
 static int with_member(cfg *c, const cJSON *obj, const char *key, bool required,
                        int (*read)(sload *, const cJSON *, void *), sload *x, void *arg)
 {
-    const cJSON *v = member(obj, key);
+    const cJSON *v = rb_cfg_member(obj, key);
     if (!v)
         return required ? rb_cfg_error(c, "missing key '%s'", key) : RB_OK;
     push_key(c, key, 0);
@@ -239,7 +237,7 @@ static int parse_bootstrap(sload *x, const cJSON *v, void *unused)
     int rc = rb_cfg_check_object(c, v, keys, 3);
     double d;
     const cJSON *e;
-    if (!rc && (e = member(v, "samples"))) {
+    if (!rc && (e = rb_cfg_member(v, "samples"))) {
         push_key(c, "samples", 0);
         rc = want_integer(c, e, 1, &d);
         if (!rc && d > 1e7)
@@ -247,13 +245,13 @@ static int parse_bootstrap(sload *x, const cJSON *v, void *unused)
         bs->samples = (size_t)d;
         pop(c);
     }
-    if (!rc && (e = member(v, "seed"))) {
+    if (!rc && (e = rb_cfg_member(v, "seed"))) {
         push_key(c, "seed", 0);
         rc = want_integer(c, e, 0, &d);
         bs->seed = (uint64_t)d;
         pop(c);
     }
-    if (!rc && (e = member(v, "level"))) {
+    if (!rc && (e = rb_cfg_member(v, "level"))) {
         push_key(c, "level", 0);
         rc = rb_cfg_want_number(c, e, &bs->level);
         if (!rc && !(bs->level > 0 && bs->level < 1))
@@ -323,7 +321,7 @@ static int one_trace(sload *x, const cJSON *v, rb_suite_trace *tr)
         rc = rb_cfg_member_string(c, v, "joint", true, &tr->joint);
     if (!rc)
         rc = trace_joint(x, tr);
-    const cJSON *e = member(v, "log");
+    const cJSON *e = rb_cfg_member(v, "log");
     if (!rc && !e)
         rc = rb_cfg_error(c, "missing key 'log'");
     if (!rc) {
@@ -331,7 +329,7 @@ static int one_trace(sload *x, const cJSON *v, rb_suite_trace *tr)
         rc = trace_log(x, e, &tr->log);
         pop(c);
     }
-    if (!rc && (e = member(v, "window"))) {
+    if (!rc && (e = rb_cfg_member(v, "window"))) {
         push_key(c, "window", 0);
         tr->has_window = true;
         rc = rb_cfg_want_window(c, e, &tr->t0, &tr->t1);
@@ -367,7 +365,7 @@ static int parse_contact(sload *x, const cJSON *v, void *unused)
     int rc = rb_cfg_check_object(c, v, keys, 2);
     if (!rc)
         rc = rb_cfg_member_string(c, v, "channel", true, &x->s->contact_channel);
-    const cJSON *e = member(v, "threshold");
+    const cJSON *e = rb_cfg_member(v, "threshold");
     if (!rc && e) {
         push_key(c, "threshold", 0);
         rc = rb_cfg_want_number(c, e, &x->s->contact_threshold);
