@@ -131,11 +131,108 @@ def leg_variants(net, prefix):
     }
 
 
-def main():
-    for name, p in leg_variants("leg_friction_pinn.json", "leg_").items():
+# ---- the humanoid experiment: the right leg of the floating-base humanoid (humanoid_balance*.mat, 200 Hz) ----
+# The same sensors, offsets (configs/scenarios/datasets/humanoid_*.json: the right leg's FT offsets, gear ratios,
+# k_t and J_m are the leg's) and estimator structure as the leg; what changes:
+# - the model is floating (root_link), the base IMU is the waist_imu on root_link (ukf_torque's base_imu; the
+#   RNEA's imu_frame), the foot IMU r_foot_imu is measured too;
+# - the clock is the logs' 200 Hz: the leg's friction network (sample period 1 ms) is rejected by friction_pinn,
+#   so a second network is trained on humanoid_balance.mat's right leg (configs/paper/humanoid_friction_spec.json,
+#   scripts/train-paper-friction.sh); the SCV fit is the leg's (a friction law has no sample period);
+# - kf_derivative q from `roboest tune kf-derivative datasets/humanoid_balance_push.mat --channel
+#   joints_state/positions --r 1.22e-8` (no reference: the prediction-error criterion; the quiet balance log gives
+#   q 20-1000 times smaller and a filter that lags the pushes); motor filter scaled by R^2;
+# - UKF process noise per 5 ms step: the leg's per-1 ms values times 5 (a random walk's variance grows with dt);
+#   IMU variances x2 (100 Hz IMU readings held over two 200 Hz samples) instead of x10.
+H_KFD_Q = [0.133, 1.11, 0.129, 2.56, 1.19, 0.923]
+H_KFM_Q = [1330, 28400, 1290, 25600, 11900, 23600]
+H_BASE_IMU = "waist_imu"
+H_IMUS = [H_BASE_IMU, IMU]
+H_CONTACTS = ["r_foot_front_contact", "r_foot_rear_contact"]
+# where the pushes land (datasets/README.md): between the leg FT and the foot FTs
+H_PUSH_CONTACT = "r_lower_leg"
+
+H_UKF_COMMON = dict(UKF_COMMON)
+H_UKF_COMMON.update({
+    "contacts": H_CONTACTS, "accelerometers": H_IMUS, "gyroscopes": H_IMUS, "base_imu": H_BASE_IMU,
+    "q_dq": [5e-6], "q_tau_m": [5e-3], "q_tau_f": [5e-3],
+    "q_ft": [5e-2, 5e-2, 5e-2, 5e-4, 5e-4, 5e-4], "q_contact": [5e-2],
+    "r_acc": [8e-4], "r_gyro": [5e-5],
+})
+
+
+def h_signals():
+    s = signals()
+    s["acc"] = {"channel": ["accelerometers/" + i for i in H_IMUS]}
+    s["gyro"] = {"channel": ["gyros/" + i for i in H_IMUS]}
+    s["base_acc"] = {"channel": "accelerometers/" + H_BASE_IMU}
+    s["base_gyro"] = {"channel": "gyros/" + H_BASE_IMU}
+    return s
+
+
+def h_kfd():
+    return ftcal() + [{"id": "kfd", "type": "kf_derivative", "in": {"x": "q"},
+                       "out": {"x_dot": "dq", "x_ddot": "ddq"}, "params": {"q": H_KFD_Q, "r": KFD_R}}]
+
+
+def h_kfm():
+    return [{"id": "kfm", "type": "kf_derivative", "in": {"x": "qm"}, "out": {"x_dot": "wm"},
+             "params": {"q": H_KFM_Q, "r": KFD_R}}]
+
+
+def h_ukf(friction, r_friction, push_contact=False):
+    stage = ukf(friction, r_friction)[0]
+    params = dict(H_UKF_COMMON)
+    if friction:
+        params["r_friction"] = [r_friction]
+    if push_contact:
+        # the push's wrench: 30-60 N rising within 0.125 s, about 2.4 N per 5 ms step
+        params["contacts"] = H_CONTACTS + [H_PUSH_CONTACT]
+        params["q_contact"] = [5e-2] * 12 + [5.0, 5.0, 5.0, 5e-2, 5e-2, 5e-2]
+    stage["params"] = params
+    return [stage]
+
+
+def h_pipeline(name, stages, estimate):
+    return {"name": name,
+            "model": {"urdf": "../../datasets/humanoid_lower_body.urdf", "joints": LEG, "floating": True},
+            "clock": {"rate": 200}, "signals": h_signals(), "stages": stages,
+            "outputs": [{"path": "torques.h5", "signals": [estimate]}]}
+
+
+def humanoid_variants(net, prefix):
+    def rnea(contacts):
+        return [{"id": "rnea", "type": "rnea_torque",
+                 "in": {"q": "q", "dq": "dq", "ddq": "ddq", "ft": "ft", "acc": "base_acc", "gyro": "base_gyro"},
+                 "out": {"tau": "tau_hat"},
+                 "params": {"ft_sensors": FTS, "contacts": contacts, "imu_frame": H_BASE_IMU, "ft_offset": "none"}}]
+    diff = [{"id": "diff", "type": "difference", "in": {"a": "tau_m", "b": "tau_f_pinn"}, "out": {"y": "tau_hat"}}]
+    return {
+        prefix + "current": h_pipeline("current", motor(), "tau_m"),
+        prefix + "current_minus_pinn": h_pipeline("current_minus_pinn",
+                                                  h_kfd() + h_kfm() + motor() + pinn(net) + diff, "tau_hat"),
+        prefix + "rnea": h_pipeline("rnea", h_kfd() + rnea(H_CONTACTS), "tau_hat"),
+        prefix + "ukf_nofric": h_pipeline("ukf_nofric", h_kfd() + h_ukf(None, 0), "tau_hat"),
+        prefix + "ukf_pinn": h_pipeline("ukf_pinn", h_kfd() + h_kfm() + pinn(net) + h_ukf("tau_f_pinn", 1e-2),
+                                        "tau_hat"),
+        prefix + "ukf_scv": h_pipeline("ukf_scv", h_kfd() + scv() + h_ukf("tau_f_scv", 1e-2), "tau_hat"),
+        # what knowing where the pushes land buys: an unknown contact at the shank in both model-based estimators
+        prefix + "rnea_shank": h_pipeline("rnea_shank", h_kfd() + rnea(H_CONTACTS + [H_PUSH_CONTACT]), "tau_hat"),
+        prefix + "ukf_pinn_shank": h_pipeline("ukf_pinn_shank", h_kfd() + h_kfm() + pinn(net)
+                                              + h_ukf("tau_f_pinn", 1e-2, push_contact=True), "tau_hat"),
+    }
+
+
+def write(variants):
+    for name, p in variants.items():
         with open(os.path.join(OUT, name + ".json"), "w") as f:
             json.dump(p, f, indent=1)
             f.write("\n")
+
+
+def main():
+    write(leg_variants("leg_friction_pinn.json", "leg_"))
+    write(humanoid_variants("humanoid_friction_pinn.json", "humanoid_"))
 
 
 if __name__ == "__main__":
