@@ -43,7 +43,11 @@ UKF_COMMON = {
     "k_t": K_T, "gear_ratio": R, "motor_inertia": J_M,
     # process noise per 1 ms step
     "q_dq": [1e-6], "q_tau_m": [1e-3], "q_tau_f": [1e-3],
-    "q_ft": [1e-2, 1e-2, 1e-2, 1e-4, 1e-4, 1e-4], "q_contact": [1e-2],
+    # FT wrenches per sensor (FTS order): the leg FT carries the whole leg, its moments move by up to
+    # 0.05 N m per ms with the hip pitch's gravity load (about 25 N m/s RMS on leg_pole_free): 1e-2 on every
+    # axis; with 1e-4 (0.01 N m per step) the filter lagged that moment and the hip pitch torque took the
+    # error (RMSE 1.2 N m, the other joints 0.07-0.18). The feet's moments move little: 1e-4.
+    "q_ft": [1e-2] * 6 + [1e-2, 1e-2, 1e-2, 1e-4, 1e-4, 1e-4] * 2, "q_contact": [1e-2],
     "p0_contact": [1.0], "p0_tau_f": [1.0],
     # measurement noise: the scenario sensors' noise (current 0.02 A, FT 0.5 on every axis,
     # accelerometer 0.02 m/s^2, gyroscope 0.005 rad/s); the IMUs log at 100 Hz and are resampled onto

@@ -31,6 +31,13 @@ Test(paper, leg_pole_suite_keeps_the_papers_ordering, .timeout = 120)
     cr_assert_eq(r.status, 0, "the paper's rules do not hold:\n%s%s", r.out, r.err);
     cr_assert(strstr(r.out, "rules: 6 hold, 0 fail"), "%s", r.out);
     cli_result_free(&r);
+    /* the hip pitch is not the outlier (it was with the FT moments' process noise at 1e-4 for the leg FT: per-log
+     * RMSE up to 1.8 N m without friction measurement, 0.9 with it, the other joints 0.05-0.2) */
+    r = cli_run(NULL, (const char *[]){"check", report, "--rule", "ukf_nofric.rmse[r_hip_pitch].max < 0.5", "--rule",
+                                       "ukf_pinn.rmse[r_hip_pitch].max < 0.5", "--rule",
+                                       "ukf_scv.rmse[r_hip_pitch].max < 0.5", NULL});
+    cr_assert_eq(r.status, 0, "hip pitch:\n%s%s", r.out, r.err);
+    cli_result_free(&r);
     /* the gate is real: the reverse claim fails */
     r = cli_run(NULL, (const char *[]){"check", report, "--rule", "rnea.rmse < ukf_pinn.rmse", NULL});
     cr_assert_eq(r.status, 6, "%s%s", r.out, r.err);
