@@ -25,8 +25,9 @@ struct rb_filter {
     double *x, *P; /* P is swapped with Pn after each step */
     double *Q, *R;
     double *F, *B, *H; /* KF: model; EKF: Jacobian buffers (F, H); UKF: NULL */
-    /* BLAS discipline for the per-step path: dgemm only as (NoTrans, Trans), never dsymm; plus dsyrk,
-     * dsyr, dtrmm, dtrsm, dtrsv, dgemv and LAPACK dpotrf through its _work entry point. With a
+    /* BLAS discipline for the per-step path (through the rb_filt_* kernels of linalg.c, which use
+     * loops for small dimensions): dgemm only as (NoTrans, Trans), never dsymm; plus dsyrk, dsyr,
+     * dtrmm, dtrsm, dtrsv, dgemv and LAPACK dpotrf through its _work entry point. With a
      * single-threaded OpenBLAS none of these allocates (checked by test_filters_noalloc.c). */
     rb_filter_process_fn f;
     rb_filter_measure_fn h;
