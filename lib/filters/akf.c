@@ -1,10 +1,9 @@
 /* Adaptive Kalman filter with covariance-matching rules for diagonal R and Q (thesis eq. 2.28-2.42,
  * see roboest/filters.h), on top of the linear KF: predict and update are the shared KF code. */
-#include <cblas.h>
 #include <math.h>
 #include <string.h>
 
-#include "roboest/filters.h"
+#include "filters_internal.h"
 
 struct rb_akf {
     size_t n, m, nu;
@@ -190,9 +189,10 @@ int rb_akf_step(rb_akf *a, const double *u, const double *z, rb_err *err)
 
     /* (2.30) e = z - C x^-, W = C P^- (for diag(C P^- C^T)) */
     memcpy(a->e, z, m * sizeof *a->e);
-    cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)m, (int)n, -1.0, C, (int)mats.H.stride, a->xprior, 1, 1.0, a->e, 1);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)n, 1.0, C, (int)mats.H.stride, Pm,
-                (int)n, 0.0, a->W, (int)n);
+    rb_filt_gemv_rows(m, n, -1.0, C, mats.H.stride, a->xprior, 1.0, a->e);
+    /* Row i of W = C_i P^- = P^- C_i^T: P^- is exactly symmetric after the predict (symmetrized). */
+    for (size_t i = 0; i < m; i++)
+        rb_filt_gemv_rows(n, n, 1.0, Pm, n, C + i * mats.H.stride, 0.0, a->W + i * n);
 
     /* (2.31)-(2.34): R_k from the elements that are measured */
     size_t used = 0;
@@ -201,7 +201,7 @@ int rb_akf_step(rb_akf *a, const double *u, const double *z, rb_err *err)
         if (!isfinite(e))
             continue;
         used++;
-        double cpc = cblas_ddot((int)n, a->W + i * n, 1, C + i * mats.H.stride, 1);
+        double cpc = rb_filt_dot(n, a->W + i * n, C + i * mats.H.stride);
         a->ebar[i] = a->a1 * a->ebar[i] + e / a->N_R;
         double d = e - a->ebar[i];
         double r = fabs(a->a1 * a->R[i] + d * d / (a->N_R - 1.0) - cpc / a->N_R);

@@ -1,6 +1,5 @@
 /* Common parts of every filter: options, allocation, the shared measurement path (missing
  * elements, gating, Cholesky gain, covariance update), state access and diagnostics. */
-#include <cblas.h>
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -432,11 +431,9 @@ static void linear_measure(rb_filter *f)
         for (size_t a = 0; a < k; a++)
             f->Rc[a + b * k] = f->R[f->idx[a] * m + f->idx[b]];
     double *D = f->W; /* k x n, free until the gain */
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, (int)k, (int)n, (int)n, 1.0, f->Hc, (int)k, f->P, (int)n, 0.0,
-                D, (int)k);
+    rb_filt_gemm_nt(k, n, n, 1.0, f->Hc, k, f->P, n, 0.0, D, k);
     memcpy(f->S, f->Rc, k * k * sizeof(double));
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, (int)k, (int)k, (int)n, 1.0, D, (int)k, f->Hc, (int)k, 1.0,
-                f->S, (int)k);
+    rb_filt_gemm_nt(k, k, n, 1.0, D, k, f->Hc, k, 1.0, f->S, k);
     rb_filt_symmetrize(f->S, k);
     for (size_t j = 0; j < k; j++)
         for (size_t i = 0; i < n; i++)
@@ -447,16 +444,16 @@ static void linear_measure(rb_filter *f)
  * X Y^T only (P and Rc are symmetric), for the reason given at linear_measure. */
 static void joseph(rb_filter *f)
 {
-    int n = (int)f->n, k = (int)f->k;
+    size_t n = f->n, k = f->k;
     double *A = f->A;
-    memset(A, 0, (size_t)n * (size_t)n * sizeof(double));
-    for (int i = 0; i < n; i++)
+    memset(A, 0, n * n * sizeof(double));
+    for (size_t i = 0; i < n; i++)
         A[i * n + i] = 1.0;
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, n, n, k, -1.0, f->K, n, f->HcT, n, 1.0, A, n);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0, A, n, f->P, n, 0.0, f->T, n);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, n, k, k, 1.0, f->K, n, f->Rc, k, 0.0, f->W, n);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, n, n, k, 1.0, f->W, n, f->K, n, 0.0, f->Pn, n);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0, f->T, n, A, n, 1.0, f->Pn, n);
+    rb_filt_gemm_nt(n, n, k, -1.0, f->K, n, f->HcT, n, 1.0, A, n);
+    rb_filt_gemm_nt(n, n, n, 1.0, A, n, f->P, n, 0.0, f->T, n);
+    rb_filt_gemm_nt(n, k, k, 1.0, f->K, n, f->Rc, k, 0.0, f->W, n);
+    rb_filt_gemm_nt(n, n, k, 1.0, f->W, n, f->K, n, 0.0, f->Pn, n);
+    rb_filt_gemm_nt(n, n, n, 1.0, f->T, n, A, n, 1.0, f->Pn, n);
     rb_filt_symmetrize(f->Pn, f->n);
 }
 
@@ -539,8 +536,8 @@ int rb_filt_update(rb_filter *f, const double *z, rb_err *err)
                               f->name, step, info, k);
         }
         memcpy(f->y, f->innoc, k * sizeof(double));
-        cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)k, f->S, (int)k, f->y, 1);
-        f->nis = cblas_ddot((int)k, f->y, 1, f->y, 1);
+        rb_filt_trsv_ln(k, f->S, k, f->y);
+        f->nis = rb_filt_dot(k, f->y, f->y);
         if (f->gate.mode == RB_GATE_VECTOR && !(f->nis <= f->gate_limit[k])) {
             f->rejected = true;
             for (size_t j = 0; j < k; j++)
@@ -549,10 +546,9 @@ int rb_filt_update(rb_filter *f, const double *z, rb_err *err)
     }
     if (k > 0 && !f->rejected) {
         memcpy(f->W, f->C, n * k * sizeof(double));
-        cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, (int)n, (int)k, 1.0, f->S, (int)k,
-                    f->W, (int)n);
+        rb_filt_trsm_rlt(n, k, f->S, k, f->W, n);
         memcpy(f->xn, f->x, n * sizeof(double));
-        cblas_dgemv(CblasColMajor, CblasNoTrans, (int)n, (int)k, 1.0, f->W, (int)n, f->y, 1, 1.0, f->xn, 1);
+        rb_filt_gemv(n, k, 1.0, f->W, n, f->y, 1.0, f->xn);
         size_t bad = rb_filt_first_nonfinite(f->xn, n);
         if (bad < n) {
             f->fail = RB_FILTER_FAIL_X, f->fail_index = bad;
@@ -561,13 +557,11 @@ int rb_filt_update(rb_filter *f, const double *z, rb_err *err)
         }
         if (f->kind == RB_FILTER_UKF) {
             memcpy(f->Pn, f->P, n * n * sizeof(double));
-            cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, (int)n, (int)k, -1.0, f->W, (int)n, 1.0, f->Pn,
-                        (int)n);
+            rb_filt_syrk_ln(n, k, -1.0, f->W, n, 1.0, f->Pn, n);
             rb_filt_mirror_lower(f->Pn, n);
         } else {
             memcpy(f->K, f->W, n * k * sizeof(double));
-            cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasNoTrans, CblasNonUnit, (int)n, (int)k, 1.0, f->S,
-                        (int)k, f->K, (int)n);
+            rb_filt_trsm_rln(n, k, f->S, k, f->K, n);
             joseph(f);
         }
         for (size_t i = 0; i < n; i++) {
@@ -635,8 +629,8 @@ int rb_filter_nees(rb_filter *f, const double *x_true, double *nees, rb_err *err
                           f->step, info);
     for (size_t i = 0; i < n; i++)
         f->fd_x[i] = x_true[i] - f->x[i];
-    cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, (int)n, f->L, (int)n, f->fd_x, 1);
-    *nees = cblas_ddot((int)n, f->fd_x, 1, f->fd_x, 1);
+    rb_filt_trsv_ln(n, f->L, n, f->fd_x);
+    *nees = rb_filt_dot(n, f->fd_x, f->fd_x);
     return RB_OK;
 }
 
@@ -692,10 +686,8 @@ int rb_filter_gain(rb_filter *f, double *K, rb_err *err)
         return RB_OK;
     /* K = C S^-1 = (C L^-T) L^-1, into W (free between updates). */
     memcpy(f->W, f->C, n * k * sizeof(double));
-    cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, (int)n, (int)k, 1.0, f->S, (int)k,
-                f->W, (int)n);
-    cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasNoTrans, CblasNonUnit, (int)n, (int)k, 1.0, f->S, (int)k,
-                f->W, (int)n);
+    rb_filt_trsm_rlt(n, k, f->S, k, f->W, n);
+    rb_filt_trsm_rln(n, k, f->S, k, f->W, n);
     for (size_t j = 0; j < k; j++)
         for (size_t i = 0; i < n; i++)
             K[i * m + f->idx[j]] = f->W[i + j * n];

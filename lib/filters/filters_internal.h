@@ -25,8 +25,9 @@ struct rb_filter {
     double *x, *P; /* P is swapped with Pn after each step */
     double *Q, *R;
     double *F, *B, *H; /* KF: model; EKF: Jacobian buffers (F, H); UKF: NULL */
-    /* BLAS discipline for the per-step path: dgemm only as (NoTrans, Trans), never dsymm; plus dsyrk,
-     * dsyr, dtrmm, dtrsm, dtrsv, dgemv and LAPACK dpotrf through its _work entry point. With a
+    /* BLAS discipline for the per-step path (through the rb_filt_* kernels of linalg.c, which use
+     * loops for small dimensions): dgemm only as (NoTrans, Trans), never dsymm; plus dsyrk, dsyr,
+     * dtrmm, dtrsm, dtrsv, dgemv and LAPACK dpotrf through its _work entry point. With a
      * single-threaded OpenBLAS none of these allocates (checked by test_filters_noalloc.c). */
     rb_filter_process_fn f;
     rb_filter_measure_fn h;
@@ -96,10 +97,58 @@ int rb_ukf_predict_impl(rb_filter *f, const double *u, double dt, long step, rb_
  * with R), C. Called by rb_filt_update after the missing elements are known. */
 int rb_ukf_measure(rb_filter *f, const double *z, long step, rb_err *err);
 
-/* linalg.c */
-/* Cholesky of a symmetric n x n matrix (lower, column-major, in place; the upper triangle is left
- * as it was). Returns the LAPACK info (0 ok, > 0 the order of the leading minor that failed). */
+/* linalg.c: the dense kernels of the per-step path. Column-major unless "rows" says row-major; ld* are
+ * leading dimensions; outputs never alias inputs except where the kernel works in place. Each kernel
+ * chooses per call: plain C loops when every dimension is at most RB_FILT_SMALL_MAX, CBLAS / LAPACK
+ * otherwise. Why: OpenBLAS 0.3.21 (pthreads build) takes one process-wide mutex in blas_memory_alloc
+ * on dtrsm, dtrsv, dsyrk, dpotrf, ..., and its call overhead dwarfs a 3 x 3 product, so filters run
+ * per element on several threads (kf_derivative under roboest compare) serialized on it. The loops
+ * agree with the BLAS results to rounding (test_filters_small.c); the *_loops variants are exported
+ * for that test only. */
+#define RB_FILT_SMALL_MAX 8
+/* C (m x n) = alpha A B^T + beta C; A m x k, B n x k. beta 0: C is not read. */
+void rb_filt_gemm_nt(size_t m, size_t n, size_t k, double alpha, const double *A, size_t lda, const double *B,
+                     size_t ldb, double beta, double *C, size_t ldc);
+/* y (m) = alpha A x + beta y; A m x n column-major (gemv) or row-major (gemv_rows). beta 0: y not read. */
+void rb_filt_gemv(size_t m, size_t n, double alpha, const double *A, size_t lda, const double *x, double beta,
+                  double *y);
+void rb_filt_gemv_rows(size_t m, size_t n, double alpha, const double *A, size_t lda, const double *x, double beta,
+                       double *y);
+double rb_filt_dot(size_t n, const double *x, const double *y);
+/* x = L^-1 x, L n x n lower, non-unit diagonal. */
+void rb_filt_trsv_ln(size_t n, const double *L, size_t ldl, double *x);
+/* B (m x n) = B L^-T (rlt) or B L^-1 (rln), L n x n lower, non-unit diagonal. */
+void rb_filt_trsm_rlt(size_t m, size_t n, const double *L, size_t ldl, double *B, size_t ldb);
+void rb_filt_trsm_rln(size_t m, size_t n, const double *L, size_t ldl, double *B, size_t ldb);
+/* Lower triangle of C (n x n) = alpha A A^T + beta C; A n x k (k may be up to 2 RB_FILT_SMALL_MAX on
+ * the loop path: the UKF's 2n sigma points). */
+void rb_filt_syrk_ln(size_t n, size_t k, double alpha, const double *A, size_t lda, double beta, double *C,
+                     size_t ldc);
+/* Lower triangle of A (n x n) += alpha x x^T. */
+void rb_filt_syr_l(size_t n, double alpha, const double *x, double *A, size_t lda);
+/* B (m x n) = alpha L B, L m x m lower, non-unit diagonal. */
+void rb_filt_trmm_lln(size_t m, size_t n, double alpha, const double *L, size_t ldl, double *B, size_t ldb);
+/* Cholesky of a symmetric n x n matrix (lower, column-major, ld n, in place; the upper triangle is
+ * left as it was). Returns the LAPACK-style info (0 ok, > 0 the order of the leading minor that
+ * failed: not positive, or NaN on the loop path). */
 int rb_filt_chol(double *A, size_t n);
+/* The two paths, for test_filters_small.c. */
+int rb_filt_chol_lapack(double *A, size_t n);
+int rb_filt_chol_loops(double *A, size_t n);
+void rb_filt_gemm_nt_loops(size_t m, size_t n, size_t k, double alpha, const double *A, size_t lda,
+                           const double *B, size_t ldb, double beta, double *C, size_t ldc);
+void rb_filt_gemv_loops(size_t m, size_t n, double alpha, const double *A, size_t lda, const double *x, double beta,
+                        double *y);
+void rb_filt_gemv_rows_loops(size_t m, size_t n, double alpha, const double *A, size_t lda, const double *x,
+                             double beta, double *y);
+double rb_filt_dot_loops(size_t n, const double *x, const double *y);
+void rb_filt_trsv_ln_loops(size_t n, const double *L, size_t ldl, double *x);
+void rb_filt_trsm_rlt_loops(size_t m, size_t n, const double *L, size_t ldl, double *B, size_t ldb);
+void rb_filt_trsm_rln_loops(size_t m, size_t n, const double *L, size_t ldl, double *B, size_t ldb);
+void rb_filt_syrk_ln_loops(size_t n, size_t k, double alpha, const double *A, size_t lda, double beta, double *C,
+                           size_t ldc);
+void rb_filt_syr_l_loops(size_t n, double alpha, const double *x, double *A, size_t lda);
+void rb_filt_trmm_lln_loops(size_t m, size_t n, double alpha, const double *L, size_t ldl, double *B, size_t ldb);
 /* Lower Cholesky factor of P into f->L with the UKF's repairs (symmetrize, jitter) applied to P. */
 int rb_filt_chol_P(rb_filter *f, const char *what, long step, rb_err *err);
 /* Copy the lower triangle of a column-major n x n matrix onto its upper triangle. */

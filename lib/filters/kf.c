@@ -1,6 +1,5 @@
 /* Linear Kalman filter: x = F x + B u, P = F P F^T + Q; the update is the shared path of filter.c
  * with zhat = H x. */
-#include <cblas.h>
 #include <string.h>
 
 #include "filters_internal.h"
@@ -19,10 +18,9 @@ void rb_filt_linear_cov_predict(rb_filter *f)
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < n; j++)
             Fc[i + j * n] = f->F[i * n + j];
-    int ni = (int)n;
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, ni, ni, ni, 1.0, Fc, ni, f->P, ni, 0.0, f->T, ni);
+    rb_filt_gemm_nt(n, n, n, 1.0, Fc, n, f->P, n, 0.0, f->T, n);
     memcpy(f->Pn, f->Q, n * n * sizeof(double));
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, ni, ni, ni, 1.0, f->T, ni, Fc, ni, 1.0, f->Pn, ni);
+    rb_filt_gemm_nt(n, n, n, 1.0, f->T, n, Fc, n, 1.0, f->Pn, n);
     rb_filt_symmetrize(f->Pn, n);
 }
 
@@ -31,10 +29,10 @@ int rb_kf_predict_impl(rb_filter *f, const double *u, double dt, long step, rb_e
     (void)dt;
     (void)step;
     (void)err;
-    int n = (int)f->n;
-    cblas_dgemv(CblasRowMajor, CblasNoTrans, n, n, 1.0, f->F, n, f->x, 1, 0.0, f->xn, 1);
+    size_t n = f->n;
+    rb_filt_gemv_rows(n, n, 1.0, f->F, n, f->x, 0.0, f->xn);
     if (u && f->nu > 0)
-        cblas_dgemv(CblasRowMajor, CblasNoTrans, n, (int)f->nu, 1.0, f->B, (int)f->nu, u, 1, 1.0, f->xn, 1);
+        rb_filt_gemv_rows(n, f->nu, 1.0, f->B, f->nu, u, 1.0, f->xn);
     rb_filt_linear_cov_predict(f);
     return RB_OK;
 }
@@ -42,6 +40,6 @@ int rb_kf_predict_impl(rb_filter *f, const double *u, double dt, long step, rb_e
 int rb_kf_linearize(rb_filter *f, rb_err *err)
 {
     (void)err;
-    cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)f->m, (int)f->n, 1.0, f->H, (int)f->n, f->x, 1, 0.0, f->zhat, 1);
+    rb_filt_gemv_rows(f->m, f->n, 1.0, f->H, f->n, f->x, 0.0, f->zhat);
     return RB_OK;
 }

@@ -2,7 +2,6 @@
  * Merwe). Sigma points come from the lower Cholesky factor L of P (column-major, so column i of L,
  * the i-th spread direction, is contiguous); fresh ones are drawn from the predicted P for the
  * update. The update itself is the shared path of filter.c. */
-#include <cblas.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -84,10 +83,9 @@ int rb_ukf_predict_impl(rb_filter *f, const double *u, double dt, long step, rb_
     }
     /* Pn = Q + wi sum_{j >= 1} D_j D_j^T + wc0 D_0 D_0^T (lower triangle, then mirrored). */
     memcpy(f->Pn, f->Q, n * n * sizeof(double));
-    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, (int)n, (int)(2 * n), f->wi, f->Y + n, (int)n, 1.0, f->Pn,
-                (int)n);
+    rb_filt_syrk_ln(n, 2 * n, f->wi, f->Y + n, n, 1.0, f->Pn, n);
     if (f->wc0 != 0.0)
-        cblas_dsyr(CblasColMajor, CblasLower, (int)n, f->wc0, f->Y, 1, f->Pn, (int)n);
+        rb_filt_syr_l(n, f->wc0, f->Y, f->Pn, n);
     rb_filt_mirror_lower(f->Pn, n);
     return RB_OK;
 }
@@ -138,10 +136,9 @@ int rb_ukf_measure(rb_filter *f, const double *z, long step, rb_err *err)
 
     /* S = R + wi sum_{j >= 1} Dz_j Dz_j^T + wc0 Dz_0 Dz_0^T (lower triangle). */
     memcpy(f->S, f->Rc, k * k * sizeof(double));
-    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, (int)k, (int)(2 * n), f->wi, f->Z + k, (int)k, 1.0, f->S,
-                (int)k);
+    rb_filt_syrk_ln(k, 2 * n, f->wi, f->Z + k, k, 1.0, f->S, k);
     if (f->wc0 != 0.0)
-        cblas_dsyr(CblasColMajor, CblasLower, (int)k, f->wc0, f->Z, 1, f->S, (int)k);
+        rb_filt_syr_l(k, f->wc0, f->Z, f->S, k);
 
     /* C = sum_j Wc_j (X_j - x) Dz_j^T. X_0 - x = 0 and X_{i}, X_{n+i} - x = +-c L_i, so
      * C = c wi L E with E (n x k) row i = (Dz_{1+i} - Dz_{1+n+i})^T: one triangular product. */
@@ -151,7 +148,6 @@ int rb_ukf_measure(rb_filter *f, const double *z, long step, rb_err *err)
         for (size_t i = 0; i < n; i++)
             col[i] = zp[i * k] - zm[i * k];
     }
-    cblas_dtrmm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, (int)n, (int)k, f->c * f->wi, f->L,
-                (int)n, f->C, (int)n);
+    rb_filt_trmm_lln(n, k, f->c * f->wi, f->L, n, f->C, n);
     return RB_OK;
 }

@@ -48,6 +48,13 @@
  * Memory. rb_*_create allocates every workspace; predict, update and every function below except
  * create allocate nothing (no rb_malloc, no malloc: LAPACK through its _work entry points on
  * column-major symmetric data, products through CBLAS calls that OpenBLAS serves without malloc).
+ *
+ * Numerics. Each dense product, triangular solve and Cholesky factorization of a step chooses per call:
+ * plain C loops when every dimension of the call is at most 8 (a UKF's 2n sigma points count as n),
+ * CBLAS / LAPACK otherwise. Small filters (kf_derivative runs a 3-state KF per joint) thus never enter
+ * OpenBLAS, whose pthreads build takes one process-wide lock per call (blas_memory_alloc) and would
+ * serialize filters stepping on different threads; large ones (the joint-torque UKF) keep the BLAS
+ * speed. The two paths agree to rounding (about 1e-15 relative for well-conditioned problems).
  * One exception outside roboest's control: a multi-threaded OpenBLAS (0.3.21) mallocs a job array
  * whenever it splits a level-3 call across threads, which it does from about n = 90 (dpotrf). A
  * single-threaded OpenBLAS (OPENBLAS_NUM_THREADS=1 or openblas_set_num_threads(1)) allocates nothing
