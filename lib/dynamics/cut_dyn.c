@@ -82,27 +82,13 @@ static int setup(const rb_model *model, rb_cut_dyn *c, const char *const *contac
 {
     static const char what[] = "rb_cut_dyn_alloc";
     const rb_submodels *sm = c->sm;
-    for (size_t k = 0; k < c->n_ft; k++) {
-        const rb_ft_sensor *ft = &model->ft[sm->ft[k]];
-        if (!rbd_ft_tree_sides(model, ft, &c->ft_tc[k], &c->ft_tp[k]))
-            return rb_err_set(err, RB_EINVAL, "%s: FT sensor %s: its bodies are not joined by a fixed joint", what,
-                              ft->name);
-        if (!rbd_frame_in_joint_child(model, c->ft_tc[k], c->ft_tp[k], ft->frame, &c->ft_XcF[k]))
-            return rb_err_set(err, RB_EINVAL, "%s: FT sensor %s: its reading frame is on neither side of the joint",
-                              what, ft->name);
-        c->ft_sigma[k] = c->ft_tc[k] == ft->child_body ? ft->sign : -ft->sign;
-        c->cut[c->ft_tc[k]] = 1;
-    }
+    int rc = rbd_cut_fts(model, sm, c->ft_tc, c->ft_tp, c->ft_XcF, c->ft_sigma, c->cut, what, err);
+    if (rc)
+        return rc;
     for (size_t j = 0; j < c->nc; j++) {
-        if (!contacts[j])
-            return rb_err_set(err, RB_EINVAL, "%s: contact frame %zu is NULL", what, j);
-        long f = rb_model_frame_index(model, contacts[j]);
+        long f = rbd_contact_frame(model, contacts, j, what, err);
         if (f < 0)
-            return rb_err_set(err, RB_ENOTFOUND, "%s: contact frame %s: no such frame in model %s", what, contacts[j],
-                              model->name ? model->name : "");
-        for (size_t i = 0; i < j; i++)
-            if (strcmp(contacts[i], contacts[j]) == 0)
-                return rb_err_set(err, RB_EINVAL, "%s: contact frame %s is listed twice", what, contacts[j]);
+            return (int)f;
         c->c_body[j] = model->frames[f].body;
         c->c_X[j] = model->frames[f].X_body;
     }

@@ -77,28 +77,13 @@ static int setup(const rb_model *model, rb_ft_est *e, const char *const *contact
 {
     static const char what[] = "rb_ft_est_alloc";
     const rb_submodels *sm = e->sm;
-    for (size_t k = 0; k < e->n_ft; k++) {
-        const rb_ft_sensor *ft = &model->ft[sm->ft[k]];
-        if (!rbd_ft_tree_sides(model, ft, &e->ft_tc[k], &e->ft_tp[k]))
-            return rb_err_set(err, RB_EINVAL, "%s: FT sensor %s: its bodies are not joined by a fixed joint", what,
-                              ft->name);
-        if (!rbd_frame_in_joint_child(model, e->ft_tc[k], e->ft_tp[k], ft->frame, &e->ft_XcF[k]))
-            return rb_err_set(err, RB_EINVAL, "%s: FT sensor %s: its reading frame is on neither side of the joint",
-                              what, ft->name);
-        /* reversed joint: the reading's parent_body side is the tree child */
-        e->ft_sigma[k] = e->ft_tc[k] == ft->child_body ? ft->sign : -ft->sign;
-        e->cut[e->ft_tc[k]] = 1;
-    }
+    int rc = rbd_cut_fts(model, sm, e->ft_tc, e->ft_tp, e->ft_XcF, e->ft_sigma, e->cut, what, err);
+    if (rc)
+        return rc;
     for (size_t j = 0; j < e->nc; j++) {
-        if (!contacts[j])
-            return rb_err_set(err, RB_EINVAL, "%s: contact frame %zu is NULL", what, j);
-        long f = rb_model_frame_index(model, contacts[j]);
+        long f = rbd_contact_frame(model, contacts, j, what, err);
         if (f < 0)
-            return rb_err_set(err, RB_ENOTFOUND, "%s: contact frame %s: no such frame in model %s", what, contacts[j],
-                              model->name ? model->name : "");
-        for (size_t i = 0; i < j; i++)
-            if (e->c_frame[i] == (int)f)
-                return rb_err_set(err, RB_EINVAL, "%s: contact frame %s is listed twice", what, contacts[j]);
+            return (int)f;
         e->c_frame[j] = (int)f;
         e->c_body[j] = model->frames[f].body;
         e->c_sub[j] = sm->body_sub[e->c_body[j]];

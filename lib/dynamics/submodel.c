@@ -35,6 +35,38 @@ bool rbd_frame_in_joint_child(const rb_model *model, int tc, int tp, int frame, 
     return true;
 }
 
+int rbd_cut_fts(const rb_model *model, const rb_submodels *sm, int *tc, int *tp, rb_xform *XcF, int *sigma,
+                unsigned char *cut, const char *what, rb_err *err)
+{
+    for (size_t k = 0; k < sm->n_ft; k++) {
+        const rb_ft_sensor *ft = &model->ft[sm->ft[k]];
+        if (!rbd_ft_tree_sides(model, ft, &tc[k], &tp[k]))
+            return rb_err_set(err, RB_EINVAL, "%s: FT sensor %s: its bodies are not joined by a fixed joint", what,
+                              ft->name);
+        if (!rbd_frame_in_joint_child(model, tc[k], tp[k], ft->frame, &XcF[k]))
+            return rb_err_set(err, RB_EINVAL, "%s: FT sensor %s: its reading frame is on neither side of the joint",
+                              what, ft->name);
+        /* reversed joint: the reading's parent_body side is the tree child */
+        sigma[k] = tc[k] == ft->child_body ? ft->sign : -ft->sign;
+        cut[tc[k]] = 1;
+    }
+    return RB_OK;
+}
+
+long rbd_contact_frame(const rb_model *model, const char *const *contacts, size_t j, const char *what, rb_err *err)
+{
+    if (!contacts[j])
+        return rb_err_set(err, RB_EINVAL, "%s: contact frame %zu is NULL", what, j);
+    long f = rb_model_frame_index(model, contacts[j]);
+    if (f < 0)
+        return rb_err_set(err, RB_ENOTFOUND, "%s: contact frame %s: no such frame in model %s", what, contacts[j],
+                          model->name ? model->name : "");
+    for (size_t i = 0; i < j; i++)
+        if (strcmp(contacts[i], contacts[j]) == 0)
+            return rb_err_set(err, RB_EINVAL, "%s: contact frame %s is listed twice", what, contacts[j]);
+    return f;
+}
+
 static bool same_pose(const rb_xform *A, const rb_xform *B)
 {
     for (int k = 0; k < 9; k++)
