@@ -123,3 +123,13 @@ int rb_sha256_file(const char *path, char hex[65], rb_err *err)
     rb_sha256_final(&ctx, hex);
     return RB_OK;
 }
+
+char *rb_sha256_hexdup(const void *data, size_t len)
+{
+    rb_sha256 ctx;
+    char hex[65];
+    rb_sha256_init(&ctx);
+    rb_sha256_update(&ctx, data, len);
+    rb_sha256_final(&ctx, hex);
+    return rb_strdup(hex);
+}

@@ -1071,12 +1071,7 @@ static char *default_name(const char *file)
 
 static int init_pipeline(rb_pipeline *p, const char *text, size_t len, const char *file)
 {
-    rb_sha256 ctx;
-    char hex[65];
-    rb_sha256_init(&ctx);
-    rb_sha256_update(&ctx, text, len);
-    rb_sha256_final(&ctx, hex);
-    p->config_sha256 = rb_strdup(hex);
+    p->config_sha256 = rb_sha256_hexdup(text, len);
     p->config_path = rb_strdup(file);
     p->name = default_name(file);
     return p->config_sha256 && p->config_path && p->name ? RB_OK : RB_ENOMEM;

@@ -506,12 +506,7 @@ int rb_friction_spec_load_text(const char *text, size_t len, const char *name_fo
     cJSON *root = NULL;
     int rc = RB_OK;
     if (s) {
-        char hex[65];
-        rb_sha256 ctx;
-        rb_sha256_init(&ctx);
-        rb_sha256_update(&ctx, text, len);
-        rb_sha256_final(&ctx, hex);
-        s->sha256 = rb_strdup(hex);
+        s->sha256 = rb_sha256_hexdup(text, len);
         s->path = rb_strdup(file);
     }
     if (!copy || !s || !s->sha256 || !s->path) {

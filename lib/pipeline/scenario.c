@@ -1155,12 +1155,7 @@ int rb_scenario_load_text(const char *text, size_t len, const char *name_for_mes
     size_t stem_len;
     const char *stem = rb_pipe_stem(file, &stem_len);
     if (s) {
-        char hex[65];
-        rb_sha256 ctx;
-        rb_sha256_init(&ctx);
-        rb_sha256_update(&ctx, text, len);
-        rb_sha256_final(&ctx, hex);
-        s->sha256 = rb_strdup(hex);
+        s->sha256 = rb_sha256_hexdup(text, len);
         s->path = rb_strdup(file);
         s->name = stem_len ? rb_strndup(stem, stem_len) : rb_strdup("scenario");
     }

@@ -481,14 +481,9 @@ void rb_suite_free(rb_suite *s)
 
 static int init_suite(rb_suite *s, const char *text, size_t len, const char *file)
 {
-    char hex[65];
-    rb_sha256 ctx;
-    rb_sha256_init(&ctx);
-    rb_sha256_update(&ctx, text, len);
-    rb_sha256_final(&ctx, hex);
     size_t stem_len;
     const char *stem = rb_pipe_stem(file, &stem_len);
-    s->sha256 = rb_strdup(hex);
+    s->sha256 = rb_sha256_hexdup(text, len);
     s->path = rb_strdup(file);
     s->name = stem_len ? rb_strndup(stem, stem_len) : rb_strdup("suite");
     s->n_stats = 3;

@@ -19,6 +19,9 @@ Test(core, sha256_known_vectors)
     rb_sha256_update(&ctx, "abc", 3);
     rb_sha256_final(&ctx, hex);
     cr_assert_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    char *dup = rb_sha256_hexdup("abc", 3);
+    cr_assert_str_eq(dup, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    rb_free(dup);
 
     const char *two_blocks = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
     rb_sha256_init(&ctx);

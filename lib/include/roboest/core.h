@@ -130,6 +130,8 @@ void rb_sha256_init(rb_sha256 *ctx);
 void rb_sha256_update(rb_sha256 *ctx, const void *data, size_t len);
 /* Writes the digest as 64 lowercase hex characters plus NUL into hex[65]. */
 void rb_sha256_final(rb_sha256 *ctx, char hex[65]);
+/* SHA-256 of len bytes as a new hex string (caller frees with rb_free); NULL when out of memory. */
+char *rb_sha256_hexdup(const void *data, size_t len);
 /* SHA-256 of a whole file as hex; RB_ENOTFOUND / RB_EINPUT with the path in the message. */
 int rb_sha256_file(const char *path, char hex[65], rb_err *err);
 
