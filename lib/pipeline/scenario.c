@@ -329,18 +329,67 @@ static int one_gain(scn *x, const cJSON *v, size_t j)
     return rc;
 }
 
+/* Why a file cannot ask for estimated feedback (the closed loop's options). */
+#define NEEDS_A_PROGRAM "external feedback needs a program driving the loop, such as roboest closed-loop"
+
+/* controller.torque_feedback: "truth" | "none"; only with kind "torque". */
+static int parse_torque_feedback(scn *x, const cJSON *ctrl)
+{
+    cfg *c = &x->c;
+    const cJSON *v = rb_cfg_member(ctrl, "torque_feedback");
+    if (!v)
+        return RB_OK;
+    push_key(c, "torque_feedback", 0);
+    int rc = RB_OK;
+    if (x->s->sim.ctrl != RB_CTRL_TORQUE)
+        rc = rb_cfg_error(c, "only with controller.kind \"torque\"");
+    else if (cJSON_IsString(v) && v->valuestring && strcmp(v->valuestring, "truth") == 0)
+        x->s->sim.torque_feedback = RB_TFB_TRUTH;
+    else if (cJSON_IsString(v) && v->valuestring && strcmp(v->valuestring, "none") == 0)
+        x->s->sim.torque_feedback = RB_TFB_NONE;
+    else if (cJSON_IsString(v) && v->valuestring)
+        rc = rb_cfg_error(c, "unknown value '%s' (expected \"truth\" or \"none\"; " NEEDS_A_PROGRAM ")",
+                          v->valuestring);
+    else
+        rc = rb_cfg_error(c, "expected \"truth\" or \"none\" (" NEEDS_A_PROGRAM ")");
+    pop(c);
+    return rc;
+}
+
+/* controller.friction_compensation: only false in a file; only with kind "torque". */
+static int parse_friction_compensation(scn *x, const cJSON *ctrl)
+{
+    cfg *c = &x->c;
+    bool on = false;
+    int rc = opt_bool(c, ctrl, "friction_compensation", &on);
+    if (rc || !rb_cfg_member(ctrl, "friction_compensation"))
+        return rc;
+    push_key(c, "friction_compensation", 0);
+    if (x->s->sim.ctrl != RB_CTRL_TORQUE)
+        rc = rb_cfg_error(c, "only with controller.kind \"torque\"");
+    else if (on)
+        rc = rb_cfg_error(c, "only false in a scenario file: the compensation uses estimated friction torques ("
+                             NEEDS_A_PROGRAM ")");
+    pop(c);
+    return rc;
+}
+
 static int parse_controller(scn *x, const cJSON *v)
 {
-    static const char *const keys[] = {"kind", "gravity_comp", "gains"};
+    static const char *const keys[] = {"kind", "gravity_comp", "gains", "torque_feedback", "friction_compensation"};
     static const char *const kinds[] = {"none", "pd", "torque", NULL};
     cfg *c = &x->c;
     size_t kind = 0;
-    int rc = rb_cfg_check_object(c, v, keys, 3);
+    int rc = rb_cfg_check_object(c, v, keys, 5);
     if (!rc)
         rc = rb_cfg_member_choice(c, v, "kind", kinds, &kind);
     x->s->sim.ctrl = (rb_ctrl_kind)kind;
     if (!rc)
         rc = opt_bool(c, v, "gravity_comp", &x->s->sim.gravity_comp);
+    if (!rc)
+        rc = parse_torque_feedback(x, v);
+    if (!rc)
+        rc = parse_friction_compensation(x, v);
     const cJSON *g = rb_cfg_member(v, "gains");
     if (!rc && g) {
         push_key(c, "gains", 0);

@@ -389,6 +389,7 @@ static int balance_ik(rb_sim *s, rb_err *err)
     if ((rc = rb_dyn_com_jacobian(m, s->ctrl, &Jcom, com, err)) < 0)
         return rc;
     double cref[3] = {s->com0[0], s->com0[1] + s->sc.balance.amplitude * sin(w * s->t), s->com0[2]};
+    memcpy(s->truth.com_ref, cref, sizeof cref);
     double cdot[3] = {0.0, s->sc.balance.amplitude * w * cos(w * s->t), 0.0};
     for (int i = 0; i < 3; i++)
         s->rhs[rows + (size_t)i] = cdot[i] + k * (cref[i] - com[i]);
@@ -514,6 +515,49 @@ static void add_mass_times(const rb_sim *s, const double *M, const double *acc, 
         tau[i] += dot(M + (vo + i) * nv + vo, acc, s->n);
 }
 
+/* The torque loop on top of the desired joint torque tau_ref (in tau_des): the rotor's inertial torque for the
+ * joint acceleration asked for (acc), the PI on the torque error of the feedback in use, the friction
+ * compensation. */
+static void torque_loop(rb_sim *s, const double *acc)
+{
+    double dt = s->sc.dt;
+    for (size_t j = 0; j < s->n; j++) {
+        double e = 0.0, rotor = act_armature(&s->act[j]) * acc[j];
+        bool pi = true;
+        switch (s->sc.torque_feedback) {
+        case RB_TFB_TRUTH:
+            /* The first sample starts the loop settled (no torque error), as a robot that was already
+             * holding its pose when logging began: no kick from an empty torque history. */
+            e = s->step == 0 ? 0.0 : s->tau_ref[j] - s->tau_prev[j];
+            break;
+        case RB_TFB_EXTERNAL:
+            pi = isfinite(s->tau_hat[j]);
+            e = pi ? s->tau_ref[j] - s->tau_hat[j] : 0.0;
+            break;
+        default: pi = false; break;
+        }
+        if (pi) {
+            s->int_e[j] += e * dt;
+            s->tau_des[j] += rotor + s->gains[j].kp_tau * e + s->gains[j].ki_tau * s->int_e[j];
+        } else {
+            s->tau_des[j] += rotor;
+        }
+        if (s->sc.friction_compensation && isfinite(s->tau_f_hat[j]))
+            s->tau_des[j] += s->tau_f_hat[j];
+    }
+}
+
+int rb_sim_set_torque_feedback(rb_sim *s, const double *tau_hat, const double *tau_f_hat, rb_err *err)
+{
+    if (!s)
+        return rb_err_set(err, RB_EINVAL, "rb_sim_set_torque_feedback: NULL engine");
+    if (tau_hat)
+        memcpy(s->tau_hat, tau_hat, s->n * sizeof *s->tau_hat);
+    if (tau_f_hat)
+        memcpy(s->tau_f_hat, tau_f_hat, s->n * sizeof *s->tau_f_hat);
+    return RB_OK;
+}
+
 /* The joint controller: tau_des (the motor torque asked for). The plant's M(q) and bias forces serve as the
  * nominal model's when they are the same (no payload; no push in effect for the bias forces). */
 static int controller(rb_sim *s, rb_err *err)
@@ -521,7 +565,6 @@ static int controller(rb_sim *s, rb_err *err)
     const rb_model *m = s->m;
     size_t n = s->n, nv = s->nv, vo = s->voff;
     const double *sq = s->q + (s->nq - n), *sv = s->nu + vo;
-    double dt = s->sc.dt;
     int rc;
     switch (s->sc.ctrl) {
     case RB_CTRL_NONE:
@@ -561,16 +604,12 @@ static int controller(rb_sim *s, rb_err *err)
             }
             add_mass_times(s, M, acc, s->tau_des);
         }
-        for (size_t j = 0; j < n; j++) {
-            /* The first sample starts the loop settled (no torque error), as a robot that was already
-             * holding its pose when logging began: no kick from an empty torque history. */
-            double e = s->step == 0 ? 0.0 : s->tau_des[j] - s->tau_prev[j];
-            s->int_e[j] += e * dt;
-            s->tau_des[j] += act_armature(&s->act[j]) * acc[j] + s->gains[j].kp_tau * e + s->gains[j].ki_tau * s->int_e[j];
-        }
-        break;
+        memcpy(s->tau_ref, s->tau_des, n * sizeof *s->tau_ref);
+        torque_loop(s, acc);
+        return RB_OK;
     }
     }
+    memcpy(s->tau_ref, s->tau_des, n * sizeof *s->tau_ref);
     return RB_OK;
 }
 
@@ -742,6 +781,31 @@ static int truth_energy(rb_sim *s, rb_err *err)
     return RB_OK;
 }
 
+/* Centre of mass of the plant: sum_i (m_i p_i + R_i h_i) / sum_i m_i over the bodies, the payload body with its
+ * current parameters. */
+static int truth_com(rb_sim *s, rb_err *err)
+{
+    const rb_model *m = s->m;
+    int rc = sample_kinematics(s, KIN_POS, err);
+    if (rc < 0)
+        return rc;
+    double mass = 0.0, sum[3] = {0.0, 0.0, 0.0};
+    for (size_t b = 0; b < m->n_bodies; b++) {
+        const double *pi = s->sc.payload.kind != RB_PAYLOAD_NONE && (size_t)s->sc.payload.body == b
+                               ? s->payload_pi
+                               : m->bodies[b].inertia;
+        const rb_xform *X = rb_dyn_body_pose(s->plant, b);
+        double Rh[3];
+        rb_m3_mul_v(X->R, pi + 1, Rh);
+        for (int i = 0; i < 3; i++)
+            sum[i] += pi[0] * X->p[i] + Rh[i];
+        mass += pi[0];
+    }
+    for (int i = 0; i < 3; i++)
+        s->truth.com[i] = mass > 0 ? sum[i] / mass : 0.0;
+    return RB_OK;
+}
+
 int rb_sim_truth_compute(rb_sim *s, unsigned parts, rb_err *err)
 {
     if (!s)
@@ -754,6 +818,8 @@ int rb_sim_truth_compute(rb_sim *s, unsigned parts, rb_err *err)
         rc = truth_ft(s, err);
     if (rc >= 0 && (todo & RB_SIM_TRUTH_ENERGY))
         rc = truth_energy(s, err);
+    if (rc >= 0 && (todo & RB_SIM_TRUTH_COM))
+        rc = truth_com(s, err);
     if (rc < 0)
         return rc;
     s->truth.valid |= todo;

@@ -18,6 +18,9 @@ static int validate(const rb_sim_scenario *sc, rb_err *err)
         return rb_err_set(err, RB_ECONFIG, "sim: duration must be finite and >= 0");
     if (sc->method != RB_SIM_EULER && sc->method != RB_SIM_RK4)
         return rb_err_set(err, RB_ECONFIG, "sim: unknown integration method");
+    if (sc->torque_feedback != RB_TFB_TRUTH && sc->torque_feedback != RB_TFB_NONE &&
+        sc->torque_feedback != RB_TFB_EXTERNAL)
+        return rb_err_set(err, RB_ECONFIG, "sim: unknown torque feedback %d", (int)sc->torque_feedback);
     for (size_t j = 0; sc->refs && j < n; j++)
         if (sc->refs[j].kind == RB_REF_SPLINE) {
             const rb_sim_ref *r = &sc->refs[j];
@@ -188,6 +191,9 @@ int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
     ALLOC(s->fvel, 6 * s->nf);
     ALLOC(s->facc, 6 * s->nf);
     ALLOC(s->tau_prev, n);
+    ALLOC(s->tau_ref, n);
+    ALLOC(s->tau_hat, n);
+    ALLOC(s->tau_f_hat, n);
     ALLOC(s->int_e, n);
     ALLOC(s->tau_g_prev, n);
     ALLOC(s->wdot_prev, n);
@@ -235,6 +241,7 @@ int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
         if (sc->friction)
             s->fric[j] = sc->friction[j];
         rb_friction_state_init(&s->fst[j]);
+        s->tau_hat[j] = s->tau_f_hat[j] = NAN; /* no estimate before rb_sim_set_torque_feedback */
     }
     if (s->nc)
         memcpy(s->contacts, sc->contacts, s->nc * sizeof *s->contacts);
@@ -283,6 +290,9 @@ int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
     tr->q = s->q, tr->nu = s->nu, tr->nu_dot = s->nu_dot;
     tr->s = s->q + (nq - n), tr->s_dot = s->nu + s->voff, tr->s_ddot = s->nu_dot + s->voff;
     tr->tau_j = s->tau_j, tr->tau_m = s->tau_m, tr->tau_f = s->tau_f, tr->tau_des = s->tau_des;
+    tr->tau_ref = s->tau_ref;
+    for (int i = 0; i < 3; i++)
+        tr->com_ref[i] = NAN; /* balance_ik sets it */
     tr->current = s->cur, tr->current_cmd = s->cur_cmd;
     tr->motor_pos = s->mpos, tr->motor_vel = s->mvel, tr->motor_acc = s->macc;
     tr->ref = s->ref, tr->stuck = s->stuck, tr->at_limit = s->at_limit;
@@ -315,6 +325,7 @@ void rb_sim_finish(rb_sim *s)
                       s->tau_g_prev, s->wdot_prev, s->at_limit, s->gv, s->yleaf, s->cleaf, s->q, s->nu, s->nu_dot, s->tau_net, s->held, s->tau_j, s->tau_m,
                       s->tau_f, s->tau_des, s->cur, s->cur_cmd, s->mpos, s->mvel, s->macc, s->ref, s->ref_d,
                       s->ref_dd, s->stuck, s->cw, s->pw, s->ft, s->fpose, s->fvel, s->facc, s->tau_prev, s->int_e,
+                      s->tau_ref, s->tau_hat, s->tau_f_hat,
                       s->ext, s->a0, s->Jc, s->Y, s->S, s->c, s->lam, s->J6, s->tmp, s->hold, s->qs,
                       s->nus, s->kv, s->ka, s->q_r, s->nu_r, s->nu_r_prev, s->A, s->AtA, s->rhs};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)

@@ -50,6 +50,8 @@ struct rb_sim {
     rb_xform *fpose;
     double *fvel, *facc;
     double *tau_prev, *int_e;   /* torque loop */
+    double *tau_ref;            /* n: the desired joint torque (truth->tau_ref) */
+    double *tau_hat, *tau_f_hat; /* n each: the estimates of rb_sim_set_torque_feedback (NaN: none) */
     double *tau_g_prev, *wdot_prev; /* gear windup: previous sample's gear torque and windup rate */
     unsigned char *at_limit;
     double payload_pi[10];

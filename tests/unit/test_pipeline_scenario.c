@@ -462,3 +462,37 @@ Test(pipeline_scenario, gear_compliance_and_joint_limits)
     expect_error("{" MODEL ", \"duration\": 1, \"joint_limit\": true}",
                  "unknown key 'joint_limit' (did you mean 'joint_limits'?)");
 }
+
+/* controller.torque_feedback: "truth" (default) or "none"; external feedback and the friction compensation
+ * need a program driving the loop; both keys only with the torque controller. */
+Test(pipeline_scenario, torque_feedback_keys)
+{
+#define TORQUE(extra) "{" MODEL ", \"duration\": 1, \"controller\": {\"kind\": \"torque\"" extra "}}"
+    rb_scenario *s = load_ok(TORQUE(""));
+    cr_assert_eq(s->sim.torque_feedback, RB_TFB_TRUTH);
+    cr_assert_not(s->sim.friction_compensation);
+    rb_scenario_free(s);
+    s = load_ok(TORQUE(", \"torque_feedback\": \"none\", \"friction_compensation\": false"));
+    cr_assert_eq(s->sim.torque_feedback, RB_TFB_NONE);
+    cr_assert_not(s->sim.friction_compensation);
+    rb_scenario_free(s);
+    s = load_ok(TORQUE(", \"torque_feedback\": \"truth\""));
+    cr_assert_eq(s->sim.torque_feedback, RB_TFB_TRUTH);
+    rb_scenario_free(s);
+    expect_error(TORQUE(", \"torque_feedback\": \"external\""),
+                 "controller.torque_feedback: unknown value 'external' (expected \"truth\" or \"none\"; external "
+                 "feedback needs a program driving the loop, such as roboest closed-loop)");
+    expect_error(TORQUE(", \"torque_feedback\": \"truht\""), "controller.torque_feedback: unknown value 'truht'");
+    expect_error(TORQUE(", \"torque_feedback\": 1"),
+                 "controller.torque_feedback: expected \"truth\" or \"none\" (external feedback needs a program");
+    expect_error(TORQUE(", \"friction_compensation\": true"),
+                 "controller.friction_compensation: only false in a scenario file: the compensation uses "
+                 "estimated friction torques (external feedback needs a program driving the loop");
+    expect_error(TORQUE(", \"friction_compensation\": 0"), "controller.friction_compensation: expected true or false");
+    expect_error("{" MODEL ", \"duration\": 1, \"controller\": {\"kind\": \"pd\", \"torque_feedback\": \"none\"}}",
+                 "controller.torque_feedback: only with controller.kind \"torque\"");
+    expect_error("{" MODEL ", \"duration\": 1, \"controller\": {\"friction_compensation\": false}}",
+                 "controller.friction_compensation: only with controller.kind \"torque\"");
+    expect_error(TORQUE(", \"torque_feedbak\": \"none\""), "did you mean 'torque_feedback'");
+#undef TORQUE
+}

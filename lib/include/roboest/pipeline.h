@@ -443,7 +443,13 @@ const char *rb_suggest_best(const rb_suggest *s);
  *   references  {joint: {kind: "const"|"sine"|"chirp"|"step"|"spline", offset, amplitude, freq, freq_end,
  *               phase, t0, t1, times [s], values [rad]}} (rb_sim_ref; joints left out hold their q0)
  *   controller  {kind: "none"|"pd"|"torque" (default "none"), gravity_comp (bool), gains: {joint:
- *               {kp, kd, kp_tau, ki_tau}}}
+ *               {kp, kd, kp_tau, ki_tau}}, torque_feedback, friction_compensation}
+ *               torque_feedback (kind "torque" only): "truth" (default: the torque loop's PI acts on the
+ *               true joint torque of the previous sample) | "none" (feedforward, no PI) -> RB_TFB_TRUTH /
+ *               RB_TFB_NONE. RB_TFB_EXTERNAL (estimated torques) is not a file option: only a program
+ *               driving the loop (roboest closed-loop) can give estimates; "external" is an error.
+ *               friction_compensation (kind "torque" only): only false (the default) in a file, for the
+ *               same reason.
  *   actuators   {joint: {k_t, R, J_m, i_max, k_gear}} (defaults k_t 1, R 1, J_m 0, i_max 0: no limit,
  *               k_gear 0: rigid gear; k_gear N m/rad >= 0 winds the rotor up against the joint, sim.h)
  *   friction    {joint: {model: rb_friction_build name, params: [...]} or {preset: rb_friction_preset
@@ -519,6 +525,50 @@ typedef struct rb_scenario {
     rb_sim_push *pushes;
     int *frames;
 } rb_scenario;
+
+/* ---- scenario runs (lib/pipeline/scenario_run.c) ----
+ * What `roboest simulate` does, as a library call: simulate, measure every sensor, record every channel and
+ * build the log. The channels, in log order (element names and units as the log gets them):
+ *   joints_state/{positions,velocities,accelerations,desired_torques}, motors_state/{positions,velocities,
+ *   currents} (joints), the scenario's sensors (FTs/..., accelerometers/..., gyros/..., orientations/...) in
+ *   file order, truth/joints/{positions,velocities,accelerations,references,torques,friction_torques},
+ *   truth/motors/{torques,currents,current_commands,positions,velocities,accelerations}, truth/joints/at_limit
+ *   (joint_limits), truth/contacts/<frame> (per contact), truth/contacts_active (contacts), truth/pushes
+ *   (pushes: <i>_fx ... <i>_mz), truth/base/{position,orientation,twist,acceleration}, truth/com,
+ *   truth/payload/<body> (payload), truth/energy.
+ * Joint-level channels without a configured sensor and the truth are noise-free at log_rate. The log's
+ * attributes: roboest_version, scenario, scenario_sha256, model, seed, yarp_robot_name, description_list. */
+
+/* One channel the caller feeds to a stream: its name as a log channel ("joints_state/positions"),
+ * width and element names / units (borrowed until rb_stream_open returns; the stream copies what it keeps). */
+typedef struct rb_stream_channel {
+    const char *name;
+    size_t width;
+    const char *const *elements; /* width names */
+    const char *const *units;    /* width units, NULL: all "" */
+} rb_stream_channel;
+
+/* What a scenario run offers a program that acts inside the loop. */
+typedef struct rb_scenario_hook {
+    /* Once, after the engine is initialized and before the first sample: the run's channels (every logged
+     * channel: sensors and truth, in log order; borrowed for the call). NULL: not called. */
+    int (*start)(void *user, const rb_stream_channel *channels, size_t n_channels, rb_err *err);
+    /* Every simulation sample (k = 0 .. n_steps, t = k dt), after the channels due at it have been
+     * measured, before the step that follows: latest[c] = channel c's newest measured row (NULL before
+     * its first sample), fresh[c] = measured at this sample. The hook may call rb_sim_set_torque_feedback
+     * (and rb_sim_truth_compute). Non-zero (an rb_status with a message) stops the run. NULL: not called. */
+    int (*sample)(void *user, rb_sim *sim, size_t k, double t, const double *const *latest,
+                  const bool *fresh, rb_err *err);
+    void *user;
+} rb_scenario_hook;
+
+/* Run a loaded scenario: simulate, measure every sensor, record every channel, build the log exactly as
+ * `roboest simulate` writes it (sensor channels, truth/..., attributes). `sim` overrides s->sim (a copy the
+ * caller modified, e.g. torque_feedback), NULL: s->sim. hook NULL: none. *out: the log (rb_log_free), NULL
+ * when out == NULL (then nothing is recorded beyond what the hook needs). Errors: rb_sim_*'s,
+ * the hook's, RB_ENOMEM. Deterministic: the same scenario gives the same log. */
+int rb_scenario_run(const rb_scenario *s, const rb_sim_scenario *sim, const rb_scenario_hook *hook,
+                    rb_log **out, rb_err *err);
 
 /* Load and validate a scenario file (caller frees with rb_scenario_free; *out NULL on failure). */
 int rb_scenario_load(const char *path, rb_scenario **out, rb_err *err);

@@ -6,8 +6,9 @@
  * drift, unmeasured pushes, contact events and payload changes. The engine is init / step / finish: the
  * caller owns the loop (GSL style); after rb_sim_init and after every rb_sim_step the TRUE state of the
  * current sample is in rb_sim_truth_get(sim) (a struct of arrays owned by the engine). The sensor-side parts of
- * the truth (frame motion, FT wrenches, energy) cost passes of their own: with scenario->truth_on_demand the
- * engine computes them only when the caller asks (rb_sim_truth_compute), e.g. at the samples it logs.
+ * the truth (frame motion, FT wrenches, energy, centre of mass) cost passes of their own: with
+ * scenario->truth_on_demand the engine computes them only when the caller asks (rb_sim_truth_compute), e.g. at
+ * the samples it logs.
  *
  * Conventions: roboest/spatial.h and roboest/dynamics.h (q, nu, nu_dot; 6D vectors linear first; units SI).
  * Joint vectors (n = model->n_dofs) follow the model's joint-list order.
@@ -117,6 +118,14 @@ void rb_sim_ref_eval(const rb_sim_ref *r, double t, double out[3]);
  *                       e = tau_des - tau_j(previous) (0 at the first sample: the loop starts settled),
  *                       s_ddot_cmd the joint acceleration asked for above
  *                   (friction is not fed forward: the torque loop rejects it, tau_j = tau_m - tau_F - ...)
+ *                   The torque loop's feedback is scenario->torque_feedback (rb_sim_torque_feedback below):
+ *                   the true torque above (RB_TFB_TRUTH), none (RB_TFB_NONE: tau_m_des = tau_des +
+ *                   R^2 J_m s_ddot_cmd, feedforward only) or an estimate tau_hat a program gives
+ *                   (RB_TFB_EXTERNAL: e = tau_des - tau_hat, rb_sim_set_torque_feedback); with
+ *                   scenario->friction_compensation, tau_m_des += tau_F_hat (an estimated friction torque:
+ *                   tau_j = tau_m - tau_F - R^2 J_m s_ddot, so compensating friction adds it).
+ *                   truth->tau_ref is tau_des, the desired joint torque, before the rotor term, the PI and
+ *                   the compensation (what torque tracking is scored against).
  * Contact-consistent gravity compensation (floating base with contacts): the joint torques that hold the
  * robot still at q with the active contacts, tau = g_s(q) - J_cs^T lambda with lambda the minimum-norm
  * solution of the base rows J_cb^T lambda = g_b(q) (g = rb_dyn_gravity_forces, J_c the MIXED contact
@@ -125,6 +134,14 @@ void rb_sim_ref_eval(const rb_sim_ref *r, double t, double out[3]);
  * schedule the nominal model is the plant's, and the controller takes M(q), the bias forces (when no push is in
  * effect) and the contact Jacobians from the plant's evaluation of the sample instead of passes of its own. */
 typedef enum rb_ctrl_kind { RB_CTRL_NONE = 0, RB_CTRL_PD, RB_CTRL_TORQUE } rb_ctrl_kind;
+
+/* Feedback of the torque loop (RB_CTRL_TORQUE; the other controllers ignore it). */
+typedef enum rb_sim_torque_feedback {
+    RB_TFB_TRUTH = 0, /* e = tau_ref - tau_j(previous sample), the true joint torque (0 at the first sample) */
+    RB_TFB_NONE,      /* feedforward: no PI term (kp_tau, ki_tau unused) */
+    RB_TFB_EXTERNAL   /* e = tau_ref - tau_hat, tau_hat given by rb_sim_set_torque_feedback; a joint whose
+                       * tau_hat is NaN gets no PI term and its integrator holds */
+} rb_sim_torque_feedback;
 
 typedef struct rb_sim_joint_ctrl {
     double kp, kd;          /* N m/rad, N m s/rad */
@@ -246,6 +263,9 @@ typedef struct rb_sim_scenario {
     rb_ctrl_kind ctrl;
     const rb_sim_joint_ctrl *gains; /* n (NULL: all zero) */
     bool gravity_comp;          /* RB_CTRL_PD: add the (contact-consistent) gravity compensation */
+    rb_sim_torque_feedback torque_feedback; /* RB_CTRL_TORQUE only (default RB_TFB_TRUTH) */
+    bool friction_compensation; /* RB_CTRL_TORQUE: tau_m_des += tau_F_hat (rb_sim_set_torque_feedback; a NaN
+                                 * element: no compensation at that joint) */
     const rb_sim_actuator *actuators;    /* n (NULL: the default actuator) */
     const rb_friction_model *friction;   /* n validated models (NULL: none) */
 
@@ -281,6 +301,10 @@ typedef struct rb_sim_truth {
     const double *tau_m;        /* motor torque reaching the gear output, k_t R I_m, N m */
     const double *tau_f;        /* friction torque tau_F (friction.h convention: tau_j = tau_m - tau_F - R^2 J_m s_ddot) */
     const double *tau_des;      /* what the controller asked for (motor torque before saturation), N m */
+    const double *tau_ref;      /* the controller's desired JOINT torque, N m: RB_CTRL_TORQUE the inverse dynamics /
+                                 * gravity-compensation feedforward before the rotor term, the PI and the friction
+                                 * compensation; RB_CTRL_PD the PD output (= tau_des); RB_CTRL_NONE zero */
+    double com_ref[3];          /* balance: the CoM reference c_ref(t) the IK tracks, world, m; NaN without balance */
     const double *current;      /* motor current I_m (saturated), A */
     const double *current_cmd;  /* commanded current before saturation, A */
     const double *motor_pos, *motor_vel, *motor_acc; /* rotor side: R s, R s_dot, R s_ddot (k_gear: with the windup) */
@@ -302,9 +326,9 @@ typedef struct rb_sim_truth {
     const rb_sim_push *push_list; /* the pushes in effect (scenario ones, then the random ones drawn at init) */
     /* payload body's current inertial parameters (10; zero without payload) */
     double payload_pi[10];
-    /* The parts below (RB_SIM_TRUTH_FRAMES, _FT, _ENERGY) hold the current sample's values when their bit is set
-     * in `valid`: always all of them, unless scenario->truth_on_demand (then only those rb_sim_truth_compute
-     * computed for this sample; the others keep older values). */
+    /* The parts below (RB_SIM_TRUTH_FRAMES, _FT, _ENERGY, _COM) hold the current sample's values when their bit
+     * is set in `valid`: always all of them, unless scenario->truth_on_demand (then only those
+     * rb_sim_truth_compute computed for this sample; the others keep older values). */
     unsigned valid;
     /* sensors: for each scenario frame, its world pose, BODY velocity and BODY proper acceleration */
     size_t n_frames;
@@ -318,6 +342,9 @@ typedef struct rb_sim_truth {
     const double *ft;
     /* energy: kinetic (bodies + rotors) and potential (gravity) of the plant, J */
     double kinetic, potential;
+    /* centre of mass of the plant, world, m: sum_i (m_i p_i + R_i h_i) / sum_i m_i over the bodies (world pose
+     * p_i, R_i; parameters m_i, h_i = m_i c_i), the payload body with its current parameters */
+    double com[3];
 } rb_sim_truth;
 
 /* The parts of the truth that cost passes of their own (flags for rb_sim_truth_compute and truth->valid). */
@@ -325,7 +352,8 @@ enum {
     RB_SIM_TRUTH_FRAMES = 1u, /* frame_pose, frame_vel, frame_acc: a kinematics pass with accelerations */
     RB_SIM_TRUTH_FT = 2u,     /* ft: an RNEA pass with the contact and push wrenches */
     RB_SIM_TRUTH_ENERGY = 4u, /* kinetic (nu^T (M + diag(R^2 J_m)) nu / 2), potential: the body poses */
-    RB_SIM_TRUTH_ALL = 7u
+    RB_SIM_TRUTH_COM = 8u,    /* com: the body poses */
+    RB_SIM_TRUTH_ALL = 15u
 };
 
 typedef struct rb_sim rb_sim; /* engine (opaque) */
@@ -342,6 +370,14 @@ const rb_sim_truth *rb_sim_truth_get(const rb_sim *sim);
  * truth->valid; the same values as a sample computed whole. Call between rb_sim_step calls (the engine's
  * workspaces must still hold the sample). Allocates nothing. RB_EINVAL: NULL engine. */
 int rb_sim_truth_compute(rb_sim *sim, unsigned parts, rb_err *err);
+/* The estimates the controller uses at the next rb_sim_step's new sample (they stay until the next call):
+ * tau_hat, tau_f_hat: n joint values each (copied), NULL: leave as they are. A NaN element means "no estimate
+ * for this joint": no PI term (the integrator holds) / no compensation at that joint. Before any call every
+ * element is NaN. Used only by RB_CTRL_TORQUE with torque_feedback RB_TFB_EXTERNAL (tau_hat) and
+ * friction_compensation (tau_f_hat). Timing: an estimate of the sample k's joint torque given before the step
+ * to k + 1 enters the controller at k + 1 exactly as RB_TFB_TRUTH's tau_j(k) does. RB_EINVAL on a NULL engine.
+ * Allocates nothing. */
+int rb_sim_set_torque_feedback(rb_sim *sim, const double *tau_hat, const double *tau_f_hat, rb_err *err);
 /* Number of steps the scenario takes: ceil(duration / dt - 1e-9). */
 size_t rb_sim_n_steps(const rb_sim *sim);
 void rb_sim_finish(rb_sim *sim);
