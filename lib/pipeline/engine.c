@@ -101,7 +101,7 @@ static int create_stage(rb_engine *e, size_t s, const rb_stage_setup *clock, siz
         ports[j] = (rb_port){in->width, (const char *const *)in->names, (const char *const *)in->units};
     }
     rb_params params = {type, st->params};
-    rb_stage_setup setup = {st->id,           &params,     ports,          ports + type->n_inputs, clock->dt,
+    rb_stage_setup setup = {st->id,           &params,     ports,       ports + type->n_inputs, clock->dt,
                             clock->n_samples, clock->time, e->p->model, e->p->config_dir};
     int rc = type->create(&setup, &e->state[s], e->err);
     if (rc) {
@@ -126,8 +126,8 @@ static int build_tables(rb_engine *e)
             if (p->stages[s].out_signal[j] != SIZE_MAX)
                 continue;
             if (w > SIZE_MAX / sizeof(double) - n_scratch)
-                return rb_err_set(e->err, RB_ENOMEM, "%s: stage %s: output %s is too large", e->label,
-                                  p->stages[s].id, p->stages[s].type->outputs[j]);
+                return rb_err_set(e->err, RB_ENOMEM, "%s: stage %s: output %s is too large", e->label, p->stages[s].id,
+                                  p->stages[s].type->outputs[j]);
             n_scratch += w;
         }
     if (!(e->scratch = rb_calloc(n_scratch ? n_scratch : 1, sizeof *e->scratch))) /* never NULL + offset */

@@ -520,7 +520,8 @@ int rb_pipeline_run_log(const rb_pipeline *p, const rb_log *log, const char *con
 {
     /* In order: each phase uses what the ones before it made. Only run_loop is per sample. */
     static int (*const phases[])(runner *) = {
-        runner_init, describe_input, bind_channels, make_clock, resample_bindings, create_stages, run_loop, compute_metrics, collect,
+        runner_init,   describe_input, bind_channels,   make_clock, resample_bindings,
+        create_stages, run_loop,       compute_metrics, collect,
     };
     runner r = {0};
     r.p = p;

@@ -17,8 +17,8 @@ typedef struct stream_channel {
 typedef struct element_copy {
     const double *src;
     double *dst;
-    double last;      /* the last finite value seen (hold), 0 before any */
-    bool hold;        /* RB_NONFINITE_HOLD, else an error */
+    double last; /* the last finite value seen (hold), 0 before any */
+    bool hold;   /* RB_NONFINITE_HOLD, else an error */
     size_t binding, channel, element;
 } element_copy;
 
@@ -88,8 +88,7 @@ static int missing_channel(const rb_stream *s, const rb_config_signal *b, size_t
 }
 
 /* The channel element that selection e of binding b (single channel ch) picks. */
-static int select_element(const rb_stream *s, const rb_config_signal *b, size_t ci, size_t e, size_t *idx,
-                          rb_err *err)
+static int select_element(const rb_stream *s, const rb_config_signal *b, size_t ci, size_t e, size_t *idx, rb_err *err)
 {
     const stream_channel *ch = &s->ch[ci];
     char where[256];
@@ -104,8 +103,9 @@ static int select_element(const rb_stream *s, const rb_config_signal *b, size_t 
                           b->name, ch->name, b->select_names[e], where);
     }
     if (b->select_indices[e] >= ch->width)
-        return rb_err_set(err, RB_EINPUT, "%s: binding '%s': channel '%s' has %zu elements: index %zu is out of range (%s)",
-                          s->p->name, b->name, ch->name, ch->width, b->select_indices[e], where);
+        return rb_err_set(err, RB_EINPUT,
+                          "%s: binding '%s': channel '%s' has %zu elements: index %zu is out of range (%s)", s->p->name,
+                          b->name, ch->name, ch->width, b->select_indices[e], where);
     *idx = b->select_indices[e];
     return RB_OK;
 }
@@ -148,8 +148,8 @@ static int bind(rb_stream *s, size_t i, const long *ci, const rb_stream_channel 
             ls->units[col] = rb_strdup(unit ? unit : "");
             if (!ls->names[col] || !ls->units[col])
                 return nomem(s, err);
-            s->copies[s->n_copies++] = (element_copy){s->ch[ci[c]].row + idx, ls->data + col, 0,
-                                                      b->nonfinite == RB_NONFINITE_HOLD, i, (size_t)ci[c], idx};
+            s->copies[s->n_copies++] = (element_copy){
+                s->ch[ci[c]].row + idx, ls->data + col, 0, b->nonfinite == RB_NONFINITE_HOLD, i, (size_t)ci[c], idx};
         }
     }
     return RB_OK;

@@ -41,7 +41,10 @@ static const char *const JOINTS[] = {"shoulder_yaw", "shoulder_pitch", "elbow", 
 
 /* Smooth motions, currents and sensor readings (each element its own phase); not physically consistent with each
  * other, which does not matter here: both runs see the same numbers. */
-static double wave(size_t c, size_t i, double t) { return sin(2 * M_PI * (0.3 + 0.2 * (double)i) * t + (double)(c + i)); }
+static double wave(size_t c, size_t i, double t)
+{
+    return sin(2 * M_PI * (0.3 + 0.2 * (double)i) * t + (double)(c + i));
+}
 
 static void add(rb_log *log, const char *name, size_t T, size_t n, const char *const *names, double scale,
                 double offset, size_t c)
@@ -203,8 +206,8 @@ Test(pipeline_stream, bindings_concatenate_and_select)
     rb_stream *s = NULL;
     rb_err err;
     cr_assert_eq(rb_stream_open(p, ch, 2, 0.01, 3, &s, &err), RB_OK, "%s", err.msg);
-    long both = rb_stream_find(s, "both"), by_name = rb_stream_find(s, "by_name"), by_index = rb_stream_find(s, "by_index"),
-         d = rb_stream_find(s, "d");
+    long both = rb_stream_find(s, "both"), by_name = rb_stream_find(s, "by_name"),
+         by_index = rb_stream_find(s, "by_index"), d = rb_stream_find(s, "d");
     cr_assert_eq(rb_stream_width(s, both), 5);
     const char *want_both[] = {"a", "b", "x", "y", "z"}, *want_name[] = {"z", "x"}, *want_index[] = {"y", "x"};
     for (size_t e = 0; e < 5; e++)
@@ -333,8 +336,9 @@ Test(pipeline_stream, missing_channels_and_elements_are_named_with_a_suggestion)
 {
     rb_stream_channel ch[] = {{"joints/q", 2, AB, NULL}, {"imu/acc", 3, XYZ, NULL}};
     rb_err err;
-    cr_assert_eq(open_error("{\"clock\": {\"rate\": 1}, \"signals\": {\"q\": {\"channel\": \"joint/q\"}}}", ch, 2, &err),
-                 RB_ENOTFOUND);
+    cr_assert_eq(
+        open_error("{\"clock\": {\"rate\": 1}, \"signals\": {\"q\": {\"channel\": \"joint/q\"}}}", ch, 2, &err),
+        RB_ENOTFOUND);
     cr_assert_str_eq(err.msg, "pipe: binding 'q': channel 'joint/q' is not among the stream's channels "
                               "(signals.q.channel); did you mean 'joints/q'?");
     cr_assert_eq(open_error("{\"clock\": {\"rate\": 1}, \"signals\": {\"q\": {\"channel\": [\"joints/q\", "
@@ -407,15 +411,21 @@ static int clock_step(void *state, size_t k, double t, const double *const *in, 
 }
 
 static const char *const clock_in[] = {"x"}, *const clock_out[] = {"t"};
-static const rb_stage_type clock_type = {.name = "clock_probe", .summary = "records t", .inputs = clock_in,
-                                         .n_inputs = 1, .outputs = clock_out, .n_outputs = 1,
-                                         .create = clock_create, .step = clock_step};
+static const rb_stage_type clock_type = {.name = "clock_probe",
+                                         .summary = "records t",
+                                         .inputs = clock_in,
+                                         .n_inputs = 1,
+                                         .outputs = clock_out,
+                                         .n_outputs = 1,
+                                         .create = clock_create,
+                                         .step = clock_step};
 
 Test(pipeline_stream, the_clock_is_the_callers_and_ends_after_n_samples)
 {
     cr_assert_eq(rb_registry_add(reg, &clock_type, &(rb_err){0}), RB_OK);
-    rb_pipeline *p = load("{\"clock\": {\"rate\": 1}, \"signals\": {\"v\": {\"channel\": \"v\"}}, \"stages\": [{\"id\": "
-                          "\"c\", \"type\": \"clock_probe\", \"in\": {\"x\": \"v\"}, \"out\": {\"t\": \"t\"}}]}");
+    rb_pipeline *p =
+        load("{\"clock\": {\"rate\": 1}, \"signals\": {\"v\": {\"channel\": \"v\"}}, \"stages\": [{\"id\": "
+             "\"c\", \"type\": \"clock_probe\", \"in\": {\"x\": \"v\"}, \"out\": {\"t\": \"t\"}}]}");
     rb_stream_channel ch[] = {{"v", 1, NULL, NULL}};
     rb_stream *s = NULL;
     rb_err err;
@@ -444,15 +454,21 @@ static int failing_step(void *state, size_t k, double t, const double *const *in
     return k == 5 ? rb_err_set(err, RB_ENUMERIC, "boom") : RB_OK;
 }
 
-static const rb_stage_type failing_type = {.name = "failing_at_5", .summary = "fails at sample 5", .inputs = clock_in,
-                                           .n_inputs = 1, .outputs = clock_out, .n_outputs = 1,
-                                           .create = clock_create, .step = failing_step};
+static const rb_stage_type failing_type = {.name = "failing_at_5",
+                                           .summary = "fails at sample 5",
+                                           .inputs = clock_in,
+                                           .n_inputs = 1,
+                                           .outputs = clock_out,
+                                           .n_outputs = 1,
+                                           .create = clock_create,
+                                           .step = failing_step};
 
 Test(pipeline_stream, stage_errors_carry_stage_and_sample)
 {
     cr_assert_eq(rb_registry_add(reg, &failing_type, &(rb_err){0}), RB_OK);
-    rb_pipeline *p = load("{\"clock\": {\"rate\": 1}, \"signals\": {\"v\": {\"channel\": \"v\"}}, \"stages\": [{\"id\": "
-                          "\"f\", \"type\": \"failing_at_5\", \"in\": {\"x\": \"v\"}, \"out\": {\"t\": \"t\"}}]}");
+    rb_pipeline *p =
+        load("{\"clock\": {\"rate\": 1}, \"signals\": {\"v\": {\"channel\": \"v\"}}, \"stages\": [{\"id\": "
+             "\"f\", \"type\": \"failing_at_5\", \"in\": {\"x\": \"v\"}, \"out\": {\"t\": \"t\"}}]}");
     rb_stream_channel ch[] = {{"v", 1, NULL, NULL}};
     rb_stream *s = NULL;
     rb_err err;
@@ -466,7 +482,8 @@ Test(pipeline_stream, stage_errors_carry_stage_and_sample)
     rb_pipeline_free(p);
 }
 
-/* ---- look-ups ------------------------------------------------------------------------------------------------------ */
+/* ---- look-ups ------------------------------------------------------------------------------------------------------
+ */
 Test(pipeline_stream, signals_are_found_by_name)
 {
     rb_pipeline *p = load("{\"clock\": {\"rate\": 10}, \"signals\": {\"q\": {\"channel\": \"three\"}}, \"stages\": ["
@@ -494,7 +511,8 @@ Test(pipeline_stream, signals_are_found_by_name)
     rb_pipeline_free(p);
 }
 
-/* ---- allocation ------------------------------------------------------------------------------------------------------ */
+/* ---- allocation
+ * ------------------------------------------------------------------------------------------------------ */
 /* Steps allocate nothing: the C library's allocations counted over 500 steps of the arm pipeline (rb_malloc's too). */
 Test(pipeline_stream, steps_allocate_nothing)
 {
