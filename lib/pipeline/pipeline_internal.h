@@ -2,6 +2,7 @@
  * lib/pipeline internals shared between its files: not installed, not part of the API.
  *   config.c  JSON text -> typed rb_pipeline (the sections), and the loader's entry points
  *   graph.c   the signal graph: signal table, wiring, execution order, output and metric references
+ *   engine.c  the stage graph stepped sample by sample, shared by run.c (a log) and stream.c (a caller)
  *   run.c, write.c, registry.c  the few helpers below that more than one of them needs
  */
 #ifndef ROBOEST_PIPELINE_INTERNAL_H
@@ -130,6 +131,60 @@ typedef struct rb_cfg_builder {
 cJSON *rb_cfg_add(rb_cfg_builder *b, cJSON *parent, const char *key, cJSON *item);
 /* A new array of copies of n strings, NULL when out of memory. */
 cJSON *rb_cfg_strings(const char *const *s, size_t n);
+
+/* ---- the stage engine (engine.c): the one way to step a stage graph, for run.c and stream.c --------- */
+/* One signal while running: `data` holds n_rows x width values; stride is width for a clock-length
+ * buffer and 0 for a single row rewritten every sample. */
+typedef struct rb_live_signal {
+    size_t width, stride;
+    double *data;
+    char **names, **units; /* width each, owned */
+} rb_live_signal;
+
+typedef int (*rb_stage_step_fn)(void *, size_t, double, const double *const *, double *const *, rb_err *);
+
+/* The stages of a pipeline with the signals they read and write. Set-up, in order:
+ *   rb_engine_init         the signal table (every entry empty) and the stage states;
+ *   (the caller fills sig[i] of every binding i < p->n_signals: width, stride, data, names, units)
+ *   rb_engine_create       the loop tables, every stage's create(), the wired outputs' signals, the
+ *                          scratch rows of the unwired outputs and the pointer tables;
+ * then rb_engine_steps (per sample, allocates nothing), rb_engine_finish, and rb_engine_free (always). */
+typedef struct rb_engine {
+    const rb_pipeline *p;
+    const char *label;            /* starts the engine's own messages (borrowed) */
+    rb_err *err;                  /* given to the stages (may be changed between calls) */
+    rb_live_signal *sig;          /* per signal-table entry */
+    void **state;                 /* per stage (execution order); NULL until created */
+    /* loop tables: ports of every stage, inputs then outputs, stage by stage */
+    size_t n_in_ptr, n_out_ptr;
+    const double **in_ptr, **in_base;
+    double **out_ptr, **out_base;
+    size_t *in_stride, *out_stride, *in_off, *out_off;
+    size_t *out_width;            /* per output port, as create() set it */
+    rb_stage_step_fn *steps;      /* per stage */
+    double *scratch;              /* one row per unwired output port, rewritten every sample, never read */
+} rb_engine;
+
+/* Zeroes *e and allocates the empty signal table and the state slots. RB_ENOMEM ("out of memory"). */
+int rb_engine_init(rb_engine *e, const rb_pipeline *p, const char *label, rb_err *err);
+/* Creates the stages on a clock of n_samples times (time, borrowed until rb_engine_free) with period dt.
+ * A wired output gets `recorded_rows` rows (stride its width) when the signal table marks it recorded
+ * and recorded_rows > 1, else one row (stride 0). When a stage's create() fails, *failed_stage is its
+ * index and the message is create()'s own (the caller prefixes it); otherwise *failed_stage = SIZE_MAX
+ * and errors (RB_ENOMEM) start with the label. */
+int rb_engine_create(rb_engine *e, double dt, size_t n_samples, const double *time, size_t recorded_rows,
+                     size_t *failed_stage);
+/* Steps samples [k0, k1) at times time[k]: every stage in execution order, reading and writing the rows
+ * base + k * stride. Allocates nothing. On a stage's non-zero return, stops and returns it with the
+ * sample and stage in *failed_k, *failed_stage (the message is the stage's own). */
+int rb_engine_steps(rb_engine *e, size_t k0, size_t k1, const double *time, size_t *failed_k, size_t *failed_stage);
+/* Every stage's finish() in order; on failure *failed_stage is its index (the message is its own). */
+int rb_engine_finish(rb_engine *e, size_t *failed_stage);
+/* Destroys the created stages and frees everything (also after a failure; e zeroed is fine). */
+void rb_engine_free(rb_engine *e);
+/* Copies of n strings src[sel[i]] (sel NULL: src[i]); a NULL src gives "0", "1", ... when numbered, else
+ * "". NULL when out of memory (nothing left allocated). */
+char **rb_pipe_copy_strings(const char *const *src, const size_t *sel, size_t n, bool numbered);
 
 /* ---- small helpers ---------------------------------------------------------------------------- */
 /* registry.c: x within the bounds of a NUMBER / INTEGER / array-element parameter. */

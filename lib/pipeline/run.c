@@ -1,22 +1,11 @@
-/* The runner: align a log's channels on one clock, step the stages, record, score. Everything that
- * can allocate or look things up by name happens at set-up; the per-sample loop only moves pointers
- * along precomputed tables and calls step(). */
+/* The runner: align a log's channels on one clock, step the stages (engine.c), record, score. Everything
+ * that can allocate or look things up by name happens at set-up; the per-sample loop is the engine's. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "pipeline_internal.h"
-
-/* One signal while running: `data` holds n_rows x width values; stride is width for a clock-length
- * buffer and 0 for the single row of an intermediate signal (rewritten every sample). */
-typedef struct live_signal {
-    size_t width, stride;
-    double *data;
-    char **names, **units; /* width each, owned */
-} live_signal;
-
-typedef int (*rb_stage_step_fn)(void *, size_t, double, const double *const *, double *const *, rb_err *);
 
 typedef struct runner {
     const rb_pipeline *p;
@@ -31,16 +20,7 @@ typedef struct runner {
     const rb_channel **bound;     /* every binding's channels, binding by binding (bound_off) */
     size_t *bound_off;            /* per binding: index of its first channel in bound; [n_signals] = total */
     size_t **select;              /* per binding: element indices (NULL: all) */
-    live_signal *sig;             /* per signal-table entry */
-    void **state;                 /* per stage (execution order); NULL until created */
-    /* loop tables: ports of every stage, inputs then outputs, stage by stage */
-    size_t n_in_ptr, n_out_ptr;
-    const double **in_ptr, **in_base;
-    double **out_ptr, **out_base;
-    size_t *in_stride, *out_stride, *in_off, *out_off;
-    size_t *out_width;            /* per output port, as create() set it */
-    rb_stage_step_fn *steps;      /* per stage */
-    double *scratch;              /* one row per unwired output port, rewritten every sample, never read */
+    rb_engine eng;                /* the stages and the signal table */
     rb_run_result *res;
 } runner;
 
@@ -98,6 +78,7 @@ static int describe_input(runner *r)
     const char *const *paths = r->paths;
     size_t n_paths = r->n_paths;
     r->label = n_paths ? join(paths, n_paths, " + ", NULL) : rb_strdup("memory");
+    r->eng.label = r->label;
     res->input = n_paths ? join(paths, n_paths, ",", rb_path_basename) : rb_strdup("memory");
     if (!r->label || !res->input)
         return rb_err_set(r->err, RB_ENOMEM, "out of memory");
@@ -123,7 +104,7 @@ static int describe_input(runner *r)
 static int select_elements(runner *r, size_t i, const rb_channel *ch)
 {
     const rb_config_signal *s = &r->p->signals[i];
-    live_signal *ls = &r->sig[i];
+    rb_live_signal *ls = &r->eng.sig[i];
     char where[256];
     ls->width = s->n_select ? s->n_select : ch->n_elements;
     if (s->n_select && !(r->select[i] = rb_malloc(s->n_select * sizeof(size_t))))
@@ -146,29 +127,12 @@ static int select_elements(runner *r, size_t i, const rb_channel *ch)
     return RB_OK;
 }
 
-/* Copies of n strings (NULL source: "0", "1", ... when numbered, else ""). */
-static char **copy_strings(const char *const *src, const size_t *sel, size_t n, bool numbered)
-{
-    char **out = rb_calloc(n ? n : 1, sizeof *out);
-    for (size_t i = 0; out && i < n; i++) {
-        const char *s = src ? src[sel ? sel[i] : i] : NULL;
-        out[i] = s ? rb_strdup(s) : numbered ? rb_asprintf("%zu", i) : rb_strdup("");
-        if (!out[i]) {
-            for (size_t k = 0; k < i; k++)
-                rb_free(out[k]);
-            rb_free(out);
-            return NULL;
-        }
-    }
-    return out;
-}
-
 /* A binding of several channels: their elements one after the other, every element of each. */
 static int concat_channels(runner *r, size_t i)
 {
     const rb_channel *const *parts = r->bound + r->bound_off[i];
     size_t n_parts = r->p->signals[i].n_channels, width = 0;
-    live_signal *ls = &r->sig[i];
+    rb_live_signal *ls = &r->eng.sig[i];
     for (size_t c = 0; c < n_parts; c++)
         width += parts[c]->n_elements;
     ls->width = width;
@@ -178,8 +142,8 @@ static int concat_channels(runner *r, size_t i)
         return nomem(r);
     for (size_t c = 0, e = 0; c < n_parts; c++) {
         size_t w = parts[c]->n_elements;
-        char **names = copy_strings((const char *const *)parts[c]->element_names, NULL, w, true);
-        char **units = copy_strings((const char *const *)parts[c]->units, NULL, w, false);
+        char **names = rb_pipe_copy_strings((const char *const *)parts[c]->element_names, NULL, w, true);
+        char **units = rb_pipe_copy_strings((const char *const *)parts[c]->units, NULL, w, false);
         if (names && units) { /* the strings move into the signal's arrays */
             memcpy(ls->names + e, names, w * sizeof *names);
             memcpy(ls->units + e, units, w * sizeof *units);
@@ -219,9 +183,9 @@ static int bind_channels(runner *r)
         int rc = select_elements(r, i, ch);
         if (rc)
             return rc;
-        live_signal *ls = &r->sig[i];
-        ls->names = copy_strings((const char *const *)ch->element_names, r->select[i], ls->width, true);
-        ls->units = copy_strings((const char *const *)ch->units, r->select[i], ls->width, false);
+        rb_live_signal *ls = &r->eng.sig[i];
+        ls->names = rb_pipe_copy_strings((const char *const *)ch->element_names, r->select[i], ls->width, true);
+        ls->units = rb_pipe_copy_strings((const char *const *)ch->units, r->select[i], ls->width, false);
         if (!ls->names || !ls->units)
             return nomem(r);
     }
@@ -318,7 +282,7 @@ static int make_clock(runner *r)
 static int resample_concat(runner *r, size_t i, size_t *held)
 {
     const rb_config_signal *s = &r->p->signals[i];
-    live_signal *ls = &r->sig[i];
+    rb_live_signal *ls = &r->eng.sig[i];
     size_t T = r->res->clock.n, col = 0;
     double *block = rb_malloc((T ? T : 1) * ls->width * sizeof *block); /* T x width fits: ls->data does */
     if (!block)
@@ -343,7 +307,7 @@ static int resample_bindings(runner *r)
     size_t T = r->res->clock.n;
     for (size_t i = 0; i < r->p->n_signals; i++) {
         const rb_config_signal *s = &r->p->signals[i];
-        live_signal *ls = &r->sig[i];
+        rb_live_signal *ls = &r->eng.sig[i];
         size_t count, bytes;
         if (!rb_size_mul(T, ls->width, &count) || !rb_size_mul(count, sizeof(double), &bytes))
             return rb_err_set(r->err, RB_ENOMEM, "%s: signal %s: %zu x %zu samples is too large", r->label, s->name, T,
@@ -370,139 +334,15 @@ static int resample_bindings(runner *r)
 }
 
 /* ---- stages ------------------------------------------------------------------------------------------- */
-/* The wired outputs become signals; every port's width is kept for the scratch of the unwired ones. */
-static int adopt_outputs(runner *r, size_t s, const rb_port *out)
-{
-    const rb_config_stage *st = &r->p->stages[s];
-    size_t T = r->res->clock.n;
-    for (size_t j = 0; j < st->type->n_outputs; j++) {
-        r->out_width[r->out_off[s] + j] = out[j].width;
-        if (st->out_signal[j] == SIZE_MAX)
-            continue;
-        size_t t = st->out_signal[j], rows = r->p->signal_table[t].recorded ? T : 1, count, bytes;
-        live_signal *ls = &r->sig[t];
-        ls->width = out[j].width;
-        ls->stride = rows > 1 ? ls->width : 0;
-        if (!rb_size_mul(rows, ls->width, &count) || !rb_size_mul(count, sizeof(double), &bytes))
-            return rb_err_set(r->err, RB_ENOMEM, "%s: stage %s: output %s is too large", r->label, st->id,
-                              st->type->outputs[j]);
-        ls->data = rb_calloc(bytes ? bytes : 1, 1);
-        ls->names = copy_strings(out[j].names, NULL, ls->width, true);
-        ls->units = copy_strings(out[j].units, NULL, ls->width, false);
-        if (!ls->data || !ls->names || !ls->units)
-            return nomem(r);
-    }
-    return RB_OK;
-}
-
-static int create_stage(runner *r, size_t s)
-{
-    const rb_config_stage *st = &r->p->stages[s];
-    const rb_stage_type *type = st->type;
-    size_t n_ports = type->n_inputs + type->n_outputs;
-    rb_port *ports = rb_calloc(n_ports ? n_ports : 1, sizeof *ports);
-    if (!ports)
-        return nomem(r);
-    for (size_t j = 0; j < type->n_inputs; j++) {
-        if (st->in_signal[j] == SIZE_MAX) /* an optional port left unwired */
-            continue;
-        const live_signal *in = &r->sig[st->in_signal[j]];
-        ports[j] = (rb_port){in->width, (const char *const *)in->names, (const char *const *)in->units};
-    }
-    rb_params params = {type, st->params};
-    rb_stage_setup setup = {st->id,          &params,          ports,       ports + type->n_inputs, r->dt,
-                            r->res->clock.n, r->res->clock.t, r->p->model, r->p->config_dir};
-    int rc = type->create(&setup, &r->state[s], r->err);
-    if (rc) {
-        r->state[s] = NULL;
-        rb_err_prefix(r->err, "%s: stage %s (%s): ", r->label, st->id, type->name);
-    } else {
-        rc = adopt_outputs(r, s, setup.out);
-    }
-    rb_free(ports);
-    return rc;
-}
-
 static int create_stages(runner *r)
 {
-    int rc = RB_OK;
-    for (size_t s = 0; !rc && s < r->p->n_stages; s++)
-        rc = create_stage(r, s);
+    size_t failed;
+    int rc = rb_engine_create(&r->eng, r->dt, r->res->clock.n, r->res->clock.t, r->res->clock.n, &failed);
+    if (rc && failed != SIZE_MAX) {
+        const rb_config_stage *st = &r->p->stages[failed];
+        rb_err_prefix(r->err, "%s: stage %s (%s): ", r->label, st->id, st->type->name);
+    }
     return rc;
-}
-
-/* The loop's tables, sized from the pipeline before the stages are created. */
-static int alloc_tables(runner *r)
-{
-    const rb_pipeline *p = r->p;
-    size_t n = p->n_stages, ni = 0, no = 0;
-    r->in_off = rb_calloc(n + 1, sizeof *r->in_off);
-    r->out_off = rb_calloc(n + 1, sizeof *r->out_off);
-    r->steps = rb_calloc(n + 1, sizeof *r->steps);
-    if (!r->in_off || !r->out_off || !r->steps)
-        return nomem(r);
-    for (size_t s = 0; s < n; s++) {
-        r->in_off[s] = ni;
-        r->out_off[s] = no;
-        r->steps[s] = p->stages[s].type->step;
-        ni += p->stages[s].type->n_inputs;
-        no += p->stages[s].type->n_outputs;
-    }
-    r->n_in_ptr = ni;
-    r->n_out_ptr = no;
-    r->in_ptr = rb_calloc(ni + 1, sizeof *r->in_ptr);
-    r->in_base = rb_calloc(ni + 1, sizeof *r->in_base);
-    r->in_stride = rb_calloc(ni + 1, sizeof *r->in_stride);
-    r->out_ptr = rb_calloc(no + 1, sizeof *r->out_ptr);
-    r->out_base = rb_calloc(no + 1, sizeof *r->out_base);
-    r->out_stride = rb_calloc(no + 1, sizeof *r->out_stride);
-    r->out_width = rb_calloc(no + 1, sizeof *r->out_width);
-    if (!r->in_ptr || !r->in_base || !r->in_stride || !r->out_ptr || !r->out_base || !r->out_stride || !r->out_width)
-        return nomem(r);
-    return RB_OK;
-}
-
-/* Pointer tables for the loop: for port j, the row of sample k is base[j] + k * stride[j]. An unwired
- * output port's base is its own row of the scratch with stride 0, so the loop treats every port alike. */
-static int build_tables(runner *r)
-{
-    const rb_pipeline *p = r->p;
-    size_t n_scratch = 0, used = 0;
-    for (size_t s = 0; s < p->n_stages; s++)
-        for (size_t j = 0; j < p->stages[s].type->n_outputs; j++) {
-            size_t w = r->out_width[r->out_off[s] + j];
-            if (p->stages[s].out_signal[j] != SIZE_MAX)
-                continue;
-            if (w > SIZE_MAX / sizeof(double) - n_scratch)
-                return rb_err_set(r->err, RB_ENOMEM, "%s: stage %s: output %s is too large", r->label,
-                                  p->stages[s].id, p->stages[s].type->outputs[j]);
-            n_scratch += w;
-        }
-    if (!(r->scratch = rb_calloc(n_scratch ? n_scratch : 1, sizeof *r->scratch))) /* never NULL + offset */
-        return nomem(r);
-    for (size_t s = 0; s < p->n_stages; s++) {
-        const rb_config_stage *st = &p->stages[s];
-        for (size_t j = 0, i = r->in_off[s]; j < st->type->n_inputs; j++, i++) {
-            if (st->in_signal[j] == SIZE_MAX) { /* unwired optional port: width 0, any valid pointer */
-                r->in_base[i] = r->scratch;
-                r->in_stride[i] = 0;
-                continue;
-            }
-            r->in_base[i] = r->sig[st->in_signal[j]].data;
-            r->in_stride[i] = r->sig[st->in_signal[j]].stride;
-        }
-        for (size_t j = 0, o = r->out_off[s]; j < st->type->n_outputs; j++, o++) {
-            if (st->out_signal[j] == SIZE_MAX) {
-                r->out_base[o] = r->scratch + used;
-                r->out_stride[o] = 0;
-                used += r->out_width[o];
-            } else {
-                r->out_base[o] = r->sig[st->out_signal[j]].data;
-                r->out_stride[o] = r->sig[st->out_signal[j]].stride;
-            }
-        }
-    }
-    return RB_OK;
 }
 
 static int cancelled(runner *r, int code)
@@ -523,25 +363,8 @@ static int step_failed(runner *r, size_t s, size_t k)
 /* Steps samples [k0, k1). */
 static int run_samples(runner *r, size_t k0, size_t k1)
 {
-    const size_t n_st = r->p->n_stages, ni = r->n_in_ptr, no = r->n_out_ptr;
-    const double *time = r->res->clock.t;
-    const double **in_ptr = r->in_ptr, *const *in_base = (const double *const *)r->in_base;
-    double **out_ptr = r->out_ptr, *const *out_base = r->out_base;
-    const size_t *in_stride = r->in_stride, *out_stride = r->out_stride, *in_off = r->in_off, *out_off = r->out_off;
-    void *const *state = r->state;
-    const rb_stage_step_fn *steps = r->steps;
-    rb_err *err = r->err;
-    for (size_t k = k0; k < k1; k++) {
-        for (size_t j = 0; j < ni; j++)
-            in_ptr[j] = in_base[j] + k * in_stride[j];
-        for (size_t j = 0; j < no; j++)
-            out_ptr[j] = out_base[j] + k * out_stride[j];
-        const double t = time[k];
-        for (size_t s = 0; s < n_st; s++)
-            if (steps[s](state[s], k, t, in_ptr + in_off[s], out_ptr + out_off[s], err) != RB_OK)
-                return step_failed(r, s, k);
-    }
-    return RB_OK;
+    size_t k, s;
+    return rb_engine_steps(&r->eng, k0, k1, r->res->clock.t, &k, &s) != RB_OK ? step_failed(r, s, k) : RB_OK;
 }
 
 static int run_loop(runner *r)
@@ -556,10 +379,10 @@ static int run_loop(runner *r)
         if (r->opts && r->opts->progress && (rc = r->opts->progress(r->opts->user, k0, T)) != 0)
             return cancelled(r, rc);
     }
-    for (size_t s = 0; s < r->p->n_stages; s++) {
+    size_t s;
+    if (rb_engine_finish(&r->eng, &s) != RB_OK) {
         const rb_config_stage *st = &r->p->stages[s];
-        if (st->type->finish && st->type->finish(r->state[s], r->err) != RB_OK)
-            return rb_err_prefix(r->err, "%s: stage %s (%s): finish: ", r->label, st->id, st->type->name);
+        return rb_err_prefix(r->err, "%s: stage %s (%s): finish: ", r->label, st->id, st->type->name);
     }
     return RB_OK;
 }
@@ -568,7 +391,7 @@ static int run_loop(runner *r)
 static int score(runner *r, size_t m, rb_stats *per)
 {
     const rb_config_metric *mt = &r->p->metrics[m];
-    const live_signal *e = &r->sig[mt->estimate_index], *ref = &r->sig[mt->reference_index];
+    const rb_live_signal *e = &r->eng.sig[mt->estimate_index], *ref = &r->eng.sig[mt->reference_index];
     if (e->width != ref->width)
         return rb_err_set(r->err, RB_EDIM, "%s: metrics[%zu]: estimate %s has %zu elements, reference %s has %zu",
                           r->label, m, mt->estimate, e->width, mt->reference, ref->width);
@@ -594,7 +417,7 @@ static int compute_metrics(runner *r)
     if (!rc)
         rc = rb_pipe_set_provenance(r->p, r->res->input, r->res->input_sha256, r->res->report, NULL, r->err);
     for (size_t m = 0; !rc && m < r->p->n_metrics; m++) {
-        size_t width = r->sig[r->p->metrics[m].estimate_index].width;
+        size_t width = r->eng.sig[r->p->metrics[m].estimate_index].width;
         rb_stats *per = rb_calloc(width ? width : 1, sizeof *per);
         rc = per ? score(r, m, per) : nomem(r);
         rb_free(per);
@@ -616,7 +439,7 @@ static int collect(runner *r)
     for (size_t t = 0; t < p->n_signal_table; t++) {
         if (!p->signal_table[t].recorded)
             continue;
-        live_signal *ls = &r->sig[t];
+        rb_live_signal *ls = &r->eng.sig[t];
         rb_run_signal *out = &r->res->recorded[r->res->n_recorded];
         if (!(out->name = rb_strdup(p->signal_table[t].name)))
             return nomem(r);
@@ -665,32 +488,12 @@ const rb_run_signal *rb_run_result_signal(const rb_run_result *res, const char *
 static void runner_free(runner *r)
 {
     const rb_pipeline *p = r->p;
-    for (size_t s = 0; r->state && s < p->n_stages; s++)
-        if (r->state[s] && p->stages[s].type->destroy)
-            p->stages[s].type->destroy(r->state[s]);
-    for (size_t t = 0; r->sig && t < p->n_signal_table; t++) {
-        rb_pipe_free_strings(r->sig[t].names, r->sig[t].width);
-        rb_pipe_free_strings(r->sig[t].units, r->sig[t].width);
-        rb_free(r->sig[t].data);
-    }
+    rb_engine_free(&r->eng);
     for (size_t i = 0; r->select && i < p->n_signals; i++)
         rb_free(r->select[i]);
     rb_free(r->select);
-    rb_free(r->sig);
-    rb_free(r->state);
     rb_free(r->bound);
     rb_free(r->bound_off);
-    rb_free(r->in_ptr);
-    rb_free(r->in_base);
-    rb_free(r->in_stride);
-    rb_free(r->out_ptr);
-    rb_free(r->out_base);
-    rb_free(r->out_stride);
-    rb_free(r->out_width);
-    rb_free(r->scratch);
-    rb_free(r->in_off);
-    rb_free(r->out_off);
-    rb_free(r->steps);
     rb_free(r->label);
 }
 
@@ -703,14 +506,13 @@ static int runner_init(runner *r)
         r->bound_off[i + 1] = r->bound_off[i] + p->signals[i].n_channels;
     r->bound = r->bound_off ? rb_calloc(r->bound_off[p->n_signals] + 1, sizeof *r->bound) : NULL;
     r->select = rb_calloc(p->n_signals, sizeof *r->select);
-    r->sig = rb_calloc(p->n_signal_table, sizeof *r->sig);
-    r->state = rb_calloc(p->n_stages ? p->n_stages : 1, sizeof *r->state);
     if (r->res && !(r->res->n_held = rb_calloc(p->n_signals, sizeof *r->res->n_held))) {
         rb_free(r->res);
         r->res = NULL;
     }
-    return r->res && r->bound && r->select && r->sig && r->state ? RB_OK
-                                                                 : rb_err_set(r->err, RB_ENOMEM, "out of memory");
+    if (!r->res || !r->bound || !r->select)
+        return rb_err_set(r->err, RB_ENOMEM, "out of memory");
+    return rb_engine_init(&r->eng, p, NULL, r->err);
 }
 
 int rb_pipeline_run_log(const rb_pipeline *p, const rb_log *log, const char *const *paths, size_t n_paths,
@@ -718,8 +520,8 @@ int rb_pipeline_run_log(const rb_pipeline *p, const rb_log *log, const char *con
 {
     /* In order: each phase uses what the ones before it made. Only run_loop is per sample. */
     static int (*const phases[])(runner *) = {
-        runner_init, describe_input, bind_channels, make_clock, resample_bindings, alloc_tables, create_stages,
-        build_tables, run_loop, compute_metrics, collect,
+        runner_init,   describe_input, bind_channels,   make_clock, resample_bindings,
+        create_stages, run_loop,       compute_metrics, collect,
     };
     runner r = {0};
     r.p = p;

@@ -384,6 +384,64 @@ void rb_run_summary_free(rb_run_summary *s);
  * the log's path. `summary` may be NULL. */
 int rb_pipeline_run(const rb_pipeline *p, const rb_run_opts *opts, rb_run_summary *summary, rb_err *err);
 
+/* ---- streaming: the stages stepped by a caller, one sample at a time (stream.c) ---------------------------
+ * For a program that produces the bound channels itself, sample by sample (a simulator running the
+ * estimator inside its control loop): no log, no resampling. The stages are the same and are stepped by
+ * the same code as rb_pipeline_run_log's, so a log whose channels are sampled on the stream's clock gives
+ * the same numbers bit for bit either way. Each binding is one row per sample, filled from the caller's
+ * channel rows through the binding's channel list (several channels concatenated in list order) and
+ * element selection (by name or index); "interp" is irrelevant (the caller's clock is the stream's), and
+ * "nonfinite" applies per sample. Every signal (binding or wired stage output) is one row, rewritten
+ * every sample. */
+
+/* One channel the caller feeds to a stream: its name as a log channel ("joints_state/positions"),
+ * width and element names / units (borrowed until rb_stream_open returns; the stream copies what it keeps). */
+typedef struct rb_stream_channel {
+    const char *name;
+    size_t width;
+    const char *const *elements; /* width names (NULL: "0", "1", ...) */
+    const char *const *units;    /* width units, NULL: all "" */
+} rb_stream_channel;
+
+typedef struct rb_stream rb_stream;
+
+/* Set up the pipeline's stage graph for a caller who produces the bound channels one sample at a time.
+ * The clock is uniform and known in advance: n_samples samples at t_k = k dt (the stages' create() sees
+ * it: dt, n_samples, time). `p` is borrowed and must outlive the stream. Every channel a binding names
+ * must be among `channels` (RB_ENOTFOUND "<pipeline>: binding 'x': channel 'c' is not among the
+ * stream's channels (signals.x.channel); did you mean 'd'?", the suggestion only for a near miss),
+ * elements selected by name must exist (RB_ENOTFOUND naming binding, channel, element and
+ * signals.x.elements[i]), indices in range (RB_EINPUT, same). The pipeline's logs, clock, window,
+ * outputs, metrics and reports are ignored. A stage's create() failing gives its error prefixed
+ * "<pipeline>: stage <id>: ". RB_EINVAL for NULL arguments, a NULL channel name or dt not finite and
+ * > 0; RB_ENOMEM. On failure *out is NULL and nothing is left allocated. */
+int rb_stream_open(const rb_pipeline *p, const rb_stream_channel *channels, size_t n_channels, double dt,
+                   size_t n_samples, rb_stream **out, rb_err *err);
+/* The row of channels[c] (its width values): the caller writes it before rb_stream_step; values not
+ * rewritten keep the previous sample's (zero before the first write). NULL when c is out of range. */
+double *rb_stream_channel_row(rb_stream *s, size_t c);
+/* Step every stage at the next sample k (0, 1, ...; t = k dt): copy the bound elements from the channel
+ * rows, apply each binding's nonfinite policy (error: RB_EINPUT "<pipeline>: binding 'x': channel 'c'
+ * element 'e': non-finite value at sample k"; hold: the last finite value of that element, 0 before
+ * any), step the stages in execution order. Allocates nothing and does no I/O. RB_EINVAL once n_samples
+ * samples were stepped, after rb_stream_finish or after an earlier failed step (a failed stream only
+ * accepts rb_stream_free); a stage's error prefixed "<pipeline>: stage <id>: sample k: " (RB_ENUMERIC
+ * "step failed without a message" for a stage that fails without one). err may be NULL. */
+int rb_stream_step(rb_stream *s, rb_err *err);
+/* A signal (binding or wired stage output) by name: index >= 0, or -1 if absent. */
+long rb_stream_find(const rb_stream *s, const char *name);
+/* Its width (0 for an invalid index) and element names (width names; NULL for an invalid index). */
+size_t rb_stream_width(const rb_stream *s, long signal);
+const char *const *rb_stream_elements(const rb_stream *s, long signal);
+/* The signal's row at the last stepped sample (zeros before the first step; valid until rb_stream_free;
+ * contents change every step). NULL for an invalid index. */
+const double *rb_stream_row(const rb_stream *s, long signal);
+/* Stages' finish() (once; a stage's error prefixed "<pipeline>: stage <id>: finish: "); RB_EINVAL after
+ * a failed step or a second call. rb_stream_free alone is fine after a failure. */
+int rb_stream_finish(rb_stream *s, rb_err *err);
+/* Destroys the stages and frees the stream (NULL is fine). */
+void rb_stream_free(rb_stream *s);
+
 /* ---- helpers for JSON configurations (also for other config loaders) ------------------------------ */
 /* One step of a key path: an object member (key, occurrence: 0 = first member with that key) or, with
  * key NULL, an array element (index). */

@@ -1,0 +1,242 @@
+/* The stage engine: a pipeline's stages created on a clock and stepped sample by sample, for the log
+ * runner (run.c) and the stream (stream.c) alike. Everything that can allocate happens at set-up; the
+ * per-sample loop only moves pointers along precomputed tables and calls step(). */
+#include <string.h>
+
+#include "pipeline_internal.h"
+
+static int nomem(rb_engine *e) { return rb_err_set(e->err, RB_ENOMEM, "%s: out of memory", e->label); }
+
+char **rb_pipe_copy_strings(const char *const *src, const size_t *sel, size_t n, bool numbered)
+{
+    char **out = rb_calloc(n ? n : 1, sizeof *out);
+    for (size_t i = 0; out && i < n; i++) {
+        const char *s = src ? src[sel ? sel[i] : i] : NULL;
+        out[i] = s ? rb_strdup(s) : numbered ? rb_asprintf("%zu", i) : rb_strdup("");
+        if (!out[i]) {
+            for (size_t k = 0; k < i; k++)
+                rb_free(out[k]);
+            rb_free(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+int rb_engine_init(rb_engine *e, const rb_pipeline *p, const char *label, rb_err *err)
+{
+    *e = (rb_engine){.p = p, .label = label, .err = err};
+    e->sig = rb_calloc(p->n_signal_table ? p->n_signal_table : 1, sizeof *e->sig);
+    e->state = rb_calloc(p->n_stages ? p->n_stages : 1, sizeof *e->state);
+    return e->sig && e->state ? RB_OK : rb_err_set(err, RB_ENOMEM, "out of memory");
+}
+
+/* The loop's tables, sized from the pipeline before the stages are created. */
+static int alloc_tables(rb_engine *e)
+{
+    const rb_pipeline *p = e->p;
+    size_t n = p->n_stages, ni = 0, no = 0;
+    e->in_off = rb_calloc(n + 1, sizeof *e->in_off);
+    e->out_off = rb_calloc(n + 1, sizeof *e->out_off);
+    e->steps = rb_calloc(n + 1, sizeof *e->steps);
+    if (!e->in_off || !e->out_off || !e->steps)
+        return nomem(e);
+    for (size_t s = 0; s < n; s++) {
+        e->in_off[s] = ni;
+        e->out_off[s] = no;
+        e->steps[s] = p->stages[s].type->step;
+        ni += p->stages[s].type->n_inputs;
+        no += p->stages[s].type->n_outputs;
+    }
+    e->n_in_ptr = ni;
+    e->n_out_ptr = no;
+    e->in_ptr = rb_calloc(ni + 1, sizeof *e->in_ptr);
+    e->in_base = rb_calloc(ni + 1, sizeof *e->in_base);
+    e->in_stride = rb_calloc(ni + 1, sizeof *e->in_stride);
+    e->out_ptr = rb_calloc(no + 1, sizeof *e->out_ptr);
+    e->out_base = rb_calloc(no + 1, sizeof *e->out_base);
+    e->out_stride = rb_calloc(no + 1, sizeof *e->out_stride);
+    e->out_width = rb_calloc(no + 1, sizeof *e->out_width);
+    if (!e->in_ptr || !e->in_base || !e->in_stride || !e->out_ptr || !e->out_base || !e->out_stride || !e->out_width)
+        return nomem(e);
+    return RB_OK;
+}
+
+/* The wired outputs become signals; every port's width is kept for the scratch of the unwired ones. */
+static int adopt_outputs(rb_engine *e, size_t s, const rb_port *out, size_t recorded_rows)
+{
+    const rb_config_stage *st = &e->p->stages[s];
+    for (size_t j = 0; j < st->type->n_outputs; j++) {
+        e->out_width[e->out_off[s] + j] = out[j].width;
+        if (st->out_signal[j] == SIZE_MAX)
+            continue;
+        size_t t = st->out_signal[j], rows = e->p->signal_table[t].recorded ? recorded_rows : 1, count, bytes;
+        rb_live_signal *ls = &e->sig[t];
+        ls->width = out[j].width;
+        ls->stride = rows > 1 ? ls->width : 0;
+        if (!rb_size_mul(rows, ls->width, &count) || !rb_size_mul(count, sizeof(double), &bytes))
+            return rb_err_set(e->err, RB_ENOMEM, "%s: stage %s: output %s is too large", e->label, st->id,
+                              st->type->outputs[j]);
+        ls->data = rb_calloc(bytes ? bytes : 1, 1);
+        ls->names = rb_pipe_copy_strings(out[j].names, NULL, ls->width, true);
+        ls->units = rb_pipe_copy_strings(out[j].units, NULL, ls->width, false);
+        if (!ls->data || !ls->names || !ls->units)
+            return nomem(e);
+    }
+    return RB_OK;
+}
+
+static int create_stage(rb_engine *e, size_t s, const rb_stage_setup *clock, size_t recorded_rows, bool *failed)
+{
+    const rb_config_stage *st = &e->p->stages[s];
+    const rb_stage_type *type = st->type;
+    size_t n_ports = type->n_inputs + type->n_outputs;
+    rb_port *ports = rb_calloc(n_ports ? n_ports : 1, sizeof *ports);
+    if (!ports)
+        return nomem(e);
+    for (size_t j = 0; j < type->n_inputs; j++) {
+        if (st->in_signal[j] == SIZE_MAX) /* an optional port left unwired */
+            continue;
+        const rb_live_signal *in = &e->sig[st->in_signal[j]];
+        ports[j] = (rb_port){in->width, (const char *const *)in->names, (const char *const *)in->units};
+    }
+    rb_params params = {type, st->params};
+    rb_stage_setup setup = {st->id,           &params,     ports,       ports + type->n_inputs, clock->dt,
+                            clock->n_samples, clock->time, e->p->model, e->p->config_dir};
+    int rc = type->create(&setup, &e->state[s], e->err);
+    if (rc) {
+        e->state[s] = NULL;
+        *failed = true;
+    } else {
+        rc = adopt_outputs(e, s, setup.out, recorded_rows);
+    }
+    rb_free(ports);
+    return rc;
+}
+
+/* Pointer tables for the loop: for port j, the row of sample k is base[j] + k * stride[j]. An unwired
+ * output port's base is its own row of the scratch with stride 0, so the loop treats every port alike. */
+static int build_tables(rb_engine *e)
+{
+    const rb_pipeline *p = e->p;
+    size_t n_scratch = 0, used = 0;
+    for (size_t s = 0; s < p->n_stages; s++)
+        for (size_t j = 0; j < p->stages[s].type->n_outputs; j++) {
+            size_t w = e->out_width[e->out_off[s] + j];
+            if (p->stages[s].out_signal[j] != SIZE_MAX)
+                continue;
+            if (w > SIZE_MAX / sizeof(double) - n_scratch)
+                return rb_err_set(e->err, RB_ENOMEM, "%s: stage %s: output %s is too large", e->label, p->stages[s].id,
+                                  p->stages[s].type->outputs[j]);
+            n_scratch += w;
+        }
+    if (!(e->scratch = rb_calloc(n_scratch ? n_scratch : 1, sizeof *e->scratch))) /* never NULL + offset */
+        return nomem(e);
+    for (size_t s = 0; s < p->n_stages; s++) {
+        const rb_config_stage *st = &p->stages[s];
+        for (size_t j = 0, i = e->in_off[s]; j < st->type->n_inputs; j++, i++) {
+            if (st->in_signal[j] == SIZE_MAX) { /* unwired optional port: width 0, any valid pointer */
+                e->in_base[i] = e->scratch;
+                e->in_stride[i] = 0;
+                continue;
+            }
+            e->in_base[i] = e->sig[st->in_signal[j]].data;
+            e->in_stride[i] = e->sig[st->in_signal[j]].stride;
+        }
+        for (size_t j = 0, o = e->out_off[s]; j < st->type->n_outputs; j++, o++) {
+            if (st->out_signal[j] == SIZE_MAX) {
+                e->out_base[o] = e->scratch + used;
+                e->out_stride[o] = 0;
+                used += e->out_width[o];
+            } else {
+                e->out_base[o] = e->sig[st->out_signal[j]].data;
+                e->out_stride[o] = e->sig[st->out_signal[j]].stride;
+            }
+        }
+    }
+    return RB_OK;
+}
+
+int rb_engine_create(rb_engine *e, double dt, size_t n_samples, const double *time, size_t recorded_rows,
+                     size_t *failed_stage)
+{
+    *failed_stage = SIZE_MAX;
+    rb_stage_setup clock = {.dt = dt, .n_samples = n_samples, .time = time};
+    int rc = alloc_tables(e);
+    for (size_t s = 0; !rc && s < e->p->n_stages; s++) {
+        bool failed = false;
+        rc = create_stage(e, s, &clock, recorded_rows, &failed);
+        if (failed)
+            *failed_stage = s;
+    }
+    return rc ? rc : build_tables(e);
+}
+
+int rb_engine_steps(rb_engine *e, size_t k0, size_t k1, const double *time, size_t *failed_k, size_t *failed_stage)
+{
+    const size_t n_st = e->p->n_stages, ni = e->n_in_ptr, no = e->n_out_ptr;
+    const double **in_ptr = e->in_ptr, *const *in_base = (const double *const *)e->in_base;
+    double **out_ptr = e->out_ptr, *const *out_base = e->out_base;
+    const size_t *in_stride = e->in_stride, *out_stride = e->out_stride, *in_off = e->in_off, *out_off = e->out_off;
+    void *const *state = e->state;
+    const rb_stage_step_fn *steps = e->steps;
+    rb_err *err = e->err;
+    for (size_t k = k0; k < k1; k++) {
+        for (size_t j = 0; j < ni; j++)
+            in_ptr[j] = in_base[j] + k * in_stride[j];
+        for (size_t j = 0; j < no; j++)
+            out_ptr[j] = out_base[j] + k * out_stride[j];
+        const double t = time[k];
+        for (size_t s = 0; s < n_st; s++) {
+            int rc = steps[s](state[s], k, t, in_ptr + in_off[s], out_ptr + out_off[s], err);
+            if (rc != RB_OK) {
+                *failed_k = k;
+                *failed_stage = s;
+                return rc;
+            }
+        }
+    }
+    return RB_OK;
+}
+
+int rb_engine_finish(rb_engine *e, size_t *failed_stage)
+{
+    for (size_t s = 0; s < e->p->n_stages; s++) {
+        const rb_stage_type *type = e->p->stages[s].type;
+        int rc = type->finish ? type->finish(e->state[s], e->err) : RB_OK;
+        if (rc != RB_OK) {
+            *failed_stage = s;
+            return rc;
+        }
+    }
+    return RB_OK;
+}
+
+void rb_engine_free(rb_engine *e)
+{
+    const rb_pipeline *p = e->p;
+    if (!p)
+        return;
+    for (size_t s = 0; e->state && s < p->n_stages; s++)
+        if (e->state[s] && p->stages[s].type->destroy)
+            p->stages[s].type->destroy(e->state[s]);
+    for (size_t t = 0; e->sig && t < p->n_signal_table; t++) {
+        rb_pipe_free_strings(e->sig[t].names, e->sig[t].width);
+        rb_pipe_free_strings(e->sig[t].units, e->sig[t].width);
+        rb_free(e->sig[t].data);
+    }
+    rb_free(e->sig);
+    rb_free(e->state);
+    rb_free(e->in_ptr);
+    rb_free(e->in_base);
+    rb_free(e->in_stride);
+    rb_free(e->out_ptr);
+    rb_free(e->out_base);
+    rb_free(e->out_stride);
+    rb_free(e->out_width);
+    rb_free(e->scratch);
+    rb_free(e->in_off);
+    rb_free(e->out_off);
+    rb_free(e->steps);
+    *e = (rb_engine){0};
+}
