@@ -597,14 +597,7 @@ typedef struct rb_scenario {
  * Joint-level channels without a configured sensor and the truth are noise-free at log_rate. The log's
  * attributes: roboest_version, scenario, scenario_sha256, model, seed, yarp_robot_name, description_list. */
 
-/* One channel the caller feeds to a stream: its name as a log channel ("joints_state/positions"),
- * width and element names / units (borrowed until rb_stream_open returns; the stream copies what it keeps). */
-typedef struct rb_stream_channel {
-    const char *name;
-    size_t width;
-    const char *const *elements; /* width names */
-    const char *const *units;    /* width units, NULL: all "" */
-} rb_stream_channel;
+/* (rb_stream_channel: see "streaming" above) */
 
 /* What a scenario run offers a program that acts inside the loop. */
 typedef struct rb_scenario_hook {
