@@ -147,4 +147,23 @@ const char *rb_pipe_stem(const char *path, size_t *len);
 int rb_pipe_set_provenance(const rb_pipeline *p, const char *input, const char *input_sha256, rb_report *rep,
                            rb_log *log, rb_err *err);
 
+/* ---- a pool of threads over independent items (pool.c; used by suite_run.c, closed_loop.c) ------------ */
+typedef struct rb_pipe_pool {
+    void *ctx;
+    int (*task)(void *ctx, size_t i, rb_err *err); /* item i; writes only its own slot of ctx */
+    size_t n;                                      /* items */
+    size_t threads;                                /* 0: one per online core; never more than n */
+    /* After each finished item with the items done and n, from the workers but never two at a time; non-zero
+     * cancels. May be NULL. */
+    int (*progress)(void *user, size_t done, size_t total);
+    void *user;
+} rb_pipe_pool;
+
+/* Run task(ctx, i) for i = 0..n-1 on a shared work queue. The calling thread works too; a thread that cannot
+ * start only lowers the parallelism. After a failure no item beyond the failing one is started, so the lowest
+ * failing item (every lower one was started before it) decides the error whatever the timing: its code and
+ * message. When progress cancels: *cancelled = true and the return is the callback's value if it is a negative
+ * rb_status, RB_EINVAL otherwise (err untouched). */
+int rb_pipe_pool_run(const rb_pipe_pool *pl, bool *cancelled, rb_err *err);
+
 #endif

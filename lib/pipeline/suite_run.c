@@ -3,7 +3,6 @@
  * the result never depend on the thread count or on timing. */
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -42,20 +41,6 @@ typedef struct job {
     size_t n_pairs;
     const rb_suite_opts *opts;
 } job;
-
-/* A work queue over items 0..n-1 shared by the threads: each takes the next item; after a failure no item
- * beyond the failing one is started, so the lowest failing item (all lower ones were started before it)
- * decides the error, whatever the timing. */
-typedef struct pool {
-    job *jb;
-    int (*task)(job *, size_t, rb_err *);
-    size_t n;
-    bool progress; /* report items done through jb->opts->progress */
-    pthread_mutex_t lock;
-    size_t next, done, first_fail;
-    int cancel;
-    rb_err fail_err;
-} pool;
 
 static int nomem(rb_err *err) { return rb_err_set(err, RB_ENOMEM, "out of memory"); }
 
@@ -152,8 +137,9 @@ static int contact_intervals(const rb_suite *s, log_data *ld, rb_err *err)
 }
 
 /* Run by the pool, one log per task: reading is the part of a log that needs no other log. */
-static int read_log(job *jb, size_t l, rb_err *err)
+static int read_log(void *ctx, size_t l, rb_err *err)
 {
+    job *jb = ctx;
     log_data *ld = &jb->logs[l];
     const rb_config_session *ses = &jb->s->logs[l];
     ld->label = join_paths(ses, " + ", false);
@@ -306,8 +292,9 @@ static int score(const job *jb, const log_data *ld, const rb_suite_variant *var,
     return rc;
 }
 
-static int run_pair(job *jb, size_t i, rb_err *err) /* a pool task */
+static int run_pair(void *ctx, size_t i, rb_err *err) /* a pool task */
 {
+    job *jb = ctx;
     const rb_suite *s = jb->s;
     size_t v = i / s->n_logs, l = i % s->n_logs;
     const rb_suite_variant *var = &s->variants[v];
@@ -336,72 +323,19 @@ static int run_pair(job *jb, size_t i, rb_err *err) /* a pool task */
 }
 
 /* ---- the pool ---------------------------------------------------------------------------------------------- */
-static void *worker(void *arg)
+static size_t thread_count(const rb_suite *s, const rb_suite_opts *opts)
 {
-    pool *pl = arg;
-    for (;;) {
-        pthread_mutex_lock(&pl->lock);
-        bool stop = pl->next >= pl->n || pl->next > pl->first_fail || pl->cancel;
-        size_t i = pl->next++;
-        pthread_mutex_unlock(&pl->lock);
-        if (stop)
-            break;
-        rb_err err;
-        rb_err_clear(&err);
-        int rc = pl->task(pl->jb, i, &err);
-        pthread_mutex_lock(&pl->lock);
-        if (rc && i < pl->first_fail) {
-            pl->first_fail = i;
-            pl->fail_err = err;
-        } else if (!rc) {
-            pl->done++;
-            const rb_suite_opts *o = pl->jb->opts;
-            if (pl->progress && o && o->progress && !pl->cancel) {
-                int c = o->progress(o->user, pl->done, pl->n);
-                pl->cancel = c ? (c < 0 && c >= RB_EINVAL ? c : RB_EINVAL) : 0;
-            }
-        }
-        pthread_mutex_unlock(&pl->lock);
-    }
-    return NULL;
+    return opts && opts->threads ? opts->threads : s->threads;
 }
 
-static size_t thread_count(const rb_suite *s, const rb_suite_opts *opts, size_t n_items)
+/* `task` for items 0..n-1 on the pool; with `progress`, items done go to the caller's callback. */
+static int run_pool(job *jb, int (*task)(void *, size_t, rb_err *), size_t n, bool progress, rb_err *err)
 {
-    size_t n = opts && opts->threads ? opts->threads : s->threads;
-    if (n == 0) {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        n = cores > 0 ? (size_t)cores : 1;
-    }
-    return n < n_items ? n : n_items;
-}
-
-/* `task` for items 0..n-1 on the pool. The calling thread works too; a thread that cannot start only means
- * less parallelism. */
-static int run_pool(job *jb, int (*task)(job *, size_t, rb_err *), size_t n, bool progress, rb_err *err)
-{
-    size_t n_threads = thread_count(jb->s, jb->opts, n);
-    pool pl = {jb, task, n, progress, PTHREAD_MUTEX_INITIALIZER, 0, 0, SIZE_MAX, 0, {0, ""}};
-    pthread_t *tid = rb_calloc(n_threads ? n_threads : 1, sizeof *tid);
-    if (!tid)
-        return nomem(err);
-    size_t started = 0;
-    for (size_t t = 1; t < n_threads; t++)
-        if (pthread_create(&tid[started], NULL, worker, &pl) == 0)
-            started++;
-    worker(&pl);
-    for (size_t t = 0; t < started; t++)
-        pthread_join(tid[t], NULL);
-    pthread_mutex_destroy(&pl.lock);
-    rb_free(tid);
-    if (pl.first_fail != SIZE_MAX) {
-        if (err)
-            *err = pl.fail_err;
-        return pl.fail_err.code;
-    }
-    if (pl.cancel)
-        return rb_err_set(err, pl.cancel, "%s: comparison cancelled by the caller", jb->s->path);
-    return RB_OK;
+    const rb_suite_opts *o = jb->opts;
+    rb_pipe_pool pl = {jb, task, n, thread_count(jb->s, o), progress && o ? o->progress : NULL, o ? o->user : NULL};
+    bool cancelled = false;
+    int rc = rb_pipe_pool_run(&pl, &cancelled, err);
+    return cancelled ? rb_err_set(err, rc, "%s: comparison cancelled by the caller", jb->s->path) : rc;
 }
 
 /* ---- the table ------------------------------------------------------------------------------------------------ */
