@@ -120,6 +120,18 @@ int rb_cfg_check_rule(cfg *c, double x, rb_cfg_rule rule);
 /* Optional number member `key` of obj checked against `rule` (*out untouched when absent). */
 int rb_cfg_member_number(cfg *c, const cJSON *obj, const char *key, rb_cfg_rule rule, double *out);
 
+/* ---- shared by the suite and closed-loop loaders (suite.c) -------------------------------------------- */
+/* A name made of letters, digits, '_' and '-', starting with a letter or '_' (variants, configurations). */
+bool rb_cfg_valid_name(const char *s);
+/* An integer in [lo, 2^53]. */
+int rb_cfg_want_integer(cfg *c, const cJSON *v, double lo, double *out);
+/* {samples, seed, level} into *bs (members absent: untouched). */
+int rb_cfg_want_bootstrap(cfg *c, const cJSON *v, rb_bootstrap *bs);
+/* An integer in [1, 1024]. */
+int rb_cfg_want_threads(cfg *c, const cJSON *v, size_t *out);
+/* RB_ECONFIG "signal 'x' is not in pipeline <file>" with the closest signal as a suggestion. */
+int rb_cfg_signal_suggestion(cfg *c, const rb_pipeline *p, const char *name);
+
 /* ---- cJSON builders (json_util.c; used by resolved.c, import_rde_json.c) ---------------------------- */
 /* cJSON builders return NULL when out of memory; `ok` collects that so each call site stays one line. */
 typedef struct rb_cfg_builder {
@@ -146,6 +158,12 @@ const char *rb_pipe_stem(const char *path, size_t *len);
  * when rep is NULL. Absent values (no model) are left out. */
 int rb_pipe_set_provenance(const rb_pipeline *p, const char *input, const char *input_sha256, rb_report *rep,
                            rb_log *log, rb_err *err);
+
+/* write.c: n texts into files dir/names[i] (dir created if missing, one level), all or nothing: every file goes
+ * to a temporary first (a clash without overwrite fails before anything is written: RB_EEXISTS) and all are
+ * renamed only when all were written. RB_EIO, RB_ENOMEM. */
+int rb_pipe_write_texts(const char *dir, const char *const *names, const char *const *texts, size_t n, bool overwrite,
+                        rb_err *err);
 
 /* ---- a pool of threads over independent items (pool.c; used by suite_run.c, closed_loop.c) ------------ */
 typedef struct rb_pipe_pool {

@@ -1,12 +1,9 @@
 /* Running a comparison suite: read the logs, run every (variant, log) pair on a pool of threads, score the
  * estimates against the reference channel, then summarize and draw in a fixed order, so that the bytes of
  * the result never depend on the thread count or on timing. */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "pipeline_internal.h"
 
@@ -640,63 +637,27 @@ int rb_suite_run(const rb_suite *s, const rb_suite_opts *opts, rb_suite_result *
 }
 
 /* ---- writing ---------------------------------------------------------------------------------------------------- */
-static int make_dir(const char *dir, bool *made, rb_err *err)
-{
-    *made = false;
-    if (mkdir(dir, 0777) == 0) {
-        *made = true;
-        return RB_OK;
-    }
-    struct stat st;
-    if (errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-        return RB_OK;
-    return rb_err_set(err, RB_EIO, "%s: cannot create the output folder: %s", dir, strerror(errno));
-}
-
-static int write_one(const char *text, const rb_outfile *f, rb_err *err)
-{
-    FILE *fp = fopen(f->tmp_path, "wb");
-    size_t n = strlen(text);
-    bool ok = fp && fwrite(text, 1, n, fp) == n;
-    if (fp && fclose(fp) != 0)
-        ok = false;
-    return ok ? RB_OK : rb_err_set(err, RB_EIO, "%s: cannot write", f->path);
-}
-
 int rb_suite_result_write(const rb_suite_result *r, const char *dir, bool overwrite, rb_err *err)
 {
     static const char *const reports[] = {"report.md", "report.json", "report.csv"};
     static const rb_report_format formats[] = {RB_REPORT_MARKDOWN, RB_REPORT_JSON, RB_REPORT_CSV};
-    size_t n = 3 + r->n_figures, begun = 0;
-    dir = dir && dir[0] ? dir : ".";
+    size_t n = 3 + r->n_figures;
+    const char **names = rb_calloc(n, sizeof *names);
     char **texts = rb_calloc(n, sizeof *texts);
-    rb_outfile *files = rb_calloc(n, sizeof *files);
-    bool made = false;
-    int rc = texts && files ? RB_OK : nomem(err);
-    for (size_t i = 0; !rc && i < 3; i++)
+    int rc = names && texts ? RB_OK : nomem(err);
+    for (size_t i = 0; !rc && i < 3; i++) {
+        names[i] = reports[i];
         rc = rb_comparison_render(r->table, formats[i], &texts[i], err);
+    }
+    for (size_t i = 0; !rc && i < r->n_figures; i++) {
+        names[3 + i] = r->figures[i].name;
+        texts[3 + i] = r->figures[i].svg;
+    }
     if (!rc)
-        rc = make_dir(dir, &made, err);
-    for (; !rc && begun < n; begun++) { /* every target first: a clash fails before anything is written */
-        char *path = rb_asprintf("%s/%s", dir, begun < 3 ? reports[begun] : r->figures[begun - 3].name);
-        rc = path ? rb_outfile_begin(&files[begun], path, overwrite, err) : nomem(err);
-        rb_free(path);
-        if (rc)
-            break;
-    }
-    for (size_t i = 0; !rc && i < n; i++)
-        rc = write_one(i < 3 ? texts[i] : r->figures[i - 3].svg, &files[i], err);
-    for (size_t i = 0; i < begun; i++) {
-        if (!rc)
-            rc = rb_outfile_commit(&files[i], err);
-        else
-            rb_outfile_abort(&files[i]);
-    }
-    if (rc && made)
-        rmdir(dir);
+        rc = rb_pipe_write_texts(dir, names, (const char *const *)texts, n, overwrite, err);
     for (size_t i = 0; texts && i < 3; i++)
         rb_free(texts[i]);
     rb_free(texts);
-    rb_free(files);
+    rb_free(names);
     return rc;
 }
