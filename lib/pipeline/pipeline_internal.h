@@ -121,6 +121,18 @@ int rb_cfg_check_rule(cfg *c, double x, rb_cfg_rule rule);
 /* Optional number member `key` of obj checked against `rule` (*out untouched when absent). */
 int rb_cfg_member_number(cfg *c, const cJSON *obj, const char *key, rb_cfg_rule rule, double *out);
 
+/* ---- shared by the suite and closed-loop loaders (suite.c) -------------------------------------------- */
+/* A name made of letters, digits, '_' and '-', starting with a letter or '_' (variants, configurations). */
+bool rb_cfg_valid_name(const char *s);
+/* An integer in [lo, 2^53]. */
+int rb_cfg_want_integer(cfg *c, const cJSON *v, double lo, double *out);
+/* {samples, seed, level} into *bs (members absent: untouched). */
+int rb_cfg_want_bootstrap(cfg *c, const cJSON *v, rb_bootstrap *bs);
+/* An integer in [1, 1024]. */
+int rb_cfg_want_threads(cfg *c, const cJSON *v, size_t *out);
+/* RB_ECONFIG "signal 'x' is not in pipeline <file>" with the closest signal as a suggestion. */
+int rb_cfg_signal_suggestion(cfg *c, const rb_pipeline *p, const char *name);
+
 /* ---- cJSON builders (json_util.c; used by resolved.c, import_rde_json.c) ---------------------------- */
 /* cJSON builders return NULL when out of memory; `ok` collects that so each call site stays one line. */
 typedef struct rb_cfg_builder {
@@ -201,5 +213,30 @@ const char *rb_pipe_stem(const char *path, size_t *len);
  * when rep is NULL. Absent values (no model) are left out. */
 int rb_pipe_set_provenance(const rb_pipeline *p, const char *input, const char *input_sha256, rb_report *rep,
                            rb_log *log, rb_err *err);
+
+/* write.c: n texts into files dir/names[i] (dir created if missing, one level), all or nothing: every file goes
+ * to a temporary first (a clash without overwrite fails before anything is written: RB_EEXISTS) and all are
+ * renamed only when all were written. RB_EIO, RB_ENOMEM. */
+int rb_pipe_write_texts(const char *dir, const char *const *names, const char *const *texts, size_t n, bool overwrite,
+                        rb_err *err);
+
+/* ---- a pool of threads over independent items (pool.c; used by suite_run.c, closed_loop.c) ------------ */
+typedef struct rb_pipe_pool {
+    void *ctx;
+    int (*task)(void *ctx, size_t i, rb_err *err); /* item i; writes only its own slot of ctx */
+    size_t n;                                      /* items */
+    size_t threads;                                /* 0: one per online core; never more than n */
+    /* After each finished item with the items done and n, from the workers but never two at a time; non-zero
+     * cancels. May be NULL. */
+    int (*progress)(void *user, size_t done, size_t total);
+    void *user;
+} rb_pipe_pool;
+
+/* Run task(ctx, i) for i = 0..n-1 on a shared work queue. The calling thread works too; a thread that cannot
+ * start only lowers the parallelism. After a failure no item beyond the failing one is started, so the lowest
+ * failing item (every lower one was started before it) decides the error whatever the timing: its code and
+ * message. When progress cancels: *cancelled = true and the return is the callback's value if it is a negative
+ * rb_status, RB_EINVAL otherwise (err untouched). */
+int rb_pipe_pool_run(const rb_pipe_pool *pl, bool *cancelled, rb_err *err);
 
 #endif

@@ -11,7 +11,7 @@ typedef struct sload {
     rb_suite *s;
 } sload;
 
-static bool valid_variant_name(const char *s)
+bool rb_cfg_valid_name(const char *s)
 {
     if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
         return false;
@@ -22,8 +22,7 @@ static bool valid_variant_name(const char *s)
     return true;
 }
 
-/* An integer in [lo, 2^53]. */
-static int want_integer(cfg *c, const cJSON *v, double lo, double *out)
+int rb_cfg_want_integer(cfg *c, const cJSON *v, double lo, double *out)
 {
     int rc = rb_cfg_want_number(c, v, out);
     if (!rc && !(*out >= lo && *out <= 9007199254740992.0 && *out == floor(*out)))
@@ -45,7 +44,7 @@ static int with_member(cfg *c, const cJSON *obj, const char *key, bool required,
 }
 
 /* ---- variants ------------------------------------------------------------------------------------------- */
-static int signal_suggestion(cfg *c, const rb_pipeline *p, const char *name)
+int rb_cfg_signal_suggestion(cfg *c, const rb_pipeline *p, const char *name)
 {
     rb_suggest sg;
     rb_suggest_init(&sg, name);
@@ -71,7 +70,7 @@ static int load_variant_pipeline(sload *x, rb_suite_variant *var)
     long t = rb_pipeline_signal_index(var->pipeline, var->estimate);
     if (t < 0) {
         push_key(c, "estimate", 0);
-        rc = signal_suggestion(c, var->pipeline, var->estimate);
+        rc = rb_cfg_signal_suggestion(c, var->pipeline, var->estimate);
         pop(c);
         return rc;
     }
@@ -87,7 +86,7 @@ static int one_variant(sload *x, const cJSON *v, rb_suite_variant *var)
     int rc = rb_cfg_check_object(c, v, keys, 3);
     if (!rc)
         rc = rb_cfg_member_string(c, v, "name", true, &var->name);
-    if (!rc && !valid_variant_name(var->name)) {
+    if (!rc && !rb_cfg_valid_name(var->name)) {
         push_key(c, "name", 0);
         rc = rb_cfg_error(c, "'%s': use letters, digits, '_' and '-', starting with a letter or '_'", var->name);
         pop(c);
@@ -228,18 +227,15 @@ static int parse_statistics(sload *x, const cJSON *v, void *unused)
 }
 
 /* ---- bootstrap, figures, outputs, threads ---------------------------------------------------------------- */
-static int parse_bootstrap(sload *x, const cJSON *v, void *unused)
+int rb_cfg_want_bootstrap(cfg *c, const cJSON *v, rb_bootstrap *bs)
 {
-    (void)unused;
     static const char *const keys[] = {"samples", "seed", "level"};
-    cfg *c = &x->c;
-    rb_bootstrap *bs = &x->s->bootstrap;
     int rc = rb_cfg_check_object(c, v, keys, 3);
     double d;
     const cJSON *e;
     if (!rc && (e = rb_cfg_member(v, "samples"))) {
         push_key(c, "samples", 0);
-        rc = want_integer(c, e, 1, &d);
+        rc = rb_cfg_want_integer(c, e, 1, &d);
         if (!rc && d > 1e7)
             rc = rb_cfg_error(c, "at most 10000000");
         bs->samples = (size_t)d;
@@ -247,7 +243,7 @@ static int parse_bootstrap(sload *x, const cJSON *v, void *unused)
     }
     if (!rc && (e = rb_cfg_member(v, "seed"))) {
         push_key(c, "seed", 0);
-        rc = want_integer(c, e, 0, &d);
+        rc = rb_cfg_want_integer(c, e, 0, &d);
         bs->seed = (uint64_t)d;
         pop(c);
     }
@@ -261,13 +257,19 @@ static int parse_bootstrap(sload *x, const cJSON *v, void *unused)
     return rc;
 }
 
+static int parse_bootstrap(sload *x, const cJSON *v, void *unused)
+{
+    (void)unused;
+    return rb_cfg_want_bootstrap(&x->c, v, &x->s->bootstrap);
+}
+
 static int trace_log(sload *x, const cJSON *v, size_t *log)
 {
     cfg *c = &x->c;
     const rb_suite *s = x->s;
     if (cJSON_IsNumber(v)) {
         double d;
-        int rc = want_integer(c, v, 0, &d);
+        int rc = rb_cfg_want_integer(c, v, 0, &d);
         if (!rc && d >= (double)s->n_logs)
             rc = rb_cfg_error(c, "log index %g is out of range (%zu logs)", d, s->n_logs);
         *log = rc ? 0 : (size_t)d;
@@ -399,15 +401,20 @@ static int parse_outputs(sload *x, const cJSON *v, void *unused)
     return rc;
 }
 
+int rb_cfg_want_threads(cfg *c, const cJSON *v, size_t *out)
+{
+    double d;
+    int rc = rb_cfg_want_integer(c, v, 1, &d);
+    if (!rc && d > 1024)
+        rc = rb_cfg_error(c, "at most 1024");
+    *out = rc ? 0 : (size_t)d;
+    return rc;
+}
+
 static int parse_threads(sload *x, const cJSON *v, void *unused)
 {
     (void)unused;
-    double d;
-    int rc = want_integer(&x->c, v, 1, &d);
-    if (!rc && d > 1024)
-        rc = rb_cfg_error(&x->c, "at most 1024");
-    x->s->threads = rc ? 0 : (size_t)d;
-    return rc;
+    return rb_cfg_want_threads(&x->c, v, &x->s->threads);
 }
 
 static int parse_name(sload *x, const cJSON *v, void *unused)

@@ -1,13 +1,9 @@
 /* Running a comparison suite: read the logs, run every (variant, log) pair on a pool of threads, score the
  * estimates against the reference channel, then summarize and draw in a fixed order, so that the bytes of
  * the result never depend on the thread count or on timing. */
-#include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "pipeline_internal.h"
 
@@ -42,20 +38,6 @@ typedef struct job {
     size_t n_pairs;
     const rb_suite_opts *opts;
 } job;
-
-/* A work queue over items 0..n-1 shared by the threads: each takes the next item; after a failure no item
- * beyond the failing one is started, so the lowest failing item (all lower ones were started before it)
- * decides the error, whatever the timing. */
-typedef struct pool {
-    job *jb;
-    int (*task)(job *, size_t, rb_err *);
-    size_t n;
-    bool progress; /* report items done through jb->opts->progress */
-    pthread_mutex_t lock;
-    size_t next, done, first_fail;
-    int cancel;
-    rb_err fail_err;
-} pool;
 
 static int nomem(rb_err *err) { return rb_err_set(err, RB_ENOMEM, "out of memory"); }
 
@@ -152,8 +134,9 @@ static int contact_intervals(const rb_suite *s, log_data *ld, rb_err *err)
 }
 
 /* Run by the pool, one log per task: reading is the part of a log that needs no other log. */
-static int read_log(job *jb, size_t l, rb_err *err)
+static int read_log(void *ctx, size_t l, rb_err *err)
 {
+    job *jb = ctx;
     log_data *ld = &jb->logs[l];
     const rb_config_session *ses = &jb->s->logs[l];
     ld->label = join_paths(ses, " + ", false);
@@ -306,8 +289,9 @@ static int score(const job *jb, const log_data *ld, const rb_suite_variant *var,
     return rc;
 }
 
-static int run_pair(job *jb, size_t i, rb_err *err) /* a pool task */
+static int run_pair(void *ctx, size_t i, rb_err *err) /* a pool task */
 {
+    job *jb = ctx;
     const rb_suite *s = jb->s;
     size_t v = i / s->n_logs, l = i % s->n_logs;
     const rb_suite_variant *var = &s->variants[v];
@@ -336,72 +320,19 @@ static int run_pair(job *jb, size_t i, rb_err *err) /* a pool task */
 }
 
 /* ---- the pool ---------------------------------------------------------------------------------------------- */
-static void *worker(void *arg)
+static size_t thread_count(const rb_suite *s, const rb_suite_opts *opts)
 {
-    pool *pl = arg;
-    for (;;) {
-        pthread_mutex_lock(&pl->lock);
-        bool stop = pl->next >= pl->n || pl->next > pl->first_fail || pl->cancel;
-        size_t i = pl->next++;
-        pthread_mutex_unlock(&pl->lock);
-        if (stop)
-            break;
-        rb_err err;
-        rb_err_clear(&err);
-        int rc = pl->task(pl->jb, i, &err);
-        pthread_mutex_lock(&pl->lock);
-        if (rc && i < pl->first_fail) {
-            pl->first_fail = i;
-            pl->fail_err = err;
-        } else if (!rc) {
-            pl->done++;
-            const rb_suite_opts *o = pl->jb->opts;
-            if (pl->progress && o && o->progress && !pl->cancel) {
-                int c = o->progress(o->user, pl->done, pl->n);
-                pl->cancel = c ? (c < 0 && c >= RB_EINVAL ? c : RB_EINVAL) : 0;
-            }
-        }
-        pthread_mutex_unlock(&pl->lock);
-    }
-    return NULL;
+    return opts && opts->threads ? opts->threads : s->threads;
 }
 
-static size_t thread_count(const rb_suite *s, const rb_suite_opts *opts, size_t n_items)
+/* `task` for items 0..n-1 on the pool; with `progress`, items done go to the caller's callback. */
+static int run_pool(job *jb, int (*task)(void *, size_t, rb_err *), size_t n, bool progress, rb_err *err)
 {
-    size_t n = opts && opts->threads ? opts->threads : s->threads;
-    if (n == 0) {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        n = cores > 0 ? (size_t)cores : 1;
-    }
-    return n < n_items ? n : n_items;
-}
-
-/* `task` for items 0..n-1 on the pool. The calling thread works too; a thread that cannot start only means
- * less parallelism. */
-static int run_pool(job *jb, int (*task)(job *, size_t, rb_err *), size_t n, bool progress, rb_err *err)
-{
-    size_t n_threads = thread_count(jb->s, jb->opts, n);
-    pool pl = {jb, task, n, progress, PTHREAD_MUTEX_INITIALIZER, 0, 0, SIZE_MAX, 0, {0, ""}};
-    pthread_t *tid = rb_calloc(n_threads ? n_threads : 1, sizeof *tid);
-    if (!tid)
-        return nomem(err);
-    size_t started = 0;
-    for (size_t t = 1; t < n_threads; t++)
-        if (pthread_create(&tid[started], NULL, worker, &pl) == 0)
-            started++;
-    worker(&pl);
-    for (size_t t = 0; t < started; t++)
-        pthread_join(tid[t], NULL);
-    pthread_mutex_destroy(&pl.lock);
-    rb_free(tid);
-    if (pl.first_fail != SIZE_MAX) {
-        if (err)
-            *err = pl.fail_err;
-        return pl.fail_err.code;
-    }
-    if (pl.cancel)
-        return rb_err_set(err, pl.cancel, "%s: comparison cancelled by the caller", jb->s->path);
-    return RB_OK;
+    const rb_suite_opts *o = jb->opts;
+    rb_pipe_pool pl = {jb, task, n, thread_count(jb->s, o), progress && o ? o->progress : NULL, o ? o->user : NULL};
+    bool cancelled = false;
+    int rc = rb_pipe_pool_run(&pl, &cancelled, err);
+    return cancelled ? rb_err_set(err, rc, "%s: comparison cancelled by the caller", jb->s->path) : rc;
 }
 
 /* ---- the table ------------------------------------------------------------------------------------------------ */
@@ -706,63 +637,27 @@ int rb_suite_run(const rb_suite *s, const rb_suite_opts *opts, rb_suite_result *
 }
 
 /* ---- writing ---------------------------------------------------------------------------------------------------- */
-static int make_dir(const char *dir, bool *made, rb_err *err)
-{
-    *made = false;
-    if (mkdir(dir, 0777) == 0) {
-        *made = true;
-        return RB_OK;
-    }
-    struct stat st;
-    if (errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-        return RB_OK;
-    return rb_err_set(err, RB_EIO, "%s: cannot create the output folder: %s", dir, strerror(errno));
-}
-
-static int write_one(const char *text, const rb_outfile *f, rb_err *err)
-{
-    FILE *fp = fopen(f->tmp_path, "wb");
-    size_t n = strlen(text);
-    bool ok = fp && fwrite(text, 1, n, fp) == n;
-    if (fp && fclose(fp) != 0)
-        ok = false;
-    return ok ? RB_OK : rb_err_set(err, RB_EIO, "%s: cannot write", f->path);
-}
-
 int rb_suite_result_write(const rb_suite_result *r, const char *dir, bool overwrite, rb_err *err)
 {
     static const char *const reports[] = {"report.md", "report.json", "report.csv"};
     static const rb_report_format formats[] = {RB_REPORT_MARKDOWN, RB_REPORT_JSON, RB_REPORT_CSV};
-    size_t n = 3 + r->n_figures, begun = 0;
-    dir = dir && dir[0] ? dir : ".";
+    size_t n = 3 + r->n_figures;
+    const char **names = rb_calloc(n, sizeof *names);
     char **texts = rb_calloc(n, sizeof *texts);
-    rb_outfile *files = rb_calloc(n, sizeof *files);
-    bool made = false;
-    int rc = texts && files ? RB_OK : nomem(err);
-    for (size_t i = 0; !rc && i < 3; i++)
+    int rc = names && texts ? RB_OK : nomem(err);
+    for (size_t i = 0; !rc && i < 3; i++) {
+        names[i] = reports[i];
         rc = rb_comparison_render(r->table, formats[i], &texts[i], err);
+    }
+    for (size_t i = 0; !rc && i < r->n_figures; i++) {
+        names[3 + i] = r->figures[i].name;
+        texts[3 + i] = r->figures[i].svg;
+    }
     if (!rc)
-        rc = make_dir(dir, &made, err);
-    for (; !rc && begun < n; begun++) { /* every target first: a clash fails before anything is written */
-        char *path = rb_asprintf("%s/%s", dir, begun < 3 ? reports[begun] : r->figures[begun - 3].name);
-        rc = path ? rb_outfile_begin(&files[begun], path, overwrite, err) : nomem(err);
-        rb_free(path);
-        if (rc)
-            break;
-    }
-    for (size_t i = 0; !rc && i < n; i++)
-        rc = write_one(i < 3 ? texts[i] : r->figures[i - 3].svg, &files[i], err);
-    for (size_t i = 0; i < begun; i++) {
-        if (!rc)
-            rc = rb_outfile_commit(&files[i], err);
-        else
-            rb_outfile_abort(&files[i]);
-    }
-    if (rc && made)
-        rmdir(dir);
+        rc = rb_pipe_write_texts(dir, names, (const char *const *)texts, n, overwrite, err);
     for (size_t i = 0; texts && i < 3; i++)
         rb_free(texts[i]);
     rb_free(texts);
-    rb_free(files);
+    rb_free(names);
     return rc;
 }

@@ -309,3 +309,42 @@ int rb_pipeline_run(const rb_pipeline *p, const rb_run_opts *opts, rb_run_summar
     rb_run_summary_free(&local);
     return rc;
 }
+
+static int write_text(const char *text, const rb_outfile *f, rb_err *err)
+{
+    FILE *fp = fopen(f->tmp_path, "wb");
+    size_t n = strlen(text);
+    bool ok = fp && fwrite(text, 1, n, fp) == n;
+    if (fp && fclose(fp) != 0)
+        ok = false;
+    return ok ? RB_OK : rb_err_set(err, RB_EIO, "%s: cannot write", f->path);
+}
+
+int rb_pipe_write_texts(const char *dir, const char *const *names, const char *const *texts, size_t n, bool overwrite,
+                        rb_err *err)
+{
+    size_t begun = 0;
+    dir = dir && dir[0] ? dir : ".";
+    rb_outfile *files = rb_calloc(n ? n : 1, sizeof *files);
+    bool made = false;
+    int rc = files ? make_dir(dir, &made, err) : rb_err_set(err, RB_ENOMEM, "out of memory");
+    for (; !rc && begun < n; begun++) { /* every target first: a clash fails before anything is written */
+        char *path = rb_asprintf("%s/%s", dir, names[begun]);
+        rc = path ? rb_outfile_begin(&files[begun], path, overwrite, err) : rb_err_set(err, RB_ENOMEM, "out of memory");
+        rb_free(path);
+        if (rc)
+            break;
+    }
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = write_text(texts[i], &files[i], err);
+    for (size_t i = 0; i < begun; i++) {
+        if (!rc)
+            rc = rb_outfile_commit(&files[i], err);
+        else
+            rb_outfile_abort(&files[i]);
+    }
+    if (rc && made)
+        rmdir(dir);
+    rb_free(files);
+    return rc;
+}
