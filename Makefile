@@ -3,7 +3,9 @@
 #   make            library (static + shared) and the roboest command in $(BUILD)/
 #   make demo       run the demo pipeline on the log shipped in datasets/, then compare three velocity
 #                   estimators on it (table, figures) and check rules on the report; then the joint-torque
-#                   paper's six estimators on the leg-on-a-pole logs (configs/paper/suite_leg_pole.json)
+#                   paper's six estimators on the leg-on-a-pole logs (configs/paper/suite_leg_pole.json), then
+#                   its closed loop (make closed-loop)
+#   make closed-loop  the paper's six torque-control configurations in the simulated loop (Tables I and II)
 #   make test       unit and end-to-end tests (Criterion), then the same under ASan + UBSan
 #   make test-plain / make test-asan  one of the two
 #   make test-valgrind  the same under valgrind
@@ -49,7 +51,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-dynamics bench-filters bench-sim bench-compare bench-ukf clean format
+.PHONY: FORCE all deps demo closed-loop test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-dynamics bench-filters bench-sim bench-compare bench-ukf clean format
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -101,6 +103,15 @@ demo: all
 	$(BUILD)/roboest compare configs/paper/suite_leg_pole.json -o $(BUILD)/demo/paper --force -q
 	$(BUILD)/roboest check $(BUILD)/demo/paper/report.json configs/paper/rules_leg_pole.txt
 	@echo "joint-torque paper, leg on a pole: $$(ls $(BUILD)/demo/paper | tr '\n' ' ')in $(BUILD)/demo/paper/"
+	@$(MAKE) --no-print-directory closed-loop
+
+# The joint-torque paper's closed loop (Tables I and II): six configurations x three seeds in the simulated torque
+# loop of the balancing humanoid (about 40 s on two cores), gated by the rules that hold.
+closed-loop: all
+	$(BUILD)/roboest closed-loop configs/closed_loop/closed_loop.json -o $(BUILD)/demo/closed_loop --force -q
+	$(BUILD)/roboest check $(BUILD)/demo/closed_loop/torque.json configs/closed_loop/rules.txt
+	$(BUILD)/roboest check $(BUILD)/demo/closed_loop/estimation.json configs/closed_loop/rules_estimation.txt
+	@echo "closed loop: $$(ls $(BUILD)/demo/closed_loop | tr '\n' ' ')in $(BUILD)/demo/closed_loop/"
 
 # Orocos KDL (C++, through kdl_parser and urdfdom) is the independent reference for the dynamics
 # tests and benchmarks: the only C++ in the tree, test tooling under tests/.

@@ -106,3 +106,13 @@ void cli_progress_done(cli_progress *p)
         fflush(stderr);
     }
 }
+
+bool cli_parse_threads(const char *s, size_t *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < 1 || v > 1024)
+        return false;
+    *out = (size_t)v;
+    return true;
+}

@@ -45,6 +45,8 @@ int cli_print_json(struct cJSON *doc);
 
 /* Parse a finite double option value; false on garbage. */
 bool cli_parse_double(const char *s, double *out);
+/* Parse a --threads value: a whole number from 1 to 1024; false otherwise. */
+bool cli_parse_threads(const char *s, size_t *out);
 
 /* Progress bar on stderr, drawn only when stderr is a terminal and not quiet. */
 typedef struct cli_progress {
@@ -74,5 +76,6 @@ int cmd_import_rde(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_train_friction(int argc, char **argv);
+int cmd_closed_loop(int argc, char **argv);
 
 #endif

@@ -50,16 +50,6 @@ static int show_progress(void *user, size_t done, size_t total)
     return 0;
 }
 
-static bool parse_threads(const char *s, size_t *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v < 1 || v > 1024)
-        return false;
-    *out = (size_t)v;
-    return true;
-}
-
 int cmd_compare(int argc, char **argv)
 {
     static const struct option options[] = {
@@ -76,7 +66,7 @@ int cmd_compare(int argc, char **argv)
         switch (opt) {
         case 'o': out_dir = optarg; break;
         case 't':
-            if (!parse_threads(optarg, &opts.threads))
+            if (!cli_parse_threads(optarg, &opts.threads))
                 return cli_usage_error("compare", "--threads needs a whole number from 1 to 1024, not '%s'", optarg);
             break;
         case 'F': force = true; break;

@@ -32,6 +32,9 @@ static const char *const MAIN_HELP =
     "  train-friction SPEC.json -o NET.json\n"
     "                      train the friction network (friction_pinn stage) on logs; with\n"
     "                      --fit-analytic, least-squares friction_model parameters\n"
+    "  closed-loop CONFIG.json\n"
+    "                      the simulator's torque loop with estimators inside it (torque feedback,\n"
+    "                      friction compensation): tracking and CoM tables, the paper's Tables I, II\n"
     "\n"
     "Logs are read by content: robot-logger MATLAB v7.3 and v5/v7 files, plain .mat/.h5 files of\n"
     "named matrices with a time vector, roboest .h5 files, and CSV with a header row.\n"
@@ -47,7 +50,7 @@ static const struct command COMMANDS[] = {{"info", cmd_info},     {"convert", cm
                                           {"stages", cmd_stages}, {"model", cmd_model},     {"tune", cmd_tune},
                                           {"simulate", cmd_simulate}, {"import-rde", cmd_import_rde},
                                           {"compare", cmd_compare}, {"check", cmd_check},
-                                          {"train-friction", cmd_train_friction}};
+                                          {"train-friction", cmd_train_friction}, {"closed-loop", cmd_closed_loop}};
 
 int main(int argc, char **argv)
 {

@@ -1050,4 +1050,121 @@ void rb_friction_spec_free(rb_friction_spec *s);
  * the torque channel is then read from each log itself). RB_ENOMEM leaves the spec unchanged. */
 int rb_friction_spec_set_logs(rb_friction_spec *s, const char *const *paths, size_t n, rb_err *err);
 
+/* ==== the closed loop: estimators inside the simulator's torque loop (closed_loop.c, closed_loop_run.c) =====
+ * The joint-torque paper's Tables I and II (../shared/seeds, section IV-C): the low-level torque controller of a
+ * simulated robot (rb_sim RB_CTRL_TORQUE: inverse-dynamics feedforward tau_ref, PI on the torque error, friction
+ * compensation) gets its torque feedback and its friction compensation from an estimator pipeline stepped inside
+ * the loop (rb_stream over the channels rb_scenario_run measures), one configuration at a time:
+ *     tau_m_des = tau_ref + R^2 J_m s_ddot_cmd + kp_tau e + ki_tau int e [+ tau_F_hat],  e = tau_ref - tau_hat
+ * with tau_hat, tau_F_hat of sample k used at sample k + 1 (one control period of delay, as on the robot).
+ * Every configuration runs the same scenario with the same seeds (same sensor noise, pushes); scores:
+ *   torque tracking  tau_j (true joint torque) against tau_ref (the controller's desired joint torque) on the
+ *                    scored joints over [settle, end]: MSE, RMSE, MAE, max |e|, mean |tau_j| (mean_abs_est, the
+ *                    paper's Fig. 7 "torque magnitude"), per joint and pooled;
+ *   CoM              the plant's CoM against the balance reference c_ref(t) per axis x, y, z over
+ *                    [settle, disturbances_from) (Table I: before the disturbances; mean |e| = mae, max |e| =
+ *                    max_abs) and over [settle, end];
+ *   estimation       the estimate tau_hat against tau_j over [settle, end] (configurations with feedback), and
+ *                    the compensation tau_F_hat against the true friction tau_F (configurations with compensation).
+ * A run whose CoM leaves the reference by more than max_com_error, or whose simulation fails numerically, has
+ * diverged: it stops there, its scores cover what ran, and the report says when and why (the paper's RNEA-PINN
+ * "necessitating early termination"). Seeds are the "logs" of the comparison tables (mean, sd, bootstrap).
+ *
+ * Configuration file (JSON; paths relative to it):
+ *   name               string, optional (default: the file stem)
+ *   scenario           path of a scenario file (rb_scenario_load) with controller kind "torque" and balance
+ *   joints             [joint names], optional: torque tracking is scored on them (default: every joint)
+ *   settle             s >= 0, default 0.5: the start every score ignores
+ *   disturbances_from  s > settle, optional (default: the first push's start, else the end): Table I's window end
+ *   max_com_error      m > 0, default 0.1: divergence threshold (max over the axes of |c - c_ref|)
+ *   seeds              [integers >= 0], optional (default: [the scenario's seed]): one run per seed and
+ *                      configuration
+ *   threads            integer >= 1, optional (default: one per online core)
+ *   bootstrap          {samples, seed, level} over the seeds, as in comparison suites
+ *   configurations     [{name (letters, digits, '_', '-'), label (optional, the table's row name; default
+ *                      name), pipeline (path, optional), feedback (a signal of the pipeline: the torque
+ *                      estimate, optional), torque_sensor (true: the feedback is the true joint torque, an
+ *                      ideal joint torque sensor: a reference row; not with feedback), compensation (a
+ *                      signal of the pipeline: the friction estimate, optional)}]: without feedback or
+ *                      torque_sensor the loop is feedforward (no PI term), without
+ *                      compensation nothing is added; feedback or compensation need a pipeline; the signals'
+ *                      element names are joint names of the scenario's model (joints the signal lacks get no
+ *                      feedback / compensation). The pipeline's clock rate, when it has one, must be 1 / the
+ *                      scenario's dt: it is stepped every control period.
+ * Errors: RB_ENOTFOUND (the file), RB_ECONFIG "<file>:<line>:<col>: <key path>: <what>" (also for a scenario or
+ * pipeline that fails to load, with its own message), RB_ENOMEM. */
+typedef struct rb_cl_config {
+    char *name, *label;
+    char *pipeline_path;   /* resolved, NULL: none */
+    rb_pipeline *pipeline; /* loaded (owned), NULL: none */
+    char *feedback;        /* signal name, NULL: feedforward (or the torque sensor) */
+    bool torque_sensor;    /* feedback from the true joint torque (an ideal joint torque sensor, RB_TFB_TRUTH) */
+    char *compensation;    /* signal name, NULL: no friction compensation */
+} rb_cl_config;
+
+typedef struct rb_closed_loop {
+    char *name, *path, *sha256; /* name, file as given, SHA-256 of its text */
+    rb_scenario *scenario;      /* loaded (owned) */
+    size_t n_joints;
+    char **joints;              /* scored joints */
+    size_t *joint_dof;          /* their joint indices in the scenario's model (0 .. n_dofs-1) */
+    double settle, disturbances_from, max_com_error;
+    size_t n_seeds;
+    uint64_t *seeds;
+    size_t threads;             /* 0: one per online core */
+    rb_bootstrap bootstrap;
+    size_t n_configs;
+    rb_cl_config *configs;
+} rb_closed_loop;
+
+int rb_closed_loop_load(const char *path, const rb_registry *reg, rb_closed_loop **out, rb_err *err);
+int rb_closed_loop_load_text(const char *text, size_t len, const char *name_for_messages, const char *base_file,
+                             const rb_registry *reg, rb_closed_loop **out, rb_err *err);
+void rb_closed_loop_free(rb_closed_loop *cl);
+
+typedef struct rb_cl_opts {
+    size_t threads; /* 0: the file's "threads", else one per online core */
+    /* After each finished run (configuration x seed) with runs done / total, never two at a time; non-zero
+     * cancels. May be NULL. */
+    int (*progress)(void *user, size_t done, size_t total);
+    void *user;
+} rb_cl_opts;
+
+typedef struct rb_cl_status {
+    bool diverged;
+    double t_end;  /* s: the end of the run (the scenario's duration, or where it diverged) */
+    char *why;     /* diverged: one line ("CoM error 0.12 m > max_com_error at t = 6.2 s", or the sim's error) */
+} rb_cl_status;
+
+typedef struct rb_cl_result {
+    rb_comparison *torque;      /* tracking: variants = configurations, logs = "seed_<s>", joints = scored */
+    rb_comparison *com_before;  /* CoM, joints = x, y, z, over [settle, disturbances_from) */
+    rb_comparison *com_all;     /* CoM over [settle, end] */
+    rb_comparison *estimation;  /* tau_hat vs tau_j; variants = configurations with feedback; NULL if none */
+    rb_comparison *friction;    /* tau_F_hat vs tau_F; variants = configurations with compensation; NULL if none */
+    size_t n_runs;              /* n_configs x n_seeds */
+    rb_cl_status *status;       /* n_runs, configuration-major */
+    size_t n_figures;
+    rb_suite_figure *figures;   /* rmse_box.svg, magnitude_box.svg, com_y.svg (first seed, pushes shaded) */
+    size_t n_steps;             /* simulation steps over all runs (as scheduled; diverged runs stop earlier) */
+} rb_cl_result;
+
+/* Run every (configuration, seed) on a pool of threads; each run reads only shared immutable data and writes
+ * its own slot, and the tables and figures are made afterwards in a fixed order: the result does not depend on
+ * the thread count. The lowest failing run decides the error ("configuration <name>: seed <s>: ..."); a
+ * divergence is not an error. Errors: rb_scenario_run's and rb_stream's (set-up), a scored window without
+ * samples (RB_EINPUT), RB_ENOMEM. */
+int rb_closed_loop_run(const rb_closed_loop *cl, const rb_cl_opts *opts, rb_cl_result **out, rb_err *err);
+void rb_cl_result_free(rb_cl_result *r);
+/* The paper's layout as Markdown (Table I: CoM mean and max error per axis in mm before the disturbances;
+ * Table II: torque tracking MSE, RMSE, MAE; then the estimation error, the CoM over the whole run, the status of
+ * every run), a new string (rb_free). RB_ENOMEM. */
+int rb_cl_result_markdown(const rb_closed_loop *cl, const rb_cl_result *r, char **text, rb_err *err);
+/* Into dir (created if missing, one level), all or nothing: report.md (rb_cl_result_markdown), torque.{md,json,
+ * csv}, com_before.*, com_all.*, estimation.*, friction.* (each rb_comparison_render, the last two only when
+ * some configuration has feedback / compensation; `roboest check` reads the .json) and
+ * the figures. RB_EEXISTS (a target exists and !overwrite, before anything is written), RB_EIO, RB_ENOMEM. */
+int rb_cl_result_write(const rb_closed_loop *cl, const rb_cl_result *r, const char *dir, bool overwrite,
+                       rb_err *err);
+
 #endif

@@ -1,0 +1,424 @@
+/* Closed-loop configurations: JSON text -> validated rb_closed_loop (the scenario, the scored joints, the
+ * windows, the seeds and the configurations with their loaded pipelines). Keys are documented in
+ * roboest/pipeline.h; messages and suggestions come from the pipeline loader's helpers. */
+#include <math.h>
+#include <string.h>
+
+#include "pipeline_internal.h"
+
+typedef struct clload {
+    cfg c;
+    rb_closed_loop *cl;
+} clload;
+
+/* Member `key` read by `read` with its key on the path; absent: an error when required. */
+static int with_member(clload *x, const cJSON *obj, const char *key, bool required,
+                       int (*read)(clload *, const cJSON *))
+{
+    cfg *c = &x->c;
+    const cJSON *v = rb_cfg_member(obj, key);
+    if (!v)
+        return required ? rb_cfg_error(c, "missing key '%s'", key) : RB_OK;
+    push_key(c, key, 0);
+    int rc = read(x, v);
+    pop(c);
+    return rc;
+}
+
+static int parse_name(clload *x, const cJSON *v)
+{
+    rb_free(x->cl->name);
+    x->cl->name = NULL;
+    return rb_cfg_want_string(&x->c, v, false, &x->cl->name);
+}
+
+static int parse_scenario(clload *x, const cJSON *v)
+{
+    cfg *c = &x->c;
+    char *rel = NULL, *path = NULL;
+    int rc = rb_cfg_want_string(c, v, false, &rel);
+    if (!rc && !(path = rb_path_relative_to(c->base_file, rel)))
+        rc = rb_cfg_nomem(c);
+    rb_err e;
+    if (!rc && rb_scenario_load(path, &x->cl->scenario, &e) != RB_OK)
+        rc = e.code == RB_ENOMEM ? rb_cfg_nomem(c) : rb_cfg_error(c, "%s", e.msg);
+    const rb_scenario *s = x->cl->scenario;
+    if (!rc && s->sim.ctrl != RB_CTRL_TORQUE)
+        rc = rb_cfg_error(c, "scenario %s: the closed loop needs controller kind \"torque\"", path);
+    else if (!rc && !s->sim.balance.enabled)
+        rc = rb_cfg_error(c, "scenario %s: the closed loop scores the CoM against the balance reference: it needs "
+                             "\"balance\"", path);
+    rb_free(rel);
+    rb_free(path);
+    return rc;
+}
+
+static int joint_index(clload *x, const char *name, size_t *dof)
+{
+    const rb_model *m = x->cl->scenario->model;
+    rb_suggest sg;
+    rb_suggest_init(&sg, name);
+    for (size_t j = 0; j < m->n_dofs; j++) {
+        const char *jn = m->dof_names[j];
+        if (strcmp(jn, name) == 0) {
+            *dof = j;
+            return RB_OK;
+        }
+        rb_suggest_consider(&sg, jn);
+    }
+    const char *best = rb_suggest_best(&sg);
+    return best ? rb_cfg_error(&x->c, "joint '%s' is not in the scenario's model (did you mean '%s'?)", name, best)
+                : rb_cfg_error(&x->c, "joint '%s' is not in the scenario's model", name);
+}
+
+static int parse_joints(clload *x, const cJSON *v)
+{
+    cfg *c = &x->c;
+    rb_closed_loop *cl = x->cl;
+    int rc = rb_cfg_want_strings(c, v, false, &cl->joints, &cl->n_joints);
+    size_t dup, first;
+    if (!rc)
+        rc = rb_cfg_find_duplicate(c, (const char *const *)cl->joints, cl->n_joints, &dup, &first);
+    if (!rc && dup != SIZE_MAX) {
+        push_index(c, dup);
+        rc = rb_cfg_error(c, "joint '%s' is already listed at joints[%zu]", cl->joints[dup], first);
+        pop(c);
+    }
+    if (!rc && !(cl->joint_dof = rb_calloc(cl->n_joints, sizeof *cl->joint_dof)))
+        rc = rb_cfg_nomem(c);
+    for (size_t j = 0; !rc && j < cl->n_joints; j++) {
+        push_index(c, j);
+        rc = joint_index(x, cl->joints[j], &cl->joint_dof[j]);
+        pop(c);
+    }
+    return rc;
+}
+
+/* Default: every joint of the model. */
+static int all_joints(clload *x)
+{
+    rb_closed_loop *cl = x->cl;
+    const rb_model *m = cl->scenario->model;
+    cl->n_joints = m->n_dofs;
+    cl->joints = rb_calloc(m->n_dofs ? m->n_dofs : 1, sizeof *cl->joints);
+    cl->joint_dof = rb_calloc(m->n_dofs ? m->n_dofs : 1, sizeof *cl->joint_dof);
+    if (!cl->joints || !cl->joint_dof)
+        return rb_cfg_nomem(&x->c);
+    for (size_t j = 0; j < m->n_dofs; j++) {
+        cl->joint_dof[j] = j;
+        if (!(cl->joints[j] = rb_strdup(m->dof_names[j])))
+            return rb_cfg_nomem(&x->c);
+    }
+    return RB_OK;
+}
+
+static int parse_settle(clload *x, const cJSON *v)
+{
+    int rc = rb_cfg_want_number(&x->c, v, &x->cl->settle);
+    return rc ? rc : rb_cfg_check_rule(&x->c, x->cl->settle, RB_CFG_NON_NEGATIVE);
+}
+
+static int parse_disturbances(clload *x, const cJSON *v)
+{
+    int rc = rb_cfg_want_number(&x->c, v, &x->cl->disturbances_from);
+    if (!rc && !(x->cl->disturbances_from > x->cl->settle))
+        rc = rb_cfg_error(&x->c, "must be after \"settle\" (%g s)", x->cl->settle);
+    return rc;
+}
+
+static int parse_max_com(clload *x, const cJSON *v)
+{
+    int rc = rb_cfg_want_number(&x->c, v, &x->cl->max_com_error);
+    return rc ? rc : rb_cfg_check_rule(&x->c, x->cl->max_com_error, RB_CFG_POSITIVE);
+}
+
+static int parse_seeds(clload *x, const cJSON *v)
+{
+    cfg *c = &x->c;
+    rb_closed_loop *cl = x->cl;
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0)
+        return rb_cfg_error(c, "expected a non-empty array of integer seeds");
+    size_t n = (size_t)cJSON_GetArraySize(v), i = 0;
+    rb_free(cl->seeds);
+    if (!(cl->seeds = rb_calloc(n, sizeof *cl->seeds)))
+        return rb_cfg_nomem(c);
+    int rc = RB_OK;
+    for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
+        push_index(c, i);
+        double d;
+        rc = rb_cfg_want_integer(c, e, 0, &d);
+        cl->seeds[i] = rc ? 0 : (uint64_t)d;
+        for (size_t k = 0; !rc && k < i; k++)
+            if (cl->seeds[k] == cl->seeds[i])
+                rc = rb_cfg_error(c, "seed %g is already listed at seeds[%zu]", d, k);
+        pop(c);
+    }
+    cl->n_seeds = rc ? 0 : n;
+    return rc;
+}
+
+static int parse_threads(clload *x, const cJSON *v) { return rb_cfg_want_threads(&x->c, v, &x->cl->threads); }
+
+static int parse_bootstrap(clload *x, const cJSON *v) { return rb_cfg_want_bootstrap(&x->c, v, &x->cl->bootstrap); }
+
+/* ---- configurations ------------------------------------------------------------------------------------------ */
+/* `signal` (feedback or compensation) must be a signal of the pipeline (the stream reads its current row). */
+static int check_signal(clload *x, const rb_cl_config *cf, const char *key, const char *signal)
+{
+    cfg *c = &x->c;
+    if (!signal)
+        return RB_OK;
+    push_key(c, key, 0);
+    int rc = RB_OK;
+    if (!cf->pipeline)
+        rc = rb_cfg_error(c, "needs a \"pipeline\" that computes it");
+    else if (rb_pipeline_signal_index(cf->pipeline, signal) < 0)
+        rc = rb_cfg_signal_suggestion(c, cf->pipeline, signal);
+    pop(c);
+    return rc;
+}
+
+/* The pipeline is stepped once per control period: its clock rate, if it has one, must be the loop's. */
+static int check_rate(clload *x, const rb_cl_config *cf)
+{
+    double dt = x->cl->scenario->sim.dt, rate = cf->pipeline->clock_rate;
+    if (rate > 0 && fabs(rate * dt - 1.0) > 1e-9) {
+        push_key(&x->c, "pipeline", 0);
+        int rc = rb_cfg_error(&x->c, "pipeline %s runs at %g Hz but the scenario's control loop at %g Hz (dt = %g s): "
+                                     "the estimator is stepped every control period",
+                              cf->pipeline_path, rate, 1.0 / dt, dt);
+        pop(&x->c);
+        return rc;
+    }
+    return RB_OK;
+}
+
+static int load_pipeline(clload *x, rb_cl_config *cf, const char *rel)
+{
+    cfg *c = &x->c;
+    if (!(cf->pipeline_path = rb_path_relative_to(c->base_file, rel)))
+        return rb_cfg_nomem(c);
+    push_key(c, "pipeline", 0);
+    rb_err e;
+    int rc = RB_OK;
+    if (rb_pipeline_load(cf->pipeline_path, c->reg, &cf->pipeline, &e) != RB_OK)
+        rc = e.code == RB_ENOMEM ? rb_cfg_nomem(c) : rb_cfg_error(c, "%s", e.msg);
+    pop(c);
+    return rc ? rc : check_rate(x, cf);
+}
+
+/* "torque_sensor": true: the loop reads the true joint torque (an ideal joint torque sensor), not an estimate. */
+static int parse_torque_sensor(clload *x, const cJSON *v, rb_cl_config *cf)
+{
+    cfg *c = &x->c;
+    const cJSON *e = rb_cfg_member(v, "torque_sensor");
+    if (!e)
+        return RB_OK;
+    push_key(c, "torque_sensor", 0);
+    int rc = RB_OK;
+    if (!cJSON_IsBool(e))
+        rc = rb_cfg_error(c, "expected true or false");
+    else if ((cf->torque_sensor = cJSON_IsTrue(e)) && cf->feedback)
+        rc = rb_cfg_error(c, "a configuration takes its torque feedback from \"feedback\" or from the torque sensor, "
+                             "not both");
+    pop(c);
+    return rc;
+}
+
+static int one_config(clload *x, const cJSON *v, rb_cl_config *cf)
+{
+    static const char *const keys[] = {"name", "label", "pipeline", "feedback", "torque_sensor", "compensation"};
+    cfg *c = &x->c;
+    char *rel = NULL;
+    int rc = rb_cfg_check_object(c, v, keys, 6);
+    if (!rc)
+        rc = rb_cfg_member_string(c, v, "name", true, &cf->name);
+    if (!rc && !rb_cfg_valid_name(cf->name)) {
+        push_key(c, "name", 0);
+        rc = rb_cfg_error(c, "'%s': use letters, digits, '_' and '-', starting with a letter or '_'", cf->name);
+        pop(c);
+    }
+    if (!rc)
+        rc = rb_cfg_member_string(c, v, "label", false, &cf->label);
+    if (!rc && !cf->label && !(cf->label = rb_strdup(cf->name)))
+        rc = rb_cfg_nomem(c);
+    if (!rc)
+        rc = rb_cfg_member_string(c, v, "pipeline", false, &rel);
+    if (!rc)
+        rc = rb_cfg_member_string(c, v, "feedback", false, &cf->feedback);
+    if (!rc)
+        rc = rb_cfg_member_string(c, v, "compensation", false, &cf->compensation);
+    if (!rc)
+        rc = parse_torque_sensor(x, v, cf);
+    if (!rc && rel)
+        rc = load_pipeline(x, cf, rel);
+    if (!rc)
+        rc = check_signal(x, cf, "feedback", cf->feedback);
+    if (!rc)
+        rc = check_signal(x, cf, "compensation", cf->compensation);
+    rb_free(rel);
+    return rc;
+}
+
+static int parse_configs(clload *x, const cJSON *v)
+{
+    cfg *c = &x->c;
+    rb_closed_loop *cl = x->cl;
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0)
+        return rb_cfg_error(c, "expected a non-empty array of configurations");
+    size_t n = (size_t)cJSON_GetArraySize(v), i = 0;
+    if (!(cl->configs = rb_calloc(n, sizeof *cl->configs)))
+        return rb_cfg_nomem(c);
+    int rc = RB_OK;
+    for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
+        push_index(c, i);
+        cl->n_configs = i + 1;
+        rc = one_config(x, e, &cl->configs[i]);
+        for (size_t k = 0; !rc && k < i; k++)
+            if (strcmp(cl->configs[k].name, cl->configs[i].name) == 0) {
+                push_key(c, "name", 0);
+                rc = rb_cfg_error(c, "configuration name '%s' is already used by configurations[%zu]",
+                                  cl->configs[i].name, k);
+                pop(c);
+            }
+        pop(c);
+    }
+    return rc;
+}
+
+/* ---- the file ------------------------------------------------------------------------------------------------ */
+/* Defaults that depend on the scenario: Table I's window ends at the first push. */
+static int finish_defaults(clload *x)
+{
+    rb_closed_loop *cl = x->cl;
+    const rb_sim_scenario *sc = &cl->scenario->sim;
+    int rc = cl->joints ? RB_OK : all_joints(x);
+    if (!rc && !cl->seeds) {
+        if (!(cl->seeds = rb_calloc(1, sizeof *cl->seeds)))
+            return rb_cfg_nomem(&x->c);
+        cl->seeds[0] = sc->seed;
+        cl->n_seeds = 1;
+    }
+    if (!rc && isnan(cl->disturbances_from)) {
+        double first = sc->duration;
+        for (size_t i = 0; i < sc->n_pushes; i++)
+            first = fmin(first, sc->pushes[i].start);
+        cl->disturbances_from = first;
+        if (sc->random_pushes.rate > 0)
+            rc = rb_cfg_error(&x->c, "the scenario has random pushes (they may come at any time): set "
+                                     "\"disturbances_from\"");
+        else if (!(first > cl->settle))
+            rc = rb_cfg_error(&x->c, "the first disturbance (%g s) is not after \"settle\" (%g s): set "
+                                     "\"disturbances_from\"", first, cl->settle);
+    }
+    return rc;
+}
+
+static const struct section {
+    const char *key;
+    bool required;
+    int (*parse)(clload *, const cJSON *);
+} sections[] = {
+    {"name", false, parse_name},
+    {"scenario", true, parse_scenario},
+    {"joints", false, parse_joints},
+    {"settle", false, parse_settle},
+    {"disturbances_from", false, parse_disturbances},
+    {"max_com_error", false, parse_max_com},
+    {"seeds", false, parse_seeds},
+    {"threads", false, parse_threads},
+    {"bootstrap", false, parse_bootstrap},
+    {"configurations", true, parse_configs},
+};
+
+enum { N_SECTIONS = sizeof sections / sizeof sections[0] };
+
+static int parse_root(clload *x, const cJSON *root)
+{
+    cfg *c = &x->c;
+    const char *keys[N_SECTIONS];
+    for (size_t i = 0; i < N_SECTIONS; i++)
+        keys[i] = sections[i].key;
+    int rc = rb_cfg_check_object(c, root, keys, N_SECTIONS);
+    for (size_t i = 0; !rc && i < N_SECTIONS; i++)
+        rc = with_member(x, root, sections[i].key, sections[i].required, sections[i].parse);
+    return rc ? rc : finish_defaults(x);
+}
+
+void rb_closed_loop_free(rb_closed_loop *cl)
+{
+    if (!cl)
+        return;
+    for (size_t i = 0; cl->configs && i < cl->n_configs; i++) {
+        rb_cl_config *cf = &cl->configs[i];
+        rb_free(cf->name);
+        rb_free(cf->label);
+        rb_free(cf->pipeline_path);
+        rb_pipeline_free(cf->pipeline);
+        rb_free(cf->feedback);
+        rb_free(cf->compensation);
+    }
+    rb_free(cl->configs);
+    rb_scenario_free(cl->scenario);
+    rb_pipe_free_strings(cl->joints, cl->n_joints);
+    rb_free(cl->joint_dof);
+    rb_free(cl->seeds);
+    rb_free(cl->name);
+    rb_free(cl->path);
+    rb_free(cl->sha256);
+    rb_free(cl);
+}
+
+static int init_closed_loop(rb_closed_loop *cl, const char *text, size_t len, const char *file)
+{
+    size_t stem_len;
+    const char *stem = rb_pipe_stem(file, &stem_len);
+    cl->sha256 = rb_sha256_hexdup(text, len);
+    cl->path = rb_strdup(file);
+    cl->name = stem_len ? rb_strndup(stem, stem_len) : rb_strdup("closed_loop");
+    cl->settle = 0.5;
+    cl->disturbances_from = NAN;
+    cl->max_com_error = 0.1;
+    cl->bootstrap = (rb_bootstrap){2000, 0, 0.95};
+    return cl->sha256 && cl->path && cl->name ? RB_OK : RB_ENOMEM;
+}
+
+int rb_closed_loop_load_text(const char *text, size_t len, const char *name_for_messages, const char *base_file,
+                             const rb_registry *reg, rb_closed_loop **out, rb_err *err)
+{
+    const char *file = name_for_messages ? name_for_messages : "closed_loop.json";
+    *out = NULL;
+    char *copy = rb_strndup(text, len);
+    rb_closed_loop *cl = rb_calloc(1, sizeof *cl);
+    cJSON *root = NULL;
+    int rc = RB_OK;
+    if (!copy || !cl || init_closed_loop(cl, text, len, file) != RB_OK) {
+        rc = rb_err_set(err, RB_ENOMEM, "%s: out of memory", file);
+        goto done;
+    }
+    if ((rc = rb_cfg_parse_json(file, copy, len, &root, err)))
+        goto done;
+    clload x = {{file, copy, len, base_file ? base_file : file, reg, NULL, err, 0, {{NULL, 0}}, 0}, cl};
+    rc = parse_root(&x, root);
+done:
+    cJSON_Delete(root);
+    rb_free(copy);
+    if (rc)
+        rb_closed_loop_free(cl);
+    else
+        *out = cl;
+    return rc;
+}
+
+int rb_closed_loop_load(const char *path, const rb_registry *reg, rb_closed_loop **out, rb_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    *out = NULL;
+    int rc = rb_cfg_read_file(path, &text, &len, err);
+    if (rc)
+        return rc;
+    rc = rb_closed_loop_load_text(text, len, path, path, reg, out, err);
+    rb_free(text);
+    return rc;
+}

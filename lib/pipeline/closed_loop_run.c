@@ -1,0 +1,745 @@
+/* Running a closed-loop experiment: every (configuration, seed) simulates the scenario with the configuration's
+ * estimator stepped inside the torque loop (rb_scenario_run's hook + rb_stream), records the true joint torques,
+ * the desired ones, the estimates and the CoM; afterwards, in a fixed order, the comparison tables and figures. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline_internal.h"
+
+enum { ST_MSE = 0, ST_RMSE, ST_MAE, ST_MAX_ABS, ST_MEAN_ABS_EST };
+
+static const char *const AXES[] = {"x", "y", "z"};
+
+/* What one run leaves behind (its own slot, written by one thread only). */
+typedef struct run_out {
+    size_t n, cap;        /* samples recorded / allocated (the scenario's steps + 1) */
+    double *t;            /* n */
+    double *tau_j, *tau_ref, *tau_hat; /* n x n_joints each; tau_hat NULL without feedback */
+    double *tau_f, *tau_f_hat;          /* n x n_joints each: true friction, its estimate; NULL without compensation */
+    double *com, *com_ref; /* n x 3 */
+    rb_cl_status status;
+} run_out;
+
+typedef struct job {
+    const rb_closed_loop *cl;
+    const rb_cl_opts *opts;
+    run_out *out; /* n_configs x n_seeds, configuration-major */
+    size_t n_runs, n_steps;
+} job;
+
+/* One run in flight: the hook's state. */
+typedef struct loop {
+    const rb_closed_loop *cl;
+    const rb_cl_config *cf;
+    run_out *out;
+    size_t n_samples;
+    rb_stream *stream;
+    size_t n_channels;
+    size_t *width;          /* per channel */
+    long *fb_elem, *comp_elem; /* per model joint: element of the feedback / compensation signal, -1: none */
+    const double *fb_row, *comp_row;
+    double *fb, *comp;      /* per model joint, given to the simulator */
+} loop;
+
+static int nomem(rb_err *err) { return rb_err_set(err, RB_ENOMEM, "out of memory"); }
+
+/* ---- one run ------------------------------------------------------------------------------------------------ */
+/* Element e of `signal` -> model joint: every element must name a joint of the scenario's model. */
+static int map_signal(loop *lp, const char *name, long *elem, const double **row, rb_err *err)
+{
+    const rb_model *m = lp->cl->scenario->model;
+    long sig = rb_stream_find(lp->stream, name);
+    size_t w = rb_stream_width(lp->stream, sig);
+    const char *const *el = rb_stream_elements(lp->stream, sig);
+    for (size_t j = 0; j < m->n_dofs; j++)
+        elem[j] = -1;
+    for (size_t e = 0; e < w; e++) {
+        long j = rb_model_dof_index(m, el[e]);
+        if (j < 0)
+            return rb_err_set(err, RB_ENOTFOUND, "%s: signal '%s' element '%s' is not a joint of the scenario's model",
+                              lp->cf->pipeline_path, name, el[e]);
+        elem[j] = (long)e;
+    }
+    *row = rb_stream_row(lp->stream, sig);
+    return RB_OK;
+}
+
+static int on_start(void *user, const rb_stream_channel *channels, size_t n_channels, rb_err *err)
+{
+    loop *lp = user;
+    const rb_cl_config *cf = lp->cf;
+    if (!cf->pipeline)
+        return RB_OK;
+    size_t n = lp->cl->scenario->model->n_dofs;
+    lp->n_channels = n_channels;
+    lp->width = rb_calloc(n_channels ? n_channels : 1, sizeof *lp->width);
+    lp->fb_elem = rb_calloc(n ? n : 1, sizeof *lp->fb_elem);
+    lp->comp_elem = rb_calloc(n ? n : 1, sizeof *lp->comp_elem);
+    if (!lp->width || !lp->fb_elem || !lp->comp_elem)
+        return nomem(err);
+    for (size_t c = 0; c < n_channels; c++)
+        lp->width[c] = channels[c].width;
+    int rc = rb_stream_open(cf->pipeline, channels, n_channels, lp->cl->scenario->sim.dt, lp->n_samples, &lp->stream,
+                            err);
+    if (!rc && cf->feedback)
+        rc = map_signal(lp, cf->feedback, lp->fb_elem, &lp->fb_row, err);
+    if (!rc && cf->compensation)
+        rc = map_signal(lp, cf->compensation, lp->comp_elem, &lp->comp_row, err);
+    return rc;
+}
+
+static void gather(const double *row, const long *elem, size_t n, double *out)
+{
+    for (size_t j = 0; j < n; j++)
+        out[j] = elem[j] >= 0 ? row[elem[j]] : NAN;
+}
+
+/* The estimator sees the sample's measurements; its estimates drive the controller from the next sample on. */
+static int step_estimator(loop *lp, rb_sim *sim, const double *const *latest, const bool *fresh, rb_err *err)
+{
+    for (size_t c = 0; c < lp->n_channels; c++)
+        if (fresh[c])
+            memcpy(rb_stream_channel_row(lp->stream, c), latest[c], lp->width[c] * sizeof(double));
+    int rc = rb_stream_step(lp->stream, err);
+    if (rc)
+        return rc;
+    size_t n = lp->cl->scenario->model->n_dofs;
+    if (lp->fb_row)
+        gather(lp->fb_row, lp->fb_elem, n, lp->fb);
+    if (lp->comp_row)
+        gather(lp->comp_row, lp->comp_elem, n, lp->comp);
+    return rb_sim_set_torque_feedback(sim, lp->fb_row ? lp->fb : NULL, lp->comp_row ? lp->comp : NULL, err);
+}
+
+static int record(loop *lp, rb_sim *sim, double t, rb_err *err)
+{
+    const rb_closed_loop *cl = lp->cl;
+    run_out *o = lp->out;
+    int rc = rb_sim_truth_compute(sim, RB_SIM_TRUTH_COM, err);
+    if (rc)
+        return rc;
+    const rb_sim_truth *tr = rb_sim_truth_get(sim);
+    size_t k = o->n++, J = cl->n_joints;
+    o->t[k] = t;
+    for (size_t j = 0; j < J; j++) {
+        size_t d = cl->joint_dof[j];
+        o->tau_j[k * J + j] = tr->tau_j[d];
+        o->tau_ref[k * J + j] = tr->tau_ref[d];
+        if (o->tau_hat)
+            o->tau_hat[k * J + j] = lp->fb[d];
+        if (o->tau_f_hat) {
+            o->tau_f[k * J + j] = tr->tau_f[d];
+            o->tau_f_hat[k * J + j] = lp->comp[d];
+        }
+    }
+    double worst = 0.0;
+    for (size_t a = 0; a < 3; a++) {
+        o->com[k * 3 + a] = tr->com[a];
+        o->com_ref[k * 3 + a] = tr->com_ref[a];
+        worst = fmax(worst, fabs(tr->com[a] - tr->com_ref[a]));
+    }
+    if (!(worst <= cl->max_com_error))
+        return rb_err_set(err, RB_ENUMERIC, "CoM error %.3g m > max_com_error (%g m) at t = %.4g s", worst,
+                          cl->max_com_error, t);
+    return RB_OK;
+}
+
+static int on_sample(void *user, rb_sim *sim, size_t k, double t, const double *const *latest, const bool *fresh,
+                     rb_err *err)
+{
+    (void)k;
+    loop *lp = user;
+    int rc = lp->stream ? step_estimator(lp, sim, latest, fresh, err) : RB_OK;
+    return rc ? rc : record(lp, sim, t, err);
+}
+
+static int alloc_out(run_out *o, size_t cap, size_t J, bool with_hat, bool with_comp)
+{
+    o->cap = cap;
+    o->t = rb_malloc(cap * sizeof *o->t);
+    o->tau_j = rb_malloc(cap * J * sizeof *o->tau_j);
+    o->tau_ref = rb_malloc(cap * J * sizeof *o->tau_ref);
+    o->tau_hat = with_hat ? rb_malloc(cap * J * sizeof *o->tau_hat) : NULL;
+    o->tau_f = with_comp ? rb_malloc(cap * J * sizeof *o->tau_f) : NULL;
+    o->tau_f_hat = with_comp ? rb_malloc(cap * J * sizeof *o->tau_f_hat) : NULL;
+    o->com = rb_malloc(cap * 3 * sizeof *o->com);
+    o->com_ref = rb_malloc(cap * 3 * sizeof *o->com_ref);
+    bool ok = o->t && o->tau_j && o->tau_ref && (o->tau_hat || !with_hat) && o->com && o->com_ref;
+    return ok && ((o->tau_f && o->tau_f_hat) || !with_comp) ? RB_OK : RB_ENOMEM;
+}
+
+static void free_loop(loop *lp)
+{
+    rb_stream_free(lp->stream);
+    rb_free(lp->width);
+    rb_free(lp->fb_elem);
+    rb_free(lp->comp_elem);
+    rb_free(lp->fb);
+    rb_free(lp->comp);
+}
+
+/* Numeric failures of the plant or the estimator, and the CoM leaving its reference, end the run as diverged. */
+static int run_one(void *ctx, size_t i, rb_err *err) /* a pool task */
+{
+    job *jb = ctx;
+    const rb_closed_loop *cl = jb->cl;
+    size_t c = i / cl->n_seeds, s = i % cl->n_seeds;
+    const rb_cl_config *cf = &cl->configs[c];
+    run_out *o = &jb->out[i];
+    size_t n = cl->scenario->model->n_dofs;
+    rb_sim_scenario sc = cl->scenario->sim;
+    sc.seed = cl->seeds[s];
+    sc.torque_feedback = cf->torque_sensor ? RB_TFB_TRUTH : cf->feedback ? RB_TFB_EXTERNAL : RB_TFB_NONE;
+    sc.friction_compensation = cf->compensation != NULL;
+    loop lp = {.cl = cl, .cf = cf, .out = o, .n_samples = jb->n_steps + 1};
+    lp.fb = rb_malloc((n ? n : 1) * sizeof *lp.fb);
+    lp.comp = rb_malloc((n ? n : 1) * sizeof *lp.comp);
+    int rc = lp.fb && lp.comp && alloc_out(o, lp.n_samples, cl->n_joints, cf->feedback != NULL, cf->compensation != NULL) == RB_OK ? RB_OK
+                                                                                                       : nomem(err);
+    for (size_t j = 0; lp.fb && lp.comp && j < n; j++)
+        lp.fb[j] = lp.comp[j] = NAN;
+    rb_scenario_hook hook = {on_start, on_sample, &lp};
+    if (!rc)
+        rc = rb_scenario_run(cl->scenario, &sc, &hook, NULL, err);
+    if (lp.stream && (!rc || rc == RB_ENUMERIC)) {
+        rb_err fe;
+        int frc = rb_stream_finish(lp.stream, &fe);
+        if (!rc && frc) {
+            rc = frc;
+            *err = fe;
+        }
+    }
+    if (rc == RB_ENUMERIC && o->n > 0) { /* diverged: keep what ran */
+        o->status.diverged = true;
+        o->status.why = rb_strdup(err->msg);
+        rc = o->status.why ? RB_OK : nomem(err);
+    }
+    o->status.t_end = o->n ? o->t[o->n - 1] : 0.0;
+    free_loop(&lp);
+    return rc ? rb_err_prefix(err, "configuration %s: seed %llu: ", cf->name, (unsigned long long)cl->seeds[s]) : RB_OK;
+}
+
+/* ---- the tables ----------------------------------------------------------------------------------------------- */
+static char **seed_names(const rb_closed_loop *cl)
+{
+    char **names = rb_calloc(cl->n_seeds, sizeof *names);
+    for (size_t s = 0; names && s < cl->n_seeds; s++)
+        if (!(names[s] = rb_asprintf("seed_%llu", (unsigned long long)cl->seeds[s]))) {
+            rb_pipe_free_strings(names, s);
+            return NULL;
+        }
+    return names;
+}
+
+static int set_attrf(rb_comparison *c, rb_err *err, const char *value, const char *fmt, const char *a, const char *b)
+{
+    char key[256];
+    snprintf(key, sizeof key, fmt, a, b);
+    return rb_comparison_set_attr(c, key, value, err);
+}
+
+static int provenance(const job *jb, rb_comparison *c, const char *window, rb_err *err)
+{
+    const rb_closed_loop *cl = jb->cl;
+    const rb_scenario *sn = cl->scenario;
+    int rc = rb_comparison_set_attr(c, "roboest_version", RB_VERSION, err);
+    if (!rc)
+        rc = rb_comparison_set_attr(c, "closed_loop", rb_path_basename(cl->path), err);
+    if (!rc)
+        rc = rb_comparison_set_attr(c, "closed_loop_sha256", cl->sha256, err);
+    if (!rc)
+        rc = rb_comparison_set_attr(c, "scenario", rb_path_basename(sn->path), err);
+    if (!rc)
+        rc = rb_comparison_set_attr(c, "scenario_sha256", sn->sha256, err);
+    if (!rc)
+        rc = rb_comparison_set_attr(c, "window", window, err);
+    for (size_t v = 0; !rc && v < cl->n_configs; v++) {
+        const rb_cl_config *cf = &cl->configs[v];
+        rc = set_attrf(c, err, cf->label, "configuration %s: %s", cf->name, "label");
+        if (!rc && cf->pipeline)
+            rc = set_attrf(c, err, rb_path_basename(cf->pipeline_path), "configuration %s: %s", cf->name, "pipeline");
+        if (!rc && cf->pipeline)
+            rc = set_attrf(c, err, cf->pipeline->config_sha256, "configuration %s: %s", cf->name, "config_sha256");
+        if (!rc)
+            rc = set_attrf(c, err, cf->feedback ? cf->feedback : cf->torque_sensor ? "torque sensor (true tau_j)"
+                                                                                   : "none (feedforward)",
+                           "configuration %s: %s", cf->name, "feedback");
+        if (!rc)
+            rc = set_attrf(c, err, cf->compensation ? cf->compensation : "none", "configuration %s: %s", cf->name,
+                           "compensation");
+        for (size_t s = 0; !rc && s < cl->n_seeds; s++) {
+            const rb_cl_status *st = &jb->out[v * cl->n_seeds + s].status;
+            char key[64], status[600];
+            snprintf(key, sizeof key, "seed %llu", (unsigned long long)cl->seeds[s]);
+            if (st->diverged)
+                snprintf(status, sizeof status, "diverged: %s", st->why);
+            else
+                snprintf(status, sizeof status, "completed (%.4g s)", st->t_end);
+            rc = set_attrf(c, err, status, "configuration %s: %s", cf->name, key);
+        }
+    }
+    return rc;
+}
+
+/* What a table compares, per run: estimate and reference arrays of `width` elements, over [t0, t1]. */
+typedef struct table_spec {
+    const char *title, *estimate_name, *reference, *window;
+    const char *const *elements;
+    size_t width;
+    const size_t *stats;
+    size_t n_stats;
+    bool (*takes)(const rb_cl_config *); /* the configurations the table has (NULL: all) */
+    const double *(*estimate)(const run_out *);
+    const double *(*ref)(const run_out *);
+    double t0, t1;      /* t1 INFINITY: the run's end */
+} table_spec;
+
+static const double *est_tau_j(const run_out *o) { return o->tau_j; }
+static const double *ref_tau_ref(const run_out *o) { return o->tau_ref; }
+static const double *est_tau_hat(const run_out *o) { return o->tau_hat; }
+static const double *est_tau_f_hat(const run_out *o) { return o->tau_f_hat; }
+static const double *ref_tau_f(const run_out *o) { return o->tau_f; }
+static bool with_feedback(const rb_cl_config *cf) { return cf->feedback != NULL; }
+static bool with_compensation(const rb_cl_config *cf) { return cf->compensation != NULL; }
+static const double *est_com(const run_out *o) { return o->com; }
+static const double *ref_com(const run_out *o) { return o->com_ref; }
+
+static int score(const job *jb, const table_spec *ts, size_t v, size_t s, rb_comparison *c, size_t row, rb_err *err)
+{
+    const rb_closed_loop *cl = jb->cl;
+    const run_out *o = &jb->out[v * cl->n_seeds + s];
+    rb_metric_input in = {.estimate_name = ts->estimate_name, .reference_name = ts->reference, .estimate = ts->estimate(o),
+                          .reference = ts->ref(o), .time = o->t, .n_samples = o->n, .n_elements = ts->width,
+                          .t0 = ts->t0, .t1 = ts->t1};
+    rb_stats *per = rb_calloc(ts->width, sizeof *per), all;
+    if (!per)
+        return nomem(err);
+    int rc = rb_metrics_compute(&in, per, &all, err);
+    if (rc == RB_EINPUT && o->status.diverged)
+        rc = rb_err_set(err, RB_EINPUT, "diverged at t = %.4g s, before the window [%g, %g] s of %s ended: %s",
+                        o->status.t_end, ts->t0, ts->t1, ts->title, o->status.why);
+    for (size_t j = 0; !rc && j <= ts->width; j++)
+        *rb_comparison_at(c, row, j, s) = j < ts->width ? per[j] : all;
+    rb_free(per);
+    return rc ? rb_err_prefix(err, "configuration %s: seed %llu: ", cl->configs[v].name,
+                              (unsigned long long)cl->seeds[s])
+              : RB_OK;
+}
+
+static int make_table(const job *jb, const table_spec *ts, rb_comparison **out, rb_err *err)
+{
+    const rb_closed_loop *cl = jb->cl;
+    const char **variants = rb_calloc(cl->n_configs, sizeof *variants);
+    size_t *rows = rb_calloc(cl->n_configs, sizeof *rows), n_rows = 0;
+    char **seeds = seed_names(cl);
+    int rc = variants && rows && seeds ? RB_OK : nomem(err);
+    for (size_t v = 0; !rc && v < cl->n_configs; v++)
+        if (!ts->takes || ts->takes(&cl->configs[v])) {
+            rows[n_rows] = v;
+            variants[n_rows++] = cl->configs[v].name;
+        }
+    *out = NULL;
+    if (!rc && n_rows)
+        rc = rb_comparison_new(out, ts->title, ts->reference, variants, n_rows, (const char *const *)seeds,
+                               cl->n_seeds, ts->elements, ts->width, err);
+    rb_comparison *c = *out;
+    if (c) {
+        c->bootstrap = cl->bootstrap;
+        c->n_shown = ts->n_stats;
+        memcpy(c->shown, ts->stats, ts->n_stats * sizeof *ts->stats);
+    }
+    for (size_t r = 0; !rc && c && r < n_rows; r++)
+        for (size_t s = 0; !rc && s < cl->n_seeds; s++)
+            rc = score(jb, ts, rows[r], s, c, r, err);
+    if (!rc && c)
+        rc = provenance(jb, c, ts->window, err);
+    if (!rc && c)
+        rc = rb_comparison_summarize(c, err);
+    if (rc) {
+        rb_comparison_free(*out);
+        *out = NULL;
+    }
+    rb_free(variants);
+    rb_free(rows);
+    if (seeds)
+        rb_pipe_free_strings(seeds, cl->n_seeds);
+    return rc;
+}
+
+static int make_tables(const job *jb, rb_cl_result *r, rb_err *err)
+{
+    static const size_t torque_stats[] = {ST_MSE, ST_RMSE, ST_MAE, ST_MAX_ABS, ST_MEAN_ABS_EST};
+    static const size_t com_stats[] = {ST_MAE, ST_MAX_ABS};
+    static const size_t est_stats[] = {ST_MSE, ST_RMSE, ST_MAE, ST_MAX_ABS};
+    const rb_closed_loop *cl = jb->cl;
+    double dt = cl->scenario->sim.dt, t0 = cl->settle, t_dist = cl->disturbances_from - 0.5 * dt;
+    char w_all[64], w_before[64];
+    snprintf(w_all, sizeof w_all, "[%g s, end]", t0);
+    snprintf(w_before, sizeof w_before, "[%g s, %g s)", t0, cl->disturbances_from);
+    const char *const *joints = (const char *const *)cl->joints;
+    table_spec torque = {"torque tracking: true joint torque against the desired joint torque (N m)", "tau_j", "tau_ref", w_all,
+                         joints, cl->n_joints, torque_stats, 5, NULL, est_tau_j, ref_tau_ref, t0, INFINITY};
+    table_spec before = {"CoM error before the disturbances (m)", "com", "com_ref", w_before, AXES, 3, com_stats, 2, NULL,
+                         est_com, ref_com, t0, t_dist};
+    table_spec all = {"CoM error over the whole run (m)", "com", "com_ref", w_all, AXES, 3, com_stats, 2, NULL, est_com,
+                      ref_com, t0, INFINITY};
+    table_spec est = {"torque estimation: the feedback estimate against the true joint torque (N m)", "tau_hat", "tau_j", w_all,
+                      joints, cl->n_joints, est_stats, 4, with_feedback, est_tau_hat, est_tau_j, t0, INFINITY};
+    table_spec fric = {"friction estimation: the compensation against the true friction torque (N m)", "tau_f_hat",
+                       "tau_f", w_all, joints, cl->n_joints, est_stats, 4, with_compensation, est_tau_f_hat, ref_tau_f,
+                       t0, INFINITY};
+    int rc = make_table(jb, &torque, &r->torque, err);
+    if (!rc)
+        rc = make_table(jb, &before, &r->com_before, err);
+    if (!rc)
+        rc = make_table(jb, &all, &r->com_all, err);
+    if (!rc)
+        rc = make_table(jb, &est, &r->estimation, err);
+    if (!rc)
+        rc = make_table(jb, &fric, &r->friction, err);
+    return rc;
+}
+
+/* ---- figures ------------------------------------------------------------------------------------------------------ */
+static int add_figure(rb_cl_result *r, const char *name, char *svg, rb_err *err)
+{
+    rb_suite_figure *grown = rb_realloc(r->figures, (r->n_figures + 1) * sizeof *grown);
+    char *copy = rb_strdup(name);
+    if (!grown || !copy) {
+        rb_free(copy);
+        rb_free(svg);
+        if (grown)
+            r->figures = grown;
+        return nomem(err);
+    }
+    r->figures = grown;
+    r->figures[r->n_figures++] = (rb_suite_figure){copy, svg};
+    return RB_OK;
+}
+
+/* Per configuration, one value per (seed, joint): statistic k of the torque table (the paper's Figs. 6 and 7). */
+static int box_figure(const rb_closed_loop *cl, rb_cl_result *r, size_t k, const char *file, const char *title,
+                      const char *y_label, rb_err *err)
+{
+    size_t S = cl->n_seeds, J = cl->n_joints, V = cl->n_configs;
+    rb_box_series *series = rb_calloc(V, sizeof *series);
+    double *values = rb_calloc(V * S * J, sizeof *values);
+    int rc = series && values ? RB_OK : nomem(err);
+    for (size_t v = 0; !rc && v < V; v++) {
+        series[v] = (rb_box_series){cl->configs[v].label, values + v * S * J, S * J};
+        for (size_t s = 0; s < S; s++)
+            for (size_t j = 0; j < J; j++)
+                values[(v * S + s) * J + j] = rb_stat_value(rb_comparison_at(r->torque, v, j, s), k);
+    }
+    char *svg = NULL;
+    if (!rc)
+        rc = rb_svg_boxplot(title, y_label, series, V, &svg, err);
+    if (!rc)
+        rc = add_figure(r, file, svg, err);
+    rb_free(series);
+    rb_free(values);
+    return rc;
+}
+
+/* The CoM's y (the balancing direction) of every configuration on the first seed, the reference dashed, the
+ * scenario's pushes shaded (the paper's Fig. 4). */
+static int com_figure(const job *jb, rb_cl_result *r, rb_err *err)
+{
+    const rb_closed_loop *cl = jb->cl;
+    const rb_sim_scenario *sc = &cl->scenario->sim;
+    size_t V = cl->n_configs, n_lines = V + 1;
+    rb_trace_line *lines = rb_calloc(n_lines, sizeof *lines);
+    double **y = rb_calloc(n_lines, sizeof *y);
+    rb_interval *shade = rb_calloc(sc->n_pushes ? sc->n_pushes : 1, sizeof *shade);
+    int rc = lines && y && shade ? RB_OK : nomem(err);
+    for (size_t l = 0; !rc && l < n_lines; l++) {
+        const run_out *o = &jb->out[(l ? l - 1 : 0) * cl->n_seeds];
+        if (!(y[l] = rb_malloc((o->n ? o->n : 1) * sizeof *y[l]))) {
+            rc = nomem(err);
+            break;
+        }
+        for (size_t k = 0; k < o->n; k++)
+            y[l][k] = l ? o->com[k * 3 + 1] : o->com_ref[k * 3 + 1];
+        lines[l] = (rb_trace_line){l ? cl->configs[l - 1].label : "reference", o->t, y[l], o->n};
+    }
+    for (size_t i = 0; !rc && i < sc->n_pushes; i++)
+        shade[i] = (rb_interval){sc->pushes[i].start, sc->pushes[i].start + sc->pushes[i].duration};
+    char *svg = NULL, *title = rb_asprintf("%s: CoM y, seed %llu (pushes shaded)", cl->name,
+                                           (unsigned long long)cl->seeds[0]);
+    if (!rc && !title)
+        rc = nomem(err);
+    if (!rc)
+        rc = rb_svg_traces(title, "CoM y (m)", lines, n_lines, shade, sc->n_pushes, 0.0, sc->duration, &svg, err);
+    if (!rc)
+        rc = add_figure(r, "com_y.svg", svg, err);
+    for (size_t l = 0; y && l < n_lines; l++)
+        rb_free(y[l]);
+    rb_free(y);
+    rb_free(lines);
+    rb_free(shade);
+    rb_free(title);
+    return rc;
+}
+
+static int make_figures(const job *jb, rb_cl_result *r, rb_err *err)
+{
+    const rb_closed_loop *cl = jb->cl;
+    char title[512];
+    snprintf(title, sizeof title, "%s: torque tracking RMSE per joint", cl->name);
+    int rc = box_figure(cl, r, ST_RMSE, "rmse_box.svg", title, "RMSE (N m)", err);
+    snprintf(title, sizeof title, "%s: mean |tau_j| per joint", cl->name);
+    if (!rc)
+        rc = box_figure(cl, r, ST_MEAN_ABS_EST, "magnitude_box.svg", title, "mean |tau_j| (N m)", err);
+    return rc ? rc : com_figure(jb, r, err);
+}
+
+/* ---- running ---------------------------------------------------------------------------------------------------- */
+static void free_out(run_out *o)
+{
+    rb_free(o->t);
+    rb_free(o->tau_j);
+    rb_free(o->tau_ref);
+    rb_free(o->tau_hat);
+    rb_free(o->tau_f);
+    rb_free(o->tau_f_hat);
+    rb_free(o->com);
+    rb_free(o->com_ref);
+    rb_free(o->status.why);
+}
+
+void rb_cl_result_free(rb_cl_result *r)
+{
+    if (!r)
+        return;
+    rb_comparison_free(r->torque);
+    rb_comparison_free(r->com_before);
+    rb_comparison_free(r->com_all);
+    rb_comparison_free(r->estimation);
+    rb_comparison_free(r->friction);
+    for (size_t i = 0; r->status && i < r->n_runs; i++)
+        rb_free(r->status[i].why);
+    rb_free(r->status);
+    for (size_t i = 0; i < r->n_figures; i++) {
+        rb_free(r->figures[i].name);
+        rb_free(r->figures[i].svg);
+    }
+    rb_free(r->figures);
+    rb_free(r);
+}
+
+static size_t steps_of(const rb_sim_scenario *sc) { return (size_t)ceil(sc->duration / sc->dt - 1e-9); }
+
+static int run_pool(job *jb, rb_err *err)
+{
+    const rb_cl_opts *o = jb->opts;
+    rb_pipe_pool pl = {jb, run_one, jb->n_runs, o && o->threads ? o->threads : jb->cl->threads, o ? o->progress : NULL,
+                       o ? o->user : NULL};
+    bool cancelled = false;
+    int rc = rb_pipe_pool_run(&pl, &cancelled, err);
+    return cancelled ? rb_err_set(err, rc, "%s: closed loop cancelled by the caller", jb->cl->path) : rc;
+}
+
+int rb_closed_loop_run(const rb_closed_loop *cl, const rb_cl_opts *opts, rb_cl_result **out, rb_err *err)
+{
+    *out = NULL;
+    job jb = {cl, opts, NULL, cl->n_configs * cl->n_seeds, steps_of(&cl->scenario->sim)};
+    rb_cl_result *r = rb_calloc(1, sizeof *r);
+    jb.out = rb_calloc(jb.n_runs, sizeof *jb.out);
+    int rc = r && jb.out ? RB_OK : nomem(err);
+    if (!rc)
+        rc = run_pool(&jb, err);
+    if (!rc)
+        rc = make_tables(&jb, r, err);
+    if (!rc)
+        rc = make_figures(&jb, r, err);
+    if (!rc && !(r->status = rb_calloc(jb.n_runs, sizeof *r->status)))
+        rc = nomem(err);
+    for (size_t i = 0; !rc && i < jb.n_runs; i++) { /* the status moves into the result */
+        r->status[i] = jb.out[i].status;
+        jb.out[i].status.why = NULL;
+        r->n_runs = i + 1;
+    }
+    if (!rc)
+        r->n_steps = jb.n_runs * jb.n_steps;
+    for (size_t i = 0; jb.out && i < jb.n_runs; i++)
+        free_out(&jb.out[i]);
+    rb_free(jb.out);
+    if (rc)
+        rb_cl_result_free(r);
+    else
+        *out = r;
+    return rc;
+}
+
+/* ---- the paper's layout ------------------------------------------------------------------------------------------- */
+/* Mean over the seeds of statistic k, "± sd" added with several seeds. */
+static void cell(FILE *f, const rb_closed_loop *cl, const rb_comparison *c, size_t v, size_t j, size_t k, double scale)
+{
+    const rb_summary *su = rb_comparison_summary(c, v, j, k);
+    /* equal values across the seeds (a loop that reads no noisy sensor) leave rounding in the sd: show 0 */
+    double sd = su->sd <= 1e-12 * fabs(su->mean) ? 0.0 : su->sd;
+    if (cl->n_seeds > 1)
+        fprintf(f, "%.3g ± %.2g", su->mean * scale, sd * scale);
+    else
+        fprintf(f, "%.3g", su->mean * scale);
+}
+
+static void axes_cell(FILE *f, const rb_closed_loop *cl, const rb_comparison *c, size_t v, size_t k)
+{
+    fputs("[", f);
+    for (size_t a = 0; a < 3; a++) {
+        if (a)
+            fputs(", ", f);
+        cell(f, cl, c, v, a, k, 1000.0);
+    }
+    fputs("]", f);
+}
+
+static void com_table(FILE *f, const rb_closed_loop *cl, const rb_comparison *c)
+{
+    fputs("| Configuration | Mean error [x, y, z] (mm) | Max error [x, y, z] (mm) |\n|---|---|---|\n", f);
+    for (size_t v = 0; v < cl->n_configs; v++) {
+        fprintf(f, "| %s | ", cl->configs[v].label);
+        axes_cell(f, cl, c, v, ST_MAE);
+        fputs(" | ", f);
+        axes_cell(f, cl, c, v, ST_MAX_ABS);
+        fputs(" |\n", f);
+    }
+}
+
+static void runs_table(FILE *f, const rb_closed_loop *cl, const rb_cl_result *r)
+{
+    fputs("| Configuration | seed | status |\n|---|---|---|\n", f);
+    for (size_t v = 0; v < cl->n_configs; v++)
+        for (size_t s = 0; s < cl->n_seeds; s++) {
+            const rb_cl_status *st = &r->status[v * cl->n_seeds + s];
+            fprintf(f, "| %s | %llu | ", cl->configs[v].label, (unsigned long long)cl->seeds[s]);
+            if (st->diverged)
+                fprintf(f, "diverged: %s |\n", st->why);
+            else
+                fprintf(f, "completed (%.4g s) |\n", st->t_end);
+        }
+}
+
+static void markdown(FILE *f, const rb_closed_loop *cl, const rb_cl_result *r)
+{
+    size_t J = cl->n_joints;
+    fprintf(f, "# %s\n\n", cl->name);
+    fprintf(f, "- closed loop: %s (sha256 %s)\n- scenario: %s (sha256 %s)\n", rb_path_basename(cl->path), cl->sha256,
+            rb_path_basename(cl->scenario->path), cl->scenario->sha256);
+    fprintf(f, "- seeds: %zu; %s\n- scored joints: %zu\n\n", cl->n_seeds,
+            cl->n_seeds > 1 ? "cells are mean ± sd over the seeds" : "one run per configuration", J);
+    fprintf(f, "## Table I: CoM error before the disturbances, t in [%g s, %g s)\n\n", cl->settle, cl->disturbances_from);
+    com_table(f, cl, r->com_before);
+    fprintf(f, "\n## Table II: torque tracking, tau_j against tau_ref (N m), t in [%g s, end]\n\n", cl->settle);
+    fputs("| Configuration | MSE | RMSE | MAE | max abs | mean abs tau_j |\n|---|---|---|---|---|---|\n", f);
+    for (size_t v = 0; v < cl->n_configs; v++) {
+        static const size_t ks[] = {ST_MSE, ST_RMSE, ST_MAE, ST_MAX_ABS, ST_MEAN_ABS_EST};
+        fprintf(f, "| %s |", cl->configs[v].label);
+        for (size_t i = 0; i < 5; i++) {
+            fputc(' ', f);
+            cell(f, cl, r->torque, v, J, ks[i], 1.0);
+            fputs(" |", f);
+        }
+        fputc('\n', f);
+    }
+    if (r->estimation) {
+        fprintf(f, "\n## Torque estimation inside the loop, tau_hat against tau_j (N m), t in [%g s, end]\n\n",
+                cl->settle);
+        fputs("| Configuration | RMSE | MAE | max abs |\n|---|---|---|---|\n", f);
+        for (size_t v = 0, row = 0; v < cl->n_configs; v++) {
+            if (!cl->configs[v].feedback)
+                continue;
+            fprintf(f, "| %s | ", cl->configs[v].label);
+            cell(f, cl, r->estimation, row, J, ST_RMSE, 1.0);
+            fputs(" | ", f);
+            cell(f, cl, r->estimation, row, J, ST_MAE, 1.0);
+            fputs(" | ", f);
+            cell(f, cl, r->estimation, row, J, ST_MAX_ABS, 1.0);
+            fputs(" |\n", f);
+            row++;
+        }
+    }
+    if (r->friction) {
+        fprintf(f, "\n## Friction estimation inside the loop, tau_F_hat against tau_F (N m), t in [%g s, end]\n\n",
+                cl->settle);
+        fputs("| Configuration | RMSE | MAE | max abs |\n|---|---|---|---|\n", f);
+        for (size_t v = 0, row = 0; v < cl->n_configs; v++) {
+            if (!cl->configs[v].compensation)
+                continue;
+            fprintf(f, "| %s | ", cl->configs[v].label);
+            cell(f, cl, r->friction, row, J, ST_RMSE, 1.0);
+            fputs(" | ", f);
+            cell(f, cl, r->friction, row, J, ST_MAE, 1.0);
+            fputs(" | ", f);
+            cell(f, cl, r->friction, row, J, ST_MAX_ABS, 1.0);
+            fputs(" |\n", f);
+            row++;
+        }
+    }
+    fprintf(f, "\n## CoM error over the whole run, t in [%g s, end]\n\n", cl->settle);
+    com_table(f, cl, r->com_all);
+    fputs("\n## Runs\n\n", f);
+    runs_table(f, cl, r);
+    fputs("\nPer-joint tables: torque.md, com_before.md, com_all.md, estimation.md (JSON and CSV beside them, for "
+          "`roboest check`).\n",
+          f);
+}
+
+int rb_cl_result_markdown(const rb_closed_loop *cl, const rb_cl_result *r, char **text, rb_err *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    *text = NULL;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return nomem(err);
+    markdown(f, cl, r);
+    bool ok = !ferror(f);
+    if (fclose(f) == 0 && ok)
+        *text = rb_strndup(buf, len);
+    free(buf); /* open_memstream's buffer comes from malloc */
+    return *text ? RB_OK : nomem(err);
+}
+
+int rb_cl_result_write(const rb_closed_loop *cl, const rb_cl_result *r, const char *dir, bool overwrite, rb_err *err)
+{
+    static const char *const ext[] = {"md", "json", "csv"};
+    static const rb_report_format formats[] = {RB_REPORT_MARKDOWN, RB_REPORT_JSON, RB_REPORT_CSV};
+    const rb_comparison *tables[] = {r->torque, r->com_before, r->com_all, r->estimation, r->friction};
+    static const char *const stems[] = {"torque", "com_before", "com_all", "estimation", "friction"};
+    size_t cap = 1 + 5 * 3 + r->n_figures, n = 0;
+    char **names = rb_calloc(cap, sizeof *names), **texts = rb_calloc(cap, sizeof *texts);
+    int rc = names && texts ? RB_OK : nomem(err);
+    char *md = NULL;
+    if (!rc && !(rc = rb_cl_result_markdown(cl, r, &md, err))) {
+        names[n] = rb_strdup("report.md");
+        texts[n++] = md;
+        rc = names[0] ? RB_OK : nomem(err);
+    }
+    for (size_t t = 0; !rc && t < 5; t++)
+        for (size_t i = 0; !rc && tables[t] && i < 3; i++) {
+            names[n] = rb_asprintf("%s.%s", stems[t], ext[i]);
+            rc = rb_comparison_render(tables[t], formats[i], &texts[n], err);
+            if (!rc && !names[n])
+                rc = nomem(err);
+            n++;
+        }
+    for (size_t i = 0; !rc && i < r->n_figures; i++) {
+        names[n] = rb_strdup(r->figures[i].name);
+        texts[n] = rb_strdup(r->figures[i].svg);
+        rc = names[n] && texts[n] ? RB_OK : nomem(err);
+        n++;
+    }
+    if (!rc)
+        rc = rb_pipe_write_texts(dir, (const char *const *)names, (const char *const *)texts, n, overwrite, err);
+    for (size_t i = 0; i < n; i++) {
+        rb_free(names[i]);
+        rb_free(texts[i]);
+    }
+    rb_free(names);
+    rb_free(texts);
+    return rc;
+}
