@@ -116,3 +116,25 @@ bool cli_parse_threads(const char *s, size_t *out)
     *out = (size_t)v;
     return true;
 }
+
+void cli_runs_init(cli_runs *r, const char *label, bool quiet)
+{
+    r->enabled = !quiet && isatty(STDERR_FILENO);
+    r->label = label;
+}
+
+int cli_runs_update(void *user, size_t done, size_t total)
+{
+    const cli_runs *r = user;
+    if (r->enabled) {
+        fprintf(stderr, "\r%s: %zu/%zu runs done", r->label, done, total);
+        fflush(stderr);
+    }
+    return 0;
+}
+
+void cli_runs_done(const cli_runs *r)
+{
+    if (r->enabled)
+        fputs("\r\033[K", stderr);
+}

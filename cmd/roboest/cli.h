@@ -65,6 +65,18 @@ void cli_progress_init(cli_progress *p, const char *label, bool quiet);
 int cli_progress_update(void *user, size_t done, size_t total);
 void cli_progress_done(cli_progress *p);
 
+/* "<label>: done/total runs done" on one stderr line, for commands that run a pool of runs (compare,
+ * closed-loop): drawn only when stderr is a terminal and not quiet; cli_runs_done clears the line. */
+typedef struct cli_runs {
+    bool enabled;
+    const char *label;
+} cli_runs;
+
+void cli_runs_init(cli_runs *r, const char *label, bool quiet);
+/* Library progress callback: user is a cli_runs. Returns 0 (never cancels). */
+int cli_runs_update(void *user, size_t done, size_t total);
+void cli_runs_done(const cli_runs *r);
+
 int cmd_info(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_run(int argc, char **argv);

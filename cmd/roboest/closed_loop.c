@@ -2,7 +2,6 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "roboest/estimators.h"
@@ -40,15 +39,6 @@ static const char *const CLOSED_LOOP_HELP =
     "Config keys are documented in configs/README.md (\"Closed loop\").\n"
     "\n" CLI_EXIT_CODES_HELP;
 
-static int show_progress(void *user, size_t done, size_t total)
-{
-    if (*(const bool *)user) {
-        fprintf(stderr, "\rclosed-loop: %zu/%zu runs done", done, total);
-        fflush(stderr);
-    }
-    return 0;
-}
-
 int cmd_closed_loop(int argc, char **argv)
 {
     static const struct option options[] = {
@@ -85,8 +75,9 @@ int cmd_closed_loop(int argc, char **argv)
     rb_registry *reg = NULL;
     rb_closed_loop *cl = NULL;
     rb_cl_result *res = NULL;
-    bool progress = !quiet && isatty(STDERR_FILENO);
-    opts.progress = show_progress;
+    cli_runs progress;
+    cli_runs_init(&progress, "closed-loop", quiet);
+    opts.progress = cli_runs_update;
     opts.user = &progress;
     int rc = rb_registry_new(&reg, &err);
     if (rc == RB_OK)
@@ -95,8 +86,7 @@ int cmd_closed_loop(int argc, char **argv)
         rc = rb_closed_loop_load(argv[optind], reg, &cl, &err);
     if (rc == RB_OK)
         rc = rb_closed_loop_run(cl, &opts, &res, &err);
-    if (progress)
-        fputs("\r\033[K", stderr);
+    cli_runs_done(&progress);
     if (rc == RB_OK)
         rc = rb_cl_result_write(cl, res, out_dir, force, &err);
     if (rc == RB_OK) {

@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "roboest/estimators.h"
@@ -35,20 +34,6 @@ static const char *const COMPARE_HELP =
     "Suite keys are documented in configs/README.md. Gate a CI job on the report with\n"
     "'roboest check DIR/report.json RULES'.\n"
     "\n" CLI_EXIT_CODES_HELP;
-
-typedef struct pair_progress {
-    bool enabled;
-} pair_progress;
-
-static int show_progress(void *user, size_t done, size_t total)
-{
-    const pair_progress *p = user;
-    if (p->enabled) {
-        fprintf(stderr, "\rcompare: %zu/%zu runs done", done, total);
-        fflush(stderr);
-    }
-    return 0;
-}
 
 int cmd_compare(int argc, char **argv)
 {
@@ -86,8 +71,9 @@ int cmd_compare(int argc, char **argv)
     rb_registry *reg = NULL;
     rb_suite *suite = NULL;
     rb_suite_result *res = NULL;
-    pair_progress progress = {!quiet && isatty(STDERR_FILENO)};
-    opts.progress = show_progress;
+    cli_runs progress;
+    cli_runs_init(&progress, "compare", quiet);
+    opts.progress = cli_runs_update;
     opts.user = &progress;
     int rc = rb_registry_new(&reg, &err);
     if (rc == RB_OK)
@@ -96,8 +82,7 @@ int cmd_compare(int argc, char **argv)
         rc = rb_suite_load(suite_path, reg, &suite, &err);
     if (rc == RB_OK)
         rc = rb_suite_run(suite, &opts, &res, &err);
-    if (progress.enabled)
-        fputs("\r\033[K", stderr);
+    cli_runs_done(&progress);
     for (size_t i = 0; res && i < res->n_warnings; i++)
         fprintf(stderr, "roboest: warning: %s\n", res->warnings[i]);
     if (rc == RB_OK)

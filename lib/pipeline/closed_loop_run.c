@@ -609,6 +609,25 @@ static void com_table(FILE *f, const rb_closed_loop *cl, const rb_comparison *c)
     }
 }
 
+/* RMSE, MAE, max abs over all joints of the configurations `takes` keeps (the rows of c, in order). */
+static void estimate_table(FILE *f, const rb_closed_loop *cl, const rb_comparison *c, bool (*takes)(const rb_cl_config *))
+{
+    static const size_t ks[] = {ST_RMSE, ST_MAE, ST_MAX_ABS};
+    fputs("| Configuration | RMSE | MAE | max abs |\n|---|---|---|---|\n", f);
+    for (size_t v = 0, row = 0; v < cl->n_configs; v++) {
+        if (!takes(&cl->configs[v]))
+            continue;
+        fprintf(f, "| %s |", cl->configs[v].label);
+        for (size_t i = 0; i < 3; i++) {
+            fputc(' ', f);
+            cell(f, cl, c, row, cl->n_joints, ks[i], 1.0);
+            fputs(" |", f);
+        }
+        fputc('\n', f);
+        row++;
+    }
+}
+
 static void runs_table(FILE *f, const rb_closed_loop *cl, const rb_cl_result *r)
 {
     fputs("| Configuration | seed | status |\n|---|---|---|\n", f);
@@ -648,36 +667,12 @@ static void markdown(FILE *f, const rb_closed_loop *cl, const rb_cl_result *r)
     if (r->estimation) {
         fprintf(f, "\n## Torque estimation inside the loop, tau_hat against tau_j (N m), t in [%g s, end]\n\n",
                 cl->settle);
-        fputs("| Configuration | RMSE | MAE | max abs |\n|---|---|---|---|\n", f);
-        for (size_t v = 0, row = 0; v < cl->n_configs; v++) {
-            if (!cl->configs[v].feedback)
-                continue;
-            fprintf(f, "| %s | ", cl->configs[v].label);
-            cell(f, cl, r->estimation, row, J, ST_RMSE, 1.0);
-            fputs(" | ", f);
-            cell(f, cl, r->estimation, row, J, ST_MAE, 1.0);
-            fputs(" | ", f);
-            cell(f, cl, r->estimation, row, J, ST_MAX_ABS, 1.0);
-            fputs(" |\n", f);
-            row++;
-        }
+        estimate_table(f, cl, r->estimation, with_feedback);
     }
     if (r->friction) {
         fprintf(f, "\n## Friction estimation inside the loop, tau_F_hat against tau_F (N m), t in [%g s, end]\n\n",
                 cl->settle);
-        fputs("| Configuration | RMSE | MAE | max abs |\n|---|---|---|---|\n", f);
-        for (size_t v = 0, row = 0; v < cl->n_configs; v++) {
-            if (!cl->configs[v].compensation)
-                continue;
-            fprintf(f, "| %s | ", cl->configs[v].label);
-            cell(f, cl, r->friction, row, J, ST_RMSE, 1.0);
-            fputs(" | ", f);
-            cell(f, cl, r->friction, row, J, ST_MAE, 1.0);
-            fputs(" | ", f);
-            cell(f, cl, r->friction, row, J, ST_MAX_ABS, 1.0);
-            fputs(" |\n", f);
-            row++;
-        }
+        estimate_table(f, cl, r->friction, with_compensation);
     }
     fprintf(f, "\n## CoM error over the whole run, t in [%g s, end]\n\n", cl->settle);
     com_table(f, cl, r->com_all);
