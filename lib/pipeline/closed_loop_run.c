@@ -203,14 +203,8 @@ static int run_one(void *ctx, size_t i, rb_err *err) /* a pool task */
     rb_scenario_hook hook = {on_start, on_sample, &lp};
     if (!rc)
         rc = rb_scenario_run(cl->scenario, &sc, &hook, NULL, err);
-    if (lp.stream && (!rc || rc == RB_ENUMERIC)) {
-        rb_err fe;
-        int frc = rb_stream_finish(lp.stream, &fe);
-        if (!rc && frc) {
-            rc = frc;
-            *err = fe;
-        }
-    }
+    if (lp.stream && !rc)
+        rc = rb_stream_finish(lp.stream, err);
     if (rc == RB_ENUMERIC && o->n > 0) { /* diverged: keep what ran */
         o->status.diverged = true;
         o->status.why = rb_strdup(err->msg);
