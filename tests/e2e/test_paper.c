@@ -120,7 +120,7 @@ static char *write_one_seed_closed_loop(const char *dir)
     return cfg;
 }
 
-Test(paper, closed_loop_keeps_the_claims_that_hold, .timeout = 600)
+Test(paper, closed_loop_keeps_the_claims_that_hold)
 {
     char *dir = test_tmpdir(), *cfg = write_one_seed_closed_loop(dir);
     char *out = test_path(dir, "cl");
