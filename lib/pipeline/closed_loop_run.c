@@ -672,8 +672,8 @@ static void markdown(FILE *f, const rb_closed_loop *cl, const rb_cl_result *r)
     com_table(f, cl, r->com_all);
     fputs("\n## Runs\n\n", f);
     runs_table(f, cl, r);
-    fputs("\nPer-joint tables: torque.md, com_before.md, com_all.md, estimation.md (JSON and CSV beside them, for "
-          "`roboest check`).\n",
+    fputs("\nPer-joint tables: torque.md, com_before.md, com_all.md, estimation.md, friction.md (JSON and CSV beside "
+          "them, for `roboest check`).\n",
           f);
 }
 
