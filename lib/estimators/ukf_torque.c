@@ -33,6 +33,7 @@ enum {
     OUT_VAR,
     OUT_INNOVATION,
     OUT_NIS,
+    OUT_ADAPT,
     N_OUT
 };
 
@@ -94,6 +95,16 @@ typedef struct ukft {
     double *pred;        /* 6 n_ft */
     double *x0, *xs;     /* N each: start state, published-order scratch */
     double t_prev;
+
+    /* jump adaptation (adapt_probability > 0; see adapt_to_jump) */
+    double adapt_p, adapt_scale;
+    bool adapt_tm, adapt_tf, adapt_ft;
+    double *ad_limit;           /* n + 1: the gate by degrees of freedom (chi-square quantile at adapt_p) */
+    double *ad_x, *ad_P, *ad_S; /* the update's prior x (N) and P (N x N); S (M x M) */
+    double *ad_L, *ad_nu;       /* n x n, n: the current block's S and innovation */
+    size_t *ad_idx;             /* n: the joints whose current was used */
+    double ad_nis, ad_inflation; /* the last sample's current-block NIS and added tau_m variance (out adapt) */
+    double *ad_mem;
 
     size_t width[N_OUT];
     tq_strings names[N_OUT], units[N_OUT];
@@ -408,6 +419,23 @@ static int find_in_list(const rb_param_value *v, const char *name, size_t *pos)
     return 0;
 }
 
+/* The jump adaptation's keys: the others only with adapt_probability; "ft" only with FT sensors. */
+static int check_adapt(const rb_stage_setup *st, size_t nft, rb_err *err)
+{
+    const rb_param_value *blocks = P(st, "adapt_blocks");
+    if (!(rb_params_number(st->params, "adapt_probability") > 0)) {
+        if (blocks->given || P(st, "adapt_scale")->given)
+            return rb_err_set(err, RB_ECONFIG,
+                              "adapt_blocks and adapt_scale need adapt_probability (the jump adaptation's gate, in "
+                              "(0, 1), e.g. 0.9999)");
+        return RB_OK;
+    }
+    for (size_t i = 0; i < blocks->count; i++)
+        if (strcmp(blocks->strings[i], "ft") == 0 && nft == 0)
+            return rb_err_set(err, RB_ECONFIG, "adapt_blocks[%zu] \"ft\" needs FT sensors (ft_sensors is empty)", i);
+    return RB_OK;
+}
+
 /* Names, widths, counts: everything checkable before allocating. */
 static int check_setup(const rb_stage_setup *st, rb_err *err)
 {
@@ -478,7 +506,7 @@ static int check_setup(const rb_stage_setup *st, rb_err *err)
         return rb_err_set(err, RB_ECONFIG, "friction_dynamics \"rate_model\" needs friction_k0, k1, k2");
     if (!rate && given)
         return rb_err_set(err, RB_ECONFIG, "friction_k0, k1, k2 need friction_dynamics \"rate_model\"");
-    return RB_OK;
+    return check_adapt(st, nft, err);
 }
 
 /* ---- set-up ----------------------------------------------------------------------------------------------------- */
@@ -498,6 +526,8 @@ static void ukft_destroy(void *state)
     }
     rb_free(u->acc_frame);
     rb_free(u->block_mem);
+    rb_free(u->ad_mem);
+    rb_free(u->ad_idx);
     rb_free(u);
 }
 
@@ -527,6 +557,34 @@ static int alloc_arrays(ukft *u, rb_err *err)
     size_t Ns = 2 * u->N + 1;
     TAKE(u->XaT, Ns * u->na), TAKE(u->Sdd, Ns * n), TAKE(u->Dacc, Ns * 3 * u->nacc);
 #undef TAKE
+    return RB_OK;
+}
+
+/* The jump adaptation's settings, workspace and gates (dof 1..n); nothing when it is off. */
+static int setup_adapt(ukft *u, const rb_stage_setup *st, rb_err *err)
+{
+    u->adapt_p = rb_params_number(st->params, "adapt_probability");
+    if (!(u->adapt_p > 0))
+        return RB_OK;
+    u->adapt_scale = rb_params_number(st->params, "adapt_scale");
+    const rb_param_value *blocks = P(st, "adapt_blocks");
+    for (size_t i = 0; i < blocks->count; i++) {
+        const char *b = blocks->strings[i];
+        u->adapt_tm |= strcmp(b, "tau_m") == 0, u->adapt_tf |= strcmp(b, "tau_f") == 0;
+        u->adapt_ft |= strcmp(b, "ft") == 0;
+    }
+    size_t n = u->n, N = u->N, M = u->M;
+    u->ad_mem = rb_calloc((n + 1) + N + N * N + M * M + n * n + n, sizeof(double));
+    u->ad_idx = rb_calloc(n + 1, sizeof(size_t));
+    if (!u->ad_mem || !u->ad_idx)
+        return rb_err_set(err, RB_ENOMEM, "out of memory (jump adaptation)");
+    u->ad_limit = u->ad_mem, u->ad_x = u->ad_limit + n + 1, u->ad_P = u->ad_x + N, u->ad_S = u->ad_P + N * N;
+    u->ad_L = u->ad_S + M * M, u->ad_nu = u->ad_L + n * n;
+    for (size_t k = 1; k <= n; k++) {
+        int rc = rb_chi2_quantile(u->adapt_p, (double)k, &u->ad_limit[k], err);
+        if (rc)
+            return rb_err_prefix(err, "adapt_probability: ");
+    }
     return RB_OK;
 }
 
@@ -643,7 +701,7 @@ static int make_strings(ukft *u, const rb_stage_setup *st, rb_err *err)
     w[OUT_TAU_J] = w[OUT_TAU_M] = w[OUT_TAU_F] = w[OUT_DQ] = w[OUT_DDQ] = n;
     w[OUT_FT] = 6 * u->n_ft, w[OUT_CONTACTS] = 6 * u->nc, w[OUT_BASE] = u->floating ? 6 : 0;
     w[OUT_BIAS] = u->b[B_FTB].len + u->b[B_AB].len + u->b[B_GB].len;
-    w[OUT_VAR] = u->N, w[OUT_INNOVATION] = u->M, w[OUT_NIS] = 1;
+    w[OUT_VAR] = u->N, w[OUT_INNOVATION] = u->M, w[OUT_NIS] = 1, w[OUT_ADAPT] = u->adapt_p > 0 ? 2 : 0;
     int rc = RB_OK;
     for (int k = 0; !rc && k < N_OUT; k++) {
         rc = tq_strings_alloc(&u->names[k], w[k], err);
@@ -723,6 +781,12 @@ static int make_strings(ukft *u, const rb_stage_setup *st, rb_err *err)
     }
     rc = rc ? rc : tq_strings_set(&N_[OUT_NIS], 0, err, "nis");
     rc = rc ? rc : tq_strings_set(&U[OUT_NIS], 0, err, "1");
+    if (w[OUT_ADAPT]) {
+        rc = rc ? rc : tq_strings_set(&N_[OUT_ADAPT], 0, err, "nis_current");
+        rc = rc ? rc : tq_strings_set(&U[OUT_ADAPT], 0, err, "1");
+        rc = rc ? rc : tq_strings_set(&N_[OUT_ADAPT], 1, err, "inflation");
+        rc = rc ? rc : tq_strings_set(&U[OUT_ADAPT], 1, err, "(N m)^2");
+    }
     memcpy(u->width, w, sizeof w);
     for (int k = 0; !rc && k < N_OUT; k++)
         st->out[k] = (rb_port){w[k], (const char *const *)N_[k].s, (const char *const *)U[k].s};
@@ -768,7 +832,7 @@ static int ukft_create(const rb_stage_setup *st, void **state, rb_err *err)
         || (rc = rb_cut_dyn_alloc(m, u->sm, (const char *const *)cts->strings, u->nc, &u->cd, err))
         || (rc = rb_ft_est_alloc(m, u->sm, base_imu, own ? (const char *const *)cts->strings : mount,
                                  own ? u->nc : (m->floating ? 0 : 1), &u->est_init, err))
-        || (rc = make_filter(u, st, err)) || (rc = make_strings(u, st, err)))
+        || (rc = make_filter(u, st, err)) || (rc = setup_adapt(u, st, err)) || (rc = make_strings(u, st, err)))
         goto fail;
     *state = u;
     return RB_OK;
@@ -899,6 +963,86 @@ static void write_outputs(ukft *u, double *const *out)
     to_published(u, d.P_diag, out[OUT_VAR]);
     memcpy(out[OUT_INNOVATION], d.innovation, u->M * sizeof(double));
     out[OUT_NIS][0] = d.nis;
+    if (u->width[OUT_ADAPT])
+        out[OUT_ADAPT][0] = u->ad_nis, out[OUT_ADAPT][1] = u->ad_inflation;
+}
+
+/* NIS of the motor currents' block of the last update (the joints whose current was used, into ad_idx / ad_nu;
+ * *k of them): nu_c^T S_cc^-1 nu_c by a Cholesky factor of S_cc (n x n at most). NaN when S_cc is not positive
+ * definite (cannot happen after an update that succeeded; no adaptation then). */
+static double current_nis(ukft *u, const rb_filter_diag *d, size_t *k)
+{
+    size_t M = u->M, c = 0;
+    for (size_t i = 0; i < u->n; i++) {
+        size_t j = u->m_cur + i;
+        if (d->status[j] == RB_MEAS_USED)
+            u->ad_idx[c] = i, u->ad_nu[c++] = d->innovation[j];
+    }
+    *k = c;
+    double *L = u->ad_L, nis = 0.0;
+    for (size_t a = 0; a < c; a++) {
+        for (size_t b = 0; b <= a; b++) {
+            double v = u->ad_S[(u->m_cur + u->ad_idx[a]) * M + u->m_cur + u->ad_idx[b]];
+            for (size_t e = 0; e < b; e++)
+                v -= L[a * c + e] * L[b * c + e];
+            if (a == b) {
+                if (!(v > 0))
+                    return NAN;
+                L[a * c + a] = sqrt(v);
+            } else {
+                L[a * c + b] = v / L[b * c + b];
+            }
+        }
+        double y = u->ad_nu[a]; /* forward substitution: y = L^-1 nu */
+        for (size_t e = 0; e < a; e++)
+            y -= L[a * c + e] * u->ad_nu[e];
+        u->ad_nu[a] = y / L[a * c + a];
+        nis += u->ad_nu[a] * u->ad_nu[a];
+    }
+    return nis;
+}
+
+/* Innovation-triggered covariance inflation (adapt_probability > 0), after the sample's update: when the NIS of the
+ * current block exceeds the chi-square gate (quantile adapt_probability, as many degrees of freedom as currents
+ * used), the motor torque jumped by more than its random walk explains. Per joint i the prior variance that would
+ * make the current's innovation consistent is short by d_i = (k_t R)_i^2 max(0, nu_i^2 - S_ii) (one-sample
+ * covariance matching: E[nu_i^2] = S_ii); adapt_scale d_i is added to the prior variance of tau_m,i and/or tau_F,i
+ * ("tau_m", "tau_f" in adapt_blocks; tau_F lets the dynamics decide whether the jump is in tau_j or in friction),
+ * and with "ft" adapt_scale max(0, nu^2 - S) to each FT state's (its reading's innovation, H = I). The update is
+ * then repeated from the inflated prior: the sample that shows the jump is the one that absorbs it. */
+static int adapt_to_jump(ukft *u, rb_err *err)
+{
+    rb_filter_diag d;
+    rb_filter_get_diag(u->ukf, &d);
+    int rc = rb_filter_innovation_cov(u->ukf, u->ad_S, err);
+    if (rc)
+        return rc;
+    size_t k, N = u->N, M = u->M;
+    u->ad_nis = current_nis(u, &d, &k);
+    if (k == 0 || !(u->ad_nis > u->ad_limit[k]))
+        return RB_OK;
+    double *P = u->ad_P, added = 0.0;
+    for (size_t a = 0; a < k; a++) {
+        size_t i = u->ad_idx[a], j = u->m_cur + i;
+        double nu = d.innovation[j], ktR = u->ktR[i];
+        double di = u->adapt_scale * ktR * ktR * fmax(0.0, nu * nu - u->ad_S[j * M + j]);
+        size_t tm = u->b[B_TM].off + i, tf = u->b[B_TF].off + i;
+        if (u->adapt_tm)
+            P[tm * N + tm] += di;
+        if (u->adapt_tf)
+            P[tf * N + tf] += di;
+        added += di;
+    }
+    for (size_t e = 0; u->adapt_ft && e < 6 * u->n_ft; e++) {
+        size_t j = u->m_ft + e, s = u->b[B_FT].off + e;
+        if (d.status[j] == RB_MEAS_USED)
+            P[s * N + s] += u->adapt_scale * fmax(0.0, d.innovation[j] * d.innovation[j] - u->ad_S[j * M + j]);
+    }
+    u->ad_inflation = added;
+    if ((rc = rb_filter_set_state(u->ukf, u->ad_x, P, err)))
+        return rc;
+    u->phase_first = true;
+    return rb_filter_update(u->ukf, u->z, err);
 }
 
 static int ukft_step(void *state, size_t k, double t, const double *const *in, double *const *out, rb_err *err)
@@ -929,10 +1073,15 @@ static int ukft_step(void *state, size_t k, double t, const double *const *in, d
             return rc;
     }
     u->t_prev = t;
+    u->ad_nis = NAN, u->ad_inflation = 0.0;
     if (q_ok) {
         gather_z(u, in);
+        if (u->adapt_p > 0) { /* the prior, for a repeated update */
+            memcpy(u->ad_x, rb_filter_x(u->ukf), u->N * sizeof *u->ad_x);
+            memcpy(u->ad_P, rb_filter_P(u->ukf), u->N * u->N * sizeof *u->ad_P);
+        }
         u->phase_first = true;
-        if ((rc = rb_filter_update(u->ukf, u->z, err)))
+        if ((rc = rb_filter_update(u->ukf, u->z, err)) || (u->adapt_p > 0 && (rc = adapt_to_jump(u, err))))
             return name_failure(u, rc, err);
     }
     u->phase_first = true;
@@ -985,9 +1134,11 @@ int rb_ukf_torque_measure(void *stage, const double *q, const double *x, double 
 
 static const char *const ukft_in[] = {"q", "dq", "current", "ft", "acc", "gyro", "friction"};
 static const char *const ukft_out[] = {"tau_j", "tau_m", "tau_f", "dq",  "ft",         "contacts",
-                                       "base",  "bias",  "ddq",   "var", "innovation", "nis"};
+                                       "base",  "bias",  "ddq",   "var", "innovation", "nis", "adapt"};
 static const char *const friction_choices[] = {"random_walk", "rate_model", NULL};
 static const char *const offset_choices[] = {"first_sample", "none", NULL};
+static const char *const adapt_choices[] = {"tau_m", "tau_f", "ft", NULL};
+static const char *const adapt_default[] = {"tau_m", "tau_f"};
 static const double d_zero[] = {0.0};
 static const double d_q_dq[] = {1e-3}, d_q_tau_m[] = {1e-3}, d_q_tau_f[] = {1e-2};
 static const double d_q_ft[] = {1e-4, 1e-4, 1e-4, 1e-5, 1e-5, 1e-5}, d_q_contact[] = {1e-1};
@@ -1064,6 +1215,16 @@ static const rb_param_spec ukft_params[] = {
     FLAG("gyro_bias", "gyroscope bias states"),
     {.name = "ft_offset", .kind = RB_PARAM_STRING, .def_string = "first_sample", .choices = offset_choices,
      .doc = "\"first_sample\": o = f_measured(0) - f_predicted(0) subtracted from every reading; \"none\""},
+    {.name = "adapt_probability", .kind = RB_PARAM_NUMBER, .def_number = 0.0, .has_min = true, .min = 0,
+     .has_max = true, .max_exclusive = true, .max = 1,
+     .doc = "jump adaptation: the chi-square probability of the motor currents' NIS gate (e.g. 0.9999; dof = currents "
+            "used); above it the prior variance of adapt_blocks is inflated and the update repeated; 0: off"},
+    {.name = "adapt_blocks", .kind = RB_PARAM_STRING_ARRAY, .def_strings = adapt_default, .def_count = 2,
+     .min_count = 1, .choices = adapt_choices,
+     .doc = "blocks the jump adaptation inflates: \"tau_m\", \"tau_f\" (by the current's variance shortfall), \"ft\" "
+            "(by the FT readings' own)"},
+    {.name = "adapt_scale", .kind = RB_PARAM_NUMBER, .def_number = 1.0, .has_min = true, .min_exclusive = true,
+     .min = 0, .doc = "factor on the jump adaptation's inflation (1: the innovation made consistent)"},
 };
 #undef NUMS
 #undef NAMES
