@@ -430,7 +430,7 @@ static int check_adapt(const rb_stage_setup *st, size_t nft, rb_err *err)
                               "(0, 1), e.g. 0.9999)");
         return RB_OK;
     }
-    for (size_t i = 0; i < blocks->count; i++)
+    for (size_t i = 0; blocks->given && i < blocks->count; i++)
         if (strcmp(blocks->strings[i], "ft") == 0 && nft == 0)
             return rb_err_set(err, RB_ECONFIG, "adapt_blocks[%zu] \"ft\" needs FT sensors (ft_sensors is empty)", i);
     return RB_OK;
@@ -1138,7 +1138,7 @@ static const char *const ukft_out[] = {"tau_j", "tau_m", "tau_f", "dq",  "ft",  
 static const char *const friction_choices[] = {"random_walk", "rate_model", NULL};
 static const char *const offset_choices[] = {"first_sample", "none", NULL};
 static const char *const adapt_choices[] = {"tau_m", "tau_f", "ft", NULL};
-static const char *const adapt_default[] = {"tau_m", "tau_f"};
+static const char *const adapt_default[] = {"tau_m", "ft"};
 static const double d_zero[] = {0.0};
 static const double d_q_dq[] = {1e-3}, d_q_tau_m[] = {1e-3}, d_q_tau_f[] = {1e-2};
 static const double d_q_ft[] = {1e-4, 1e-4, 1e-4, 1e-5, 1e-5, 1e-5}, d_q_contact[] = {1e-1};
@@ -1222,7 +1222,7 @@ static const rb_param_spec ukft_params[] = {
     {.name = "adapt_blocks", .kind = RB_PARAM_STRING_ARRAY, .def_strings = adapt_default, .def_count = 2,
      .min_count = 1, .choices = adapt_choices,
      .doc = "blocks the jump adaptation inflates: \"tau_m\", \"tau_f\" (by the current's variance shortfall), \"ft\" "
-            "(by the FT readings' own)"},
+            "(by the FT readings' own; the default's \"ft\" does nothing without FT sensors)"},
     {.name = "adapt_scale", .kind = RB_PARAM_NUMBER, .def_number = 1.0, .has_min = true, .min_exclusive = true,
      .min = 0, .doc = "factor on the jump adaptation's inflation (1: the innovation made consistent)"},
 };

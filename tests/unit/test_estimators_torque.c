@@ -188,10 +188,25 @@ static const char ARM_UKF_ACTUATORS[] =
     "\"k_t\": [0.05, 0.05, 0.05, 0.04], \"gear_ratio\": [-100, 160, -100, 100], "
     "\"motor_inertia\": [1e-5, 1e-5, 8e-6, 5e-6]";
 
-static void record_arm(double duration, bool push, const noise_spec *ns, sim_rec *r)
+/* The elbow's chirp, replaced by a step for the jump-adaptation tests. */
+static const char ELBOW_CHIRP[] = "\"elbow\": {\"kind\": \"chirp\", \"offset\": 0.4, \"amplitude\": 0.5, \"freq\": 0.7, "
+                                  "\"freq_end\": 0.7, \"t0\": 0.3, \"t1\": 100}";
+
+/* The arm scenario; with elbow_step != 0 the elbow's reference is 0.4 rad + a step of elbow_step rad at
+ * step_time instead of its chirp (the PD's torque jumps by kp elbow_step within one sample). */
+static void record_arm_step(double duration, bool push, double elbow_step, double step_time, const noise_spec *ns,
+                            sim_rec *r)
 {
-    static char text[8192];
+    static char text[8192], stepped[8192];
     snprintf(text, sizeof text, ARM_SCENARIO, duration, push ? FOREARM_PUSH : "");
+    if (elbow_step != 0) {
+        const char *at = strstr(text, ELBOW_CHIRP);
+        cr_assert_not_null(at);
+        snprintf(stepped, sizeof stepped,
+                 "%.*s\"elbow\": {\"kind\": \"step\", \"offset\": 0.4, \"amplitude\": %.17g, \"t0\": %.17g}%s",
+                 (int)(at - text), text, elbow_step, step_time, at + strlen(ELBOW_CHIRP));
+        memcpy(text, stepped, sizeof text);
+    }
     rb_scenario *s = NULL;
     rb_err err;
     cr_assert_eq(rb_scenario_load_text(text, strlen(text), "arm_rest.json", NULL, &s, &err), RB_OK, "%s", err.msg);
@@ -201,6 +216,11 @@ static void record_arm(double duration, bool push, const noise_spec *ns, sim_rec
     r->model = s->model;
     s->model = NULL;
     rb_scenario_free(s);
+}
+
+static void record_arm(double duration, bool push, const noise_spec *ns, sim_rec *r)
+{
+    record_arm_step(duration, push, 0.0, 0.0, ns, r);
 }
 
 /* ---- pipelines ------------------------------------------------------------------------------------------------ */
@@ -940,7 +960,8 @@ Test(estimators_torque, bad_inputs)
 }
 
 /* step() of both stages allocates nothing (rb_malloc and the C library, OpenBLAS included, single-threaded as the
- * CLI runs it); the UKF with every optional block (friction input, contacts, biases, rate model, decay). */
+ * CLI runs it); the UKF with every optional block (friction input, contacts, biases, rate model, decay) and the
+ * jump adaptation on every block with a gate low enough to repeat many updates. */
 Test(estimators_torque, steps_allocate_nothing)
 {
     sim_rec r;
@@ -949,7 +970,7 @@ Test(estimators_torque, steps_allocate_nothing)
     snprintf(text, sizeof text, UKF_PIPE, ARM_SIGNALS, ", \"friction\": \"fric\"", ARM_UKF_ACTUATORS,
              ", \"contacts\": [\"wrist\"], \"ft_bias\": true, \"acc_bias\": true, \"gyro_bias\": true, "
              "\"friction_dynamics\": \"rate_model\", \"friction_k0\": [0.3], \"friction_k1\": [10], \"friction_k2\": "
-             "[0.5], \"contact_decay\": 2");
+             "[0.5], \"contact_decay\": 2, \"adapt_probability\": 0.5, \"adapt_blocks\": [\"tau_m\", \"tau_f\", \"ft\"]");
     size_t widths[7] = {4, 4, 4, 12, 6, 3, 4};
     stage_h h;
     rb_err err;
@@ -961,6 +982,10 @@ Test(estimators_torque, steps_allocate_nothing)
         cin[i] = in[i] = calloc(widths[i] + 1, sizeof(double));
     for (size_t j = 0; j < h.ty->n_outputs; j++)
         out[j] = calloc(h.out[j].width + 1, sizeof(double));
+    size_t o_adapt = 0, triggers = 0;
+    while (strcmp(h.ty->outputs[o_adapt], "adapt") != 0)
+        o_adapt++;
+    cr_assert_eq(h.out[o_adapt].width, 2);
     test_alloc_count_init();
     long counted = 0, rb_calls = 0;
     for (size_t k = 0; k < r.T; k++) {
@@ -979,7 +1004,9 @@ Test(estimators_torque, steps_allocate_nothing)
         counted += test_alloc_count - before;
         rb_calls += rb_alloc_fail_after(-1);
         cr_assert_eq(rc, RB_OK, "sample %zu: %s", k, err.msg);
+        triggers += out[o_adapt][1] > 0;
     }
+    cr_assert(triggers > 10, "the adaptation repeated %zu updates", triggers);
     if (test_alloc_count_works())
         cr_assert_eq(counted, 0, "C library allocations in step(): %ld", counted);
     cr_assert_eq(rb_calls, 0, "rb_malloc calls in step(): %ld", rb_calls);
@@ -1017,5 +1044,167 @@ Test(estimators_torque, steps_allocate_nothing)
     for (size_t j = 0; j < h.ty->n_outputs; j++)
         free(out[j]);
     stage_free(&h);
+    rec_free(&r);
+}
+
+/* ---- jump adaptation (adapt_probability) ---------------------------------------------------------------------- */
+
+/* UKF_PIPE with the adapt output wired ("ad"). */
+static const char UKF_ADAPT_PIPE[] =
+    "{%s \"stages\": [{\"id\": \"ukf\", \"type\": \"ukf_torque\","
+    " \"in\": {\"q\": \"q\", \"dq\": \"dq\", \"current\": \"cur\", \"ft\": \"ft\", \"acc\": \"acc\", \"gyro\": \"gyro\"},"
+    " \"out\": {\"tau_j\": \"tau\", \"tau_m\": \"tm\", \"nis\": \"nis\"%s},"
+    " \"params\": {\"ft_sensors\": [\"upper_arm_ft_sensor\", \"wrist_ft_sensor\"], \"accelerometers\": [\"hand_acc\", "
+    "\"forearm\"], \"gyroscopes\": [\"hand_gyro\"], %s%s%s}}],"
+    " \"outputs\": [{\"path\": \"x.h5\", \"signals\": [\"tau\"%s]}]}";
+
+/* A UKF tuned for slowly varying torques (q_tau_m 1e-5 (N m)^2 per 1 ms step, std 3 mN m): it smooths the currents
+ * but follows a jump slowly. */
+static const char SLOW_TUNING[] =
+    ", \"q_dq\": [1e-6], \"q_tau_m\": [1e-5], \"q_tau_f\": [1e-5], \"q_ft\": [1e-3, 1e-3, 1e-3, 1e-5, 1e-5, 1e-5], "
+    "\"r_dq\": [1e-4], \"r_current\": [4e-4], \"r_ft\": [0.25, 0.25, 0.25, 4e-4, 4e-4, 4e-4], \"r_acc\": [2.5e-3], "
+    "\"r_gyro\": [2.5e-5]";
+
+typedef struct adapt_run {
+    double *tau;      /* T x 4 */
+    double *ad;       /* T x 2 (adapt on) */
+    size_t triggers;  /* samples with an inflation */
+} adapt_run;
+
+static void run_adapt(const sim_rec *r, const char *tuning, const char *adapt, adapt_run *out)
+{
+    static char text[8192];
+    snprintf(text, sizeof text, UKF_ADAPT_PIPE, ARM_SIGNALS, adapt[0] ? ", \"adapt\": \"ad\"" : "", ARM_UKF_ACTUATORS,
+             tuning, adapt, adapt[0] ? ", \"ad\"" : "");
+    rb_run_result *res = run_text(text, r->log);
+    out->tau = malloc(r->T * 4 * sizeof(double));
+    memcpy(out->tau, signal(res, "tau", 4), r->T * 4 * sizeof(double));
+    out->ad = NULL, out->triggers = 0;
+    if (adapt[0]) {
+        out->ad = malloc(r->T * 2 * sizeof(double));
+        memcpy(out->ad, signal(res, "ad", 2), r->T * 2 * sizeof(double));
+        for (size_t k = 0; k < r->T; k++)
+            out->triggers += out->ad[2 * k + 1] > 0;
+    }
+    rb_run_result_free(res);
+}
+
+static void adapt_run_free(adapt_run *a) { free(a->tau), free(a->ad); }
+
+/* Samples after k0 until the elbow's error stays below tol for good. */
+static size_t settle_samples(const double *tau, const sim_rec *r, size_t k0, double tol)
+{
+    size_t last = k0;
+    for (size_t k = k0; k < r->T; k++)
+        if (fabs(tau[k * 4 + 2] - r->tau_j[k * 4 + 2]) > tol)
+            last = k + 1;
+    return last - k0;
+}
+
+/* A jump in the applied torque: the elbow's reference steps by 0.1 rad at 1.5 s (the PD's torque jumps by 3.9 N m
+ * within one 1 ms sample, then follows the motion). The error after the step, without and with the adaptation
+ * (0.9999, the default blocks tau_m and ft), for the slow tuning and for the arm's usual one (q_tau_m 1e-3).
+ * Measured: slow tuning, elbow RMSE over the 50 ms after the step 1.59 -> 0.25 N m, below 0.5 N m for good after
+ * 56 -> 0 samples; usual tuning 0.51 -> 0.18 N m, 5 -> 0 samples. Asserted: 4x and 5x (slow), 2x (usual). */
+Test(estimators_torque, adapt_follows_a_torque_step)
+{
+    sim_rec r;
+    record_arm_step(2.5, false, 0.1, 1.5, &ARM_NOISE, &r);
+    size_t ks = 1500; /* the step's sample */
+    cr_assert(fabs(r.tau_j[ks * 4 + 2] - r.tau_j[(ks - 1) * 4 + 2]) > 3.0, "the elbow torque steps by %g N m",
+              r.tau_j[ks * 4 + 2] - r.tau_j[(ks - 1) * 4 + 2]);
+    const char *tuning[2] = {SLOW_TUNING, UKF_TUNING};
+    for (int t = 0; t < 2; t++) {
+        adapt_run off, on;
+        run_adapt(&r, tuning[t], "", &off);
+        run_adapt(&r, tuning[t], ", \"adapt_probability\": 0.9999", &on);
+        double e_off = rmse(off.tau, r.tau_j, 4, 2, ks, ks + 50), e_on = rmse(on.tau, r.tau_j, 4, 2, ks, ks + 50);
+        size_t s_off = settle_samples(off.tau, &r, ks, 0.5), s_on = settle_samples(on.tau, &r, ks, 0.5);
+        cr_log_info("elbow step, %s tuning: RMSE over the 50 ms after %.4f N m (off) %.4f (on); below 0.5 N m for good "
+                    "after %zu / %zu samples; current NIS at the step %.4g",
+                    t ? "usual" : "slow", e_off, e_on, s_off, s_on, on.ad[2 * ks]);
+        cr_assert(on.ad[2 * ks + 1] > 0 && on.ad[2 * ks] > 23.512742444991076, "the step triggers the gate");
+        if (t == 0) {
+            cr_assert(e_on < e_off / 4, "slow tuning: %g vs %g", e_on, e_off);
+            cr_assert(5 * s_on < s_off, "slow tuning: settles after %zu vs %zu samples", s_on, s_off);
+        } else {
+            cr_assert(e_on < e_off / 2, "usual tuning: %g vs %g", e_on, e_off);
+        }
+        adapt_run_free(&off), adapt_run_free(&on);
+    }
+    rec_free(&r);
+}
+
+/* Without a step (the chirps only, 4 s, the usual tuning): the gate is hit only where the torque does jump (at
+ * 0.3 s the chirps start with a velocity step, kd r_dot), not on the noise after 0.5 s (measured: 0 of 3501
+ * samples; a calibrated NIS would give 0.35), and the estimate after 0.5 s is the same to 1 %. Until the first
+ * trigger the outputs are those without adaptation, bit for bit. The gate is chi-square's 0.9999 quantile with
+ * 4 degrees of freedom (23.5127..., from scipy.stats.chi2.ppf): a sample is inflated exactly when its current NIS
+ * is above it. */
+Test(estimators_torque, adapt_is_silent_without_a_step)
+{
+    sim_rec r;
+    record_arm(4.0, false, &ARM_NOISE, &r);
+    adapt_run off, on;
+    run_adapt(&r, UKF_TUNING, "", &off);
+    run_adapt(&r, UKF_TUNING, ", \"adapt_probability\": 0.9999", &on);
+    const double gate = 23.512742444991076;
+    size_t first = r.T, late = 0;
+    for (size_t k = 0; k < r.T; k++) {
+        bool inflated = on.ad[2 * k + 1] > 0;
+        cr_assert_eq(inflated, on.ad[2 * k] > gate, "sample %zu: NIS %.17g, inflation %g", k, on.ad[2 * k],
+                     on.ad[2 * k + 1]);
+        if (inflated && first == r.T)
+            first = k;
+        late += inflated && k >= 500;
+    }
+    double e_off = rmse(off.tau, r.tau_j, 4, SIZE_MAX, 500, r.T), e_on = rmse(on.tau, r.tau_j, 4, SIZE_MAX, 500, r.T);
+    cr_log_info("no step: first trigger at sample %zu, %zu triggers after 0.5 s (of %zu samples); RMSE after 0.5 s "
+                "%.5f N m (off) %.5f (on)",
+                first, late, r.T - 500, e_off, e_on);
+    cr_assert(first >= 300, "first trigger at %zu, before the chirps start", first);
+    cr_assert_eq(memcmp(on.tau, off.tau, first * 4 * sizeof(double)), 0, "outputs differ before the first trigger");
+    cr_assert(late <= 2, "%zu triggers on noise", late);
+    cr_assert(fabs(e_on - e_off) < 0.01 * e_off, "RMSE %g vs %g", e_on, e_off);
+    adapt_run_free(&off), adapt_run_free(&on);
+    rec_free(&r);
+}
+
+/* The adaptation's parameters: the others need adapt_probability; bounds and choices name the key. */
+Test(estimators_torque, adapt_bad_params)
+{
+    sim_rec r;
+    record_arm(0.05, false, NULL, &r);
+    static char text[8192];
+    struct {
+        const char *params;
+        const char *parts[3];
+    } cases[] = {
+        {", \"adapt_blocks\": [\"tau_m\"]", {"adapt_blocks and adapt_scale need adapt_probability", NULL}},
+        {", \"adapt_scale\": 2", {"need adapt_probability", NULL}},
+        {", \"adapt_probability\": 1", {"adapt_probability", NULL}},
+        {", \"adapt_probability\": -0.5", {"adapt_probability", NULL}},
+        {", \"adapt_probability\": 0.99, \"adapt_blocks\": [\"tau_x\"]", {"adapt_blocks", "tau_x", NULL}},
+        {", \"adapt_probability\": 0.99, \"adapt_blocks\": []", {"adapt_blocks", NULL}},
+        {", \"adapt_probability\": 0.99, \"adapt_scale\": 0", {"adapt_scale", NULL}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        snprintf(text, sizeof text, UKF_ADAPT_PIPE, ARM_SIGNALS, "", ARM_UKF_ACTUATORS, UKF_TUNING, cases[c].params, "");
+        expect_error(text, r.log, RB_ECONFIG, cases[c].parts);
+    }
+    /* "ft" given explicitly without FT sensors (a pipeline without the ft input) */
+    snprintf(text, sizeof text, UKF_ADAPT_PIPE, ARM_SIGNALS, "", ARM_UKF_ACTUATORS, UKF_TUNING,
+             ", \"adapt_probability\": 0.99, \"adapt_blocks\": [\"tau_m\", \"ft\"]", "");
+    static char noft[8192], noft2[8192];
+    subst(noft, sizeof noft, text, "\"ft\": \"ft\", ", "");
+    subst(noft2, sizeof noft2, noft, "\"ft_sensors\": [\"upper_arm_ft_sensor\", \"wrist_ft_sensor\"], ", "");
+    expect_error(noft2, r.log, RB_ECONFIG, (const char *[]){"adapt_blocks[1] \"ft\" needs FT sensors", NULL});
+    /* the default blocks without FT sensors: accepted */
+    snprintf(text, sizeof text, UKF_ADAPT_PIPE, ARM_SIGNALS, "", ARM_UKF_ACTUATORS, UKF_TUNING,
+             ", \"adapt_probability\": 0.99", "");
+    subst(noft, sizeof noft, text, "\"ft\": \"ft\", ", "");
+    subst(noft2, sizeof noft2, noft, "\"ft_sensors\": [\"upper_arm_ft_sensor\", \"wrist_ft_sensor\"], ", "");
+    rb_err err;
+    cr_assert_eq(run_error(noft2, r.log, &err), RB_OK, "%s", err.msg);
     rec_free(&r);
 }
