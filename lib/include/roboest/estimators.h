@@ -196,7 +196,29 @@
  *                      paper); tau_m, tau_f, dq (n); ft (6 n_ft), contacts (6 n_c); base (6, floating base; 0
  *                      wide otherwise); bias (the bias blocks in order; 0 wide without); ddq (n, the process model's
  *                      joint accelerations at the estimate, rad/s^2); var (the diagonal of P after the update, published
- *                      state order, "<block>/<element>" names); innovation (z - zhat, NaN where skipped); nis (1).
+ *                      state order, "<block>/<element>" names); innovation (z - zhat, NaN where skipped); nis (1);
+ *                      adapt (2, with adapt_probability > 0, else 0 wide): nis_current, the NIS of the motor currents'
+ *                      block of the sample's first update (NaN without an update), and inflation, the tau_m variance
+ *                      added ((N m)^2, summed over the joints; 0: not triggered).
+ *                      Jump adaptation (opt-in, adapt_probability in (0, 1); 0, the default, is off and changes
+ *                      nothing): an innovation-triggered covariance inflation for jumps of the random-walk blocks (a
+ *                      controller's torque step, a load or contact change) that their small per-step variance
+ *                      follows slowly. After the sample's update, the currents' NIS nu_c^T S_cc^-1 nu_c (the rows
+ *                      and columns of the currents used, c of them) is compared with the chi-square quantile
+ *                      rb_chi2_quantile(adapt_probability, c): the current measures tau_m alone and exactly (H
+ *                      diagonal, no model error), so its NIS is the one that reveals a torque step and stays
+ *                      calibrated when the dynamics or IMU models are off. Above the gate, the update is repeated
+ *                      from the same prior x with the prior variance of the adapt_blocks raised by the innovation's
+ *                      shortfall (one-sample covariance matching, E[nu_i^2] = S_ii), times adapt_scale:
+ *                        tau_m,i and/or tau_F,i  + (k_t R)_i^2 max(0, nu_i^2 - S_ii)     (nu_i, S_ii: current i)
+ *                        ft element e            + max(0, nu_e^2 - S_ee)                  (its FT reading's)
+ *                      so the sample that shows the jump absorbs it (applying it to the next prediction instead
+ *                      would leave this sample's estimate a step behind and let the state's correlations spread
+ *                      the jump into the other blocks first). tau_F is not in the default: a current innovation
+ *                      says nothing about friction, and a tau_F as free as tau_m lets the dynamics cancel the jump.
+ *                      The FT states are: a torque step moves the contact and FT wrenches too, and FT states that
+ *                      lag force the dynamics to hold tau_j back. Costs one more update on triggered samples; no
+ *                      allocation.
  *                      Errors in step(): RB_ENUMERIC when the state covariance loses positive definiteness, the
  *                      innovation covariance does, or the state or predicted measurements stop being finite, naming
  *                      the block and element ("the innovation covariance lost positive definiteness at measurement
@@ -211,7 +233,11 @@
  *                      p0_tau_m, p0_tau_f, p0_ft, p0_contact, p0_base_imu, p0_bias (initial variances), r_dq,
  *                      r_current, r_friction, r_ft, r_acc, r_gyro (measurement variances), friction_dynamics
  *                      ("random_walk" | "rate_model") with friction_k0, friction_k1, friction_k2, contact_decay
- *                      (1/s), ft_bias, acc_bias, gyro_bias (booleans), ft_offset ("first_sample" | "none").
+ *                      (1/s), ft_bias, acc_bias, gyro_bias (booleans), ft_offset ("first_sample" | "none"),
+ *                      adapt_probability (0: off, default; in (0, 1), e.g. 0.9999), adapt_blocks (subset of "tau_m",
+ *                      "tau_f", "ft"; default ["tau_m", "ft"], whose "ft" does nothing without FT sensors; given
+ *                      explicitly, "ft" needs them), adapt_scale (> 0, default 1); adapt_blocks and adapt_scale are
+ *                      rejected without adapt_probability.
  */
 #ifndef ROBOEST_ESTIMATORS_H
 #define ROBOEST_ESTIMATORS_H
