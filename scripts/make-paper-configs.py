@@ -178,6 +178,12 @@ H_UKF_COMMON.update({
     # per FTS entry: r_leg_ft_sensor, then both foot sensors alike
     "q_ft": [0.4, 0.4, 6.0, 0.03, 0.01, 0.005] + [0.5, 0.5, 7.0, 0.05, 0.015, 0.005] * 2, "q_contact": [5e-2],
     "r_acc": [8e-4], "r_gyro": [5e-5],
+    # jump adaptation (ukf_torque adapt_*, DOCS-adapt.md): the controller's torque steps (the support change of the
+    # object logs) are absorbed within a sample instead of ~0.3 s. Chosen on the tuning logs (tune_humanoid_object,
+    # support change at 5.5 s, and tune_humanoid_push): ukf_pinn RMSE 0.351 -> 0.164 and 0.276 -> 0.276 with the
+    # currents' gate at 0.9999 and the default blocks tau_m and ft (0.99..0.999999 and adapt_scale 0.3..3: 0.164-0.165
+    # and 0.274-0.278; without "ft" 0.245, with "tau_f" as well no better)
+    "adapt_probability": 0.9999,
 })
 # the friction measurements' error variances against the true friction on the tuning logs (pooled, rounded):
 # the network 0.08 0.05 0.055 0.31 0.034 9e-4, the SCV fit 0.39 0.061 0.088 0.16 0.007 2e-4
