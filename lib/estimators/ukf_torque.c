@@ -103,7 +103,7 @@ typedef struct ukft {
     double *ad_x, *ad_P, *ad_S; /* the update's prior x (N) and P (N x N); S (M x M) */
     double *ad_L, *ad_nu;       /* n x n, n: the current block's S and innovation */
     size_t *ad_idx;             /* n: the joints whose current was used */
-    double ad_nis, ad_inflation; /* the last sample's current-block NIS and added tau_m variance (out adapt) */
+    double ad_nis, ad_inflation; /* the last sample's current-block NIS and tau_m / tau_F inflation (out adapt) */
     double *ad_mem;
 
     size_t width[N_OUT];

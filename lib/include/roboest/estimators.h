@@ -198,8 +198,9 @@
  *                      joint accelerations at the estimate, rad/s^2); var (the diagonal of P after the update, published
  *                      state order, "<block>/<element>" names); innovation (z - zhat, NaN where skipped); nis (1);
  *                      adapt (2, with adapt_probability > 0, else 0 wide): nis_current, the NIS of the motor currents'
- *                      block of the sample's first update (NaN without an update), and inflation, the tau_m variance
- *                      added ((N m)^2, summed over the joints; 0: not triggered).
+ *                      block of the sample's first update (NaN without an update), and inflation, the variance added
+ *                      per joint to the tau_m / tau_F of adapt_blocks, summed over the joints ((N m)^2; 0: the gate
+ *                      was not crossed, or no current's innovation exceeded its S_ii).
  *                      Jump adaptation (opt-in, adapt_probability in (0, 1); 0, the default, is off and changes
  *                      nothing): an innovation-triggered covariance inflation for jumps of the random-walk blocks (a
  *                      controller's torque step, a load or contact change) that their small per-step variance
