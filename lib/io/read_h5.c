@@ -379,8 +379,8 @@ bool rb_h5r_is_numeric(hid_t dset)
 int rb_h5r_check_storage(rb_h5r *r, hid_t dset, const char *obj, size_t npoints)
 {
     int rc = RB_OK;
-    hid_t type = H5Dget_type(dset), dcpl = H5Dget_create_plist(dset);
-    if (type < 0 || dcpl < 0) {
+    hid_t type = H5Dget_type(dset), dcpl = -1;
+    if (type < 0) {
         rc = rb_h5r_fail(r, obj, "cannot read the dataset's type");
         goto done;
     }
@@ -390,6 +390,12 @@ int rb_h5r_check_storage(rb_h5r *r, hid_t dset, const char *obj, size_t npoints)
         goto done;
     }
     unsigned long long stored = (unsigned long long)H5Dget_storage_size(dset);
+    if ((unsigned long long)need <= stored)
+        goto done; /* stored whole: whether it is filtered does not matter (and copying the list costs) */
+    if ((dcpl = H5Dget_create_plist(dset)) < 0) {
+        rc = rb_h5r_fail(r, obj, "cannot read the dataset's type");
+        goto done;
+    }
     bool filtered = H5Pget_nfilters(dcpl) > 0;
     unsigned long long limit = filtered ? stored * MAX_DEFLATE_RATIO + 4096 : stored;
     if (need > 0 && (unsigned long long)need > limit)
