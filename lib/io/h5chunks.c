@@ -10,6 +10,7 @@
  * IEEE doubles, shuffled and deflated. Anything else, or a chunk that does not decode, goes back
  * to H5Dread, which reads it (or says what is wrong) exactly as before.
  */
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 #include <zlib.h>
