@@ -28,9 +28,9 @@ CC ?= cc
 PYTHON ?= /usr/bin/python3
 
 DEB_PACKAGES := pkg-config libhdf5-dev libmatio-dev libcjson-dev libopenblas-dev liblapacke-dev \
-                libxml2-dev libcriterion-dev python3-h5py python3-scipy python3-numpy hdf5-tools valgrind locales \
+                libxml2-dev zlib1g-dev libcriterion-dev python3-h5py python3-scipy python3-numpy hdf5-tools valgrind locales \
                 g++ liborocos-kdl-dev libkdl-parser-dev
-PKGS := hdf5 matio libcjson libxml-2.0 openblas lapacke
+PKGS := hdf5 matio libcjson libxml-2.0 openblas lapacke zlib
 
 WARN := -std=c11 -Wall -Wextra -Wpedantic -Wshadow
 OPT ?= -O2 -g

@@ -103,6 +103,13 @@ bool rb_h5r_is_numeric(hid_t dset);
 int rb_h5r_check_storage(rb_h5r *r, hid_t dset, const char *obj, size_t npoints);
 /* All npoints values of a numeric dataset as doubles into out, with one H5Dread (storage checked). */
 int rb_h5r_read_doubles(rb_h5r *r, hid_t dset, const char *obj, size_t npoints, double *out);
+/* Fast path of the whole-dataset reads above (h5chunks.c): a chunked dataset of native doubles filtered
+ * by shuffle and deflate only (what our writers make) is read chunk by chunk as stored bytes, the only
+ * part done under HDF5's global lock, then inflated, unshuffled and placed here, so that other threads
+ * can use HDF5 meanwhile. npoints is the dataset's size; the values are the ones H5Dread gives. *done
+ * false (RB_OK) when the dataset is of another kind or a chunk does not decode: read it with H5Dread,
+ * which reads it or says what is wrong. RB_ENOMEM naming the path. */
+int rb_h5r_read_chunks(rb_h5r *r, hid_t dset, size_t npoints, double *out, bool *done);
 /* Read a numeric dataset of HDF5 dimensions dims (rank 0 to 3) into out with its axes reversed:
  * [d0][d1][d2] becomes [d2][d1][d0] (a MATLAB array, column-major, into row-major order). */
 int rb_h5r_read_reversed(rb_h5r *r, hid_t dset, const char *obj, int rank, const hsize_t *dims, double *out);

@@ -379,8 +379,8 @@ bool rb_h5r_is_numeric(hid_t dset)
 int rb_h5r_check_storage(rb_h5r *r, hid_t dset, const char *obj, size_t npoints)
 {
     int rc = RB_OK;
-    hid_t type = H5Dget_type(dset), dcpl = H5Dget_create_plist(dset);
-    if (type < 0 || dcpl < 0) {
+    hid_t type = H5Dget_type(dset), dcpl = -1;
+    if (type < 0) {
         rc = rb_h5r_fail(r, obj, "cannot read the dataset's type");
         goto done;
     }
@@ -390,6 +390,12 @@ int rb_h5r_check_storage(rb_h5r *r, hid_t dset, const char *obj, size_t npoints)
         goto done;
     }
     unsigned long long stored = (unsigned long long)H5Dget_storage_size(dset);
+    if ((unsigned long long)need <= stored)
+        goto done; /* stored whole: whether it is filtered does not matter (and copying the list costs) */
+    if ((dcpl = H5Dget_create_plist(dset)) < 0) {
+        rc = rb_h5r_fail(r, obj, "cannot read the dataset's type");
+        goto done;
+    }
     bool filtered = H5Pget_nfilters(dcpl) > 0;
     unsigned long long limit = filtered ? stored * MAX_DEFLATE_RATIO + 4096 : stored;
     if (need > 0 && (unsigned long long)need > limit)
@@ -411,9 +417,14 @@ static int check_numeric(rb_h5r *r, hid_t dset, const char *obj, size_t npoints)
     return rb_h5r_check_storage(r, dset, obj, npoints);
 }
 
-/* HDF5 converts any integer or float type to double while reading: no copy of our own. */
-static int read_checked_doubles(rb_h5r *r, hid_t dset, const char *obj, double *out)
+/* Our writers' compressed doubles are decompressed outside HDF5's lock (rb_h5r_read_chunks); anything
+ * else HDF5 converts to double while reading: no copy of our own. */
+static int read_checked_doubles(rb_h5r *r, hid_t dset, const char *obj, size_t npoints, double *out)
 {
+    bool done;
+    int rc = rb_h5r_read_chunks(r, dset, npoints, out, &done);
+    if (rc || done)
+        return rc;
     if (H5Dread(dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0)
         return rb_h5r_fail(r, obj, "cannot read the values (truncated or corrupt?)");
     return RB_OK;
@@ -424,7 +435,7 @@ int rb_h5r_read_doubles(rb_h5r *r, hid_t dset, const char *obj, size_t npoints, 
     int rc = check_numeric(r, dset, obj, npoints);
     if (rc || npoints == 0)
         return rc;
-    return read_checked_doubles(r, dset, obj, out);
+    return read_checked_doubles(r, dset, obj, npoints, out);
 }
 
 int rb_h5r_read_reversed(rb_h5r *r, hid_t dset, const char *obj, int rank, const hsize_t *dims, double *out)
@@ -444,11 +455,11 @@ int rb_h5r_read_reversed(rb_h5r *r, hid_t dset, const char *obj, int rank, const
     if (rc || count == 0)
         return rc;
     if (count == longest) /* at most one dimension above 1: the order is the same either way */
-        return read_checked_doubles(r, dset, obj, out);
+        return read_checked_doubles(r, dset, obj, count, out);
     double *tmp = rb_malloc(bytes);
     if (!tmp)
         return rb_err_set(r->err, RB_ENOMEM, "%s: %s: out of memory", r->path, obj);
-    rc = read_checked_doubles(r, dset, obj, tmp);
+    rc = read_checked_doubles(r, dset, obj, count, tmp);
     if (rc == RB_OK)
         rb_io_reverse_axes(out, tmp, (size_t)rank, d);
     rb_free(tmp);

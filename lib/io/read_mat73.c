@@ -99,6 +99,19 @@ static int read_ref_string(rb_h5r *r, hid_t cell, const char *obj, size_t k, hob
     return rc;
 }
 
+/* The count references of a cell. References are converted even from and to the same type, through a
+ * conversion buffer that HDF5 clears before every read: 1 MB by default, under HDF5's global lock. A
+ * buffer the size of the references does the same work. */
+static bool read_refs(hid_t dset, size_t count, hobj_ref_t *ref)
+{
+    hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
+    bool ok = dxpl >= 0 && H5Pset_buffer(dxpl, count * sizeof *ref, NULL, NULL) >= 0 &&
+              H5Dread(dset, H5T_STD_REF_OBJ, H5S_ALL, H5S_ALL, dxpl, ref) >= 0;
+    if (dxpl >= 0)
+        H5Pclose(dxpl);
+    return ok;
+}
+
 /* A MATLAB cell of char arrays (object references into /#refs#) as *n strings (caller frees with
  * rb_io_free_strings); `expect` strings unless SIZE_MAX. */
 static int read_cell(rb_h5r *r, hid_t dset, const char *obj, size_t expect, char ***items, size_t *n)
@@ -134,7 +147,7 @@ static int read_cell(rb_h5r *r, hid_t dset, const char *obj, size_t expect, char
         goto done;
     }
     *n = count;
-    if (H5Dread(dset, H5T_STD_REF_OBJ, H5S_ALL, H5S_ALL, H5P_DEFAULT, ref) < 0) {
+    if (!read_refs(dset, count, ref)) {
         rc = rb_h5r_fail(r, obj, "cannot read the cell's references");
         goto done;
     }

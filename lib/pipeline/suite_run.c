@@ -37,7 +37,13 @@ typedef struct job {
     pair_out *out; /* n_variants x n_logs, variant-major */
     size_t n_pairs;
     const rb_suite_opts *opts;
+    rb_suite_result *res;     /* the table goes here */
+    rb_suite_figure *figures; /* 2 + n_traces slots (box plots, traces), filled by the post-phase tasks */
 } job;
+
+/* Post-phase tasks, each with its own slot: the table, the two box plots, then one per trace. Task i > 0
+ * makes figure i - 1. */
+enum { POST_TABLE, POST_RMSE_BOX, POST_MAGNITUDE_BOX, POST_TRACES };
 
 static int nomem(rb_err *err) { return rb_err_set(err, RB_ENOMEM, "out of memory"); }
 
@@ -399,21 +405,20 @@ static int make_table(const job *jb, rb_comparison **out, rb_err *err)
 }
 
 /* ---- figures --------------------------------------------------------------------------------------------------- */
-static int add_figure(rb_suite_result *r, char *name, char *svg, rb_err *err)
+/* The figure of post-phase task `task` takes name and svg (both freed on failure). */
+static int set_figure(const job *jb, size_t task, char *name, char *svg, rb_err *err)
 {
-    rb_suite_figure *grown = name && svg ? rb_realloc(r->figures, (r->n_figures + 1) * sizeof *grown) : NULL;
-    if (!grown) {
+    if (!name || !svg) {
         rb_free(name);
         rb_free(svg);
         return nomem(err);
     }
-    r->figures = grown;
-    r->figures[r->n_figures++] = (rb_suite_figure){name, svg};
+    jb->figures[task - POST_RMSE_BOX] = (rb_suite_figure){name, svg};
     return RB_OK;
 }
 
 /* Box plots of statistic k over every (log, joint) value of each variant; with_ref adds the reference's. */
-static int box_figure(const job *jb, rb_suite_result *r, size_t k, bool with_ref, const char *file, const char *title,
+static int box_figure(const job *jb, size_t task, size_t k, bool with_ref, const char *file, const char *title,
                       const char *y_label, rb_err *err)
 {
     const rb_suite *s = jb->s;
@@ -434,7 +439,7 @@ static int box_figure(const job *jb, rb_suite_result *r, size_t k, bool with_ref
     if (!rc)
         rc = rb_svg_boxplot(title, y_label, series, n_series, &svg, err);
     if (!rc)
-        rc = add_figure(r, rb_strdup(file), svg, err);
+        rc = set_figure(jb, task, rb_strdup(file), svg, err);
     rb_free(series);
     rb_free(values);
     return rc;
@@ -448,7 +453,7 @@ static void safe_name(char *s)
             *s = '_';
 }
 
-static int trace_figure(const job *jb, rb_suite_result *r, size_t k, rb_err *err)
+static int trace_figure(const job *jb, size_t k, rb_err *err)
 {
     const rb_suite *s = jb->s;
     const rb_suite_trace *tr = &s->traces[k];
@@ -494,7 +499,7 @@ static int trace_figure(const job *jb, rb_suite_result *r, size_t k, rb_err *err
         rc = rb_svg_traces(title, y_label, lines, n_lines, ld->shaded, ld->n_shaded, t0, t1, &svg, err);
     }
     if (!rc) {
-        rc = add_figure(r, file, svg, err);
+        rc = set_figure(jb, POST_TRACES + k, file, svg, err);
         file = NULL;
     }
     rb_free(title);
@@ -504,16 +509,38 @@ static int trace_figure(const job *jb, rb_suite_result *r, size_t k, rb_err *err
     return rc;
 }
 
-static int make_figures(const job *jb, rb_suite_result *r, rb_err *err)
+/* A post-phase task (on the pool: the table's bootstrap and the figures need only the pairs' slots). */
+static int post_task(void *ctx, size_t i, rb_err *err)
 {
+    const job *jb = ctx;
     char title[512];
-    snprintf(title, sizeof title, "%s: RMSE per joint and log", jb->s->name);
-    int rc = box_figure(jb, r, 1, false, "rmse_box.svg", title, "RMSE", err);
-    snprintf(title, sizeof title, "%s: mean magnitude per joint and log", jb->s->name);
-    if (!rc)
-        rc = box_figure(jb, r, 4, true, "magnitude_box.svg", title, "mean |value|", err);
-    for (size_t k = 0; !rc && k < jb->s->n_traces; k++)
-        rc = trace_figure(jb, r, k, err);
+    switch (i) {
+    case POST_TABLE:
+        return make_table(jb, &jb->res->table, err);
+    case POST_RMSE_BOX:
+        snprintf(title, sizeof title, "%s: RMSE per joint and log", jb->s->name);
+        return box_figure(jb, i, 1, false, "rmse_box.svg", title, "RMSE", err);
+    case POST_MAGNITUDE_BOX:
+        snprintf(title, sizeof title, "%s: mean magnitude per joint and log", jb->s->name);
+        return box_figure(jb, i, 4, true, "magnitude_box.svg", title, "mean |value|", err);
+    default:
+        return trace_figure(jb, i - POST_TRACES, err);
+    }
+}
+
+/* The table and the figures, made on the pool; the figures keep their slots' order. */
+static int post_phase(job *jb, rb_suite_result *r, rb_err *err)
+{
+    size_t n_figures = POST_TRACES - POST_RMSE_BOX + jb->s->n_traces;
+    if (!(jb->figures = rb_calloc(n_figures, sizeof *jb->figures)))
+        return nomem(err);
+    jb->res = r;
+    int rc = run_pool(jb, post_task, POST_RMSE_BOX + n_figures, false, err);
+    if (!rc) {
+        r->figures = jb->figures;
+        r->n_figures = n_figures;
+        jb->figures = NULL;
+    }
     return rc;
 }
 
@@ -567,6 +594,11 @@ static void free_job(job *jb)
     }
     rb_free(jb->out);
     rb_pipe_free_strings(jb->joints, jb->n_joints);
+    for (size_t k = 0; jb->figures && k < POST_TRACES - POST_RMSE_BOX + s->n_traces; k++) {
+        rb_free(jb->figures[k].name);
+        rb_free(jb->figures[k].svg);
+    }
+    rb_free(jb->figures);
 }
 
 static int alloc_slots(job *jb, rb_err *err)
@@ -621,9 +653,7 @@ int rb_suite_run(const rb_suite *s, const rb_suite_opts *opts, rb_suite_result *
     if (!rc)
         rc = run_pool(&jb, run_pair, jb.n_pairs, true, err);
     if (!rc)
-        rc = make_table(&jb, &r->table, err);
-    if (!rc)
-        rc = make_figures(&jb, r, err);
+        rc = post_phase(&jb, r, err);
     if (!rc)
         rc = gather_warnings(&jb, r, err);
     if (r)

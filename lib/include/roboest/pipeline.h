@@ -904,12 +904,14 @@ typedef struct rb_suite_result {
     size_t n_pairs, n_samples;   /* runs made, clock samples over all runs */
 } rb_suite_result;
 
-/* Read the logs on a pool of threads (one log per task; HDF5-based files take turns under HDF5's own lock),
- * check in log order that each has the reference channel with every joint (and the contact channel), then
- * run the (variant, log) pairs on the pool (a shared work queue; each pair reads only shared immutable data
- * and writes only its own slot), score each estimate,
- * then summarize and draw the figures in a fixed order: the result does not depend on the thread count or
- * timing. The first failing log, then the first failing pair in (variant, log) order decides the error,
+/* Read the logs on a pool of threads (one log per task; HDF5-based files take turns under HDF5's own lock
+ * only for metadata and stored chunk bytes: the readers decompress our writers' chunks outside it), check in
+ * log order that each has the reference channel with every joint (and the contact channel), then run the
+ * (variant, log) pairs on the pool (a shared work queue; each pair reads only shared immutable data and writes
+ * only its own slot), score each estimate, then summarize (with the bootstrap) and draw each figure as
+ * separate pool tasks into fixed slots: the result does not depend on the thread count or timing. The first
+ * failing log, then the first failing pair in (variant, log) order, then the table before the figures in
+ * their order decides the error,
  * whatever the timing: a pair's
  * message starts with "variant <name>: " and names the log. Errors: those of rb_log_read / rb_log_append
  * (prefixed with the log path), RB_ENOTFOUND (reference or contact channel, joint, estimate element),
