@@ -46,8 +46,10 @@ static int parse_scenario(clload *x, const cJSON *v)
     if (!rc && s->sim.ctrl != RB_CTRL_TORQUE)
         rc = rb_cfg_error(c, "scenario %s: the closed loop needs controller kind \"torque\"", path);
     else if (!rc && !s->sim.balance.enabled)
-        rc = rb_cfg_error(c, "scenario %s: the closed loop scores the CoM against the balance reference: it needs "
-                             "\"balance\"", path);
+        rc = rb_cfg_error(c,
+                          "scenario %s: the closed loop scores the CoM against the balance reference: it needs "
+                          "\"balance\"",
+                          path);
     rb_free(rel);
     rb_free(path);
     return rc;
@@ -184,8 +186,9 @@ static int check_rate(clload *x, const rb_cl_config *cf)
     double dt = x->cl->scenario->sim.dt, rate = cf->pipeline->clock_rate;
     if (rate > 0 && fabs(rate * dt - 1.0) > 1e-9) {
         push_key(&x->c, "pipeline", 0);
-        int rc = rb_cfg_error(&x->c, "pipeline %s runs at %g Hz but the scenario's control loop at %g Hz (dt = %g s): "
-                                     "the estimator is stepped every control period",
+        int rc = rb_cfg_error(&x->c,
+                              "pipeline %s runs at %g Hz but the scenario's control loop at %g Hz (dt = %g s): "
+                              "the estimator is stepped every control period",
                               cf->pipeline_path, rate, 1.0 / dt, dt);
         pop(&x->c);
         return rc;
@@ -308,8 +311,10 @@ static int finish_defaults(clload *x)
             rc = rb_cfg_error(&x->c, "the scenario has random pushes (they may come at any time): set "
                                      "\"disturbances_from\"");
         else if (!(first > cl->settle))
-            rc = rb_cfg_error(&x->c, "the first disturbance (%g s) is not after \"settle\" (%g s): set "
-                                     "\"disturbances_from\"", first, cl->settle);
+            rc = rb_cfg_error(&x->c,
+                              "the first disturbance (%g s) is not after \"settle\" (%g s): set "
+                              "\"disturbances_from\"",
+                              first, cl->settle);
     }
     return rc;
 }

@@ -14,11 +14,11 @@ static const char *const AXES[] = {"x", "y", "z"};
 
 /* What one run leaves behind (its own slot, written by one thread only). */
 typedef struct run_out {
-    size_t n, cap;        /* samples recorded / allocated (the scenario's steps + 1) */
-    double *t;            /* n */
+    size_t n, cap;                     /* samples recorded / allocated (the scenario's steps + 1) */
+    double *t;                         /* n */
     double *tau_j, *tau_ref, *tau_hat; /* n x n_joints each; tau_hat NULL without feedback */
-    double *tau_f, *tau_f_hat;          /* n x n_joints each: true friction, its estimate; NULL without compensation */
-    double *com, *com_ref; /* n x 3 */
+    double *tau_f, *tau_f_hat;         /* n x n_joints each: true friction, its estimate; NULL without compensation */
+    double *com, *com_ref;             /* n x 3 */
     rb_cl_status status;
 } run_out;
 
@@ -37,10 +37,10 @@ typedef struct loop {
     size_t n_samples;
     rb_stream *stream;
     size_t n_channels;
-    size_t *width;          /* per channel */
+    size_t *width;             /* per channel */
     long *fb_elem, *comp_elem; /* per model joint: element of the feedback / compensation signal, -1: none */
     const double *fb_row, *comp_row;
-    double *fb, *comp;      /* per model joint, given to the simulator */
+    double *fb, *comp; /* per model joint, given to the simulator */
 } loop;
 
 static int nomem(rb_err *err) { return rb_err_set(err, RB_ENOMEM, "out of memory"); }
@@ -81,8 +81,8 @@ static int on_start(void *user, const rb_stream_channel *channels, size_t n_chan
         return nomem(err);
     for (size_t c = 0; c < n_channels; c++)
         lp->width[c] = channels[c].width;
-    int rc = rb_stream_open(cf->pipeline, channels, n_channels, lp->cl->scenario->sim.dt, lp->n_samples, &lp->stream,
-                            err);
+    int rc =
+        rb_stream_open(cf->pipeline, channels, n_channels, lp->cl->scenario->sim.dt, lp->n_samples, &lp->stream, err);
     if (!rc && cf->feedback)
         rc = map_signal(lp, cf->feedback, lp->fb_elem, &lp->fb_row, err);
     if (!rc && cf->compensation)
@@ -121,6 +121,8 @@ static int record(loop *lp, rb_sim *sim, double t, rb_err *err)
     if (rc)
         return rc;
     const rb_sim_truth *tr = rb_sim_truth_get(sim);
+    if (o->n == o->cap) /* the hook runs once per sample of the scenario's clock: n_steps + 1 */
+        return rb_err_set(err, RB_EINVAL, "closed loop: more samples than the scenario's %zu steps", o->cap - 1);
     size_t k = o->n++, J = cl->n_joints;
     o->t[k] = t;
     for (size_t j = 0; j < J; j++) {
@@ -196,9 +198,10 @@ static int run_one(void *ctx, size_t i, rb_err *err) /* a pool task */
     loop lp = {.cl = cl, .cf = cf, .out = o, .n_samples = jb->n_steps + 1};
     lp.fb = rb_malloc((n ? n : 1) * sizeof *lp.fb);
     lp.comp = rb_malloc((n ? n : 1) * sizeof *lp.comp);
-    int rc = lp.fb && lp.comp && alloc_out(o, lp.n_samples, cl->n_joints, cf->feedback != NULL, cf->compensation != NULL) == RB_OK ? RB_OK
-                                                                                                       : nomem(err);
-    for (size_t j = 0; lp.fb && lp.comp && j < n; j++)
+    bool ok = lp.fb && lp.comp &&
+              alloc_out(o, lp.n_samples, cl->n_joints, cf->feedback != NULL, cf->compensation != NULL) == RB_OK;
+    int rc = ok ? RB_OK : nomem(err);
+    for (size_t j = 0; ok && j < n; j++)
         lp.fb[j] = lp.comp[j] = NAN;
     rb_scenario_hook hook = {on_start, on_sample, &lp};
     if (!rc)
@@ -257,8 +260,10 @@ static int provenance(const job *jb, rb_comparison *c, const char *window, rb_er
         if (!rc && cf->pipeline)
             rc = set_attrf(c, err, cf->pipeline->config_sha256, "configuration %s: %s", cf->name, "config_sha256");
         if (!rc)
-            rc = set_attrf(c, err, cf->feedback ? cf->feedback : cf->torque_sensor ? "torque sensor (true tau_j)"
-                                                                                   : "none (feedforward)",
+            rc = set_attrf(c, err,
+                           cf->feedback        ? cf->feedback
+                           : cf->torque_sensor ? "torque sensor (true tau_j)"
+                                               : "none (feedforward)",
                            "configuration %s: %s", cf->name, "feedback");
         if (!rc)
             rc = set_attrf(c, err, cf->compensation ? cf->compensation : "none", "configuration %s: %s", cf->name,
@@ -287,7 +292,7 @@ typedef struct table_spec {
     bool (*takes)(const rb_cl_config *); /* the configurations the table has (NULL: all) */
     const double *(*estimate)(const run_out *);
     const double *(*ref)(const run_out *);
-    double t0, t1;      /* t1 INFINITY: the run's end */
+    double t0, t1; /* t1 INFINITY: the run's end */
 } table_spec;
 
 static const double *est_tau_j(const run_out *o) { return o->tau_j; }
@@ -304,9 +309,15 @@ static int score(const job *jb, const table_spec *ts, size_t v, size_t s, rb_com
 {
     const rb_closed_loop *cl = jb->cl;
     const run_out *o = &jb->out[v * cl->n_seeds + s];
-    rb_metric_input in = {.estimate_name = ts->estimate_name, .reference_name = ts->reference, .estimate = ts->estimate(o),
-                          .reference = ts->ref(o), .time = o->t, .n_samples = o->n, .n_elements = ts->width,
-                          .t0 = ts->t0, .t1 = ts->t1};
+    rb_metric_input in = {.estimate_name = ts->estimate_name,
+                          .reference_name = ts->reference,
+                          .estimate = ts->estimate(o),
+                          .reference = ts->ref(o),
+                          .time = o->t,
+                          .n_samples = o->n,
+                          .n_elements = ts->width,
+                          .t0 = ts->t0,
+                          .t1 = ts->t1};
     rb_stats *per = rb_calloc(ts->width, sizeof *per), all;
     if (!per)
         return nomem(err);
@@ -336,8 +347,8 @@ static int make_table(const job *jb, const table_spec *ts, rb_comparison **out, 
         }
     *out = NULL;
     if (!rc && n_rows)
-        rc = rb_comparison_new(out, ts->title, ts->reference, variants, n_rows, (const char *const *)seeds,
-                               cl->n_seeds, ts->elements, ts->width, err);
+        rc = rb_comparison_new(out, ts->title, ts->reference, variants, n_rows, (const char *const *)seeds, cl->n_seeds,
+                               ts->elements, ts->width, err);
     rb_comparison *c = *out;
     if (c) {
         c->bootstrap = cl->bootstrap;
@@ -373,17 +384,71 @@ static int make_tables(const job *jb, rb_cl_result *r, rb_err *err)
     snprintf(w_all, sizeof w_all, "[%g s, end]", t0);
     snprintf(w_before, sizeof w_before, "[%g s, %g s)", t0, cl->disturbances_from);
     const char *const *joints = (const char *const *)cl->joints;
-    table_spec torque = {"torque tracking: true joint torque against the desired joint torque (N m)", "tau_j", "tau_ref", w_all,
-                         joints, cl->n_joints, torque_stats, 5, NULL, est_tau_j, ref_tau_ref, t0, INFINITY};
-    table_spec before = {"CoM error before the disturbances (m)", "com", "com_ref", w_before, AXES, 3, com_stats, 2, NULL,
-                         est_com, ref_com, t0, t_dist};
-    table_spec all = {"CoM error over the whole run (m)", "com", "com_ref", w_all, AXES, 3, com_stats, 2, NULL, est_com,
-                      ref_com, t0, INFINITY};
-    table_spec est = {"torque estimation: the feedback estimate against the true joint torque (N m)", "tau_hat", "tau_j", w_all,
-                      joints, cl->n_joints, est_stats, 4, with_feedback, est_tau_hat, est_tau_j, t0, INFINITY};
-    table_spec fric = {"friction estimation: the compensation against the true friction torque (N m)", "tau_f_hat",
-                       "tau_f", w_all, joints, cl->n_joints, est_stats, 4, with_compensation, est_tau_f_hat, ref_tau_f,
-                       t0, INFINITY};
+    table_spec torque = {"torque tracking: true joint torque against the desired joint torque (N m)",
+                         "tau_j",
+                         "tau_ref",
+                         w_all,
+                         joints,
+                         cl->n_joints,
+                         torque_stats,
+                         5,
+                         NULL,
+                         est_tau_j,
+                         ref_tau_ref,
+                         t0,
+                         INFINITY};
+    table_spec before = {"CoM error before the disturbances (m)",
+                         "com",
+                         "com_ref",
+                         w_before,
+                         AXES,
+                         3,
+                         com_stats,
+                         2,
+                         NULL,
+                         est_com,
+                         ref_com,
+                         t0,
+                         t_dist};
+    table_spec all = {"CoM error over the whole run (m)",
+                      "com",
+                      "com_ref",
+                      w_all,
+                      AXES,
+                      3,
+                      com_stats,
+                      2,
+                      NULL,
+                      est_com,
+                      ref_com,
+                      t0,
+                      INFINITY};
+    table_spec est = {"torque estimation: the feedback estimate against the true joint torque (N m)",
+                      "tau_hat",
+                      "tau_j",
+                      w_all,
+                      joints,
+                      cl->n_joints,
+                      est_stats,
+                      4,
+                      with_feedback,
+                      est_tau_hat,
+                      est_tau_j,
+                      t0,
+                      INFINITY};
+    table_spec fric = {"friction estimation: the compensation against the true friction torque (N m)",
+                       "tau_f_hat",
+                       "tau_f",
+                       w_all,
+                       joints,
+                       cl->n_joints,
+                       est_stats,
+                       4,
+                       with_compensation,
+                       est_tau_f_hat,
+                       ref_tau_f,
+                       t0,
+                       INFINITY};
     int rc = make_table(jb, &torque, &r->torque, err);
     if (!rc)
         rc = make_table(jb, &before, &r->com_before, err);
@@ -396,7 +461,8 @@ static int make_tables(const job *jb, rb_cl_result *r, rb_err *err)
     return rc;
 }
 
-/* ---- figures ------------------------------------------------------------------------------------------------------ */
+/* ---- figures ------------------------------------------------------------------------------------------------------
+ */
 static int add_figure(rb_cl_result *r, const char *name, char *svg, rb_err *err)
 {
     rb_suite_figure *grown = rb_realloc(r->figures, (r->n_figures + 1) * sizeof *grown);
@@ -460,8 +526,8 @@ static int com_figure(const job *jb, rb_cl_result *r, rb_err *err)
     }
     for (size_t i = 0; !rc && i < sc->n_pushes; i++)
         shade[i] = (rb_interval){sc->pushes[i].start, sc->pushes[i].start + sc->pushes[i].duration};
-    char *svg = NULL, *title = rb_asprintf("%s: CoM y, seed %llu (pushes shaded)", cl->name,
-                                           (unsigned long long)cl->seeds[0]);
+    char *svg = NULL,
+         *title = rb_asprintf("%s: CoM y, seed %llu (pushes shaded)", cl->name, (unsigned long long)cl->seeds[0]);
     if (!rc && !title)
         rc = nomem(err);
     if (!rc)
@@ -528,7 +594,11 @@ static size_t steps_of(const rb_sim_scenario *sc) { return (size_t)ceil(sc->dura
 static int run_pool(job *jb, rb_err *err)
 {
     const rb_cl_opts *o = jb->opts;
-    rb_pipe_pool pl = {jb, run_one, jb->n_runs, o && o->threads ? o->threads : jb->cl->threads, o ? o->progress : NULL,
+    rb_pipe_pool pl = {jb,
+                       run_one,
+                       jb->n_runs,
+                       o && o->threads ? o->threads : jb->cl->threads,
+                       o ? o->progress : NULL,
                        o ? o->user : NULL};
     bool cancelled = false;
     int rc = rb_pipe_pool_run(&pl, &cancelled, err);
@@ -567,7 +637,8 @@ int rb_closed_loop_run(const rb_closed_loop *cl, const rb_cl_opts *opts, rb_cl_r
     return rc;
 }
 
-/* ---- the paper's layout ------------------------------------------------------------------------------------------- */
+/* ---- the paper's layout -------------------------------------------------------------------------------------------
+ */
 /* Mean over the seeds of statistic k, "± sd" added with several seeds. */
 static void cell(FILE *f, const rb_closed_loop *cl, const rb_comparison *c, size_t v, size_t j, size_t k, double scale)
 {
@@ -604,7 +675,8 @@ static void com_table(FILE *f, const rb_closed_loop *cl, const rb_comparison *c)
 }
 
 /* RMSE, MAE, max abs over all joints of the configurations `takes` keeps (the rows of c, in order). */
-static void estimate_table(FILE *f, const rb_closed_loop *cl, const rb_comparison *c, bool (*takes)(const rb_cl_config *))
+static void estimate_table(FILE *f, const rb_closed_loop *cl, const rb_comparison *c,
+                           bool (*takes)(const rb_cl_config *))
 {
     static const size_t ks[] = {ST_RMSE, ST_MAE, ST_MAX_ABS};
     fputs("| Configuration | RMSE | MAE | max abs |\n|---|---|---|---|\n", f);
@@ -644,7 +716,8 @@ static void markdown(FILE *f, const rb_closed_loop *cl, const rb_cl_result *r)
             rb_path_basename(cl->scenario->path), cl->scenario->sha256);
     fprintf(f, "- seeds: %zu; %s\n- scored joints: %zu\n\n", cl->n_seeds,
             cl->n_seeds > 1 ? "cells are mean ± sd over the seeds" : "one run per configuration", J);
-    fprintf(f, "## Table I: CoM error before the disturbances, t in [%g s, %g s)\n\n", cl->settle, cl->disturbances_from);
+    fprintf(f, "## Table I: CoM error before the disturbances, t in [%g s, %g s)\n\n", cl->settle,
+            cl->disturbances_from);
     com_table(f, cl, r->com_before);
     fprintf(f, "\n## Table II: torque tracking, tau_j against tau_ref (N m), t in [%g s, end]\n\n", cl->settle);
     fputs("| Configuration | MSE | RMSE | MAE | max abs | mean abs tau_j |\n|---|---|---|---|---|---|\n", f);

@@ -74,10 +74,7 @@ static fixture make_fixture(const char *configurations, const char *extra_keys, 
     return fx;
 }
 
-static void free_fixture(fixture *fx)
-{
-    free(fx->dir), free(fx->config), free(fx->out);
-}
+static void free_fixture(fixture *fx) { free(fx->dir), free(fx->config), free(fx->out); }
 
 static cJSON *read_json(const char *dir, const char *name)
 {
@@ -114,9 +111,9 @@ Test(cli_closed_loop, known_answers_tables_and_figures)
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     cr_assert(strstr(r.out, "## Table I: CoM error before the disturbances"), "%s", r.out);
     cr_assert(strstr(r.out, "## Table II: torque tracking"), "%s", r.out);
-    static const char *const files[] = {"report.md",  "torque.json",     "torque.csv",       "com_before.json",
-                                        "com_all.md", "estimation.json", "rmse_box.svg",     "magnitude_box.svg",
-                                        "com_y.svg"};
+    static const char *const files[] = {"report.md",       "torque.json",       "torque.csv",
+                                        "com_before.json", "com_all.md",        "estimation.json",
+                                        "rmse_box.svg",    "magnitude_box.svg", "com_y.svg"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char *p = test_path(fx.out, files[i]);
         cr_assert(test_exists(p), "%s missing", files[i]);
@@ -210,7 +207,8 @@ Test(cli_closed_loop, pipeline_rate_and_elements_must_fit_the_loop)
 {
     fixture fx = make_fixture("{\"name\": \"a\", \"pipeline\": \"slow.json\", \"feedback\": \"tau\"}", "", 0.3);
     char *slow = test_path(fx.dir, "slow.json");
-    test_write_file(slow, "{\"clock\": {\"rate\": 200}, \"signals\": {\"tau\": {\"channel\": \"truth/joints/torques\"}}}\n");
+    test_write_file(slow,
+                    "{\"clock\": {\"rate\": 200}, \"signals\": {\"tau\": {\"channel\": \"truth/joints/torques\"}}}\n");
     cli_result r = cli_run(NULL, (const char *const[]){"closed-loop", fx.config, "-o", fx.out, NULL});
     cr_assert_eq(r.status, EXIT_INPUT, "%s", r.err);
     cr_assert(strstr(r.err, "runs at 200 Hz but the scenario's control loop at 1000 Hz"), "%s", r.err);
