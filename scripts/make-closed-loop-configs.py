@@ -126,7 +126,22 @@ TRAIN_PUSHES = [
 ]
 
 
-def scenario(name, seed, duration, amplitude, freq, pushes):
+# The "second robot" (the paper's scalability test, section IV-C3: the same design, friction changed by wear and
+# manufacturing): every leg joint's friction scaled by a constant factor, per joint kind, both legs alike (the
+# factors of the leg-on-a-pole second robot's drift; the knee's drift there grows 1.4 -> 1.6)
+SECOND_ROBOT_SCALE = {"hip_pitch": 1.3, "hip_roll": 0.8, "hip_yaw": 1.5, "knee": 1.4, "ankle_pitch": 0.7,
+                      "ankle_roll": 1.2}
+
+
+def second_robot_friction():
+    out = {j: dict(FRICTION[j]) for j in TORSO + LEGS}
+    for j in LEGS:
+        k = SECOND_ROBOT_SCALE[j.split("_", 1)[1]]
+        out[j]["drift"] = {"s0": k, "s1": k}
+    return out
+
+
+def scenario(name, seed, duration, amplitude, freq, pushes, friction=None):
     sc = {
         "name": name,
         "model": {"urdf": "../../datasets/humanoid_lower_body.urdf", "floating": True},
@@ -137,7 +152,7 @@ def scenario(name, seed, duration, amplitude, freq, pushes):
         "balance": {"amplitude": amplitude, "freq": freq, "ik_T": 0.02},
         "controller": {"kind": "torque", "gains": gains()},
         "actuators": {j: {"k_t": K_T, "R": GEAR[j], "J_m": J_M[j], "i_max": 12} for j in TORSO + LEGS},
-        "friction": {j: FRICTION[j] for j in TORSO + LEGS},
+        "friction": friction or {j: FRICTION[j] for j in TORSO + LEGS},
         "sensors": sensors(),
     }
     if pushes:
@@ -300,6 +315,14 @@ def closed_loop():
     }
 
 
+def closed_loop_second_robot():
+    cl = closed_loop()
+    cl["name"] = "closed loop on the second robot: other friction, the first robot's network and tuning"
+    cl["scenario"] = "humanoid_balance_push_second_robot.json"
+    cl["seeds"] = [601]
+    return cl
+
+
 def write(name, obj):
     with open(os.path.join(OUT, name), "w") as f:
         json.dump(obj, f, indent=1)
@@ -318,6 +341,9 @@ def main():
     write("suite_offline.json", torque)
     write("suite_friction.json", fric)
     write("closed_loop.json", closed_loop())
+    write("humanoid_balance_push_second_robot.json",
+          scenario("humanoid_balance_push_second_robot", 601, 10.0, 0.025, 0.25, PUSHES, second_robot_friction()))
+    write("closed_loop_second_robot.json", closed_loop_second_robot())
 
 
 if __name__ == "__main__":
