@@ -100,7 +100,7 @@ static int read_session(char **paths, int n, rb_log **out, rb_err *err)
         if (rc == RB_OK && log) {
             rc = rb_log_append(log, part, err);
             if (rc)
-                rb_err_prefix(err, "%s: ", paths[i]);
+                rb_err_prefix(err, rc, "%s: ", paths[i]);
             rb_log_free(part);
         } else if (rc == RB_OK) {
             log = part;

@@ -519,7 +519,7 @@ static int run_eval(eval_ctx *c, const char *op_name, unsigned needs, const char
         fill_state(c, i);
         rc = eval_row(c, main->data + row * i, extra ? extra->data + 3 * i : NULL, err);
         if (rc)
-            rb_err_prefix(err, "%s: state %zu: %s: ", states_path, i, op_name);
+            rb_err_prefix(err, rc, "%s: state %zu: %s: ", states_path, i, op_name);
     }
     if (!rc)
         rc = set_provenance(c, res, op_name, err);

@@ -236,7 +236,7 @@ static int cmd_tune_kfd(int argc, char **argv)
         if (rc == RB_OK)
             rc = rb_kfd_tune_channel(ch, sel[i], ref, ref_elem, &o, &res[i], &err);
         if (rc)
-            rb_err_prefix(&err, "%s: ", path);
+            rb_err_prefix(&err, rc, "%s: ", path);
         else if (res[i].at_bound)
             fprintf(stderr,
                     "roboest: warning: element %s: the minimum lies at the edge of the searched interval "

@@ -48,10 +48,10 @@ int rb_err_set(rb_err *err, int code, const char *fmt, ...)
     return code;
 }
 
-int rb_err_prefix(rb_err *err, const char *fmt, ...)
+int rb_err_prefix(rb_err *err, int code, const char *fmt, ...)
 {
     if (!err)
-        return RB_OK;
+        return code;
     char prefix[RB_ERR_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
@@ -61,5 +61,5 @@ int rb_err_prefix(rb_err *err, const char *fmt, ...)
     char joined[2 * RB_ERR_MSG_MAX];
     snprintf(joined, sizeof joined, "%s%s", prefix, err->msg);
     snprintf(err->msg, sizeof err->msg, "%.*s", RB_ERR_MSG_MAX - 1, joined);
-    return err->code;
+    return code;
 }

@@ -86,9 +86,9 @@ static int build_element(const rb_stage_setup *setup, rb_friction_kind kind, con
         p[4] = p[3] / 10;
     int rc = rb_friction_build(model, p, count, out, err);
     if (rc && setup->in[0].names)
-        return rb_err_prefix(err, "stage %s: element %s: ", setup->id, setup->in[0].names[i]);
+        return rb_err_prefix(err, rc, "stage %s: element %s: ", setup->id, setup->in[0].names[i]);
     if (rc)
-        return rb_err_prefix(err, "stage %s: element %zu: ", setup->id, i);
+        return rb_err_prefix(err, rc, "stage %s: element %zu: ", setup->id, i);
     return RB_OK;
 }
 

@@ -128,7 +128,7 @@ static int pinn_create(const rb_stage_setup *setup, void **state, rb_err *err)
     size_t n = setup->in[1].width;
     int rc = rb_fnet_file_read(path, &f, err);
     if (rc) {
-        rb_err_prefix(err, "stage %s: ", setup->id);
+        rb_err_prefix(err, rc, "stage %s: ", setup->id);
         goto done;
     }
     if ((rc = check_ports(setup, path, f, err)))

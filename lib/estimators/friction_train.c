@@ -52,7 +52,7 @@ static int read_session(const rb_fspec_log *L, session *s, char **sha, rb_err *e
         rb_log *next = NULL;
         rc = rb_log_read(L->paths[i], &next, err);
         if (rc == RB_OK && (rc = rb_log_append(s->log, next, err)))
-            rb_err_prefix(err, "%s: ", L->paths[i]);
+            rb_err_prefix(err, rc, "%s: ", L->paths[i]);
         rb_log_free(next);
     }
     if (rc == RB_OK && L->torques)
@@ -118,7 +118,7 @@ static int make_clock(session *s, const rb_channel *const chans[4], rb_err *err)
                               spec->clock_channel);
         rc = rb_clock_from_channel(&s->clk, cc, lo, hi, err);
     }
-    return rc ? rb_err_prefix(err, "%s: ", s->name) : RB_OK;
+    return rc ? rb_err_prefix(err, rc, "%s: ", s->name) : RB_OK;
 }
 
 /* Resample signal i's joint elements onto the clock into out (clk.n x n_joints). */
@@ -139,7 +139,7 @@ static int resample_signal(session *s, size_t i, const rb_channel *ch, double *o
             sel[j] = (size_t)e;
     }
     if (rc == RB_OK && (rc = rb_resample(ch, sel, n, &s->clk, RB_INTERP_LINEAR, RB_NONFINITE_ERROR, out, NULL, err)))
-        rb_err_prefix(err, "%s: %s: ", s->name, SIGNAL_KEYS[i]);
+        rb_err_prefix(err, rc, "%s: %s: ", s->name, SIGNAL_KEYS[i]);
     rb_free(sel);
     return rc;
 }
@@ -160,7 +160,7 @@ static int kf_velocity(session *s, const rb_fspec_signal *sig, const char *key, 
             z[k] = x[k * n + j];
         rc = rb_kfd_run(&par, s->clk.t, z, T, NULL, xd, acc ? xdd : NULL, NULL, err);
         if (rc)
-            rb_err_prefix(err, "%s: %s.kf_derivative: joint %s: ", s->name, key, s->spec->joints[j]);
+            rb_err_prefix(err, rc, "%s: %s.kf_derivative: joint %s: ", s->name, key, s->spec->joints[j]);
         for (size_t k = 0; rc == RB_OK && k < T; k++) {
             x[k * n + j] = xd[k];
             if (acc)
@@ -448,7 +448,7 @@ static int train_joint(const rb_friction_spec *spec, const rb_friction_train_opt
     int rc = make_rows(d, spec, j, &r, err);
     if (rc == RB_OK &&
         (rc = rb_friction_fit(RB_FRICTION_SCV, r.v_train, r.t_train, r.n_train, &spec->scv, &res->scv[j], NULL, err)))
-        rb_err_prefix(err, "physics model: ");
+        rb_err_prefix(err, rc, "physics model: ");
     if (rc == RB_OK) {
         for (size_t k = 0; k < r.n; k++)
             r.physics[k] = rb_friction_eval(&res->scv[j], r.v_now[k]);
@@ -464,12 +464,12 @@ static int train_joint(const rb_friction_spec *spec, const rb_friction_train_opt
         rc = rb_friction_fit(spec->analytic[a], r.v_now, r.target, r.n, &fo, &res->analytic[at],
                              &res->analytic_rmse[at], err);
         if (rc)
-            rb_err_prefix(err, "%s fit: ", rb_friction_kind_name(spec->analytic[a]));
+            rb_err_prefix(err, rc, "%s fit: ", rb_friction_kind_name(spec->analytic[a]));
     }
     if (rc == RB_OK && o->network)
         rc = train_network(spec, o, j, &r, &res->scv[j], res->file, err);
     rows_free(&r);
-    return rc ? rb_err_prefix(err, "joint %s: ", spec->joints[j]) : RB_OK;
+    return rc ? rb_err_prefix(err, rc, "joint %s: ", spec->joints[j]) : RB_OK;
 }
 
 /* "motors_state/velocities", or "kf_derivative (q [..], r [..]) of joints_state/positions". */

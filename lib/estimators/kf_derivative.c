@@ -136,7 +136,7 @@ int rb_kfd_run(const rb_kfd_params *par, const double *t, const double *z, size_
         kfd_result o;
         rc = elem_step(&e, t[k], z[k], &o, err);
         if (rc) {
-            rb_err_prefix(err, "kf_derivative: sample %zu: ", k);
+            rb_err_prefix(err, rc, "kf_derivative: sample %zu: ", k);
             break;
         }
         if (x)
@@ -473,7 +473,7 @@ static int kfd_create(const rb_stage_setup *setup, void **state, rb_err *err)
         int rc = elem_init(&s->e[i], &par, err);
         if (rc) {
             kfd_destroy(s);
-            return rb_err_prefix(err, "stage %s: element %zu: ", setup->id, i);
+            return rb_err_prefix(err, rc, "stage %s: element %zu: ", setup->id, i);
         }
         s->n++;
     }
@@ -503,8 +503,8 @@ static int kfd_step(void *state, size_t k, double t, const double *const *in, do
         int rc = elem_step(&s->e[i], t, in[0][i], &o, err);
         if (rc) {
             if (s->names)
-                return rb_err_prefix(err, "element %s: ", s->names[i]);
-            return rb_err_prefix(err, "element %zu: ", i);
+                return rb_err_prefix(err, rc, "element %s: ", s->names[i]);
+            return rb_err_prefix(err, rc, "element %zu: ", i);
         }
         out[0][i] = o.x[0];
         out[1][i] = o.x[1];
@@ -611,12 +611,12 @@ int rb_kfd_tune_channel(const rb_channel *x, size_t element, const rb_channel *r
         rb_clock clk = {T, x->time}; /* borrowed: rb_resample only reads it */
         rc = rb_resample(ref, &ref_element, 1, &clk, RB_INTERP_LINEAR, RB_NONFINITE_ERROR, v, NULL, err);
         if (rc)
-            rb_err_prefix(err, "reference: ");
+            rb_err_prefix(err, rc, "reference: ");
     }
     if (rc == RB_OK) {
         rc = rb_kfd_tune(x->time, z, ref ? v : NULL, T, o, res, err);
         if (rc)
-            rb_err_prefix(err, "channel %s: element %s: ", x->name, x->element_names[element]);
+            rb_err_prefix(err, rc, "channel %s: element %s: ", x->name, x->element_names[element]);
     }
     rb_free(z);
     return rc;

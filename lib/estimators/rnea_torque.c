@@ -175,7 +175,7 @@ static int rnea_step(void *state, size_t k, double t, const double *const *in, d
     int rc;
     if (s->calibrate && !s->calibrated) { /* o = f_measured(0) - f_predicted(0) */
         if ((rc = rb_ft_est_predict_ft(m, s->est_off, &ei, NULL, s->pred, nft6, NULL, 0, err)) < 0)
-            return rb_err_prefix(err, "FT offset: ");
+            return rb_err_prefix(err, rc, "FT offset: ");
         for (size_t i = 0; i < nft6; i++)
             s->offset[i] = in[IN_FT][i] - s->pred[i];
         s->calibrated = true;

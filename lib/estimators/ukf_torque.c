@@ -583,7 +583,7 @@ static int setup_adapt(ukft *u, const rb_stage_setup *st, rb_err *err)
     for (size_t k = 1; k <= n; k++) {
         int rc = rb_chi2_quantile(u->adapt_p, (double)k, &u->ad_limit[k], err);
         if (rc)
-            return rb_err_prefix(err, "adapt_probability: ");
+            return rb_err_prefix(err, rc, "adapt_probability: ");
     }
     return RB_OK;
 }
@@ -898,7 +898,7 @@ static int initial_state(ukft *u, const double *const *in, rb_err *err)
         memset(u->pred, 0, nft6 * sizeof *u->pred);
         int rc = rb_ft_est_predict_ft(m, u->est_init, &ei, none ? u->h : NULL, u->pred, nft6, NULL, 0, err);
         if (rc)
-            return rb_err_prefix(err, "start-up FT prediction: ");
+            return rb_err_prefix(err, rc, "start-up FT prediction: ");
         for (size_t i = 0; i < nft6; i++) {
             double y = in[IN_FT][i];
             if (u->calibrate && isfinite(y))
@@ -919,15 +919,15 @@ static int name_failure(ukft *u, int rc, rb_err *err)
     switch (rb_filter_last_failure(u->ukf, &idx)) {
     case RB_FILTER_FAIL_P:
         describe_state(u, idx, what, sizeof what);
-        return rb_err_prefix(err, "the state covariance lost positive definiteness at block %s: ", what);
+        return rb_err_prefix(err, rc, "the state covariance lost positive definiteness at block %s: ", what);
     case RB_FILTER_FAIL_X:
         describe_state(u, idx, what, sizeof what);
-        return rb_err_prefix(err, "the state is not finite at block %s: ", what);
+        return rb_err_prefix(err, rc, "the state is not finite at block %s: ", what);
     case RB_FILTER_FAIL_S:
-        return rb_err_prefix(err, "the innovation covariance lost positive definiteness at measurement %s: ",
+        return rb_err_prefix(err, rc, "the innovation covariance lost positive definiteness at measurement %s: ",
                              u->names[OUT_INNOVATION].s[idx]);
     case RB_FILTER_FAIL_Z:
-        return rb_err_prefix(err, "the predicted measurement %s is not finite: ", u->names[OUT_INNOVATION].s[idx]);
+        return rb_err_prefix(err, rc, "the predicted measurement %s is not finite: ", u->names[OUT_INNOVATION].s[idx]);
     default: return rc;
     }
 }

@@ -131,7 +131,7 @@ int rb_akf_create(const rb_akf_opts *o, rb_akf **out, rb_err *err)
     rc = rb_kf_create(&fo, &a->kf, err);
     rb_free(Rm);
     if (rc) {
-        rb_err_prefix(err, "akf: ");
+        rb_err_prefix(err, rc, "akf: ");
         rb_akf_free(a);
         return rc;
     }
@@ -178,7 +178,7 @@ int rb_akf_step(rb_akf *a, const double *u, const double *z, rb_err *err)
     /* (2.28), (2.29) with Q_{k-1} */
     int rc = rb_filter_predict(a->kf, u, 0.0, err);
     if (rc) {
-        rb_err_prefix(err, "akf: ");
+        rb_err_prefix(err, rc, "akf: ");
         return rc;
     }
     rb_filter_mats mats = rb_filter_get_mats(a->kf);
@@ -212,7 +212,7 @@ int rb_akf_step(rb_akf *a, const double *u, const double *z, rb_err *err)
     /* (2.35)-(2.37) */
     rc = rb_filter_update(a->kf, z, err);
     if (rc) {
-        rb_err_prefix(err, "akf: ");
+        rb_err_prefix(err, rc, "akf: ");
         restore(a, step);
         return rc;
     }

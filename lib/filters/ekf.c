@@ -15,7 +15,7 @@ static int callback_failed(rb_filter *f, int rc, const char *phase, long step, c
 {
     if (rc > 0)
         rc = rb_err_set(err, RB_EINVAL, "callback returned %d", rc);
-    rb_err_prefix(err, "%s %s, step %ld: %s: ", f->name, phase, step, what);
+    rb_err_prefix(err, rc, "%s %s, step %ld: %s: ", f->name, phase, step, what);
     return rc;
 }
 

@@ -237,7 +237,7 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, rb_filter **out,
         else if (f->gate.threshold > 0.0)
             f->gate_limit[d] = f->gate.threshold;
         else if ((rc = rb_chi2_quantile(f->gate.probability, (double)d, &f->gate_limit[d], err)) != RB_OK) {
-            rb_err_prefix(err, "%s create: gate: ", name);
+            rb_err_prefix(err, rc, "%s create: gate: ", name);
             goto fail;
         }
     }
@@ -307,8 +307,8 @@ int rb_filt_schedule(rb_filter *f, rb_filter_phase phase, long step, const doubl
     if (rc != RB_OK) {
         if (rc > 0)
             rc = rb_err_set(err, RB_EINVAL, "scheduling callback returned %d", rc);
-        rb_err_prefix(err, "%s %s, step %ld: scheduling: ", f->name, phase == RB_FILTER_PREDICT ? "predict" : "update",
-                      step);
+        rb_err_prefix(err, rc, "%s %s, step %ld: scheduling: ", f->name,
+                      phase == RB_FILTER_PREDICT ? "predict" : "update", step);
     }
     return rc;
 }

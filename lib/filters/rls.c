@@ -70,7 +70,7 @@ int rb_rls_create(const rb_rls_opts *o, rb_rls **out, rb_err *err)
     int rc = rb_kf_create(&fo, &r->kf, err);
     rb_free(scratch);
     if (rc) {
-        rb_err_prefix(err, "rls: ");
+        rb_err_prefix(err, rc, "rls: ");
         rb_rls_free(r);
         return rc;
     }
@@ -109,7 +109,7 @@ int rb_rls_update(rb_rls *r, const double *Phi, const double *y, rb_err *err)
     if (rc) {
         if (r->lambda != 1.0)
             rb_filter_set_state(r->kf, NULL, r->P_save, NULL);
-        return rb_err_prefix(err, "rls: ");
+        return rb_err_prefix(err, rc, "rls: ");
     }
     rb_filter_get_diag(r->kf, &d);
     memcpy(r->residual, d.innovation, m * sizeof *r->residual);
@@ -121,7 +121,7 @@ int rb_rls_reset(rb_rls *r, const double *theta, const double *P, rb_err *err)
     if (!r)
         return rb_err_set(err, RB_EINVAL, "rls: NULL argument");
     int rc = rb_filter_set_state(r->kf, theta, P, err);
-    return rc ? rb_err_prefix(err, "rls: ") : RB_OK;
+    return rc ? rb_err_prefix(err, rc, "rls: ") : RB_OK;
 }
 
 const double *rb_rls_theta(const rb_rls *r) { return rb_filter_x(r->kf); }
@@ -225,7 +225,7 @@ int rb_rls_init_batch(rb_rls *r, const double *Phi, const double *y, size_t N, r
     double *A, *b;
     int rc = qr_solve(Phi, y, N, p, r->m, &A, &b, err);
     if (rc)
-        return rb_err_prefix(err, "rls: ");
+        return rb_err_prefix(err, rc, "rls: ");
     /* R^T R = sum Phi_k Phi_k^T; dpotri on the triangular factor gives its inverse. */
     lapack_int info = LAPACKE_dpotri_work(LAPACK_COL_MAJOR, 'U', (lapack_int)p, A, (lapack_int)rows);
     if (info != 0) {
@@ -241,5 +241,5 @@ int rb_rls_init_batch(rb_rls *r, const double *Phi, const double *y, size_t N, r
     rc = rb_filter_set_state(r->kf, b, P, err);
     rb_free(A);
     rb_free(b);
-    return rc ? rb_err_prefix(err, "rls: ") : RB_OK;
+    return rc ? rb_err_prefix(err, rc, "rls: ") : RB_OK;
 }

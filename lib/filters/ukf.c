@@ -18,9 +18,9 @@ static int callback_failed(rb_filter *f, int rc, const char *phase, long step, c
     if (rc > 0)
         rc = rb_err_set(err, RB_EINVAL, "callback returned %d", rc);
     if (j == SIZE_MAX)
-        rb_err_prefix(err, "%s %s, step %ld: %s (sigma points in batch): ", f->name, phase, step, what);
+        rb_err_prefix(err, rc, "%s %s, step %ld: %s (sigma points in batch): ", f->name, phase, step, what);
     else
-        rb_err_prefix(err, "%s %s, step %ld: %s at sigma point %zu: ", f->name, phase, step, what, j);
+        rb_err_prefix(err, rc, "%s %s, step %ld: %s at sigma point %zu: ", f->name, phase, step, what, j);
     return rc;
 }
 

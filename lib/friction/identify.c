@@ -239,7 +239,7 @@ int rb_friction_fit(rb_friction_kind kind, const double *v, const double *tau_F,
         }
     }
     if (rc == RB_ENUMERIC && !search && kind != RB_FRICTION_TANH6)
-        rb_err_prefix(err, "friction fit %s: the velocities do not excite every parameter (theta = %s): ", kn,
+        rb_err_prefix(err, rc, "friction fit %s: the velocities do not excite every parameter (theta = %s): ", kn,
                       kind == RB_FRICTION_CV ? "[F_c, F_v]" : "[F_c, F_s - F_c, F_v]");
     if (rc)
         goto done;

@@ -241,7 +241,7 @@ int rb_fnet_file_write(const rb_fnet_file *f, const char *path, bool overwrite, 
         return rb_err_set(err, RB_EINVAL, "friction network file: NULL argument");
     int rc = check_for_writing(f, err);
     if (rc)
-        return rb_err_prefix(err, "%s: ", path);
+        return rb_err_prefix(err, rc, "%s: ", path);
     rb_outfile out;
     if ((rc = rb_outfile_begin(&out, path, overwrite, err)))
         return rc;

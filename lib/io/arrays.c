@@ -132,7 +132,7 @@ int rb_io_add_matlab_array(rb_arrays *a, const char *path, const char *obj, cons
         ndim = 1;
     }
     int rc = rb_arrays_add(a, name, ndim, dims, out, err);
-    return rc ? rb_err_prefix(err, "%s: ", path) : RB_OK;
+    return rc ? rb_err_prefix(err, rc, "%s: ", path) : RB_OK;
 }
 
 /* ---- reading ------------------------------------------------------------------------------------ */
@@ -146,7 +146,7 @@ int rb_arrays_read(const char *path, rb_arrays **out, rb_err *err)
     rb_arrays *a = NULL;
     int rc = rb_io_sniff(path, true, &kind, err);
     if (rc == RB_OK && (rc = rb_arrays_new(&a, err)) != RB_OK)
-        rb_err_prefix(err, "%s: ", path);
+        rb_err_prefix(err, rc, "%s: ", path);
     if (rc == RB_OK) {
         switch (kind) {
         case RB_IO_HDF5: rc = rb_io_read_arrays_h5(path, a, err); break;

@@ -78,7 +78,7 @@ static int comment_attr(csv *c, char *text)
         if (!((*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') || (*k >= '0' && *k <= '9') || strchr("_.-", *k)))
             return RB_OK; /* prose, not a key */
     int rc = rb_io_attrs_set(c->attrs, key, value, c->err);
-    return rc ? rb_err_prefix(c->err, "%s:%zu: ", c->path, c->line_no) : RB_OK;
+    return rc ? rb_err_prefix(c->err, rc, "%s:%zu: ", c->path, c->line_no) : RB_OK;
 }
 
 /* Split c->line at commas, in place; "quoted, fields" with "" for a quote are unquoted. */
@@ -219,7 +219,7 @@ static int make_channels(csv *c, size_t T)
         rb_channel *ch;
         rc = rb_log_add_channel(c->log, c->cols[k].channel, T, end - k, &ch, c->err);
         if (rc)
-            return rb_err_prefix(c->err, "%s:%zu: ", c->path, c->header_line);
+            return rb_err_prefix(c->err, rc, "%s:%zu: ", c->path, c->header_line);
         for (size_t j = k; rc == RB_OK && j < end; j++) {
             if (c->cols[j].element)
                 rc = rb_channel_set_name(ch, j - k, c->cols[j].element, c->err);
@@ -323,7 +323,7 @@ static int parse_again(csv *c, int (*parse)(csv *, const void *, size_t), const 
         return rc;
     rb_locale_scope c_locale;
     if ((rc = rb_c_locale_push(&c_locale, c->err)))
-        return rb_err_prefix(c->err, "%s: ", c->path);
+        return rb_err_prefix(c->err, rc, "%s: ", c->path);
     rc = parse(c, ctx, rows);
     rb_c_locale_pop(&c_locale);
     return rc;
@@ -445,7 +445,7 @@ static int make_arrays(csv *c, size_t N, const size_t *name_len, const size_t *n
         if (rc == RB_OK)
             rc = array_run(c, name, k, end, N, n_idx, idx, dims, ac);
         if (rc == RB_OK && (rc = rb_arrays_add(ac->a, name, n_idx[k] + 1, dims, NULL, c->err)))
-            rb_err_prefix(c->err, "%s:%zu: ", c->path, c->header_line);
+            rb_err_prefix(c->err, rc, "%s:%zu: ", c->path, c->header_line);
         rb_free(name);
         if (rc)
             return rc;

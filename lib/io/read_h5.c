@@ -535,7 +535,7 @@ static int plain_dataset(plain_ctx *p, hid_t dset, const char *obj, const char *
     rb_channel *ch;
     rc = rb_log_add_channel(p->r->log, channel, p->T, n, &ch, p->r->err);
     if (rc)
-        return rb_err_prefix(p->r->err, "%s: ", p->r->path);
+        return rb_err_prefix(p->r->err, rc, "%s: ", p->r->path);
     memcpy(ch->time, p->time, p->T * sizeof(double));
     /* In memory the dataset is [rows][cols] (numpy) or [cols][rows] (MATLAB, column-major). */
     bool sample_major = p->matlab ? transposed : !transposed;
@@ -719,7 +719,7 @@ static int roboest_channel(rb_h5r *r, hid_t grp, const char *obj, const char *na
         goto done;
     rb_channel *ch;
     if ((rc = rb_log_add_channel(r->log, name, T, n, &ch, r->err))) {
-        rb_err_prefix(r->err, "%s: ", r->path);
+        rb_err_prefix(r->err, rc, "%s: ", r->path);
         goto done;
     }
     if ((rc = rb_h5r_read_doubles(r, c.ts, c.ts_obj, T, ch->time)) ||
@@ -769,7 +769,7 @@ static herr_t string_attr(hid_t loc, const char *name, const H5A_info_t *info, v
         return 0; /* non-string attributes are ignored */
     ctx->rc = rb_io_attrs_set(ctx->attrs, name, value, ctx->r->err);
     if (ctx->rc)
-        rb_err_prefix(ctx->r->err, "%s: ", ctx->r->path);
+        rb_err_prefix(ctx->r->err, ctx->rc, "%s: ", ctx->r->path);
     return ctx->rc ? 1 : 0;
 }
 
@@ -859,7 +859,7 @@ static int array_dataset(rb_h5r *r, rb_arrays *a, hid_t dset, const char *obj, c
         for (int k = 0; k < rank; k++)
             d[k] = (size_t)dims[k];
         if ((rc = rb_arrays_add(a, name, rank ? (size_t)rank : 1, d, &arr, r->err)))
-            return rb_err_prefix(r->err, "%s: ", r->path);
+            return rb_err_prefix(r->err, rc, "%s: ", r->path);
         return rb_h5r_read_doubles(r, dset, obj, npoints, arr->data);
     }
     /* MATLAB d0 x d1 x ... is HDF5 [...][d1][d0], in column-major order. */

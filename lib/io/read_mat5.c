@@ -575,7 +575,7 @@ static int read_channel(m5 *m, matvar_t *st, const char *obj, const char *channe
     rb_channel *ch;
     int rc = rb_log_add_channel(m->log, channel, T, n, &ch, m->err);
     if (rc)
-        return rb_err_prefix(m->err, "%s: ", m->path);
+        return rb_err_prefix(m->err, rc, "%s: ", m->path);
     copy_values(ts, T, 1, true, ch->time);
     copy_values(data, T, n, sample_major, ch->data);
     release_data(data);
@@ -672,7 +672,7 @@ static int plain_var(m5 *m, plain *p, matvar_t *v, const char *channel, int dept
     rb_channel *ch;
     int rc = rb_log_add_channel(m->log, channel, p->T, n, &ch, m->err);
     if (rc)
-        return rb_err_prefix(m->err, "%s: ", m->path);
+        return rb_err_prefix(m->err, rc, "%s: ", m->path);
     memcpy(ch->time, p->time, p->T * sizeof(double));
     /* T x n (rows are samples) is column-major (t, i) at t + T i; n x T is already sample-major. */
     copy_values(v, p->T, n, transposed, ch->data);
@@ -860,7 +860,7 @@ static int provenance_attrs(m5 *m, matvar_t *st, rb_arrays *a)
         char obj[512], *value = NULL;
         snprintf(obj, sizeof obj, "%s.%s", RB_MAT_PROVENANCE_FIELD, names[k]);
         if ((rc = char_text(m, v, obj, &value)) == RB_OK && (rc = rb_arrays_set_attr(a, names[k], value, m->err)))
-            rb_err_prefix(m->err, "%s: ", m->path);
+            rb_err_prefix(m->err, rc, "%s: ", m->path);
         rb_free(value);
     }
     return rc;

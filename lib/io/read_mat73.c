@@ -253,7 +253,7 @@ static int read_channel(rb_h5r *r, hid_t grp, const char *obj, const char *chann
         goto done;
     rb_channel *ch;
     if ((rc = rb_log_add_channel(r->log, channel, T, n, &ch, r->err))) {
-        rb_err_prefix(r->err, "%s: ", r->path);
+        rb_err_prefix(r->err, rc, "%s: ", r->path);
         goto done;
     }
     if ((rc = rb_h5r_read_doubles(r, c.ts, c.ts_obj, T, ch->time)))
@@ -444,7 +444,7 @@ static int provenance_attrs(rb_h5r *r, rb_arrays *a)
                 rc = rb_h5r_nomem(r);
             else if ((rc = read_char(r, it.id, item, &value)) == RB_OK &&
                      (rc = rb_arrays_set_attr(a, it.name, value, r->err)))
-                rb_err_prefix(r->err, "%s: ", r->path);
+                rb_err_prefix(r->err, rc, "%s: ", r->path);
             rb_free(item);
             rb_free(value);
         }

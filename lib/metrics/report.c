@@ -181,7 +181,7 @@ int rb_report_write(const rb_report *rep, const char *path, rb_report_format fmt
     char *text = NULL;
     int rc = rb_report_render(rep, fmt, &text, err);
     if (rc) {
-        rb_err_prefix(err, "%s: ", path);
+        rb_err_prefix(err, rc, "%s: ", path);
         goto done;
     }
     if ((rc = rb_outfile_begin(&out, path, overwrite, err)))

@@ -967,7 +967,7 @@ static int make_model(urdf *u, rb_model **out)
             goto done;
     }
     if ((rc = rb_model_end(m, u->err)) < 0) {
-        rb_err_prefix(u->err, "%s: ", u->src);
+        rb_err_prefix(u->err, rc, "%s: ", u->src);
         goto done;
     }
     *out = m;

@@ -215,7 +215,8 @@ static int run_one(void *ctx, size_t i, rb_err *err) /* a pool task */
     }
     o->status.t_end = o->n ? o->t[o->n - 1] : 0.0;
     free_loop(&lp);
-    return rc ? rb_err_prefix(err, "configuration %s: seed %llu: ", cf->name, (unsigned long long)cl->seeds[s]) : RB_OK;
+    return rc ? rb_err_prefix(err, rc, "configuration %s: seed %llu: ", cf->name, (unsigned long long)cl->seeds[s])
+              : RB_OK;
 }
 
 /* ---- the tables ----------------------------------------------------------------------------------------------- */
@@ -328,7 +329,7 @@ static int score(const job *jb, const table_spec *ts, size_t v, size_t s, rb_com
     for (size_t j = 0; !rc && j <= ts->width; j++)
         *rb_comparison_at(c, row, j, s) = j < ts->width ? per[j] : all;
     rb_free(per);
-    return rc ? rb_err_prefix(err, "configuration %s: seed %llu: ", cl->configs[v].name,
+    return rc ? rb_err_prefix(err, rc, "configuration %s: seed %llu: ", cl->configs[v].name,
                               (unsigned long long)cl->seeds[s])
               : RB_OK;
 }

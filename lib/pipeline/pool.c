@@ -8,7 +8,7 @@ typedef struct pool {
     const rb_pipe_pool *pl;
     pthread_mutex_t lock;
     size_t next, done, first_fail;
-    int cancel;
+    int cancel, fail_rc; /* fail_rc: the first failing item's return value (its err may lack a code) */
     rb_err fail_err;
 } pool;
 
@@ -29,6 +29,7 @@ static void *worker(void *arg)
         pthread_mutex_lock(&q->lock);
         if (rc && i < q->first_fail) {
             q->first_fail = i;
+            q->fail_rc = rc;
             q->fail_err = err;
         } else if (!rc) {
             q->done++;
@@ -55,7 +56,7 @@ static size_t thread_count(const rb_pipe_pool *pl)
 int rb_pipe_pool_run(const rb_pipe_pool *pl, bool *cancelled, rb_err *err)
 {
     size_t n_threads = thread_count(pl);
-    pool q = {pl, PTHREAD_MUTEX_INITIALIZER, 0, 0, SIZE_MAX, 0, {0, ""}};
+    pool q = {pl, PTHREAD_MUTEX_INITIALIZER, 0, 0, SIZE_MAX, 0, 0, {0, ""}};
     pthread_t *tid = rb_calloc(n_threads ? n_threads : 1, sizeof *tid);
     if (!tid)
         return rb_err_set(err, RB_ENOMEM, "out of memory");
@@ -72,7 +73,7 @@ int rb_pipe_pool_run(const rb_pipe_pool *pl, bool *cancelled, rb_err *err)
     if (q.first_fail != SIZE_MAX) {
         if (err)
             *err = q.fail_err;
-        return q.fail_err.code;
+        return q.fail_rc;
     }
     if (q.cancel) {
         *cancelled = true;

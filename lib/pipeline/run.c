@@ -203,7 +203,7 @@ static int check_channel(runner *r, const rb_channel *ch, span *sp, double *medi
     rb_time_report rep;
     int rc = rb_channel_check_time(ch, r->p->gap_factor, &rep, r->err);
     if (rc)
-        return rb_err_prefix(r->err, "%s: ", r->label);
+        return rb_err_prefix(r->err, rc, "%s: ", r->label);
     if (ch->n_samples == 0)
         return rb_err_set(r->err, RB_EINPUT, "%s: channel %s has no samples", r->label, ch->name);
     if (rep.t_first > sp->lo)
@@ -275,7 +275,7 @@ static int make_clock(runner *r)
                 c->t[c->n - 1] = hi;
         }
     }
-    return rc ? rb_err_prefix(r->err, "%s: ", r->label) : RB_OK;
+    return rc ? rb_err_prefix(r->err, rc, "%s: ", r->label) : RB_OK;
 }
 
 /* A binding of several channels: each resampled into a scratch block, then placed in its columns. */
@@ -323,7 +323,7 @@ static int resample_bindings(runner *r)
             char where[256];
             rb_json_step path[2] = {{"signals", 0}, {s->name, 0}};
             rb_json_path_format(path, 2, where, sizeof where);
-            return rb_err_prefix(r->err, "%s: %s: ", r->label, where);
+            return rb_err_prefix(r->err, rc, "%s: %s: ", r->label, where);
         }
         r->res->n_held[i] = held;
         if (held && (rc = warn(r, "signal %s: %zu non-finite value%s of channel %s held at the last finite value",
@@ -340,7 +340,7 @@ static int create_stages(runner *r)
     int rc = rb_engine_create(&r->eng, r->dt, r->res->clock.n, r->res->clock.t, r->res->clock.n, &failed);
     if (rc && failed != SIZE_MAX) {
         const rb_config_stage *st = &r->p->stages[failed];
-        rb_err_prefix(r->err, "%s: stage %s (%s): ", r->label, st->id, st->type->name);
+        rb_err_prefix(r->err, rc, "%s: stage %s (%s): ", r->label, st->id, st->type->name);
     }
     return rc;
 }
@@ -351,20 +351,21 @@ static int cancelled(runner *r, int code)
     return rb_err_set(r->err, rc, "%s: run cancelled by the caller", r->label);
 }
 
-static int step_failed(runner *r, size_t s, size_t k)
+static int step_failed(runner *r, int rc, size_t s, size_t k)
 {
     const rb_config_stage *st = &r->p->stages[s];
     if (r->err && r->err->code == RB_OK)
-        rb_err_set(r->err, RB_ENUMERIC, "step failed without a message");
-    return rb_err_prefix(r->err, "%s: stage %s (%s): sample %zu (t = %.17g s): ", r->label, st->id, st->type->name, k,
-                         r->res->clock.t[k]);
+        rc = rb_err_set(r->err, RB_ENUMERIC, "step failed without a message");
+    return rb_err_prefix(r->err, rc, "%s: stage %s (%s): sample %zu (t = %.17g s): ", r->label, st->id, st->type->name,
+                         k, r->res->clock.t[k]);
 }
 
 /* Steps samples [k0, k1). */
 static int run_samples(runner *r, size_t k0, size_t k1)
 {
     size_t k, s;
-    return rb_engine_steps(&r->eng, k0, k1, r->res->clock.t, &k, &s) != RB_OK ? step_failed(r, s, k) : RB_OK;
+    int rc = rb_engine_steps(&r->eng, k0, k1, r->res->clock.t, &k, &s);
+    return rc != RB_OK ? step_failed(r, rc, s, k) : RB_OK;
 }
 
 static int run_loop(runner *r)
@@ -380,9 +381,10 @@ static int run_loop(runner *r)
             return cancelled(r, rc);
     }
     size_t s;
-    if (rb_engine_finish(&r->eng, &s) != RB_OK) {
+    int rc = rb_engine_finish(&r->eng, &s);
+    if (rc != RB_OK) {
         const rb_config_stage *st = &r->p->stages[s];
-        return rb_err_prefix(r->err, "%s: stage %s (%s): finish: ", r->label, st->id, st->type->name);
+        return rb_err_prefix(r->err, rc, "%s: stage %s (%s): finish: ", r->label, st->id, st->type->name);
     }
     return RB_OK;
 }
@@ -400,7 +402,7 @@ static int score(runner *r, size_t m, rb_stats *per)
     rb_stats all;
     int rc = rb_metrics_compute(&in, per, &all, r->err);
     if (rc)
-        return rb_err_prefix(r->err, "%s: metrics[%zu]: ", r->label, m);
+        return rb_err_prefix(r->err, rc, "%s: metrics[%zu]: ", r->label, m);
     const char *run = r->res->run_name;
     for (size_t i = 0; !rc && i < e->width; i++)
         rc = rb_report_add(r->res->report, run, mt->name, mt->reference, e->names[i], &per[i], r->err);

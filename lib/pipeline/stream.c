@@ -211,7 +211,7 @@ static int create_stages(rb_stream *s, double dt, rb_err *err)
     size_t failed;
     int rc = rb_engine_create(&s->eng, dt, s->n_samples, s->time, 1, &failed);
     if (rc && failed != SIZE_MAX)
-        rb_err_prefix(err, "%s: stage %s: ", s->p->name, s->p->stages[failed].id);
+        rb_err_prefix(err, rc, "%s: stage %s: ", s->p->name, s->p->stages[failed].id);
     return rc;
 }
 
@@ -289,7 +289,7 @@ int rb_stream_step(rb_stream *s, rb_err *err)
         if (rc) {
             if (e->code == RB_OK)
                 rb_err_set(e, RB_ENUMERIC, "step failed without a message");
-            rb_err_prefix(e, "%s: stage %s: sample %zu: ", s->p->name, s->p->stages[stage].id, k);
+            rb_err_prefix(e, rc, "%s: stage %s: sample %zu: ", s->p->name, s->p->stages[stage].id, k);
         }
     }
     if (rc) {
@@ -345,7 +345,7 @@ int rb_stream_finish(rb_stream *s, rb_err *err)
     if (rc) {
         if (e->code == RB_OK)
             rb_err_set(e, RB_ENUMERIC, "finish failed without a message");
-        rb_err_prefix(e, "%s: stage %s: finish: ", s->p->name, s->p->stages[stage].id);
+        rb_err_prefix(e, rc, "%s: stage %s: finish: ", s->p->name, s->p->stages[stage].id);
     }
     return rc;
 }

@@ -72,7 +72,7 @@ static int read_session(const rb_config_session *ses, rb_log **out, rb_err *err)
     for (size_t i = 1; !rc && i < ses->n_paths; i++) {
         rc = rb_log_read(ses->paths[i], &next, err);
         if (!rc && (rc = rb_log_append(log, next, err)) != RB_OK)
-            rb_err_prefix(err, "%s: appending %s: ", ses->paths[0], ses->paths[i]);
+            rb_err_prefix(err, rc, "%s: appending %s: ", ses->paths[0], ses->paths[i]);
         rb_log_free(next);
         next = NULL;
     }
@@ -262,7 +262,7 @@ static int score(const job *jb, const log_data *ld, const rb_suite_variant *var,
         rb_clock sub = {n, res->clock.t + k0};
         rc = rb_resample(ld->ref, ld->sel, J, &sub, jb->s->reference_interp, RB_NONFINITE_ERROR, r, NULL, err);
         if (rc)
-            rb_err_prefix(err, "%s: reference: ", ld->label);
+            rb_err_prefix(err, rc, "%s: reference: ", ld->label);
     }
     if (!rc) {
         for (size_t k = 0; k < n; k++)
@@ -270,7 +270,7 @@ static int score(const job *jb, const log_data *ld, const rb_suite_variant *var,
                 e[k * J + j] = est->data[(k0 + k) * est->width + col[j]];
         rb_metric_input in = {var->estimate, jb->s->reference, e, r, res->clock.t + k0, n, J, -INFINITY, INFINITY};
         if ((rc = rb_metrics_compute(&in, po->stats, &po->stats[J], err)) != RB_OK)
-            rb_err_prefix(err, "%s: ", ld->label);
+            rb_err_prefix(err, rc, "%s: ", ld->label);
     }
     for (size_t k = 0; !rc && k < jb->s->n_traces; k++) {
         const rb_suite_trace *tr = &jb->s->traces[k];
@@ -322,7 +322,7 @@ static int run_pair(void *ctx, size_t i, rb_err *err) /* a pool task */
         res->n_warnings = 0;
     }
     rb_run_result_free(res);
-    return rc ? rb_err_prefix(err, "variant %s: ", var->name) : RB_OK;
+    return rc ? rb_err_prefix(err, rc, "variant %s: ", var->name) : RB_OK;
 }
 
 /* ---- the pool ---------------------------------------------------------------------------------------------- */

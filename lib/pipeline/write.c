@@ -71,13 +71,13 @@ static int write_files(const rb_pipeline *p, const rb_run_result *res, const rb_
         rb_write_opts wo = {p->outputs[i].format, true, NULL};
         rc = output_log(p, res, &p->outputs[i], &log, err);
         if (!rc && (rc = rb_log_write_raw(log, files[i].tmp_path, &wo, err)) != RB_OK)
-            rb_err_prefix(err, "%s: ", files[i].path);
+            rb_err_prefix(err, rc, "%s: ", files[i].path);
         rb_log_free(log);
     }
     for (size_t i = 0; !rc && i < n_rep; i++) {
         rb_outfile *f = &files[n_out + i];
         if ((rc = rb_report_write(report, f->tmp_path, p->reports[i].format, true, err)) != RB_OK)
-            rb_err_prefix(err, "%s: ", f->path);
+            rb_err_prefix(err, rc, "%s: ", f->path);
     }
     for (size_t i = 0; i < begun; i++) {
         /* Once every file is written, commit them all; a failing rename aborts the rest. */
@@ -205,7 +205,7 @@ static int read_session(const session *s, rb_log **out, rb_err *err)
     for (size_t i = 1; !rc && i < s->n_paths; i++) {
         rc = rb_log_read(s->paths[i], &next, err);
         if (!rc && (rc = rb_log_append(log, next, err)) != RB_OK)
-            rb_err_prefix(err, "%s: appending %s: ", s->paths[0], s->paths[i]);
+            rb_err_prefix(err, rc, "%s: appending %s: ", s->paths[0], s->paths[i]);
         rb_log_free(next);
         next = NULL;
     }

@@ -43,7 +43,7 @@ static int validate(const rb_sim_scenario *sc, rb_err *err)
     for (size_t j = 0; sc->friction && j < n; j++) {
         int rc = rb_friction_validate(&sc->friction[j], err);
         if (rc < 0)
-            return rb_err_prefix(err, "sim: joint %s: ", m->dof_names[j]), RB_ECONFIG;
+            return rb_err_prefix(err, RB_ECONFIG, "sim: joint %s: ", m->dof_names[j]);
     }
     for (size_t k = 0; k < sc->n_contacts; k++) {
         const rb_sim_contact *c = &sc->contacts[k];

@@ -40,10 +40,15 @@ Test(core, error_messages_are_one_line_and_prefixed)
     rb_err err;
     rb_err_clear(&err);
     cr_assert_eq(rb_err_set(&err, RB_ENOTFOUND, "channel %s\nmissing", "q"), RB_ENOTFOUND);
-    cr_assert_eq(rb_err_prefix(&err, "%s: ", "log.mat"), RB_ENOTFOUND);
+    cr_assert_eq(rb_err_prefix(&err, RB_ENOTFOUND, "%s: ", "log.mat"), RB_ENOTFOUND);
     cr_assert_str_eq(err.msg, "log.mat: channel q missing");
     cr_assert_str_eq(rb_status_name(RB_ENUMERIC), "RB_ENUMERIC");
     cr_assert_eq(rb_err_set(NULL, RB_EIO, "x"), RB_EIO);
+    /* the code passed up is the caller's, never *err's: with err == NULL a failure stays a failure */
+    cr_assert_eq(rb_err_prefix(NULL, RB_EINPUT, "%s: ", "log.mat"), RB_EINPUT);
+    cr_assert_eq(rb_err_prefix(&err, RB_EINPUT, "%s: ", "dir"), RB_EINPUT);
+    cr_assert_str_eq(err.msg, "dir: log.mat: channel q missing");
+    cr_assert_eq(err.code, RB_ENOTFOUND, "the callee's code in *err is left alone");
 }
 
 Test(core, format_double_round_trips)

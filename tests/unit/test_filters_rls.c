@@ -292,6 +292,28 @@ Test(filters_rls, failure_paths)
     rb_rls_free(rls);
 }
 
+/* err may be NULL: failures that pass through the "rls: " prefix still return their code. */
+Test(filters_rls, failures_keep_their_code_when_err_is_null)
+{
+    rb_rls_opts o = {.p = 2, .m = 1, .lambda = 0.9};
+    rb_rls *rls;
+    rb_err err;
+    cr_assert_eq(rb_rls_create(&o, &rls, &err), RB_OK, "%s", err.msg);
+    double good[2] = {1, 0.5}, inf = INFINITY;
+    cr_assert_eq(rb_rls_update(rls, good, &inf, &err), RB_ENUMERIC);
+    cr_assert(strncmp(err.msg, "rls: ", 5) == 0, "%s", err.msg);
+    cr_assert_eq(rb_rls_update(rls, good, &inf, NULL), RB_ENUMERIC);
+    double Phi[8] = {1, 1, 2, 2, 3, 3, 4, 4}, yy[4] = {1, 2, 3, 4}; /* rank deficient */
+    cr_assert_eq(rb_rls_init_batch(rls, Phi, yy, 4, &err), RB_ENUMERIC);
+    cr_assert(strncmp(err.msg, "rls: ", 5) == 0, "%s", err.msg);
+    cr_assert_eq(rb_rls_init_batch(rls, Phi, yy, 4, NULL), RB_ENUMERIC);
+    const double theta[2] = {NAN, 0};
+    cr_assert_eq(rb_rls_reset(rls, theta, NULL, &err), RB_ENUMERIC);
+    cr_assert(strncmp(err.msg, "rls: ", 5) == 0, "%s", err.msg);
+    cr_assert_eq(rb_rls_reset(rls, theta, NULL, NULL), RB_ENUMERIC);
+    rb_rls_free(rls);
+}
+
 Test(filters_rls, allocation_failures_leave_nothing_behind)
 {
     rb_err err;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "io_read_expect.h"
+#include "support.h"
 
 static int read_code(const char *path, rb_err *err)
 {
@@ -147,6 +148,23 @@ Test(io_read_bad, every_allocation_failure_is_reported)
         cr_assert_gt(k, 5, "%s: the read allocates", files[f]);
         rb_free(path);
     }
+}
+
+/* A CSV whose channel a appears in two runs of columns fails (RB_EINPUT, through the "path:line: " prefix)
+ * with or without an rb_err: err == NULL must not turn the failure into a log. */
+Test(io_read_bad, failures_keep_their_code_when_err_is_null)
+{
+    char *dir = test_temp_dir(), *path = rb_asprintf("%s/split_channel.csv", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("time,a:x,b:y,a:z\n0,1,2,3\n1,4,5,6\n", f);
+    fclose(f);
+    check_failure(path, RB_EINPUT, "split_channel.csv:1: channel a appears twice");
+    rb_log *log = NULL;
+    cr_assert_eq(rb_log_read(path, &log, NULL), RB_EINPUT);
+    cr_assert_null(log);
+    rb_free(path);
+    test_remove_tree(dir);
 }
 
 Test(io_read_bad, null_arguments)

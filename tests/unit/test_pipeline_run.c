@@ -36,6 +36,32 @@ static const rb_stage_type failing_type = {
     .n_outputs = 1, .create = failing_create, .step = failing_step,
 };
 
+/* A stage that steps fine and fails in finish() (RB_EINPUT, a code no other path of the run gives here). */
+static int late_step(void *state, size_t k, double t, const double *const *in, double *const *out, rb_err *err)
+{
+    (void)state, (void)k, (void)t, (void)in, (void)err;
+    out[0][0] = 0;
+    return RB_OK;
+}
+
+static int late_finish(void *state, rb_err *err)
+{
+    (void)state;
+    return rb_err_set(err, RB_EINPUT, "too late");
+}
+
+static const rb_stage_type late_type = {
+    .name = "late",
+    .summary = "fails in finish",
+    .inputs = one_in,
+    .n_inputs = 1,
+    .outputs = one_out,
+    .n_outputs = 1,
+    .create = failing_create,
+    .step = late_step,
+    .finish = late_finish,
+};
+
 /* A stage with three outputs of different widths, all from its state: sum (n) the running sum of x, pair
  * (2n) x and twice the sum interleaved, count (1) the samples seen. It checks that its rows do not overlap
  * (what it wrote to sum is still there after writing pair and count). */
@@ -124,6 +150,7 @@ static void setup_registry(void)
     cr_assert_eq(rb_registry_new(&reg, &err), RB_OK);
     cr_assert_eq(rb_estimators_register(reg, &err), RB_OK);
     cr_assert_eq(rb_registry_add(reg, &failing_type, &err), RB_OK);
+    cr_assert_eq(rb_registry_add(reg, &late_type, &err), RB_OK);
     cr_assert_eq(rb_registry_add(reg, &multi_type, &err), RB_OK);
     cr_assert_eq(rb_registry_add(reg, &opt_type, &err), RB_OK);
 }
@@ -617,6 +644,48 @@ Test(pipeline_run, stage_errors_carry_stage_and_sample)
     cr_assert_str_eq(err.msg, "memory: stage lp (failing): sample 5 (t = 0.050000000000000003 s): boom");
     rb_log_free(log);
     rb_pipeline_free(p);
+}
+
+/* The run fails with `want` and the message `msg_start...`; with err == NULL it fails with the same code
+ * (a code taken from *err would be RB_OK there) and gives no result. */
+static void expect_code_with_and_without_err(const rb_pipeline *p, const rb_log *log, int want, const char *msg_start)
+{
+    rb_run_result *res = NULL;
+    rb_err err;
+    cr_assert_eq(run(p, log, &res, &err), want, "%s", err.msg);
+    cr_assert(starts_with(err.msg, msg_start), "%s", err.msg);
+    cr_assert_null(res);
+    int rc = rb_pipeline_run_log(p, log, NULL, 0, NULL, &res, NULL);
+    cr_assert_eq(rc, want, "err == NULL: %s instead of %s", rb_status_name(rc), rb_status_name(want));
+    cr_assert_null(res);
+    rb_run_result_free(res);
+}
+
+Test(pipeline_run, failures_keep_their_code_when_err_is_null)
+{
+    static const char *lowpass = "\"type\": \"lowpass\", \"in\": {\"x\": \"q\"}, \"out\": {\"y\": \"q_lp\"}, "
+                                 "\"params\": {\"cutoff_hz\": 5}}";
+    rb_log *log = make_log(101, 0.01, 0.0);
+    /* a stage's step() */
+    rb_pipeline *p = load_edited(lowpass, "\"type\": \"failing\", \"in\": {\"x\": \"q\"}, \"out\": {\"y\": \"q_lp\"}}");
+    expect_code_with_and_without_err(p, log, RB_ENUMERIC, "memory: stage lp (failing): sample 5 ");
+    rb_pipeline_free(p);
+    /* a stage's finish() */
+    p = load_edited(lowpass, "\"type\": \"late\", \"in\": {\"x\": \"q\"}, \"out\": {\"y\": \"q_lp\"}}");
+    expect_code_with_and_without_err(p, log, RB_EINPUT, "memory: stage lp (late): finish: too late");
+    rb_pipeline_free(p);
+    /* a stage's create(): friction_model cannot build element hip's model (F_s < F_c) */
+    p = load_edited(lowpass, "\"type\": \"friction_model\", \"in\": {\"velocity\": \"q\"}, "
+                             "\"out\": {\"tau_F\": \"q_lp\"}, \"params\": {\"model\": \"scv\", \"F_c\": [0.3], "
+                             "\"F_s\": [0.2], \"F_v\": [0.7], \"v_s\": [0.01]}}");
+    expect_code_with_and_without_err(p, log, RB_ECONFIG, "memory: stage lp (friction_model): stage lp: element hip: ");
+    rb_pipeline_free(p);
+    /* the runner's own check of a bound channel's timestamps */
+    p = load(run_config);
+    log->channels[0].time[7] = log->channels[0].time[6];
+    expect_code_with_and_without_err(p, log, RB_EINPUT, "memory: channel joints/q: sample 7:");
+    rb_pipeline_free(p);
+    rb_log_free(log);
 }
 
 static int count_calls(void *user, size_t done, size_t total)

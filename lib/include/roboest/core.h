@@ -55,11 +55,13 @@ int rb_err_set(rb_err *err, int code, const char *fmt, ...)
 #endif
     ;
 
-/* Prepend context to err's message ("file.mat: " + old message); returns err->code
- * (RB_OK if err is NULL). */
-int rb_err_prefix(rb_err *err, const char *fmt, ...)
+/* Prepend context to err's message ("file.mat: " + old message) and return code, the status being
+ * passed up (the callee's return value), so callers can `return rb_err_prefix(err, rc, ...)`. The
+ * code comes from the caller, never from *err: err may be NULL (then only code is returned) and a
+ * failure still returns its negative code. err->code is left as the callee set it. */
+int rb_err_prefix(rb_err *err, int code, const char *fmt, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
+    __attribute__((format(printf, 3, 4)))
 #endif
     ;
 
