@@ -214,6 +214,10 @@ const char *rb_pipe_stem(const char *path, size_t *len);
 int rb_pipe_set_provenance(const rb_pipeline *p, const char *input, const char *input_sha256, rb_report *rep,
                            rb_log *log, rb_err *err);
 
+/* write.c: one session: the n files read and concatenated in order (rb_log_append; an append error is prefixed
+ * "<first>: appending <file>: "). *out untouched on failure. */
+int rb_pipe_read_session(const char *const *paths, size_t n, rb_log **out, rb_err *err);
+
 /* write.c: n texts into files dir/names[i] (dir created if missing, one level), all or nothing: every file goes
  * to a temporary first (a clash without overwrite fails before anything is written: RB_EEXISTS) and all are
  * renamed only when all were written. RB_EIO, RB_ENOMEM. */

@@ -65,24 +65,6 @@ static char *join_paths(const rb_config_session *ses, const char *sep, bool base
 }
 
 /* ---- logs: read, checked, prepared ---------------------------------------------------------------------- */
-static int read_session(const rb_config_session *ses, rb_log **out, rb_err *err)
-{
-    rb_log *log = NULL, *next = NULL;
-    int rc = rb_log_read(ses->paths[0], &log, err);
-    for (size_t i = 1; !rc && i < ses->n_paths; i++) {
-        rc = rb_log_read(ses->paths[i], &next, err);
-        if (!rc && (rc = rb_log_append(log, next, err)) != RB_OK)
-            rb_err_prefix(err, rc, "%s: appending %s: ", ses->paths[0], ses->paths[i]);
-        rb_log_free(next);
-        next = NULL;
-    }
-    if (rc)
-        rb_log_free(log);
-    else
-        *out = log;
-    return rc;
-}
-
 /* The joint names: the suite's, or every element of the first log's reference channel. */
 static int choose_joints(job *jb, rb_err *err)
 {
@@ -149,7 +131,7 @@ static int read_log(void *ctx, size_t l, rb_err *err)
     ld->files = join_paths(ses, ",", true);
     if (!ld->label || !ld->files)
         return nomem(err);
-    return read_session(ses, &ld->log, err);
+    return rb_pipe_read_session((const char *const *)ses->paths, ses->n_paths, &ld->log, err);
 }
 
 /* In log order, once every log is read. */

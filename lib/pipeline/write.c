@@ -198,14 +198,14 @@ static int make_dir(const char *dir, bool *made, rb_err *err)
     return rb_err_set(err, RB_EIO, "%s: cannot create the output folder: %s", dir, strerror(errno));
 }
 
-static int read_session(const session *s, rb_log **out, rb_err *err)
+int rb_pipe_read_session(const char *const *paths, size_t n, rb_log **out, rb_err *err)
 {
     rb_log *log = NULL, *next = NULL;
-    int rc = rb_log_read(s->paths[0], &log, err);
-    for (size_t i = 1; !rc && i < s->n_paths; i++) {
-        rc = rb_log_read(s->paths[i], &next, err);
+    int rc = rb_log_read(paths[0], &log, err);
+    for (size_t i = 1; !rc && i < n; i++) {
+        rc = rb_log_read(paths[i], &next, err);
         if (!rc && (rc = rb_log_append(log, next, err)) != RB_OK)
-            rb_err_prefix(err, rc, "%s: appending %s: ", s->paths[0], s->paths[i]);
+            rb_err_prefix(err, rc, "%s: appending %s: ", paths[0], paths[i]);
         rb_log_free(next);
         next = NULL;
     }
@@ -256,7 +256,7 @@ static int run_session(const rb_pipeline *p, const rb_run_opts *opts, const sess
     rb_log *log = NULL;
     rb_run_result *res = NULL;
     bool made = false;
-    int rc = read_session(s, &log, err);
+    int rc = rb_pipe_read_session(s->paths, s->n_paths, &log, err);
     if (!rc)
         rc = rb_pipeline_run_log(p, log, s->paths, s->n_paths, opts, &res, err);
     rb_log_free(log);
