@@ -23,7 +23,7 @@
 
 SHELL := /bin/bash
 BUILD ?= build
-MODULES ?= core io metrics model dynamics filters friction sim pipeline estimators
+MODULES ?= core config io metrics model dynamics filters friction sim pipeline estimators
 CC ?= cc
 PYTHON ?= /usr/bin/python3
 

@@ -56,6 +56,13 @@ void *rb_realloc(void *ptr, size_t size)
 
 void rb_free(void *ptr) { free(ptr); }
 
+void rb_strings_free(char **s, size_t n)
+{
+    for (size_t i = 0; s && i < n; i++)
+        rb_free(s[i]);
+    rb_free(s);
+}
+
 char *rb_strndup(const char *s, size_t n)
 {
     if (!s)

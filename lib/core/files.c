@@ -27,6 +27,13 @@ const char *rb_path_basename(const char *path)
     return slash ? slash + 1 : path;
 }
 
+const char *rb_path_stem(const char *path, size_t *len)
+{
+    const char *base = rb_path_basename(path), *dot = strrchr(base, '.');
+    *len = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+    return base;
+}
+
 int rb_outfile_begin(rb_outfile *out, const char *path, bool overwrite, rb_err *err)
 {
     out->path = out->tmp_path = NULL;

@@ -63,11 +63,6 @@ typedef struct usensor {
     int sign;                 /* FT: +1 parent_to_child, -1 child_to_parent */
 } usensor;
 
-typedef struct name_ref {
-    const char *name;
-    int index;
-} name_ref;
-
 typedef struct tmp_body {
     int link;                 /* link the body is named after */
     int parent;               /* parent body */
@@ -90,7 +85,7 @@ typedef struct urdf {
     size_t n_joints;
     usensor *sensors;
     size_t n_sensors;
-    name_ref *link_names, *joint_names; /* sorted by name for bsearch */
+    rb_name_ref *link_names, *joint_names; /* sorted by name for bsearch */
     int *child_start, *child_list;      /* CSR: link i's child joints are child_list[child_start[i] ..] */
     int base;                           /* base link */
     tmp_body *bodies;
@@ -477,14 +472,8 @@ static int read_document(urdf *u)
 
 /* ---- stage 2: the tree ---------------------------------------------------------------------------------- */
 
-static int cmp_name_ref(const void *a, const void *b)
-{
-    const name_ref *x = a, *y = b;
-    int c = strcmp(x->name, y->name);
-    return c ? c : (x->index > y->index) - (x->index < y->index);
-}
 
-static int find_name(const name_ref *refs, size_t n, const char *name)
+static int find_name(const rb_name_ref *refs, size_t n, const char *name)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
@@ -493,7 +482,7 @@ static int find_name(const name_ref *refs, size_t n, const char *name)
         if (c == 0) {
             while (mid > 0 && strcmp(refs[mid - 1].name, name) == 0)
                 mid--;
-            return refs[mid].index;
+            return (int)refs[mid].index;
         }
         if (c < 0)
             lo = mid + 1;
@@ -506,20 +495,20 @@ static int find_name(const name_ref *refs, size_t n, const char *name)
 /* Sorted name index over `n` items whose name is at `first` with `stride` bytes between items; duplicate
  * names are an error naming the later element. */
 static int index_names(urdf *u, const char *what, const char *const *first, const xmlNode *const *nodes,
-                       size_t stride, size_t n, name_ref **out)
+                       size_t stride, size_t n, rb_name_ref **out)
 {
-    name_ref *refs = rb_calloc(n ? n : 1, sizeof *refs);
+    rb_name_ref *refs = rb_calloc(n ? n : 1, sizeof *refs);
     if (!refs)
         return no_memory(u);
     *out = refs;
     for (size_t i = 0; i < n; i++) {
         refs[i].name = *(const char *const *)((const char *)first + i * stride);
-        refs[i].index = (int)i;
+        refs[i].index = i;
     }
-    qsort(refs, n, sizeof *refs, cmp_name_ref);
+    qsort(refs, n, sizeof *refs, rb_name_ref_cmp);
     for (size_t i = 1; i < n; i++)
         if (strcmp(refs[i - 1].name, refs[i].name) == 0) {
-            const xmlNode *node = *(const xmlNode *const *)((const char *)nodes + (size_t)refs[i].index * stride);
+            const xmlNode *node = *(const xmlNode *const *)((const char *)nodes + refs[i].index * stride);
             char ctx[300];
             snprintf(ctx, sizeof ctx, "%s %.200s", what, refs[i].name);
             return bad(u, node, ctx, "duplicate %s name", what);

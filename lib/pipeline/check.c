@@ -15,8 +15,8 @@ enum { N_FIELDS = 6 };
 /* ---- rules files ------------------------------------------------------------------------------------------- */
 void rb_rules_free(char **rules, char **wheres, size_t n)
 {
-    rb_pipe_free_strings(rules, n);
-    rb_pipe_free_strings(wheres, n);
+    rb_strings_free(rules, n);
+    rb_strings_free(wheres, n);
 }
 
 static int add_rule(char ***rules, char ***wheres, size_t *n, const char *text, size_t len, const char *path,

@@ -7,34 +7,23 @@
 #include "pipeline_internal.h"
 
 typedef struct clload {
-    cfg c;
+    rb_cfg c;
     rb_closed_loop *cl;
+    const rb_registry *reg;
 } clload;
 
-/* Member `key` read by `read` with its key on the path; absent: an error when required. */
-static int with_member(clload *x, const cJSON *obj, const char *key, bool required,
-                       int (*read)(clload *, const cJSON *))
-{
-    cfg *c = &x->c;
-    const cJSON *v = rb_cfg_member(obj, key);
-    if (!v)
-        return required ? rb_cfg_error(c, "missing key '%s'", key) : RB_OK;
-    push_key(c, key, 0);
-    int rc = read(x, v);
-    pop(c);
-    return rc;
-}
 
-static int parse_name(clload *x, const cJSON *v)
+static int parse_name(rb_cfg *c, const cJSON *v)
 {
+    clload *x = (clload *)c;
     rb_free(x->cl->name);
     x->cl->name = NULL;
     return rb_cfg_want_string(&x->c, v, false, &x->cl->name);
 }
 
-static int parse_scenario(clload *x, const cJSON *v)
+static int parse_scenario(rb_cfg *c, const cJSON *v)
 {
-    cfg *c = &x->c;
+    clload *x = (clload *)c;
     char *rel = NULL, *path = NULL;
     int rc = rb_cfg_want_string(c, v, false, &rel);
     if (!rc && !(path = rb_path_relative_to(c->base_file, rel)))
@@ -73,25 +62,25 @@ static int joint_index(clload *x, const char *name, size_t *dof)
                 : rb_cfg_error(&x->c, "joint '%s' is not in the scenario's model", name);
 }
 
-static int parse_joints(clload *x, const cJSON *v)
+static int parse_joints(rb_cfg *c, const cJSON *v)
 {
-    cfg *c = &x->c;
+    clload *x = (clload *)c;
     rb_closed_loop *cl = x->cl;
     int rc = rb_cfg_want_strings(c, v, false, &cl->joints, &cl->n_joints);
     size_t dup, first;
     if (!rc)
         rc = rb_cfg_find_duplicate(c, (const char *const *)cl->joints, cl->n_joints, &dup, &first);
     if (!rc && dup != SIZE_MAX) {
-        push_index(c, dup);
+        rb_cfg_push_index(c, dup);
         rc = rb_cfg_error(c, "joint '%s' is already listed at joints[%zu]", cl->joints[dup], first);
-        pop(c);
+        rb_cfg_pop(c);
     }
     if (!rc && !(cl->joint_dof = rb_calloc(cl->n_joints, sizeof *cl->joint_dof)))
         rc = rb_cfg_nomem(c);
     for (size_t j = 0; !rc && j < cl->n_joints; j++) {
-        push_index(c, j);
+        rb_cfg_push_index(c, j);
         rc = joint_index(x, cl->joints[j], &cl->joint_dof[j]);
-        pop(c);
+        rb_cfg_pop(c);
     }
     return rc;
 }
@@ -114,29 +103,32 @@ static int all_joints(clload *x)
     return RB_OK;
 }
 
-static int parse_settle(clload *x, const cJSON *v)
+static int parse_settle(rb_cfg *c, const cJSON *v)
 {
+    clload *x = (clload *)c;
     int rc = rb_cfg_want_number(&x->c, v, &x->cl->settle);
     return rc ? rc : rb_cfg_check_rule(&x->c, x->cl->settle, RB_CFG_NON_NEGATIVE);
 }
 
-static int parse_disturbances(clload *x, const cJSON *v)
+static int parse_disturbances(rb_cfg *c, const cJSON *v)
 {
+    clload *x = (clload *)c;
     int rc = rb_cfg_want_number(&x->c, v, &x->cl->disturbances_from);
     if (!rc && !(x->cl->disturbances_from > x->cl->settle))
         rc = rb_cfg_error(&x->c, "must be after \"settle\" (%g s)", x->cl->settle);
     return rc;
 }
 
-static int parse_max_com(clload *x, const cJSON *v)
+static int parse_max_com(rb_cfg *c, const cJSON *v)
 {
+    clload *x = (clload *)c;
     int rc = rb_cfg_want_number(&x->c, v, &x->cl->max_com_error);
     return rc ? rc : rb_cfg_check_rule(&x->c, x->cl->max_com_error, RB_CFG_POSITIVE);
 }
 
-static int parse_seeds(clload *x, const cJSON *v)
+static int parse_seeds(rb_cfg *c, const cJSON *v)
 {
-    cfg *c = &x->c;
+    clload *x = (clload *)c;
     rb_closed_loop *cl = x->cl;
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0)
         return rb_cfg_error(c, "expected a non-empty array of integer seeds");
@@ -146,37 +138,45 @@ static int parse_seeds(clload *x, const cJSON *v)
         return rb_cfg_nomem(c);
     int rc = RB_OK;
     for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
-        push_index(c, i);
+        rb_cfg_push_index(c, i);
         double d;
         rc = rb_cfg_want_integer(c, e, 0, &d);
         cl->seeds[i] = rc ? 0 : (uint64_t)d;
         for (size_t k = 0; !rc && k < i; k++)
             if (cl->seeds[k] == cl->seeds[i])
                 rc = rb_cfg_error(c, "seed %g is already listed at seeds[%zu]", d, k);
-        pop(c);
+        rb_cfg_pop(c);
     }
     cl->n_seeds = rc ? 0 : n;
     return rc;
 }
 
-static int parse_threads(clload *x, const cJSON *v) { return rb_cfg_want_threads(&x->c, v, &x->cl->threads); }
+static int parse_threads(rb_cfg *c, const cJSON *v)
+{
+    clload *x = (clload *)c;
+    return rb_cfg_want_threads(&x->c, v, &x->cl->threads);
+}
 
-static int parse_bootstrap(clload *x, const cJSON *v) { return rb_cfg_want_bootstrap(&x->c, v, &x->cl->bootstrap); }
+static int parse_bootstrap(rb_cfg *c, const cJSON *v)
+{
+    clload *x = (clload *)c;
+    return rb_cfg_want_bootstrap(&x->c, v, &x->cl->bootstrap);
+}
 
 /* ---- configurations ------------------------------------------------------------------------------------------ */
 /* `signal` (feedback or compensation) must be a signal of the pipeline (the stream reads its current row). */
 static int check_signal(clload *x, const rb_cl_config *cf, const char *key, const char *signal)
 {
-    cfg *c = &x->c;
+    rb_cfg *c = &x->c;
     if (!signal)
         return RB_OK;
-    push_key(c, key, 0);
+    rb_cfg_push_key(c, key, 0);
     int rc = RB_OK;
     if (!cf->pipeline)
         rc = rb_cfg_error(c, "needs a \"pipeline\" that computes it");
     else if (rb_pipeline_signal_index(cf->pipeline, signal) < 0)
         rc = rb_cfg_signal_suggestion(c, cf->pipeline, signal);
-    pop(c);
+    rb_cfg_pop(c);
     return rc;
 }
 
@@ -185,12 +185,12 @@ static int check_rate(clload *x, const rb_cl_config *cf)
 {
     double dt = x->cl->scenario->sim.dt, rate = cf->pipeline->clock_rate;
     if (rate > 0 && fabs(rate * dt - 1.0) > 1e-9) {
-        push_key(&x->c, "pipeline", 0);
+        rb_cfg_push_key(&x->c, "pipeline", 0);
         int rc = rb_cfg_error(&x->c,
                               "pipeline %s runs at %g Hz but the scenario's control loop at %g Hz (dt = %g s): "
                               "the estimator is stepped every control period",
                               cf->pipeline_path, rate, 1.0 / dt, dt);
-        pop(&x->c);
+        rb_cfg_pop(&x->c);
         return rc;
     }
     return RB_OK;
@@ -198,48 +198,48 @@ static int check_rate(clload *x, const rb_cl_config *cf)
 
 static int load_pipeline(clload *x, rb_cl_config *cf, const char *rel)
 {
-    cfg *c = &x->c;
+    rb_cfg *c = &x->c;
     if (!(cf->pipeline_path = rb_path_relative_to(c->base_file, rel)))
         return rb_cfg_nomem(c);
-    push_key(c, "pipeline", 0);
+    rb_cfg_push_key(c, "pipeline", 0);
     rb_err e;
     int rc = RB_OK;
-    if (rb_pipeline_load(cf->pipeline_path, c->reg, &cf->pipeline, &e) != RB_OK)
+    if (rb_pipeline_load(cf->pipeline_path, x->reg, &cf->pipeline, &e) != RB_OK)
         rc = e.code == RB_ENOMEM ? rb_cfg_nomem(c) : rb_cfg_error(c, "%s", e.msg);
-    pop(c);
+    rb_cfg_pop(c);
     return rc ? rc : check_rate(x, cf);
 }
 
 /* "torque_sensor": true: the loop reads the true joint torque (an ideal joint torque sensor), not an estimate. */
 static int parse_torque_sensor(clload *x, const cJSON *v, rb_cl_config *cf)
 {
-    cfg *c = &x->c;
+    rb_cfg *c = &x->c;
     const cJSON *e = rb_cfg_member(v, "torque_sensor");
     if (!e)
         return RB_OK;
-    push_key(c, "torque_sensor", 0);
+    rb_cfg_push_key(c, "torque_sensor", 0);
     int rc = RB_OK;
     if (!cJSON_IsBool(e))
         rc = rb_cfg_error(c, "expected true or false");
     else if ((cf->torque_sensor = cJSON_IsTrue(e)) && cf->feedback)
         rc = rb_cfg_error(c, "a configuration takes its torque feedback from \"feedback\" or from the torque sensor, "
                              "not both");
-    pop(c);
+    rb_cfg_pop(c);
     return rc;
 }
 
 static int one_config(clload *x, const cJSON *v, rb_cl_config *cf)
 {
     static const char *const keys[] = {"name", "label", "pipeline", "feedback", "torque_sensor", "compensation"};
-    cfg *c = &x->c;
+    rb_cfg *c = &x->c;
     char *rel = NULL;
     int rc = rb_cfg_check_object(c, v, keys, 6);
     if (!rc)
         rc = rb_cfg_member_string(c, v, "name", true, &cf->name);
     if (!rc && !rb_cfg_valid_name(cf->name)) {
-        push_key(c, "name", 0);
+        rb_cfg_push_key(c, "name", 0);
         rc = rb_cfg_error(c, "'%s': use letters, digits, '_' and '-', starting with a letter or '_'", cf->name);
-        pop(c);
+        rb_cfg_pop(c);
     }
     if (!rc)
         rc = rb_cfg_member_string(c, v, "label", false, &cf->label);
@@ -263,9 +263,9 @@ static int one_config(clload *x, const cJSON *v, rb_cl_config *cf)
     return rc;
 }
 
-static int parse_configs(clload *x, const cJSON *v)
+static int parse_configs(rb_cfg *c, const cJSON *v)
 {
-    cfg *c = &x->c;
+    clload *x = (clload *)c;
     rb_closed_loop *cl = x->cl;
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0)
         return rb_cfg_error(c, "expected a non-empty array of configurations");
@@ -274,17 +274,17 @@ static int parse_configs(clload *x, const cJSON *v)
         return rb_cfg_nomem(c);
     int rc = RB_OK;
     for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
-        push_index(c, i);
+        rb_cfg_push_index(c, i);
         cl->n_configs = i + 1;
         rc = one_config(x, e, &cl->configs[i]);
         for (size_t k = 0; !rc && k < i; k++)
             if (strcmp(cl->configs[k].name, cl->configs[i].name) == 0) {
-                push_key(c, "name", 0);
+                rb_cfg_push_key(c, "name", 0);
                 rc = rb_cfg_error(c, "configuration name '%s' is already used by configurations[%zu]",
                                   cl->configs[i].name, k);
-                pop(c);
+                rb_cfg_pop(c);
             }
-        pop(c);
+        rb_cfg_pop(c);
     }
     return rc;
 }
@@ -319,11 +319,7 @@ static int finish_defaults(clload *x)
     return rc;
 }
 
-static const struct section {
-    const char *key;
-    bool required;
-    int (*parse)(clload *, const cJSON *);
-} sections[] = {
+static const rb_cfg_section sections[] = {
     {"name", false, parse_name},
     {"scenario", true, parse_scenario},
     {"joints", false, parse_joints},
@@ -336,19 +332,6 @@ static const struct section {
     {"configurations", true, parse_configs},
 };
 
-enum { N_SECTIONS = sizeof sections / sizeof sections[0] };
-
-static int parse_root(clload *x, const cJSON *root)
-{
-    cfg *c = &x->c;
-    const char *keys[N_SECTIONS];
-    for (size_t i = 0; i < N_SECTIONS; i++)
-        keys[i] = sections[i].key;
-    int rc = rb_cfg_check_object(c, root, keys, N_SECTIONS);
-    for (size_t i = 0; !rc && i < N_SECTIONS; i++)
-        rc = with_member(x, root, sections[i].key, sections[i].required, sections[i].parse);
-    return rc ? rc : finish_defaults(x);
-}
 
 void rb_closed_loop_free(rb_closed_loop *cl)
 {
@@ -365,7 +348,7 @@ void rb_closed_loop_free(rb_closed_loop *cl)
     }
     rb_free(cl->configs);
     rb_scenario_free(cl->scenario);
-    rb_pipe_free_strings(cl->joints, cl->n_joints);
+    rb_strings_free(cl->joints, cl->n_joints);
     rb_free(cl->joint_dof);
     rb_free(cl->seeds);
     rb_free(cl->name);
@@ -374,13 +357,12 @@ void rb_closed_loop_free(rb_closed_loop *cl)
     rb_free(cl);
 }
 
-static int init_closed_loop(rb_closed_loop *cl, const char *text, size_t len, const char *file)
+static int init_closed_loop(void *doc, const char *file, const char *name, const char *sha256)
 {
-    size_t stem_len;
-    const char *stem = rb_pipe_stem(file, &stem_len);
-    cl->sha256 = rb_sha256_hexdup(text, len);
+    rb_closed_loop *cl = doc;
+    cl->sha256 = rb_strdup(sha256);
     cl->path = rb_strdup(file);
-    cl->name = stem_len ? rb_strndup(stem, stem_len) : rb_strdup("closed_loop");
+    cl->name = rb_strdup(name);
     cl->settle = 0.5;
     cl->disturbances_from = NAN;
     cl->max_com_error = 0.1;
@@ -388,42 +370,25 @@ static int init_closed_loop(rb_closed_loop *cl, const char *text, size_t len, co
     return cl->sha256 && cl->path && cl->name ? RB_OK : RB_ENOMEM;
 }
 
+static int parse_closed_loop(const rb_cfg *c, const cJSON *root, void *doc, const void *reg)
+{
+    clload x = {*c, doc, reg};
+    int rc = rb_cfg_sections(&x.c, root, sections, sizeof sections / sizeof sections[0]);
+    return rc ? rc : finish_defaults(&x);
+}
+
+static void free_closed_loop(void *doc) { rb_closed_loop_free(doc); }
+
+static const rb_cfg_format closed_loop_format = {"closed_loop.json", "closed_loop", true, sizeof(rb_closed_loop),
+                                                 init_closed_loop, parse_closed_loop, free_closed_loop};
+
 int rb_closed_loop_load_text(const char *text, size_t len, const char *name_for_messages, const char *base_file,
                              const rb_registry *reg, rb_closed_loop **out, rb_err *err)
 {
-    const char *file = name_for_messages ? name_for_messages : "closed_loop.json";
-    *out = NULL;
-    char *copy = rb_strndup(text, len);
-    rb_closed_loop *cl = rb_calloc(1, sizeof *cl);
-    cJSON *root = NULL;
-    int rc = RB_OK;
-    if (!copy || !cl || init_closed_loop(cl, text, len, file) != RB_OK) {
-        rc = rb_err_set(err, RB_ENOMEM, "%s: out of memory", file);
-        goto done;
-    }
-    if ((rc = rb_cfg_parse_json(file, copy, len, &root, err)))
-        goto done;
-    clload x = {{file, copy, len, base_file ? base_file : file, reg, NULL, err, 0, {{NULL, 0}}, 0}, cl};
-    rc = parse_root(&x, root);
-done:
-    cJSON_Delete(root);
-    rb_free(copy);
-    if (rc)
-        rb_closed_loop_free(cl);
-    else
-        *out = cl;
-    return rc;
+    return rb_cfg_load_text(&closed_loop_format, text, len, name_for_messages, base_file, reg, (void **)out, err);
 }
 
 int rb_closed_loop_load(const char *path, const rb_registry *reg, rb_closed_loop **out, rb_err *err)
 {
-    char *text = NULL;
-    size_t len = 0;
-    *out = NULL;
-    int rc = rb_cfg_read_file(path, &text, &len, err);
-    if (rc)
-        return rc;
-    rc = rb_closed_loop_load_text(text, len, path, path, reg, out, err);
-    rb_free(text);
-    return rc;
+    return rb_cfg_load(&closed_loop_format, path, reg, (void **)out, err);
 }

@@ -225,7 +225,7 @@ static char **seed_names(const rb_closed_loop *cl)
     char **names = rb_calloc(cl->n_seeds, sizeof *names);
     for (size_t s = 0; names && s < cl->n_seeds; s++)
         if (!(names[s] = rb_asprintf("seed_%llu", (unsigned long long)cl->seeds[s]))) {
-            rb_pipe_free_strings(names, s);
+            rb_strings_free(names, s);
             return NULL;
         }
     return names;
@@ -370,7 +370,7 @@ static int make_table(const job *jb, const table_spec *ts, rb_comparison **out, 
     rb_free(variants);
     rb_free(rows);
     if (seeds)
-        rb_pipe_free_strings(seeds, cl->n_seeds);
+        rb_strings_free(seeds, cl->n_seeds);
     return rc;
 }
 

@@ -221,8 +221,8 @@ void rb_engine_free(rb_engine *e)
         if (e->state[s] && p->stages[s].type->destroy)
             p->stages[s].type->destroy(e->state[s]);
     for (size_t t = 0; e->sig && t < p->n_signal_table; t++) {
-        rb_pipe_free_strings(e->sig[t].names, e->sig[t].width);
-        rb_pipe_free_strings(e->sig[t].units, e->sig[t].width);
+        rb_strings_free(e->sig[t].names, e->sig[t].width);
+        rb_strings_free(e->sig[t].units, e->sig[t].width);
         rb_free(e->sig[t].data);
     }
     rb_free(e->sig);

@@ -7,12 +7,12 @@
 #include "roboest/estimators.h"
 
 typedef struct fsp {
-    cfg c;
+    rb_cfg c;
     rb_friction_spec *s;
 } fsp;
 
 /* An integer >= lo (and <= 2^53) at the current path. */
-static int want_integer(cfg *c, const cJSON *v, double lo, double *out)
+static int want_integer(rb_cfg *c, const cJSON *v, double lo, double *out)
 {
     double x;
     int rc = rb_cfg_want_number(c, v, &x);
@@ -26,26 +26,26 @@ static int want_integer(cfg *c, const cJSON *v, double lo, double *out)
 }
 
 /* Optional integer member >= lo into a size_t (or a uint64_t when seed). */
-static int opt_count(cfg *c, const cJSON *obj, const char *key, double lo, size_t *out)
+static int opt_count(rb_cfg *c, const cJSON *obj, const char *key, double lo, size_t *out)
 {
     const cJSON *v = rb_cfg_member(obj, key);
     if (!v)
         return RB_OK;
-    push_key(c, key, 0);
+    rb_cfg_push_key(c, key, 0);
     double x;
     int rc = want_integer(c, v, lo, &x);
     if (!rc && x > 1e9)
         rc = rb_cfg_error(c, "must be <= 1e9");
     if (!rc)
         *out = (size_t)x;
-    pop(c);
+    rb_cfg_pop(c);
     return rc;
 }
 
 /* A number array of 1 or n_joints values expanded into out (n_joints, allocated). */
 static int joint_numbers(fsp *x, const cJSON *v, rb_cfg_rule rule, double **out)
 {
-    cfg *c = &x->c;
+    rb_cfg *c = &x->c;
     size_t n = x->s->n_joints;
     if (!cJSON_IsArray(v) || (cJSON_GetArraySize(v) != 1 && (size_t)cJSON_GetArraySize(v) != n))
         return rb_cfg_error(c, "expected an array of 1 or %zu numbers (one per joint)", n);
@@ -55,7 +55,7 @@ static int joint_numbers(fsp *x, const cJSON *v, rb_cfg_rule rule, double **out)
     double first = 0;
     int rc = RB_OK;
     for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
-        push_index(c, i);
+        rb_cfg_push_index(c, i);
         double y;
         rc = rb_cfg_want_number(c, e, &y);
         if (!rc)
@@ -64,7 +64,7 @@ static int joint_numbers(fsp *x, const cJSON *v, rb_cfg_rule rule, double **out)
             (*out)[i] = y;
         if (i == 0)
             first = y;
-        pop(c);
+        rb_cfg_pop(c);
     }
     for (size_t j = i; !rc && j < n; j++)
         (*out)[j] = first;
@@ -72,7 +72,7 @@ static int joint_numbers(fsp *x, const cJSON *v, rb_cfg_rule rule, double **out)
 }
 
 /* A non-empty array of non-empty strings. */
-static int want_strings(cfg *c, const cJSON *v, const char *what, char ***out, size_t *n)
+static int want_strings(rb_cfg *c, const cJSON *v, const char *what, char ***out, size_t *n)
 {
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0)
         return rb_cfg_error(c, "expected a non-empty array of %s", what);
@@ -82,26 +82,26 @@ static int want_strings(cfg *c, const cJSON *v, const char *what, char ***out, s
     size_t i = 0;
     int rc = RB_OK;
     for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
-        push_index(c, i);
+        rb_cfg_push_index(c, i);
         rc = rb_cfg_want_string(c, e, false, &(*out)[i]);
-        pop(c);
+        rb_cfg_pop(c);
     }
     return rc;
 }
 
 /* ---- sections ---------------------------------------------------------------------------------------- */
 
-static int parse_joints(fsp *x, const cJSON *v)
+static int parse_joints(rb_cfg *c, const cJSON *v)
 {
-    cfg *c = &x->c;
+    fsp *x = (fsp *)c;
     int rc = want_strings(c, v, "joint names", &x->s->joints, &x->s->n_joints);
     size_t dup, first;
     if (!rc)
         rc = rb_cfg_find_duplicate(c, (const char *const *)x->s->joints, x->s->n_joints, &dup, &first);
     if (!rc && dup != SIZE_MAX) {
-        push_index(c, dup);
+        rb_cfg_push_index(c, dup);
         rc = rb_cfg_error(c, "joint '%s' repeats joints[%zu]", x->s->joints[dup], first);
-        pop(c);
+        rb_cfg_pop(c);
     }
     return rc;
 }
@@ -109,7 +109,7 @@ static int parse_joints(fsp *x, const cJSON *v)
 /* One session: a path or an array of paths. */
 static int parse_session(fsp *x, const cJSON *v, rb_fspec_log *log)
 {
-    cfg *c = &x->c;
+    rb_cfg *c = &x->c;
     char **rel = NULL;
     size_t n = 0;
     int rc;
@@ -128,13 +128,13 @@ static int parse_session(fsp *x, const cJSON *v, rb_fspec_log *log)
             rc = rb_cfg_nomem(c);
         log->n_paths++;
     }
-    rb_pipe_free_strings(rel, n);
+    rb_strings_free(rel, n);
     return rc;
 }
 
 static int parse_log(fsp *x, const cJSON *v, rb_fspec_log *log)
 {
-    cfg *c = &x->c;
+    rb_cfg *c = &x->c;
     if (!cJSON_IsObject(v))
         return parse_session(x, v, log);
     static const char *const keys[] = {"log", "torques"};
@@ -143,9 +143,9 @@ static int parse_log(fsp *x, const cJSON *v, rb_fspec_log *log)
     if (!rc && !lv)
         rc = rb_cfg_error(c, "missing key 'log'");
     if (!rc) {
-        push_key(c, "log", 0);
+        rb_cfg_push_key(c, "log", 0);
         rc = parse_session(x, lv, log);
-        pop(c);
+        rb_cfg_pop(c);
     }
     char *torques = NULL;
     if (!rc)
@@ -156,9 +156,9 @@ static int parse_log(fsp *x, const cJSON *v, rb_fspec_log *log)
     return rc;
 }
 
-static int parse_logs(fsp *x, const cJSON *v)
+static int parse_logs(rb_cfg *c, const cJSON *v)
 {
-    cfg *c = &x->c;
+    fsp *x = (fsp *)c;
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0)
         return rb_cfg_error(c, "expected a non-empty array of logs");
     size_t n = (size_t)cJSON_GetArraySize(v), i = 0;
@@ -167,9 +167,9 @@ static int parse_logs(fsp *x, const cJSON *v)
     x->s->n_logs = n;
     int rc = RB_OK;
     for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
-        push_index(c, i);
+        rb_cfg_push_index(c, i);
         rc = parse_log(x, e, &x->s->logs[i]);
-        pop(c);
+        rb_cfg_pop(c);
     }
     return rc;
 }
@@ -177,16 +177,16 @@ static int parse_logs(fsp *x, const cJSON *v)
 static int parse_kf(fsp *x, const cJSON *v, rb_fspec_signal *sig)
 {
     static const char *const keys[] = {"q", "r", "p0"};
-    cfg *c = &x->c;
+    rb_cfg *c = &x->c;
     int rc = rb_cfg_check_object(c, v, keys, 3);
     const char *names[2] = {"q", "r"};
     double **dst[2] = {&sig->q, &sig->r}, defs[2] = {RB_KFD_DEFAULT_Q, RB_KFD_DEFAULT_R};
     for (int k = 0; !rc && k < 2; k++) {
         const cJSON *a = rb_cfg_member(v, names[k]);
         if (a) {
-            push_key(c, names[k], 0);
+            rb_cfg_push_key(c, names[k], 0);
             rc = joint_numbers(x, a, k == 0 ? RB_CFG_NON_NEGATIVE : RB_CFG_POSITIVE, dst[k]);
-            pop(c);
+            rb_cfg_pop(c);
         } else if (!(*dst[k] = rb_calloc(x->s->n_joints, sizeof **dst[k]))) {
             rc = rb_cfg_nomem(c);
         } else {
@@ -196,18 +196,18 @@ static int parse_kf(fsp *x, const cJSON *v, rb_fspec_signal *sig)
     }
     const cJSON *p0 = rb_cfg_member(v, "p0");
     if (!rc && p0) {
-        push_key(c, "p0", 0);
+        rb_cfg_push_key(c, "p0", 0);
         if (!cJSON_IsArray(p0) || cJSON_GetArraySize(p0) != 3)
             rc = rb_cfg_error(c, "expected 3 numbers > 0 (variances of x, x_dot, x_ddot)");
         size_t i = 0;
         for (const cJSON *e = rc ? NULL : p0->child; e && !rc; e = e->next, i++) {
-            push_index(c, i);
+            rb_cfg_push_index(c, i);
             rc = rb_cfg_want_number(c, e, &sig->p0[i]);
             if (!rc)
                 rc = rb_cfg_check_rule(c, sig->p0[i], RB_CFG_POSITIVE);
-            pop(c);
+            rb_cfg_pop(c);
         }
-        pop(c);
+        rb_cfg_pop(c);
     }
     if (!rc)
         sig->kf_derivative = true;
@@ -219,13 +219,13 @@ static int parse_signal(fsp *x, const cJSON *root, const char *key, const char *
                         rb_fspec_signal *sig)
 {
     static const char *const keys[] = {"channel", "elements", "kf_derivative"};
-    cfg *c = &x->c;
+    rb_cfg *c = &x->c;
     size_t n = x->s->n_joints;
     sig->p0[0] = RB_KFD_DEFAULT_P0_X, sig->p0[1] = RB_KFD_DEFAULT_P0_V, sig->p0[2] = RB_KFD_DEFAULT_P0_A;
     const cJSON *v = rb_cfg_member(root, key);
     if (!v && !def)
         return rb_cfg_error(c, "missing key '%s'", key);
-    push_key(c, key, 0);
+    rb_cfg_push_key(c, key, 0);
     int rc = RB_OK;
     if (v) {
         rc = rb_cfg_check_object(c, v, keys, velocity ? 3 : 2);
@@ -233,21 +233,21 @@ static int parse_signal(fsp *x, const cJSON *root, const char *key, const char *
             rc = rb_cfg_member_string(c, v, "channel", true, &sig->channel);
         const cJSON *e = rb_cfg_member(v, "elements"), *kf = rb_cfg_member(v, "kf_derivative");
         if (!rc && e) {
-            push_key(c, "elements", 0);
+            rb_cfg_push_key(c, "elements", 0);
             size_t got = 0;
             rc = want_strings(c, e, "element names", &sig->elements, &got);
             if (!rc && got != n)
                 rc = rb_cfg_error(c, "%zu elements for %zu joints (one per joint, in joint order)", got, n);
             if (rc && got != n) { /* keep the free loop within what was allocated */
-                rb_pipe_free_strings(sig->elements, got);
+                rb_strings_free(sig->elements, got);
                 sig->elements = NULL;
             }
-            pop(c);
+            rb_cfg_pop(c);
         }
         if (!rc && kf) {
-            push_key(c, "kf_derivative", 0);
+            rb_cfg_push_key(c, "kf_derivative", 0);
             rc = parse_kf(x, kf, sig);
-            pop(c);
+            rb_cfg_pop(c);
         }
     } else if (!(sig->channel = rb_strdup(def))) {
         rc = rb_cfg_nomem(c);
@@ -259,14 +259,14 @@ static int parse_signal(fsp *x, const cJSON *root, const char *key, const char *
             if (!(sig->elements[j] = rb_strdup(x->s->joints[j])))
                 rc = rb_cfg_nomem(c);
     }
-    pop(c);
+    rb_cfg_pop(c);
     return rc;
 }
 
-static int parse_clock(fsp *x, const cJSON *v)
+static int parse_clock(rb_cfg *c, const cJSON *v)
 {
+    fsp *x = (fsp *)c;
     static const char *const keys[] = {"rate", "channel"};
-    cfg *c = &x->c;
     int rc = rb_cfg_check_object(c, v, keys, 2);
     bool has_rate = rb_cfg_member(v, "rate") != NULL, has_channel = rb_cfg_member(v, "channel") != NULL;
     if (!rc && has_rate == has_channel)
@@ -278,53 +278,33 @@ static int parse_clock(fsp *x, const cJSON *v)
     return rc;
 }
 
-static int parse_window(fsp *x, const cJSON *v)
-{
-    cfg *c = &x->c;
-    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 2)
-        return rb_cfg_error(c, "expected [t0, t1] in seconds");
-    double w[2];
-    size_t i = 0;
-    for (const cJSON *e = v->child; e; e = e->next, i++) {
-        push_index(c, i);
-        int rc = rb_cfg_want_number(c, e, &w[i]);
-        if (!rc && i == 1 && !(w[1] > w[0]))
-            rc = rb_cfg_error(c, "must be greater than window[0] (%.17g)", w[0]);
-        pop(c);
-        if (rc)
-            return rc;
-    }
-    x->s->has_window = true;
-    x->s->t0 = w[0], x->s->t1 = w[1];
-    return RB_OK;
-}
 
-static int parse_network(fsp *x, const cJSON *v)
+static int parse_network(rb_cfg *c, const cJSON *v)
 {
+    fsp *x = (fsp *)c;
     static const char *const keys[] = {"H",      "hidden",     "dropout",  "lambda", "learning_rate",
                                        "epochs", "batch_size", "patience", "seed",   "split_block"};
-    cfg *c = &x->c;
     rb_fnet_train_opts *o = &x->s->train;
     int rc = rb_cfg_check_object(c, v, keys, sizeof keys / sizeof keys[0]);
     if (!rc)
         rc = opt_count(c, v, "H", 1, &x->s->H);
     const cJSON *h = rb_cfg_member(v, "hidden");
     if (!rc && h) {
-        push_key(c, "hidden", 0);
+        rb_cfg_push_key(c, "hidden", 0);
         if (!cJSON_IsArray(h) || cJSON_GetArraySize(h) != 2)
             rc = rb_cfg_error(c, "expected two layer sizes [h1, h2]");
         size_t i = 0;
         for (const cJSON *e = rc ? NULL : h->child; e && !rc; e = e->next, i++) {
-            push_index(c, i);
+            rb_cfg_push_index(c, i);
             double y;
             rc = want_integer(c, e, 1, &y);
             if (!rc && y > 65536)
                 rc = rb_cfg_error(c, "must be <= 65536");
             if (!rc)
                 o->hidden[i] = (size_t)y;
-            pop(c);
+            rb_cfg_pop(c);
         }
-        pop(c);
+        rb_cfg_pop(c);
     }
     if (!rc)
         rc = rb_cfg_member_number(c, v, "dropout", RB_CFG_UNIT_OPEN, &o->dropout);
@@ -342,20 +322,20 @@ static int parse_network(fsp *x, const cJSON *v)
         rc = opt_count(c, v, "split_block", 1, &x->s->split_block);
     const cJSON *seed = rb_cfg_member(v, "seed");
     if (!rc && seed) {
-        push_key(c, "seed", 0);
+        rb_cfg_push_key(c, "seed", 0);
         double y;
         rc = want_integer(c, seed, 0, &y);
         if (!rc)
             o->seed = (uint64_t)y;
-        pop(c);
+        rb_cfg_pop(c);
     }
     return rc;
 }
 
-static int parse_scv(fsp *x, const cJSON *v)
+static int parse_scv(rb_cfg *c, const cJSON *v)
 {
+    fsp *x = (fsp *)c;
     static const char *const keys[] = {"v_eps", "v_s", "v_s_min", "v_s_max", "grid"};
-    cfg *c = &x->c;
     rb_friction_fit_opts *o = &x->s->scv;
     int rc = rb_cfg_check_object(c, v, keys, 5);
     if (!rc)
@@ -367,26 +347,26 @@ static int parse_scv(fsp *x, const cJSON *v)
     if (!rc)
         rc = rb_cfg_member_number(c, v, "v_s_max", RB_CFG_POSITIVE, &o->v_s_max);
     if (!rc && o->v_s_min > 0 && o->v_s_max > 0 && !(o->v_s_max > o->v_s_min)) {
-        push_key(c, "v_s_max", 0);
+        rb_cfg_push_key(c, "v_s_max", 0);
         rc = rb_cfg_error(c, "must be greater than v_s_min (%g)", o->v_s_min);
-        pop(c);
+        rb_cfg_pop(c);
     }
     if (!rc)
         rc = opt_count(c, v, "grid", 3, &o->grid);
     return rc;
 }
 
-static int parse_analytic(fsp *x, const cJSON *v)
+static int parse_analytic(rb_cfg *c, const cJSON *v)
 {
+    fsp *x = (fsp *)c;
     static const char *const models[] = {"coulomb_viscous", "scv", "tanh6", NULL};
     static const rb_friction_kind kinds[] = {RB_FRICTION_CV, RB_FRICTION_SCV, RB_FRICTION_TANH6};
-    cfg *c = &x->c;
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) > 3)
         return rb_cfg_error(c, "expected an array of up to 3 model names (coulomb_viscous, scv, tanh6)");
     size_t i = 0;
     int rc = RB_OK;
     for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
-        push_index(c, i);
+        rb_cfg_push_index(c, i);
         size_t k = 0;
         rc = rb_cfg_want_choice(c, e, models, &k);
         for (size_t j = 0; !rc && j < x->s->n_analytic; j++)
@@ -394,31 +374,20 @@ static int parse_analytic(fsp *x, const cJSON *v)
                 rc = rb_cfg_error(c, "model %s is listed twice", models[k]);
         if (!rc)
             x->s->analytic[x->s->n_analytic++] = kinds[k];
-        pop(c);
+        rb_cfg_pop(c);
     }
     return rc;
 }
 
-/* Member `key` through `parse` when present; required ones must be. */
-static int section(fsp *x, const cJSON *root, const char *key, bool required, int (*parse)(fsp *, const cJSON *))
-{
-    const cJSON *v = rb_cfg_member(root, key);
-    if (!v)
-        return required ? rb_cfg_error(&x->c, "missing key '%s'", key) : RB_OK;
-    push_key(&x->c, key, 0);
-    int rc = parse(x, v);
-    pop(&x->c);
-    return rc;
-}
 
 static int numbers_section(fsp *x, const cJSON *root, const char *key, rb_cfg_rule rule, double **out)
 {
     const cJSON *v = rb_cfg_member(root, key);
     if (!v)
         return rb_cfg_error(&x->c, "missing key '%s'", key);
-    push_key(&x->c, key, 0);
+    rb_cfg_push_key(&x->c, key, 0);
     int rc = joint_numbers(x, v, rule, out);
-    pop(&x->c);
+    rb_cfg_pop(&x->c);
     return rc;
 }
 
@@ -427,16 +396,16 @@ static int parse_root(fsp *x, const cJSON *root)
     static const char *const keys[] = {"logs",    "joints", "joint_velocity", "motor_velocity", "current", "torque",
                                        "k_t",     "R",      "clock",          "window",         "network", "scv",
                                        "analytic", "motor_inertia"};
-    cfg *c = &x->c;
+    rb_cfg *c = &x->c;
     rb_friction_spec *s = x->s;
     rb_fnet_train_opts_init(&s->train);
     s->H = 20;
     s->split_block = 500;
     int rc = rb_cfg_check_object(c, root, keys, sizeof keys / sizeof keys[0]);
     if (!rc)
-        rc = section(x, root, "joints", true, parse_joints);
+        rc = rb_cfg_with_member(c, root, "joints", true, parse_joints);
     if (!rc)
-        rc = section(x, root, "logs", false, parse_logs);
+        rc = rb_cfg_with_member(c, root, "logs", false, parse_logs);
     if (!rc)
         rc = parse_signal(x, root, "joint_velocity", "joints_state/velocities", true, &s->joint_velocity);
     if (!rc)
@@ -452,24 +421,29 @@ static int parse_root(fsp *x, const cJSON *root)
     if (!rc && rb_cfg_member(root, "motor_inertia"))
         rc = numbers_section(x, root, "motor_inertia", RB_CFG_NON_NEGATIVE, &s->J_m);
     if (!rc)
-        rc = section(x, root, "clock", false, parse_clock);
+        rc = rb_cfg_with_member(c, root, "clock", false, parse_clock);
     if (!rc && !s->clock_rate && !s->clock_channel && !(s->clock_channel = rb_strdup(s->joint_velocity.channel)))
         rc = rb_cfg_nomem(c);
+    const cJSON *window = rb_cfg_member(root, "window");
+    if (!rc && window) {
+        rb_cfg_push_key(c, "window", 0);
+        rc = rb_cfg_want_window(c, window, &s->t0, &s->t1);
+        s->has_window = !rc;
+        rb_cfg_pop(c);
+    }
     if (!rc)
-        rc = section(x, root, "window", false, parse_window);
+        rc = rb_cfg_with_member(c, root, "network", false, parse_network);
     if (!rc)
-        rc = section(x, root, "network", false, parse_network);
+        rc = rb_cfg_with_member(c, root, "scv", false, parse_scv);
     if (!rc)
-        rc = section(x, root, "scv", false, parse_scv);
-    if (!rc)
-        rc = section(x, root, "analytic", false, parse_analytic);
+        rc = rb_cfg_with_member(c, root, "analytic", false, parse_analytic);
     return rc;
 }
 
 static void free_signal(rb_fspec_signal *sig, size_t n)
 {
     rb_free(sig->channel);
-    rb_pipe_free_strings(sig->elements, sig->elements ? n : 0);
+    rb_strings_free(sig->elements, sig->elements ? n : 0);
     rb_free(sig->q);
     rb_free(sig->r);
 }
@@ -479,14 +453,14 @@ void rb_friction_spec_free(rb_friction_spec *s)
     if (!s)
         return;
     for (size_t i = 0; s->logs && i < s->n_logs; i++) {
-        rb_pipe_free_strings(s->logs[i].paths, s->logs[i].n_paths);
+        rb_strings_free(s->logs[i].paths, s->logs[i].n_paths);
         rb_free(s->logs[i].torques);
     }
     rb_free(s->logs);
     rb_fspec_signal *sigs[4] = {&s->joint_velocity, &s->motor_velocity, &s->current, &s->torque};
     for (int i = 0; i < 4; i++)
         free_signal(sigs[i], s->n_joints);
-    rb_pipe_free_strings(s->joints, s->n_joints);
+    rb_strings_free(s->joints, s->n_joints);
     rb_free(s->k_t);
     rb_free(s->R);
     rb_free(s->J_m);
@@ -496,35 +470,31 @@ void rb_friction_spec_free(rb_friction_spec *s)
     rb_free(s);
 }
 
+static int init_spec(void *doc, const char *file, const char *name, const char *sha256)
+{
+    (void)name;
+    rb_friction_spec *s = doc;
+    s->sha256 = rb_strdup(sha256);
+    s->path = rb_strdup(file);
+    return s->sha256 && s->path ? RB_OK : RB_ENOMEM;
+}
+
+static int parse_spec(const rb_cfg *c, const cJSON *root, void *doc, const void *unused)
+{
+    (void)unused;
+    fsp x = {*c, doc};
+    return parse_root(&x, root);
+}
+
+static void free_spec(void *doc) { rb_friction_spec_free(doc); }
+
+static const rb_cfg_format spec_format = {"spec.json", "spec", true, sizeof(rb_friction_spec), init_spec, parse_spec,
+                                          free_spec};
+
 int rb_friction_spec_load_text(const char *text, size_t len, const char *name_for_messages, const char *base_file,
                                rb_friction_spec **out, rb_err *err)
 {
-    const char *file = name_for_messages ? name_for_messages : "spec.json";
-    *out = NULL;
-    char *copy = rb_strndup(text, len);
-    rb_friction_spec *s = rb_calloc(1, sizeof *s);
-    cJSON *root = NULL;
-    int rc = RB_OK;
-    if (s) {
-        s->sha256 = rb_sha256_hexdup(text, len);
-        s->path = rb_strdup(file);
-    }
-    if (!copy || !s || !s->sha256 || !s->path) {
-        rc = rb_err_set(err, RB_ENOMEM, "%s: out of memory", file);
-        goto done;
-    }
-    if ((rc = rb_cfg_parse_json(file, copy, len, &root, err)))
-        goto done;
-    fsp x = {{.file = file, .text = copy, .len = len, .base_file = base_file ? base_file : file, .err = err}, s};
-    rc = parse_root(&x, root);
-done:
-    cJSON_Delete(root);
-    rb_free(copy);
-    if (rc)
-        rb_friction_spec_free(s);
-    else
-        *out = s;
-    return rc;
+    return rb_cfg_load_text(&spec_format, text, len, name_for_messages, base_file, NULL, (void **)out, err);
 }
 
 int rb_friction_spec_set_logs(rb_friction_spec *s, const char *const *paths, size_t n, rb_err *err)
@@ -542,7 +512,7 @@ int rb_friction_spec_set_logs(rb_friction_spec *s, const char *const *paths, siz
     rb_fspec_log *old = rc ? logs : s->logs;
     size_t n_old = rc ? n : s->n_logs;
     for (size_t i = 0; i < n_old; i++) {
-        rb_pipe_free_strings(old[i].paths, old[i].n_paths);
+        rb_strings_free(old[i].paths, old[i].n_paths);
         rb_free(old[i].torques);
     }
     rb_free(old);
@@ -553,15 +523,8 @@ int rb_friction_spec_set_logs(rb_friction_spec *s, const char *const *paths, siz
     return rc;
 }
 
+
 int rb_friction_spec_load(const char *path, rb_friction_spec **out, rb_err *err)
 {
-    char *text = NULL;
-    size_t len = 0;
-    *out = NULL;
-    int rc = rb_cfg_read_file(path, &text, &len, err);
-    if (rc)
-        return rc;
-    rc = rb_friction_spec_load_text(text, len, path, path, out, err);
-    rb_free(text);
-    return rc;
+    return rb_cfg_load(&spec_format, path, NULL, (void **)out, err);
 }

@@ -8,7 +8,7 @@
 #include "pipeline_internal.h"
 
 typedef struct graph {
-    name_ref *by_name; /* every signal-table entry, sorted by name */
+    rb_name_ref *by_name; /* every signal-table entry, sorted by name */
     size_t *order;     /* execution order: file indices of stages */
 } graph;
 
@@ -39,28 +39,28 @@ static void producer_text(const rb_pipeline *p, size_t t, char *buf, size_t size
 }
 
 /* Point messages at a path from the root: these checks span sections. */
-static void at_path(cfg *c, const rb_json_step *steps, size_t n)
+static void at_path(pload *x, const rb_json_step *steps, size_t n)
 {
-    c->depth = 0;
+    x->c.depth = 0;
     for (size_t i = 0; i < n; i++) {
         if (steps[i].key)
-            push_key(c, steps[i].key, steps[i].index);
+            rb_cfg_push_key(&x->c, steps[i].key, steps[i].index);
         else
-            push_index(c, steps[i].index);
+            rb_cfg_push_index(&x->c, steps[i].index);
     }
 }
 
 /* stages[stage].<dir>.<port>, stage being a file index. */
-static void at_stage_port(cfg *c, size_t stage, const char *dir, const char *port)
+static void at_stage_port(pload *x, size_t stage, const char *dir, const char *port)
 {
-    at_path(c, (const rb_json_step[]){{"stages", 0}, {NULL, stage}, {dir, 0}, {port, 0}}, 4);
+    at_path(x, (const rb_json_step[]){{"stages", 0}, {NULL, stage}, {dir, 0}, {port, 0}}, 4);
 }
 
 /* Bindings first, then the wired stage outputs in file order (stages are still in file order here); an
  * unwired output port has no signal (out_signal SIZE_MAX). */
-static int build_table(cfg *c, graph *g)
+static int build_table(pload *x, graph *g)
 {
-    rb_pipeline *p = c->p;
+    rb_pipeline *p = x->p;
     size_t n = p->n_signals;
     for (size_t s = 0; s < p->n_stages; s++)
         for (size_t j = 0; j < p->stages[s].type->n_outputs; j++)
@@ -68,7 +68,7 @@ static int build_table(cfg *c, graph *g)
     p->signal_table = rb_calloc(n ? n : 1, sizeof *p->signal_table);
     g->by_name = rb_malloc((n ? n : 1) * sizeof *g->by_name);
     if (!p->signal_table || !g->by_name)
-        return rb_cfg_nomem(c);
+        return rb_cfg_nomem(&x->c);
     p->n_signal_table = n;
     size_t t = 0;
     for (size_t i = 0; i < p->n_signals; i++, t++)
@@ -80,17 +80,17 @@ static int build_table(cfg *c, graph *g)
                 p->signal_table[t++] = (rb_signal_info){p->stages[s].out[j], true, s, j, false};
         }
     for (size_t i = 0; i < n; i++)
-        g->by_name[i] = (name_ref){p->signal_table[i].name, i};
-    qsort(g->by_name, n, sizeof *g->by_name, rb_cfg_cmp_name_ref);
+        g->by_name[i] = (rb_name_ref){p->signal_table[i].name, i};
+    qsort(g->by_name, n, sizeof *g->by_name, rb_name_ref_cmp);
     return RB_OK;
 }
 
 /* A signal produced twice: report the later producer in table order, the earliest such. */
-static int check_produced_once(cfg *c, graph *g)
+static int check_produced_once(pload *x, graph *g)
 {
-    const rb_pipeline *p = c->p;
+    const rb_pipeline *p = x->p;
     size_t dup, first;
-    rb_cfg_first_repeat(g->by_name, p->n_signal_table, &dup, &first);
+    rb_name_refs_first_repeat(g->by_name, p->n_signal_table, &dup, &first);
     if (dup == SIZE_MAX)
         return RB_OK;
     /* Bindings are unique object keys and come first, so the later producer is normally a stage output. */
@@ -98,38 +98,38 @@ static int check_produced_once(cfg *c, graph *g)
     char other[256];
     producer_text(p, first, other, sizeof other);
     if (s->from_stage)
-        at_stage_port(c, s->index, "out", p->stages[s->index].type->outputs[s->port]);
+        at_stage_port(x, s->index, "out", p->stages[s->index].type->outputs[s->port]);
     else
-        at_path(c, (const rb_json_step[]){{"signals", 0}, {s->name, 1}}, 2);
-    return rb_cfg_error(c, "signal '%s' is already produced by %s", s->name, other);
+        at_path(x, (const rb_json_step[]){{"signals", 0}, {s->name, 1}}, 2);
+    return rb_cfg_error(&x->c, "signal '%s' is already produced by %s", s->name, other);
 }
 
-static int unknown_signal(cfg *c, const char *name)
+static int unknown_signal(pload *x, const char *name)
 {
     rb_suggest s;
     rb_suggest_init(&s, name);
-    for (size_t t = 0; t < c->p->n_signal_table; t++)
-        rb_suggest_consider(&s, c->p->signal_table[t].name);
+    for (size_t t = 0; t < x->p->n_signal_table; t++)
+        rb_suggest_consider(&s, x->p->signal_table[t].name);
     const char *best = rb_suggest_best(&s);
     if (best)
-        return rb_cfg_error(c, "signal '%s' is not produced by any signal binding or stage (did you mean '%s'?)", name,
+        return rb_cfg_error(&x->c, "signal '%s' is not produced by any signal binding or stage (did you mean '%s'?)", name,
                             best);
-    return rb_cfg_error(c, "signal '%s' is not produced by any signal binding or stage", name);
+    return rb_cfg_error(&x->c, "signal '%s' is not produced by any signal binding or stage", name);
 }
 
-static int wire_inputs(cfg *c, graph *g)
+static int wire_inputs(pload *x, graph *g)
 {
-    for (size_t s = 0; s < c->p->n_stages; s++) {
-        rb_config_stage *st = &c->p->stages[s];
+    for (size_t s = 0; s < x->p->n_stages; s++) {
+        rb_config_stage *st = &x->p->stages[s];
         for (size_t j = 0; j < st->type->n_inputs; j++) {
             if (!st->in[j]) { /* an optional port left unwired */
                 st->in_signal[j] = SIZE_MAX;
                 continue;
             }
-            long t = lookup(c->p, g, st->in[j]);
+            long t = lookup(x->p, g, st->in[j]);
             if (t < 0) {
-                at_stage_port(c, s, "in", st->type->inputs[j]);
-                return unknown_signal(c, st->in[j]);
+                at_stage_port(x, s, "in", st->type->inputs[j]);
+                return unknown_signal(x, st->in[j]);
             }
             st->in_signal[j] = (size_t)t;
         }
@@ -177,15 +177,15 @@ static size_t producer(const rb_pipeline *p, size_t s, size_t j)
 }
 
 /* Walk back from an unfinished stage through unfinished producers until a stage repeats: a cycle. */
-static int report_cycle(cfg *c, const size_t *indeg, size_t start)
+static int report_cycle(pload *x, const size_t *indeg, size_t start)
 {
-    rb_pipeline *p = c->p;
+    rb_pipeline *p = x->p;
     size_t n = p->n_stages, len = 0, cur = start;
     size_t *seen_at = rb_malloc(n * sizeof *seen_at), *walk = rb_malloc(n * sizeof *walk),
            *via = rb_malloc(n * sizeof *via);
     int rc;
     if (!seen_at || !walk || !via) {
-        rc = rb_cfg_nomem(c);
+        rc = rb_cfg_nomem(&x->c);
         goto done;
     }
     for (size_t s = 0; s < n; s++)
@@ -207,8 +207,8 @@ static int report_cycle(cfg *c, const size_t *indeg, size_t start)
     for (size_t k = len; k-- > seen_at[cur] && used < sizeof flow;)
         used += (size_t)snprintf(flow + used, sizeof flow - used, " -> %s",
                                  p->stages[k == seen_at[cur] ? cur : walk[k]].id);
-    at_stage_port(c, cur, "in", p->stages[cur].type->inputs[via[seen_at[cur]]]);
-    rc = rb_cfg_error(c, "dependency cycle: %s", flow);
+    at_stage_port(x, cur, "in", p->stages[cur].type->inputs[via[seen_at[cur]]]);
+    rc = rb_cfg_error(&x->c, "dependency cycle: %s", flow);
 done:
     rb_free(seen_at);
     rb_free(walk);
@@ -217,9 +217,9 @@ done:
 }
 
 /* Consumers of each stage as adjacency lists: consumers of s are edges[first[s] .. first[s+1]). */
-static int build_edges(cfg *c, size_t **first_out, size_t **edges_out, size_t *indeg)
+static int build_edges(pload *x, size_t **first_out, size_t **edges_out, size_t *indeg)
 {
-    const rb_pipeline *p = c->p;
+    const rb_pipeline *p = x->p;
     size_t n = p->n_stages;
     size_t *first = rb_calloc(n + 1, sizeof *first), *cursor = rb_malloc((n + 1) * sizeof *cursor), *edges = NULL;
     if (!first || !cursor)
@@ -252,18 +252,18 @@ fail:
     rb_free(first);
     rb_free(cursor);
     rb_free(edges);
-    return rb_cfg_nomem(c);
+    return rb_cfg_nomem(&x->c);
 }
 
 /* Kahn's algorithm over stages, ready stages taken in file order; indeg counts unfinished producer
  * edges (with multiplicity). */
-static int order_stages(cfg *c, graph *g)
+static int order_stages(pload *x, graph *g)
 {
-    size_t n = c->p->n_stages, n_heap = 0, n_done = 0;
+    size_t n = x->p->n_stages, n_heap = 0, n_done = 0;
     size_t *indeg = rb_calloc(n ? n : 1, sizeof *indeg), *heap = rb_malloc((n ? n : 1) * sizeof *heap);
     size_t *first = NULL, *edges = NULL;
     g->order = rb_malloc((n ? n : 1) * sizeof *g->order);
-    int rc = !indeg || !heap || !g->order ? rb_cfg_nomem(c) : build_edges(c, &first, &edges, indeg);
+    int rc = !indeg || !heap || !g->order ? rb_cfg_nomem(&x->c) : build_edges(x, &first, &edges, indeg);
     if (rc)
         goto done;
     for (size_t s = 0; s < n; s++)
@@ -280,7 +280,7 @@ static int order_stages(cfg *c, graph *g)
         size_t start = 0;
         while (indeg[start] == 0)
             start++;
-        rc = report_cycle(c, indeg, start);
+        rc = report_cycle(x, indeg, start);
     }
 done:
     rb_free(indeg);
@@ -291,16 +291,16 @@ done:
 }
 
 /* Put the stages in execution order and point the signal table at the new positions. */
-static int apply_order(cfg *c, graph *g)
+static int apply_order(pload *x, graph *g)
 {
-    rb_pipeline *p = c->p;
+    rb_pipeline *p = x->p;
     size_t n = p->n_stages;
     rb_config_stage *sorted = rb_malloc((n ? n : 1) * sizeof *sorted);
     size_t *pos = rb_malloc((n ? n : 1) * sizeof *pos);
     if (!sorted || !pos) {
         rb_free(sorted);
         rb_free(pos);
-        return rb_cfg_nomem(c);
+        return rb_cfg_nomem(&x->c);
     }
     for (size_t k = 0; k < n; k++) {
         sorted[k] = p->stages[g->order[k]];
@@ -316,26 +316,26 @@ static int apply_order(cfg *c, graph *g)
 }
 
 /* An output signal or metric operand: wired to its producer and kept for every sample. */
-static int resolve_ref(cfg *c, const graph *g, const char *name, size_t *index)
+static int resolve_ref(pload *x, const graph *g, const char *name, size_t *index)
 {
-    long t = lookup(c->p, g, name);
+    long t = lookup(x->p, g, name);
     if (t < 0)
-        return unknown_signal(c, name);
+        return unknown_signal(x, name);
     *index = (size_t)t;
-    c->p->signal_table[t].recorded = true;
+    x->p->signal_table[t].recorded = true;
     return RB_OK;
 }
 
-static int wire_outputs(cfg *c, graph *g)
+static int wire_outputs(pload *x, graph *g)
 {
-    for (size_t o = 0; o < c->p->n_outputs; o++) {
-        rb_config_output *out = &c->p->outputs[o];
+    for (size_t o = 0; o < x->p->n_outputs; o++) {
+        rb_config_output *out = &x->p->outputs[o];
         for (size_t i = 0; i < out->n_signals; i++) {
-            at_path(c, (const rb_json_step[]){{"outputs", 0}, {NULL, o}, {"signals", 0}, {NULL, i}}, 4);
-            int rc = resolve_ref(c, g, out->signals[i], &out->signal_index[i]);
+            at_path(x, (const rb_json_step[]){{"outputs", 0}, {NULL, o}, {"signals", 0}, {NULL, i}}, 4);
+            int rc = resolve_ref(x, g, out->signals[i], &out->signal_index[i]);
             for (size_t k = 0; !rc && k < i; k++)
                 if (out->signal_index[k] == out->signal_index[i])
-                    rc = rb_cfg_error(c, "signal '%s' is listed twice", out->signals[i]);
+                    rc = rb_cfg_error(&x->c, "signal '%s' is listed twice", out->signals[i]);
             if (rc)
                 return rc;
         }
@@ -343,15 +343,15 @@ static int wire_outputs(cfg *c, graph *g)
     return RB_OK;
 }
 
-static int wire_metrics(cfg *c, graph *g)
+static int wire_metrics(pload *x, graph *g)
 {
-    for (size_t m = 0; m < c->p->n_metrics; m++) {
-        rb_config_metric *mt = &c->p->metrics[m];
-        at_path(c, (const rb_json_step[]){{"metrics", 0}, {NULL, m}, {"estimate", 0}}, 3);
-        int rc = resolve_ref(c, g, mt->estimate, &mt->estimate_index);
+    for (size_t m = 0; m < x->p->n_metrics; m++) {
+        rb_config_metric *mt = &x->p->metrics[m];
+        at_path(x, (const rb_json_step[]){{"metrics", 0}, {NULL, m}, {"estimate", 0}}, 3);
+        int rc = resolve_ref(x, g, mt->estimate, &mt->estimate_index);
         if (!rc) {
-            at_path(c, (const rb_json_step[]){{"metrics", 0}, {NULL, m}, {"reference", 0}}, 3);
-            rc = resolve_ref(c, g, mt->reference, &mt->reference_index);
+            at_path(x, (const rb_json_step[]){{"metrics", 0}, {NULL, m}, {"reference", 0}}, 3);
+            rc = resolve_ref(x, g, mt->reference, &mt->reference_index);
         }
         if (rc)
             return rc;
@@ -360,18 +360,18 @@ static int wire_metrics(cfg *c, graph *g)
 }
 
 /* Output and report files share the output folder: no two may have the same path. */
-static int check_files(cfg *c)
+static int check_files(pload *x)
 {
-    rb_pipeline *p = c->p;
+    rb_pipeline *p = x->p;
     size_t n = p->n_outputs + p->n_reports, dup, first;
     const char **paths = rb_malloc((n ? n : 1) * sizeof *paths);
     if (!paths)
-        return rb_cfg_nomem(c);
+        return rb_cfg_nomem(&x->c);
     for (size_t i = 0; i < p->n_outputs; i++)
         paths[i] = p->outputs[i].path;
     for (size_t i = 0; i < p->n_reports; i++)
         paths[p->n_outputs + i] = p->reports[i].path;
-    int rc = rb_cfg_find_duplicate(c, paths, n, &dup, &first);
+    int rc = rb_cfg_find_duplicate(&x->c, paths, n, &dup, &first);
     const char *path = dup != SIZE_MAX ? paths[dup] : NULL;
     rb_free(paths);
     if (rc || !path)
@@ -382,30 +382,30 @@ static int check_files(cfg *c)
     else
         snprintf(other, sizeof other, "reports[%zu]", first - p->n_outputs);
     if (dup < p->n_outputs)
-        at_path(c, (const rb_json_step[]){{"outputs", 0}, {NULL, dup}, {"path", 0}}, 3);
+        at_path(x, (const rb_json_step[]){{"outputs", 0}, {NULL, dup}, {"path", 0}}, 3);
     else
-        at_path(c, (const rb_json_step[]){{"reports", 0}, {NULL, dup - p->n_outputs}}, 2);
-    return rb_cfg_error(c, "'%s' is also written by %s", path, other);
+        at_path(x, (const rb_json_step[]){{"reports", 0}, {NULL, dup - p->n_outputs}}, 2);
+    return rb_cfg_error(&x->c, "'%s' is also written by %s", path, other);
 }
 
-int rb_cfg_check_graph(cfg *c)
+int rb_cfg_check_graph(pload *x)
 {
     /* In order: each pass relies on the ones before it (inputs are wired before ordering, the table
      * points at execution positions before outputs and metrics use it). */
-    static int (*const passes[])(cfg *, graph *) = {
+    static int (*const passes[])(pload *, graph *) = {
         build_table, check_produced_once, wire_inputs, order_stages, apply_order, wire_outputs, wire_metrics,
     };
     graph g = {NULL, NULL};
     int rc = RB_OK;
     for (size_t i = 0; !rc && i < sizeof passes / sizeof passes[0]; i++)
-        rc = passes[i](c, &g);
+        rc = passes[i](x, &g);
     rb_free(g.by_name);
     rb_free(g.order);
     if (!rc)
-        rc = check_files(c);
-    if (!rc && c->p->n_reports && !c->p->n_metrics) {
-        at_path(c, (const rb_json_step[]){{"reports", 0}}, 1);
-        rc = rb_cfg_error(c, "there is nothing to report: add a \"metrics\" entry");
+        rc = check_files(x);
+    if (!rc && x->p->n_reports && !x->p->n_metrics) {
+        at_path(x, (const rb_json_step[]){{"reports", 0}}, 1);
+        rc = rb_cfg_error(&x->c, "there is nothing to report: add a \"metrics\" entry");
     }
     return rc;
 }

@@ -10,139 +10,28 @@
 
 #include <cjson/cJSON.h>
 
+#include "roboest/config.h"
 #include "roboest/pipeline.h"
 
 /* ---- the loader's context (config.c, graph.c) ------------------------------------------------ */
-typedef struct cfg {
-    const char *file; /* for messages */
-    const char *text; /* NUL-terminated copy of the source */
-    size_t len;
-    const char *base_file;
+typedef struct pload {
+    rb_cfg c;
     const rb_registry *reg;
     rb_pipeline *p;
-    rb_err *err;
-    size_t depth; /* may exceed RB_JSON_PATH_MAX: deeper steps are counted, not kept */
-    rb_json_step path[RB_JSON_PATH_MAX];
     uint64_t stage_optional; /* the optional_inputs of the stage being parsed */
-} cfg;
-
-/* The key path of what is being checked names and locates every message: push on the way in, pop on
- * the way out. */
-static inline void push_key(cfg *c, const char *key, size_t occurrence)
-{
-    if (c->depth < RB_JSON_PATH_MAX)
-        c->path[c->depth] = (rb_json_step){key, occurrence};
-    c->depth++;
-}
-
-static inline void push_index(cfg *c, size_t i)
-{
-    if (c->depth < RB_JSON_PATH_MAX)
-        c->path[c->depth] = (rb_json_step){NULL, i};
-    c->depth++;
-}
-
-static inline void pop(cfg *c) { c->depth--; }
-
-static inline size_t path_depth(const cfg *c) { return c->depth < RB_JSON_PATH_MAX ? c->depth : RB_JSON_PATH_MAX; }
-
-/* RB_ECONFIG "<file>:<line>:<col>: <key path>: <what>" at the current path. */
-int rb_cfg_error(cfg *c, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-/* RB_ENOMEM "<file>: out of memory". */
-int rb_cfg_nomem(cfg *c);
-
-/* A name and its position in a list. */
-typedef struct name_ref {
-    const char *name;
-    size_t index;
-} name_ref;
-
-/* qsort order: by name, then by position. */
-int rb_cfg_cmp_name_ref(const void *a, const void *b);
-/* In refs sorted with rb_cfg_cmp_name_ref: the lowest position whose name repeats an earlier one's
- * (*dup, with that earlier position in *first), or SIZE_MAX in both. */
-void rb_cfg_first_repeat(const name_ref *refs, size_t n, size_t *dup, size_t *first);
-/* The same for n names in any order (NULL names are skipped; `first` may be NULL). RB_ENOMEM. */
-int rb_cfg_find_duplicate(cfg *c, const char *const *names, size_t n, size_t *dup, size_t *first);
+} pload;
 
 /* graph.c, once every section is parsed: build p->signal_table, wire every stage port, output and
  * metric to it, put the stages in execution order, check that no two files share a path. */
-int rb_cfg_check_graph(cfg *c);
-
-/* ---- typed values and objects at the current path (config.c; also used by scenario.c) ------------ */
-/* obj must be an object whose keys are unique and (allowed != NULL) among `allowed`; an unknown key is
- * reported with the closest allowed one as a suggestion. */
-int rb_cfg_check_object(cfg *c, const cJSON *obj, const char *const *allowed, size_t n_allowed);
-/* A string (a new copy in *out; empty only when allow_empty). */
-int rb_cfg_want_string(cfg *c, const cJSON *v, bool allow_empty, char **out);
-/* A finite number. */
-int rb_cfg_want_number(cfg *c, const cJSON *v, double *out);
-/* One of `choices` (NULL-terminated) with a suggestion for a near miss. */
-int rb_cfg_want_choice(cfg *c, const cJSON *v, const char *const *choices, size_t *index);
-/* Member `key` of obj read as a non-empty string (absent: an error when required, else *out untouched). */
-int rb_cfg_member_string(cfg *c, const cJSON *obj, const char *key, bool required, char **out);
-/* Optional member `key` of obj read as one of `choices` (*index untouched when absent). */
-int rb_cfg_member_choice(cfg *c, const cJSON *obj, const char *key, const char *const *choices, size_t *index);
-/* [t0, t1] in seconds, t0 < t1. */
-int rb_cfg_want_window(cfg *c, const cJSON *v, double *t0, double *t1);
-/* An array of non-empty strings (new copies; *n may be 0 only when allow_empty). On failure *out may hold
- * what was read (free with rb_pipe_free_strings(*out, *n)). */
-int rb_cfg_want_strings(cfg *c, const cJSON *v, bool allow_empty, char ***out, size_t *n);
-/* One log: a path or an array of paths (one session), resolved against c->base_file. */
-int rb_cfg_want_session(cfg *c, const cJSON *v, rb_config_session *s);
-/* Parse NUL-terminated text[0..len) as JSON into *root (caller frees with cJSON_Delete); a NUL byte inside
- * or malformed JSON gives "<file>:<line>:<col>: malformed JSON (...)" (RB_ECONFIG). */
-int rb_cfg_parse_json(const char *file, const char *text, size_t len, cJSON **root, rb_err *err);
-/* RB_ECONFIG "<file>:<line>:<col>: malformed JSON (...)" for text cJSON rejected at cjson_offset (why:
- * the reason when known, else NULL to find it). */
-int rb_cfg_malformed(const char *file, const char *text, size_t len, size_t cjson_offset, const char *why, rb_err *err);
-/* Read a whole configuration file (at most 64 MiB) into a new buffer (*text, *len). RB_ENOTFOUND,
- * RB_EINPUT, RB_ENOMEM. */
-int rb_cfg_read_file(const char *path, char **text, size_t *len, rb_err *err);
-
-/* ---- optional members (json_util.c; used by config.c, scenario.c, friction_spec.c, suite.c) -------- */
-/* Member `key` of obj (case-sensitive), NULL when absent. */
-const cJSON *rb_cfg_member(const cJSON *obj, const char *key);
-/* What a number must satisfy; a violation is reported at the current path ("must be > 0", ...). */
-typedef enum rb_cfg_rule {
-    RB_CFG_ANY,
-    RB_CFG_POSITIVE,     /* > 0 */
-    RB_CFG_NON_NEGATIVE, /* >= 0 */
-    RB_CFG_NON_ZERO,     /* != 0 */
-    RB_CFG_UNIT_OPEN,    /* in [0, 1) */
-    RB_CFG_UNIT_CLOSED   /* in [0, 1] */
-} rb_cfg_rule;
-/* x checked against `rule` (RB_ECONFIG at the current path). */
-int rb_cfg_check_rule(cfg *c, double x, rb_cfg_rule rule);
-/* Optional number member `key` of obj checked against `rule` (*out untouched when absent). */
-int rb_cfg_member_number(cfg *c, const cJSON *obj, const char *key, rb_cfg_rule rule, double *out);
+int rb_cfg_check_graph(pload *x);
 
 /* ---- shared by the suite and closed-loop loaders (suite.c) -------------------------------------------- */
-/* A name made of letters, digits, '_' and '-', starting with a letter or '_' (variants, configurations). */
-bool rb_cfg_valid_name(const char *s);
-/* An integer in [lo, 2^53]. */
-int rb_cfg_want_integer(cfg *c, const cJSON *v, double lo, double *out);
 /* {samples, seed, level} into *bs (members absent: untouched). */
-int rb_cfg_want_bootstrap(cfg *c, const cJSON *v, rb_bootstrap *bs);
+int rb_cfg_want_bootstrap(rb_cfg *c, const cJSON *v, rb_bootstrap *bs);
 /* An integer in [1, 1024]. */
-int rb_cfg_want_threads(cfg *c, const cJSON *v, size_t *out);
+int rb_cfg_want_threads(rb_cfg *c, const cJSON *v, size_t *out);
 /* RB_ECONFIG "signal 'x' is not in pipeline <file>" with the closest signal as a suggestion. */
-int rb_cfg_signal_suggestion(cfg *c, const rb_pipeline *p, const char *name);
-
-/* ---- cJSON builders (json_util.c; used by resolved.c, import_rde_json.c) ---------------------------- */
-/* cJSON builders return NULL when out of memory; `ok` collects that so each call site stays one line. */
-typedef struct rb_cfg_builder {
-    bool ok;
-} rb_cfg_builder;
-/* item added to parent under key (key NULL: appended to the array parent); NULL item or a failed add
- * (item freed) clears b->ok and gives NULL. */
-cJSON *rb_cfg_add(rb_cfg_builder *b, cJSON *parent, const char *key, cJSON *item);
-/* A new array of copies of n strings, NULL when out of memory. */
-cJSON *rb_cfg_strings(const char *const *s, size_t n);
+int rb_cfg_signal_suggestion(rb_cfg *c, const rb_pipeline *p, const char *name);
 
 /* ---- the stage engine (engine.c): the one way to step a stage graph, for run.c and stream.c --------- */
 /* One signal while running: `data` holds n_rows x width values; stride is width for a clock-length
@@ -201,12 +90,6 @@ char **rb_pipe_copy_strings(const char *const *src, const size_t *sel, size_t n,
 /* ---- small helpers ---------------------------------------------------------------------------- */
 /* registry.c: x within the bounds of a NUMBER / INTEGER / array-element parameter. */
 bool rb_pipe_param_within(const rb_param_spec *ps, double x);
-
-/* config.c: frees n strings and the array (s may be NULL). */
-void rb_pipe_free_strings(char **s, size_t n);
-/* config.c: the file name of `path` (borrowed) with *len set to the length of its stem: the name
- * without its extension, where a leading dot starts no extension (".hidden" is its own stem). */
-const char *rb_pipe_stem(const char *path, size_t *len);
 
 /* write.c: the provenance attributes every output file and report carries (tool version, pipeline
  * name, config file and SHA-256, input files and their SHA-256, model), set on `rep`, or on `log`

@@ -26,7 +26,7 @@ static void add_model_logs_clock(rb_cfg_builder *b, cJSON *root, const rb_pipeli
     }
     cJSON *logs = rb_cfg_add(b, root, "logs", cJSON_CreateArray());
     for (size_t i = 0; logs && i < p->n_logs; i++) {
-        const rb_config_session *s = &p->logs[i];
+        const rb_cfg_session *s = &p->logs[i];
         rb_cfg_add(b, logs, NULL,
                    s->n_paths == 1 ? cJSON_CreateString(s->paths[0])
                                    : rb_cfg_strings((const char *const *)s->paths, s->n_paths));

@@ -92,7 +92,7 @@ static int describe_input(runner *r)
     if (!rc && !(res->input_sha256 = join(parts, n_paths, ",", NULL)))
         rc = nomem(r);
     size_t stem_len;
-    const char *stem = rb_pipe_stem(n_paths ? paths[0] : "memory", &stem_len);
+    const char *stem = rb_path_stem(n_paths ? paths[0] : "memory", &stem_len);
     if (!rc && !(res->run_name = rb_asprintf("%s/%.*s", r->p->name, (int)stem_len, stem)))
         rc = nomem(r);
     rb_free(hex);
@@ -151,8 +151,8 @@ static int concat_channels(runner *r, size_t i)
             rb_free(names);
             rb_free(units);
         } else {
-            rb_pipe_free_strings(names, names ? w : 0);
-            rb_pipe_free_strings(units, units ? w : 0);
+            rb_strings_free(names, names ? w : 0);
+            rb_strings_free(units, units ? w : 0);
             return nomem(r);
         }
     }
@@ -468,14 +468,14 @@ void rb_run_result_free(rb_run_result *res)
     for (size_t i = 0; res->recorded && i < res->n_recorded; i++) {
         rb_run_signal *s = &res->recorded[i];
         rb_free(s->name);
-        rb_pipe_free_strings(s->names, s->width);
-        rb_pipe_free_strings(s->units, s->width);
+        rb_strings_free(s->names, s->width);
+        rb_strings_free(s->units, s->width);
         rb_free(s->data);
     }
     rb_free(res->recorded);
     rb_free(res->n_held);
     rb_report_free(res->report);
-    rb_pipe_free_strings(res->warnings, res->n_warnings);
+    rb_strings_free(res->warnings, res->n_warnings);
     rb_free(res);
 }
 

@@ -10,52 +10,52 @@
 #include "roboest/dynamics.h"
 
 typedef struct scn {
-    cfg c;
+    rb_cfg c;
     rb_scenario *s;
 } scn;
 
-static int opt_bool(cfg *c, const cJSON *obj, const char *key, bool *out)
+static int opt_bool(rb_cfg *c, const cJSON *obj, const char *key, bool *out)
 {
     const cJSON *v = rb_cfg_member(obj, key);
     if (!v)
         return RB_OK;
-    push_key(c, key, 0);
+    rb_cfg_push_key(c, key, 0);
     int rc = cJSON_IsBool(v) ? RB_OK : rb_cfg_error(c, "expected true or false");
     if (!rc)
         *out = cJSON_IsTrue(v);
-    pop(c);
+    rb_cfg_pop(c);
     return rc;
 }
 
 /* A fixed-length array of numbers. */
-static int want_numbers(cfg *c, const cJSON *v, size_t n, double *out)
+static int want_numbers(rb_cfg *c, const cJSON *v, size_t n, double *out)
 {
     if (!cJSON_IsArray(v) || (size_t)cJSON_GetArraySize(v) != n)
         return rb_cfg_error(c, "expected an array of %zu numbers", n);
     size_t i = 0;
     int rc = RB_OK;
     for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
-        push_index(c, i);
+        rb_cfg_push_index(c, i);
         rc = rb_cfg_want_number(c, e, &out[i]);
-        pop(c);
+        rb_cfg_pop(c);
     }
     return rc;
 }
 
 /* Optional member `key`: n numbers (*out untouched when absent). */
-static int opt_numbers(cfg *c, const cJSON *obj, const char *key, size_t n, double *out)
+static int opt_numbers(rb_cfg *c, const cJSON *obj, const char *key, size_t n, double *out)
 {
     const cJSON *v = rb_cfg_member(obj, key);
     if (!v)
         return RB_OK;
-    push_key(c, key, 0);
+    rb_cfg_push_key(c, key, 0);
     int rc = want_numbers(c, v, n, out);
-    pop(c);
+    rb_cfg_pop(c);
     return rc;
 }
 
 /* A name among `names` (n), with a suggestion; error at the current path. */
-static int want_name(cfg *c, const char *what, const char *name, char *const *names, size_t n, size_t *index)
+static int want_name(rb_cfg *c, const char *what, const char *name, char *const *names, size_t n, size_t *index)
 {
     rb_suggest sg;
     rb_suggest_init(&sg, name);
@@ -81,7 +81,7 @@ static int want_joint(scn *x, const char *name, size_t *j)
 /* A model frame by name (string value at the current path). */
 static int want_frame(scn *x, const cJSON *v, int *frame)
 {
-    cfg *c = &x->c;
+    rb_cfg *c = &x->c;
     const rb_model *m = x->s->model;
     if (!cJSON_IsString(v) || !v->valuestring[0])
         return rb_cfg_error(c, "expected a frame name");
@@ -105,33 +105,36 @@ static int member_frame(scn *x, const cJSON *obj, const char *key, bool required
     const cJSON *v = rb_cfg_member(obj, key);
     if (!v)
         return required ? rb_cfg_error(&x->c, "missing key '%s'", key) : RB_OK;
-    push_key(&x->c, key, 0);
+    rb_cfg_push_key(&x->c, key, 0);
     int rc = want_frame(x, v, frame);
-    pop(&x->c);
+    rb_cfg_pop(&x->c);
     return rc;
 }
 
 /* For each member of a {joint: value} object: `one` with the joint index, the member's key on the path. */
 static int per_joint(scn *x, const cJSON *v, int (*one)(scn *, const cJSON *, size_t))
 {
-    cfg *c = &x->c;
+    rb_cfg *c = &x->c;
     int rc = rb_cfg_check_object(c, v, NULL, 0);
     for (const cJSON *e = v->child; e && !rc; e = e->next) {
-        push_key(c, e->string, 0);
+        rb_cfg_push_key(c, e->string, 0);
         size_t j;
         rc = want_joint(x, e->string, &j);
         if (!rc)
             rc = one(x, e, j);
-        pop(c);
+        rb_cfg_pop(c);
     }
     return rc;
 }
 
 /* ---- model ------------------------------------------------------------------------------------------------ */
-static int parse_model(scn *x, const cJSON *v)
+static int alloc_joint_arrays(scn *x);
+
+/* The model first: the other sections name its joints and frames, and the per-joint arrays follow its size. */
+static int parse_model(rb_cfg *c, const cJSON *v)
 {
+    scn *x = (scn *)c;
     static const char *const keys[] = {"urdf", "joints", "base", "floating"};
-    cfg *c = &x->c;
     char *urdf = NULL, *base = NULL;
     char **joints = NULL;
     size_t n_joints = 0;
@@ -145,7 +148,7 @@ static int parse_model(scn *x, const cJSON *v)
         rc = opt_bool(c, v, "floating", &floating);
     const cJSON *jv = rb_cfg_member(v, "joints");
     if (!rc && jv) {
-        push_key(c, "joints", 0);
+        rb_cfg_push_key(c, "joints", 0);
         if (!cJSON_IsArray(jv) || cJSON_GetArraySize(jv) == 0)
             rc = rb_cfg_error(c, "expected a non-empty array of joint names");
         n_joints = rc ? 0 : (size_t)cJSON_GetArraySize(jv);
@@ -153,11 +156,11 @@ static int parse_model(scn *x, const cJSON *v)
             rc = rb_cfg_nomem(c);
         size_t i = 0;
         for (const cJSON *e = jv->child; e && !rc; e = e->next, i++) {
-            push_index(c, i);
+            rb_cfg_push_index(c, i);
             rc = rb_cfg_want_string(c, e, false, &joints[i]);
-            pop(c);
+            rb_cfg_pop(c);
         }
-        pop(c);
+        rb_cfg_pop(c);
     }
     if (!rc) {
         x->s->urdf = rb_path_relative_to(c->base_file, urdf);
@@ -173,13 +176,14 @@ static int parse_model(scn *x, const cJSON *v)
     }
     rb_free(urdf);
     rb_free(base);
-    rb_pipe_free_strings(joints, n_joints);
-    return rc;
+    rb_strings_free(joints, n_joints);
+    return rc ? rc : alloc_joint_arrays(x);
 }
 
 /* ---- scalar options ------------------------------------------------------------------------------------------- */
-static int parse_method(scn *x, const cJSON *v)
+static int parse_method(rb_cfg *c, const cJSON *v)
 {
+    scn *x = (scn *)c;
     static const char *const methods[] = {"euler", "rk4", NULL};
     size_t i = 0;
     int rc = rb_cfg_want_choice(&x->c, v, methods, &i);
@@ -187,8 +191,9 @@ static int parse_method(scn *x, const cJSON *v)
     return rc;
 }
 
-static int parse_seed(scn *x, const cJSON *v)
+static int parse_seed(rb_cfg *c, const cJSON *v)
 {
+    scn *x = (scn *)c;
     double d;
     int rc = rb_cfg_want_number(&x->c, v, &d);
     if (!rc && !(d >= 0 && d <= 9007199254740992.0 && d == floor(d)))
@@ -199,10 +204,10 @@ static int parse_seed(scn *x, const cJSON *v)
 }
 
 /* Floating base: the initial pose of the base in the world (q0's first 7 coordinates). */
-static int parse_base_pose(scn *x, const cJSON *v)
+static int parse_base_pose(rb_cfg *c, const cJSON *v)
 {
+    scn *x = (scn *)c;
     static const char *const keys[] = {"position", "rpy"};
-    cfg *c = &x->c;
     double *q = x->s->q0, rpy[3] = {0, 0, 0}, R[9];
     int rc = rb_cfg_check_object(c, v, keys, 2);
     if (!rc && !x->s->model->floating)
@@ -224,15 +229,19 @@ static int one_q0(scn *x, const cJSON *v, size_t j)
     return rb_cfg_want_number(&x->c, v, &x->s->q0[m->nq - m->n_dofs + j]);
 }
 
-static int parse_q0(scn *x, const cJSON *v) { return per_joint(x, v, one_q0); }
+static int parse_q0(rb_cfg *c, const cJSON *v)
+{
+    scn *x = (scn *)c;
+    return per_joint(x, v, one_q0);
+}
 
 /* ---- references ------------------------------------------------------------------------------------------------ */
-static int want_series(cfg *c, const cJSON *obj, const char *key, size_t *n, double **out)
+static int want_series(rb_cfg *c, const cJSON *obj, const char *key, size_t *n, double **out)
 {
     const cJSON *v = rb_cfg_member(obj, key);
     if (!v)
         return rb_cfg_error(c, "missing key '%s'", key);
-    push_key(c, key, 0);
+    rb_cfg_push_key(c, key, 0);
     int rc = RB_OK;
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) < 2)
         rc = rb_cfg_error(c, "expected an array of at least 2 numbers");
@@ -243,7 +252,7 @@ static int want_series(cfg *c, const cJSON *obj, const char *key, size_t *n, dou
         *out = rb_malloc(*n * sizeof **out);
         rc = *out ? want_numbers(c, v, *n, *out) : rb_cfg_nomem(c);
     }
-    pop(c);
+    rb_cfg_pop(c);
     return rc;
 }
 
@@ -252,7 +261,7 @@ static int one_ref(scn *x, const cJSON *v, size_t j)
     static const char *const keys[] = {"kind", "offset", "amplitude", "freq", "freq_end",
                                        "phase", "t0", "t1", "times", "values"};
     static const char *const kinds[] = {"const", "sine", "chirp", "step", "spline", NULL};
-    cfg *c = &x->c;
+    rb_cfg *c = &x->c;
     rb_sim_ref *r = &x->s->refs[j];
     const rb_model *m = x->s->model;
     size_t kind = 0;
@@ -280,9 +289,9 @@ static int one_ref(scn *x, const cJSON *v, size_t j)
     if (!rc)
         rc = rb_cfg_member_number(c, v, "t1", RB_CFG_ANY, &r->t1);
     if (!rc && r->kind == RB_REF_CHIRP && !(r->t1 > r->t0)) {
-        push_key(c, rb_cfg_member(v, "t1") ? "t1" : "kind", 0);
+        rb_cfg_push_key(c, rb_cfg_member(v, "t1") ? "t1" : "kind", 0);
         rc = rb_cfg_error(c, "a chirp needs t1 > t0");
-        pop(c);
+        rb_cfg_pop(c);
     }
     if (!rc && r->kind == RB_REF_SPLINE) {
         size_t n = 0;
@@ -291,31 +300,35 @@ static int one_ref(scn *x, const cJSON *v, size_t j)
         r->times = times;
         for (size_t i = 1; !rc && i < n; i++)
             if (!(times[i] > times[i - 1])) {
-                push_key(c, "times", 0);
-                push_index(c, i);
+                rb_cfg_push_key(c, "times", 0);
+                rb_cfg_push_index(c, i);
                 rc = rb_cfg_error(c, "times must increase strictly");
-                pop(c);
-                pop(c);
+                rb_cfg_pop(c);
+                rb_cfg_pop(c);
             }
         if (!rc)
             rc = want_series(c, v, "values", &n, &values);
         r->values = values;
         r->n_points = n;
     } else if (!rc && (rb_cfg_member(v, "times") || rb_cfg_member(v, "values"))) {
-        push_key(c, rb_cfg_member(v, "times") ? "times" : "values", 0);
+        rb_cfg_push_key(c, rb_cfg_member(v, "times") ? "times" : "values", 0);
         rc = rb_cfg_error(c, "only for kind \"spline\"");
-        pop(c);
+        rb_cfg_pop(c);
     }
     return rc;
 }
 
-static int parse_refs(scn *x, const cJSON *v) { return per_joint(x, v, one_ref); }
+static int parse_refs(rb_cfg *c, const cJSON *v)
+{
+    scn *x = (scn *)c;
+    return per_joint(x, v, one_ref);
+}
 
 /* ---- controller ------------------------------------------------------------------------------------------------- */
 static int one_gain(scn *x, const cJSON *v, size_t j)
 {
     static const char *const keys[] = {"kp", "kd", "kp_tau", "ki_tau"};
-    cfg *c = &x->c;
+    rb_cfg *c = &x->c;
     rb_sim_joint_ctrl *g = &x->s->gains[j];
     int rc = rb_cfg_check_object(c, v, keys, 4);
     if (!rc)
@@ -335,11 +348,11 @@ static int one_gain(scn *x, const cJSON *v, size_t j)
 /* controller.torque_feedback: "truth" | "none"; only with kind "torque". */
 static int parse_torque_feedback(scn *x, const cJSON *ctrl)
 {
-    cfg *c = &x->c;
+    rb_cfg *c = &x->c;
     const cJSON *v = rb_cfg_member(ctrl, "torque_feedback");
     if (!v)
         return RB_OK;
-    push_key(c, "torque_feedback", 0);
+    rb_cfg_push_key(c, "torque_feedback", 0);
     int rc = RB_OK;
     if (x->s->sim.ctrl != RB_CTRL_TORQUE)
         rc = rb_cfg_error(c, "only with controller.kind \"torque\"");
@@ -352,33 +365,33 @@ static int parse_torque_feedback(scn *x, const cJSON *ctrl)
                           v->valuestring);
     else
         rc = rb_cfg_error(c, "expected \"truth\" or \"none\" (" NEEDS_A_PROGRAM ")");
-    pop(c);
+    rb_cfg_pop(c);
     return rc;
 }
 
 /* controller.friction_compensation: only false in a file; only with kind "torque". */
 static int parse_friction_compensation(scn *x, const cJSON *ctrl)
 {
-    cfg *c = &x->c;
+    rb_cfg *c = &x->c;
     bool on = false;
     int rc = opt_bool(c, ctrl, "friction_compensation", &on);
     if (rc || !rb_cfg_member(ctrl, "friction_compensation"))
         return rc;
-    push_key(c, "friction_compensation", 0);
+    rb_cfg_push_key(c, "friction_compensation", 0);
     if (x->s->sim.ctrl != RB_CTRL_TORQUE)
         rc = rb_cfg_error(c, "only with controller.kind \"torque\"");
     else if (on)
         rc = rb_cfg_error(c, "only false in a scenario file: the compensation uses estimated friction torques ("
                              NEEDS_A_PROGRAM ")");
-    pop(c);
+    rb_cfg_pop(c);
     return rc;
 }
 
-static int parse_controller(scn *x, const cJSON *v)
+static int parse_controller(rb_cfg *c, const cJSON *v)
 {
+    scn *x = (scn *)c;
     static const char *const keys[] = {"kind", "gravity_comp", "gains", "torque_feedback", "friction_compensation"};
     static const char *const kinds[] = {"none", "pd", "torque", NULL};
-    cfg *c = &x->c;
     size_t kind = 0;
     int rc = rb_cfg_check_object(c, v, keys, 5);
     if (!rc)
@@ -392,9 +405,9 @@ static int parse_controller(scn *x, const cJSON *v)
         rc = parse_friction_compensation(x, v);
     const cJSON *g = rb_cfg_member(v, "gains");
     if (!rc && g) {
-        push_key(c, "gains", 0);
+        rb_cfg_push_key(c, "gains", 0);
         rc = per_joint(x, g, one_gain);
-        pop(c);
+        rb_cfg_pop(c);
     }
     return rc;
 }
@@ -403,7 +416,7 @@ static int parse_controller(scn *x, const cJSON *v)
 static int one_actuator(scn *x, const cJSON *v, size_t j)
 {
     static const char *const keys[] = {"k_t", "R", "J_m", "i_max", "k_gear"};
-    cfg *c = &x->c;
+    rb_cfg *c = &x->c;
     rb_sim_actuator *a = &x->s->actuators[j];
     int rc = rb_cfg_check_object(c, v, keys, 5);
     if (!rc)
@@ -411,9 +424,9 @@ static int one_actuator(scn *x, const cJSON *v, size_t j)
     if (!rc)
         rc = rb_cfg_member_number(c, v, "R", RB_CFG_ANY, &a->R);
     if (!rc && a->R == 0) {
-        push_key(c, "R", 0);
+        rb_cfg_push_key(c, "R", 0);
         rc = rb_cfg_error(c, "must be non-zero");
-        pop(c);
+        rb_cfg_pop(c);
     }
     if (!rc)
         rc = rb_cfg_member_number(c, v, "J_m", RB_CFG_NON_NEGATIVE, &a->J_m);
@@ -424,9 +437,13 @@ static int one_actuator(scn *x, const cJSON *v, size_t j)
     return rc;
 }
 
-static int parse_actuators(scn *x, const cJSON *v) { return per_joint(x, v, one_actuator); }
+static int parse_actuators(rb_cfg *c, const cJSON *v)
+{
+    scn *x = (scn *)c;
+    return per_joint(x, v, one_actuator);
+}
 
-static int parse_drift(cfg *c, const cJSON *v, rb_friction_drift *d)
+static int parse_drift(rb_cfg *c, const cJSON *v, rb_friction_drift *d)
 {
     static const char *const keys[] = {"s0", "s1", "t0", "t1", "amplitude", "period", "phase", "mask"};
     int rc = rb_cfg_check_object(c, v, keys, 8);
@@ -448,9 +465,9 @@ static int parse_drift(cfg *c, const cJSON *v, rb_friction_drift *d)
     if (!rc)
         rc = rb_cfg_member_number(c, v, "mask", RB_CFG_NON_NEGATIVE, &mask);
     if (!rc && !(mask == floor(mask) && mask < 64)) {
-        push_key(c, "mask", 0);
+        rb_cfg_push_key(c, "mask", 0);
         rc = rb_cfg_error(c, "expected an integer bit mask below 64");
-        pop(c);
+        rb_cfg_pop(c);
     }
     d->mask = (unsigned)mask;
     return rc;
@@ -459,7 +476,7 @@ static int parse_drift(cfg *c, const cJSON *v, rb_friction_drift *d)
 static int one_friction(scn *x, const cJSON *v, size_t j)
 {
     static const char *const keys[] = {"model", "params", "preset", "drift"};
-    cfg *c = &x->c;
+    rb_cfg *c = &x->c;
     rb_friction_model *f = &x->s->friction[j];
     int rc = rb_cfg_check_object(c, v, keys, 4);
     const cJSON *model = rb_cfg_member(v, "model"), *preset = rb_cfg_member(v, "preset"),
@@ -467,56 +484,60 @@ static int one_friction(scn *x, const cJSON *v, size_t j)
     if (!rc && !!model == !!preset)
         rc = rb_cfg_error(c, "expected either 'model' (with 'params') or 'preset'");
     if (!rc && preset && params) {
-        push_key(c, "params", 0);
+        rb_cfg_push_key(c, "params", 0);
         rc = rb_cfg_error(c, "not with 'preset'");
-        pop(c);
+        rb_cfg_pop(c);
     }
     rb_err e;
     if (!rc && preset) {
-        push_key(c, "preset", 0);
+        rb_cfg_push_key(c, "preset", 0);
         if (!cJSON_IsString(preset))
             rc = rb_cfg_error(c, "expected a string");
         else if (rb_friction_preset(preset->valuestring, f, &e) != RB_OK)
             rc = rb_cfg_error(c, "%s", e.msg);
-        pop(c);
+        rb_cfg_pop(c);
     }
     if (!rc && model) {
         double p[RB_FRICTION_MAX_PARAMS];
         size_t n = 0;
         if (params) {
-            push_key(c, "params", 0);
+            rb_cfg_push_key(c, "params", 0);
             if (!cJSON_IsArray(params) || cJSON_GetArraySize(params) > RB_FRICTION_MAX_PARAMS)
                 rc = rb_cfg_error(c, "expected an array of at most %d numbers", RB_FRICTION_MAX_PARAMS);
             n = rc ? 0 : (size_t)cJSON_GetArraySize(params);
             if (!rc)
                 rc = want_numbers(c, params, n, p);
-            pop(c);
+            rb_cfg_pop(c);
         }
-        push_key(c, "model", 0);
+        rb_cfg_push_key(c, "model", 0);
         if (!rc && !cJSON_IsString(model))
             rc = rb_cfg_error(c, "expected a string");
         else if (!rc && rb_friction_build(model->valuestring, p, n, f, &e) != RB_OK)
             rc = rb_cfg_error(c, "%s", e.msg);
-        pop(c);
+        rb_cfg_pop(c);
     }
     const cJSON *drift = rb_cfg_member(v, "drift");
     if (!rc && drift) {
-        push_key(c, "drift", 0);
+        rb_cfg_push_key(c, "drift", 0);
         rc = parse_drift(c, drift, &f->drift);
         if (!rc && rb_friction_validate(f, &e) != RB_OK)
             rc = rb_cfg_error(c, "%s", e.msg);
-        pop(c);
+        rb_cfg_pop(c);
     }
     return rc;
 }
 
-static int parse_friction(scn *x, const cJSON *v) { return per_joint(x, v, one_friction); }
+static int parse_friction(rb_cfg *c, const cJSON *v)
+{
+    scn *x = (scn *)c;
+    return per_joint(x, v, one_friction);
+}
 
 /* ---- contacts and pushes -------------------------------------------------------------------------------------- */
-static int parse_contacts(scn *x, const cJSON *v)
+static int parse_contacts(rb_cfg *c, const cJSON *v)
 {
+    scn *x = (scn *)c;
     static const char *const keys[] = {"frame", "dim", "baumgarte_T", "active"};
-    cfg *c = &x->c;
     if (!cJSON_IsArray(v))
         return rb_cfg_error(c, "expected an array of contacts");
     size_t n = (size_t)cJSON_GetArraySize(v), i = 0;
@@ -530,29 +551,29 @@ static int parse_contacts(scn *x, const cJSON *v)
         double dim = 6;
         k->baumgarte_T = 0.02;
         k->initially_active = true;
-        push_index(c, i);
+        rb_cfg_push_index(c, i);
         rc = rb_cfg_check_object(c, e, keys, 4);
         if (!rc)
             rc = member_frame(x, e, "frame", true, &k->frame);
         for (size_t j = 0; !rc && j < i; j++)
             if (x->s->contacts[j].frame == k->frame) {
-                push_key(c, "frame", 0);
+                rb_cfg_push_key(c, "frame", 0);
                 rc = rb_cfg_error(c, "frame '%s' already has contacts[%zu]", x->s->model->frames[k->frame].name, j);
-                pop(c);
+                rb_cfg_pop(c);
             }
         if (!rc)
             rc = rb_cfg_member_number(c, e, "dim", RB_CFG_ANY, &dim);
         if (!rc && dim != 3 && dim != 6) {
-            push_key(c, "dim", 0);
+            rb_cfg_push_key(c, "dim", 0);
             rc = rb_cfg_error(c, "must be 3 or 6");
-            pop(c);
+            rb_cfg_pop(c);
         }
         k->dim = (int)dim;
         if (!rc)
             rc = rb_cfg_member_number(c, e, "baumgarte_T", RB_CFG_NON_NEGATIVE, &k->baumgarte_T);
         if (!rc)
             rc = opt_bool(c, e, "active", &k->initially_active);
-        pop(c);
+        rb_cfg_pop(c);
     }
     return rc;
 }
@@ -560,7 +581,7 @@ static int parse_contacts(scn *x, const cJSON *v)
 /* The contact an event switches: its index in "contacts" or the name of its frame. */
 static int event_contact(scn *x, const cJSON *v, size_t *k)
 {
-    cfg *c = &x->c;
+    rb_cfg *c = &x->c;
     const rb_scenario *s = x->s;
     size_t n = s->sim.n_contacts;
     if (n == 0)
@@ -584,10 +605,10 @@ static int event_contact(scn *x, const cJSON *v, size_t *k)
     return rc;
 }
 
-static int parse_events(scn *x, const cJSON *v)
+static int parse_events(rb_cfg *c, const cJSON *v)
 {
+    scn *x = (scn *)c;
     static const char *const keys[] = {"t", "contact", "active"};
-    cfg *c = &x->c;
     if (!cJSON_IsArray(v))
         return rb_cfg_error(c, "expected an array of contact events");
     size_t n = (size_t)cJSON_GetArraySize(v), i = 0;
@@ -598,7 +619,7 @@ static int parse_events(scn *x, const cJSON *v)
     int rc = RB_OK;
     for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
         rb_sim_contact_event *ev = &x->s->events[i];
-        push_index(c, i);
+        rb_cfg_push_index(c, i);
         rc = rb_cfg_check_object(c, e, keys, 3);
         for (size_t k = 0; !rc && k < 3; k++)
             if (!rb_cfg_member(e, keys[k]))
@@ -606,23 +627,23 @@ static int parse_events(scn *x, const cJSON *v)
         if (!rc)
             rc = rb_cfg_member_number(c, e, "t", RB_CFG_NON_NEGATIVE, &ev->t);
         if (!rc) {
-            push_key(c, "contact", 0);
+            rb_cfg_push_key(c, "contact", 0);
             rc = event_contact(x, rb_cfg_member(e, "contact"), &ev->contact);
-            pop(c);
+            rb_cfg_pop(c);
         }
         if (!rc)
             rc = opt_bool(c, e, "active", &ev->active);
-        pop(c);
+        rb_cfg_pop(c);
     }
     return rc;
 }
 
 static const char *const SHAPES[] = {"rect", "half_sine", "triangle", NULL};
 
-static int parse_pushes(scn *x, const cJSON *v)
+static int parse_pushes(rb_cfg *c, const cJSON *v)
 {
+    scn *x = (scn *)c;
     static const char *const keys[] = {"frame", "shape", "start", "duration", "wrench"};
-    cfg *c = &x->c;
     if (!cJSON_IsArray(v))
         return rb_cfg_error(c, "expected an array of pushes");
     size_t n = (size_t)cJSON_GetArraySize(v), i = 0;
@@ -634,7 +655,7 @@ static int parse_pushes(scn *x, const cJSON *v)
     for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
         rb_sim_push *p = &x->s->pushes[i];
         size_t shape = 0;
-        push_index(c, i);
+        rb_cfg_push_index(c, i);
         rc = rb_cfg_check_object(c, e, keys, 5);
         if (!rc)
             rc = member_frame(x, e, "frame", true, &p->frame);
@@ -652,19 +673,19 @@ static int parse_pushes(scn *x, const cJSON *v)
         if (!rc && !w)
             rc = rb_cfg_error(c, "missing key 'wrench'");
         if (!rc) {
-            push_key(c, "wrench", 0);
+            rb_cfg_push_key(c, "wrench", 0);
             rc = want_numbers(c, w, 6, p->peak);
-            pop(c);
+            rb_cfg_pop(c);
         }
-        pop(c);
+        rb_cfg_pop(c);
     }
     return rc;
 }
 
-static int parse_random_pushes(scn *x, const cJSON *v)
+static int parse_random_pushes(rb_cfg *c, const cJSON *v)
 {
+    scn *x = (scn *)c;
     static const char *const keys[] = {"frame", "shape", "rate", "duration", "force_min", "force_max"};
-    cfg *c = &x->c;
     rb_sim_random_pushes *r = &x->s->sim.random_pushes;
     size_t shape = 0;
     int rc = rb_cfg_check_object(c, v, keys, 6);
@@ -686,9 +707,9 @@ static int parse_random_pushes(scn *x, const cJSON *v)
     if (!rc)
         rc = rb_cfg_member_number(c, v, "force_max", RB_CFG_NON_NEGATIVE, &r->force_max);
     if (!rc && r->force_max < r->force_min) {
-        push_key(c, "force_max", 0);
+        rb_cfg_push_key(c, "force_max", 0);
         rc = rb_cfg_error(c, "must be >= force_min");
-        pop(c);
+        rb_cfg_pop(c);
     }
     return rc;
 }
@@ -698,7 +719,7 @@ static int parse_random_pushes(scn *x, const cJSON *v)
  * named with its body, since the payload changes a whole body. */
 static int want_body(scn *x, const cJSON *v, int *body)
 {
-    cfg *c = &x->c;
+    rb_cfg *c = &x->c;
     const rb_model *m = x->s->model;
     if (!cJSON_IsString(v) || !v->valuestring[0])
         return rb_cfg_error(c, "expected a body (link) name");
@@ -721,14 +742,14 @@ static int want_body(scn *x, const cJSON *v, int *body)
     return rb_cfg_error(c, "unknown body '%s'", v->valuestring);
 }
 
-static int physical_or_error(cfg *c, const char *key, const double pi[10])
+static int physical_or_error(rb_cfg *c, const char *key, const double pi[10])
 {
     if (rb_inertia_is_physical(pi))
         return RB_OK;
-    push_key(c, key, 0);
+    rb_cfg_push_key(c, key, 0);
     int rc = rb_cfg_error(c, "not physically valid (mass %g; the inertia about the centre of mass must be positive "
                              "semi-definite and satisfy the triangle inequalities)", pi[0]);
-    pop(c);
+    rb_cfg_pop(c);
     return rc;
 }
 
@@ -748,7 +769,7 @@ static void added_mass_params(double mass, const double com[3], const double Ic[
     pi[9] = Ic[5] + mass * (cc - com[2] * com[2]);
 }
 
-static int parse_added(cfg *c, const cJSON *v, const double pi_a[10], double pi_b[10])
+static int parse_added(rb_cfg *c, const cJSON *v, const double pi_a[10], double pi_b[10])
 {
     static const char *const keys[] = {"mass", "com", "inertia"};
     double mass = -1, com[3] = {0, 0, 0}, Ic[6] = {0, 0, 0, 0, 0, 0}, own[10];
@@ -772,20 +793,20 @@ static int parse_added(cfg *c, const cJSON *v, const double pi_a[10], double pi_
     return rc;
 }
 
-static int parse_payload(scn *x, const cJSON *v)
+static int parse_payload(rb_cfg *c, const cJSON *v)
 {
+    scn *x = (scn *)c;
     static const char *const keys[] = {"link", "kind", "t0", "period", "pi_a", "pi_b", "added"};
     static const char *const kinds[] = {"square", "sine", "steps", NULL};
-    cfg *c = &x->c;
     rb_sim_payload *p = &x->s->sim.payload;
     size_t kind = 0;
     int rc = rb_cfg_check_object(c, v, keys, 7);
     if (!rc && !rb_cfg_member(v, "link"))
         rc = rb_cfg_error(c, "missing key 'link'");
     if (!rc) {
-        push_key(c, "link", 0);
+        rb_cfg_push_key(c, "link", 0);
         rc = want_body(x, rb_cfg_member(v, "link"), &p->body);
-        pop(c);
+        rb_cfg_pop(c);
     }
     if (!rc && !rb_cfg_member(v, "kind"))
         rc = rb_cfg_error(c, "missing key 'kind'");
@@ -797,9 +818,9 @@ static int parse_payload(scn *x, const cJSON *v)
     if (!rc)
         rc = rb_cfg_member_number(c, v, "period", RB_CFG_POSITIVE, &p->period);
     if (!rc && p->kind == RB_PAYLOAD_STEPS && rb_cfg_member(v, "period")) {
-        push_key(c, "period", 0);
+        rb_cfg_push_key(c, "period", 0);
         rc = rb_cfg_error(c, "only for kind \"square\" or \"sine\" (\"steps\" changes once, at t0)");
-        pop(c);
+        rb_cfg_pop(c);
     } else if (!rc && p->kind != RB_PAYLOAD_STEPS && !rb_cfg_member(v, "period")) {
         rc = rb_cfg_error(c, "missing key 'period' (kind \"%s\" repeats)", kinds[kind]);
     }
@@ -815,19 +836,19 @@ static int parse_payload(scn *x, const cJSON *v)
     if (!rc && pi_b)
         rc = opt_numbers(c, v, "pi_b", 10, p->pi_b);
     if (!rc && added) {
-        push_key(c, "added", 0);
+        rb_cfg_push_key(c, "added", 0);
         rc = parse_added(c, added, p->pi_a, p->pi_b);
-        pop(c);
+        rb_cfg_pop(c);
     }
     if (!rc)
         rc = physical_or_error(c, added ? "added" : "pi_b", p->pi_b);
     return rc;
 }
 
-static int parse_balance(scn *x, const cJSON *v)
+static int parse_balance(rb_cfg *c, const cJSON *v)
 {
+    scn *x = (scn *)c;
     static const char *const keys[] = {"amplitude", "freq", "ik_T"};
-    cfg *c = &x->c;
     rb_sim_balance *b = &x->s->sim.balance;
     int rc = rb_cfg_check_object(c, v, keys, 3);
     for (size_t k = 0; !rc && k < 2; k++)
@@ -871,13 +892,13 @@ static rb_sensor_vec *vec_field(rb_sensor_params *p, size_t k)
 }
 
 /* Override k: a number (every element) or an array of n numbers. */
-static int sensor_vec(cfg *c, const cJSON *obj, size_t k, rb_scenario_sensor *ss)
+static int sensor_vec(rb_cfg *c, const cJSON *obj, size_t k, rb_scenario_sensor *ss)
 {
     const cJSON *v = rb_cfg_member(obj, VEC_KEYS[k]);
     if (!v)
         return RB_OK;
     rb_sensor_vec *f = vec_field(&ss->params, k);
-    push_key(c, VEC_KEYS[k], 0);
+    rb_cfg_push_key(c, VEC_KEYS[k], 0);
     int rc;
     if (cJSON_IsArray(v)) {
         double *each = ss->values + k * ss->params.n;
@@ -887,7 +908,7 @@ static int sensor_vec(cfg *c, const cJSON *obj, size_t k, rb_scenario_sensor *ss
         rc = rb_cfg_want_number(c, v, &f->all);
         f->each = NULL;
     }
-    pop(c);
+    rb_cfg_pop(c);
     return rc;
 }
 
@@ -922,7 +943,7 @@ static int one_sensor(scn *x, const cJSON *e, rb_scenario_sensor *ss)
 {
     static const char *const keys[] = {"kind", "name", "ft", "frame", "rate", "jitter", "noise", "bias",
                                        "drift_rw", "drift_rate", "resolution", "offset", "lo", "hi"};
-    cfg *c = &x->c;
+    rb_cfg *c = &x->c;
     const rb_model *m = x->s->model;
     size_t kind = 0;
     char *name = NULL;
@@ -937,14 +958,14 @@ static int one_sensor(scn *x, const cJSON *e, rb_scenario_sensor *ss)
     bool joint_level = kind <= 2, is_ft = kind == 3;
     const char *ft_key = is_ft ? "ft" : "frame", *other = is_ft ? "frame" : "ft";
     if (!rc && joint_level && (rb_cfg_member(e, "ft") || rb_cfg_member(e, "frame"))) {
-        push_key(c, rb_cfg_member(e, "ft") ? "ft" : "frame", 0);
+        rb_cfg_push_key(c, rb_cfg_member(e, "ft") ? "ft" : "frame", 0);
         rc = rb_cfg_error(c, "not for a %s sensor (it covers every joint)", SENSOR_KINDS[kind]);
-        pop(c);
+        rb_cfg_pop(c);
     } else if (!rc && !joint_level && rb_cfg_member(e, other)) {
-        push_key(c, other, 0);
+        rb_cfg_push_key(c, other, 0);
         rc = rb_cfg_error(c, "not for a%s %s sensor (use '%s')", strchr("aeiou", SENSOR_KINDS[kind][0]) ? "n" : "",
                           SENSOR_KINDS[kind], ft_key);
-        pop(c);
+        rb_cfg_pop(c);
     }
     const char *leaf = NULL;
     if (!rc && !joint_level) {
@@ -952,7 +973,7 @@ static int one_sensor(scn *x, const cJSON *e, rb_scenario_sensor *ss)
         if (!v)
             rc = rb_cfg_error(c, "missing key '%s'", ft_key);
         if (!rc) {
-            push_key(c, ft_key, 0);
+            rb_cfg_push_key(c, ft_key, 0);
             if (is_ft) {
                 char **names = rb_malloc((m->n_ft ? m->n_ft : 1) * sizeof *names);
                 if (!names)
@@ -971,7 +992,7 @@ static int one_sensor(scn *x, const cJSON *e, rb_scenario_sensor *ss)
                     rc = frame_slot(x, frame, &ss->index);
             }
             leaf = rc ? NULL : v->valuestring;
-            pop(c);
+            rb_cfg_pop(c);
         }
     }
     if (!rc) {
@@ -984,9 +1005,9 @@ static int one_sensor(scn *x, const cJSON *e, rb_scenario_sensor *ss)
             snprintf(ss->channel, len, "%s%s", prefix, tail);
     }
     if (!rc && joint_level && name) {
-        push_key(c, "name", 0);
+        rb_cfg_push_key(c, "name", 0);
         rc = rb_cfg_error(c, "not for a %s sensor (its channel is %s)", SENSOR_KINDS[kind], ss->channel);
-        pop(c);
+        rb_cfg_pop(c);
     }
     rb_free(name);
     if (rc)
@@ -1005,9 +1026,9 @@ static int one_sensor(scn *x, const cJSON *e, rb_scenario_sensor *ss)
     return rc;
 }
 
-static int parse_sensors(scn *x, const cJSON *v)
+static int parse_sensors(rb_cfg *c, const cJSON *v)
 {
-    cfg *c = &x->c;
+    scn *x = (scn *)c;
     if (!cJSON_IsArray(v))
         return rb_cfg_error(c, "expected an array of sensors");
     size_t n = (size_t)cJSON_GetArraySize(v), i = 0;
@@ -1017,13 +1038,13 @@ static int parse_sensors(scn *x, const cJSON *v)
         return rb_cfg_nomem(c);
     int rc = RB_OK;
     for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
-        push_index(c, i);
+        rb_cfg_push_index(c, i);
         x->s->n_sensors = i + 1;
         rc = one_sensor(x, e, &x->s->sensors[i]);
         for (size_t k = 0; !rc && k < i; k++)
             if (strcmp(x->s->sensors[k].channel, x->s->sensors[i].channel) == 0)
                 rc = rb_cfg_error(c, "channel '%s' is already given by sensors[%zu]", x->s->sensors[i].channel, k);
-        pop(c);
+        rb_cfg_pop(c);
     }
     if (x->s->sim.n_frames)
         x->s->sim.frames = x->s->frames;
@@ -1031,46 +1052,47 @@ static int parse_sensors(scn *x, const cJSON *v)
 }
 
 /* ---- the top level ------------------------------------------------------------------------------------------------ */
-static int parse_name(scn *x, const cJSON *v)
+static int parse_name(rb_cfg *c, const cJSON *v)
 {
+    scn *x = (scn *)c;
     rb_free(x->s->name);
     x->s->name = NULL;
     return rb_cfg_want_string(&x->c, v, false, &x->s->name);
 }
 
-static int parse_duration(scn *x, const cJSON *v)
+static int parse_duration(rb_cfg *c, const cJSON *v)
 {
+    scn *x = (scn *)c;
     int rc = rb_cfg_want_number(&x->c, v, &x->s->sim.duration);
     return !rc && x->s->sim.duration < 0 ? rb_cfg_error(&x->c, "must be >= 0") : rc;
 }
 
-static int parse_dt(scn *x, const cJSON *v)
+static int parse_dt(rb_cfg *c, const cJSON *v)
 {
+    scn *x = (scn *)c;
     int rc = rb_cfg_want_number(&x->c, v, &x->s->sim.dt);
     return !rc && !(x->s->sim.dt > 0) ? rb_cfg_error(&x->c, "must be > 0") : rc;
 }
 
-static int parse_joint_limits(scn *x, const cJSON *v)
+static int parse_joint_limits(rb_cfg *c, const cJSON *v)
 {
+    scn *x = (scn *)c;
     if (!cJSON_IsBool(v))
         return rb_cfg_error(&x->c, "expected true or false");
     x->s->sim.joint_limits = cJSON_IsTrue(v);
     return RB_OK;
 }
 
-static int parse_log_rate(scn *x, const cJSON *v)
+static int parse_log_rate(rb_cfg *c, const cJSON *v)
 {
+    scn *x = (scn *)c;
     int rc = rb_cfg_want_number(&x->c, v, &x->s->log_rate);
     return !rc && !(x->s->log_rate > 0) ? rb_cfg_error(&x->c, "must be > 0") : rc;
 }
 
 /* In reading order: the model first (the other sections name its joints and frames), q0 before the references
  * (their default offset). */
-static const struct section {
-    const char *key;
-    bool required;
-    int (*parse)(scn *, const cJSON *);
-} sections[] = {
+static const rb_cfg_section sections[] = {
     {"name", false, parse_name},
     {"model", true, parse_model},
     {"duration", true, parse_duration},
@@ -1094,7 +1116,6 @@ static const struct section {
     {"sensors", false, parse_sensors},
 };
 
-enum { N_SECTIONS = sizeof sections / sizeof sections[0] };
 
 /* The per-joint arrays, once the model is known. */
 static int alloc_joint_arrays(scn *x)
@@ -1123,41 +1144,24 @@ static int alloc_joint_arrays(scn *x)
 
 static int parse_root(scn *x, const cJSON *root)
 {
-    cfg *c = &x->c;
-    const char *keys[N_SECTIONS];
-    for (size_t i = 0; i < N_SECTIONS; i++)
-        keys[i] = sections[i].key;
-    int rc = rb_cfg_check_object(c, root, keys, N_SECTIONS);
-    x->s->sim.dt = 0.001;
-    for (size_t i = 0; !rc && i < N_SECTIONS; i++) {
-        const cJSON *v = rb_cfg_member(root, sections[i].key);
-        if (!v) {
-            if (sections[i].required)
-                rc = rb_cfg_error(c, "missing key '%s'", sections[i].key);
-        } else {
-            push_key(c, sections[i].key, 0);
-            rc = sections[i].parse(x, v);
-            pop(c);
-        }
-        if (!rc && sections[i].parse == parse_model)
-            rc = alloc_joint_arrays(x);
-    }
+    rb_cfg *c = &x->c;
+    int rc = rb_cfg_sections(c, root, sections, sizeof sections / sizeof sections[0]);
     if (!rc && x->s->log_rate == 0)
         x->s->log_rate = 1.0 / x->s->sim.dt;
     if (!rc && x->s->sim.ctrl == RB_CTRL_NONE && rb_cfg_member(root, "references")) {
-        push_key(c, "references", 0);
+        rb_cfg_push_key(c, "references", 0);
         rc = rb_cfg_error(c, "references need a controller (controller.kind \"pd\" or \"torque\")");
-        pop(c);
+        rb_cfg_pop(c);
     }
     if (!rc && x->s->sim.balance.enabled && rb_cfg_member(root, "references")) {
-        push_key(c, "references", 0);
+        rb_cfg_push_key(c, "references", 0);
         rc = rb_cfg_error(c, "not with 'balance' (balancing makes every joint's reference)");
-        pop(c);
+        rb_cfg_pop(c);
     }
     if (!rc && x->s->sim.balance.enabled && x->s->sim.ctrl == RB_CTRL_NONE) {
-        push_key(c, "balance", 0);
+        rb_cfg_push_key(c, "balance", 0);
         rc = rb_cfg_error(c, "needs a controller (controller.kind \"pd\" or \"torque\")");
-        pop(c);
+        rb_cfg_pop(c);
     }
     return rc;
 }
@@ -1192,49 +1196,35 @@ void rb_scenario_free(rb_scenario *s)
     rb_free(s);
 }
 
+static int init_scenario(void *doc, const char *file, const char *name, const char *sha256)
+{
+    rb_scenario *s = doc;
+    s->sha256 = rb_strdup(sha256);
+    s->path = rb_strdup(file);
+    s->name = rb_strdup(name);
+    s->sim.dt = 0.001;
+    return s->sha256 && s->path && s->name ? RB_OK : RB_ENOMEM;
+}
+
+static int parse_scenario(const rb_cfg *c, const cJSON *root, void *doc, const void *unused)
+{
+    (void)unused;
+    scn x = {*c, doc};
+    return parse_root(&x, root);
+}
+
+static void free_scenario(void *doc) { rb_scenario_free(doc); }
+
+static const rb_cfg_format scenario_format = {"scenario.json", "scenario", true, sizeof(rb_scenario), init_scenario,
+                                              parse_scenario, free_scenario};
+
 int rb_scenario_load_text(const char *text, size_t len, const char *name_for_messages, const char *base_file,
                           rb_scenario **out, rb_err *err)
 {
-    const char *file = name_for_messages ? name_for_messages : "scenario.json";
-    *out = NULL;
-    char *copy = rb_strndup(text, len);
-    rb_scenario *s = rb_calloc(1, sizeof *s);
-    cJSON *root = NULL;
-    int rc = RB_OK;
-    size_t stem_len;
-    const char *stem = rb_pipe_stem(file, &stem_len);
-    if (s) {
-        s->sha256 = rb_sha256_hexdup(text, len);
-        s->path = rb_strdup(file);
-        s->name = stem_len ? rb_strndup(stem, stem_len) : rb_strdup("scenario");
-    }
-    if (!copy || !s || !s->sha256 || !s->path || !s->name) {
-        rc = rb_err_set(err, RB_ENOMEM, "%s: out of memory", file);
-        goto done;
-    }
-    if ((rc = rb_cfg_parse_json(file, copy, len, &root, err)))
-        goto done;
-    scn x = {{file, copy, len, base_file ? base_file : file, NULL, NULL, err, 0, {{NULL, 0}}, 0}, s};
-    rc = parse_root(&x, root);
-done:
-    cJSON_Delete(root);
-    rb_free(copy);
-    if (rc)
-        rb_scenario_free(s);
-    else
-        *out = s;
-    return rc;
+    return rb_cfg_load_text(&scenario_format, text, len, name_for_messages, base_file, NULL, (void **)out, err);
 }
 
 int rb_scenario_load(const char *path, rb_scenario **out, rb_err *err)
 {
-    char *text = NULL;
-    size_t len = 0;
-    *out = NULL;
-    int rc = rb_cfg_read_file(path, &text, &len, err);
-    if (rc)
-        return rc;
-    rc = rb_scenario_load_text(text, len, path, path, out, err);
-    rb_free(text);
-    return rc;
+    return rb_cfg_load(&scenario_format, path, NULL, (void **)out, err);
 }

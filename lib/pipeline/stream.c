@@ -357,7 +357,7 @@ void rb_stream_free(rb_stream *s)
     rb_engine_free(&s->eng);
     for (size_t c = 0; s->ch && c < s->n_channels; c++) {
         rb_free(s->ch[c].name);
-        rb_pipe_free_strings(s->ch[c].elements, s->ch[c].elements ? s->ch[c].width : 0);
+        rb_strings_free(s->ch[c].elements, s->ch[c].elements ? s->ch[c].width : 0);
         rb_free(s->ch[c].row);
     }
     rb_free(s->ch);

@@ -7,44 +7,16 @@
 #include "pipeline_internal.h"
 
 typedef struct sload {
-    cfg c;
+    rb_cfg c;
     rb_suite *s;
+    const rb_registry *reg;
 } sload;
 
-bool rb_cfg_valid_name(const char *s)
-{
-    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
-        return false;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_' ||
-              *s == '-'))
-            return false;
-    return true;
-}
 
-int rb_cfg_want_integer(cfg *c, const cJSON *v, double lo, double *out)
-{
-    int rc = rb_cfg_want_number(c, v, out);
-    if (!rc && !(*out >= lo && *out <= 9007199254740992.0 && *out == floor(*out)))
-        rc = rb_cfg_error(c, "expected an integer >= %g", lo);
-    return rc;
-}
 
-/* Member `key` read by `read` with its key on the path; absent: an error when required. */
-static int with_member(cfg *c, const cJSON *obj, const char *key, bool required,
-                       int (*read)(sload *, const cJSON *, void *), sload *x, void *arg)
-{
-    const cJSON *v = rb_cfg_member(obj, key);
-    if (!v)
-        return required ? rb_cfg_error(c, "missing key '%s'", key) : RB_OK;
-    push_key(c, key, 0);
-    int rc = read(x, v, arg);
-    pop(c);
-    return rc;
-}
 
 /* ---- variants ------------------------------------------------------------------------------------------- */
-int rb_cfg_signal_suggestion(cfg *c, const rb_pipeline *p, const char *name)
+int rb_cfg_signal_suggestion(rb_cfg *c, const rb_pipeline *p, const char *name)
 {
     rb_suggest sg;
     rb_suggest_init(&sg, name);
@@ -58,20 +30,20 @@ int rb_cfg_signal_suggestion(cfg *c, const rb_pipeline *p, const char *name)
 
 static int load_variant_pipeline(sload *x, rb_suite_variant *var)
 {
-    cfg *c = &x->c;
-    push_key(c, "pipeline", 0);
+    rb_cfg *c = &x->c;
+    rb_cfg_push_key(c, "pipeline", 0);
     rb_err e;
     int rc = RB_OK;
-    if (rb_pipeline_load(var->pipeline_path, c->reg, &var->pipeline, &e) != RB_OK)
+    if (rb_pipeline_load(var->pipeline_path, x->reg, &var->pipeline, &e) != RB_OK)
         rc = e.code == RB_ENOMEM ? rb_cfg_nomem(c) : rb_cfg_error(c, "%s", e.msg);
-    pop(c);
+    rb_cfg_pop(c);
     if (rc)
         return rc;
     long t = rb_pipeline_signal_index(var->pipeline, var->estimate);
     if (t < 0) {
-        push_key(c, "estimate", 0);
+        rb_cfg_push_key(c, "estimate", 0);
         rc = rb_cfg_signal_suggestion(c, var->pipeline, var->estimate);
-        pop(c);
+        rb_cfg_pop(c);
         return rc;
     }
     var->pipeline->signal_table[t].recorded = true; /* the runner keeps every sample of it */
@@ -81,15 +53,15 @@ static int load_variant_pipeline(sload *x, rb_suite_variant *var)
 static int one_variant(sload *x, const cJSON *v, rb_suite_variant *var)
 {
     static const char *const keys[] = {"name", "pipeline", "estimate"};
-    cfg *c = &x->c;
+    rb_cfg *c = &x->c;
     char *rel = NULL;
     int rc = rb_cfg_check_object(c, v, keys, 3);
     if (!rc)
         rc = rb_cfg_member_string(c, v, "name", true, &var->name);
     if (!rc && !rb_cfg_valid_name(var->name)) {
-        push_key(c, "name", 0);
+        rb_cfg_push_key(c, "name", 0);
         rc = rb_cfg_error(c, "'%s': use letters, digits, '_' and '-', starting with a letter or '_'", var->name);
-        pop(c);
+        rb_cfg_pop(c);
     }
     if (!rc)
         rc = rb_cfg_member_string(c, v, "pipeline", true, &rel);
@@ -101,10 +73,9 @@ static int one_variant(sload *x, const cJSON *v, rb_suite_variant *var)
     return rc ? rc : load_variant_pipeline(x, var);
 }
 
-static int parse_variants(sload *x, const cJSON *v, void *unused)
+static int parse_variants(rb_cfg *c, const cJSON *v)
 {
-    (void)unused;
-    cfg *c = &x->c;
+    sload *x = (sload *)c;
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0)
         return rb_cfg_error(c, "expected a non-empty array of variants");
     size_t n = (size_t)cJSON_GetArraySize(v), i = 0;
@@ -112,25 +83,24 @@ static int parse_variants(sload *x, const cJSON *v, void *unused)
         return rb_cfg_nomem(c);
     int rc = RB_OK;
     for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
-        push_index(c, i);
+        rb_cfg_push_index(c, i);
         x->s->n_variants = i + 1;
         rc = one_variant(x, e, &x->s->variants[i]);
         for (size_t k = 0; !rc && k < i; k++)
             if (strcmp(x->s->variants[k].name, x->s->variants[i].name) == 0) {
-                push_key(c, "name", 0);
+                rb_cfg_push_key(c, "name", 0);
                 rc = rb_cfg_error(c, "variant name '%s' is already used by variants[%zu]", x->s->variants[i].name, k);
-                pop(c);
+                rb_cfg_pop(c);
             }
-        pop(c);
+        rb_cfg_pop(c);
     }
     return rc;
 }
 
 /* ---- logs ------------------------------------------------------------------------------------------------- */
-static int parse_logs(sload *x, const cJSON *v, void *unused)
+static int parse_logs(rb_cfg *c, const cJSON *v)
 {
-    (void)unused;
-    cfg *c = &x->c;
+    sload *x = (sload *)c;
     rb_suite *s = x->s;
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0)
         return rb_cfg_error(c, "expected a non-empty array of paths (or arrays of paths: sessions)");
@@ -141,29 +111,28 @@ static int parse_logs(sload *x, const cJSON *v, void *unused)
         return rb_cfg_nomem(c);
     int rc = RB_OK;
     for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
-        push_index(c, i);
+        rb_cfg_push_index(c, i);
         s->n_logs = i + 1;
         rc = rb_cfg_want_session(c, e, &s->logs[i]);
         size_t len;
-        const char *stem = rc ? NULL : rb_pipe_stem(s->logs[i].paths[0], &len);
+        const char *stem = rc ? NULL : rb_path_stem(s->logs[i].paths[0], &len);
         if (stem && !(s->log_names[i] = rb_strndup(stem, len)))
             rc = rb_cfg_nomem(c);
         for (size_t k = 0; !rc && k < i; k++)
             if (strcmp(s->log_names[k], s->log_names[i]) == 0)
                 rc = rb_cfg_error(c, "logs[%zu] has the same name '%s': logs are named by their file stem", k,
                                   s->log_names[i]);
-        pop(c);
+        rb_cfg_pop(c);
     }
     return rc;
 }
 
 /* ---- reference, joints, window, statistics ------------------------------------------------------------------ */
-static int parse_reference(sload *x, const cJSON *v, void *unused)
+static int parse_reference(rb_cfg *c, const cJSON *v)
 {
-    (void)unused;
+    sload *x = (sload *)c;
     static const char *const keys[] = {"channel", "interp"};
     static const char *const interps[] = {"linear", "hold", NULL};
-    cfg *c = &x->c;
     if (cJSON_IsString(v))
         return rb_cfg_want_string(c, v, false, &x->s->reference);
     if (!cJSON_IsObject(v))
@@ -178,34 +147,32 @@ static int parse_reference(sload *x, const cJSON *v, void *unused)
     return rc;
 }
 
-static int parse_joints(sload *x, const cJSON *v, void *unused)
+static int parse_joints(rb_cfg *c, const cJSON *v)
 {
-    (void)unused;
-    cfg *c = &x->c;
+    sload *x = (sload *)c;
     int rc = rb_cfg_want_strings(c, v, false, &x->s->joints, &x->s->n_joints);
     size_t dup, first;
     if (!rc)
         rc = rb_cfg_find_duplicate(c, (const char *const *)x->s->joints, x->s->n_joints, &dup, &first);
     if (!rc && dup != SIZE_MAX) {
-        push_index(c, dup);
+        rb_cfg_push_index(c, dup);
         rc = rb_cfg_error(c, "joint '%s' is already listed at joints[%zu]", x->s->joints[dup], first);
-        pop(c);
+        rb_cfg_pop(c);
     }
     return rc;
 }
 
-static int parse_window(sload *x, const cJSON *v, void *unused)
+static int parse_window(rb_cfg *c, const cJSON *v)
 {
-    (void)unused;
+    sload *x = (sload *)c;
     x->s->has_window = true;
     return rb_cfg_want_window(&x->c, v, &x->s->t0, &x->s->t1);
 }
 
-static int parse_statistics(sload *x, const cJSON *v, void *unused)
+static int parse_statistics(rb_cfg *c, const cJSON *v)
 {
-    (void)unused;
+    sload *x = (sload *)c;
     static const char *const keys[] = {"mse", "rmse", "mae", "max_abs", "mean_abs_est", "mean_abs_ref", NULL};
-    cfg *c = &x->c;
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0)
         return rb_cfg_error(c, "expected a non-empty array of statistics (mse, rmse, mae, max_abs, mean_abs_est, "
                                "mean_abs_ref)");
@@ -213,7 +180,7 @@ static int parse_statistics(sload *x, const cJSON *v, void *unused)
     int rc = RB_OK;
     x->s->n_stats = 0;
     for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
-        push_index(c, i);
+        rb_cfg_push_index(c, i);
         size_t k = 0;
         rc = rb_cfg_want_choice(c, e, keys, &k);
         for (size_t m = 0; !rc && m < x->s->n_stats; m++)
@@ -221,51 +188,51 @@ static int parse_statistics(sload *x, const cJSON *v, void *unused)
                 rc = rb_cfg_error(c, "'%s' is already listed", keys[k]);
         if (!rc)
             x->s->stats[x->s->n_stats++] = k;
-        pop(c);
+        rb_cfg_pop(c);
     }
     return rc;
 }
 
 /* ---- bootstrap, figures, outputs, threads ---------------------------------------------------------------- */
-int rb_cfg_want_bootstrap(cfg *c, const cJSON *v, rb_bootstrap *bs)
+int rb_cfg_want_bootstrap(rb_cfg *c, const cJSON *v, rb_bootstrap *bs)
 {
     static const char *const keys[] = {"samples", "seed", "level"};
     int rc = rb_cfg_check_object(c, v, keys, 3);
     double d;
     const cJSON *e;
     if (!rc && (e = rb_cfg_member(v, "samples"))) {
-        push_key(c, "samples", 0);
+        rb_cfg_push_key(c, "samples", 0);
         rc = rb_cfg_want_integer(c, e, 1, &d);
         if (!rc && d > 1e7)
             rc = rb_cfg_error(c, "at most 10000000");
         bs->samples = (size_t)d;
-        pop(c);
+        rb_cfg_pop(c);
     }
     if (!rc && (e = rb_cfg_member(v, "seed"))) {
-        push_key(c, "seed", 0);
+        rb_cfg_push_key(c, "seed", 0);
         rc = rb_cfg_want_integer(c, e, 0, &d);
         bs->seed = (uint64_t)d;
-        pop(c);
+        rb_cfg_pop(c);
     }
     if (!rc && (e = rb_cfg_member(v, "level"))) {
-        push_key(c, "level", 0);
+        rb_cfg_push_key(c, "level", 0);
         rc = rb_cfg_want_number(c, e, &bs->level);
         if (!rc && !(bs->level > 0 && bs->level < 1))
             rc = rb_cfg_error(c, "must be in (0, 1), e.g. 0.95");
-        pop(c);
+        rb_cfg_pop(c);
     }
     return rc;
 }
 
-static int parse_bootstrap(sload *x, const cJSON *v, void *unused)
+static int parse_bootstrap(rb_cfg *c, const cJSON *v)
 {
-    (void)unused;
+    sload *x = (sload *)c;
     return rb_cfg_want_bootstrap(&x->c, v, &x->s->bootstrap);
 }
 
 static int trace_log(sload *x, const cJSON *v, size_t *log)
 {
-    cfg *c = &x->c;
+    rb_cfg *c = &x->c;
     const rb_suite *s = x->s;
     if (cJSON_IsNumber(v)) {
         double d;
@@ -304,18 +271,18 @@ static int trace_joint(sload *x, rb_suite_trace *tr)
             return RB_OK;
         rb_suggest_consider(&sg, s->joints[j]);
     }
-    push_key(&x->c, "joint", 0);
+    rb_cfg_push_key(&x->c, "joint", 0);
     const char *best = rb_suggest_best(&sg);
     int rc = best ? rb_cfg_error(&x->c, "joint '%s' is not in \"joints\" (did you mean '%s'?)", tr->joint, best)
                   : rb_cfg_error(&x->c, "joint '%s' is not in \"joints\"", tr->joint);
-    pop(&x->c);
+    rb_cfg_pop(&x->c);
     return rc;
 }
 
 static int one_trace(sload *x, const cJSON *v, rb_suite_trace *tr)
 {
     static const char *const keys[] = {"joint", "log", "window"};
-    cfg *c = &x->c;
+    rb_cfg *c = &x->c;
     tr->t0 = -INFINITY;
     tr->t1 = INFINITY;
     int rc = rb_cfg_check_object(c, v, keys, 3);
@@ -327,23 +294,22 @@ static int one_trace(sload *x, const cJSON *v, rb_suite_trace *tr)
     if (!rc && !e)
         rc = rb_cfg_error(c, "missing key 'log'");
     if (!rc) {
-        push_key(c, "log", 0);
+        rb_cfg_push_key(c, "log", 0);
         rc = trace_log(x, e, &tr->log);
-        pop(c);
+        rb_cfg_pop(c);
     }
     if (!rc && (e = rb_cfg_member(v, "window"))) {
-        push_key(c, "window", 0);
+        rb_cfg_push_key(c, "window", 0);
         tr->has_window = true;
         rc = rb_cfg_want_window(c, e, &tr->t0, &tr->t1);
-        pop(c);
+        rb_cfg_pop(c);
     }
     return rc;
 }
 
-static int parse_traces(sload *x, const cJSON *v, void *unused)
+static int parse_traces(rb_cfg *c, const cJSON *v)
 {
-    (void)unused;
-    cfg *c = &x->c;
+    sload *x = (sload *)c;
     if (!cJSON_IsArray(v))
         return rb_cfg_error(c, "expected an array of {\"joint\", \"log\", \"window\"}");
     size_t n = (size_t)cJSON_GetArraySize(v), i = 0;
@@ -351,48 +317,46 @@ static int parse_traces(sload *x, const cJSON *v, void *unused)
         return rb_cfg_nomem(c);
     int rc = RB_OK;
     for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
-        push_index(c, i);
+        rb_cfg_push_index(c, i);
         x->s->n_traces = i + 1;
         rc = one_trace(x, e, &x->s->traces[i]);
-        pop(c);
+        rb_cfg_pop(c);
     }
     return rc;
 }
 
-static int parse_contact(sload *x, const cJSON *v, void *unused)
+static int parse_contact(rb_cfg *c, const cJSON *v)
 {
-    (void)unused;
+    sload *x = (sload *)c;
     static const char *const keys[] = {"channel", "threshold"};
-    cfg *c = &x->c;
     int rc = rb_cfg_check_object(c, v, keys, 2);
     if (!rc)
         rc = rb_cfg_member_string(c, v, "channel", true, &x->s->contact_channel);
     const cJSON *e = rb_cfg_member(v, "threshold");
     if (!rc && e) {
-        push_key(c, "threshold", 0);
+        rb_cfg_push_key(c, "threshold", 0);
         rc = rb_cfg_want_number(c, e, &x->s->contact_threshold);
         if (!rc && x->s->contact_threshold < 0)
             rc = rb_cfg_error(c, "must be >= 0");
-        pop(c);
+        rb_cfg_pop(c);
     }
     return rc;
 }
 
-static int parse_figures(sload *x, const cJSON *v, void *unused)
+static int parse_figures(rb_cfg *c, const cJSON *v)
 {
     static const char *const keys[] = {"traces", "contact"};
-    cfg *c = &x->c;
     int rc = rb_cfg_check_object(c, v, keys, 2);
     if (!rc)
-        rc = with_member(c, v, "traces", false, parse_traces, x, unused);
+        rc = rb_cfg_with_member(c, v, "traces", false, parse_traces);
     if (!rc)
-        rc = with_member(c, v, "contact", false, parse_contact, x, unused);
+        rc = rb_cfg_with_member(c, v, "contact", false, parse_contact);
     return rc;
 }
 
-static int parse_outputs(sload *x, const cJSON *v, void *unused)
+static int parse_outputs(rb_cfg *c, const cJSON *v)
 {
-    (void)unused;
+    sload *x = (sload *)c;
     char *rel = NULL;
     int rc = rb_cfg_want_string(&x->c, v, false, &rel);
     if (!rc && !(x->s->outputs = rb_path_relative_to(x->c.base_file, rel)))
@@ -401,7 +365,7 @@ static int parse_outputs(sload *x, const cJSON *v, void *unused)
     return rc;
 }
 
-int rb_cfg_want_threads(cfg *c, const cJSON *v, size_t *out)
+int rb_cfg_want_threads(rb_cfg *c, const cJSON *v, size_t *out)
 {
     double d;
     int rc = rb_cfg_want_integer(c, v, 1, &d);
@@ -411,26 +375,22 @@ int rb_cfg_want_threads(cfg *c, const cJSON *v, size_t *out)
     return rc;
 }
 
-static int parse_threads(sload *x, const cJSON *v, void *unused)
+static int parse_threads(rb_cfg *c, const cJSON *v)
 {
-    (void)unused;
+    sload *x = (sload *)c;
     return rb_cfg_want_threads(&x->c, v, &x->s->threads);
 }
 
-static int parse_name(sload *x, const cJSON *v, void *unused)
+static int parse_name(rb_cfg *c, const cJSON *v)
 {
-    (void)unused;
+    sload *x = (sload *)c;
     rb_free(x->s->name);
     x->s->name = NULL;
     return rb_cfg_want_string(&x->c, v, false, &x->s->name);
 }
 
 /* In reading order: the logs before the figures (traces name logs), the joints before the traces. */
-static const struct section {
-    const char *key;
-    bool required;
-    int (*parse)(sload *, const cJSON *, void *);
-} sections[] = {
+static const rb_cfg_section sections[] = {
     {"name", false, parse_name},
     {"variants", true, parse_variants},
     {"logs", true, parse_logs},
@@ -444,19 +404,7 @@ static const struct section {
     {"threads", false, parse_threads},
 };
 
-enum { N_SECTIONS = sizeof sections / sizeof sections[0] };
 
-static int parse_root(sload *x, const cJSON *root)
-{
-    cfg *c = &x->c;
-    const char *keys[N_SECTIONS];
-    for (size_t i = 0; i < N_SECTIONS; i++)
-        keys[i] = sections[i].key;
-    int rc = rb_cfg_check_object(c, root, keys, N_SECTIONS);
-    for (size_t i = 0; !rc && i < N_SECTIONS; i++)
-        rc = with_member(c, root, sections[i].key, sections[i].required, sections[i].parse, x, NULL);
-    return rc;
-}
 
 void rb_suite_free(rb_suite *s)
 {
@@ -470,10 +418,10 @@ void rb_suite_free(rb_suite *s)
     }
     rb_free(s->variants);
     for (size_t i = 0; s->logs && i < s->n_logs; i++)
-        rb_pipe_free_strings(s->logs[i].paths, s->logs[i].n_paths);
+        rb_strings_free(s->logs[i].paths, s->logs[i].n_paths);
     rb_free(s->logs);
-    rb_pipe_free_strings(s->log_names, s->n_logs);
-    rb_pipe_free_strings(s->joints, s->n_joints);
+    rb_strings_free(s->log_names, s->n_logs);
+    rb_strings_free(s->joints, s->n_joints);
     for (size_t i = 0; s->traces && i < s->n_traces; i++)
         rb_free(s->traces[i].joint);
     rb_free(s->traces);
@@ -486,13 +434,12 @@ void rb_suite_free(rb_suite *s)
     rb_free(s);
 }
 
-static int init_suite(rb_suite *s, const char *text, size_t len, const char *file)
+static int init_suite(void *doc, const char *file, const char *name, const char *sha256)
 {
-    size_t stem_len;
-    const char *stem = rb_pipe_stem(file, &stem_len);
-    s->sha256 = rb_sha256_hexdup(text, len);
+    rb_suite *s = doc;
+    s->sha256 = rb_strdup(sha256);
     s->path = rb_strdup(file);
-    s->name = stem_len ? rb_strndup(stem, stem_len) : rb_strdup("suite");
+    s->name = rb_strdup(name);
     s->n_stats = 3;
     s->stats[0] = 0, s->stats[1] = 1, s->stats[2] = 2;
     s->bootstrap = (rb_bootstrap){2000, 0, 0.95};
@@ -501,42 +448,24 @@ static int init_suite(rb_suite *s, const char *text, size_t len, const char *fil
     return s->sha256 && s->path && s->name ? RB_OK : RB_ENOMEM;
 }
 
+static int parse_suite(const rb_cfg *c, const cJSON *root, void *doc, const void *reg)
+{
+    sload x = {*c, doc, reg};
+    return rb_cfg_sections(&x.c, root, sections, sizeof sections / sizeof sections[0]);
+}
+
+static void free_suite(void *doc) { rb_suite_free(doc); }
+
+static const rb_cfg_format suite_format = {"suite.json", "suite", true, sizeof(rb_suite), init_suite, parse_suite,
+                                           free_suite};
+
 int rb_suite_load_text(const char *text, size_t len, const char *name_for_messages, const char *base_file,
                        const rb_registry *reg, rb_suite **out, rb_err *err)
 {
-    const char *file = name_for_messages ? name_for_messages : "suite.json";
-    *out = NULL;
-    char *copy = rb_strndup(text, len);
-    rb_suite *s = rb_calloc(1, sizeof *s);
-    cJSON *root = NULL;
-    int rc = RB_OK;
-    if (!copy || !s || init_suite(s, text, len, file) != RB_OK) {
-        rc = rb_err_set(err, RB_ENOMEM, "%s: out of memory", file);
-        goto done;
-    }
-    if ((rc = rb_cfg_parse_json(file, copy, len, &root, err)))
-        goto done;
-    sload x = {{file, copy, len, base_file ? base_file : file, reg, NULL, err, 0, {{NULL, 0}}, 0}, s};
-    rc = parse_root(&x, root);
-done:
-    cJSON_Delete(root);
-    rb_free(copy);
-    if (rc)
-        rb_suite_free(s);
-    else
-        *out = s;
-    return rc;
+    return rb_cfg_load_text(&suite_format, text, len, name_for_messages, base_file, reg, (void **)out, err);
 }
 
 int rb_suite_load(const char *path, const rb_registry *reg, rb_suite **out, rb_err *err)
 {
-    char *text = NULL;
-    size_t len = 0;
-    *out = NULL;
-    int rc = rb_cfg_read_file(path, &text, &len, err);
-    if (rc)
-        return rc;
-    rc = rb_suite_load_text(text, len, path, path, reg, out, err);
-    rb_free(text);
-    return rc;
+    return rb_cfg_load(&suite_format, path, reg, (void **)out, err);
 }

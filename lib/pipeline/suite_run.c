@@ -47,7 +47,7 @@ enum { POST_TABLE, POST_RMSE_BOX, POST_MAGNITUDE_BOX, POST_TRACES };
 
 static int nomem(rb_err *err) { return rb_err_set(err, RB_ENOMEM, "out of memory"); }
 
-static char *join_paths(const rb_config_session *ses, const char *sep, bool base)
+static char *join_paths(const rb_cfg_session *ses, const char *sep, bool base)
 {
     size_t len = 1;
     for (size_t i = 0; i < ses->n_paths; i++)
@@ -126,7 +126,7 @@ static int read_log(void *ctx, size_t l, rb_err *err)
 {
     job *jb = ctx;
     log_data *ld = &jb->logs[l];
-    const rb_config_session *ses = &jb->s->logs[l];
+    const rb_cfg_session *ses = &jb->s->logs[l];
     ld->label = join_paths(ses, " + ", false);
     ld->files = join_paths(ses, ",", true);
     if (!ld->label || !ld->files)
@@ -286,7 +286,7 @@ static int run_pair(void *ctx, size_t i, rb_err *err) /* a pool task */
     const log_data *ld = &jb->logs[l];
     pair_out *po = &jb->out[i];
     rb_run_result *res = NULL;
-    const rb_config_session *ses = &s->logs[l];
+    const rb_cfg_session *ses = &s->logs[l];
     int rc =
         rb_pipeline_run_log(var->pipeline, ld->log, (const char *const *)ses->paths, ses->n_paths, NULL, &res, err);
     const rb_run_signal *est = rc ? NULL : rb_run_result_signal(res, var->estimate);
@@ -565,7 +565,7 @@ static void free_job(job *jb)
         pair_out *po = &jb->out[i];
         rb_free(po->stats);
         rb_free(po->input_sha256);
-        rb_pipe_free_strings(po->warnings, po->n_warnings);
+        rb_strings_free(po->warnings, po->n_warnings);
         for (size_t k = 0; k < s->n_traces; k++) {
             rb_free(po->trace_t ? po->trace_t[k] : NULL);
             rb_free(po->trace_y ? po->trace_y[k] : NULL);
@@ -575,7 +575,7 @@ static void free_job(job *jb)
         rb_free(po->trace_n);
     }
     rb_free(jb->out);
-    rb_pipe_free_strings(jb->joints, jb->n_joints);
+    rb_strings_free(jb->joints, jb->n_joints);
     for (size_t k = 0; jb->figures && k < POST_TRACES - POST_RMSE_BOX + s->n_traces; k++) {
         rb_free(jb->figures[k].name);
         rb_free(jb->figures[k].svg);
@@ -611,7 +611,7 @@ void rb_suite_result_free(rb_suite_result *r)
         rb_free(r->figures[i].svg);
     }
     rb_free(r->figures);
-    rb_pipe_free_strings(r->warnings, r->n_warnings);
+    rb_strings_free(r->warnings, r->n_warnings);
     rb_free(r);
 }
 

@@ -107,7 +107,7 @@ void rb_run_summary_free(rb_run_summary *s)
 {
     if (!s)
         return;
-    rb_pipe_free_strings(s->warnings, s->n_warnings);
+    rb_strings_free(s->warnings, s->n_warnings);
     rb_report_free(s->report);
     memset(s, 0, sizeof *s);
 }
@@ -115,7 +115,7 @@ void rb_run_summary_free(rb_run_summary *s)
 static char *stem_of(const char *path)
 {
     size_t n;
-    const char *base = rb_pipe_stem(path, &n);
+    const char *base = rb_path_stem(path, &n);
     return rb_strndup(base, n);
 }
 

@@ -21,6 +21,16 @@
 
 #define RB_VERSION "0.1.0"
 
+/* RB_API marks what libroboest.so exports: the library is built with -fvisibility=hidden, so only the
+ * declarations of the public headers that carry it are visible to programs linking the shared library. */
+#if defined(__GNUC__)
+#define RB_API __attribute__((visibility("default")))
+#define RB_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define RB_API
+#define RB_PRINTF(fmt, args)
+#endif
+
 typedef enum rb_status {
     RB_OK = 0,
     RB_ENOMEM = -1,    /* allocation failed */
@@ -83,6 +93,21 @@ char *rb_asprintf(const char *fmt, ...)
 #endif
     ;
 
+/* Frees n strings and the array (s may be NULL). */
+void rb_strings_free(char **s, size_t n);
+
+/* A name and its position in a list, for lists sorted by name (duplicates, bisection). */
+typedef struct rb_name_ref {
+    const char *name;
+    size_t index;
+} rb_name_ref;
+
+/* qsort / bsearch order: by name, then by position. */
+int rb_name_ref_cmp(const void *a, const void *b);
+/* In refs sorted with rb_name_ref_cmp: the lowest position whose name repeats an earlier one's (*dup,
+ * with that earlier position in *first), or SIZE_MAX in both. */
+void rb_name_refs_first_repeat(const rb_name_ref *refs, size_t n, size_t *dup, size_t *first);
+
 /* Test hook: make the allocation after `n` more successful ones fail (n < 0 disables).
  * Returns how many allocations were made since the last call. The counters are atomic (threads may
  * allocate meanwhile; which of them gets the failure is then up to timing). */
@@ -143,6 +168,9 @@ int rb_sha256_file(const char *path, char hex[65], rb_err *err);
 char *rb_path_relative_to(const char *base_file, const char *rel);
 /* Last component of a path (borrowed pointer into `path`). */
 const char *rb_path_basename(const char *path);
+/* The file name of `path` (borrowed) with *len set to the length of its stem: the name without its
+ * extension, where a leading dot starts no extension (".hidden" is its own stem). */
+const char *rb_path_stem(const char *path, size_t *len);
 
 /* Write-then-rename output: rb_outfile_begin makes a unique temporary file next to `path`
  * (same folder, so the rename is atomic) and returns its name in out->tmp_path. Nothing is

@@ -63,6 +63,7 @@
 #ifndef ROBOEST_PIPELINE_H
 #define ROBOEST_PIPELINE_H
 
+#include "roboest/config.h"
 #include "roboest/core.h"
 #include "roboest/io.h"
 #include "roboest/metrics.h"
@@ -200,11 +201,6 @@ size_t rb_registry_count(const rb_registry *reg);
 const rb_stage_type *rb_registry_at(const rb_registry *reg, size_t i);
 
 /* ---- the loaded pipeline (read-only for callers) ------------------------------------------------- */
-typedef struct rb_config_session {
-    size_t n_paths;
-    char **paths; /* resolved against the config's folder; concatenated in order */
-} rb_config_session;
-
 typedef struct rb_config_signal {
     char *name;
     char *channel;            /* channels[0] (borrowed from channels) */
@@ -269,7 +265,7 @@ typedef struct rb_pipeline {
     rb_model *model;          /* loaded model, NULL without "model" */
     char *config_dir;         /* folder of the config file ("." for text without a file) */
     size_t n_logs;
-    rb_config_session *logs;
+    rb_cfg_session *logs;
     double clock_rate;        /* Hz; 0 when the clock follows a channel */
     char *clock_channel;      /* NULL for a uniform clock */
     bool has_window;
@@ -441,47 +437,6 @@ const double *rb_stream_row(const rb_stream *s, long signal);
 int rb_stream_finish(rb_stream *s, rb_err *err);
 /* Destroys the stages and frees the stream (NULL is fine). */
 void rb_stream_free(rb_stream *s);
-
-/* ---- helpers for JSON configurations (also for other config loaders) ------------------------------ */
-/* One step of a key path: an object member (key, occurrence: 0 = first member with that key) or, with
- * key NULL, an array element (index). */
-typedef struct rb_json_step {
-    const char *key;
-    size_t index;
-} rb_json_step;
-
-#define RB_JSON_PATH_MAX 16
-
-/* Find a key path in JSON text: *line and *col (1-based; col counts bytes) of the member's key, or of
- * the element's value, for the deepest step found (1:1 for an empty path). Returns how many steps were
- * found. Never reads past len; tolerant of malformed text. */
-size_t rb_json_locate(const char *text, size_t len, const rb_json_step *path, size_t depth, size_t *line,
-                      size_t *col);
-/* "stages[2].params.alpha" into buf (truncated to size); keys that are not identifiers are written
- * as ["a key"]. */
-void rb_json_path_format(const rb_json_step *path, size_t depth, char *buf, size_t size);
-
-/* Where a text stops being JSON (as cJSON reads it: numbers as strtod takes them, nesting at most 1000):
- * the byte offset of the first error with *what describing it ("expected ',' or '}'"), or SIZE_MAX when
- * the text is well-formed. */
-size_t rb_json_syntax_error(const char *text, size_t len, const char **what);
-
-/* Optimal-string-alignment edit distance (insert, delete, substitute, swap neighbours); strings
- * longer than 63 bytes compare as SIZE_MAX unless equal. */
-size_t rb_edit_distance(const char *a, const char *b);
-
-/* Closest-name suggestion: init with the unknown name, consider each candidate, then best() gives the
- * closest one near enough to be a likely typo, or NULL. No allocation. */
-typedef struct rb_suggest {
-    const char *name;
-    const char *best;
-    size_t best_distance;
-} rb_suggest;
-
-void rb_suggest_init(rb_suggest *s, const char *name);
-void rb_suggest_consider(rb_suggest *s, const char *candidate);
-const char *rb_suggest_best(const rb_suggest *s);
-
 
 /* ==== simulation scenarios (lib/pipeline/scenario.c) ========================================================
  * A scenario JSON file -> a filled rb_sim_scenario (roboest/sim.h), its model, the sensors to sample and the
@@ -855,7 +810,7 @@ typedef struct rb_suite {
     size_t n_variants;
     rb_suite_variant *variants;
     size_t n_logs;
-    rb_config_session *logs;     /* paths resolved */
+    rb_cfg_session *logs;     /* paths resolved */
     char **log_names;            /* n_logs stems */
     char *reference;             /* channel */
     rb_interp reference_interp;

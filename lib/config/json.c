@@ -1,10 +1,10 @@
-/* JSON helpers for config loaders: locating a key path in the source text (cJSON keeps no positions),
- * formatting key paths, and closest-name suggestions. */
+/* JSON text helpers (roboest/config.h): locating a key path in the source text (cJSON keeps no positions),
+ * formatting key paths, finding where a text stops being JSON, closest-name suggestions, cJSON builders. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline_internal.h"
+#include "roboest/config.h"
 
 typedef struct scan {
     const char *s;
@@ -465,38 +465,10 @@ size_t rb_json_syntax_error(const char *text, size_t len, const char **what)
     return at;
 }
 
-/* ---- optional members (pipeline_internal.h) --------------------------------------------------------- */
-const cJSON *rb_cfg_member(const cJSON *obj, const char *key) { return cJSON_GetObjectItemCaseSensitive(obj, key); }
 
-int rb_cfg_check_rule(cfg *c, double x, rb_cfg_rule rule)
-{
-    switch (rule) {
-    case RB_CFG_POSITIVE: return x > 0 ? RB_OK : rb_cfg_error(c, "must be > 0");
-    case RB_CFG_NON_NEGATIVE: return x >= 0 ? RB_OK : rb_cfg_error(c, "must be >= 0");
-    case RB_CFG_NON_ZERO: return x != 0 ? RB_OK : rb_cfg_error(c, "must not be 0");
-    case RB_CFG_UNIT_OPEN: return x >= 0 && x < 1 ? RB_OK : rb_cfg_error(c, "must be in [0, 1)");
-    case RB_CFG_UNIT_CLOSED: return x >= 0 && x <= 1 ? RB_OK : rb_cfg_error(c, "must be in [0, 1]");
-    default: return RB_OK;
-    }
-}
 
-int rb_cfg_member_number(cfg *c, const cJSON *obj, const char *key, rb_cfg_rule rule, double *out)
-{
-    const cJSON *v = rb_cfg_member(obj, key);
-    if (!v)
-        return RB_OK;
-    push_key(c, key, 0);
-    double x;
-    int rc = rb_cfg_want_number(c, v, &x);
-    if (!rc)
-        rc = rb_cfg_check_rule(c, x, rule);
-    if (!rc)
-        *out = x;
-    pop(c);
-    return rc;
-}
 
-/* ---- cJSON builders (pipeline_internal.h) ------------------------------------------------------------ */
+/* ---- cJSON builders -------------------------------------------------------------------------------------- */
 cJSON *rb_cfg_add(rb_cfg_builder *b, cJSON *parent, const char *key, cJSON *item)
 {
     if (!item) {
