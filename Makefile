@@ -23,6 +23,15 @@
 
 SHELL := /bin/bash
 BUILD ?= build
+# A line per file ("CC lib/io/read_h5.c"); make V=1 shows the full commands.
+V ?= 0
+ifeq ($(V),1)
+Q :=
+say = @true
+else
+Q := @
+say = @printf '  %-6s %s\n' $(1) $(2)
+endif
 MODULES ?= core config io metrics model dynamics filters friction sim pipeline estimators
 CC ?= cc
 PYTHON ?= /usr/bin/python3
@@ -66,11 +75,13 @@ deps:
 
 $(BUILD)/obj/%.o: %.c | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/tests/%.o: tests/%.c | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(TEST_CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CPPFLAGS) $(TEST_CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 # The library depends on the module list too: a partial build (MODULES=...) never leaves an archive
 # that a later full build in the same folder would take as up to date.
@@ -80,13 +91,16 @@ $(BUILD)/modules: FORCE
 
 $(BUILD)/libroboest.a: $(LIB_OBJ) $(BUILD)/modules
 	@rm -f $@
-	ar rcs $@ $(LIB_OBJ)
+	$(call say,AR,$@)
+	$(Q)ar rcs $@ $(LIB_OBJ)
 
 $(BUILD)/libroboest.so: $(LIB_OBJ) $(BUILD)/modules
-	$(CC) -shared $(LDFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) -shared $(LDFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
 
 $(BUILD)/roboest: $(CLI_OBJ) $(BUILD)/libroboest.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libroboest.a $(LDLIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libroboest.a $(LDLIBS)
 
 # The main job on the shipped data: the demo pipeline on datasets/demo_arm.mat (made by
 # scripts/make-demo-log.sh), estimates and reports into $(BUILD)/demo, the metric table on stdout; then the
@@ -125,30 +139,36 @@ KDL_CXXFLAGS := -std=c++17 -O2 -g -Wall -Wextra -I/usr/include/eigen3 -Itests/kd
 KDL_LIBS := -lkdl_parser -lorocos-kdl -lurdfdom_model
 $(BUILD)/kdl_reference: tests/kdl/kdl_reference.cpp tests/kdl/kdl_common.hpp | deps
 	@mkdir -p $(dir $@)
-	$(CXX) $(KDL_CXXFLAGS) -o $@ $< $(KDL_LIBS)
+	$(call say,CXX,$<)
+	$(Q)$(CXX) $(KDL_CXXFLAGS) -o $@ $< $(KDL_LIBS)
 
 $(BUILD)/bench_kdl: tests/bench/bench_kdl.cpp tests/kdl/kdl_common.hpp | deps
 	@mkdir -p $(dir $@)
-	$(CXX) $(KDL_CXXFLAGS) -o $@ $< $(KDL_LIBS)
+	$(call say,CXX,$<)
+	$(Q)$(CXX) $(KDL_CXXFLAGS) -o $@ $< $(KDL_LIBS)
 
 # Test fixtures come from independent writers: libmatio's C API, h5py and scipy.io.
 $(BUILD)/gen_matio: tests/fixtures/gen_matio.c | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LDLIBS)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LDLIBS)
 
 fixtures: $(BUILD)/gen_matio
 	@mkdir -p $(BUILD)/fixtures
-	$(BUILD)/gen_matio $(BUILD)/fixtures
-	$(PYTHON) tests/fixtures/gen_fixtures.py $(BUILD)/fixtures
+	$(call say,GEN,$(BUILD)/fixtures)
+	$(Q)$(BUILD)/gen_matio $(BUILD)/fixtures
+	$(Q)$(PYTHON) tests/fixtures/gen_fixtures.py $(BUILD)/fixtures
 
 $(BUILD)/unit: $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libroboest.a
-	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(BUILD)/libroboest.a $(LDLIBS) -lcriterion
+	$(call say,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(BUILD)/libroboest.a $(LDLIBS) -lcriterion
 
 unit: $(BUILD)/unit fixtures $(BUILD)/kdl_reference
 	$(BUILD)/unit $(UNIT_ARGS)
 
 $(BUILD)/tests: $(ALL_TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libroboest.a
-	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(BUILD)/libroboest.a $(LDLIBS) -lcriterion
+	$(call say,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(BUILD)/libroboest.a $(LDLIBS) -lcriterion
 
 # make test: the suite as built normally, then again under AddressSanitizer + UBSan.
 test:
@@ -173,7 +193,8 @@ test-valgrind:
 # Benchmarks print figures; they are never timed tests.
 BENCH_MB ?= 500
 $(BUILD)/bench_%: tests/bench/bench_%.c $(BUILD)/libroboest.a
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libroboest.a $(LDLIBS)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libroboest.a $(LDLIBS)
 
 bench: all $(BUILD)/bench_read $(BUILD)/bench_runner
 	scripts/bench-read.sh $(BUILD) $(BENCH_MB)
