@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "roboest/pipeline.h"
+#include "roboest/experiments.h"
 
 static const char *const CHECK_HELP =
     "Usage: roboest check REPORT.json [RULES] [--rule RULE]... [--junit FILE] [--force] [-q]\n"

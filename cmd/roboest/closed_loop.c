@@ -5,7 +5,7 @@
 
 #include "cli.h"
 #include "roboest/estimators.h"
-#include "roboest/pipeline.h"
+#include "roboest/experiments.h"
 
 static const char *const CLOSED_LOOP_HELP =
     "Usage: roboest closed-loop CONFIG.json [-o DIR] [--threads N] [--force] [-q]\n"

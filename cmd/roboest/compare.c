@@ -6,7 +6,7 @@
 
 #include "cli.h"
 #include "roboest/estimators.h"
-#include "roboest/pipeline.h"
+#include "roboest/experiments.h"
 
 static const char *const COMPARE_HELP =
     "Usage: roboest compare SUITE.json [-o DIR] [--threads N] [--force] [-q]\n"

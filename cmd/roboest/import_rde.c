@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "roboest/pipeline.h"
+#include "roboest/rde.h"
 
 static const char *const IMPORT_RDE_HELP =
     "Usage: roboest import-rde DIR -o PIPELINE.json [--urdf PATH] [--force]\n"

@@ -7,7 +7,7 @@
 
 #include "cli.h"
 #include "roboest/io.h"
-#include "roboest/pipeline.h"
+#include "roboest/sim.h"
 
 static const char *const SIMULATE_HELP =
     "Usage: roboest simulate SCENARIO.json -o LOG [--force] [-q]\n"

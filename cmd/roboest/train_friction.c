@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "roboest/estimators.h"
+#include "roboest/training.h"
 
 static const char *const TRAIN_FRICTION_HELP =
     "Usage: roboest train-friction SPEC.json [LOG...] [-o NET.json] [--fit-analytic MODEL[,MODEL...]] [--force]\n"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "roboest/estimators.h"
+#include "roboest/training.h"
 #include "roboest/io.h"
 
 static const char *const TUNE_HELP =

@@ -129,3 +129,57 @@ double rb_monotonic_seconds(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+/* ---- folders and text files ---------------------------------------------------------------------- */
+/* mkdir that accepts an existing folder; *made tells whether this call created it. */
+int rb_dir_make(const char *dir, bool *made, rb_err *err)
+{
+    *made = false;
+    if (mkdir(dir, 0777) == 0) {
+        *made = true;
+        return RB_OK;
+    }
+    struct stat st;
+    if (errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+        return RB_OK;
+    return rb_err_set(err, RB_EIO, "%s: cannot create the output folder: %s", dir, strerror(errno));
+}
+
+static int write_text(const char *text, const rb_outfile *f, rb_err *err)
+{
+    FILE *fp = fopen(f->tmp_path, "wb");
+    size_t n = strlen(text);
+    bool ok = fp && fwrite(text, 1, n, fp) == n;
+    if (fp && fclose(fp) != 0)
+        ok = false;
+    return ok ? RB_OK : rb_err_set(err, RB_EIO, "%s: cannot write", f->path);
+}
+
+int rb_texts_write(const char *dir, const char *const *names, const char *const *texts, size_t n, bool overwrite,
+                        rb_err *err)
+{
+    size_t begun = 0;
+    dir = dir && dir[0] ? dir : ".";
+    rb_outfile *files = rb_calloc(n ? n : 1, sizeof *files);
+    bool made = false;
+    int rc = files ? rb_dir_make(dir, &made, err) : rb_err_set(err, RB_ENOMEM, "out of memory");
+    for (; !rc && begun < n; begun++) { /* every target first: a clash fails before anything is written */
+        char *path = rb_asprintf("%s/%s", dir, names[begun]);
+        rc = path ? rb_outfile_begin(&files[begun], path, overwrite, err) : rb_err_set(err, RB_ENOMEM, "out of memory");
+        rb_free(path);
+        if (rc)
+            break;
+    }
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = write_text(texts[i], &files[i], err);
+    for (size_t i = 0; i < begun; i++) {
+        if (!rc)
+            rc = rb_outfile_commit(&files[i], err);
+        else
+            rb_outfile_abort(&files[i]);
+    }
+    if (rc && made)
+        rmdir(dir);
+    rb_free(files);
+    return rc;
+}

@@ -10,355 +10,19 @@
 
 /* ---- the model ------------------------------------------------------------------------------ */
 
-void rb_kfd_model(const rb_kfd_params *par, double dt, double F[9], double Q[9])
-{
-    double dt2 = dt * dt, dt3 = dt2 * dt, dt4 = dt3 * dt, dt5 = dt4 * dt;
-    const double f[9] = {1, dt, dt2 / 2, 0, 1, dt, 0, 0, 1};
-    memcpy(F, f, sizeof f);
-    if (par->noise == RB_KFD_DIAGONAL) {
-        memset(Q, 0, 9 * sizeof *Q);
-        Q[0] = par->q_diag[0], Q[4] = par->q_diag[1], Q[8] = par->q_diag[2];
-        return;
-    }
-    double q = par->q;
-    const double g[9] = {dt5 / 20, dt4 / 8, dt3 / 6, dt4 / 8, dt3 / 3, dt2 / 2, dt3 / 6, dt2 / 2, dt};
-    for (int i = 0; i < 9; i++)
-        Q[i] = q * g[i];
-}
 
-/* One element: a 3-state, 1-measurement KF that starts at the first finite sample. */
-typedef struct kfd_elem {
-    rb_filter *f;
-    rb_kfd_params par;
-    bool started;
-    double t_prev, dt; /* time of the last step; the interval F and Q were built for (0: none yet) */
-} kfd_elem;
 
-static int elem_init(kfd_elem *e, const rb_kfd_params *par, rb_err *err)
-{
-    memset(e, 0, sizeof *e);
-    e->par = *par;
-    double F[9], Q[9], H[3] = {1, 0, 0}, R = par->r;
-    double P0[9] = {par->p0[0], 0, 0, 0, par->p0[1], 0, 0, 0, par->p0[2]};
-    rb_kfd_model(par, 0.0, F, Q);
-    rb_filter_opts o;
-    rb_filter_opts_init(&o);
-    o.n = 3, o.m = 1, o.nu = 0;
-    o.P0 = P0, o.Q = Q, o.R = &R, o.F = F, o.H = H;
-    return rb_kf_create(&o, &e->f, err);
-}
 
-static void elem_free(kfd_elem *e)
-{
-    rb_filter_free(e->f);
-    e->f = NULL;
-}
 
-/* What one step of an element gives: the state and the filter's diagnostics of that step. */
-typedef struct kfd_result {
-    double x[3];       /* x, x_dot, x_ddot; NaN before the first finite sample */
-    double innovation; /* z - predicted x (the update's innovation); NaN where nothing was predicted (up to
-                          and including the first finite sample) and where z is NaN (skipped) */
-    double nis;        /* innovation^2 / S of that update; NaN likewise */
-    double var[3];     /* diagonal of P after the step; NaN before the first finite sample */
-} kfd_result;
 
-/* Step to time t with measurement z (NaN: predict only). Allocates nothing. */
-static int elem_step(kfd_elem *e, double t, double z, kfd_result *o, rb_err *err)
-{
-    bool starting = !e->started;
-    if (starting) {
-        if (!isfinite(z)) {
-            o->x[0] = o->x[1] = o->x[2] = o->innovation = o->nis = NAN;
-            o->var[0] = o->var[1] = o->var[2] = NAN;
-            return RB_OK;
-        }
-        double x0[3] = {z, 0, 0}, P0[9] = {e->par.p0[0], 0, 0, 0, e->par.p0[1], 0, 0, 0, e->par.p0[2]};
-        int rc = rb_filter_set_state(e->f, x0, P0, err);
-        if (rc == RB_OK)
-            rc = rb_filter_update(e->f, &z, err);
-        if (rc)
-            return rc;
-        e->started = true;
-    } else {
-        double dt = t - e->t_prev;
-        if (!(dt > 0) || !isfinite(dt))
-            return rb_err_set(err, RB_EINPUT, "time %.17g s does not follow %.17g s", t, e->t_prev);
-        if (dt != e->dt) {
-            rb_filter_mats m = rb_filter_get_mats(e->f);
-            double F[9], Q[9];
-            rb_kfd_model(&e->par, dt, F, Q);
-            for (size_t i = 0; i < 3; i++)
-                for (size_t j = 0; j < 3; j++) {
-                    *rb_mat_at(&m.F, i, j) = F[i * 3 + j];
-                    *rb_mat_at(&m.Q, i, j) = Q[i * 3 + j];
-                }
-            e->dt = dt;
-        }
-        int rc = rb_filter_predict(e->f, NULL, dt, err);
-        if (rc == RB_OK)
-            rc = rb_filter_update(e->f, &z, err);
-        if (rc)
-            return rc;
-    }
-    e->t_prev = t;
-    rb_filter_diag d;
-    rb_filter_get_diag(e->f, &d);
-    memcpy(o->x, rb_filter_x(e->f), sizeof o->x);
-    memcpy(o->var, d.P_diag, sizeof o->var);
-    /* the start's update is against s = [z, 0, 0] itself: an innovation of 0 that predicts nothing */
-    o->innovation = starting ? NAN : d.innovation[0];
-    o->nis = starting ? NAN : d.nis;
-    return RB_OK;
-}
 
-static int check_params(const rb_kfd_params *par, rb_err *err)
-{
-    bool ok = par && isfinite(par->r) && par->r > 0;
-    for (int i = 0; ok && i < 3; i++)
-        ok = isfinite(par->p0[i]) && par->p0[i] > 0 && isfinite(par->q_diag[i]) && par->q_diag[i] >= 0;
-    ok = ok && (par->noise == RB_KFD_DIAGONAL || (isfinite(par->q) && par->q >= 0));
-    return ok ? RB_OK
-              : rb_err_set(err, RB_EINVAL, "kf_derivative: needs r > 0, p0 > 0, q >= 0 and q_diag >= 0, all finite");
-}
 
-int rb_kfd_run(const rb_kfd_params *par, const double *t, const double *z, size_t T, double *x, double *x_dot,
-               double *x_ddot, double *pred, rb_err *err)
-{
-    if (!t || !z)
-        return rb_err_set(err, RB_EINVAL, "kf_derivative: NULL time or signal");
-    int rc = check_params(par, err);
-    if (rc)
-        return rc;
-    kfd_elem e;
-    rc = elem_init(&e, par, err);
-    for (size_t k = 0; rc == RB_OK && k < T; k++) {
-        kfd_result o;
-        rc = elem_step(&e, t[k], z[k], &o, err);
-        if (rc) {
-            rb_err_prefix(err, rc, "kf_derivative: sample %zu: ", k);
-            break;
-        }
-        if (x)
-            x[k] = o.x[0];
-        if (x_dot)
-            x_dot[k] = o.x[1];
-        if (x_ddot)
-            x_ddot[k] = o.x[2];
-        if (pred)
-            pred[k] = o.innovation;
-    }
-    elem_free(&e);
-    return rc;
-}
-
-/* ---- tuning ------------------------------------------------------------------------------------- */
-
-void rb_kfd_tune_opts_init(rb_kfd_tune_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->p0[0] = RB_KFD_DEFAULT_P0_X;
-    o->p0[1] = RB_KFD_DEFAULT_P0_V;
-    o->p0[2] = RB_KFD_DEFAULT_P0_A;
-    o->warmup = -1;
-}
-
-/* Workspace of one tuning: the data and the buffers one evaluation fills. */
-typedef struct tune_ctx {
-    const double *t, *z, *v_ref;
-    size_t T, first_scored;
-    rb_kfd_params par;
-    double *v, *pred;
-    size_t evaluations;
-} tune_ctx;
-
-/* The criterion at log10 q (see roboest/estimators.h). */
-static int evaluate(tune_ctx *c, double log10_q, double *J, rb_err *err)
-{
-    c->par.q = pow(10.0, log10_q);
-    c->evaluations++;
-    int rc = rb_kfd_run(&c->par, c->t, c->z, c->T, NULL, c->v, NULL, c->pred, err);
-    if (rc)
-        return rc;
-    double s = 0, comp = 0;
-    size_t cnt = 0;
-    for (size_t k = c->first_scored; k < c->T; k++) {
-        double d = c->v_ref ? c->v[k] - c->v_ref[k] : c->pred[k];
-        if (!isfinite(d))
-            continue;
-        /* Neumaier-compensated sum: long logs keep their precision */
-        double term = d * d, sum = s + term;
-        comp += fabs(s) >= term ? (s - sum) + term : (term - sum) + s;
-        s = sum;
-        cnt++;
-    }
-    if (cnt == 0)
-        return rb_err_set(err, RB_EINPUT, "kf_derivative tuning: no sample to score after the warm-up");
-    *J = sqrt((s + comp) / (double)cnt);
-    if (!isfinite(*J))
-        return rb_err_set(err, RB_ENUMERIC, "kf_derivative tuning: the criterion is not finite at q = %g", c->par.q);
-    return RB_OK;
-}
-
-/* q rounded to 3 significant digits, as the nearest double to the 3-digit decimal (so it prints short):
- * the digits times or over an exact power of ten (10^k is exact for |k| <= 22). */
-static double round3(double q)
-{
-    if (!(q > 0) || !isfinite(q))
-        return q;
-    int k = 2 - (int)floor(log10(q));
-    if (k >= 0) {
-        double p = pow(10.0, k);
-        return round(q * p) / p;
-    }
-    double p = pow(10.0, -k);
-    return round(q / p) * p;
-}
-
-double rb_kfd_estimate_r(const double *z, size_t T)
-{
-    /* third differences of white noise of variance r have variance (1 + 9 + 9 + 1) r = 20 r */
-    double s = 0;
-    size_t cnt = 0;
-    for (size_t k = 3; k < T; k++) {
-        double d = z[k] - 3 * z[k - 1] + 3 * z[k - 2] - z[k - 3];
-        if (isfinite(d)) {
-            s += d * d;
-            cnt++;
-        }
-    }
-    return cnt ? s / (20.0 * (double)cnt) : NAN;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median sample interval (the mean of the middle two for an even count); buf: T - 1 values. */
-static double median_interval(const double *t, size_t T, double *buf)
-{
-    size_t n = T - 1;
-    for (size_t k = 0; k < n; k++)
-        buf[k] = t[k + 1] - t[k];
-    qsort(buf, n, sizeof *buf, cmp_double);
-    return n % 2 ? buf[n / 2] : 0.5 * (buf[n / 2 - 1] + buf[n / 2]);
-}
-
-int rb_kfd_tune(const double *t, const double *z, const double *v_ref, size_t T, const rb_kfd_tune_opts *o,
-                rb_kfd_tune_result *res, rb_err *err)
-{
-    if (!t || !z || !o || !res)
-        return rb_err_set(err, RB_EINVAL, "kf_derivative tuning: NULL argument");
-    memset(res, 0, sizeof *res);
-    if (T < 8)
-        return rb_err_set(err, RB_EINPUT, "kf_derivative tuning: %zu samples, need at least 8", T);
-    for (size_t k = 1; k < T; k++)
-        if (!(t[k] > t[k - 1]) || !isfinite(t[k]) || !isfinite(t[k - 1]))
-            return rb_err_set(err, RB_EINPUT,
-                              "kf_derivative tuning: time stamp %zu (%.17g s) does not follow the one before", k, t[k]);
-    tune_ctx c = {.t = t, .z = z, .v_ref = v_ref, .T = T};
-    c.v = rb_malloc(2 * T * sizeof *c.v);
-    if (!c.v)
-        return rb_err_set(err, RB_ENOMEM, "out of memory");
-    c.pred = c.v + T;
-    int rc = RB_OK;
-    double dt = median_interval(t, T, c.v);
-    double r = o->r > 0 ? o->r : round3(rb_kfd_estimate_r(z, T));
-    if (!(r > 0) || !isfinite(r)) {
-        rc = rb_err_set(err, RB_ENUMERIC,
-                        "kf_derivative tuning: cannot estimate the measurement variance from the signal (third "
-                        "differences are %s); give r",
-                        isfinite(r) ? "zero" : "not finite");
-        goto done;
-    }
-    double warmup = o->warmup >= 0 ? o->warmup : 0.1 * (t[T - 1] - t[0]);
-    while (c.first_scored < T && t[c.first_scored] < t[0] + warmup)
-        c.first_scored++;
-    /* default interval: rho = q dt^5 / r from 1e-18 (hardly any process noise) to 1e2 (no smoothing) */
-    double scale = r / pow(dt, 5);
-    double lo = o->q_min > 0 ? log10(o->q_min) : log10(scale) - 18;
-    double hi = o->q_max > 0 ? log10(o->q_max) : log10(scale) + 2;
-    if (!(lo < hi) || !isfinite(lo) || !isfinite(hi)) {
-        rc = rb_err_set(err, RB_EINVAL, "kf_derivative tuning: the search interval [%g, %g] is empty or not finite",
-                        pow(10.0, lo), pow(10.0, hi));
-        goto done;
-    }
-    c.par.noise = RB_KFD_JERK;
-    c.par.r = r;
-    memcpy(c.par.p0, o->p0, sizeof c.par.p0);
-    rc = check_params(&c.par, err);
-    if (rc)
-        goto done;
-
-    /* 1. grid over log10 q, steps of at most half a decade, both ends included */
-    size_t steps = (size_t)ceil((hi - lo) / 0.5);
-    if (steps < 2)
-        steps = 2;
-    double h = (hi - lo) / (double)steps, best_J = INFINITY;
-    size_t best = 0;
-    for (size_t i = 0; i <= steps; i++) {
-        double J;
-        rc = evaluate(&c, lo + h * (double)i, &J, err);
-        if (rc)
-            goto done;
-        if (J < best_J) {
-            best_J = J;
-            best = i;
-        }
-    }
-    /* 2. golden-section search between the best grid point's neighbours, to 0.01 decade */
-    double a = lo + h * (double)(best ? best - 1 : 0), b = lo + h * (double)(best < steps ? best + 1 : steps);
-    const double g = (sqrt(5.0) - 1) / 2;
-    double x1 = b - g * (b - a), x2 = a + g * (b - a), f1, f2;
-    if ((rc = evaluate(&c, x1, &f1, err)) || (rc = evaluate(&c, x2, &f2, err)))
-        goto done;
-    while (b - a > 0.01) {
-        if (f1 <= f2) {
-            b = x2, x2 = x1, f2 = f1;
-            x1 = b - g * (b - a);
-            rc = evaluate(&c, x1, &f1, err);
-        } else {
-            a = x1, x1 = x2, f1 = f2;
-            x2 = a + g * (b - a);
-            rc = evaluate(&c, x2, &f2, err);
-        }
-        if (rc)
-            goto done;
-    }
-    double best_log = f1 <= f2 ? x1 : x2, best_f = f1 <= f2 ? f1 : f2;
-    if (best_J < best_f) { /* the grid point itself was better (flat or noisy criterion) */
-        best_log = lo + h * (double)best;
-        best_f = best_J;
-    }
-    /* 3. the reported q: 3 significant digits, with its criterion */
-    double q = round3(pow(10.0, best_log)), J;
-    rc = evaluate(&c, log10(q), &J, err);
-    if (rc)
-        goto done;
-    (void)best_f;
-    res->q = q;
-    res->r = r;
-    res->criterion = J;
-    res->with_reference = v_ref != NULL;
-    res->q_min = pow(10.0, lo);
-    res->q_max = pow(10.0, hi);
-    res->at_bound = best_log - lo < 0.5 || hi - best_log < 0.5;
-    res->evaluations = c.evaluations;
-    res->n_scored = T - c.first_scored;
-    res->dt = dt;
-    res->t_scored = t[c.first_scored < T ? c.first_scored : T - 1];
-done:
-    rb_free(c.v);
-    return rc;
-}
 
 /* ---- the stage ------------------------------------------------------------------------------------ */
 
 typedef struct kfd_stage {
     size_t n;
-    kfd_elem *e;
+    rb_kfd *e;
     char **units;           /* 2n owned: n velocity units, then n acceleration units */
     char **var_names;       /* 3n owned: "<name>/x", "<name>/x_dot", "<name>/x_ddot" per element */
     char **var_units;       /* 3n owned: "<unit>^2", "<unit>^2/s^2", "<unit>^2/s^4" per element */
@@ -372,7 +36,7 @@ static void kfd_destroy(void *state)
     if (!s)
         return;
     for (size_t i = 0; s->e && i < s->n; i++)
-        elem_free(&s->e[i]);
+        rb_kfd_free(&s->e[i]);
     for (size_t i = 0; s->units && i < 2 * s->n; i++)
         rb_free(s->units[i]);
     for (size_t i = 0; s->var_names && i < 3 * s->n; i++)
@@ -470,7 +134,7 @@ static int kfd_create(const rb_stage_setup *setup, void **state, rb_err *err)
             .noise = diagonal ? RB_KFD_DIAGONAL : RB_KFD_JERK, .q = per_element(q, i), .r = per_element(r, i)};
         memcpy(par.p0, p0->numbers, sizeof par.p0);
         memcpy(par.q_diag, qd->numbers, sizeof par.q_diag);
-        int rc = elem_init(&s->e[i], &par, err);
+        int rc = rb_kfd_init(&s->e[i], &par, err);
         if (rc) {
             kfd_destroy(s);
             return rb_err_prefix(err, rc, "stage %s: element %zu: ", setup->id, i);
@@ -499,8 +163,8 @@ static int kfd_step(void *state, size_t k, double t, const double *const *in, do
     (void)k;
     kfd_stage *s = state;
     for (size_t i = 0; i < s->n; i++) {
-        kfd_result o;
-        int rc = elem_step(&s->e[i], t, in[0][i], &o, err);
+        rb_kfd_result o;
+        int rc = rb_kfd_step(&s->e[i], t, in[0][i], &o, err);
         if (rc) {
             if (s->names)
                 return rb_err_prefix(err, rc, "element %s: ", s->names[i]);
@@ -584,40 +248,3 @@ const rb_stage_type rb_stage_kf_derivative = {
     .destroy = kfd_destroy,
 };
 
-int rb_kfd_tune_channel(const rb_channel *x, size_t element, const rb_channel *ref, size_t ref_element,
-                        const rb_kfd_tune_opts *o, rb_kfd_tune_result *res, rb_err *err)
-{
-    if (!x || !o || !res)
-        return rb_err_set(err, RB_EINVAL, "kf_derivative tuning: NULL argument");
-    if (element >= x->n_elements)
-        return rb_err_set(err, RB_EINVAL, "channel %s: element index %zu out of range (%zu elements)", x->name, element,
-                          x->n_elements);
-    if (ref && ref_element >= ref->n_elements)
-        return rb_err_set(err, RB_EINVAL, "channel %s: element index %zu out of range (%zu elements)", ref->name,
-                          ref_element, ref->n_elements);
-    rb_time_report rep;
-    int rc = rb_channel_check_time(x, 3.0, &rep, err);
-    if (rc)
-        return rc;
-    size_t T = x->n_samples, bytes;
-    if (!rb_size_mul(T, 2 * sizeof(double), &bytes))
-        return rb_err_set(err, RB_ENOMEM, "out of memory");
-    double *z = rb_malloc(bytes ? bytes : 1), *v = z + T;
-    if (!z)
-        return rb_err_set(err, RB_ENOMEM, "out of memory");
-    for (size_t k = 0; k < T; k++)
-        z[k] = x->data[k * x->n_elements + element];
-    if (ref) {
-        rb_clock clk = {T, x->time}; /* borrowed: rb_resample only reads it */
-        rc = rb_resample(ref, &ref_element, 1, &clk, RB_INTERP_LINEAR, RB_NONFINITE_ERROR, v, NULL, err);
-        if (rc)
-            rb_err_prefix(err, rc, "reference: ");
-    }
-    if (rc == RB_OK) {
-        rc = rb_kfd_tune(x->time, z, ref ? v : NULL, T, o, res, err);
-        if (rc)
-            rb_err_prefix(err, rc, "channel %s: element %s: ", x->name, x->element_names[element]);
-    }
-    rb_free(z);
-    return rc;
-}

@@ -25,14 +25,6 @@ typedef struct pload {
  * metric to it, put the stages in execution order, check that no two files share a path. */
 int rb_cfg_check_graph(pload *x);
 
-/* ---- shared by the suite and closed-loop loaders (suite.c) -------------------------------------------- */
-/* {samples, seed, level} into *bs (members absent: untouched). */
-int rb_cfg_want_bootstrap(rb_cfg *c, const cJSON *v, rb_bootstrap *bs);
-/* An integer in [1, 1024]. */
-int rb_cfg_want_threads(rb_cfg *c, const cJSON *v, size_t *out);
-/* RB_ECONFIG "signal 'x' is not in pipeline <file>" with the closest signal as a suggestion. */
-int rb_cfg_signal_suggestion(rb_cfg *c, const rb_pipeline *p, const char *name);
-
 /* ---- the stage engine (engine.c): the one way to step a stage graph, for run.c and stream.c --------- */
 /* One signal while running: `data` holds n_rows x width values; stride is width for a clock-length
  * buffer and 0 for a single row rewritten every sample. */
@@ -96,34 +88,5 @@ bool rb_pipe_param_within(const rb_param_spec *ps, double x);
  * when rep is NULL. Absent values (no model) are left out. */
 int rb_pipe_set_provenance(const rb_pipeline *p, const char *input, const char *input_sha256, rb_report *rep,
                            rb_log *log, rb_err *err);
-
-/* write.c: one session: the n files read and concatenated in order (rb_log_append; an append error is prefixed
- * "<first>: appending <file>: "). *out untouched on failure. */
-int rb_pipe_read_session(const char *const *paths, size_t n, rb_log **out, rb_err *err);
-
-/* write.c: n texts into files dir/names[i] (dir created if missing, one level), all or nothing: every file goes
- * to a temporary first (a clash without overwrite fails before anything is written: RB_EEXISTS) and all are
- * renamed only when all were written. RB_EIO, RB_ENOMEM. */
-int rb_pipe_write_texts(const char *dir, const char *const *names, const char *const *texts, size_t n, bool overwrite,
-                        rb_err *err);
-
-/* ---- a pool of threads over independent items (pool.c; used by suite_run.c, closed_loop.c) ------------ */
-typedef struct rb_pipe_pool {
-    void *ctx;
-    int (*task)(void *ctx, size_t i, rb_err *err); /* item i; writes only its own slot of ctx */
-    size_t n;                                      /* items */
-    size_t threads;                                /* 0: one per online core; never more than n */
-    /* After each finished item with the items done and n, from the workers but never two at a time; non-zero
-     * cancels. May be NULL. */
-    int (*progress)(void *user, size_t done, size_t total);
-    void *user;
-} rb_pipe_pool;
-
-/* Run task(ctx, i) for i = 0..n-1 on a shared work queue. The calling thread works too; a thread that cannot
- * start only lowers the parallelism. After a failure no item beyond the failing one is started, so the lowest
- * failing item (every lower one was started before it) decides the error whatever the timing: its code and
- * message. When progress cancels: *cancelled = true and the return is the callback's value if it is a negative
- * rb_status, RB_EINVAL otherwise (err untouched). */
-int rb_pipe_pool_run(const rb_pipe_pool *pl, bool *cancelled, rb_err *err);
 
 #endif

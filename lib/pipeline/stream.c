@@ -41,7 +41,7 @@ static int nomem(const rb_stream *s, rb_err *err)
 }
 
 /* ---- the caller's channels --------------------------------------------------------------------------- */
-static int copy_channels(rb_stream *s, const rb_stream_channel *in, size_t n, rb_err *err)
+static int copy_channels(rb_stream *s, const rb_channel_info *in, size_t n, rb_err *err)
 {
     if (!(s->ch = rb_calloc(n ? n : 1, sizeof *s->ch)))
         return nomem(s, err);
@@ -126,7 +126,7 @@ static int resolve_binding(const rb_stream *s, size_t i, long *ci, size_t *width
 }
 
 /* Binding i's row, names and units, and its element copies appended to s->copies (room made by the caller). */
-static int bind(rb_stream *s, size_t i, const long *ci, const rb_stream_channel *in, rb_err *err)
+static int bind(rb_stream *s, size_t i, const long *ci, const rb_channel_info *in, rb_err *err)
 {
     const rb_config_signal *b = &s->p->signals[i];
     rb_live_signal *ls = &s->eng.sig[i];
@@ -155,7 +155,7 @@ static int bind(rb_stream *s, size_t i, const long *ci, const rb_stream_channel 
     return RB_OK;
 }
 
-static int bind_all(rb_stream *s, const rb_stream_channel *in, rb_err *err)
+static int bind_all(rb_stream *s, const rb_channel_info *in, rb_err *err)
 {
     const rb_pipeline *p = s->p;
     size_t max_channels = 1, total = 0;
@@ -180,7 +180,7 @@ static int bind_all(rb_stream *s, const rb_stream_channel *in, rb_err *err)
 }
 
 /* ---- opening ------------------------------------------------------------------------------------------------ */
-static int check_args(const rb_pipeline *p, const rb_stream_channel *channels, size_t n_channels, double dt,
+static int check_args(const rb_pipeline *p, const rb_channel_info *channels, size_t n_channels, double dt,
                       rb_stream **out, rb_err *err)
 {
     if (!p || !out || (n_channels && !channels))
@@ -215,7 +215,7 @@ static int create_stages(rb_stream *s, double dt, rb_err *err)
     return rc;
 }
 
-int rb_stream_open(const rb_pipeline *p, const rb_stream_channel *channels, size_t n_channels, double dt,
+int rb_stream_open(const rb_pipeline *p, const rb_channel_info *channels, size_t n_channels, double dt,
                    size_t n_samples, rb_stream **out, rb_err *err)
 {
     if (out)

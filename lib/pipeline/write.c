@@ -184,37 +184,7 @@ static int check_targets(const rb_pipeline *p, const session *ss, size_t n, cons
     return rc;
 }
 
-/* mkdir that accepts an existing folder; *made tells whether this call created it. */
-static int make_dir(const char *dir, bool *made, rb_err *err)
-{
-    *made = false;
-    if (mkdir(dir, 0777) == 0) {
-        *made = true;
-        return RB_OK;
-    }
-    struct stat st;
-    if (errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-        return RB_OK;
-    return rb_err_set(err, RB_EIO, "%s: cannot create the output folder: %s", dir, strerror(errno));
-}
 
-int rb_pipe_read_session(const char *const *paths, size_t n, rb_log **out, rb_err *err)
-{
-    rb_log *log = NULL, *next = NULL;
-    int rc = rb_log_read(paths[0], &log, err);
-    for (size_t i = 1; !rc && i < n; i++) {
-        rc = rb_log_read(paths[i], &next, err);
-        if (!rc && (rc = rb_log_append(log, next, err)) != RB_OK)
-            rb_err_prefix(err, rc, "%s: appending %s: ", paths[0], paths[i]);
-        rb_log_free(next);
-        next = NULL;
-    }
-    if (rc)
-        rb_log_free(log);
-    else
-        *out = log;
-    return rc;
-}
 
 static int append_text(char **dst, const char *sep, const char *s)
 {
@@ -256,12 +226,12 @@ static int run_session(const rb_pipeline *p, const rb_run_opts *opts, const sess
     rb_log *log = NULL;
     rb_run_result *res = NULL;
     bool made = false;
-    int rc = rb_pipe_read_session(s->paths, s->n_paths, &log, err);
+    int rc = rb_log_read_session(s->paths, s->n_paths, &log, NULL, err);
     if (!rc)
         rc = rb_pipeline_run_log(p, log, s->paths, s->n_paths, opts, &res, err);
     rb_log_free(log);
     if (!rc && own_dir)
-        rc = make_dir(s->dir, &made, err);
+        rc = rb_dir_make(s->dir, &made, err);
     if (!rc)
         rc = rb_run_result_write(p, res, s->dir, opts->overwrite, err);
     if (rc && made)
@@ -296,7 +266,7 @@ int rb_pipeline_run(const rb_pipeline *p, const rb_run_opts *opts, rb_run_summar
     if (!rc && !opts->overwrite)
         rc = check_targets(p, ss, n, out_dir, err);
     if (!rc)
-        rc = make_dir(out_dir, &made, err);
+        rc = rb_dir_make(out_dir, &made, err);
     for (size_t i = 0; !rc && i < n; i++)
         rc = run_session(p, opts, &ss[i], n > 1, sum, &inputs, &shas, err);
     if (!rc && n > 1 && sum->report && p->n_reports)
@@ -310,41 +280,4 @@ int rb_pipeline_run(const rb_pipeline *p, const rb_run_opts *opts, rb_run_summar
     return rc;
 }
 
-static int write_text(const char *text, const rb_outfile *f, rb_err *err)
-{
-    FILE *fp = fopen(f->tmp_path, "wb");
-    size_t n = strlen(text);
-    bool ok = fp && fwrite(text, 1, n, fp) == n;
-    if (fp && fclose(fp) != 0)
-        ok = false;
-    return ok ? RB_OK : rb_err_set(err, RB_EIO, "%s: cannot write", f->path);
-}
 
-int rb_pipe_write_texts(const char *dir, const char *const *names, const char *const *texts, size_t n, bool overwrite,
-                        rb_err *err)
-{
-    size_t begun = 0;
-    dir = dir && dir[0] ? dir : ".";
-    rb_outfile *files = rb_calloc(n ? n : 1, sizeof *files);
-    bool made = false;
-    int rc = files ? make_dir(dir, &made, err) : rb_err_set(err, RB_ENOMEM, "out of memory");
-    for (; !rc && begun < n; begun++) { /* every target first: a clash fails before anything is written */
-        char *path = rb_asprintf("%s/%s", dir, names[begun]);
-        rc = path ? rb_outfile_begin(&files[begun], path, overwrite, err) : rb_err_set(err, RB_ENOMEM, "out of memory");
-        rb_free(path);
-        if (rc)
-            break;
-    }
-    for (size_t i = 0; !rc && i < n; i++)
-        rc = write_text(texts[i], &files[i], err);
-    for (size_t i = 0; i < begun; i++) {
-        if (!rc)
-            rc = rb_outfile_commit(&files[i], err);
-        else
-            rb_outfile_abort(&files[i]);
-    }
-    if (rc && made)
-        rmdir(dir);
-    rb_free(files);
-    return rc;
-}

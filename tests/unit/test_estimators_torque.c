@@ -18,6 +18,7 @@
 #include "roboest/dynamics.h"
 #include "roboest/estimators.h"
 #include "roboest/pipeline.h"
+#include "roboest/sim.h"
 
 #define ARM_URDF RB_SOURCE "/datasets/arm_2ft.urdf"
 #define HUMANOID_URDF RB_SOURCE "/datasets/humanoid_lower_body.urdf"

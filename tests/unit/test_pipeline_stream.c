@@ -79,12 +79,12 @@ static rb_log *arm_log(size_t T)
 }
 
 /* The log's channels as a stream's (borrowed from the log). */
-static rb_stream_channel *channels_of(const rb_log *log)
+static rb_channel_info *channels_of(const rb_log *log)
 {
-    rb_stream_channel *ch = calloc(log->n_channels, sizeof *ch);
+    rb_channel_info *ch = calloc(log->n_channels, sizeof *ch);
     for (size_t c = 0; c < log->n_channels; c++) {
         const rb_channel *lc = &log->channels[c];
-        ch[c] = (rb_stream_channel){lc->name, lc->n_elements, (const char *const *)lc->element_names,
+        ch[c] = (rb_channel_info){lc->name, lc->n_elements, (const char *const *)lc->element_names,
                                     (const char *const *)lc->units};
     }
     return ch;
@@ -92,7 +92,7 @@ static rb_stream_channel *channels_of(const rb_log *log)
 
 static rb_stream *open_on_log(const rb_pipeline *p, const rb_log *log, size_t T)
 {
-    rb_stream_channel *ch = channels_of(log);
+    rb_channel_info *ch = channels_of(log);
     rb_stream *s = NULL;
     rb_err err;
     cr_assert_eq(rb_stream_open(p, ch, log->n_channels, 1.0 / RATE, T, &s, &err), RB_OK, "%s", err.msg);
@@ -202,7 +202,7 @@ Test(pipeline_stream, bindings_concatenate_and_select)
                        " \"stages\": [{\"id\": \"d\", \"type\": \"difference\", \"in\": {\"a\": \"by_name\", "
                        "\"b\": \"by_index\"}, \"out\": {\"y\": \"d\"}}]}";
     rb_pipeline *p = load(text);
-    rb_stream_channel ch[] = {{"one", 2, AB, NULL}, {"three", 3, XYZ, UNITS3}};
+    rb_channel_info ch[] = {{"one", 2, AB, NULL}, {"three", 3, XYZ, UNITS3}};
     rb_stream *s = NULL;
     rb_err err;
     cr_assert_eq(rb_stream_open(p, ch, 2, 0.01, 3, &s, &err), RB_OK, "%s", err.msg);
@@ -239,7 +239,7 @@ Test(pipeline_stream, bindings_concatenate_and_select)
 Test(pipeline_stream, rows_keep_their_values_until_rewritten)
 {
     rb_pipeline *p = load("{\"clock\": {\"rate\": 10}, \"signals\": {\"v\": {\"channel\": \"v\"}}}");
-    rb_stream_channel ch[] = {{"v", 2, AB, NULL}};
+    rb_channel_info ch[] = {{"v", 2, AB, NULL}};
     rb_stream *s = NULL;
     rb_err err;
     cr_assert_eq(rb_stream_open(p, ch, 1, 0.1, 3, &s, &err), RB_OK, "%s", err.msg);
@@ -265,7 +265,7 @@ static rb_stream *open_nonfinite(const char *policy, rb_pipeline **p)
     char text[512];
     snprintf(text, sizeof text, NONFINITE_PIPE, policy);
     *p = load(text);
-    rb_stream_channel ch[] = {{"one", 2, AB, NULL}, {"three", 3, XYZ, NULL}};
+    rb_channel_info ch[] = {{"one", 2, AB, NULL}, {"three", 3, XYZ, NULL}};
     rb_stream *s = NULL;
     rb_err err;
     cr_assert_eq(rb_stream_open(*p, ch, 2, 0.1, 10, &s, &err), RB_OK, "%s", err.msg);
@@ -322,7 +322,7 @@ Test(pipeline_stream, nonfinite_hold_holds_the_last_finite_value)
 }
 
 /* ---- set-up errors --------------------------------------------------------------------------------------------- */
-static int open_error(const char *text, const rb_stream_channel *ch, size_t n, rb_err *err)
+static int open_error(const char *text, const rb_channel_info *ch, size_t n, rb_err *err)
 {
     rb_pipeline *p = load(text);
     rb_stream *s = (rb_stream *)1;
@@ -334,7 +334,7 @@ static int open_error(const char *text, const rb_stream_channel *ch, size_t n, r
 
 Test(pipeline_stream, missing_channels_and_elements_are_named_with_a_suggestion)
 {
-    rb_stream_channel ch[] = {{"joints/q", 2, AB, NULL}, {"imu/acc", 3, XYZ, NULL}};
+    rb_channel_info ch[] = {{"joints/q", 2, AB, NULL}, {"imu/acc", 3, XYZ, NULL}};
     rb_err err;
     cr_assert_eq(
         open_error("{\"clock\": {\"rate\": 1}, \"signals\": {\"q\": {\"channel\": \"joint/q\"}}}", ch, 2, &err),
@@ -370,7 +370,7 @@ Test(pipeline_stream, missing_channels_and_elements_are_named_with_a_suggestion)
 Test(pipeline_stream, bad_arguments)
 {
     rb_pipeline *p = load("{\"clock\": {\"rate\": 1}, \"signals\": {\"v\": {\"channel\": \"v\"}}}");
-    rb_stream_channel ch[] = {{"v", 2, NULL, NULL}};
+    rb_channel_info ch[] = {{"v", 2, NULL, NULL}};
     rb_stream *s = NULL;
     rb_err err;
     cr_assert_eq(rb_stream_open(p, ch, 1, 0.0, 10, &s, &err), RB_EINVAL);
@@ -426,7 +426,7 @@ Test(pipeline_stream, the_clock_is_the_callers_and_ends_after_n_samples)
     rb_pipeline *p =
         load("{\"clock\": {\"rate\": 1}, \"signals\": {\"v\": {\"channel\": \"v\"}}, \"stages\": [{\"id\": "
              "\"c\", \"type\": \"clock_probe\", \"in\": {\"x\": \"v\"}, \"out\": {\"t\": \"t\"}}]}");
-    rb_stream_channel ch[] = {{"v", 1, NULL, NULL}};
+    rb_channel_info ch[] = {{"v", 1, NULL, NULL}};
     rb_stream *s = NULL;
     rb_err err;
     cr_assert_eq(rb_stream_open(p, ch, 1, 0.003, 4, &s, &err), RB_OK, "%s", err.msg);
@@ -469,7 +469,7 @@ Test(pipeline_stream, stage_errors_carry_stage_and_sample)
     rb_pipeline *p =
         load("{\"clock\": {\"rate\": 1}, \"signals\": {\"v\": {\"channel\": \"v\"}}, \"stages\": [{\"id\": "
              "\"f\", \"type\": \"failing_at_5\", \"in\": {\"x\": \"v\"}, \"out\": {\"t\": \"t\"}}]}");
-    rb_stream_channel ch[] = {{"v", 1, NULL, NULL}};
+    rb_channel_info ch[] = {{"v", 1, NULL, NULL}};
     rb_stream *s = NULL;
     rb_err err;
     cr_assert_eq(rb_stream_open(p, ch, 1, 0.01, 100, &s, &err), RB_OK, "%s", err.msg);
@@ -489,7 +489,7 @@ Test(pipeline_stream, signals_are_found_by_name)
     rb_pipeline *p = load("{\"clock\": {\"rate\": 10}, \"signals\": {\"q\": {\"channel\": \"three\"}}, \"stages\": ["
                           "{\"id\": \"kfd\", \"type\": \"kf_derivative\", \"in\": {\"x\": \"q\"}, \"out\": {\"x_dot\": "
                           "\"qd\", \"nis\": \"nis\"}}]}");
-    rb_stream_channel ch[] = {{"three", 3, XYZ, UNITS3}};
+    rb_channel_info ch[] = {{"three", 3, XYZ, UNITS3}};
     rb_stream *s = NULL;
     rb_err err;
     cr_assert_eq(rb_stream_open(p, ch, 1, 0.1, 10, &s, &err), RB_OK, "%s", err.msg);
@@ -552,7 +552,7 @@ Test(pipeline_stream, allocation_failures_are_clean)
 {
     rb_pipeline *p = load(ARM_PIPE);
     rb_log *log = arm_log(10);
-    rb_stream_channel *ch = channels_of(log);
+    rb_channel_info *ch = channels_of(log);
     long n;
     for (n = 0; n < 100000; n++) {
         rb_stream *s = NULL;

@@ -187,6 +187,16 @@ int rb_outfile_begin(rb_outfile *out, const char *path, bool overwrite, rb_err *
 int rb_outfile_commit(rb_outfile *out, rb_err *err);
 void rb_outfile_abort(rb_outfile *out);
 
+/* mkdir (one level) that accepts an existing folder; *made tells whether this call created it.
+ * RB_EIO "<dir>: cannot create the output folder: <reason>". */
+int rb_dir_make(const char *dir, bool *made, rb_err *err);
+/* n texts into files dir/names[i] (dir created if missing, one level), all or nothing: every file goes to a
+ * temporary first (a clash without overwrite fails before anything is written: RB_EEXISTS) and all are
+ * renamed only when all were written; a folder this call made is removed again on failure. RB_EIO,
+ * RB_ENOMEM. */
+int rb_texts_write(const char *dir, const char *const *names, const char *const *texts, size_t n, bool overwrite,
+                   rb_err *err);
+
 /* Locale-independent number formatting for data: shortest "%.17g"-style round-trip text
  * ("nan"/"inf" for non-finite) into buf (at least 32 bytes), with a '.' decimal point whatever
  * the locale: it formats under the C locale itself (rb_c_locale_push), so callers need not (only

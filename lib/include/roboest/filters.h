@@ -394,4 +394,71 @@ const double *rb_rls_residual(const rb_rls *r);
  * element of R below 1e-12 times the largest), RB_ENOMEM. */
 int rb_lstsq(const double *Phi, const double *y, size_t N, size_t p, size_t m, double *theta, double *rss, rb_err *err);
 
+/* ---- the constant-acceleration derivative filter (joint-torque paper eq. 3; the kf_derivative stage) -------------
+ * One independent 3-state, 1-measurement KF per signal element, state s = [x, x_dot, x_ddot], on the clock's
+ * actual interval dT = t_k - t_{k-1} (so a jittery clock is handled):
+ *     s_k = F s_{k-1} + w,  F = [[1, dT, dT^2/2], [0, 1, dT], [0, 0, 1]]
+ *     z_k = x_k + v,        v ~ N(0, r)
+ * process noise w ~ N(0, Q):
+ *   RB_KFD_JERK: x_ddot driven by white jerk of spectral density q (unit^2/s^5), the exact discretization
+ *     Q = q [[dT^5/20, dT^4/8, dT^3/6], [dT^4/8, dT^3/3, dT^2/2], [dT^3/6, dT^2/2, dT]]
+ *     so the filter does not change with the sample rate for a given q;
+ *   RB_KFD_DIAGONAL: Q = diag(q_diag) per step, whatever dT (as tuned per rate).
+ * A NaN sample after the start is skipped (predict only). */
+#define RB_KFD_DEFAULT_Q 1e4    /* unit^2/s^5 */
+#define RB_KFD_DEFAULT_R 1e-6   /* unit^2 */
+#define RB_KFD_DEFAULT_P0_X 1.0 /* unit^2 */
+#define RB_KFD_DEFAULT_P0_V 1e2 /* unit^2/s^2 */
+#define RB_KFD_DEFAULT_P0_A 1e4 /* unit^2/s^4 */
+
+typedef enum rb_kfd_noise { RB_KFD_JERK, RB_KFD_DIAGONAL } rb_kfd_noise;
+
+/* The filter of one element (the kf_derivative stage's parameters for that element). */
+typedef struct rb_kfd_params {
+    rb_kfd_noise noise;
+    double q;         /* RB_KFD_JERK: jerk spectral density, unit^2/s^5, >= 0 */
+    double q_diag[3]; /* RB_KFD_DIAGONAL: per-step variances of x, x_dot, x_ddot, >= 0 */
+    double r;         /* measurement variance, unit^2, > 0 */
+    double p0[3];     /* initial variances, > 0 */
+} rb_kfd_params;
+
+/* F (3 x 3 row-major) and Q (3 x 3) of the model above for an interval dt (s). */
+void rb_kfd_model(const rb_kfd_params *par, double dt, double F[9], double Q[9]);
+
+/* One element's filter: a 3-state, 1-measurement linear KF (the KF above: Cholesky gain, Joseph form) that
+ * starts at the first finite sample: s = [z_0, 0, 0], P = diag(p0), then the update with z_0. */
+typedef struct rb_kfd {
+    rb_filter *f;
+    rb_kfd_params par;
+    bool started;
+    double t_prev, dt; /* time of the last step; the interval F and Q were built for (0: none yet) */
+} rb_kfd;
+
+/* What one step gives: the state and the filter's diagnostics of that step. */
+typedef struct rb_kfd_result {
+    double x[3];       /* x, x_dot, x_ddot; NaN before the first finite sample */
+    double innovation; /* z - predicted x (the update's innovation); NaN where nothing was predicted (up to
+                          and including the first finite sample) and where z is NaN (skipped) */
+    double nis;        /* innovation^2 / S of that update; NaN likewise */
+    double var[3];     /* diagonal of P after the step; NaN before the first finite sample */
+} rb_kfd_result;
+
+/* RB_EINVAL unless r > 0, p0 > 0, q >= 0 (the jerk model) and q_diag >= 0 (the diagonal model), all finite. */
+int rb_kfd_check(const rb_kfd_params *par, rb_err *err);
+/* Make the filter (free with rb_kfd_free; freeing a failed init is fine). RB_ENOMEM. */
+int rb_kfd_init(rb_kfd *e, const rb_kfd_params *par, rb_err *err);
+void rb_kfd_free(rb_kfd *e);
+/* Step to time t (after the previous step's) with measurement z (NaN: predict only): F and Q are rebuilt
+ * when the interval changes. RB_EINPUT "time t s does not follow t_prev s", the filter's RB_ENUMERIC.
+ * Allocates nothing. */
+int rb_kfd_step(rb_kfd *e, double t, double z, rb_kfd_result *o, rb_err *err);
+
+/* Run the filter for one element over T samples over T samples (times t, strictly increasing; z may hold
+ * NaN): x, x_dot, x_ddot (T each, any may be NULL) exactly as the stage outputs them, and pred (T, may
+ * be NULL) the one-step prediction error z_k - x^-_k (NaN at the first finite sample and where z is
+ * NaN). Allocates one filter. RB_EINVAL (bad parameters), RB_EINPUT (time not increasing, naming the
+ * sample), the filter's RB_ENUMERIC, RB_ENOMEM. */
+int rb_kfd_run(const rb_kfd_params *par, const double *t, const double *z, size_t T, double *x, double *x_dot,
+               double *x_ddot, double *pred, rb_err *err);
+
 #endif

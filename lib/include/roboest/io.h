@@ -87,6 +87,16 @@ typedef struct rb_channel {
     char **units;         /* n units, "" when unknown, never NULL */
 } rb_channel;
 
+/* A channel's description without its samples: its name as a log channel ("joints_state/positions"),
+ * width and element names / units (borrowed), e.g. what a program producing the channels sample by sample
+ * (a simulation) offers a pipeline stream. */
+typedef struct rb_channel_info {
+    const char *name;
+    size_t width;
+    const char *const *elements; /* width names (NULL: "0", "1", ...) */
+    const char *const *units;    /* width units, NULL: all "" */
+} rb_channel_info;
+
 typedef struct rb_attr {
     char *key;
     char *value;
@@ -160,6 +170,20 @@ int rb_log_detect(const char *path, rb_log_format *fmt, rb_err *err);
  * and, for structured files, name the object ("<path>: /root/joints_state/positions/data: ...").
  * RB_ENOTFOUND, RB_EINPUT, RB_ENOMEM. The library's HDF5 error printing is turned off. */
 int rb_log_read(const char *path, rb_log **out, rb_err *err);
+
+/* ---- sessions: the files of one recording, which the logger splits every 30 min ---------------------- */
+/* What identifies a session's files in provenance: their names (basenames) and their SHA-256, each list in
+ * file order joined by ",". */
+typedef struct rb_session_id {
+    char *names;
+    char *sha256;
+} rb_session_id;
+
+/* Read n >= 1 files (rb_log_read) and concatenate them in order (rb_log_append; its error is prefixed
+ * "<first file>: appending <file>: "). id (may be NULL) receives the names and checksums (release with
+ * rb_session_id_free). On failure *out and *id are untouched. */
+int rb_log_read_session(const char *const *paths, size_t n, rb_log **out, rb_session_id *id, rb_err *err);
+void rb_session_id_free(rb_session_id *id);
 
 /* ---- writing ---------------------------------------------------------------------------------- */
 typedef enum rb_out_format {

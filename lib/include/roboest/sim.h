@@ -72,6 +72,7 @@
 #include "roboest/core.h"
 #include "roboest/dynamics.h"
 #include "roboest/friction.h"
+#include "roboest/io.h"
 #include "roboest/model.h"
 #include "roboest/spatial.h"
 
@@ -532,5 +533,148 @@ bool rb_sensor_due(const rb_sensor *s, double t);
 
 /* Next nominal sample instant (s). */
 double rb_sensor_next_time(const rb_sensor *s);
+
+/* ==== scenarios (lib/sim/scenario*.c) ===========================================================================
+ * A scenario JSON file -> a filled rb_sim_scenario (roboest/sim.h), its model, the sensors to sample and the
+ * output options, for `roboest simulate`. Errors are RB_ECONFIG "<file>:<line>:<col>: <key path>: <what>"
+ * with a suggestion for an unknown key or value (roboest/config.h), RB_ENOTFOUND / RB_EINPUT
+ * for the scenario or model file. Every key not listed here is an error. Units SI, angles rad.
+ *
+ *   name        string; default: the file's stem
+ *   model       {urdf (required; relative to the scenario file), joints ([names]; default: all movable
+ *               joints), base (link; default the URDF root), floating (bool, default false)}
+ *   duration    s, >= 0 (required)           dt          s, > 0 (default 0.001)
+ *   method      "euler" (default) | "rk4"    log_rate    Hz, > 0 (default 1 / dt): the rate of the
+ *   seed        integer >= 0 (default 0)                 noise-free channels and of the truth
+ *   base_pose   floating base only: {position [x y z] (m), rpy [roll pitch yaw] (rad, R = Rz Ry Rx)}, the
+ *               base's initial pose in the world (default: the origin, identity)
+ *   q0          {joint: rad}: initial joint positions (others 0)
+ *   references  {joint: {kind: "const"|"sine"|"chirp"|"step"|"spline", offset, amplitude, freq, freq_end,
+ *               phase, t0, t1, times [s], values [rad]}} (rb_sim_ref; joints left out hold their q0)
+ *   controller  {kind: "none"|"pd"|"torque" (default "none"), gravity_comp (bool), gains: {joint:
+ *               {kp, kd, kp_tau, ki_tau}}, torque_feedback, friction_compensation}
+ *               torque_feedback (kind "torque" only): "truth" (default: the torque loop's PI acts on the
+ *               true joint torque of the previous sample) | "none" (feedforward, no PI) -> RB_TFB_TRUTH /
+ *               RB_TFB_NONE. RB_TFB_EXTERNAL (estimated torques) is not a file option: only a program
+ *               driving the loop (roboest closed-loop) can give estimates; "external" is an error.
+ *               friction_compensation (kind "torque" only): only false (the default) in a file, for the
+ *               same reason.
+ *   actuators   {joint: {k_t, R, J_m, i_max, k_gear}} (defaults k_t 1, R 1, J_m 0, i_max 0: no limit,
+ *               k_gear 0: rigid gear; k_gear N m/rad >= 0 winds the rotor up against the joint, sim.h)
+ *   friction    {joint: {model: rb_friction_build name, params: [...]} or {preset: rb_friction_preset
+ *               name}, plus optional drift: {s0, s1, t0, t1, amplitude, period, phase, mask}}
+ *   joint_limits  bool (default false): stop the joints at the model's position limits (sim.h, step 4)
+ *   contacts    [{frame, dim (3|6, default 6), baumgarte_T (s, default 0.02), active (default true)}]
+ *               (one contact per frame)
+ *   events      [{t (s, >= 0), contact (index in contacts, or its frame name), active (bool)}], all keys
+ *               required: switch a contact on (an object placed under a foot; its reference pose is the
+ *               frame's pose at t) or off (removed) -> rb_sim_contact_event
+ *   pushes      [{frame, shape: "rect"|"half_sine"|"triangle", start, duration, wrench [fx fy fz mx my mz]
+ *               (MIXED: world axes, about the frame origin)}]
+ *   random_pushes {frame, shape, rate (1/s), duration, force_min, force_max}
+ *   payload     {link (a model body, named after its URDF link; a link merged into another body by a fixed
+ *               joint is refused with that body's name), kind: "square"|"sine"|"steps" (required), t0 (s,
+ *               >= 0, default 0), period (s, > 0; required for square and sine, refused for steps),
+ *               pi_a (10 numbers, default: the body's parameters in the model), and exactly one of
+ *               pi_b (10 numbers) or added: {mass (kg, > 0, required), com [x y z] (m, body frame,
+ *               default 0), inertia [Ixx Ixy Ixz Iyy Iyz Izz] (kg m^2, about the added mass's centre of
+ *               mass in body axes, default 0: a point mass)}} -> rb_sim_payload. Parameters follow
+ *               roboest/spatial.h: [m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz] about the body frame.
+ *               `added` gives pi_b = pi_a + [m_a, m_a c, I_c + m_a (|c|^2 1 - c c^T)] (parallel axes).
+ *               pi_a, the added mass's own inertia and pi_b must be physically valid
+ *               (rb_inertia_is_physical).
+ *   balance     {amplitude (m, >= 0), freq (Hz, >= 0), ik_T (s, > 0, default 0.02)} -> rb_sim_balance:
+ *               the CoM moves sideways (world y) by amplitude sin(2 pi freq t) while the contacts stay
+ *               planted; needs a floating base, contacts and a controller; no references with it
+ *   sensors     [{kind: "joint_encoder"|"motor_encoder"|"motor_current"|"ft"|"accelerometer"|"gyroscope"|
+ *               "orientation", name (channel leaf; default: the FT sensor or frame name), ft (FT kind:
+ *               model FT sensor), frame (IMU kinds: model frame or IMU sensor name), and overrides of the
+ *               preset: rate, jitter, noise, bias, drift_rw, drift_rate, resolution, offset, lo, hi (a
+ *               number for every element or an array of one per element)}]. An orientation sensor
+ *               logs roll pitch yaw (rad) of the frame's world orientation, R = Rz(yaw) Ry(pitch) Rx(roll)
+ *               (rb_m3_to_rpy: iDynTree's RPY, the robot logger's orientations channels), each wrapped
+ *               into [-pi, pi) after noise.
+ *   Not supported (rejected as unknown keys): per-element subsets of joint-level sensors.
+ */
+typedef enum rb_scn_source {
+    RB_SCN_JOINT_POS = 0, /* joints_state/positions */
+    RB_SCN_MOTOR_POS,     /* motors_state/positions */
+    RB_SCN_MOTOR_CURRENT, /* motors_state/currents */
+    RB_SCN_FT,            /* FTs/<name>: model FT sensor `index` */
+    RB_SCN_ACC,           /* accelerometers/<name>: frame slot `index` of sim.frames */
+    RB_SCN_GYRO,          /* gyros/<name>: frame slot `index` of sim.frames */
+    RB_SCN_ORIENTATION    /* orientations/<name>: frame slot `index` of sim.frames (roll pitch yaw of its world
+                           * orientation, rb_m3_to_rpy) */
+} rb_scn_source;
+
+typedef struct rb_scenario_sensor {
+    char *channel;           /* full channel path, e.g. "FTs/wrist_ft_sensor" */
+    rb_scn_source source;
+    size_t index;            /* FT sensor or frame slot (see rb_scn_source) */
+    rb_sensor_params params; /* name = channel; per-element arrays point into `values` */
+    double *values;          /* owned storage of the per-element arrays */
+} rb_scenario_sensor;
+
+typedef struct rb_scenario {
+    char *name, *path, *sha256; /* scenario name, file and the SHA-256 of its text */
+    char *urdf;                 /* resolved model path */
+    rb_model *model;            /* loaded model (owned) */
+    rb_sim_scenario sim;        /* every pointer in it points into this struct's arrays */
+    double log_rate;            /* Hz */
+    rb_scenario_sensor *sensors;
+    size_t n_sensors;
+    /* owned arrays behind sim (internal) */
+    double *q0; /* nq */
+    rb_sim_ref *refs;
+    rb_sim_joint_ctrl *gains;
+    rb_sim_actuator *actuators;
+    rb_friction_model *friction;
+    rb_sim_contact *contacts;
+    rb_sim_contact_event *events;
+    rb_sim_push *pushes;
+    int *frames;
+} rb_scenario;
+
+/* ---- scenario runs (lib/sim/scenario_run.c) ----
+ * What `roboest simulate` does, as a library call: simulate, measure every sensor, record every channel and
+ * build the log. The channels, in log order (element names and units as the log gets them):
+ *   joints_state/{positions,velocities,accelerations,desired_torques}, motors_state/{positions,velocities,
+ *   currents} (joints), the scenario's sensors (FTs/..., accelerometers/..., gyros/..., orientations/...) in
+ *   file order, truth/joints/{positions,velocities,accelerations,references,torques,friction_torques},
+ *   truth/motors/{torques,currents,current_commands,positions,velocities,accelerations}, truth/joints/at_limit
+ *   (joint_limits), truth/contacts/<frame> (per contact), truth/contacts_active (contacts), truth/pushes
+ *   (pushes: <i>_fx ... <i>_mz), truth/base/{position,orientation,twist,acceleration}, truth/com,
+ *   truth/payload/<body> (payload), truth/energy.
+ * Joint-level channels without a configured sensor and the truth are noise-free at log_rate. The log's
+ * attributes: roboest_version, scenario, scenario_sha256, model, seed, yarp_robot_name, description_list. */
+
+/* What a scenario run offers a program that acts inside the loop. */
+typedef struct rb_scenario_hook {
+    /* Once, after the engine is initialized and before the first sample: the run's channels (every logged
+     * channel: sensors and truth, in log order; borrowed for the call). NULL: not called. */
+    int (*start)(void *user, const rb_channel_info *channels, size_t n_channels, rb_err *err);
+    /* Every simulation sample (k = 0 .. n_steps, t = k dt), after the channels due at it have been
+     * measured, before the step that follows: latest[c] = channel c's newest measured row (NULL before
+     * its first sample), fresh[c] = measured at this sample. The hook may call rb_sim_set_torque_feedback
+     * (and rb_sim_truth_compute). Non-zero (an rb_status with a message) stops the run. NULL: not called. */
+    int (*sample)(void *user, rb_sim *sim, size_t k, double t, const double *const *latest,
+                  const bool *fresh, rb_err *err);
+    void *user;
+} rb_scenario_hook;
+
+/* Run a loaded scenario: simulate, measure every sensor, record every channel, build the log exactly as
+ * `roboest simulate` writes it (sensor channels, truth/..., attributes). `sim` overrides s->sim (a copy the
+ * caller modified, e.g. torque_feedback), NULL: s->sim. hook NULL: none. *out: the log (rb_log_free), NULL
+ * when out == NULL (then nothing is recorded beyond what the hook needs). Errors: rb_sim_*'s,
+ * the hook's, RB_ENOMEM. Deterministic: the same scenario gives the same log. */
+int rb_scenario_run(const rb_scenario *s, const rb_sim_scenario *sim, const rb_scenario_hook *hook,
+                    rb_log **out, rb_err *err);
+
+/* Load and validate a scenario file (caller frees with rb_scenario_free; *out NULL on failure). */
+int rb_scenario_load(const char *path, rb_scenario **out, rb_err *err);
+/* The same from text: name_for_messages starts messages, base_file anchors the model path. */
+int rb_scenario_load_text(const char *text, size_t len, const char *name_for_messages, const char *base_file,
+                          rb_scenario **out, rb_err *err);
+void rb_scenario_free(rb_scenario *s);
 
 #endif

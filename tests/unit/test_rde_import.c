@@ -11,6 +11,7 @@
 
 #include "roboest/estimators.h"
 #include "roboest/pipeline.h"
+#include "roboest/rde.h"
 #include "support.h"
 
 #define RDE_CONFIGS RB_SHARED "/models/rde_configs"
@@ -190,7 +191,7 @@ static const rb_param_value *param(const rb_config_stage *st, const char *name)
 }
 
 /* ---- the shipped configurations -------------------------------------------------------------------------- */
-Test(pipeline_import_rde, ergocub_pipeline_loads_with_its_model)
+Test(rde_import, ergocub_pipeline_loads_with_its_model)
 {
     char *tmp = test_temp_dir();
     rb_rde_import imp;
@@ -240,7 +241,7 @@ Test(pipeline_import_rde, ergocub_pipeline_loads_with_its_model)
     test_remove_tree(tmp);
 }
 
-Test(pipeline_import_rde, four_joints_pipeline_and_its_quirks)
+Test(rde_import, four_joints_pipeline_and_its_quirks)
 {
     char *tmp = test_temp_dir();
     rb_rde_import imp;
@@ -274,7 +275,7 @@ Test(pipeline_import_rde, four_joints_pipeline_and_its_quirks)
     test_remove_tree(tmp);
 }
 
-Test(pipeline_import_rde, deterministic_and_relative_to_the_output)
+Test(rde_import, deterministic_and_relative_to_the_output)
 {
     char *tmp = test_temp_dir(), *sub = join(tmp, "a/b");
     char *a = join(tmp, "a");
@@ -345,7 +346,7 @@ static rb_log *logger_log(void)
     return log;
 }
 
-Test(pipeline_import_rde, binds_the_logger_channels_in_joint_list_order)
+Test(rde_import, binds_the_logger_channels_in_joint_list_order)
 {
     char *tmp = test_temp_dir();
     rb_rde_import imp;
@@ -542,7 +543,7 @@ static void expect_numbers(const cJSON *params, const char *key, const double *w
         cr_assert_eq(cJSON_GetArrayItem(a, (int)i)->valuedouble, want[i], "%s[%zu]", key, i);
 }
 
-Test(pipeline_import_rde, base_mapping)
+Test(rde_import, base_mapping)
 {
     rb_rde_import imp;
     cJSON *doc = import_json(NULL, 0, &imp);
@@ -582,7 +583,7 @@ Test(pipeline_import_rde, base_mapping)
     rb_rde_import_free(&imp);
 }
 
-Test(pipeline_import_rde, biases_decay_and_random_walk_friction)
+Test(rde_import, biases_decay_and_random_walk_friction)
 {
     const edit edits[] = {
         {"ukf/ukf_state.ini", "\"CONTACT\")", "\"CONTACT\", \"FT_1_BIAS\", \"FT_2_BIAS\", \"ACC_BIAS\")"},
@@ -656,7 +657,7 @@ static void expect_import_error(const edit *edits, size_t n, const char *urdf, i
 #define ONE_EDIT(file, old, new_text) (const edit[]){{file, old, new_text}}, 1
 #define ONE(file, old, new_text) ONE_EDIT(file, old, new_text), FOUR_URDF
 
-Test(pipeline_import_rde, errors_in_the_blocks)
+Test(rde_import, errors_in_the_blocks)
 {
     expect_import_error(ONE("ukf/ukf_state.ini", "dynamic_model \"ZeroVelocityStateDynamics\"\n[FRICTION",
                             "dynamic_model \"ZeroVelocityStateDynamic\"\n[FRICTION"),
@@ -723,7 +724,7 @@ Test(pipeline_import_rde, errors_in_the_blocks)
                         "estimates the biases of every sensor of a kind or of none");
 }
 
-Test(pipeline_import_rde, unused_bias_states_are_notes)
+Test(rde_import, unused_bias_states_are_notes)
 {
     rb_rde_import imp;
     cJSON *doc = import_json(ONE_EDIT("ukf/ukf_state.ini", "\"CONTACT\")", "\"CONTACT\", \"FT_1_BIAS\")"), &imp);
@@ -734,7 +735,7 @@ Test(pipeline_import_rde, unused_bias_states_are_notes)
     rb_rde_import_free(&imp);
 }
 
-Test(pipeline_import_rde, errors_in_completeness_and_files)
+Test(rde_import, errors_in_completeness_and_files)
 {
     const edit p0[] = {
         {"ukf/ukf_state.ini", "\"CONTACT\")", "\"CONTACT\", \"FT_1_BIAS\", \"FT_2_BIAS\")"},
@@ -778,7 +779,7 @@ Test(pipeline_import_rde, errors_in_completeness_and_files)
                         "ukf.ini:4: include file 'ukf/state.ini' not found (@/ukf/state.ini)");
 }
 
-Test(pipeline_import_rde, errors_against_the_urdf)
+Test(rde_import, errors_against_the_urdf)
 {
     const edit joint[] = {{"model.ini", "\"joint_4\")", "\"joint_9\")"},
                           {"ukf/ukf_state.ini", "\"joint_4\")", "\"joint_9\")"}};
@@ -811,7 +812,7 @@ Test(pipeline_import_rde, errors_against_the_urdf)
                         "URDF's path (roboest import-rde --urdf PATH)");
 }
 
-Test(pipeline_import_rde, out_of_memory_at_every_allocation)
+Test(rde_import, out_of_memory_at_every_allocation)
 {
     char *tmp = test_temp_dir(), *out = join(tmp, "p.json");
     rb_rde_import_opts o = {.out_path = out};

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 
 #include "roboest/estimators.h"
-#include "roboest/pipeline.h"
+#include "roboest/experiments.h"
 #include "support.h"
 
 #define T0 50.0
@@ -137,7 +137,7 @@ static rb_suite_result *run(setup *s, const char *text, size_t threads)
     return res;
 }
 
-Test(pipeline_suite, statistics_by_hand)
+Test(experiments_suite, statistics_by_hand)
 {
     setup s = make_setup(NULL);
     rb_suite_result *res = run(&s, SUITE, 2);
@@ -197,7 +197,7 @@ static char *all_bytes(const rb_suite_result *r)
     return s;
 }
 
-Test(pipeline_suite, thread_count_does_not_change_the_bytes)
+Test(experiments_suite, thread_count_does_not_change_the_bytes)
 {
     setup s = make_setup(NULL);
     rb_suite_result *one = run(&s, SUITE, 1), *two = run(&s, SUITE, 2), *four = run(&s, SUITE, 4);
@@ -211,7 +211,7 @@ Test(pipeline_suite, thread_count_does_not_change_the_bytes)
 
 /* swapped fails on log b (index 3 in pair order), lp on log a (index 4, possibly first in time): the error
  * is always swapped's. */
-Test(pipeline_suite, first_failure_in_pair_order)
+Test(experiments_suite, first_failure_in_pair_order)
 {
     setup s = make_setup(NULL);
     write_text(s.dir, "swapped.json",
@@ -245,7 +245,7 @@ Test(pipeline_suite, first_failure_in_pair_order)
     free_setup(&s);
 }
 
-Test(pipeline_suite, log_without_the_reference)
+Test(experiments_suite, log_without_the_reference)
 {
     setup s = make_setup("truth/tau");
     rb_suite *suite;
@@ -265,7 +265,7 @@ static char *suite_with(const char *from, const char *to)
     return rb_asprintf("%.*s%s%s", (int)(at - SUITE), SUITE, to, at + strlen(from));
 }
 
-Test(pipeline_suite, loader_messages)
+Test(experiments_suite, loader_messages)
 {
     setup s = make_setup(NULL);
     const struct {
@@ -296,7 +296,7 @@ Test(pipeline_suite, loader_messages)
     free_setup(&s);
 }
 
-Test(pipeline_suite, estimate_without_the_joint)
+Test(experiments_suite, estimate_without_the_joint)
 {
     setup s = make_setup(NULL);
     char *text = suite_with("\"reference\": \"truth/tau\",", "\"reference\": \"truth/tau\", \"joints\": [\"j2\"],");
@@ -318,7 +318,7 @@ Test(pipeline_suite, estimate_without_the_joint)
     free_setup(&s);
 }
 
-Test(pipeline_suite, write_all_or_nothing)
+Test(experiments_suite, write_all_or_nothing)
 {
     setup s = make_setup(NULL);
     rb_suite_result *res = run(&s, SUITE, 2);
@@ -349,7 +349,7 @@ static char *report_json(setup *s)
     return json;
 }
 
-Test(pipeline_suite, rules_evaluate_on_the_report)
+Test(experiments_suite, rules_evaluate_on_the_report)
 {
     setup s = make_setup(NULL);
     char *json = report_json(&s);
@@ -377,7 +377,7 @@ Test(pipeline_suite, rules_evaluate_on_the_report)
     free_setup(&s);
 }
 
-Test(pipeline_suite, bad_rules_are_named)
+Test(experiments_suite, bad_rules_are_named)
 {
     setup s = make_setup(NULL);
     char *json = report_json(&s);
@@ -417,7 +417,7 @@ Test(pipeline_suite, bad_rules_are_named)
     free_setup(&s);
 }
 
-Test(pipeline_suite, rules_file)
+Test(experiments_suite, rules_file)
 {
     char *dir = test_temp_dir(), path[512];
     snprintf(path, sizeof path, "%s/rules.txt", dir);
@@ -442,7 +442,7 @@ Test(pipeline_suite, rules_file)
 
 /* Every allocation failing in turn: loading, running (one thread, then two: a failure inside a worker too)
  * and rendering end in RB_ENOMEM with nothing leaked (ASan / valgrind runs check), until they succeed. */
-Test(pipeline_suite, allocation_failures)
+Test(experiments_suite, allocation_failures)
 {
     setup s = make_setup(NULL);
     const char *small =

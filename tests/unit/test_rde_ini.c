@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "roboest/pipeline.h"
+#include "roboest/rde.h"
 #include "support.h"
 
 #define RDE_CONFIGS RB_SHARED "/models/rde_configs"
@@ -42,7 +42,7 @@ static void expect_strings(const rb_ini_group *g, const char *key, const char *c
         cr_assert_str_eq(got[i], want[i], "%s[%zu]", key, i);
 }
 
-Test(pipeline_ini, syntax_of_the_public_files)
+Test(rde_ini, syntax_of_the_public_files)
 {
     rb_ini *ini = parse("; a comment\n"
                         "# another\n"
@@ -97,7 +97,7 @@ Test(pipeline_ini, syntax_of_the_public_files)
     rb_ini_free(ini);
 }
 
-Test(pipeline_ini, syntax_errors_name_file_and_line)
+Test(rde_ini, syntax_errors_name_file_and_line)
 {
     expect_error("a 1\nlist (1, 2,\n 3\n",
                  "t.ini:2: unterminated list for key 'list' (no ')' before the end of the file)");
@@ -129,7 +129,7 @@ Test(pipeline_ini, syntax_errors_name_file_and_line)
     cr_assert_null(ini);
 }
 
-Test(pipeline_ini, typed_reads_are_strict)
+Test(rde_ini, typed_reads_are_strict)
 {
     rb_ini *ini = parse("[G]\n"
                         "n1 1e\nn2 0x10\nn3 nan\nn4 inf\nn5 \"1\"\nn6 1e999\nn7 -.5e-3\n"
@@ -178,7 +178,7 @@ Test(pipeline_ini, typed_reads_are_strict)
     rb_ini_free(ini);
 }
 
-Test(pipeline_ini, numbers_ignore_the_locale)
+Test(rde_ini, numbers_ignore_the_locale)
 {
     char dir[] = "/tmp/rb_locale_XXXXXX";
     if (!test_decimal_comma_locale(LC_ALL, dir))
@@ -204,7 +204,7 @@ static char *write_in(const char *dir, const char *name, const char *text)
     return path;
 }
 
-Test(pipeline_ini, includes_nest_the_file_under_its_group)
+Test(rde_ini, includes_nest_the_file_under_its_group)
 {
     char *dir = test_temp_dir();
     char sub[512];
@@ -242,7 +242,7 @@ Test(pipeline_ini, includes_nest_the_file_under_its_group)
     test_remove_tree(dir);
 }
 
-Test(pipeline_ini, include_errors)
+Test(rde_ini, include_errors)
 {
     char *dir = test_temp_dir();
     char *top = write_in(dir, "a.ini", "x 1\n[include G \"missing/b.ini\"]\n");
@@ -290,7 +290,7 @@ Test(pipeline_ini, include_errors)
 }
 
 /* The shipped configurations read as the public estimator reads them (values as written in the files). */
-Test(pipeline_ini, shipped_configurations)
+Test(rde_ini, shipped_configurations)
 {
     rb_ini *ini = NULL;
     rb_err err;
@@ -336,7 +336,7 @@ Test(pipeline_ini, shipped_configurations)
     rb_ini_free(ini);
 }
 
-Test(pipeline_ini, out_of_memory_at_every_allocation)
+Test(rde_ini, out_of_memory_at_every_allocation)
 {
     const char *text = "a 1\n[G]\nlist (\"x\", y, 3)\ns \"q\"\n[H]\nk 2\n";
     for (long fail = 0;; fail++) {
@@ -358,7 +358,7 @@ Test(pipeline_ini, out_of_memory_at_every_allocation)
 
 /* Seeded mutations of a real file (bytes changed, deleted, or the syntax characters inserted): never a crash
  * (the ASan build runs this too), always RB_OK or one line "t.ini:<line>: ..." naming a line of the text. */
-Test(pipeline_ini, mutated_files_fail_cleanly)
+Test(rde_ini, mutated_files_fail_cleanly)
 {
     size_t len = 0;
     char *orig = test_slurp(RDE_CONFIGS "/ergoCubSN000_r_leg/ukf/ukf_measurement.ini", &len);

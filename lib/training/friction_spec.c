@@ -3,8 +3,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "pipeline_internal.h"
-#include "roboest/estimators.h"
+#include "roboest/config.h"
+#include "roboest/training.h"
 
 typedef struct fsp {
     rb_cfg c;

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "import_rde.h"
+#include "rde_internal.h"
 
 /* ---- messages ------------------------------------------------------------------------------------- */
 int rde_note(rde *r, const char *fmt, ...)

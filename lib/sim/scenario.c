@@ -1,13 +1,14 @@
 /* Simulation scenarios: JSON text -> validated rb_scenario (a filled rb_sim_scenario, its model, the sensors
- * and the output options). Keys are documented in roboest/pipeline.h; messages and suggestions come from the
- * pipeline loader's helpers (config.c). */
+ * and the output options). Keys are documented in roboest/sim.h ("scenarios"); messages and suggestions come
+ * from the configuration toolkit (roboest/config.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline_internal.h"
+#include "roboest/config.h"
 #include "roboest/dynamics.h"
+#include "roboest/sim.h"
 
 typedef struct scn {
     rb_cfg c;

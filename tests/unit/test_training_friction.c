@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "roboest/estimators.h"
+#include "roboest/training.h"
 #include "support.h"
 
 static const char *const J2[2] = {"a", "b"};
@@ -63,7 +64,7 @@ static rb_friction_spec *load_spec(const char *dir, const char *text)
     return s;
 }
 
-Test(friction_train, spec_defaults_and_paths)
+Test(training_friction, spec_defaults_and_paths)
 {
     char *dir = test_temp_dir();
     rb_friction_spec *s = load_spec(dir, "{\"logs\": [\"l1.h5\", [\"p1.mat\", \"p2.mat\"], {\"log\": \"x.h5\", "
@@ -111,7 +112,7 @@ static void expect_spec_error(const char *text, const char *const *fragments)
 
 #define BASE "\"logs\": [\"l.h5\"], \"joints\": [\"a\", \"b\"], \"torque\": {\"channel\": \"t\"}, "
 
-Test(friction_train, spec_errors_are_located)
+Test(training_friction, spec_errors_are_located)
 {
     expect_spec_error("{" BASE "\"k_t\": [1], \"R\": [1], \"netwrok\": {}}",
                       (const char *const[]){":1:", "unknown key 'netwrok'", "network", NULL});
@@ -141,7 +142,7 @@ Test(friction_train, spec_errors_are_located)
 }
 
 /* Targets against k_t R I - tau computed from the log; rows never cross the session boundary. */
-Test(friction_train, data_targets_sessions_and_rows)
+Test(training_friction, data_targets_sessions_and_rows)
 {
     char *dir = test_temp_dir(), p1[512], p2[512];
     snprintf(p1, sizeof p1, "%s/l1.h5", dir);
@@ -189,7 +190,7 @@ Test(friction_train, data_targets_sessions_and_rows)
 
 /* Positions through kf_derivative in the spec give exactly what a pipeline's kf_derivative stage gives on the
  * same log and clock. */
-Test(friction_train, kf_velocities_equal_the_pipeline_stage)
+Test(training_friction, kf_velocities_equal_the_pipeline_stage)
 {
     char *dir = test_temp_dir(), p1[512], cfg[512];
     snprintf(p1, sizeof p1, "%s/l1.h5", dir);
@@ -246,7 +247,7 @@ Test(friction_train, kf_velocities_equal_the_pipeline_stage)
 /* The torque from a second file (an estimates file), and the driver end to end on a log whose friction target
  * is an exact SCV curve of the joint velocity: the physics fit recovers it, the analytic fits reproduce it,
  * the network learns it and records its training in the file. */
-Test(friction_train, driver_on_an_exact_scv_law, .timeout = 60)
+Test(training_friction, driver_on_an_exact_scv_law, .timeout = 60)
 {
     char *dir = test_temp_dir(), p1[512], pt[512];
     snprintf(p1, sizeof p1, "%s/l1.h5", dir);
@@ -312,7 +313,7 @@ Test(friction_train, driver_on_an_exact_scv_law, .timeout = 60)
 }
 
 /* The shipped example: the arm_pole training spec (logs from the command line) and its replay pipeline load. */
-Test(friction_train, shipped_examples_load)
+Test(training_friction, shipped_examples_load)
 {
     rb_friction_spec *s = NULL;
     rb_err err;
@@ -352,7 +353,7 @@ static rb_friction_data *inertia_data(const char *dir, const char *extra)
     return d;
 }
 
-Test(friction_train, motor_inertia_subtracts_the_reflected_rotor_inertia)
+Test(training_friction, motor_inertia_subtracts_the_reflected_rotor_inertia)
 {
     char *dir = test_temp_dir(), path[600];
     snprintf(path, sizeof path, "%s/log.h5", dir);

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pipeline_internal.h"
+#include "experiments_internal.h"
 
 /* What one log brings, prepared before any pair runs (read-only afterwards). */
 typedef struct log_data {
@@ -131,7 +131,7 @@ static int read_log(void *ctx, size_t l, rb_err *err)
     ld->files = join_paths(ses, ",", true);
     if (!ld->label || !ld->files)
         return nomem(err);
-    return rb_pipe_read_session((const char *const *)ses->paths, ses->n_paths, &ld->log, err);
+    return rb_log_read_session((const char *const *)ses->paths, ses->n_paths, &ld->log, NULL, err);
 }
 
 /* In log order, once every log is read. */
@@ -317,9 +317,9 @@ static size_t thread_count(const rb_suite *s, const rb_suite_opts *opts)
 static int run_pool(job *jb, int (*task)(void *, size_t, rb_err *), size_t n, bool progress, rb_err *err)
 {
     const rb_suite_opts *o = jb->opts;
-    rb_pipe_pool pl = {jb, task, n, thread_count(jb->s, o), progress && o ? o->progress : NULL, o ? o->user : NULL};
+    rb_pool pl = {jb, task, n, thread_count(jb->s, o), progress && o ? o->progress : NULL, o ? o->user : NULL};
     bool cancelled = false;
-    int rc = rb_pipe_pool_run(&pl, &cancelled, err);
+    int rc = rb_pool_run(&pl, &cancelled, err);
     return cancelled ? rb_err_set(err, rc, "%s: comparison cancelled by the caller", jb->s->path) : rc;
 }
 
@@ -666,7 +666,7 @@ int rb_suite_result_write(const rb_suite_result *r, const char *dir, bool overwr
         texts[3 + i] = r->figures[i].svg;
     }
     if (!rc)
-        rc = rb_pipe_write_texts(dir, names, (const char *const *)texts, n, overwrite, err);
+        rc = rb_texts_write(dir, names, (const char *const *)texts, n, overwrite, err);
     for (size_t i = 0; texts && i < 3; i++)
         rb_free(texts[i]);
     rb_free(texts);

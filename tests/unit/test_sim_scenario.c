@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "roboest/dynamics.h"
-#include "roboest/pipeline.h"
+#include "roboest/sim.h"
 
 #define ARM_POLE RB_SOURCE "/configs/scenarios/arm_pole.json"
 #define BASE RB_SOURCE "/configs/scenarios/test.json"
@@ -30,7 +30,7 @@ static void expect_error(const char *text, const char *message)
 
 #define MODEL "\"model\": {\"urdf\": \"../../datasets/arm_2ft.urdf\"}"
 
-Test(pipeline_scenario, arm_pole_loads)
+Test(sim_scenario, arm_pole_loads)
 {
     rb_scenario *s = NULL;
     rb_err err;
@@ -73,7 +73,7 @@ Test(pipeline_scenario, arm_pole_loads)
     rb_scenario_free(s);
 }
 
-Test(pipeline_scenario, defaults_and_text)
+Test(sim_scenario, defaults_and_text)
 {
     rb_scenario *s = NULL;
     rb_err err;
@@ -99,23 +99,23 @@ Test(pipeline_scenario, defaults_and_text)
     rb_scenario_free(s);
 }
 
-Test(pipeline_scenario, unknown_top_key_suggested)
+Test(sim_scenario, unknown_top_key_suggested)
 {
     expect_error("{" MODEL ",\n \"duraton\": 1}", "t.json:2:2: unknown key 'duraton' (did you mean 'duration'?)");
 }
 
-Test(pipeline_scenario, missing_duration)
+Test(sim_scenario, missing_duration)
 {
     expect_error("{" MODEL "}", "t.json:1:1: missing key 'duration'");
 }
 
-Test(pipeline_scenario, unknown_joint_suggested)
+Test(sim_scenario, unknown_joint_suggested)
 {
     expect_error("{" MODEL ", \"duration\": 1,\n \"actuators\": {\"elbw\": {\"R\": 2}}}",
                  "t.json:2:16: actuators.elbw: unknown joint 'elbw' (did you mean 'elbow'?)");
 }
 
-Test(pipeline_scenario, bad_value_has_path)
+Test(sim_scenario, bad_value_has_path)
 {
     expect_error("{" MODEL ", \"duration\": 1,\n \"actuators\": {\"elbow\": {\"R\": 0}}}",
                  "t.json:2:26: actuators.elbow.R: must be non-zero");
@@ -123,13 +123,13 @@ Test(pipeline_scenario, bad_value_has_path)
     expect_error("{" MODEL ", \"duration\": 1, \"method\": \"rk5\"}", "method: unknown value 'rk5' (did you mean 'rk4'?)");
 }
 
-Test(pipeline_scenario, unknown_actuator_key)
+Test(sim_scenario, unknown_actuator_key)
 {
     expect_error("{" MODEL ", \"duration\": 1, \"actuators\": {\"elbow\": {\"Jm\": 1}}}",
                  "actuators.elbow: unknown key 'Jm' (did you mean 'J_m'?)");
 }
 
-Test(pipeline_scenario, sensor_errors)
+Test(sim_scenario, sensor_errors)
 {
     expect_error("{" MODEL ", \"duration\": 1,\n \"sensors\": [{\"kind\": \"ft\", \"ft\": \"wrist_ft_sensr\"}]}",
                  "t.json:2:29: sensors[0].ft: unknown FT sensor 'wrist_ft_sensr' (did you mean 'wrist_ft_sensor'?)");
@@ -142,7 +142,7 @@ Test(pipeline_scenario, sensor_errors)
                  "sensors[1]: channel 'accelerometers/hand' is already given by sensors[0]");
 }
 
-Test(pipeline_scenario, friction_errors)
+Test(sim_scenario, friction_errors)
 {
     expect_error("{" MODEL ", \"duration\": 1, \"friction\": {\"elbow\": {\"preset\": \"nope\"}}}",
                  "friction.elbow.preset: ");
@@ -150,25 +150,25 @@ Test(pipeline_scenario, friction_errors)
                  "friction.elbow.model: friction scv: 1 parameters given");
 }
 
-Test(pipeline_scenario, unsupported_key_is_an_error)
+Test(sim_scenario, unsupported_key_is_an_error)
 {
     /* per-element subsets of joint-level sensors are not supported */
     expect_error("{" MODEL ", \"duration\": 1, \"sensors\": [{\"kind\": \"joint_encoder\", \"joints\": [\"elbow\"]}]}",
                  "sensors[0]: unknown key 'joints'");
 }
 
-Test(pipeline_scenario, references_need_a_controller)
+Test(sim_scenario, references_need_a_controller)
 {
     expect_error("{" MODEL ", \"duration\": 1, \"references\": {\"elbow\": {\"kind\": \"sine\"}}}",
                  "references: references need a controller");
 }
 
-Test(pipeline_scenario, malformed_json)
+Test(sim_scenario, malformed_json)
 {
     expect_error("{\n \"duration\": 1,,\n}", "t.json:2:16: malformed JSON");
 }
 
-Test(pipeline_scenario, missing_model_file)
+Test(sim_scenario, missing_model_file)
 {
     expect_error("{\"model\": {\"urdf\": \"nowhere.urdf\"}, \"duration\": 1}", "t.json:1:2: model: ");
 }
@@ -176,7 +176,7 @@ Test(pipeline_scenario, missing_model_file)
 /* ---- contact events ---------------------------------------------------------------------------------------- */
 #define CONTACTS "\"contacts\": [{\"frame\": \"hand\", \"dim\": 3, \"active\": false}, {\"frame\": \"forearm\"}]"
 
-Test(pipeline_scenario, events_by_index_and_frame)
+Test(sim_scenario, events_by_index_and_frame)
 {
     rb_scenario *s = NULL;
     rb_err err;
@@ -197,7 +197,7 @@ Test(pipeline_scenario, events_by_index_and_frame)
     rb_scenario_free(s);
 }
 
-Test(pipeline_scenario, event_errors)
+Test(sim_scenario, event_errors)
 {
     expect_error("{" MODEL ", \"duration\": 1, " CONTACTS ",\n \"events\": [{\"t\": 0.5, \"contact\": \"hnd\", \"active\": true}]}",
                  "t.json:2:24: events[0].contact: unknown contact frame 'hnd' (did you mean 'hand'?)");
@@ -232,7 +232,7 @@ static rb_scenario *load_ok(const char *text)
     return s;
 }
 
-Test(pipeline_scenario, payload_pi_b)
+Test(sim_scenario, payload_pi_b)
 {
     rb_scenario *s = load_ok("{" MODEL ", \"duration\": 1, \"payload\": {\"link\": \"hand\", \"kind\": \"square\","
                              " \"t0\": 0.2, \"period\": 0.4, \"pi_b\": [1, 0.1, 0, 0, 0.01, 0, 0, 0.02, 0, 0.02]}}");
@@ -256,7 +256,7 @@ Test(pipeline_scenario, payload_pi_b)
     rb_scenario_free(s);
 }
 
-Test(pipeline_scenario, payload_added_mass_parallel_axes)
+Test(sim_scenario, payload_added_mass_parallel_axes)
 {
     /* 2 kg at c = (0.1, -0.2, 0.05) with I_c = [0.01 0.001 0; 0.001 0.02 0; 0 0 0.015] about its centre.
      * By hand: h = m c = (0.2, -0.4, 0.1); |c|^2 = 0.0525;
@@ -296,7 +296,7 @@ Test(pipeline_scenario, payload_added_mass_parallel_axes)
 
 #define PAYLOAD(body) "{" MODEL ", \"duration\": 1,\n \"payload\": {\"link\": \"" body "\", "
 
-Test(pipeline_scenario, payload_errors)
+Test(sim_scenario, payload_errors)
 {
     expect_error(PAYLOAD("hnd") "\"kind\": \"steps\", \"added\": {\"mass\": 1}}}",
                  "t.json:2:14: payload.link: unknown body 'hnd' (did you mean 'hand'?)");
@@ -340,7 +340,7 @@ Test(pipeline_scenario, payload_errors)
 #define SOLES "\"contacts\": [{\"frame\": \"l_sole\"}, {\"frame\": \"r_sole\"}]"
 #define PD "\"controller\": {\"kind\": \"pd\", \"gravity_comp\": true}"
 
-Test(pipeline_scenario, balance_and_base_pose)
+Test(sim_scenario, balance_and_base_pose)
 {
     rb_scenario *s = load_ok("{" HUMANOID ", \"duration\": 1, " SOLES ", " PD ",\n \"balance\": {\"amplitude\": 0.02,"
                              " \"freq\": 0.25}, \"base_pose\": {\"position\": [0.1, -0.2, 0.85], \"rpy\": [0, 0, 0.5]}}");
@@ -366,7 +366,7 @@ Test(pipeline_scenario, balance_and_base_pose)
     rb_scenario_free(s);
 }
 
-Test(pipeline_scenario, balance_errors)
+Test(sim_scenario, balance_errors)
 {
     expect_error("{" MODEL ", \"duration\": 1, \"contacts\": [{\"frame\": \"hand\"}], \"controller\": {\"kind\": \"pd\"},"
                  " \"balance\": {\"amplitude\": 0.02, \"freq\": 0.25}}",
@@ -396,7 +396,7 @@ Test(pipeline_scenario, balance_errors)
 }
 
 /* ---- orientation sensors ------------------------------------------------------------------------------------------ */
-Test(pipeline_scenario, orientation_sensor)
+Test(sim_scenario, orientation_sensor)
 {
     rb_scenario *s = load_ok("{" MODEL ", \"duration\": 1, \"sensors\": [{\"kind\": \"gyroscope\", \"frame\": \"hand_gyro\"},"
                              " {\"kind\": \"orientation\", \"frame\": \"hand_gyro\", \"name\": \"hand_imu\","
@@ -426,7 +426,7 @@ Test(pipeline_scenario, orientation_sensor)
 }
 
 /* ---- the example scenarios load ----------------------------------------------------------------------------------- */
-Test(pipeline_scenario, example_scenarios_load)
+Test(sim_scenario, example_scenarios_load)
 {
     const char *files[] = {"humanoid_balance", "leg_pole", "leg_pole_ground", "ergocub_leg_pole"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
@@ -443,7 +443,7 @@ Test(pipeline_scenario, example_scenarios_load)
 }
 
 /* ---- gear compliance and joint limits --------------------------------------------------------------------------- */
-Test(pipeline_scenario, gear_compliance_and_joint_limits)
+Test(sim_scenario, gear_compliance_and_joint_limits)
 {
     rb_scenario *s = load_ok("{" MODEL ", \"duration\": 1, \"joint_limits\": true,"
                              " \"actuators\": {\"elbow\": {\"R\": -100, \"k_gear\": 8000}}}");
@@ -465,7 +465,7 @@ Test(pipeline_scenario, gear_compliance_and_joint_limits)
 
 /* controller.torque_feedback: "truth" (default) or "none"; external feedback and the friction compensation
  * need a program driving the loop; both keys only with the torque controller. */
-Test(pipeline_scenario, torque_feedback_keys)
+Test(sim_scenario, torque_feedback_keys)
 {
 #define TORQUE(extra) "{" MODEL ", \"duration\": 1, \"controller\": {\"kind\": \"torque\"" extra "}}"
     rb_scenario *s = load_ok(TORQUE(""));

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline_internal.h"
+#include "experiments_internal.h"
 
 enum { ST_MSE = 0, ST_RMSE, ST_MAE, ST_MAX_ABS, ST_MEAN_ABS_EST };
 
@@ -66,7 +66,7 @@ static int map_signal(loop *lp, const char *name, long *elem, const double **row
     return RB_OK;
 }
 
-static int on_start(void *user, const rb_stream_channel *channels, size_t n_channels, rb_err *err)
+static int on_start(void *user, const rb_channel_info *channels, size_t n_channels, rb_err *err)
 {
     loop *lp = user;
     const rb_cl_config *cf = lp->cf;
@@ -595,14 +595,14 @@ static size_t steps_of(const rb_sim_scenario *sc) { return (size_t)ceil(sc->dura
 static int run_pool(job *jb, rb_err *err)
 {
     const rb_cl_opts *o = jb->opts;
-    rb_pipe_pool pl = {jb,
+    rb_pool pl = {jb,
                        run_one,
                        jb->n_runs,
                        o && o->threads ? o->threads : jb->cl->threads,
                        o ? o->progress : NULL,
                        o ? o->user : NULL};
     bool cancelled = false;
-    int rc = rb_pipe_pool_run(&pl, &cancelled, err);
+    int rc = rb_pool_run(&pl, &cancelled, err);
     return cancelled ? rb_err_set(err, rc, "%s: closed loop cancelled by the caller", jb->cl->path) : rc;
 }
 
@@ -797,7 +797,7 @@ int rb_cl_result_write(const rb_closed_loop *cl, const rb_cl_result *r, const ch
         n++;
     }
     if (!rc)
-        rc = rb_pipe_write_texts(dir, (const char *const *)names, (const char *const *)texts, n, overwrite, err);
+        rc = rb_texts_write(dir, (const char *const *)names, (const char *const *)texts, n, overwrite, err);
     for (size_t i = 0; i < n; i++) {
         rb_free(names[i]);
         rb_free(texts[i]);

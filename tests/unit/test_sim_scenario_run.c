@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "roboest/pipeline.h"
+#include "roboest/sim.h"
 
 #define ARM_POLE RB_SOURCE "/configs/scenarios/arm_pole.json"
 #define BALANCE RB_SOURCE "/configs/scenarios/datasets/humanoid_balance.json"
@@ -56,7 +56,7 @@ typedef struct watcher {
     size_t stop_at;   /* fail at this sample (SIZE_MAX: never) */
 } watcher;
 
-static int watch_start(void *user, const rb_stream_channel *ch, size_t n, rb_err *err)
+static int watch_start(void *user, const rb_channel_info *ch, size_t n, rb_err *err)
 {
     (void)err;
     watcher *w = user;
@@ -130,7 +130,7 @@ static void watcher_free(watcher *w)
 /* The hook's channels are the log's (names, element names, units, order); each channel is fresh exactly at its
  * logged samples, and its newest row at the last sample is the log's last row. With no log asked for, the hook
  * sees the same rows. */
-Test(pipeline_scenario_run, hook_sees_the_logged_channels)
+Test(sim_scenario_run, hook_sees_the_logged_channels)
 {
     rb_scenario *s = load(ARM_POLE);
     rb_sim_scenario sim = s->sim;
@@ -169,7 +169,7 @@ Test(pipeline_scenario_run, hook_sees_the_logged_channels)
 
 /* The logged true joint torque handed back through the hook as an external estimate at every sample gives
  * the run with the truth feedback, bit for bit (every channel of the log); no feedback differs. */
-Test(pipeline_scenario_run, external_feedback_through_the_hook_is_the_truth_loop)
+Test(sim_scenario_run, external_feedback_through_the_hook_is_the_truth_loop)
 {
     rb_scenario *s = load(ARM_POLE);
     cr_assert_eq(s->sim.ctrl, RB_CTRL_TORQUE);
@@ -193,7 +193,7 @@ Test(pipeline_scenario_run, external_feedback_through_the_hook_is_the_truth_loop
 }
 
 /* A hook's error stops the run with its status and message; no log. */
-Test(pipeline_scenario_run, hook_error_stops_the_run)
+Test(sim_scenario_run, hook_error_stops_the_run)
 {
     rb_scenario *s = load(ARM_POLE);
     watcher w = new_watcher(NULL, false);
@@ -217,7 +217,7 @@ typedef struct com_check {
     size_t com_channel;
 } com_check;
 
-static int com_start(void *user, const rb_stream_channel *ch, size_t n, rb_err *err)
+static int com_start(void *user, const rb_channel_info *ch, size_t n, rb_err *err)
 {
     (void)err;
     com_check *cc = user;
@@ -250,7 +250,7 @@ static int com_sample(void *user, rb_sim *sim, size_t k, double t, const double 
 
 /* com_ref = c(0) + [0, A sin(2 pi f t), 0] (c(0) the plant's CoM at the start: no payload, so the controller's
  * model is the plant's), and the plant's CoM follows it within a few millimetres. */
-Test(pipeline_scenario_run, balance_com_reference_in_the_truth)
+Test(sim_scenario_run, balance_com_reference_in_the_truth)
 {
     rb_scenario *s = load(BALANCE);
     cr_assert(s->sim.balance.enabled);

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "import_rde.h"
+#include "rde_internal.h"
 #include "roboest/dynamics.h"
 
 /* ---- the URDF and the model --------------------------------------------------------------------------------- */

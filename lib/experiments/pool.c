@@ -2,10 +2,10 @@
 #include <pthread.h>
 #include <unistd.h>
 
-#include "pipeline_internal.h"
+#include "experiments_internal.h"
 
 typedef struct pool {
-    const rb_pipe_pool *pl;
+    const rb_pool *pl;
     pthread_mutex_t lock;
     size_t next, done, first_fail;
     int cancel, fail_rc; /* fail_rc: the first failing item's return value (its err may lack a code) */
@@ -15,7 +15,7 @@ typedef struct pool {
 static void *worker(void *arg)
 {
     pool *q = arg;
-    const rb_pipe_pool *pl = q->pl;
+    const rb_pool *pl = q->pl;
     for (;;) {
         pthread_mutex_lock(&q->lock);
         bool stop = q->next >= pl->n || q->next > q->first_fail || q->cancel;
@@ -43,7 +43,7 @@ static void *worker(void *arg)
     return NULL;
 }
 
-static size_t thread_count(const rb_pipe_pool *pl)
+static size_t thread_count(const rb_pool *pl)
 {
     size_t n = pl->threads;
     if (n == 0) {
@@ -53,7 +53,7 @@ static size_t thread_count(const rb_pipe_pool *pl)
     return n < pl->n ? n : pl->n;
 }
 
-int rb_pipe_pool_run(const rb_pipe_pool *pl, bool *cancelled, rb_err *err)
+int rb_pool_run(const rb_pool *pl, bool *cancelled, rb_err *err)
 {
     size_t n_threads = thread_count(pl);
     pool q = {pl, PTHREAD_MUTEX_INITIALIZER, 0, 0, SIZE_MAX, 0, 0, {0, ""}};

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "roboest/pipeline.h"
+#include "roboest/sim.h"
 
 typedef enum src {
     S_JPOS, S_JVEL, S_JACC, S_TAU_DES, S_MPOS, S_MVEL, S_MCUR, S_FT, S_ACC, S_GYRO, S_RPY,
@@ -34,7 +34,7 @@ typedef struct recorder {
     size_t n, cap, max_samples;
     bool keep_all;              /* keep every sample (the log), else only each channel's latest row */
     const char **contact_names; /* the contacts' frame names (element names of truth/contacts_active) */
-    rb_stream_channel *channels; /* the hook's view of recs */
+    rb_channel_info *channels; /* the hook's view of recs */
     const double **latest;       /* per channel: its newest row, NULL before its first sample */
     bool *fresh;                 /* per channel: measured at the current sample */
 } recorder;
@@ -342,7 +342,7 @@ static int build_recorder(const rb_scenario *s, const rb_sim_scenario *sc, const
         return rb_err_set(err, RB_ENOMEM, "out of memory");
     for (size_t i = 0; i < r->n; i++) {
         const rec *c = &r->recs[i];
-        r->channels[i] = (rb_stream_channel){c->name, c->n, c->elements, c->units};
+        r->channels[i] = (rb_channel_info){c->name, c->n, c->elements, c->units};
     }
     return RB_OK;
 }

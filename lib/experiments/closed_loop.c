@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "pipeline_internal.h"
+#include "experiments_internal.h"
 
 typedef struct clload {
     rb_cfg c;

@@ -1,13 +1,14 @@
 /*
- * lib/pipeline internals of `roboest import-rde` (not installed): the public estimator's configuration read
- * into one struct (import_rde.c), checked against the URDF (import_rde_model.c), then written as a pipeline
- * (import_rde_json.c). See roboest/pipeline.h
- * (rb_rde_import_dir) for the mapping.
+ * lib/rde internals (not installed): the .ini reader (ini.c), the public estimator's configuration read into
+ * one struct (import_rde.c), checked against the URDF (import_rde_model.c), then written as a pipeline
+ * (import_rde_json.c). See roboest/rde.h (rb_rde_import_dir) for the mapping.
  */
-#ifndef ROBOEST_IMPORT_RDE_H
-#define ROBOEST_IMPORT_RDE_H
+#ifndef ROBOEST_RDE_INTERNAL_H
+#define ROBOEST_RDE_INTERNAL_H
 
-#include "roboest/pipeline.h"
+#include "roboest/config.h"
+#include "roboest/model.h"
+#include "roboest/rde.h"
 
 /* An IMU list of model.ini ([ACCELEROMETER] or [GYROSCOPE]): names (channel leaves), frames (URDF frames). */
 typedef struct rde_imus {

@@ -1,10 +1,11 @@
 /* Friction training: the spec's logs -> velocity series and friction targets -> per-joint SCV fit, network
  * and analytic fits (see roboest/estimators.h, "friction training"). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "roboest/estimators.h"
+#include "roboest/training.h"
 
 /* ---- the data --------------------------------------------------------------------------------------- */
 

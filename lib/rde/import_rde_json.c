@@ -3,8 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "import_rde.h"
-#include "pipeline_internal.h"
+#include "rde_internal.h"
 
 static cJSON *numbers(const double *x, size_t n)
 {

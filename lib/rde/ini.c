@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline_internal.h"
+#include "rde_internal.h"
 
 #define INI_MAX_DEPTH 8
 

@@ -1,0 +1,303 @@
+/*
+ * roboest experiments: what is run over many logs, seeds or configurations and judged as a whole.
+ *   - comparison suites (`roboest compare`): every estimator variant on every log, scored against a
+ *     reference channel, summarized across logs with bootstrap intervals, with figures;
+ *   - CI rules over a comparison report (`roboest check`);
+ *   - the closed loop (`roboest closed-loop`): estimator pipelines stepped inside the simulator's torque
+ *     loop, the joint-torque paper's Tables I and II.
+ * Every run reads shared immutable data and writes its own slot on a pool of threads; tables and figures are
+ * made afterwards in a fixed order, so the bytes written do not depend on the thread count.
+ */
+#ifndef ROBOEST_EXPERIMENTS_H
+#define ROBOEST_EXPERIMENTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "roboest/core.h"
+#include "roboest/metrics.h"
+#include "roboest/pipeline.h"
+#include "roboest/sim.h"
+
+/* ==== comparison suites (suite.c, suite_run.c) =====================================================================
+ * A suite runs every (variant, log) pair: each variant is a pipeline file and the signal in it that holds the
+ * estimate; every estimate is scored against one reference channel of the log, which the suite resamples onto
+ * each run's clock itself (the pipelines need not bind it). Suite file (JSON; unknown or duplicated keys are
+ * errors with suggestions; relative paths resolve against the suite file's folder):
+ *
+ *   name        string, optional (default: the file's stem): the report's title.
+ *   variants    array, required, non-empty: {"name": [A-Za-z_][A-Za-z0-9_-]* unique (required), "pipeline":
+ *               path (required; loaded and validated like `roboest run`'s), "estimate": a signal of that
+ *               pipeline (required; bound or a stage output)}. The pipeline's own "logs", "outputs",
+ *               "metrics" and "reports" are ignored.
+ *   logs        array, required, non-empty: paths, or arrays of paths forming one session; logs are named
+ *               by the stem of their first file, which must be unique.
+ *   reference   required: a channel name, or {"channel": name (required), "interp": "linear" | "hold"
+ *               (default "linear")}. Simulated logs: e.g. "truth/joints/torques"; real logs: the desired
+ *               torques, which turns the table into tracking errors.
+ *   joints      array of element names, optional (default: every element of the reference channel, in its
+ *               order): the joints scored, looked up by name in the reference channel and in each estimate.
+ *               An estimate whose element names are the default "0", "1", ... is matched by position
+ *               instead (it must then have as many elements as the reference channel).
+ *   window      [t0, t1], optional: absolute log times (s) scored; samples outside are never read. Scoring
+ *               always keeps to the part of each run's clock that the reference channel covers.
+ *   statistics  array, optional (default ["mse", "rmse", "mae"]): shown statistics, from mse rmse mae max_abs
+ *               mean_abs_est mean_abs_ref (rb_stat_key).
+ *   bootstrap   {"samples": integer >= 1 (default 2000), "seed": integer >= 0 (default 0), "level": number
+ *               in (0, 1) (default 0.95)}: percentile bootstrap of the mean across logs (logs resampled with
+ *               replacement; with one log the interval is the value itself).
+ *   figures     optional: {"traces": [{"joint": name (required), "log": log name or index (required),
+ *               "window": [t0, t1] (optional, absolute s; default the whole run)}], "contact": {"channel":
+ *               name (required), "threshold": number >= 0 (default 0)}}. A contact sample is active when
+ *               any element's magnitude exceeds the threshold (e.g. "truth/pushes" of a simulated log: the
+ *               contacts no sensor measures); active stretches are shaded in the traces.
+ *   outputs     folder, optional: where rb_suite_result_write puts the files (the CLI's -o wins).
+ *   threads     integer >= 1, optional (default: one per online core).
+ *
+ * Loader errors: RB_ENOTFOUND (the suite file is missing), RB_ECONFIG "<file>:<line>:<col>: <key path>:
+ * <what>" (also for a variant's pipeline that is missing or invalid, with the pipeline's own message, and for
+ * an estimate that is not a signal of its pipeline), RB_ENOMEM. */
+typedef struct rb_suite_variant {
+    char *name;
+    char *pipeline_path;   /* resolved */
+    char *estimate;        /* signal name in the pipeline */
+    rb_pipeline *pipeline; /* loaded (owned); the estimate signal is marked recorded */
+} rb_suite_variant;
+
+typedef struct rb_suite_trace {
+    char *joint;
+    size_t log;            /* index into rb_suite.logs */
+    bool has_window;
+    double t0, t1;         /* absolute s; -INFINITY / INFINITY without a window */
+} rb_suite_trace;
+
+typedef struct rb_suite {
+    char *name, *path, *sha256;  /* name, file as given, SHA-256 of its text */
+    size_t n_variants;
+    rb_suite_variant *variants;
+    size_t n_logs;
+    rb_cfg_session *logs;     /* paths resolved */
+    char **log_names;            /* n_logs stems */
+    char *reference;             /* channel */
+    rb_interp reference_interp;
+    size_t n_joints;             /* 0: every element of the reference channel */
+    char **joints;
+    bool has_window;
+    double t0, t1;
+    size_t n_stats;
+    size_t stats[RB_N_STATS];    /* shown statistics (rb_stat_key indices) */
+    rb_bootstrap bootstrap;
+    size_t n_traces;
+    rb_suite_trace *traces;
+    char *contact_channel;       /* NULL: no shading */
+    double contact_threshold;
+    char *outputs;               /* resolved folder; NULL when not given */
+    size_t threads;              /* 0: one per online core */
+} rb_suite;
+
+/* Load and validate a suite and every variant's pipeline (caller frees with rb_suite_free). */
+int rb_suite_load(const char *path, const rb_registry *reg, rb_suite **out, rb_err *err);
+int rb_suite_load_text(const char *text, size_t len, const char *name_for_messages, const char *base_file,
+                       const rb_registry *reg, rb_suite **out, rb_err *err);
+void rb_suite_free(rb_suite *s);
+
+typedef struct rb_suite_opts {
+    size_t threads; /* 0: the suite's "threads", else one per online core; never more than the pairs */
+    /* Called after each finished pair with the pairs done and the total, from the worker threads but never
+     * two at a time. Non-zero cancels (as rb_run_opts.progress). May be NULL. */
+    int (*progress)(void *user, size_t done, size_t total);
+    void *user;
+} rb_suite_opts;
+
+typedef struct rb_suite_figure {
+    char *name; /* file name: rmse_box.svg, magnitude_box.svg, trace_<log>_<joint>_<i>.svg (i: the trace's
+                   index in figures.traces; characters other than [A-Za-z0-9_.-] become '_') */
+    char *svg;
+} rb_suite_figure;
+
+typedef struct rb_suite_result {
+    rb_comparison *table;        /* summarized; provenance: roboest version, suite file and SHA-256, each
+                                    variant's pipeline SHA-256, each log's files and SHA-256 */
+    size_t n_figures;
+    rb_suite_figure *figures;
+    size_t n_warnings;
+    char **warnings;             /* one line each (gaps, held samples), in pair order, repeats dropped */
+    size_t n_pairs, n_samples;   /* runs made, clock samples over all runs */
+} rb_suite_result;
+
+/* Read the logs on a pool of threads (one log per task; HDF5-based files take turns under HDF5's own lock
+ * only for metadata and stored chunk bytes: the readers decompress our writers' chunks outside it), check in
+ * log order that each has the reference channel with every joint (and the contact channel), then run the
+ * (variant, log) pairs on the pool (a shared work queue; each pair reads only shared immutable data and writes
+ * only its own slot), score each estimate, then summarize (with the bootstrap) and draw each figure as
+ * separate pool tasks into fixed slots: the result does not depend on the thread count or timing. The first
+ * failing log, then the first failing pair in (variant, log) order, then the table before the figures in
+ * their order decides the error,
+ * whatever the timing: a pair's
+ * message starts with "variant <name>: " and names the log. Errors: those of rb_log_read / rb_log_append
+ * (prefixed with the log path), RB_ENOTFOUND (reference or contact channel, joint, estimate element),
+ * RB_EINPUT (the reference covers no part of a run's clock), RB_EDIM, RB_ENUMERIC (a non-finite estimate in
+ * the scored window), rb_pipeline_run_log's errors, RB_ENOMEM. The calling thread works too; a thread that
+ * cannot start only lowers the parallelism. */
+int rb_suite_run(const rb_suite *s, const rb_suite_opts *opts, rb_suite_result **out, rb_err *err);
+void rb_suite_result_free(rb_suite_result *r);
+/* report.md, report.json, report.csv and every figure into dir (created if missing, one level), all or
+ * nothing: every file goes to a temporary first and all are renamed only when all were written.
+ * RB_EEXISTS (a target exists and !overwrite, before anything is written), RB_EIO, RB_ENOMEM. */
+int rb_suite_result_write(const rb_suite_result *r, const char *dir, bool overwrite, rb_err *err);
+
+/* ---- rules over a comparison report, for CI (check.c) ----
+ * A rule compares two operands:  OPERAND OP OPERAND  with OP one of < <= > >=; an operand is a number or
+ * VARIANT.STAT[JOINT].FIELD where [JOINT] (a joint of the report; default: all joints pooled) and .FIELD
+ * (mean (default), sd, lo, hi, min or max of the summary across logs) are optional. Blanks between tokens
+ * are ignored. Examples: "ukf_pinn.rmse < rnea.rmse", "ukf_pinn.rmse < 1.2", "ukf.mae[r_knee].hi <= 0.5". */
+typedef struct rb_rule_result {
+    char *rule;      /* the rule's text, trimmed */
+    char *where;     /* where it came from ("rules.txt:3", "--rule 1") */
+    bool passed;
+    double left, right;
+    char *message;   /* "ukf.rmse = 1.3 is not < rnea.rmse = 1.1" (failed) or "... < ..." (passed) */
+} rb_rule_result;
+
+typedef struct rb_check {
+    size_t n_rules, n_failed;
+    rb_rule_result *rules;
+} rb_check;
+
+/* Parse a comparison report (rb_comparison_render's JSON) and evaluate each rule in order. A bad rule stops
+ * the check: RB_ECONFIG "<where>: '<rule>': <what>" for a syntax error (naming the column) or an unknown
+ * variant, statistic or joint (with the closest name as a suggestion); RB_EINPUT "<report_name>: ..." for a
+ * report that is not such JSON; RB_ENOMEM. A rule that does not hold is no error: (*out)->n_failed counts
+ * them. Caller frees with rb_check_free. */
+int rb_check_rules(const char *report_json, size_t len, const char *report_name, const char *const *rules,
+                   const char *const *wheres, size_t n_rules, rb_check **out, rb_err *err);
+void rb_check_free(rb_check *c);
+/* Rules from a file: one per line, '#' starts a comment, blank lines skipped; wheres are "<path>:<line>".
+ * Caller frees both arrays with rb_rules_free. RB_ENOTFOUND, RB_EINPUT (unreadable), RB_ECONFIG (no rule),
+ * RB_ENOMEM. */
+int rb_rules_read(const char *path, char ***rules, char ***wheres, size_t *n, rb_err *err);
+void rb_rules_free(char **rules, char **wheres, size_t n);
+/* JUnit XML: <testsuites> holding one <testsuite name tests failures errors="0"> with one <testcase
+ * classname="roboest.check" name="<rule>"> per rule, a failing one holding <failure message="...">. Caller
+ * frees *xml with rb_free. */
+int rb_check_junit(const rb_check *c, const char *suite_name, char **xml, rb_err *err);
+
+/* ==== the closed loop: estimators inside the simulator's torque loop (closed_loop.c, closed_loop_run.c) ========
+ * The joint-torque paper's Tables I and II (../shared/seeds, section IV-C): the low-level torque controller of a
+ * simulated robot (rb_sim RB_CTRL_TORQUE: inverse-dynamics feedforward tau_ref, PI on the torque error, friction
+ * compensation) gets its torque feedback and its friction compensation from an estimator pipeline stepped inside
+ * the loop (rb_stream over the channels rb_scenario_run measures), one configuration at a time:
+ *     tau_m_des = tau_ref + R^2 J_m s_ddot_cmd + kp_tau e + ki_tau int e [+ tau_F_hat],  e = tau_ref - tau_hat
+ * with tau_hat, tau_F_hat of sample k used at sample k + 1 (one control period of delay, as on the robot).
+ * Every configuration runs the same scenario with the same seeds (same sensor noise, pushes); scores:
+ *   torque tracking  tau_j (true joint torque) against tau_ref (the controller's desired joint torque) on the
+ *                    scored joints over [settle, end]: MSE, RMSE, MAE, max |e|, mean |tau_j| (mean_abs_est, the
+ *                    paper's Fig. 7 "torque magnitude"), per joint and pooled;
+ *   CoM              the plant's CoM against the balance reference c_ref(t) per axis x, y, z over
+ *                    [settle, disturbances_from) (Table I: before the disturbances; mean |e| = mae, max |e| =
+ *                    max_abs) and over [settle, end];
+ *   estimation       the estimate tau_hat against tau_j over [settle, end] (configurations with feedback), and
+ *                    the compensation tau_F_hat against the true friction tau_F (configurations with compensation).
+ * A run whose CoM leaves the reference by more than max_com_error, or whose simulation fails numerically, has
+ * diverged: it stops there, its scores cover what ran, and the report says when and why (the paper's RNEA-PINN
+ * "necessitating early termination"). Seeds are the "logs" of the comparison tables (mean, sd, bootstrap).
+ *
+ * Configuration file (JSON; paths relative to it):
+ *   name               string, optional (default: the file stem)
+ *   scenario           path of a scenario file (rb_scenario_load) with controller kind "torque" and balance
+ *   joints             [joint names], optional: torque tracking is scored on them (default: every joint)
+ *   settle             s >= 0, default 0.5: the start every score ignores
+ *   disturbances_from  s > settle, optional (default: the first push's start, else the end): Table I's window end
+ *   max_com_error      m > 0, default 0.1: divergence threshold (max over the axes of |c - c_ref|)
+ *   seeds              [integers >= 0], optional (default: [the scenario's seed]): one run per seed and
+ *                      configuration
+ *   threads            integer >= 1, optional (default: one per online core)
+ *   bootstrap          {samples, seed, level} over the seeds, as in comparison suites
+ *   configurations     [{name (letters, digits, '_', '-'), label (optional, the table's row name; default
+ *                      name), pipeline (path, optional), feedback (a signal of the pipeline: the torque
+ *                      estimate, optional), torque_sensor (true: the feedback is the true joint torque, an
+ *                      ideal joint torque sensor: a reference row; not with feedback), compensation (a
+ *                      signal of the pipeline: the friction estimate, optional)}]: without feedback or
+ *                      torque_sensor the loop is feedforward (no PI term), without
+ *                      compensation nothing is added; feedback or compensation need a pipeline; the signals'
+ *                      element names are joint names of the scenario's model (joints the signal lacks get no
+ *                      feedback / compensation). The pipeline's clock rate, when it has one, must be 1 / the
+ *                      scenario's dt: it is stepped every control period.
+ * Errors: RB_ENOTFOUND (the file), RB_ECONFIG "<file>:<line>:<col>: <key path>: <what>" (also for a scenario or
+ * pipeline that fails to load, with its own message), RB_ENOMEM. */
+typedef struct rb_cl_config {
+    char *name, *label;
+    char *pipeline_path;   /* resolved, NULL: none */
+    rb_pipeline *pipeline; /* loaded (owned), NULL: none */
+    char *feedback;        /* signal name, NULL: feedforward (or the torque sensor) */
+    bool torque_sensor;    /* feedback from the true joint torque (an ideal joint torque sensor, RB_TFB_TRUTH) */
+    char *compensation;    /* signal name, NULL: no friction compensation */
+} rb_cl_config;
+
+typedef struct rb_closed_loop {
+    char *name, *path, *sha256; /* name, file as given, SHA-256 of its text */
+    rb_scenario *scenario;      /* loaded (owned) */
+    size_t n_joints;
+    char **joints;              /* scored joints */
+    size_t *joint_dof;          /* their joint indices in the scenario's model (0 .. n_dofs-1) */
+    double settle, disturbances_from, max_com_error;
+    size_t n_seeds;
+    uint64_t *seeds;
+    size_t threads;             /* 0: one per online core */
+    rb_bootstrap bootstrap;
+    size_t n_configs;
+    rb_cl_config *configs;
+} rb_closed_loop;
+
+int rb_closed_loop_load(const char *path, const rb_registry *reg, rb_closed_loop **out, rb_err *err);
+int rb_closed_loop_load_text(const char *text, size_t len, const char *name_for_messages, const char *base_file,
+                             const rb_registry *reg, rb_closed_loop **out, rb_err *err);
+void rb_closed_loop_free(rb_closed_loop *cl);
+
+typedef struct rb_cl_opts {
+    size_t threads; /* 0: the file's "threads", else one per online core */
+    /* After each finished run (configuration x seed) with runs done / total, never two at a time; non-zero
+     * cancels. May be NULL. */
+    int (*progress)(void *user, size_t done, size_t total);
+    void *user;
+} rb_cl_opts;
+
+typedef struct rb_cl_status {
+    bool diverged;
+    double t_end;  /* s: the end of the run (the scenario's duration, or where it diverged) */
+    char *why;     /* diverged: one line ("CoM error 0.12 m > max_com_error at t = 6.2 s", or the sim's error) */
+} rb_cl_status;
+
+typedef struct rb_cl_result {
+    rb_comparison *torque;      /* tracking: variants = configurations, logs = "seed_<s>", joints = scored */
+    rb_comparison *com_before;  /* CoM, joints = x, y, z, over [settle, disturbances_from) */
+    rb_comparison *com_all;     /* CoM over [settle, end] */
+    rb_comparison *estimation;  /* tau_hat vs tau_j; variants = configurations with feedback; NULL if none */
+    rb_comparison *friction;    /* tau_F_hat vs tau_F; variants = configurations with compensation; NULL if none */
+    size_t n_runs;              /* n_configs x n_seeds */
+    rb_cl_status *status;       /* n_runs, configuration-major */
+    size_t n_figures;
+    rb_suite_figure *figures;   /* rmse_box.svg, magnitude_box.svg, com_y.svg (first seed, pushes shaded) */
+    size_t n_steps;             /* simulation steps over all runs (as scheduled; diverged runs stop earlier) */
+} rb_cl_result;
+
+/* Run every (configuration, seed) on a pool of threads; each run reads only shared immutable data and writes
+ * its own slot, and the tables and figures are made afterwards in a fixed order: the result does not depend on
+ * the thread count. The lowest failing run decides the error ("configuration <name>: seed <s>: ..."); a
+ * divergence is not an error. Errors: rb_scenario_run's and rb_stream's (set-up), a scored window without
+ * samples (RB_EINPUT), RB_ENOMEM. */
+int rb_closed_loop_run(const rb_closed_loop *cl, const rb_cl_opts *opts, rb_cl_result **out, rb_err *err);
+void rb_cl_result_free(rb_cl_result *r);
+/* The paper's layout as Markdown (Table I: CoM mean and max error per axis in mm before the disturbances;
+ * Table II: torque tracking MSE, RMSE, MAE; then the estimation error, the CoM over the whole run, the status of
+ * every run), a new string (rb_free). RB_ENOMEM. */
+int rb_cl_result_markdown(const rb_closed_loop *cl, const rb_cl_result *r, char **text, rb_err *err);
+/* Into dir (created if missing, one level), all or nothing: report.md (rb_cl_result_markdown), torque.{md,json,
+ * csv}, com_before.*, com_all.*, estimation.*, friction.* (each rb_comparison_render, the last two only when
+ * some configuration has feedback / compensation; `roboest check` reads the .json) and
+ * the figures. RB_EEXISTS (a target exists and !overwrite, before anything is written), RB_EIO, RB_ENOMEM. */
+int rb_cl_result_write(const rb_closed_loop *cl, const rb_cl_result *r, const char *dir, bool overwrite,
+                       rb_err *err);
+
+#endif

@@ -1,0 +1,251 @@
+/*
+ * roboest training: offline fitting on logs, apart from the stages that use its results.
+ *   - the friction network and the analytic friction models fitted on logs (`roboest train-friction`): the spec
+ *     file, the data, the training;
+ *   - the kf_derivative filter's process noise chosen on a log (`roboest tune kf-derivative`).
+ * Training is seeded and deterministic: the same inputs give the same bytes (on the same machine and OpenBLAS
+ * build).
+ */
+#ifndef ROBOEST_TRAINING_H
+#define ROBOEST_TRAINING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "roboest/core.h"
+#include "roboest/filters.h"
+#include "roboest/friction.h"
+#include "roboest/io.h"
+
+/* ---- friction training specs (friction_spec.c) ----------------------------------------------------------------
+ * A JSON file telling `roboest train-friction` (rb_friction_train below) where the data of a
+ * friction network come from. Errors are RB_ECONFIG "<file>:<line>:<col>: <key path>: <what>" with
+ * suggestions, as for pipelines; every key not listed is an error. Paths are relative to the spec's folder.
+ *
+ *   logs            non-empty array (optional when the logs come from the command line: a spec without logs
+ *                   cannot train until rb_friction_spec_set_logs gives some); each entry a log path, an array
+ *                   of paths (one session the
+ *                   logger split over files, concatenated in order), or {"log": path or [paths],
+ *                   "torques": path}: "torques" names a second file (e.g. the estimates `roboest run` wrote)
+ *                   that holds the torque channel for this log; without it the torque channel is in the log.
+ *   joints          required: element names of the joints to train, unique (one network each).
+ *   joint_velocity  {"channel": name, "elements": [names], "kf_derivative": {"q": [...], "r": [...],
+ *   motor_velocity   "p0": [3]}}. Default channels joints_state/velocities and motors_state/velocities.
+ *                   "elements" (default: the joints) picks each joint's element, in joint order. With
+ *                   "kf_derivative" the channel holds positions and the velocity is the x_dot output of the
+ *                   kf_derivative stage's filter (process_noise "jerk"; q, r: 1 or one per joint, defaults
+ *                   1e4 and 1e-6; p0 default [1, 1e2, 1e4]) run over the training clock, exactly what a
+ *                   pipeline with that stage feeds friction_pinn at replay. Motor velocities are used as the
+ *                   log has them (rotor side for motors_state).
+ *   current         {"channel", "elements"}: motor currents, A (default motors_state/currents).
+ *   torque          required {"channel", "elements"}: the joint torque tau_j, N m: "truth/joints/torques"
+ *                   in a log of `roboest simulate`, or a signal of an estimates file (logs[].torques), e.g.
+ *                   the rnea_torque stage's output (the paper's data pipeline).
+ *   k_t, R          required number arrays, 1 value or one per joint: torque constant (N m/A, > 0) and the
+ *                   signed gear ratio (non-zero). The friction target is tau_F = k_t R I_m - tau_j.
+ *   motor_inertia   optional number array, 1 value or one per joint: rotor inertias J_m (kg m^2, rotor side,
+ *                   >= 0; default none). The target becomes tau_F = k_t R I_m - tau_j - R^2 J_m a, with a the
+ *                   joint acceleration: the kf_derivative filter's x_ddot when joint_velocity has
+ *                   "kf_derivative", else the central difference of the joint velocity on the clock
+ *                   (one-sided at a session's ends). The paper neglects this term (eq. 2); a simulated log
+ *                   with rotor inertia needs it for the target to be the friction alone.
+ *   clock           {"rate": Hz} or {"channel": name} as in a pipeline (default: the joint_velocity
+ *                   channel's time stamps), limited to the span every used channel covers; friction_pinn
+ *                   must later run on a clock of the same period.
+ *   window          [t0, t1], absolute log seconds, optional.
+ *   network         {"H" (integer >= 1, default 20), "hidden" ([h1, h2], default [233, 229]), "dropout"
+ *                   ([0, 1), 0.1), "lambda" ([0, 1], 0.12), "learning_rate" (> 0, 1e-3), "epochs" (>= 1,
+ *                   200), "batch_size" (>= 1, 256), "patience" (>= 0, 20), "seed" (integer >= 0, 0),
+ *                   "split_block" (samples >= 1, 500)}: rb_fnet_train's options (roboest/friction.h).
+ *   scv             {"v_eps" (>= 0, default 0), "v_s" (> 0 fixes it; default searched), "v_s_min",
+ *                   "v_s_max", "grid"}: the fit of the physics model (rb_friction_fit).
+ *   analytic        array of model names ("coulomb_viscous", "scv", "tanh6") also fitted by least squares
+ *                   for the friction_model stage (with scv's v_eps and bracket options; tanh6 keeps its
+ *                   default grid of 13 per scale).
+ */
+typedef struct rb_fspec_signal {
+    char *channel;
+    char **elements;     /* n_joints element names (the joints by default) */
+    bool kf_derivative;  /* the channel holds positions: velocities from the kf_derivative filter */
+    double *q, *r;       /* n_joints each (expanded from 1 or n values); kf_derivative only */
+    double p0[3];
+} rb_fspec_signal;
+
+typedef struct rb_fspec_log {
+    size_t n_paths;
+    char **paths;   /* resolved; one session, concatenated in order */
+    char *torques;  /* resolved path of the file with the torque channel, NULL: the log itself */
+} rb_fspec_log;
+
+typedef struct rb_friction_spec {
+    char *path, *sha256;      /* the spec file (as given) and the SHA-256 of its text */
+    size_t n_logs;
+    rb_fspec_log *logs;
+    size_t n_joints;
+    char **joints;
+    rb_fspec_signal joint_velocity, motor_velocity, current, torque;
+    double *k_t, *R;          /* n_joints each */
+    double *J_m;              /* n_joints rotor inertias (kg m^2), or NULL: none subtracted */
+    double clock_rate;        /* Hz; 0: the clock follows clock_channel */
+    char *clock_channel;      /* default: joint_velocity.channel */
+    bool has_window;
+    double t0, t1;
+    size_t H, split_block;
+    rb_fnet_train_opts train; /* progress unset */
+    rb_friction_fit_opts scv;
+    size_t n_analytic;
+    rb_friction_kind analytic[3];
+} rb_friction_spec;
+
+/* Load and validate a spec (caller frees with rb_friction_spec_free; *out NULL on failure). RB_ENOTFOUND,
+ * RB_ECONFIG, RB_ENOMEM. */
+int rb_friction_spec_load(const char *path, rb_friction_spec **out, rb_err *err);
+/* The same from text: name_for_messages starts messages, base_file anchors relative paths. */
+int rb_friction_spec_load_text(const char *text, size_t len, const char *name_for_messages, const char *base_file,
+                               rb_friction_spec **out, rb_err *err);
+void rb_friction_spec_free(rb_friction_spec *s);
+/* Replace the spec's logs by n single-file sessions (paths copied as given, e.g. relative to the working folder;
+ * the torque channel is then read from each log itself). RB_ENOMEM leaves the spec unchanged. */
+int rb_friction_spec_set_logs(rb_friction_spec *s, const char *const *paths, size_t n, rb_err *err);
+
+/* ---- friction training (friction_train.c; `roboest train-friction`) --------------------------------------------
+ * From a spec (rb_friction_spec, above) to per-joint friction networks (roboest/friction.h) and
+ * least-squares fits of the analytic models.
+ *
+ * Data (rb_friction_data_build), per log session (files concatenated with rb_log_append):
+ *   1. the clock: the spec's rate or channel over the span every used channel covers (the latest first
+ *      sample to the earliest last sample), limited to the window;
+ *   2. every channel resampled onto it (linear; a non-finite sample the clock uses is RB_EINPUT naming the
+ *      channel, element and sample, as in a pipeline run);
+ *   3. velocities given as positions (kf_derivative) go through the kf_derivative stage's own filter
+ *      (rb_kfd_run over the clock times): the same numbers a pipeline with that stage produces;
+ *   4. the friction target tau_F = k_t R I_m - tau_j (- R^2 J_m a with the spec's motor_inertia) per joint and sample; a non-finite one is RB_ENUMERIC
+ *      "<log>: joint <j>: friction target at sample <k> (t = <s> s) is not finite (k_t R I_m = .., tau_j = ..)".
+ * The sample period is 1 / rate, or the median interval of the first session's channel clock; every
+ * session's must agree within 2 % (RB_EINPUT otherwise).
+ *
+ * Training (rb_friction_train), per joint: the rows are the samples with a full history of H samples inside
+ * their session, x_k = [w_{k-H+1..k}, v_{k-H+1..k}] (friction.h's layout), target tau_F_k, current joint
+ * velocity v_k; the block split of rb_fnet_split (split_block); the SCV model fitted (rb_friction_fit, the
+ * spec's scv options; non-negative F_c, F_s - F_c, F_v) on the training rows; its value at v_k is the physics
+ * term of the loss; then rb_fnet_train with the spec's options. The analytic models are fitted on all rows.
+ * Memory: about 16 H bytes per row of one joint at a time (rows and their normalized copy) plus 24 bytes per
+ * sample and joint for the series.
+ */
+typedef struct rb_friction_data {
+    size_t n_joints;
+    size_t n_sessions;
+    size_t *start;        /* n_sessions + 1: session s holds samples start[s] .. start[s + 1] - 1 */
+    size_t T;             /* samples over all sessions */
+    double *time;         /* T clock times, s */
+    double *w, *v;        /* n_joints x T each (joint j at j T): motor and joint velocity as the network sees them */
+    double *target;       /* n_joints x T: tau_F = k_t R I_m - tau_j, N m */
+    double sample_period; /* s */
+    char **log_sha256;    /* n_sessions: SHA-256 of each session's files, comma-separated */
+} rb_friction_data;
+
+/* Read the spec's logs and build the series above (caller frees with rb_friction_data_free). Messages start
+ * with the log's path. RB_ENOTFOUND (file, channel or element; naming the spec key), RB_EINPUT, RB_ENUMERIC,
+ * RB_ENOMEM. */
+int rb_friction_data_build(const rb_friction_spec *spec, rb_friction_data **out, rb_err *err);
+void rb_friction_data_free(rb_friction_data *d);
+/* The rows of joint j for history length H (caller frees *X, *target, *v_now with rb_free): X n x 2 H,
+ * target and v_now n each. *n may be 0. RB_ENOMEM. */
+int rb_friction_data_rows(const rb_friction_data *d, size_t j, size_t H, double **X, double **target,
+                          double **v_now, size_t *n, rb_err *err);
+
+typedef struct rb_friction_train_opts {
+    bool network; /* train the networks (false: only the SCV and analytic fits) */
+    /* Called after every epoch of joint `joint` (index into spec->joints); rb_fnet_train_opts.progress's
+     * rules. May be NULL. */
+    int (*progress)(void *user, size_t joint, size_t epoch, size_t epochs, double train_loss, double val_loss);
+    void *user;
+} rb_friction_train_opts;
+
+typedef struct rb_friction_train_result {
+    rb_fnet_file *file;          /* the networks, with provenance (NULL unless opts.network) */
+    size_t n_joints;
+    double sample_period;        /* s */
+    size_t *n_rows;              /* per joint */
+    double *rms_target;          /* per joint: sqrt(mean tau_F^2) over the rows: the zero-friction RMSE */
+    rb_friction_model *scv;      /* per joint: the physics model */
+    double *scv_rmse;            /* per joint, over all rows, N m */
+    size_t n_analytic;
+    rb_friction_kind analytic_kind[3];
+    rb_friction_model *analytic; /* n_analytic x n_joints: model a of joint j at a n_joints + j */
+    double *analytic_rmse;       /* likewise, over all rows, N m */
+} rb_friction_train_result;
+
+/* Build the data and fit / train every joint. Errors of rb_friction_data_build; then, prefixed with
+ * "joint <name>: ", RB_EINPUT (fewer than 10 rows, or no validation row), the fits' and rb_fnet_train's
+ * errors. The caller frees *out with rb_friction_train_result_free. */
+int rb_friction_train(const rb_friction_spec *spec, const rb_friction_train_opts *o, rb_friction_train_result **out,
+                      rb_err *err);
+void rb_friction_train_result_free(rb_friction_train_result *r);
+
+/* ---- the kf_derivative filter's process noise from a log (kfd_tune.c; `roboest tune kf-derivative`) ----------
+ * The filter is roboest/filters.h's rb_kfd. */
+/* Measurement variance from the data: mean((z_k - 3 z_{k-1} + 3 z_{k-2} - z_{k-3})^2) / 20 over the
+ * finite third differences (white noise of variance r gives 20 r; a smooth signal adds about
+ * (dT^3 x''')^2, negligible at robot sample rates). NaN when there is none. */
+double rb_kfd_estimate_r(const double *z, size_t T);
+
+/*
+ * Choosing q (the "jerk" model; `roboest tune kf-derivative`). The paper tunes the filter with a
+ * genetic algorithm trading smoothness against lag; here one scalar, log10 q, is searched and the
+ * criterion J(q) is computed on the samples after the warm-up (t >= t_0 + warmup), running the
+ * stage's own filter (rb_kfd_run) from the first sample:
+ *   - with a reference velocity v_ref (e.g. the truth a simulated log carries):
+ *         J(q) = sqrt(mean_k (x_dot_k(q) - v_ref_k)^2)                    velocity RMSE, unit/s
+ *   - without one: the one-step-ahead prediction error of the position,
+ *         J(q) = sqrt(mean_k (z_k - x^-_k(q))^2),   x^-_k = (F s_{k-1})_0, unit
+ *     (the prediction-error method). It is the smoothness-vs-lag trade-off measured on the data
+ *     alone: too small a q makes the filter lag and its predictions trail the signal; too large a q
+ *     makes it follow the noise, which the extrapolation over dT amplifies. For the model's own
+ *     noise the minimum is the optimal (Kalman) predictor; on the noisy sinusoids of the tests it lands
+ *     within half a decade of the q that minimizes the true velocity RMSE.
+ * The filter depends on q / r only (up to the start-up transient), so q is searched for the given r
+ * (opts->r, or rb_kfd_estimate_r rounded to 3 significant digits when 0). Search: a grid over log10 q
+ * in half-decade steps over [q_min, q_max] (default: rho = q dT^5 / r from 1e-18 to 1e2, dT the median
+ * interval), then a golden-section search between the best grid point's neighbours down to 0.01 decade;
+ * q is then rounded to 3 significant digits and J is evaluated at the rounded q. Deterministic (no
+ * randomness, fixed evaluation order). Cost: about 55 runs of the filter over the signal (1.1 us per
+ * sample with the generic KF: 3.5 s for 60 000 samples).
+ */
+typedef struct rb_kfd_tune_opts {
+    double r;            /* measurement variance, unit^2; 0: rb_kfd_estimate_r of the signal */
+    double p0[3];        /* initial variances (defaults RB_KFD_DEFAULT_P0_*) */
+    double q_min, q_max; /* search interval, unit^2/s^5; 0: the default above */
+    double warmup;       /* seconds at the start not scored; < 0: 10 % of the duration (default) */
+} rb_kfd_tune_opts;
+
+/* Defaults: r 0 (estimated), p0 the stage's defaults, default interval, warmup -1. */
+void rb_kfd_tune_opts_init(rb_kfd_tune_opts *o);
+
+typedef struct rb_kfd_tune_result {
+    double q;            /* chosen, 3 significant digits, unit^2/s^5 */
+    double r;            /* measurement variance used (given or estimated), unit^2 */
+    double criterion;    /* J(q) at the chosen q (unit/s with a reference, unit without) */
+    bool with_reference; /* which criterion */
+    double q_min, q_max; /* the interval searched */
+    bool at_bound;       /* the minimum lies within half a decade of an end: widen the interval */
+    size_t evaluations;  /* filter runs over the signal */
+    size_t n_scored;     /* samples after the warm-up (NaN ones are skipped in J) */
+    double t_scored;     /* time of the first scored sample, s */
+    double dt;           /* median sample interval, s */
+} rb_kfd_tune_result;
+
+/* Tune q on one signal: times t (T, strictly increasing), positions z (T; NaN skipped), v_ref (T, or NULL
+ * for the prediction-error criterion). T >= 8. RB_EINPUT (times, too few samples, nothing scored),
+ * RB_EINVAL (an empty interval, bad p0), RB_ENUMERIC (r cannot be estimated: give it; a non-finite
+ * criterion), RB_ENOMEM. */
+int rb_kfd_tune(const double *t, const double *z, const double *v_ref, size_t T, const rb_kfd_tune_opts *o,
+                rb_kfd_tune_result *res, rb_err *err);
+/* The same on element `element` of a log channel (its own time stamps, checked with
+ * rb_channel_check_time), with an optional reference channel resampled linearly onto those times (it
+ * must cover them and be finite there: RB_EINPUT naming the reference otherwise). Messages start with
+ * "channel <name>: element <name>: ". */
+int rb_kfd_tune_channel(const rb_channel *x, size_t element, const rb_channel *ref, size_t ref_element,
+                        const rb_kfd_tune_opts *o, rb_kfd_tune_result *res, rb_err *err);
+
+#endif
