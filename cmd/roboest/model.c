@@ -249,289 +249,23 @@ static int model_info(int argc, char **argv)
 }
 
 /* ---- model eval ----------------------------------------------------------------------------------- */
-enum { NEED_DQ = 1, NEED_DDQ = 2, NEED_TAU = 4, NEED_FRAME = 8, ANY_FRAME = 16 };
-
-typedef enum eval_op { OP_FK, OP_JAC, OP_DJDQ, OP_M, OP_H, OP_G, OP_RNEA, OP_FD, OP_COM, OP_CMM, OP_Y } eval_op;
-
-static const struct {
-    const char *name;
-    eval_op op;
-    unsigned needs;
-} OPS[] = {{"forward-kinematics", OP_FK, ANY_FRAME},
-           {"jacobian", OP_JAC, NEED_FRAME},
-           {"djdq", OP_DJDQ, NEED_DQ | NEED_FRAME},
-           {"mass-matrix", OP_M, 0},
-           {"generalised-forces", OP_H, NEED_DQ},
-           {"gravity", OP_G, 0},
-           {"rnea", OP_RNEA, NEED_DQ | NEED_DDQ},
-           {"forward-dynamics", OP_FD, NEED_DQ | NEED_TAU},
-           {"com", OP_COM, 0},
-           {"centroidal-momentum", OP_CMM, NEED_DQ},
-           {"regressor", OP_Y, NEED_DQ | NEED_DDQ}};
-
-typedef struct eval_ctx {
-    const char *states_path;
-    rb_model *model;
-    rb_dyn *ws;
-    eval_op op;
-    rb_dyn_rep rep;
-    long frame;     /* -1: every frame (forward-kinematics only) */
-    size_t N;       /* states */
-    const rb_array *q, *dq, *ddq, *tau, *base_pose, *base_twist, *base_acc;
-    double *qv, *nu, *nu_dot, *tau_v; /* one state, nq / nv sized */
-} eval_ctx;
-
-/* The states array `name` as N x cols (N from q); NULL with an error if required and absent. */
-static int state_array(eval_ctx *c, const rb_arrays *states, const char *name, size_t cols, bool required,
-                       const rb_array **out, rb_err *err)
-{
-    const rb_array *a = rb_arrays_find(states, name);
-    *out = a;
-    if (!a)
-        return required ? rb_err_set(err, RB_ENOTFOUND, "%s: no array %s (needed here)", c->states_path, name)
-                        : RB_OK;
-    /* A single state saved as a row vector reads back as a vector (io.h): take it as 1 x cols. */
-    bool one_row = a->ndim == 1 && cols > 1 && a->dims[0] == cols && c->N <= 1;
-    size_t rows = one_row ? 1 : c->N ? c->N : a->dims[0];
-    if (one_row)
-        ;
-    else if (a->ndim > 2 || a->dims[0] != rows || a->dims[1] != cols)
-        return rb_err_set(err, RB_EDIM, "%s: %s is %zu x %zu, expected %zu x %zu", c->states_path, name, a->dims[0],
-                          a->dims[1], rows, cols);
-    c->N = rows;
-    return RB_OK;
-}
-
-static int load_states(eval_ctx *c, const rb_arrays *states, unsigned needs, rb_err *err)
-{
-    const rb_model *m = c->model;
-    bool fl = m->floating;
-    int rc = state_array(c, states, "q", m->n_dofs, true, &c->q, err);
-    if (!rc && fl)
-        rc = state_array(c, states, "base_pose", 7, true, &c->base_pose, err);
-    if (!rc && (needs & NEED_DQ))
-        rc = state_array(c, states, "dq", m->n_dofs, true, &c->dq, err);
-    if (!rc && (needs & NEED_DQ) && fl)
-        rc = state_array(c, states, "base_twist", 6, true, &c->base_twist, err);
-    if (!rc && (needs & NEED_DDQ))
-        rc = state_array(c, states, "ddq", m->n_dofs, true, &c->ddq, err);
-    if (!rc && (needs & NEED_DDQ) && fl)
-        rc = state_array(c, states, "base_acc", 6, true, &c->base_acc, err);
-    if (!rc && (needs & NEED_TAU))
-        rc = state_array(c, states, "tau", m->nv, true, &c->tau, err);
-    const rb_array *g = NULL;
-    if (!rc)
-        rc = state_array(c, states, "gravity", 3, false, &g, err);
-    for (size_t i = 1; !rc && g && i < g->dims[0]; i++)
-        if (memcmp(g->data, g->data + 3 * i, 3 * sizeof(double)) != 0)
-            rc = rb_err_set(err, RB_EINPUT, "%s: gravity: row %zu differs from row 0 (one gravity per file)",
-                            c->states_path, i);
-    if (!rc && g && g->dims[0])
-        memcpy(c->model->gravity, g->data, sizeof c->model->gravity);
-    return rc;
-}
-
-/* State i into qv, nu, nu_dot, tau_v. */
-static void fill_state(eval_ctx *c, size_t i)
-{
-    const rb_model *m = c->model;
-    size_t n = m->n_dofs, nb_q = m->floating ? 7 : 0, nb_v = m->floating ? 6 : 0;
-    if (m->floating)
-        memcpy(c->qv, c->base_pose->data + 7 * i, 7 * sizeof(double));
-    memcpy(c->qv + nb_q, c->q->data + n * i, n * sizeof(double));
-    if (c->dq) {
-        if (m->floating)
-            memcpy(c->nu, c->base_twist->data + 6 * i, 6 * sizeof(double));
-        memcpy(c->nu + nb_v, c->dq->data + n * i, n * sizeof(double));
-    }
-    if (c->ddq) {
-        if (m->floating)
-            memcpy(c->nu_dot, c->base_acc->data + 6 * i, 6 * sizeof(double));
-        memcpy(c->nu_dot + nb_v, c->ddq->data + n * i, n * sizeof(double));
-    }
-    if (c->tau)
-        memcpy(c->tau_v, c->tau->data + m->nv * i, m->nv * sizeof(double));
-}
-
-static void pose7(const rb_xform *X, double *out)
-{
-    memcpy(out, X->p, 3 * sizeof(double));
-    rb_quat_from_m3(X->R, out + 3);
-}
-
-/* Evaluate state i into `out` (the row of the result array; `extra` the second result, if any). */
-static int eval_row(eval_ctx *c, double *out, double *extra, rb_err *err)
-{
-    const rb_model *m = c->model;
-    rb_dyn *ws = c->ws;
-    const double *nu = c->dq ? c->nu : NULL;
-    rb_mat J;
-    rb_xform X;
-    int rc = RB_OK;
-    switch (c->op) {
-    case OP_FK:
-        rc = rb_dyn_kinematics(m, ws, c->qv, NULL, NULL, err);
-        if (c->frame >= 0) {
-            if (!rc && !(rc = rb_dyn_frame_pose(m, ws, (size_t)c->frame, &X, err)))
-                pose7(&X, out);
-            break;
-        }
-        for (size_t f = 0; !rc && f < m->n_frames; f++)
-            if (!(rc = rb_dyn_frame_pose(m, ws, f, &X, err)))
-                pose7(&X, out + 7 * f);
-        break;
-    case OP_JAC:
-        J = rb_mat_view(out, 6, m->nv, m->nv);
-        if (!(rc = rb_dyn_kinematics(m, ws, c->qv, NULL, NULL, err)))
-            rc = rb_dyn_frame_jacobian(m, ws, (size_t)c->frame, c->rep, &J, err);
-        break;
-    case OP_DJDQ:
-        if (!(rc = rb_dyn_kinematics(m, ws, c->qv, nu, NULL, err)))
-            rc = rb_dyn_frame_jdot_nu(m, ws, (size_t)c->frame, c->rep, out, err);
-        break;
-    case OP_M:
-        J = rb_mat_view(out, m->nv, m->nv, m->nv);
-        rc = rb_dyn_mass_matrix(m, ws, c->qv, &J, err);
-        break;
-    case OP_H: rc = rb_dyn_bias_forces(m, ws, c->qv, nu, out, err); break;
-    case OP_G: rc = rb_dyn_gravity_forces(m, ws, c->qv, out, err); break;
-    case OP_RNEA: rc = rb_dyn_rnea(m, ws, c->qv, nu, c->nu_dot, NULL, 0, out, err); break;
-    case OP_FD: rc = rb_dyn_aba(m, ws, c->qv, nu, c->tau_v, NULL, 0, out, err); break;
-    case OP_COM:
-        if (!(rc = rb_dyn_kinematics(m, ws, c->qv, NULL, NULL, err)))
-            rc = rb_dyn_com(m, ws, out, err);
-        break;
-    case OP_CMM:
-        if (!(rc = rb_dyn_kinematics(m, ws, c->qv, nu, NULL, err)))
-            rc = rb_dyn_centroidal_momentum(m, ws, out, extra, err);
-        break;
-    case OP_Y:
-        J = rb_mat_view(out, m->nv, 10 * m->n_bodies, 10 * m->n_bodies);
-        rc = rb_dyn_regressor(m, ws, c->qv, nu, c->nu_dot, &J, err);
-        break;
-    }
-    return rc;
-}
-
-/* The result arrays of an op: name, dims (the first is N). */
-static int add_results(eval_ctx *c, rb_arrays *res, rb_array **main, rb_array **extra, rb_err *err)
-{
-    const rb_model *m = c->model;
-    size_t N = c->N, nv = m->nv;
-    struct {
-        const char *name;
-        size_t ndim, d1, d2;
-    } spec = {NULL, 2, 0, 1};
-    switch (c->op) {
-    case OP_FK:
-        spec.name = "pose";
-        if (c->frame >= 0)
-            spec.d1 = 7;
-        else
-            spec.ndim = 3, spec.d1 = m->n_frames, spec.d2 = 7;
-        break;
-    case OP_JAC: spec.name = "J", spec.ndim = 3, spec.d1 = 6, spec.d2 = nv; break;
-    case OP_DJDQ: spec.name = "djdq", spec.d1 = 6; break;
-    case OP_M: spec.name = "M", spec.ndim = 3, spec.d1 = nv, spec.d2 = nv; break;
-    case OP_H: spec.name = "h", spec.d1 = nv; break;
-    case OP_G: spec.name = "g", spec.d1 = nv; break;
-    case OP_RNEA: spec.name = "tau", spec.d1 = nv; break;
-    case OP_FD: spec.name = "ddq", spec.d1 = nv; break;
-    case OP_COM: spec.name = "com", spec.d1 = 3; break;
-    case OP_CMM: spec.name = "centroidal_momentum", spec.d1 = 6; break;
-    case OP_Y: spec.name = "Y", spec.ndim = 3, spec.d1 = nv, spec.d2 = 10 * m->n_bodies; break;
-    }
-    size_t dims[3] = {N, spec.d1, spec.d2};
-    int rc = rb_arrays_add(res, spec.name, spec.ndim, dims, main, err);
-    *extra = NULL;
-    if (!rc && c->op == OP_CMM) {
-        size_t cdims[3] = {N, 3, 1};
-        rc = rb_arrays_add(res, "com", 2, cdims, extra, err);
-        *main = (rb_array *)rb_arrays_find(res, "centroidal_momentum"); /* add may have moved it */
-    }
-    return rc;
-}
-
-static int set_provenance(const eval_ctx *c, rb_arrays *res, const char *op_name, rb_err *err)
-{
-    const rb_model *m = c->model;
-    char hex[65];
-    int rc = rb_sha256_file(c->states_path, hex, err);
-    if (!rc)
-        rc = rb_arrays_set_attr(res, "roboest_version", RB_VERSION, err);
-    if (!rc)
-        rc = rb_arrays_set_attr(res, "model", m->source, err);
-    if (!rc)
-        rc = rb_arrays_set_attr(res, "op", op_name, err);
-    if (!rc)
-        rc = rb_arrays_set_attr(res, "input", rb_path_basename(c->states_path), err);
-    if (!rc)
-        rc = rb_arrays_set_attr(res, "input_sha256", hex, err);
-    /* the order of every joint-space axis, and of the frames in a whole-model pose */
-    size_t len = 1;
-    for (size_t i = 0; i < m->n_dofs; i++)
-        len += strlen(m->dof_names[i]) + 1;
-    for (size_t f = 0; f < m->n_frames; f++)
-        len += strlen(m->frames[f].name) + 1;
-    char *list = rb_malloc(len);
-    if (!rc && !list)
-        rc = rb_err_set(err, RB_ENOMEM, "out of memory");
-    if (!rc) {
-        list[0] = '\0';
-        for (size_t i = 0; i < m->n_dofs; i++)
-            strcat(strcat(list, i ? "," : ""), m->dof_names[i]);
-        rc = rb_arrays_set_attr(res, "joints", list, err);
-    }
-    if (!rc && c->op == OP_FK && c->frame < 0) {
-        list[0] = '\0';
-        for (size_t f = 0; f < m->n_frames; f++)
-            strcat(strcat(list, f ? "," : ""), m->frames[f].name);
-        rc = rb_arrays_set_attr(res, "frames", list, err);
-    }
-    rb_free(list);
-    return rc;
-}
-
-static int run_eval(eval_ctx *c, const char *op_name, unsigned needs, const char *states_path, const char *out,
-                    const rb_write_opts *wopts, rb_err *err)
+/* Read the states, evaluate (the library's batch engine) and write the results through a temporary file. */
+static int run_eval(const rb_model *m, rb_dyn_eval_op op, rb_dyn_eval_opts *eopts, const char *states_path,
+                    const char *out, const rb_write_opts *wopts, rb_err *err)
 {
     rb_arrays *states = NULL, *res = NULL;
-    rb_array *main = NULL, *extra = NULL;
-    const rb_model *m = c->model;
-    c->states_path = states_path;
+    char hex[65];
     int rc = rb_arrays_read(states_path, &states, err);
     if (!rc)
-        rc = load_states(c, states, needs, err);
+        rc = rb_sha256_file(states_path, hex, err);
+    eopts->states_name = states_path;
+    eopts->states_sha256 = hex;
     if (!rc)
-        rc = rb_dyn_alloc(m, &c->ws, err);
-    c->qv = rb_calloc(m->nq, sizeof(double));
-    c->nu = rb_calloc(m->nv, sizeof(double));
-    c->nu_dot = rb_calloc(m->nv, sizeof(double));
-    c->tau_v = rb_calloc(m->nv, sizeof(double));
-    if (!rc && (!c->qv || !c->nu || !c->nu_dot || !c->tau_v))
-        rc = rb_err_set(err, RB_ENOMEM, "out of memory");
-    if (!rc)
-        rc = rb_arrays_new(&res, err);
-    if (!rc)
-        rc = add_results(c, res, &main, &extra, err);
-    size_t row = main ? main->dims[1] * main->dims[2] : 0;
-    for (size_t i = 0; !rc && i < c->N; i++) {
-        fill_state(c, i);
-        rc = eval_row(c, main->data + row * i, extra ? extra->data + 3 * i : NULL, err);
-        if (rc)
-            rb_err_prefix(err, rc, "%s: state %zu: %s: ", states_path, i, op_name);
-    }
-    if (!rc)
-        rc = set_provenance(c, res, op_name, err);
+        rc = rb_dyn_eval(m, op, states, eopts, &res, err);
     if (!rc)
         rc = rb_arrays_write(res, out, wopts, err);
     rb_arrays_free(states);
     rb_arrays_free(res);
-    rb_dyn_free(c->ws);
-    rb_free(c->qv);
-    rb_free(c->nu);
-    rb_free(c->nu_dot);
-    rb_free(c->tau_v);
     return rc;
 }
 
@@ -574,26 +308,21 @@ static int model_eval(int argc, char **argv)
         return cli_usage_error("model eval", "expected one URDF, got %d", argc - optind);
     if (!op_name || !states || !out)
         return cli_usage_error("model eval", "--op, --states and -o are required");
-    eval_ctx c = {0};
-    c.frame = -1;
-    unsigned needs = 0;
-    size_t k = 0;
-    for (; k < sizeof OPS / sizeof OPS[0] && strcmp(OPS[k].name, op_name) != 0; k++)
-        ;
-    if (k == sizeof OPS / sizeof OPS[0])
+    int op = rb_dyn_eval_op_from_name(op_name);
+    if (op < 0)
         return cli_usage_error("model eval", "unknown --op '%s'", op_name);
-    c.op = OPS[k].op;
-    needs = OPS[k].needs;
-    if ((needs & NEED_FRAME) && !frame)
+    unsigned needs = rb_dyn_eval_op_needs((rb_dyn_eval_op)op);
+    if ((needs & RB_DYN_EVAL_NEEDS_FRAME) && !frame)
         return cli_usage_error("model eval", "--op %s needs --frame", op_name);
-    if (frame && !(needs & (NEED_FRAME | ANY_FRAME)))
+    if (frame && !(needs & RB_DYN_EVAL_TAKES_FRAME))
         return cli_usage_error("model eval", "--op %s takes no --frame", op_name);
+    rb_dyn_eval_opts eopts = {-1, RB_DYN_MIXED, NULL, NULL};
     if (strcmp(rep, "body") == 0)
-        c.rep = RB_DYN_BODY;
+        eopts.rep = RB_DYN_BODY;
     else if (strcmp(rep, "mixed") == 0)
-        c.rep = RB_DYN_MIXED;
+        eopts.rep = RB_DYN_MIXED;
     else if (strcmp(rep, "inertial") == 0)
-        c.rep = RB_DYN_INERTIAL;
+        eopts.rep = RB_DYN_INERTIAL;
     else
         return cli_usage_error("model eval", "--rep is body, mixed or inertial, not '%s'", rep);
     rb_err err;
@@ -601,12 +330,13 @@ static int model_eval(int argc, char **argv)
     if (rb_out_format_from_path(out, &wopts.format, &err) != RB_OK)
         return cli_usage_error("model eval", "%s", err.msg);
 
-    int rc = load_model(argv[optind], joints, &opts, &c.model, &err);
-    if (!rc && frame && (c.frame = rb_model_frame_index(c.model, frame)) < 0)
+    rb_model *m = NULL;
+    int rc = load_model(argv[optind], joints, &opts, &m, &err);
+    if (!rc && frame && (eopts.frame = rb_model_frame_index(m, frame)) < 0)
         rc = rb_err_set(&err, RB_ENOTFOUND, "%s: no frame %s", argv[optind], frame);
     if (!rc)
-        rc = run_eval(&c, op_name, needs, states, out, &wopts, &err);
-    rb_model_free(c.model);
+        rc = run_eval(m, (rb_dyn_eval_op)op, &eopts, states, out, &wopts, &err);
+    rb_model_free(m);
     return rc == RB_OK ? EXIT_OK : cli_fail(&err);
 }
 

@@ -5,8 +5,9 @@
  * Algorithms" (Springer 2008); the implementation files cite the tables they implement.
  *
  * Model and workspace. Every function takes the immutable model and a caller-owned workspace (rb_dyn)
- * made once for that model by rb_dyn_alloc. No function below allocates: the per-sample path is free of
- * malloc (rb_malloc and the C library's), LAPACK is called through its _work entry points.
+ * made once for that model by rb_dyn_alloc. No function below allocates (except the set-up functions that say
+ * so and the batch rb_dyn_eval): the per-sample path is free of malloc (rb_malloc and the C library's), LAPACK
+ * is called through its _work entry points.
  * A workspace serves one thread at a time; a model may be shared by any number of workspaces. The workspace
  * keeps the joint transforms of the last joint positions it saw (one set for the kinematic state, one for the
  * dynamics passes) and reuses them when the next call has the same joint positions (bit for bit): the results
@@ -55,6 +56,7 @@
 #include <stddef.h>
 
 #include "roboest/core.h"
+#include "roboest/io.h"
 #include "roboest/model.h"
 #include "roboest/spatial.h"
 
@@ -494,5 +496,104 @@ int rb_cut_dyn_bias(const rb_model *model, rb_cut_dyn *cd, const double *s_dot, 
 int rb_cut_dyn_frame_jacobian(const rb_model *model, const rb_cut_dyn *cd, size_t frame, double *J, rb_err *err);
 /* After rb_cut_dyn_bias: the frame's velocity-product acceleration b_F (6, BODY, see above). */
 int rb_cut_dyn_frame_bias(const rb_model *model, const rb_cut_dyn *cd, size_t frame, double out[6], rb_err *err);
+
+/* ---- batch evaluation over a set of states (roboest model eval) --------------------------------------------
+ * rb_dyn_eval evaluates one quantity (an op) for every row (state) of a set of named arrays, as rb_arrays_read
+ * gives a states file (roboest/io.h), and returns the results as named arrays, one row per state, with
+ * provenance attributes, ready for rb_arrays_write. It is the engine of `roboest model eval`.
+ *
+ * States (N rows, row i is state i; n = model->n_dofs in joint-list order; SI units: rad, m, rad/s, ...):
+ *   q           N x n joint positions; floating base also base_pose N x 7 (p_WB, then quat_WB w x y z: q's
+ *               base part)
+ *   dq          N x n joint velocities, read by ops with RB_DYN_EVAL_NEEDS_DQ; floating base also
+ *               base_twist N x 6 (body-fixed, base axes, linear first: nu's base part)
+ *   ddq         N x n joint accelerations (RB_DYN_EVAL_NEEDS_DDQ); floating base also base_acc N x 6 (nu_dot's
+ *               base part, the derivative of the body-fixed twist)
+ *   tau         N x nv generalized forces (RB_DYN_EVAL_NEEDS_TAU; floating base: the base wrench first, as
+ *               above)
+ *   gravity     optional, N x 3, world gravity (m/s^2), the same in every row: replaces model->gravity for
+ *               this call (the model itself is not changed)
+ * They are read in this order; N is q's row count. An array stored as a vector of exactly the expected number
+ * of columns (a single state saved as a row vector reads back so, io.h) is one state while N <= 1. Arrays the
+ * op does not read are ignored, whatever their shape.
+ *
+ * Results (row i is state i; 2-D arrays have ndim 2 and dims[2] = 1):
+ *   op                    array                dims
+ *   forward-kinematics    pose                 N x 7: world pose of opts->frame (p, quat w x y z), or, with
+ *                                              opts->frame = -1, N x n_frames x 7 for every frame (model order)
+ *   jacobian              J                    N x 6 x nv: opts->frame's Jacobian in opts->rep
+ *   djdq                  djdq                 N x 6: J_dot nu of opts->frame in opts->rep
+ *   mass-matrix           M                    N x nv x nv (CRBA)
+ *   generalised-forces    h                    N x nv: bias forces C(q, nu) nu + g(q)
+ *   gravity               g                    N x nv
+ *   rnea                  tau                  N x nv: inverse dynamics without external wrenches
+ *   forward-dynamics      ddq                  N x nv: nu_dot by the articulated-body algorithm
+ *   com                   com                  N x 3: centre of mass, world coordinates
+ *   centroidal-momentum   centroidal_momentum  N x 6: [l; k_G], world axes about the CoM; then com N x 3
+ *   regressor             Y                    N x nv x 10 n_bodies: Y pi = rnea (pi: rb_dyn_inertial_params)
+ * String attributes, in this order: roboest_version (RB_VERSION), model (model->source), op (the op's name),
+ * input (the last path component of opts->states_name, when given), input_sha256 (opts->states_sha256, when
+ * given), joints (model->dof_names joined by ',': the order of every joint-space axis), and for
+ * forward-kinematics of every frame frames (the frame names joined by ','). The same inputs give the same
+ * results bit for bit.
+ *
+ * Errors (the states' messages start with opts->states_name, or "states" without one):
+ *   RB_ENOTFOUND  an array the op needs is missing: "states.csv: no array dq (needed here)";
+ *   RB_EDIM       an array of the wrong shape: "states.csv: q is 5 x 3, expected 5 x 4";
+ *   RB_EINPUT     gravity rows that differ: "states.csv: gravity: row 2 differs from row 0 (one gravity per
+ *                 file)";
+ *   a dynamics function's code for a state it fails on (RB_ENUMERIC: a singular articulated inertia), its
+ *                 message prefixed "states.csv: state 3: forward-dynamics: ";
+ *   RB_EINVAL     NULL model, states or out, an op out of range, a frame missing for an op that needs one or
+ *                 given to one that takes none, a frame or representation out of range;
+ *   RB_ENOMEM. */
+
+typedef enum rb_dyn_eval_op {
+    RB_DYN_EVAL_FORWARD_KINEMATICS,  /* "forward-kinematics" */
+    RB_DYN_EVAL_JACOBIAN,            /* "jacobian" */
+    RB_DYN_EVAL_DJDQ,                /* "djdq" */
+    RB_DYN_EVAL_MASS_MATRIX,         /* "mass-matrix" */
+    RB_DYN_EVAL_GENERALISED_FORCES,  /* "generalised-forces" */
+    RB_DYN_EVAL_GRAVITY,             /* "gravity" */
+    RB_DYN_EVAL_RNEA,                /* "rnea" */
+    RB_DYN_EVAL_FORWARD_DYNAMICS,    /* "forward-dynamics" */
+    RB_DYN_EVAL_COM,                 /* "com" */
+    RB_DYN_EVAL_CENTROIDAL_MOMENTUM, /* "centroidal-momentum" */
+    RB_DYN_EVAL_REGRESSOR            /* "regressor" */
+} rb_dyn_eval_op;
+enum { RB_DYN_EVAL_N_OPS = RB_DYN_EVAL_REGRESSOR + 1 };
+
+/* What an op reads (rb_dyn_eval_op_needs): flags. */
+enum {
+    RB_DYN_EVAL_NEEDS_DQ = 1,    /* dq (floating base: and base_twist) */
+    RB_DYN_EVAL_NEEDS_DDQ = 2,   /* ddq (floating base: and base_acc) */
+    RB_DYN_EVAL_NEEDS_TAU = 4,   /* tau */
+    RB_DYN_EVAL_NEEDS_FRAME = 8, /* opts->frame must name a frame (jacobian, djdq) */
+    RB_DYN_EVAL_TAKES_FRAME = 16 /* opts->frame is read (forward-kinematics: optional; jacobian, djdq) */
+};
+
+/* The op's name as above ("forward-kinematics"; a static string), NULL for an op out of range. */
+const char *rb_dyn_eval_op_name(rb_dyn_eval_op op);
+/* The op of that exact name (case-sensitive), or -1 if there is none (or name is NULL). */
+int rb_dyn_eval_op_from_name(const char *name);
+/* The op's RB_DYN_EVAL_* flags; 0 for an op out of range. */
+unsigned rb_dyn_eval_op_needs(rb_dyn_eval_op op);
+
+typedef struct rb_dyn_eval_opts {
+    long frame;                /* model frame index for the ops that take one, -1 for none (0 is a frame: set
+                                * it); forward-kinematics with -1 gives every frame */
+    rb_dyn_rep rep;            /* jacobian and djdq: representation (see the top of this header; there is no
+                                * default: RB_DYN_BODY is 0, `roboest model eval` passes RB_DYN_MIXED) */
+    const char *states_name;   /* the states' name (their file's path) for messages, and, its last path
+                                * component, the `input` attribute; NULL: "states" and no attribute */
+    const char *states_sha256; /* the states file's SHA-256 (hex) for the `input_sha256` attribute; NULL: none */
+} rb_dyn_eval_opts;
+
+/* Evaluate `op` for every state of `states` (see above) on `model` (only read: it may be shared with other
+ * threads). opts NULL: frame -1, RB_DYN_MIXED, no names. Returns the results in *out (caller frees with
+ * rb_arrays_free; NULL on failure). Allocates its own workspace and the results: a batch call, not for a
+ * per-sample path. Errors above. */
+int rb_dyn_eval(const rb_model *model, rb_dyn_eval_op op, const rb_arrays *states, const rb_dyn_eval_opts *opts,
+                rb_arrays **out, rb_err *err);
 
 #endif
