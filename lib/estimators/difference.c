@@ -59,6 +59,7 @@ static const rb_param_spec difference_params[] = {
 };
 
 const rb_stage_type rb_stage_difference = {
+    .version = RB_STAGE_TYPE_VERSION,
     .name = "difference",
     .summary = "element-wise y = a - b - offset (b optional; names and units of a)",
     .inputs = difference_in,

@@ -105,6 +105,7 @@ static const rb_param_spec fdiff_params[] = {
 };
 
 const rb_stage_type rb_stage_finite_difference = {
+    .version = RB_STAGE_TYPE_VERSION,
     .name = "finite_difference",
     .summary = "backward-difference first or second derivative per element on the clock times",
     .inputs = fdiff_in,

@@ -176,6 +176,7 @@ static const rb_param_spec fm_params[] = {
 };
 
 const rb_stage_type rb_stage_friction_model = {
+    .version = RB_STAGE_TYPE_VERSION,
     .name = "friction_model",
     .summary = "analytic joint friction tau_F(v) per joint: coulomb_viscous, scv (smooth sign), tanh6 or lugre "
                "(stateful, causal)",

@@ -212,6 +212,7 @@ static const rb_param_spec pinn_params[] = {
 };
 
 const rb_stage_type rb_stage_friction_pinn = {
+    .version = RB_STAGE_TYPE_VERSION,
     .name = "friction_pinn",
     .summary = "friction torque per joint from the physics-informed network on the last H motor and joint "
                "velocities (joint-torque paper eq. 4)",

@@ -233,6 +233,7 @@ static const rb_param_spec kfd_params[] = {
 };
 
 const rb_stage_type rb_stage_kf_derivative = {
+    .version = RB_STAGE_TYPE_VERSION,
     .name = "kf_derivative",
     .summary = "constant-acceleration Kalman filter per element: filtered x, x_dot, x_ddot (joint-torque paper eq. 3); "
                "diagnostics innovation, nis, var (P diagonal)",

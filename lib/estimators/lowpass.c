@@ -63,6 +63,7 @@ static const rb_param_spec lowpass_params[] = {
 };
 
 const rb_stage_type rb_stage_lowpass = {
+    .version = RB_STAGE_TYPE_VERSION,
     .name = "lowpass",
     .summary = "first-order low-pass per element, y_k = y_{k-1} + (1 - exp(-2 pi f_c dt)) (x_k - y_{k-1})",
     .inputs = lowpass_in,

@@ -85,6 +85,7 @@ static const rb_param_spec mt_params[] = {
 };
 
 const rb_stage_type rb_stage_motor_torque = {
+    .version = RB_STAGE_TYPE_VERSION,
     .name = "motor_torque",
     .summary = "motor torque at the joint from the motor current, tau_m = k_t R I_m per joint",
     .inputs = mt_in,

@@ -211,6 +211,7 @@ static const rb_param_spec rnea_params[] = {
 };
 
 const rb_stage_type rb_stage_rnea_torque = {
+    .version = RB_STAGE_TYPE_VERSION,
     .name = "rnea_torque",
     .summary = "joint torques from FT sensors and kinematics by the RNEA in each sub-model cut at the FT sensors, "
                "unknown contact wrenches estimated (joint-torque paper's RNEA baseline)",

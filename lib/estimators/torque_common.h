@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 #include "roboest/dynamics.h"
-#include "roboest/pipeline.h"
+#include "roboest/stage.h"
 
 /* The pipeline's model, or RB_ECONFIG "needs the pipeline's "model" key". */
 int tq_need_model(const rb_stage_setup *setup, rb_err *err);

@@ -1231,6 +1231,7 @@ static const rb_param_spec ukft_params[] = {
 #undef FLAG
 
 const rb_stage_type rb_stage_ukf_torque = {
+    .version = RB_STAGE_TYPE_VERSION,
     .name = "ukf_torque",
     .summary = "joint torques tau_m - tau_F by the joint-torque paper's UKF: motor currents, joint velocities, FT "
                "sensors, IMUs and an optional friction measurement, sub-model forward dynamics as process",

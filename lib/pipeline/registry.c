@@ -101,6 +101,9 @@ static const char *check_default(const rb_param_spec *ps)
 
 static int check_type(const rb_stage_type *t, rb_err *err)
 {
+    if (t->version != RB_STAGE_TYPE_VERSION)
+        return rb_err_set(err, RB_EINVAL, "stage type %s: version %d, this library takes version %d",
+                          t->name ? t->name : "?", t->version, RB_STAGE_TYPE_VERSION);
     if (!t->name || !t->name[0] || !t->step || !t->create)
         return rb_err_set(err, RB_EINVAL, "stage type %s: needs a name, create and step", t->name ? t->name : "?");
     if (!names_unique(t->inputs, t->n_inputs) || !names_unique(t->outputs, t->n_outputs))

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "roboest/estimators.h"
-#include "roboest/pipeline.h"
+#include "roboest/experiments.h"
 
 enum { JOINTS = 12 };
 

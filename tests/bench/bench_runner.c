@@ -34,7 +34,7 @@ static int copy_create(const rb_stage_setup *setup, void **state, rb_err *err)
 
 static const char *const copy_in[] = {"x"};
 static const char *const copy_out[] = {"y"};
-static const rb_stage_type copy_type = {.name = "copy",
+static const rb_stage_type copy_type = {.version = RB_STAGE_TYPE_VERSION, .name = "copy",
                                         .summary = "y = x",
                                         .inputs = copy_in,
                                         .n_inputs = 1,
@@ -93,7 +93,8 @@ static double time_direct(const rb_stage_type *type, int n, const rb_log *log)
     rb_params params = {type, &cutoff};
     rb_port in = {WIDTH, NULL, NULL}, out = {0, NULL, NULL};
     double period = 1e-3;
-    rb_stage_setup setup = {"bench", &params, &in, &out, period, SAMPLES, log->channels[0].time};
+    rb_stage_setup setup = {.id = "bench", .params = &params, .in = &in, .out = &out, .dt = period,
+                            .n_samples = SAMPLES, .time = log->channels[0].time};
     void **states = calloc((size_t)n, sizeof *states);
     double *buf = calloc((size_t)(n + 1) * WIDTH, sizeof(double));
     for (int i = 0; i < n; i++)

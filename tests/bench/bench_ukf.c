@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "roboest/estimators.h"
+#include "roboest/pipeline.h"
 
 typedef struct bench_case {
     const char *label, *pipeline; /* a pipeline whose stage 0 is the ukf_torque to time */

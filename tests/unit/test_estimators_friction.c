@@ -11,6 +11,7 @@
 
 #include "alloc_count.h"
 #include "roboest/estimators.h"
+#include "roboest/pipeline.h"
 #include "roboest/friction.h"
 #include "support.h"
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "roboest/estimators.h"
+#include "roboest/pipeline.h"
 #include "roboest/training.h"
 #include "roboest/filters.h"
 

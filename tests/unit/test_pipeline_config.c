@@ -46,6 +46,7 @@ static const rb_param_spec probe_params[] = {
     {.name = "labels", .kind = RB_PARAM_STRING_ARRAY},
 };
 static const rb_stage_type probe_type = {
+    .version = RB_STAGE_TYPE_VERSION,
     .name = "probe",
     .summary = "test stage",
     .inputs = probe_in,

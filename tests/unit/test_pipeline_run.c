@@ -32,6 +32,7 @@ static int failing_step(void *state, size_t k, double t, const double *const *in
 static const char *const one_in[] = {"x"};
 static const char *const one_out[] = {"y"};
 static const rb_stage_type failing_type = {
+    .version = RB_STAGE_TYPE_VERSION,
     .name = "failing", .summary = "fails at sample 5", .inputs = one_in, .n_inputs = 1, .outputs = one_out,
     .n_outputs = 1, .create = failing_create, .step = failing_step,
 };
@@ -51,6 +52,7 @@ static int late_finish(void *state, rb_err *err)
 }
 
 static const rb_stage_type late_type = {
+    .version = RB_STAGE_TYPE_VERSION,
     .name = "late",
     .summary = "fails in finish",
     .inputs = one_in,
@@ -114,6 +116,7 @@ static int multi_step(void *state, size_t k, double t, const double *const *in, 
 
 static const char *const multi_out[] = {"sum", "pair", "count"};
 static const rb_stage_type multi_type = {
+    .version = RB_STAGE_TYPE_VERSION,
     .name = "multi", .summary = "three outputs of different widths", .inputs = one_in, .n_inputs = 1,
     .outputs = multi_out, .n_outputs = 3, .create = multi_create, .step = multi_step, .destroy = multi_destroy,
 };
@@ -138,6 +141,7 @@ static int opt_step(void *state, size_t k, double t, const double *const *in, do
 
 static const char *const opt_in[] = {"x", "y"};
 static const rb_stage_type opt_type = {
+    .version = RB_STAGE_TYPE_VERSION,
     .name = "opt", .summary = "x + optional y", .inputs = opt_in, .n_inputs = 2, .optional_inputs = 2,
     .outputs = one_out, .n_outputs = 1, .create = opt_create, .step = opt_step,
 };

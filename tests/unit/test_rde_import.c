@@ -111,6 +111,7 @@ static const rb_param_spec stub_params[] = {
     {.name = "ft_offset", .kind = RB_PARAM_STRING, .def_string = "first_sample", .choices = offset_choices},
 };
 static const rb_stage_type stub_type = {
+    .version = RB_STAGE_TYPE_VERSION,
     .name = "ukf_torque",
     .summary = "test stand-in for the ukf_torque stage",
     .inputs = stub_in,

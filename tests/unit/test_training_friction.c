@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "roboest/estimators.h"
+#include "roboest/pipeline.h"
 #include "roboest/training.h"
 #include "support.h"
 

@@ -55,23 +55,6 @@ RB_API void rb_json_path_format(const rb_json_step *path, size_t depth, char *bu
  * the text is well-formed. */
 RB_API size_t rb_json_syntax_error(const char *text, size_t len, const char **what);
 
-/* ---- suggestions ----------------------------------------------------------------------------------- */
-/* Optimal-string-alignment edit distance (insert, delete, substitute, swap neighbours); strings
- * longer than 63 bytes compare as SIZE_MAX unless equal. */
-RB_API size_t rb_edit_distance(const char *a, const char *b);
-
-/* Closest-name suggestion: init with the unknown name, consider each candidate, then best() gives the
- * closest one near enough to be a likely typo, or NULL. No allocation. */
-typedef struct rb_suggest {
-    const char *name;
-    const char *best;
-    size_t best_distance;
-} rb_suggest;
-
-RB_API void rb_suggest_init(rb_suggest *s, const char *name);
-RB_API void rb_suggest_consider(rb_suggest *s, const char *candidate);
-RB_API const char *rb_suggest_best(const rb_suggest *s);
-
 /* ---- the context ----------------------------------------------------------------------------------- */
 typedef struct rb_cfg {
     const char *file;      /* for messages (the path as given, or the name given with the text) */

@@ -108,6 +108,22 @@ int rb_name_ref_cmp(const void *a, const void *b);
  * with that earlier position in *first), or SIZE_MAX in both. */
 void rb_name_refs_first_repeat(const rb_name_ref *refs, size_t n, size_t *dup, size_t *first);
 
+/* Optimal-string-alignment edit distance (insert, delete, substitute, swap neighbours); strings
+ * longer than 63 bytes compare as SIZE_MAX unless equal. */
+size_t rb_edit_distance(const char *a, const char *b);
+
+/* Closest-name suggestion: init with the unknown name, consider each candidate, then best() gives the
+ * closest one near enough to be a likely typo, or NULL. No allocation. */
+typedef struct rb_suggest {
+    const char *name;
+    const char *best;
+    size_t best_distance;
+} rb_suggest;
+
+void rb_suggest_init(rb_suggest *s, const char *name);
+void rb_suggest_consider(rb_suggest *s, const char *candidate);
+const char *rb_suggest_best(const rb_suggest *s);
+
 /* Test hook: make the allocation after `n` more successful ones fail (n < 0 disables).
  * Returns how many allocations were made since the last call. The counters are atomic (threads may
  * allocate meanwhile; which of them gets the failure is then up to timing). */

@@ -243,7 +243,7 @@
 #ifndef ROBOEST_ESTIMATORS_H
 #define ROBOEST_ESTIMATORS_H
 
-#include "roboest/pipeline.h"
+#include "roboest/stage.h"
 
 extern const rb_stage_type rb_stage_lowpass;
 extern const rb_stage_type rb_stage_finite_difference;

@@ -1,6 +1,7 @@
 /*
- * roboest pipeline: the stage interface, the stage registry, the JSON pipeline configuration and
- * the runner that replays a log through the stages.
+ * roboest pipeline: the JSON pipeline configuration, the runner that replays a log through the stages
+ * and the stream that steps them inside a caller's loop. The stage interface and the registry are in
+ * roboest/stage.h.
  *
  * A pipeline binds log channels to named signals, wires signals through stages (each stage type
  * is a causal estimator with named input and output ports), and names the signals to write and
@@ -68,136 +69,7 @@
 #include "roboest/io.h"
 #include "roboest/metrics.h"
 #include "roboest/model.h"
-
-/* ---- stage parameters --------------------------------------------------------------------- */
-typedef enum rb_param_kind {
-    RB_PARAM_NUMBER,       /* finite double */
-    RB_PARAM_INTEGER,      /* integral number, |x| <= 2^53 */
-    RB_PARAM_BOOLEAN,      /* true / false */
-    RB_PARAM_STRING,       /* string, optionally one of `choices` */
-    RB_PARAM_NUMBER_ARRAY, /* array of finite numbers */
-    RB_PARAM_STRING_ARRAY  /* array of strings */
-} rb_param_kind;
-
-/* Name of a kind for messages and --help ("number", "string array", ...). */
-const char *rb_param_kind_name(rb_param_kind kind);
-
-/* One parameter of a stage type's schema. Zero-initialized fields mean "no bound / no default". */
-typedef struct rb_param_spec {
-    const char *name;
-    rb_param_kind kind;
-    bool required;
-    double def_number;                /* default of NUMBER / INTEGER / BOOLEAN (0 or 1) */
-    const char *def_string;           /* default of STRING (NULL: none) */
-    const double *def_numbers;        /* default of NUMBER_ARRAY (def_count values) */
-    const char *const *def_strings;   /* default of STRING_ARRAY (def_count strings) */
-    size_t def_count;
-    bool has_min, min_exclusive;      /* value (each array element) >= min, or > min */
-    double min;
-    bool has_max, max_exclusive;      /* value (each array element) <= max, or < max */
-    double max;
-    size_t min_count, max_count;      /* array length bounds; max_count 0: unbounded */
-    const char *const *choices;       /* STRING / STRING_ARRAY: allowed values, NULL-terminated */
-    const char *doc;                  /* one line, with the unit */
-} rb_param_spec;
-
-/* A validated parameter value. Owned by the pipeline; read-only for stages. */
-typedef struct rb_param_value {
-    bool given;        /* set in the config; false: the default */
-    double number;     /* NUMBER, INTEGER, BOOLEAN (0 or 1) */
-    char *string;      /* STRING (NULL: optional and absent without default) */
-    size_t count;      /* NUMBER_ARRAY / STRING_ARRAY length */
-    double *numbers;   /* count values */
-    char **strings;    /* count strings */
-} rb_param_value;
-
-struct rb_stage_type;
-
-/* The parameters of one stage: values[i] belongs to type->params[i]. */
-typedef struct rb_params {
-    const struct rb_stage_type *type;
-    const rb_param_value *values;
-} rb_params;
-
-/* Value by name, NULL if the type's schema has no such parameter. */
-const rb_param_value *rb_params_get(const rb_params *p, const char *name);
-/* Typed shortcuts: NAN / 0 / false / NULL when the schema has no such parameter. */
-double rb_params_number(const rb_params *p, const char *name);
-long long rb_params_integer(const rb_params *p, const char *name);
-bool rb_params_boolean(const rb_params *p, const char *name);
-const char *rb_params_string(const rb_params *p, const char *name);
-
-/* ---- stages ------------------------------------------------------------------------------------ */
-/* One port of a stage at set-up: `width` elements per sample with their names and units. */
-typedef struct rb_port {
-    size_t width;
-    const char *const *names; /* width element names; outputs: NULL gives "0", "1", ... */
-    const char *const *units; /* width units ("" unknown); outputs: NULL gives "" */
-} rb_port;
-
-/* What a stage's create() gets. Everything is borrowed and stays valid until destroy(). */
-typedef struct rb_stage_setup {
-    const char *id;          /* the stage's id in the config, for messages */
-    const rb_params *params; /* validated, defaults filled in */
-    const rb_port *in;       /* type->n_inputs ports, in the type's order */
-    rb_port *out;            /* type->n_outputs ports: create() sets width, names, units of every port,
-                                wired or not; the name and unit strings must stay valid until destroy()
-                                (input names may be reused) */
-    double dt;               /* sample period, s: 1 / rate for a uniform clock, the channel's median
-                                interval for a channel clock */
-    size_t n_samples;        /* clock length */
-    const double *time;      /* n_samples clock times, s, strictly increasing */
-    const rb_model *model;   /* the pipeline's model (config key "model"), NULL without one */
-    const char *config_dir;  /* folder of the pipeline file: files named in params are relative to it */
-} rb_stage_setup;
-
-/*
- * A stage type. The runner calls create() once per run, then step() for k = 0 .. n_samples-1 in
- * order, then finish(), then destroy() (also after a failure once create() succeeded).
- *   create   allocate everything the stage needs and set the outputs' widths; returns RB_OK or an
- *            rb_status with a message (RB_ECONFIG for a parameter that does not fit the inputs);
- *            on failure nothing is left allocated.
- *   step     compute sample k from the inputs at sample k (in[i]: in port i's width values) and
- *            its own state only (causal); write every output value (out[j]: width values). The
- *            output rows are write-only: keep in the state whatever the next sample needs. An
- *            unwired output's row is the runner's scratch (distinct from every other row, same
- *            width): a stage writes all its outputs and never needs to know which are wired. Must
- *            not allocate or do I/O. A non-zero return (an rb_status with a message) stops the run.
- *   finish   end-of-run work (may be NULL).
- *   destroy  free the state (may be NULL when create allocates nothing).
- */
-typedef struct rb_stage_type {
-    const char *name;    /* registry key, e.g. "lowpass" */
-    const char *summary; /* one line for --help */
-    const char *const *inputs;
-    size_t n_inputs;
-    uint64_t optional_inputs; /* bit j set: input port j may be left unwired; create() then sees width 0
-                                 (names, units NULL) and step() a non-NULL pointer to nothing */
-    const char *const *outputs;
-    size_t n_outputs;
-    const rb_param_spec *params;
-    size_t n_params;
-    int (*create)(const rb_stage_setup *setup, void **state, rb_err *err);
-    int (*step)(void *state, size_t k, double t, const double *const *in, double *const *out, rb_err *err);
-    int (*finish)(void *state, rb_err *err);
-    void (*destroy)(void *state);
-} rb_stage_type;
-
-/* ---- registry ------------------------------------------------------------------------------------ */
-typedef struct rb_registry rb_registry;
-
-/* Empty registry (caller frees with rb_registry_free). */
-int rb_registry_new(rb_registry **out, rb_err *err);
-void rb_registry_free(rb_registry *reg);
-/* Add a type (borrowed: it must outlive the registry, normally a static). RB_EINVAL if the name is
- * taken or the type is malformed (no step, duplicate port or parameter names, a default outside its
- * bounds or choices); RB_ENOMEM. */
-int rb_registry_add(rb_registry *reg, const rb_stage_type *type, rb_err *err);
-/* Type by exact name, NULL if absent (borrowed). */
-const rb_stage_type *rb_registry_find(const rb_registry *reg, const char *name);
-/* Iteration for listings, in name order: i < rb_registry_count(reg). */
-size_t rb_registry_count(const rb_registry *reg);
-const rb_stage_type *rb_registry_at(const rb_registry *reg, size_t i);
+#include "roboest/stage.h"
 
 /* ---- the loaded pipeline (read-only for callers) ------------------------------------------------- */
 typedef struct rb_config_signal {
