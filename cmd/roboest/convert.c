@@ -1,6 +1,5 @@
 /* roboest convert: any supported log format to any other. */
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,97 +41,7 @@ static int parse_format(const char *s, rb_out_format *fmt)
     return -1;
 }
 
-/* Every channel resampled onto one uniform clock over the span all channels cover. */
-static int resample_log(const rb_log *in, double rate, rb_log **out, rb_err *err)
-{
-    double t0 = -INFINITY, t1 = INFINITY;
-    for (size_t c = 0; c < in->n_channels; c++) {
-        const rb_channel *ch = &in->channels[c];
-        if (ch->n_samples == 0)
-            continue;
-        t0 = fmax(t0, ch->time[0]);
-        t1 = fmin(t1, ch->time[ch->n_samples - 1]);
-    }
-    if (!(t1 >= t0))
-        return rb_err_set(err, RB_EINPUT, "the channels share no common time span to resample");
-    rb_clock clk = {0, NULL};
-    int rc = rb_clock_uniform(&clk, t0, t1, rate, err);
-    if (rc)
-        return rc;
-    rc = rb_log_new(out, err);
-    for (size_t c = 0; rc == RB_OK && c < in->n_channels; c++) {
-        const rb_channel *src = &in->channels[c];
-        rb_channel *dst;
-        rc = rb_log_add_channel(*out, src->name, clk.n, src->n_elements, &dst, err);
-        for (size_t i = 0; rc == RB_OK && i < src->n_elements; i++) {
-            rc = rb_channel_set_name(dst, i, src->element_names[i], err);
-            if (rc == RB_OK)
-                rc = rb_channel_set_unit(dst, i, src->units[i], err);
-        }
-        if (rc)
-            break;
-        memcpy(dst->time, clk.t, clk.n * sizeof(double));
-        rc = rb_resample(src, NULL, src->n_elements, &clk, RB_INTERP_LINEAR, RB_NONFINITE_ERROR, dst->data, NULL,
-                         err);
-    }
-    for (size_t a = 0; rc == RB_OK && a < in->n_attrs; a++)
-        rc = rb_log_set_attr(*out, in->attrs[a].key, in->attrs[a].value, err);
-    rb_clock_free(&clk);
-    if (rc) {
-        rb_log_free(*out);
-        *out = NULL;
-    }
-    return rc;
-}
 
-/* Reads LOG... into one log (a session), recording input names and checksums. */
-static int read_session(char **paths, int n, rb_log **out, rb_err *err)
-{
-    rb_log *log = NULL;
-    char *names = NULL, *sums = NULL;
-    int rc = RB_OK;
-    for (int i = 0; i < n && rc == RB_OK; i++) {
-        rb_log *part = NULL;
-        char hex[65];
-        rc = rb_log_read(paths[i], &part, err);
-        if (rc == RB_OK)
-            rc = rb_sha256_file(paths[i], hex, err);
-        if (rc == RB_OK && log) {
-            rc = rb_log_append(log, part, err);
-            if (rc)
-                rb_err_prefix(err, rc, "%s: ", paths[i]);
-            rb_log_free(part);
-        } else if (rc == RB_OK) {
-            log = part;
-        } else {
-            rb_log_free(part);
-        }
-        if (rc == RB_OK) {
-            char *names2 = rb_asprintf("%s%s%s", names ? names : "", names ? "," : "", rb_path_basename(paths[i]));
-            char *sums2 = rb_asprintf("%s%s%s", sums ? sums : "", sums ? "," : "", hex);
-            rb_free(names);
-            rb_free(sums);
-            names = names2;
-            sums = sums2;
-            if (!names || !sums)
-                rc = rb_err_set(err, RB_ENOMEM, "out of memory");
-        }
-    }
-    if (rc == RB_OK)
-        rc = rb_log_set_attr(log, "roboest_version", RB_VERSION, err);
-    if (rc == RB_OK)
-        rc = rb_log_set_attr(log, "input", names, err);
-    if (rc == RB_OK)
-        rc = rb_log_set_attr(log, "input_sha256", sums, err);
-    rb_free(names);
-    rb_free(sums);
-    if (rc) {
-        rb_log_free(log);
-        log = NULL;
-    }
-    *out = log;
-    return rc;
-}
 
 int cmd_convert(int argc, char **argv)
 {
@@ -180,9 +89,17 @@ int cmd_convert(int argc, char **argv)
         return cli_usage_error("convert", "%s (or give --format)", err.msg);
 
     rb_log *log = NULL, *resampled = NULL;
-    int rc = read_session(argv + optind, argc - optind, &log, &err);
+    rb_session_id id = {NULL, NULL};
+    rb_provenance pv = {0, NULL, NULL};
+    int rc = rb_log_read_session((const char *const *)argv + optind, (size_t)(argc - optind), &log, &id, &err);
+    if (rc == RB_OK)
+        rc = rb_session_provenance(&id, &pv, &err);
+    if (rc == RB_OK)
+        rc = rb_log_set_provenance(log, &pv, &err);
+    rb_provenance_free(&pv);
+    rb_session_id_free(&id);
     if (rc == RB_OK && rate > 0)
-        rc = resample_log(log, rate, &resampled, &err);
+        rc = rb_log_resample(log, rate, &resampled, &err);
     if (rc == RB_OK)
         rc = rb_log_write(resampled ? resampled : log, out_path, &wopts, &err);
     rb_log_free(log);

@@ -21,6 +21,11 @@ char *rb_path_relative_to(const char *base_file, const char *rel)
     return rb_asprintf("%.*s/%s", (int)(slash - base_file), base_file, rel);
 }
 
+char *rb_path_in(const char *dir, const char *rel)
+{
+    return dir && dir[0] && strcmp(dir, ".") != 0 ? rb_asprintf("%s/%s", dir, rel) : rb_strdup(rel);
+}
+
 const char *rb_path_basename(const char *path)
 {
     const char *slash = strrchr(path, '/');

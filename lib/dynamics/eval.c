@@ -224,37 +224,37 @@ static int add_results(eval_ctx *c, rb_arrays *res, rb_array **main, rb_array **
 static int set_provenance(const eval_ctx *c, rb_arrays *res, const rb_dyn_eval_opts *opts, rb_err *err)
 {
     const rb_model *m = c->model;
-    int rc = rb_arrays_set_attr(res, "roboest_version", RB_VERSION, err);
-    if (!rc)
-        rc = rb_arrays_set_attr(res, "model", m->source, err);
-    if (!rc)
-        rc = rb_arrays_set_attr(res, "op", OPS[c->op].name, err);
-    if (!rc && opts->states_name)
-        rc = rb_arrays_set_attr(res, "input", rb_path_basename(opts->states_name), err);
-    if (!rc && opts->states_sha256)
-        rc = rb_arrays_set_attr(res, "input_sha256", opts->states_sha256, err);
     /* the order of every joint-space axis, and of the frames in a whole-model pose */
     size_t len = 1;
     for (size_t i = 0; i < m->n_dofs; i++)
         len += strlen(m->dof_names[i]) + 1;
     for (size_t f = 0; f < m->n_frames; f++)
         len += strlen(m->frames[f].name) + 1;
-    char *list = rb_malloc(len);
-    if (!rc && !list)
-        rc = rb_err_set(err, RB_ENOMEM, "out of memory");
+    char *joints = rb_calloc(len, 1), *frames = rb_calloc(len, 1);
+    rb_provenance pv = {0, NULL, NULL};
+    int rc = joints && frames ? rb_provenance_init(&pv, err) : rb_err_set(err, RB_ENOMEM, "out of memory");
     if (!rc) {
-        list[0] = '\0';
         for (size_t i = 0; i < m->n_dofs; i++)
-            strcat(strcat(list, i ? "," : ""), m->dof_names[i]);
-        rc = rb_arrays_set_attr(res, "joints", list, err);
-    }
-    if (!rc && c->op == RB_DYN_EVAL_FORWARD_KINEMATICS && c->frame < 0) {
-        list[0] = '\0';
+            strcat(strcat(joints, i ? "," : ""), m->dof_names[i]);
         for (size_t f = 0; f < m->n_frames; f++)
-            strcat(strcat(list, f ? "," : ""), m->frames[f].name);
-        rc = rb_arrays_set_attr(res, "frames", list, err);
+            strcat(strcat(frames, f ? "," : ""), m->frames[f].name);
+        rc = rb_provenance_add(&pv, "model", m->source, err);
     }
-    rb_free(list);
+    if (!rc)
+        rc = rb_provenance_add(&pv, "op", OPS[c->op].name, err);
+    if (!rc && opts->states_name)
+        rc = rb_provenance_add(&pv, "input", rb_path_basename(opts->states_name), err);
+    if (!rc)
+        rc = rb_provenance_add(&pv, "input_sha256", opts->states_sha256, err);
+    if (!rc)
+        rc = rb_provenance_add(&pv, "joints", joints, err);
+    if (!rc && c->op == RB_DYN_EVAL_FORWARD_KINEMATICS && c->frame < 0)
+        rc = rb_provenance_add(&pv, "frames", frames, err);
+    if (!rc)
+        rc = rb_arrays_set_provenance(res, &pv, err);
+    rb_provenance_free(&pv);
+    rb_free(joints);
+    rb_free(frames);
     return rc;
 }
 

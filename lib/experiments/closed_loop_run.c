@@ -231,55 +231,55 @@ static char **seed_names(const rb_closed_loop *cl)
     return names;
 }
 
-static int set_attrf(rb_comparison *c, rb_err *err, const char *value, const char *fmt, const char *a, const char *b)
-{
-    char key[256];
-    snprintf(key, sizeof key, fmt, a, b);
-    return rb_comparison_set_attr(c, key, value, err);
-}
 
 static int provenance(const job *jb, rb_comparison *c, const char *window, rb_err *err)
 {
     const rb_closed_loop *cl = jb->cl;
     const rb_scenario *sn = cl->scenario;
-    int rc = rb_comparison_set_attr(c, "roboest_version", RB_VERSION, err);
+    rb_provenance pv = {0, NULL, NULL};
+    int rc = rb_provenance_init(&pv, err);
     if (!rc)
-        rc = rb_comparison_set_attr(c, "closed_loop", rb_path_basename(cl->path), err);
+        rc = rb_provenance_add(&pv, "closed_loop", rb_path_basename(cl->path), err);
     if (!rc)
-        rc = rb_comparison_set_attr(c, "closed_loop_sha256", cl->sha256, err);
+        rc = rb_provenance_add(&pv, "closed_loop_sha256", cl->sha256, err);
     if (!rc)
-        rc = rb_comparison_set_attr(c, "scenario", rb_path_basename(sn->path), err);
+        rc = rb_provenance_add(&pv, "scenario", rb_path_basename(sn->path), err);
     if (!rc)
-        rc = rb_comparison_set_attr(c, "scenario_sha256", sn->sha256, err);
+        rc = rb_provenance_add(&pv, "scenario_sha256", sn->sha256, err);
     if (!rc)
-        rc = rb_comparison_set_attr(c, "window", window, err);
+        rc = rb_provenance_add(&pv, "window", window, err);
     for (size_t v = 0; !rc && v < cl->n_configs; v++) {
         const rb_cl_config *cf = &cl->configs[v];
-        rc = set_attrf(c, err, cf->label, "configuration %s: %s", cf->name, "label");
+        rc = rb_provenance_addf(&pv, cf->label, err, "configuration %s: label", cf->name);
         if (!rc && cf->pipeline)
-            rc = set_attrf(c, err, rb_path_basename(cf->pipeline_path), "configuration %s: %s", cf->name, "pipeline");
+            rc = rb_provenance_addf(&pv, rb_path_basename(cf->pipeline_path), err, "configuration %s: pipeline",
+                                    cf->name);
         if (!rc && cf->pipeline)
-            rc = set_attrf(c, err, cf->pipeline->config_sha256, "configuration %s: %s", cf->name, "config_sha256");
+            rc = rb_provenance_addf(&pv, cf->pipeline->config_sha256, err, "configuration %s: config_sha256",
+                                    cf->name);
         if (!rc)
-            rc = set_attrf(c, err,
-                           cf->feedback        ? cf->feedback
-                           : cf->torque_sensor ? "torque sensor (true tau_j)"
-                                               : "none (feedforward)",
-                           "configuration %s: %s", cf->name, "feedback");
+            rc = rb_provenance_addf(&pv,
+                                    cf->feedback        ? cf->feedback
+                                    : cf->torque_sensor ? "torque sensor (true tau_j)"
+                                                        : "none (feedforward)",
+                                    err, "configuration %s: feedback", cf->name);
         if (!rc)
-            rc = set_attrf(c, err, cf->compensation ? cf->compensation : "none", "configuration %s: %s", cf->name,
-                           "compensation");
+            rc = rb_provenance_addf(&pv, cf->compensation ? cf->compensation : "none", err,
+                                    "configuration %s: compensation", cf->name);
         for (size_t s = 0; !rc && s < cl->n_seeds; s++) {
             const rb_cl_status *st = &jb->out[v * cl->n_seeds + s].status;
-            char key[64], status[600];
-            snprintf(key, sizeof key, "seed %llu", (unsigned long long)cl->seeds[s]);
+            char status[600];
             if (st->diverged)
                 snprintf(status, sizeof status, "diverged: %s", st->why);
             else
                 snprintf(status, sizeof status, "completed (%.4g s)", st->t_end);
-            rc = set_attrf(c, err, status, "configuration %s: %s", cf->name, key);
+            rc = rb_provenance_addf(&pv, status, err, "configuration %s: seed %llu", cf->name,
+                                    (unsigned long long)cl->seeds[s]);
         }
     }
+    if (!rc)
+        rc = rb_comparison_set_provenance(c, &pv, err);
+    rb_provenance_free(&pv);
     return rc;
 }
 

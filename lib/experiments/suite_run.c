@@ -324,34 +324,33 @@ static int run_pool(job *jb, int (*task)(void *, size_t, rb_err *), size_t n, bo
 }
 
 /* ---- the table ------------------------------------------------------------------------------------------------ */
-static int set_attr(rb_comparison *c, rb_err *err, const char *value, const char *fmt, const char *name)
-{
-    char key[256];
-    snprintf(key, sizeof key, fmt, name);
-    return rb_comparison_set_attr(c, key, value, err);
-}
 
 static int provenance(const job *jb, rb_comparison *c, rb_err *err)
 {
     const rb_suite *s = jb->s;
-    int rc = rb_comparison_set_attr(c, "roboest_version", RB_VERSION, err);
+    rb_provenance pv = {0, NULL, NULL};
+    int rc = rb_provenance_init(&pv, err);
     if (!rc)
-        rc = rb_comparison_set_attr(c, "suite", rb_path_basename(s->path), err);
+        rc = rb_provenance_add(&pv, "suite", rb_path_basename(s->path), err);
     if (!rc)
-        rc = rb_comparison_set_attr(c, "suite_sha256", s->sha256, err);
+        rc = rb_provenance_add(&pv, "suite_sha256", s->sha256, err);
     for (size_t v = 0; !rc && v < s->n_variants; v++) {
         const rb_pipeline *p = s->variants[v].pipeline;
-        rc = set_attr(c, err, rb_path_basename(p->config_path), "variant %s: pipeline", s->variants[v].name);
+        const char *name = s->variants[v].name;
+        rc = rb_provenance_addf(&pv, rb_path_basename(p->config_path), err, "variant %s: pipeline", name);
         if (!rc)
-            rc = set_attr(c, err, p->config_sha256, "variant %s: config_sha256", s->variants[v].name);
+            rc = rb_provenance_addf(&pv, p->config_sha256, err, "variant %s: config_sha256", name);
         if (!rc)
-            rc = set_attr(c, err, s->variants[v].estimate, "variant %s: estimate", s->variants[v].name);
+            rc = rb_provenance_addf(&pv, s->variants[v].estimate, err, "variant %s: estimate", name);
     }
     for (size_t l = 0; !rc && l < s->n_logs; l++) {
-        rc = set_attr(c, err, jb->logs[l].files, "log %s: input", s->log_names[l]);
-        if (!rc)
-            rc = set_attr(c, err, jb->out[l].input_sha256, "log %s: input_sha256", s->log_names[l]); /* variant 0's */
+        rc = rb_provenance_addf(&pv, jb->logs[l].files, err, "log %s: input", s->log_names[l]);
+        if (!rc) /* variant 0's */
+            rc = rb_provenance_addf(&pv, jb->out[l].input_sha256, err, "log %s: input_sha256", s->log_names[l]);
     }
+    if (!rc)
+        rc = rb_comparison_set_provenance(c, &pv, err);
+    rb_provenance_free(&pv);
     return rc;
 }
 

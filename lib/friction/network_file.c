@@ -68,6 +68,16 @@ int rb_fnet_file_set(rb_fnet_file *f, const char *key, const char *value, rb_err
     return RB_OK;
 }
 
+static int set_fnet_attr(void *f, const char *key, const char *value, rb_err *err)
+{
+    return rb_fnet_file_set(f, key, value, err);
+}
+
+int rb_fnet_file_set_provenance(rb_fnet_file *f, const rb_provenance *pv, rb_err *err)
+{
+    return rb_provenance_each(pv, set_fnet_attr, f, err);
+}
+
 const rb_fnet_joint *rb_fnet_file_find(const rb_fnet_file *f, const char *joint)
 {
     for (size_t i = 0; f && joint && i < f->n_joints; i++)

@@ -81,6 +81,16 @@ int rb_arrays_set_attr(rb_arrays *a, const char *key, const char *value, rb_err 
     return rb_io_attrs_set(RB_IO_ATTRS(a), key, value, err);
 }
 
+static int set_arrays_attr(void *a, const char *key, const char *value, rb_err *err)
+{
+    return rb_arrays_set_attr(a, key, value, err);
+}
+
+int rb_arrays_set_provenance(rb_arrays *a, const rb_provenance *pv, rb_err *err)
+{
+    return rb_provenance_each(pv, set_arrays_attr, a, err);
+}
+
 /* ---- helpers shared by the formats (io_internal.h) ----------------------------------------------- */
 
 bool rb_io_array_column(const char *field, size_t *name_len, size_t *n_idx, size_t idx[2])

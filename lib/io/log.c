@@ -212,6 +212,16 @@ int rb_log_set_attr(rb_log *log, const char *key, const char *value, rb_err *err
     return rb_io_attrs_set(RB_IO_ATTRS(log), key, value, err);
 }
 
+static int set_log_attr(void *log, const char *key, const char *value, rb_err *err)
+{
+    return rb_log_set_attr(log, key, value, err);
+}
+
+int rb_log_set_provenance(rb_log *log, const rb_provenance *pv, rb_err *err)
+{
+    return rb_provenance_each(pv, set_log_attr, log, err);
+}
+
 const char *rb_log_get_attr(const rb_log *log, const char *key)
 {
     return rb_io_attrs_get(log->attrs, log->n_attrs, key);

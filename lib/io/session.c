@@ -58,3 +58,13 @@ int rb_log_read_session(const char *const *paths, size_t n, rb_log **out, rb_ses
         *out = log;
     return rc;
 }
+
+int rb_session_provenance(const rb_session_id *id, rb_provenance *pv, rb_err *err)
+{
+    int rc = rb_provenance_init(pv, err);
+    if (!rc)
+        rc = rb_provenance_add(pv, "input", id->names, err);
+    if (!rc)
+        rc = rb_provenance_add(pv, "input_sha256", id->sha256, err);
+    return rc;
+}

@@ -313,3 +313,45 @@ done:
     rb_free(r.has_last);
     return rc;
 }
+
+int rb_log_resample(const rb_log *in, double rate, rb_log **out, rb_err *err)
+{
+    double t0 = -INFINITY, t1 = INFINITY;
+    for (size_t c = 0; c < in->n_channels; c++) {
+        const rb_channel *ch = &in->channels[c];
+        if (ch->n_samples == 0)
+            continue;
+        t0 = fmax(t0, ch->time[0]);
+        t1 = fmin(t1, ch->time[ch->n_samples - 1]);
+    }
+    if (!(t1 >= t0))
+        return rb_err_set(err, RB_EINPUT, "the channels share no common time span to resample");
+    rb_clock clk = {0, NULL};
+    int rc = rb_clock_uniform(&clk, t0, t1, rate, err);
+    if (rc)
+        return rc;
+    rc = rb_log_new(out, err);
+    for (size_t c = 0; rc == RB_OK && c < in->n_channels; c++) {
+        const rb_channel *src = &in->channels[c];
+        rb_channel *dst;
+        rc = rb_log_add_channel(*out, src->name, clk.n, src->n_elements, &dst, err);
+        for (size_t i = 0; rc == RB_OK && i < src->n_elements; i++) {
+            rc = rb_channel_set_name(dst, i, src->element_names[i], err);
+            if (rc == RB_OK)
+                rc = rb_channel_set_unit(dst, i, src->units[i], err);
+        }
+        if (rc)
+            break;
+        memcpy(dst->time, clk.t, clk.n * sizeof(double));
+        rc = rb_resample(src, NULL, src->n_elements, &clk, RB_INTERP_LINEAR, RB_NONFINITE_ERROR, dst->data, NULL,
+                         err);
+    }
+    for (size_t a = 0; rc == RB_OK && a < in->n_attrs; a++)
+        rc = rb_log_set_attr(*out, in->attrs[a].key, in->attrs[a].value, err);
+    rb_clock_free(&clk);
+    if (rc) {
+        rb_log_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}

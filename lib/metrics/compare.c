@@ -139,6 +139,16 @@ int rb_comparison_set_attr(rb_comparison *c, const char *key, const char *value,
     return RB_OK;
 }
 
+static int set_comparison_attr(void *c, const char *key, const char *value, rb_err *err)
+{
+    return rb_comparison_set_attr(c, key, value, err);
+}
+
+int rb_comparison_set_provenance(rb_comparison *c, const rb_provenance *pv, rb_err *err)
+{
+    return rb_provenance_each(pv, set_comparison_attr, c, err);
+}
+
 static const char *joint_name(const rb_comparison *c, size_t j) { return j < c->n_joints ? c->joints[j] : "all"; }
 
 /* Mean, sample standard deviation and extremes of one statistic across the logs. */

@@ -137,6 +137,16 @@ int rb_report_set_attr(rb_report *rep, const char *key, const char *value, rb_er
     return RB_OK;
 }
 
+static int set_report_attr(void *rep, const char *key, const char *value, rb_err *err)
+{
+    return rb_report_set_attr(rep, key, value, err);
+}
+
+int rb_report_set_provenance(rb_report *rep, const rb_provenance *pv, rb_err *err)
+{
+    return rb_provenance_each(pv, set_report_attr, rep, err);
+}
+
 int rb_report_format_from_path(const char *path, rb_report_format *fmt, rb_err *err)
 {
     if (!path || !fmt)

@@ -3,7 +3,8 @@
  *   config.c  JSON text -> typed rb_pipeline (the sections), and the loader's entry points
  *   graph.c   the signal graph: signal table, wiring, execution order, output and metric references
  *   engine.c  the stage graph stepped sample by sample, shared by run.c (a log) and stream.c (a caller)
- *   run.c, write.c, registry.c  the few helpers below that more than one of them needs
+ *   run.c     one log through the stages (rb_pipeline_run_log); write.c its files; batch.c every log
+ *   stream.c  the stages stepped by a caller; registry.c, resolved.c, provenance.c
  */
 #ifndef ROBOEST_PIPELINE_INTERNAL_H
 #define ROBOEST_PIPELINE_INTERNAL_H
@@ -79,14 +80,13 @@ void rb_engine_free(rb_engine *e);
  * "". NULL when out of memory (nothing left allocated). */
 char **rb_pipe_copy_strings(const char *const *src, const size_t *sel, size_t n, bool numbered);
 
+/* write.c: up to p->n_outputs outputs of `res` (res NULL: none) and p->n_reports reports of `report` (NULL:
+ * none) into dir, all or nothing (rb_run_result_write's rules). */
+int rb_pipe_write_files(const rb_pipeline *p, const rb_run_result *res, const rb_report *report, const char *dir,
+                        bool overwrite, rb_err *err);
+
 /* ---- small helpers ---------------------------------------------------------------------------- */
 /* registry.c: x within the bounds of a NUMBER / INTEGER / array-element parameter. */
 bool rb_pipe_param_within(const rb_param_spec *ps, double x);
-
-/* write.c: the provenance attributes every output file and report carries (tool version, pipeline
- * name, config file and SHA-256, input files and their SHA-256, model), set on `rep`, or on `log`
- * when rep is NULL. Absent values (no model) are left out. */
-int rb_pipe_set_provenance(const rb_pipeline *p, const char *input, const char *input_sha256, rb_report *rep,
-                           rb_log *log, rb_err *err);
 
 #endif

@@ -416,8 +416,10 @@ static int compute_metrics(runner *r)
     if (r->p->n_metrics == 0)
         return RB_OK;
     int rc = rb_report_new(&r->res->report, r->p->name, r->err);
-    if (!rc)
-        rc = rb_pipe_set_provenance(r->p, r->res->input, r->res->input_sha256, r->res->report, NULL, r->err);
+    rb_provenance pv = {0, NULL, NULL};
+    if (!rc && !(rc = rb_pipeline_provenance(r->p, r->res->input, r->res->input_sha256, &pv, r->err)))
+        rc = rb_report_set_provenance(r->res->report, &pv, r->err);
+    rb_provenance_free(&pv);
     for (size_t m = 0; !rc && m < r->p->n_metrics; m++) {
         size_t width = r->eng.sig[r->p->metrics[m].estimate_index].width;
         rb_stats *per = rb_calloc(width ? width : 1, sizeof *per);

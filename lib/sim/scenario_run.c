@@ -367,7 +367,7 @@ static int to_log(const recorder *r, rb_log *log, rb_err *err)
     return rc;
 }
 
-static int set_attrs(const rb_scenario *s, const rb_sim_scenario *sc, rb_log *log, rb_err *err)
+static int set_provenance(const rb_scenario *s, const rb_sim_scenario *sc, rb_log *log, rb_err *err)
 {
     const rb_model *m = s->model;
     char seed[32];
@@ -384,19 +384,23 @@ static int set_attrs(const rb_scenario *s, const rb_sim_scenario *sc, rb_log *lo
             strcat(list, ",");
         strcat(list, m->dof_names[j]);
     }
-    int rc = rb_log_set_attr(log, "roboest_version", RB_VERSION, err);
+    rb_provenance pv = {0, NULL, NULL};
+    int rc = rb_provenance_init(&pv, err);
     if (!rc)
-        rc = rb_log_set_attr(log, "scenario", s->name, err);
+        rc = rb_provenance_add(&pv, "scenario", s->name, err);
     if (!rc)
-        rc = rb_log_set_attr(log, "scenario_sha256", s->sha256, err);
+        rc = rb_provenance_add(&pv, "scenario_sha256", s->sha256, err);
     if (!rc)
-        rc = rb_log_set_attr(log, "model", rb_path_basename(s->urdf), err);
+        rc = rb_provenance_add(&pv, "model", rb_path_basename(s->urdf), err);
     if (!rc)
-        rc = rb_log_set_attr(log, "seed", seed, err);
+        rc = rb_provenance_add(&pv, "seed", seed, err);
     if (!rc)
-        rc = rb_log_set_attr(log, "yarp_robot_name", m->name ? m->name : "roboest_sim", err);
+        rc = rb_provenance_add(&pv, "yarp_robot_name", m->name ? m->name : "roboest_sim", err);
     if (!rc)
-        rc = rb_log_set_attr(log, "description_list", list, err);
+        rc = rb_provenance_add(&pv, "description_list", list, err);
+    if (!rc)
+        rc = rb_log_set_provenance(log, &pv, err);
+    rb_provenance_free(&pv);
     rb_free(list);
     return rc;
 }
@@ -447,7 +451,7 @@ int rb_scenario_run(const rb_scenario *s, const rb_sim_scenario *simsc, const rb
         if (!rc)
             rc = to_log(&r, log, err);
         if (!rc)
-            rc = set_attrs(s, &sc, log, err);
+            rc = set_provenance(s, &sc, log, err);
         if (!rc)
             *out = log, log = NULL;
     }

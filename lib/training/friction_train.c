@@ -48,28 +48,17 @@ static void session_free(session *s)
 
 static int read_session(const rb_fspec_log *L, session *s, char **sha, rb_err *err)
 {
-    int rc = rb_log_read(L->paths[0], &s->log, err);
-    for (size_t i = 1; rc == RB_OK && i < L->n_paths; i++) {
-        rb_log *next = NULL;
-        rc = rb_log_read(L->paths[i], &next, err);
-        if (rc == RB_OK && (rc = rb_log_append(s->log, next, err)))
-            rb_err_prefix(err, rc, "%s: ", L->paths[i]);
-        rb_log_free(next);
-    }
+    rb_session_id id = {NULL, NULL};
+    int rc = rb_log_read_session((const char *const *)L->paths, L->n_paths, &s->log, &id, err);
     if (rc == RB_OK && L->torques)
         rc = rb_log_read(L->torques, &s->tq, err);
     /* provenance: the files' SHA-256, comma-separated (the torque file last) */
-    size_t n = L->n_paths + (L->torques ? 1 : 0);
-    if (rc == RB_OK && !(*sha = rb_calloc(n * 65 + 1, 1)))
+    char hex[65] = "";
+    if (rc == RB_OK && L->torques)
+        rc = rb_sha256_file(L->torques, hex, err);
+    if (rc == RB_OK && !(*sha = rb_asprintf("%s%s%s", id.sha256, hex[0] ? "," : "", hex)))
         rc = rb_err_set(err, RB_ENOMEM, "out of memory");
-    for (size_t i = 0; rc == RB_OK && i < n; i++) {
-        char hex[65];
-        rc = rb_sha256_file(i < L->n_paths ? L->paths[i] : L->torques, hex, err);
-        if (rc == RB_OK) {
-            strcat(*sha, i ? "," : "");
-            strcat(*sha, hex);
-        }
-    }
+    rb_session_id_free(&id);
     return rc;
 }
 
@@ -523,17 +512,20 @@ static int set_provenance(const rb_friction_spec *spec, const rb_friction_data *
             strcat(shas, i ? ";" : "");
             strcat(shas, d->log_sha256[i]);
         }
-    int rc = logs && shas ? RB_OK : rb_err_set(err, RB_ENOMEM, "out of memory");
-    const char *kv[][2] = {{"roboest_version", RB_VERSION},
-                           {"created_by", "roboest train-friction"},
+    const char *kv[][2] = {{"created_by", "roboest train-friction"},
                            {"spec", spec->path},
                            {"spec_sha256", spec->sha256},
                            {"logs", logs},
                            {"logs_sha256", shas},
                            {"torque", spec->torque.channel},
                            {"current", spec->current.channel}};
+    rb_provenance pv = {0, NULL, NULL};
+    int rc = logs && shas ? rb_provenance_init(&pv, err) : rb_err_set(err, RB_ENOMEM, "out of memory");
     for (size_t i = 0; rc == RB_OK && i < sizeof kv / sizeof kv[0]; i++)
-        rc = rb_fnet_file_set(f, kv[i][0], kv[i][1], err);
+        rc = rb_provenance_add(&pv, kv[i][0], kv[i][1], err);
+    if (rc == RB_OK)
+        rc = rb_fnet_file_set_provenance(f, &pv, err);
+    rb_provenance_free(&pv);
     rb_free(logs);
     rb_free(shas);
     return rc;

@@ -190,3 +190,70 @@ Test(core, rng_is_reproducible_and_well_distributed)
     cr_assert(fabs(sum2 / N - 1) < 0.02, "normal variance %g", sum2 / N);
     cr_assert(fabs(usum / N - 0.5) < 0.005, "uniform mean %g", usum / N);
 }
+
+Test(core, provenance_version_first_then_pairs_in_order)
+{
+    rb_err err;
+    rb_provenance pv;
+    cr_assert_eq(rb_provenance_init(&pv, &err), RB_OK);
+    cr_assert_eq(rb_provenance_add(&pv, "config", "run.json", &err), RB_OK);
+    cr_assert_eq(rb_provenance_add(&pv, "model", NULL, &err), RB_OK); /* absent: left out */
+    cr_assert_eq(rb_provenance_addf(&pv, "a.json", &err, "variant %s: pipeline", "ukf"), RB_OK);
+    cr_assert_eq(pv.n, 3);
+    cr_assert_str_eq(pv.keys[0], "roboest_version");
+    cr_assert_str_eq(pv.values[0], RB_VERSION);
+    cr_assert_str_eq(pv.keys[1], "config");
+    cr_assert_str_eq(pv.keys[2], "variant ukf: pipeline");
+    cr_assert_str_eq(pv.values[2], "a.json");
+    rb_provenance_free(&pv);
+    cr_assert_eq(pv.n, 0);
+    cr_assert_null(pv.keys);
+    rb_provenance_free(&pv); /* twice is fine */
+}
+
+static int record_pair(void *target, const char *key, const char *value, rb_err *err)
+{
+    char *buf = target;
+    if (strcmp(key, "stop") == 0)
+        return rb_err_set(err, RB_EIO, "refused %s", key);
+    strcat(buf, key);
+    strcat(buf, "=");
+    strcat(buf, value);
+    strcat(buf, ";");
+    return RB_OK;
+}
+
+Test(core, provenance_each_walks_in_order_and_stops_at_a_failure)
+{
+    rb_err err;
+    rb_provenance pv;
+    cr_assert_eq(rb_provenance_init(&pv, &err), RB_OK);
+    cr_assert_eq(rb_provenance_add(&pv, "a", "1", &err), RB_OK);
+    char buf[256] = "";
+    cr_assert_eq(rb_provenance_each(&pv, record_pair, buf, &err), RB_OK);
+    cr_assert_str_eq(buf, "roboest_version=" RB_VERSION ";a=1;");
+    cr_assert_eq(rb_provenance_add(&pv, "stop", "x", &err), RB_OK);
+    cr_assert_eq(rb_provenance_add(&pv, "b", "2", &err), RB_OK);
+    buf[0] = '\0';
+    cr_assert_eq(rb_provenance_each(&pv, record_pair, buf, &err), RB_EIO);
+    cr_assert_str_eq(err.msg, "refused stop");
+    cr_assert_str_eq(buf, "roboest_version=" RB_VERSION ";a=1;");
+    rb_provenance_free(&pv);
+}
+
+Test(core, provenance_allocation_failures_leave_it_freeable)
+{
+    rb_err err;
+    for (long n = 0; n < 16; n++) {
+        rb_provenance pv = {0, NULL, NULL};
+        rb_alloc_fail_after(n);
+        int rc = rb_provenance_init(&pv, &err);
+        if (!rc)
+            rc = rb_provenance_addf(&pv, "v", &err, "key %d", 7);
+        rb_alloc_fail_after(-1);
+        cr_assert(rc == RB_OK || rc == RB_ENOMEM);
+        cr_assert(rc == RB_OK || strcmp(err.msg, "out of memory") == 0);
+        cr_assert_leq(pv.n, 2);
+        rb_provenance_free(&pv);
+    }
+}

@@ -161,6 +161,29 @@ static inline rb_mat rb_mat_view(double *data, size_t rows, size_t cols, size_t 
 int rb_mat_alloc(rb_mat *m, size_t rows, size_t cols, rb_err *err);
 void rb_mat_free(rb_mat *m);
 
+/* ---- provenance ------------------------------------------------------------------------------------
+ * What every output of roboest records, built once by its producer and handed to the container's
+ * writer (rb_log_set_provenance, rb_arrays_set_provenance, rb_report_set_provenance,
+ * rb_comparison_set_provenance, rb_fnet_file_set_provenance): "roboest_version" first, then the
+ * producer's pairs in the order added (config file and its SHA-256, inputs and theirs, model, ...). */
+typedef struct rb_provenance {
+    size_t n;
+    char **keys, **values;
+} rb_provenance;
+
+/* An empty provenance holding "roboest_version" = RB_VERSION (release with rb_provenance_free, also after
+ * a failure). RB_ENOMEM. */
+int rb_provenance_init(rb_provenance *pv, rb_err *err);
+/* Append key = value; a NULL value adds nothing (an absent item, e.g. no model). RB_ENOMEM. */
+int rb_provenance_add(rb_provenance *pv, const char *key, const char *value, rb_err *err);
+/* The same with the key formatted (e.g. "variant %s: pipeline"). RB_ENOMEM. */
+int rb_provenance_addf(rb_provenance *pv, const char *value, rb_err *err, const char *key_fmt, ...) RB_PRINTF(4, 5);
+void rb_provenance_free(rb_provenance *pv);
+/* set(target, key, value, err) for every pair in order, stopping at the first failure (its code). The
+ * containers' set_provenance functions are this with their attribute setter. */
+int rb_provenance_each(const rb_provenance *pv, int (*set)(void *target, const char *key, const char *value, rb_err *err),
+                       void *target, rb_err *err);
+
 /* ---- checksums ---------------------------------------------------------------------------- */
 typedef struct rb_sha256 {
     uint32_t state[8];
@@ -182,6 +205,8 @@ int rb_sha256_file(const char *path, char hex[65], rb_err *err);
 /* `rel` resolved against the folder holding `base_file` (absolute `rel` is returned as is).
  * Caller frees with rb_free; NULL on allocation failure. */
 char *rb_path_relative_to(const char *base_file, const char *rel);
+/* "dir/rel", or rel itself when dir is NULL, "" or "." (caller frees with rb_free; NULL when out of memory). */
+char *rb_path_in(const char *dir, const char *rel);
 /* Last component of a path (borrowed pointer into `path`). */
 const char *rb_path_basename(const char *path);
 /* The file name of `path` (borrowed) with *len set to the length of its stem: the name without its

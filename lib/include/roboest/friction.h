@@ -524,6 +524,7 @@ void rb_fnet_file_free(rb_fnet_file *f);
 int rb_fnet_file_add(rb_fnet_file *f, const char *joint, rb_fnet_joint **out, rb_err *err);
 /* Add a provenance string (copied). RB_ENOMEM. */
 int rb_fnet_file_set(rb_fnet_file *f, const char *key, const char *value, rb_err *err);
+int rb_fnet_file_set_provenance(rb_fnet_file *f, const rb_provenance *pv, rb_err *err);
 /* The joint entry by name, NULL if absent (borrowed). */
 const rb_fnet_joint *rb_fnet_file_find(const rb_fnet_file *f, const char *joint);
 /* Write through a temporary file renamed into place (nothing at path on failure). RB_EEXISTS, RB_EIO,

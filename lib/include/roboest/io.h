@@ -153,6 +153,8 @@ long rb_channel_element_index(const rb_channel *ch, const char *element_name);
 
 /* Set (replace) / get a string attribute; get returns NULL if absent (borrowed). */
 int rb_log_set_attr(rb_log *log, const char *key, const char *value, rb_err *err);
+/* Every pair of pv as attributes, in order (roboest/core.h "provenance"). */
+int rb_log_set_provenance(rb_log *log, const rb_provenance *pv, rb_err *err);
 const char *rb_log_get_attr(const rb_log *log, const char *key);
 
 /* Append the samples of `next` to `log` channel by channel (a session the logger split over
@@ -184,6 +186,9 @@ typedef struct rb_session_id {
  * rb_session_id_free). On failure *out and *id are untouched. */
 int rb_log_read_session(const char *const *paths, size_t n, rb_log **out, rb_session_id *id, rb_err *err);
 void rb_session_id_free(rb_session_id *id);
+/* The provenance of a log read from a session: roboest_version, input (the names), input_sha256 (*pv initialized
+ * here; release with rb_provenance_free, also after a failure). RB_ENOMEM. */
+int rb_session_provenance(const rb_session_id *id, rb_provenance *pv, rb_err *err);
 
 /* ---- writing ---------------------------------------------------------------------------------- */
 typedef enum rb_out_format {
@@ -275,6 +280,7 @@ int rb_arrays_add(rb_arrays *a, const char *name, size_t ndim, const size_t dims
 /* Array by exact name, NULL if absent (borrowed). */
 const rb_array *rb_arrays_find(const rb_arrays *a, const char *name);
 int rb_arrays_set_attr(rb_arrays *a, const char *key, const char *value, rb_err *err);
+int rb_arrays_set_provenance(rb_arrays *a, const rb_provenance *pv, rb_err *err);
 /* Read every numeric array of a .mat (v5/v7/v7.3), .h5 or .csv file, chosen by content; nested
  * groups/structs are skipped. Messages start with the path. Caller frees *out with rb_arrays_free;
  * *out is NULL on failure. RB_ENOTFOUND, RB_EINPUT, RB_ENOMEM. */
@@ -344,5 +350,11 @@ typedef enum rb_nonfinite {
  * finite), RB_ENOMEM. On error `out` may be partly written. */
 int rb_resample(const rb_channel *ch, const size_t *sel, size_t n_sel, const rb_clock *clk,
                 rb_interp interp, rb_nonfinite policy, double *out, size_t *n_held, rb_err *err);
+
+/* Every channel of `in` resampled (linear, non-finite samples an error) onto one uniform clock at `rate` Hz
+ * (rb_clock_uniform) over the span all non-empty channels cover, names, units and attributes copied: a new
+ * log (rb_log_free). RB_EINPUT "the channels share no common time span to resample", rb_resample's errors,
+ * RB_ENOMEM. */
+int rb_log_resample(const rb_log *in, double rate, rb_log **out, rb_err *err);
 
 #endif

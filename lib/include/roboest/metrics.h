@@ -79,6 +79,7 @@ int rb_report_add(rb_report *rep, const char *run, const char *estimate, const c
 /* Set provenance key = value (copied), replacing the value of an existing key; keys keep the
  * order of their first setting. RB_EINVAL on a NULL argument, RB_ENOMEM (report unchanged). */
 int rb_report_set_attr(rb_report *rep, const char *key, const char *value, rb_err *err);
+int rb_report_set_provenance(rb_report *rep, const rb_provenance *pv, rb_err *err);
 
 typedef enum rb_report_format { RB_REPORT_MARKDOWN, RB_REPORT_JSON, RB_REPORT_CSV } rb_report_format;
 
@@ -190,6 +191,7 @@ rb_stats *rb_comparison_at(const rb_comparison *c, size_t v, size_t j, size_t l)
 const rb_summary *rb_comparison_summary(const rb_comparison *c, size_t v, size_t j, size_t k);
 /* Set provenance key = value (copied; an existing key's value is replaced). */
 int rb_comparison_set_attr(rb_comparison *c, const char *key, const char *value, rb_err *err);
+int rb_comparison_set_provenance(rb_comparison *c, const rb_provenance *pv, rb_err *err);
 /* Mean, standard deviation, extremes and bootstrap interval over the logs for every variant, joint and
  * statistic, with one resampling plan (rb_bootstrap_draw over the n_logs logs). RB_ENUMERIC when a value is
  * not finite (naming variant, joint, log and statistic), RB_EINVAL for a bad c->bootstrap, RB_ENOMEM. */

@@ -223,6 +223,13 @@ void rb_run_result_free(rb_run_result *res);
 /* A recorded signal by name, NULL if it was not recorded (borrowed). */
 const rb_run_signal *rb_run_result_signal(const rb_run_result *res, const char *name);
 
+/* What every output and report of a run records (roboest/core.h "provenance"): roboest_version, pipeline (its
+ * name), config (the file name), config_sha256, input (the log files' names, comma-separated), input_sha256 (each
+ * file's, comma-separated) and model (the URDF; absent without one). *pv is initialized here (release it with
+ * rb_provenance_free, also after a failure). RB_ENOMEM. */
+int rb_pipeline_provenance(const rb_pipeline *p, const char *input, const char *input_sha256, rb_provenance *pv,
+                           rb_err *err);
+
 /* Write the outputs and reports of one result into the folder out_dir (must exist), all or nothing:
  * every file goes to a temporary next to its target and all are renamed into place only when every one
  * was written. RB_EEXISTS (a target exists and !overwrite), RB_EIO (e.g. a missing folder), the
