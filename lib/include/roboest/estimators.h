@@ -91,9 +91,9 @@
  *                      with the smooth sign S(v) = tanh(v / v_eps) (S(v) = sgn(v) when v_eps = 0): v_eps
  *                      defaults to v_s / 10 for "scv" (|S - sgn| <= 2 exp(-20 |v| / v_s): below 1.3 % from
  *                      |v| = v_s / 4 on, so the Stribeck hump keeps its shape while the jump at rest is
- *                      smoothed) and to 0 for "coulomb_viscous"; tanh6 is smooth by construction. Each element's parameters go through rb_friction_build and its
- *                      validation (F_s >= F_c, g2 >= g3, ...; an error names the element). NaN velocity gives
- *                      NaN.
+ *                      smoothed) and to 0 for "coulomb_viscous"; tanh6 is smooth by construction. Each
+ *                      element's parameters go through rb_friction_build and its validation (F_s >= F_c,
+ *                      g2 >= g3, ...; an error names the element). NaN velocity gives NaN.
  *                      params: model ("coulomb_viscous" | "scv" | "tanh6" | "lugre", required); the model's
  *                      parameters as number arrays (1 value for every joint or one per joint, >= 0): F_c, F_s,
  *                      F_v (N m, N m, N m s/rad), v_s (rad/s), v_eps (rad/s, optional), g1..g6 (N m, s/rad,
@@ -184,7 +184,9 @@
  *                      of each gyroscope frame from w_B and dq, + gyro_bias (3 each); noise diag(r_*).
  *                      The UKF is the filters module's (alpha, beta, kappa; fresh sigma points for the update,
  *                      Cholesky square root, no explicit inverse, P kept symmetric), its sigma points evaluated in
- *                      batch: the model's matrices at q are computed once per sample.
+ *                      batch: the model's matrices at q are computed once per sample. The model (process,
+ *                      measurements, layout, start) is dynamics.h's rb_tukf_*, the jump adaptation below
+ *                      filters.h's rb_jump_*; the stage adapts ports and parameters.
  *                      Start (first sample with finite q; then updated with that sample): dq measured, tau_m = R k_t
  *                      i_m, tau_F 0, contacts 0, biases 0, base (floating) from base_imu by eq. 7 (w_B = R_BS w_S,
  *                      a_B = R_BS a_S - w_B x (w_B x p_BS)), FT states the readings the model predicts for the
@@ -195,8 +197,9 @@
  *                      out tau_j (n, N m): tau_m - tau_F - R^2 J_m ddq (= tau_m - tau_F with motor_inertia 0, the
  *                      paper); tau_m, tau_f, dq (n); ft (6 n_ft), contacts (6 n_c); base (6, floating base; 0
  *                      wide otherwise); bias (the bias blocks in order; 0 wide without); ddq (n, the process model's
- *                      joint accelerations at the estimate, rad/s^2); var (the diagonal of P after the update, published
- *                      state order, "<block>/<element>" names); innovation (z - zhat, NaN where skipped); nis (1);
+ *                      joint accelerations at the estimate, rad/s^2); var (the diagonal of P after the update,
+ *                      published state order, "<block>/<element>" names); innovation (z - zhat, NaN where skipped);
+ *                      nis (1);
  *                      adapt (2, with adapt_probability > 0, else 0 wide): nis_current, the NIS of the motor currents'
  *                      block of the sample's first update (NaN without an update), and inflation, the variance added
  *                      per joint to the tau_m / tau_F of adapt_blocks, summed over the joints ((N m)^2; 0: the gate
@@ -358,7 +361,8 @@ int rb_kfd_tune_channel(const rb_channel *x, size_t element, const rb_channel *r
  *      channel, element and sample, as in a pipeline run);
  *   3. velocities given as positions (kf_derivative) go through the kf_derivative stage's own filter
  *      (rb_kfd_run over the clock times): the same numbers a pipeline with that stage produces;
- *   4. the friction target tau_F = k_t R I_m - tau_j (- R^2 J_m a with the spec's motor_inertia) per joint and sample; a non-finite one is RB_ENUMERIC
+ *   4. the friction target tau_F = k_t R I_m - tau_j (- R^2 J_m a with the spec's motor_inertia) per joint and
+ *      sample; a non-finite one is RB_ENUMERIC
  *      "<log>: joint <j>: friction target at sample <k> (t = <s> s) is not finite (k_t R I_m = .., tau_j = ..)".
  * The sample period is 1 / rate, or the median interval of the first session's channel clock; every
  * session's must agree within 2 % (RB_EINPUT otherwise).
@@ -390,8 +394,8 @@ int rb_friction_data_build(const rb_friction_spec *spec, rb_friction_data **out,
 void rb_friction_data_free(rb_friction_data *d);
 /* The rows of joint j for history length H (caller frees *X, *target, *v_now with rb_free): X n x 2 H,
  * target and v_now n each. *n may be 0. RB_ENOMEM. */
-int rb_friction_data_rows(const rb_friction_data *d, size_t j, size_t H, double **X, double **target,
-                          double **v_now, size_t *n, rb_err *err);
+int rb_friction_data_rows(const rb_friction_data *d, size_t j, size_t H, double **X, double **target, double **v_now,
+                          size_t *n, rb_err *err);
 
 typedef struct rb_friction_train_opts {
     bool network; /* train the networks (false: only the SCV and analytic fits) */
@@ -402,13 +406,13 @@ typedef struct rb_friction_train_opts {
 } rb_friction_train_opts;
 
 typedef struct rb_friction_train_result {
-    rb_fnet_file *file;          /* the networks, with provenance (NULL unless opts.network) */
+    rb_fnet_file *file; /* the networks, with provenance (NULL unless opts.network) */
     size_t n_joints;
-    double sample_period;        /* s */
-    size_t *n_rows;              /* per joint */
-    double *rms_target;          /* per joint: sqrt(mean tau_F^2) over the rows: the zero-friction RMSE */
-    rb_friction_model *scv;      /* per joint: the physics model */
-    double *scv_rmse;            /* per joint, over all rows, N m */
+    double sample_period;   /* s */
+    size_t *n_rows;         /* per joint */
+    double *rms_target;     /* per joint: sqrt(mean tau_F^2) over the rows: the zero-friction RMSE */
+    rb_friction_model *scv; /* per joint: the physics model */
+    double *scv_rmse;       /* per joint, over all rows, N m */
     size_t n_analytic;
     rb_friction_kind analytic_kind[3];
     rb_friction_model *analytic; /* n_analytic x n_joints: model a of joint j at a n_joints + j */
@@ -421,15 +425,6 @@ typedef struct rb_friction_train_result {
 int rb_friction_train(const rb_friction_spec *spec, const rb_friction_train_opts *o, rb_friction_train_result **out,
                       rb_err *err);
 void rb_friction_train_result_free(rb_friction_train_result *r);
-/* ---- ukf_torque's models outside a run (tests, tools) ---------------------------------------------------------
- * `stage` is the state a ukf_torque stage's create() returned (not stepping: these reconfigure it). States are in
- * the published order (var), measurements in the innovation order. */
-/* State dimension N (the return value) and measurement dimension M (*n_meas, may be NULL). */
-size_t rb_ukf_torque_dims(const void *stage, size_t *n_meas);
-/* x_out = f(x) for one process step of dt seconds at the joint positions q (n). */
-int rb_ukf_torque_process(void *stage, const double *q, const double *x, double dt, double *x_out, rb_err *err);
-/* z = h(x) at the joint positions q (n). */
-int rb_ukf_torque_measure(void *stage, const double *q, const double *x, double *z, rb_err *err);
 
 /* Register every built-in stage type. RB_EINVAL if one is already registered, RB_ENOMEM. */
 int rb_estimators_register(rb_registry *reg, rb_err *err);
