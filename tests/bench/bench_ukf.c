@@ -46,13 +46,13 @@ static void inputs(const rb_port *in, size_t k, double **buf)
         for (size_t i = 0; i < in[p].width; i++) {
             double ph = 0.7 * (double)i + (double)p, s = sin(2 * M_PI * 0.5 * t + ph);
             switch (p) {
-            case 0: buf[p][i] = 0.3 * s; break;                               /* q */
+            case 0: buf[p][i] = 0.3 * s; break;                                   /* q */
             case 1: buf[p][i] = 0.3 * M_PI * cos(2 * M_PI * 0.5 * t + ph); break; /* dq */
-            case 2: buf[p][i] = 0.5 * s; break;                               /* current */
-            case 3: buf[p][i] = (i % 6 == 2 ? 50.0 : 2.0) + 3.0 * s; break;   /* ft */
-            case 4: buf[p][i] = (i % 3 == 2 ? 9.81 : 0.0) + 0.3 * s; break;   /* acc */
-            case 5: buf[p][i] = 0.1 * s; break;                               /* gyro */
-            default: buf[p][i] = 0.2 * s; break;                              /* friction */
+            case 2: buf[p][i] = 0.5 * s; break;                                   /* current */
+            case 3: buf[p][i] = (i % 6 == 2 ? 50.0 : 2.0) + 3.0 * s; break;       /* ft */
+            case 4: buf[p][i] = (i % 3 == 2 ? 9.81 : 0.0) + 0.3 * s; break;       /* acc */
+            case 5: buf[p][i] = 0.1 * s; break;                                   /* gyro */
+            default: buf[p][i] = 0.2 * s; break;                                  /* friction */
             }
         }
 }
@@ -71,8 +71,12 @@ static int run(const bench_case *bc, const rb_registry *reg)
     rb_params params = {ty, cs->params};
     const rb_param_value *fts = rb_params_get(&params, "ft_sensors"), *acc = rb_params_get(&params, "accelerometers"),
                          *gyr = rb_params_get(&params, "gyroscopes");
-    rb_port in[7] = {{m->n_dofs, NULL, NULL}, {m->n_dofs, NULL, NULL}, {m->n_dofs, NULL, NULL},
-                     {6 * fts->count, NULL, NULL}, {3 * acc->count, NULL, NULL}, {3 * gyr->count, NULL, NULL},
+    rb_port in[7] = {{m->n_dofs, NULL, NULL},
+                     {m->n_dofs, NULL, NULL},
+                     {m->n_dofs, NULL, NULL},
+                     {6 * fts->count, NULL, NULL},
+                     {3 * acc->count, NULL, NULL},
+                     {3 * gyr->count, NULL, NULL},
                      {bc->friction ? m->n_dofs : 0, NULL, NULL}};
     rb_port out[16];
     double times[1] = {0};
@@ -89,8 +93,13 @@ static int run(const bench_case *bc, const rb_registry *reg)
         inc[i] = inb[i] = calloc(in[i].width + 1, sizeof(double));
     for (size_t j = 0; j < ty->n_outputs; j++)
         outb[j] = calloc(out[j].width + 1, sizeof(double));
-    size_t N, M;
-    N = rb_ukf_torque_dims(state, &M);
+    size_t N = 0, M = 0; /* the widths of var (the state) and innovation (the measurements) */
+    for (size_t j = 0; j < ty->n_outputs; j++) {
+        if (strcmp(ty->outputs[j], "var") == 0)
+            N = out[j].width;
+        if (strcmp(ty->outputs[j], "innovation") == 0)
+            M = out[j].width;
+    }
     int rc = 0;
     size_t k = 0;
     enum { WARM = 300, BATCH = 1000, BATCHES = 15 };
@@ -114,8 +123,8 @@ static int run(const bench_case *bc, const rb_registry *reg)
         qsort(per, BATCHES, sizeof per[0], cmp_double);
         qsort(cpu, BATCHES, sizeof cpu[0], cmp_double);
         double us = 1e6 * per[BATCHES / 2], cus = 1e6 * cpu[BATCHES / 2];
-        printf("| %s | %zu | %zu | %zu | %.1f | %.1f | %.1f | %.1f |\n", bc->label, m->n_dofs, N, M, us, 1000.0 / us, cus,
-               1000.0 / cus);
+        printf("| %s | %zu | %zu | %zu | %.1f | %.1f | %.1f | %.1f |\n", bc->label, m->n_dofs, N, M, us, 1000.0 / us,
+               cus, 1000.0 / cus);
     }
     for (size_t i = 0; i < 7; i++)
         free(inb[i]);
@@ -146,10 +155,12 @@ int main(int argc, char **argv)
         return 1;
     }
     static const char leg_fmt[] =
-        "{\"model\": {\"urdf\": \"%s/models/ergoCubSN000.urdf\", \"base\": \"root_link\", \"joints\": [\"r_hip_pitch\", "
+        "{\"model\": {\"urdf\": \"%s/models/ergoCubSN000.urdf\", \"base\": \"root_link\", \"joints\": "
+        "[\"r_hip_pitch\", "
         "\"r_hip_roll\", \"r_hip_yaw\", \"r_knee\", \"r_ankle_pitch\", \"r_ankle_roll\"]},"
         " \"clock\": {\"rate\": 1000}, \"signals\": {\"s\": {\"channel\": \"x\"}},"
-        " \"stages\": [{\"id\": \"ukf\", \"type\": \"ukf_torque\", \"in\": {\"q\": \"s\", \"dq\": \"s\", \"current\": \"s\","
+        " \"stages\": [{\"id\": \"ukf\", \"type\": \"ukf_torque\", \"in\": {\"q\": \"s\", \"dq\": \"s\", \"current\": "
+        "\"s\","
         " \"ft\": \"s\", \"acc\": \"s\", \"gyro\": \"s\"%s}, \"out\": {\"tau_j\": \"tau\"}, \"params\": {"
         " \"ft_sensors\": [\"r_foot_front_ft_sensor\", \"r_foot_rear_ft_sensor\"], \"contacts\": [\"r_foot_front\", "
         "\"r_foot_rear\"], \"accelerometers\": [\"r_leg_ft_sensor\", \"r_foot_front_ft_sensor\", "
@@ -161,7 +172,8 @@ int main(int argc, char **argv)
         "\"l_hip_pitch\", \"l_hip_roll\", \"l_hip_yaw\", \"l_knee\", \"l_ankle_pitch\", \"l_ankle_roll\", "
         "\"r_hip_pitch\", \"r_hip_roll\", \"r_hip_yaw\", \"r_knee\", \"r_ankle_pitch\", \"r_ankle_roll\"]},"
         " \"clock\": {\"rate\": 1000}, \"signals\": {\"s\": {\"channel\": \"x\"}},"
-        " \"stages\": [{\"id\": \"ukf\", \"type\": \"ukf_torque\", \"in\": {\"q\": \"s\", \"dq\": \"s\", \"current\": \"s\","
+        " \"stages\": [{\"id\": \"ukf\", \"type\": \"ukf_torque\", \"in\": {\"q\": \"s\", \"dq\": \"s\", \"current\": "
+        "\"s\","
         " \"ft\": \"s\", \"acc\": \"s\", \"gyro\": \"s\"%s}, \"out\": {\"tau_j\": \"tau\"}, \"params\": {"
         " \"ft_sensors\": [\"l_leg_ft_sensor\", \"l_foot_front_ft_sensor\", \"l_foot_rear_ft_sensor\", "
         "\"r_leg_ft_sensor\", \"r_foot_front_ft_sensor\", \"r_foot_rear_ft_sensor\"], \"contacts\": "
@@ -179,8 +191,9 @@ int main(int argc, char **argv)
                            {"humanoid lower body, friction input", text[3], true}};
     printf("ukf_torque at 1 kHz, one core (OpenBLAS %s, 1 thread); median of 15 batches of 1000 samples\n\n",
            openblas_get_config());
-    printf("| case | joints | state | measurements | wall us / sample | x real time | CPU us / sample | x real time (CPU) "
-           "|\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    printf(
+        "| case | joints | state | measurements | wall us / sample | x real time | CPU us / sample | x real time (CPU) "
+        "|\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
     int fails = 0;
     for (int i = 0; i < 4; i++)
         fails += run(&cases[i], reg);

@@ -83,9 +83,9 @@ typedef struct rb_ext_wrench {
  * only when kp != 0. */
 typedef struct rb_contact {
     int frame;
-    int dim;        /* 3 or 6 */
-    double kp, kd;  /* 1/s^2, 1/s; 0: none */
-    rb_xform ref;   /* reference world pose of the frame */
+    int dim;       /* 3 or 6 */
+    double kp, kd; /* 1/s^2, 1/s; 0: none */
+    rb_xform ref;  /* reference world pose of the frame */
 } rb_contact;
 
 /* ---- workspace ------------------------------------------------------------------------------------- */
@@ -262,10 +262,10 @@ int rb_dyn_fd_contact(const rb_model *model, rb_dyn *ws, const double *q, const 
  * indices (bodies, dofs = joint-list positions, frames, model->ft, model->imu). */
 
 typedef struct rb_submodel_ft {
-    int ft;          /* index in model->ft */
-    int set_index;   /* its position in the set's FT list (the order of the readings) */
-    int sign;        /* +1: the measured wrench acts on this sub-model; -1: its opposite does */
-    int body;        /* the sensor joint's body on this sub-model's side */
+    int ft;        /* index in model->ft */
+    int set_index; /* its position in the set's FT list (the order of the readings) */
+    int sign;      /* +1: the measured wrench acts on this sub-model; -1: its opposite does */
+    int body;      /* the sensor joint's body on this sub-model's side */
 } rb_submodel_ft;
 
 typedef struct rb_submodel_imu {
@@ -276,30 +276,30 @@ typedef struct rb_submodel_imu {
 } rb_submodel_imu;
 
 typedef struct rb_submodel {
-    int base;                /* its base body */
-    int parent;              /* the sub-model across its base's FT joint; -1 for sub-model 0 */
-    int base_ft;             /* position in the set's FT list of the FT on its base's joint; -1 for sub-model 0 */
+    int base;    /* its base body */
+    int parent;  /* the sub-model across its base's FT joint; -1 for sub-model 0 */
+    int base_ft; /* position in the set's FT list of the FT on its base's joint; -1 for sub-model 0 */
     size_t n_bodies;
-    int *bodies;             /* topological order, bodies[0] == base */
+    int *bodies; /* topological order, bodies[0] == base */
     size_t n_dofs;
-    int *dofs;               /* increasing (joint-list order) */
+    int *dofs; /* increasing (joint-list order) */
     size_t n_frames;
-    int *frames;             /* the frames attached to its bodies */
+    int *frames; /* the frames attached to its bodies */
     size_t n_ft;
-    rb_submodel_ft *ft;      /* the cut FTs on its boundary, in the set's FT order */
+    rb_submodel_ft *ft; /* the cut FTs on its boundary, in the set's FT order */
     size_t n_imu;
-    rb_submodel_imu *imu;    /* in model->imu order */
-    double mass;             /* kg */
+    rb_submodel_imu *imu; /* in model->imu order */
+    double mass;          /* kg */
 } rb_submodel;
 
 typedef struct rb_submodels {
-    size_t n_sub;            /* n_ft + 1 */
+    size_t n_sub; /* n_ft + 1 */
     rb_submodel *sub;
     size_t n_ft;
-    int *ft;                 /* the model FT sensors cut at, in the order given: FT readings follow it */
-    int *body_sub;           /* sub-model of every model body (model->n_bodies) */
+    int *ft;       /* the model FT sensors cut at, in the order given: FT readings follow it */
+    int *body_sub; /* sub-model of every model body (model->n_bodies) */
     size_t n_bodies, n_dofs, n_frames, n_model_ft, n_imu; /* the model's sizes (consistency checks) */
-    void *block;             /* the storage of every array above (internal) */
+    void *block;                                          /* the storage of every array above (internal) */
 } rb_submodels;
 
 /* Split `model` at the FT sensors named in ft_names[0..n_names) (NULL: every FT sensor, model order; a
@@ -380,8 +380,8 @@ typedef struct rb_ft_est_input {
  * wrenches act (any number per sub-model, none allowed). RB_ENOTFOUND: no frame of that name ("contact frame
  * r_foot_frnt: no such frame in model ergoCub"); RB_EINVAL: NULL arguments, a contact listed twice, a set
  * built for another model; RB_ENOMEM. */
-int rb_ft_est_alloc(const rb_model *model, const rb_submodels *sm, const char *imu_frame,
-                    const char *const *contacts, size_t n_contacts, rb_ft_est **out, rb_err *err);
+int rb_ft_est_alloc(const rb_model *model, const rb_submodels *sm, const char *imu_frame, const char *const *contacts,
+                    size_t n_contacts, rb_ft_est **out, rb_err *err);
 void rb_ft_est_free(rb_ft_est *est);
 size_t rb_ft_est_n_contacts(const rb_ft_est *est);
 
@@ -400,8 +400,7 @@ int rb_ft_est_torques(const rb_model *model, rb_ft_est *est, const rb_ft_est_inp
  * wrenches_out (may be NULL with 0). For the start-up offset calibration of the public estimator:
  * o = f_measured(0) - f_predicted(0). Errors as rb_ft_est_torques. */
 int rb_ft_est_predict_ft(const rb_model *model, rb_ft_est *est, const rb_ft_est_input *in, const double *wrenches_in,
-                         double *ft_out, size_t n_ft_values, double *wrenches_out, size_t n_wrench_values,
-                         rb_err *err);
+                         double *ft_out, size_t n_ft_values, double *wrenches_out, size_t n_wrench_values, rb_err *err);
 
 /* After rb_ft_est_torques: sub-model `sub`'s Newton-Euler residual, the wrench (base coordinates, about its
  * base origin) its bodies' motion needs beyond the FT and estimated contact wrenches: zero for a sub-model
@@ -490,8 +489,8 @@ int rb_cut_dyn_solve(const rb_cut_dyn *cd, double *X, size_t cols, size_t ld, rb
 /* The velocity-product forces h (n) at the configuration for joint velocities s_dot (n) and base angular
  * velocity w_B (3, NULL: zero); keeps the bodies' velocities and velocity-product accelerations for
  * rb_cut_dyn_frame_bias until the next call. */
-int rb_cut_dyn_bias(const rb_model *model, rb_cut_dyn *cd, const double *s_dot, size_t n, const double *w_B,
-                    double *h, rb_err *err);
+int rb_cut_dyn_bias(const rb_model *model, rb_cut_dyn *cd, const double *s_dot, size_t n, const double *w_B, double *h,
+                    rb_err *err);
 /* Frame `frame`'s BODY Jacobian J (6 x (6 + n) row-major, see above) at the configuration. */
 int rb_cut_dyn_frame_jacobian(const rb_model *model, const rb_cut_dyn *cd, size_t frame, double *J, rb_err *err);
 /* After rb_cut_dyn_bias: the frame's velocity-product acceleration b_F (6, BODY, see above). */
@@ -595,5 +594,148 @@ typedef struct rb_dyn_eval_opts {
  * per-sample path. Errors above. */
 int rb_dyn_eval(const rb_model *model, rb_dyn_eval_op op, const rb_arrays *states, const rb_dyn_eval_opts *opts,
                 rb_arrays **out, rb_err *err);
+
+/* ---- the joint-torque UKF's model: process f, measurement h, start ---------------------------------------------
+ * The physics of the ukf_torque stage (roboest/estimators.h describes the estimator: state, process, measurements,
+ * start; seed 000 eq. 5-8) over the cut system above: the filter is the caller's (the stage runs the filters
+ * module's UKF with the batch forms below as its models); nothing here knows of it.
+ *
+ * Orders. Every function below takes the state in the FILTER order, velocities first:
+ *     dq (n), w_B (3), a_B (3), tau_m (n), tau_F (n), ft (6 n_ft), contacts (6 n_c), ft_bias, acc_bias, gyro_bias
+ * (w_B, a_B: floating base only; biases when configured). The velocity-product terms depend on (dq, w_B) alone;
+ * with them first, the sigma points past the velocity columns of P's lower Cholesky factor share the mean's
+ * velocities, and the terms are computed for 2 n_v + 1 distinct velocities per batch (n_v = n, or n + 3) and
+ * reused for the others (a cache keyed on the exact values: results do not depend on it). The model's matrices
+ * at q (K^-1 times the blocks that drive s_ddot, the frame Jacobians) are computed once per rb_tukf_configure; a
+ * batch of sigma points then costs one matrix product. The PUBLISHED order (the stage's var output; the
+ * estimator's documentation) is dq, tau_m, tau_F, ft, contacts, base (a_B, w_B), ft_bias, acc_bias, gyro_bias:
+ * rb_tukf_to_published / rb_tukf_to_filter convert. Measurements have one order: dq (n), current (n), friction
+ * (n, when measured), ft (6 n_ft), acc (3 n_acc), gyro (3 n_gyro).
+ *
+ * rb_tukf_alloc makes the workspace (caller frees with rb_tukf_free): the sub-models, the cut system, the start's
+ * FT prediction and every array a sample needs; it borrows the model (which must outlive it). No other function
+ * allocates. One thread at a time. Errors: RB_EINVAL (NULL arguments, a configuration that does not fit the model,
+ * a call before rb_tukf_configure), RB_EDIM (more columns than 2 N + 1), RB_ENUMERIC (from the cut system: a
+ * non-finite q, a diagonal block not positive definite), RB_ENOMEM. */
+
+typedef struct rb_tukf rb_tukf; /* workspace (opaque) */
+
+typedef enum rb_tukf_friction {
+    RB_TUKF_RANDOM_WALK, /* tau_F+ = tau_F (the paper, eq. 8) */
+    RB_TUKF_RATE_MODEL   /* tau_F+ = tau_F + dt s_ddot (k2 + k0 k1 / cosh^2(k1 s_dot)) */
+} rb_tukf_friction;
+
+/* The estimator's configuration (read during rb_tukf_alloc only; everything is copied). Joints: the model's
+ * joint list (n = model->n_dofs); indices are model indices. */
+typedef struct rb_tukf_config {
+    const int *ft; /* n_ft model->ft indices the tree is cut at: the readings' order */
+    size_t n_ft;
+    const int *contacts; /* n_contacts frames with an unknown contact wrench in the state */
+    size_t n_contacts;
+    const int *acc, *gyro; /* frames of the accelerometers (n_acc), gyroscopes (n_gyro) */
+    size_t n_acc, n_gyro;
+    int base_imu;                      /* floating base: the frame on the base body, listed in acc and gyro,
+                                          that starts the base block (eq. 7); -1 for a fixed base */
+    const double *k_t, *gear_ratio;    /* n each: N m/A, signed R (non-zero): i_m = tau_m / (k_t R) */
+    const double *motor_inertia;       /* n: J_m, kg m^2 (rotor side; K gains R^2 J_m); NULL: zeros */
+    rb_tukf_friction friction;         /* tau_F's process */
+    const double *k0, *k1, *k2;        /* n each: the rate model's N m, s/rad, N m s/rad; NULL: zeros */
+    double contact_decay;              /* k >= 0, 1/s: w+ = w - dt k w (0: random walk) */
+    bool ft_bias, acc_bias, gyro_bias; /* bias states (6 per FT, 3 per accelerometer / gyroscope) */
+    bool friction_meas;                /* tau_F is measured (the friction block of z) */
+    bool ft_offset;                    /* start: o = f_measured - f_predicted subtracted from every reading */
+} rb_tukf_config;
+
+/* State blocks (published order) and measurement blocks. */
+typedef enum rb_tukf_block {
+    RB_TUKF_DQ,
+    RB_TUKF_TAU_M,
+    RB_TUKF_TAU_F,
+    RB_TUKF_FT,
+    RB_TUKF_CONTACT,
+    RB_TUKF_BASE_A, /* a_B: the base origin's proper linear acceleration, base axes (floating base) */
+    RB_TUKF_BASE_W, /* w_B: the base's angular velocity, base axes (floating base) */
+    RB_TUKF_FT_BIAS,
+    RB_TUKF_ACC_BIAS,
+    RB_TUKF_GYRO_BIAS,
+    RB_TUKF_N_BLOCKS
+} rb_tukf_block;
+
+typedef enum rb_tukf_meas {
+    RB_TUKF_Z_DQ,
+    RB_TUKF_Z_CURRENT,
+    RB_TUKF_Z_FRICTION,
+    RB_TUKF_Z_FT,
+    RB_TUKF_Z_ACC,
+    RB_TUKF_Z_GYRO,
+    RB_TUKF_N_MEAS
+} rb_tukf_meas;
+
+typedef struct rb_tukf_span {
+    size_t off, len;
+} rb_tukf_span;
+
+typedef struct rb_tukf_layout {
+    size_t n_state, n_meas;             /* N, M */
+    rb_tukf_span x[RB_TUKF_N_BLOCKS];   /* each block in the filter order */
+    rb_tukf_span pub[RB_TUKF_N_BLOCKS]; /* each block in the published order */
+    rb_tukf_span z[RB_TUKF_N_MEAS];     /* each measurement block (len 0: absent) */
+} rb_tukf_layout;
+
+/* One sample's readings (NaN: missing). q, dq, current n each; friction n (read when friction_meas); ft 6 n_ft
+ * (as the sensors report them); acc 3 n_acc (m/s^2, proper); gyro 3 n_gyro (rad/s). */
+typedef struct rb_tukf_sample {
+    const double *q, *dq, *current, *friction, *ft, *acc, *gyro;
+} rb_tukf_sample;
+
+/* RB_EINVAL: NULL arguments or arrays, an index out of range, a zero gear ratio, base_imu missing for a floating
+ * base, given for a fixed one, off the base body or not listed in acc and gyro; errors of rb_submodels_build,
+ * rb_cut_dyn_alloc, rb_ft_est_alloc; RB_ENOMEM. */
+int rb_tukf_alloc(const rb_model *model, const rb_tukf_config *cfg, rb_tukf **out, rb_err *err);
+void rb_tukf_free(rb_tukf *tm); /* NULL is a no-op */
+/* The layout (borrowed for the workspace's life). */
+const rb_tukf_layout *rb_tukf_get_layout(const rb_tukf *tm);
+
+/* The model's matrices at the joint positions q (n); every function below evaluates at the last q given. */
+int rb_tukf_configure(rb_tukf *tm, const double *q, rb_err *err);
+
+/* x_out = f(x) (N each, filter order) for one process step of dt seconds: dq + dt s_ddot(x) (explicit Euler),
+ * tau_F by its process, contacts decaying, every other block unchanged (seed 000 eq. 8). */
+int rb_tukf_process(rb_tukf *tm, const double *x, double dt, double *x_out, rb_err *err);
+/* z = h(x) (M): dq, tau_m / (k_t R), tau_F, ft + ft_bias, the accelerometers' proper accelerations from a_B
+ * (fixed base: -g), s_ddot(x) and the velocity-product terms, + acc_bias, the gyroscopes' angular velocities from
+ * w_B and dq, + gyro_bias. */
+int rb_tukf_measure(rb_tukf *tm, const double *x, double *z, rb_err *err);
+/* The same for Ns <= 2 N + 1 states at once (a UKF's sigma points): X N x Ns column-major (column j a state), Y
+ * N x Ns, Z M x Ns likewise. */
+int rb_tukf_process_batch(rb_tukf *tm, const double *X, size_t Ns, double dt, double *Y, rb_err *err);
+int rb_tukf_measure_batch(rb_tukf *tm, const double *X, size_t Ns, double *Z, rb_err *err);
+/* The estimate's joint accelerations ddq = s_ddot(x) (n) and torques tau_j = tau_m - tau_F - R^2 J_m ddq (n);
+ * when s_ddot fails both are NaN and its code is returned. */
+int rb_tukf_joint_torques(rb_tukf *tm, const double *x, double *tau_j, double *ddq, rb_err *err);
+
+/* The start (rb_tukf_configure at s->q first): x (N, filter order) as estimators.h's ukf_torque describes it
+ * (dq measured, tau_m = k_t R i_m, the base from base_imu by eq. 7, the FT states the model's prediction for the
+ * robot balanced on its contacts, or a fixed base on its mounting), and the FT offset for rb_tukf_measurement.
+ * Errors of rb_ft_est_predict_ft, prefixed "start-up FT prediction: ". */
+int rb_tukf_initial_state(rb_tukf *tm, const rb_tukf_sample *s, double *x, rb_err *err);
+/* The measurement vector z (M) of a sample: its readings, the FT offset subtracted. */
+void rb_tukf_measurement(const rb_tukf *tm, const rb_tukf_sample *s, double *z);
+
+/* Filter order <-> published order (N each; not in place). */
+void rb_tukf_to_published(const rb_tukf *tm, const double *x, double *x_pub);
+void rb_tukf_to_filter(const rb_tukf *tm, const double *x_pub, double *x);
+
+/* Element names and units: state element i (published order) "<block>/<element>" (dq/<joint>, tau_m/<joint>,
+ * tau_f/<joint>, ft/<sensor>/<fx..mz>, contact/<frame>/<fx..mz>, base/<a_x..w_z>, ft_bias/<sensor>/<fx..mz>,
+ * acc_bias/<frame>/<x..z>, gyro_bias/<frame>/<x..z>) and its unit (of the value: "N m", "rad/s", "m/s^2" ...);
+ * measurement element j likewise (dq/, current/, friction/<joint>, ft/<sensor>/<axis>, acc/, gyro/<frame>/<axis>).
+ * "element <i>" and "" out of range. */
+void rb_tukf_state_name(const rb_tukf *tm, size_t i, char *buf, size_t size);
+const char *rb_tukf_state_unit(const rb_tukf *tm, size_t i);
+void rb_tukf_meas_name(const rb_tukf *tm, size_t j, char *buf, size_t size);
+const char *rb_tukf_meas_unit(const rb_tukf *tm, size_t j);
+/* State element i (FILTER order) for messages: "<block> (<element>)", e.g. "tau_m (joint elbow)". */
+void rb_tukf_describe_state(const rb_tukf *tm, size_t i, char *buf, size_t size);
 
 #endif

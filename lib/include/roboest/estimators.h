@@ -91,9 +91,9 @@
  *                      with the smooth sign S(v) = tanh(v / v_eps) (S(v) = sgn(v) when v_eps = 0): v_eps
  *                      defaults to v_s / 10 for "scv" (|S - sgn| <= 2 exp(-20 |v| / v_s): below 1.3 % from
  *                      |v| = v_s / 4 on, so the Stribeck hump keeps its shape while the jump at rest is
- *                      smoothed) and to 0 for "coulomb_viscous"; tanh6 is smooth by construction. Each element's parameters go through rb_friction_build and its
- *                      validation (F_s >= F_c, g2 >= g3, ...; an error names the element). NaN velocity gives
- *                      NaN.
+ *                      smoothed) and to 0 for "coulomb_viscous"; tanh6 is smooth by construction. Each
+ *                      element's parameters go through rb_friction_build and its validation (F_s >= F_c,
+ *                      g2 >= g3, ...; an error names the element). NaN velocity gives NaN.
  *                      params: model ("coulomb_viscous" | "scv" | "tanh6" | "lugre", required); the model's
  *                      parameters as number arrays (1 value for every joint or one per joint, >= 0): F_c, F_s,
  *                      F_v (N m, N m, N m s/rad), v_s (rad/s), v_eps (rad/s, optional), g1..g6 (N m, s/rad,
@@ -184,7 +184,9 @@
  *                      of each gyroscope frame from w_B and dq, + gyro_bias (3 each); noise diag(r_*).
  *                      The UKF is the filters module's (alpha, beta, kappa; fresh sigma points for the update,
  *                      Cholesky square root, no explicit inverse, P kept symmetric), its sigma points evaluated in
- *                      batch: the model's matrices at q are computed once per sample.
+ *                      batch: the model's matrices at q are computed once per sample. The model (process,
+ *                      measurements, layout, start) is dynamics.h's rb_tukf_*, the jump adaptation below
+ *                      filters.h's rb_jump_*; the stage adapts ports and parameters.
  *                      Start (first sample with finite q; then updated with that sample): dq measured, tau_m = R k_t
  *                      i_m, tau_F 0, contacts 0, biases 0, base (floating) from base_imu by eq. 7 (w_B = R_BS w_S,
  *                      a_B = R_BS a_S - w_B x (w_B x p_BS)), FT states the readings the model predicts for the
@@ -195,8 +197,9 @@
  *                      out tau_j (n, N m): tau_m - tau_F - R^2 J_m ddq (= tau_m - tau_F with motor_inertia 0, the
  *                      paper); tau_m, tau_f, dq (n); ft (6 n_ft), contacts (6 n_c); base (6, floating base; 0
  *                      wide otherwise); bias (the bias blocks in order; 0 wide without); ddq (n, the process model's
- *                      joint accelerations at the estimate, rad/s^2); var (the diagonal of P after the update, published
- *                      state order, "<block>/<element>" names); innovation (z - zhat, NaN where skipped); nis (1);
+ *                      joint accelerations at the estimate, rad/s^2); var (the diagonal of P after the update,
+ *                      published state order, "<block>/<element>" names); innovation (z - zhat, NaN where skipped);
+ *                      nis (1);
  *                      adapt (2, with adapt_probability > 0, else 0 wide): nis_current, the NIS of the motor currents'
  *                      block of the sample's first update (NaN without an update), and inflation, the variance added
  *                      per joint to the tau_m / tau_F of adapt_blocks, summed over the joints ((N m)^2; 0: the gate
@@ -255,15 +258,6 @@ extern const rb_stage_type rb_stage_rnea_torque;
 extern const rb_stage_type rb_stage_ukf_torque;
 extern const rb_stage_type rb_stage_difference;
 
-/* ---- ukf_torque's models outside a run (tests, tools) ---------------------------------------------------------
- * `stage` is the state a ukf_torque stage's create() returned (not stepping: these reconfigure it). States are in
- * the published order (var), measurements in the innovation order. */
-/* State dimension N (the return value) and measurement dimension M (*n_meas, may be NULL). */
-size_t rb_ukf_torque_dims(const void *stage, size_t *n_meas);
-/* x_out = f(x) for one process step of dt seconds at the joint positions q (n). */
-int rb_ukf_torque_process(void *stage, const double *q, const double *x, double dt, double *x_out, rb_err *err);
-/* z = h(x) at the joint positions q (n). */
-int rb_ukf_torque_measure(void *stage, const double *q, const double *x, double *z, rb_err *err);
 
 /* Register every built-in stage type. RB_EINVAL if one is already registered, RB_ENOMEM. */
 int rb_estimators_register(rb_registry *reg, rb_err *err);

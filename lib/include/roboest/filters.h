@@ -152,9 +152,9 @@ typedef struct rb_filter_opts {
     const double *R;  /* m x m, symmetric positive definite; required */
     /* KF only: the linear model (F required; B NULL: zeros; H required). */
     const double *F, *B, *H;
-    /* EKF, UKF: the models (f, h required; the UKF may have f_batch / h_batch instead) and the EKF's Jacobians (NULL: central differences,
-     * column j from f(x + h_j e_j) - f(x - h_j e_j) over the exact difference of the two abscissae,
-     * h_j = fd_step * max(1, |x_j|); fd_step 0 means cbrt(DBL_EPSILON) ~ 6.1e-6). */
+    /* EKF, UKF: the models (f, h required; the UKF may have f_batch / h_batch instead) and the EKF's Jacobians (NULL:
+     * central differences, column j from f(x + h_j e_j) - f(x - h_j e_j) over the exact difference of the two
+     * abscissae, h_j = fd_step * max(1, |x_j|); fd_step 0 means cbrt(DBL_EPSILON) ~ 6.1e-6). */
     rb_filter_process_fn f;
     rb_filter_measure_fn h;
     rb_filter_jac_f_fn jac_f;
@@ -275,6 +275,47 @@ double rb_chi2_cdf(double x, double k);
  * start, then safeguarded Newton on rb_chi2_cdf; relative accuracy ~1e-12). RB_EINVAL unless
  * 0 < p < 1 and k > 0. */
 int rb_chi2_quantile(double p, double k, double *q, rb_err *err);
+
+/* ---- jump adaptation (lib/filters/jump.c) ----------------------------------------------------------
+ * For a state that can jump faster than its process noise explains (the joint-torque UKF's motor torques
+ * at a step of the controller or a contact): after an update, the NIS of a subset G of the measurements
+ * (those of G used in it: nu_G^T S_GG^-1 nu_G, by a Cholesky factor of S_GG) is gated against the
+ * chi-square quantile at `probability` with as many degrees of freedom as elements of G used. Above it
+ * (a jump), every target (measurement j, state s, factor c) whose measurement was used adds
+ *     d = scale c^2 max(0, nu_j^2 - S_jj)            (one-sample covariance matching: E[nu_j^2] = S_jj)
+ * to the PRIOR variance P_ss (x and P before the update, kept by rb_jump_keep_prior), and the update is
+ * repeated from that inflated prior with the same z: the sample that shows the jump absorbs it. c maps the
+ * measurement's units to the state's (a current's k_t R for a torque state). Reported: the NIS of G (NaN
+ * when S_GG is not positive definite, 0 when no element of G was used) and the inflation, the sum over
+ * the used elements j of G of scale c_j^2 max(0, nu_j^2 - S_jj) (written only above the gate).
+ * Works on any filter (KF, EKF, UKF). rb_jump_create allocates; the others allocate nothing. */
+typedef struct rb_jump rb_jump; /* opaque */
+
+typedef struct rb_jump_target {
+    size_t meas, state; /* measurement j (index into z), state s (index into x) */
+    double factor;      /* c */
+} rb_jump_target;
+
+typedef struct rb_jump_opts {
+    const size_t *gate;        /* n_gate measurement indices: G */
+    const double *gate_factor; /* n_gate: c_j for the reported inflation; NULL: 1 */
+    size_t n_gate;
+    const rb_jump_target *targets;
+    size_t n_targets;
+    double probability; /* the gate, in (0, 1) (e.g. 0.9999) */
+    double scale;       /* > 0 (1: the innovation made consistent) */
+} rb_jump_opts;
+
+/* For filter f (its dimensions; options copied). RB_EINVAL (NULL arguments, an index out of range, scale
+ * not positive; rb_chi2_quantile's for the probability), RB_ENOMEM. Free with rb_jump_free. */
+int rb_jump_create(const rb_filter *f, const rb_jump_opts *o, rb_jump **out, rb_err *err);
+void rb_jump_free(rb_jump *j); /* NULL is a no-op */
+/* Before rb_filter_update: keep f's x and P (the prior). */
+void rb_jump_keep_prior(rb_jump *j, const rb_filter *f);
+/* After a successful rb_filter_update(f, z): gate, and on a jump inflate the kept prior and repeat the
+ * update (z: the same measurement). *nis, *inflation (either may be NULL) as above; *inflation is left
+ * alone below the gate. Errors of rb_filter_innovation_cov, rb_filter_set_state, rb_filter_update. */
+int rb_jump_update(rb_jump *j, rb_filter *f, const double *z, double *nis, double *inflation, rb_err *err);
 
 /* =============================================================================================
  * Adaptive Kalman filter, recursive and batch least squares (lib/filters/akf.c, lib/filters/rls.c)
