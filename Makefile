@@ -47,7 +47,7 @@ SAN ?=
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CPPFLAGS += -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Ilib/include
-CFLAGS += $(WARN) $(OPT) $(SAN) -fPIC $(PKG_CFLAGS)
+CFLAGS += $(WARN) $(OPT) $(SAN) -fPIC -fvisibility=hidden $(PKG_CFLAGS)
 LDFLAGS += $(SAN)
 LDLIBS += $(PKG_LIBS) -lm -lpthread
 

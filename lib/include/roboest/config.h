@@ -31,6 +31,8 @@
 
 #include "roboest/core.h"
 
+RB_API_BEGIN
+
 /* ---- key paths in JSON text ------------------------------------------------------------------------ */
 /* One step of a key path: an object member (key, occurrence: 0 = first member with that key) or, with
  * key NULL, an array element (index). */
@@ -44,16 +46,16 @@ typedef struct rb_json_step {
 /* Find a key path in JSON text: *line and *col (1-based; col counts bytes) of the member's key, or of
  * the element's value, for the deepest step found (1:1 for an empty path). Returns how many steps were
  * found. Never reads past len; tolerant of malformed text. */
-RB_API size_t rb_json_locate(const char *text, size_t len, const rb_json_step *path, size_t depth, size_t *line,
+size_t rb_json_locate(const char *text, size_t len, const rb_json_step *path, size_t depth, size_t *line,
                              size_t *col);
 /* "stages[2].params.alpha" into buf (truncated to size); keys that are not identifiers are written
  * as ["a key"]. */
-RB_API void rb_json_path_format(const rb_json_step *path, size_t depth, char *buf, size_t size);
+void rb_json_path_format(const rb_json_step *path, size_t depth, char *buf, size_t size);
 
 /* Where a text stops being JSON (as cJSON reads it: numbers as strtod takes them, nesting at most 1000):
  * the byte offset of the first error with *what describing it ("expected ',' or '}'"), or SIZE_MAX when
  * the text is well-formed. */
-RB_API size_t rb_json_syntax_error(const char *text, size_t len, const char **what);
+size_t rb_json_syntax_error(const char *text, size_t len, const char **what);
 
 /* ---- the context ----------------------------------------------------------------------------------- */
 typedef struct rb_cfg {
@@ -88,11 +90,11 @@ static inline void rb_cfg_pop(rb_cfg *c) { c->depth--; }
 static inline size_t rb_cfg_depth(const rb_cfg *c) { return c->depth < RB_JSON_PATH_MAX ? c->depth : RB_JSON_PATH_MAX; }
 
 /* RB_ECONFIG "<file>:<line>:<col>: <key path>: <what>" at the current path. */
-RB_API int rb_cfg_error(rb_cfg *c, const char *fmt, ...) RB_PRINTF(2, 3);
+int rb_cfg_error(rb_cfg *c, const char *fmt, ...) RB_PRINTF(2, 3);
 /* RB_ENOMEM "<file>: out of memory". */
-RB_API int rb_cfg_nomem(rb_cfg *c);
+int rb_cfg_nomem(rb_cfg *c);
 /* A library call's error (its message) at the current path: RB_ENOMEM stays "out of memory". */
-RB_API int rb_cfg_relay(rb_cfg *c, const rb_err *e);
+int rb_cfg_relay(rb_cfg *c, const rb_err *e);
 
 /* ---- loading ---------------------------------------------------------------------------------------- */
 /* A configuration format: how rb_cfg_load makes, reads and frees one document of it. */
@@ -111,30 +113,30 @@ typedef struct rb_cfg_format {
 
 /* Load a document of format f from the file `path` (relative paths in it resolve against its folder).
  * *out: the new document (free it with the format's free function), NULL on failure. */
-RB_API int rb_cfg_load(const rb_cfg_format *f, const char *path, const void *arg, void **out, rb_err *err);
+int rb_cfg_load(const rb_cfg_format *f, const char *path, const void *arg, void **out, rb_err *err);
 /* The same from text (len bytes, need not be NUL-terminated): name_for_messages starts the messages and
  * gives the default name (NULL: f->default_file); relative paths resolve against the folder of base_file
  * (NULL: as written, or against name_for_messages when f->base_is_file). */
-RB_API int rb_cfg_load_text(const rb_cfg_format *f, const char *text, size_t len, const char *name_for_messages,
+int rb_cfg_load_text(const rb_cfg_format *f, const char *text, size_t len, const char *name_for_messages,
                             const char *base_file, const void *arg, void **out, rb_err *err);
 
 /* Read a whole configuration file (at most 64 MiB) into a new buffer (*text, *len; caller frees with
  * rb_free). RB_ENOTFOUND, RB_EINPUT, RB_ENOMEM. */
-RB_API int rb_cfg_read_file(const char *path, char **text, size_t *len, rb_err *err);
+int rb_cfg_read_file(const char *path, char **text, size_t *len, rb_err *err);
 /* Parse NUL-terminated text[0..len) as JSON into *root (caller frees with cJSON_Delete); a NUL byte inside
  * or malformed JSON gives "<file>:<line>:<col>: malformed JSON (...)" (RB_ECONFIG). */
-RB_API int rb_cfg_parse_json(const char *file, const char *text, size_t len, cJSON **root, rb_err *err);
+int rb_cfg_parse_json(const char *file, const char *text, size_t len, cJSON **root, rb_err *err);
 /* RB_ECONFIG "<file>:<line>:<col>: malformed JSON (...)" for text cJSON rejected at cjson_offset (why:
  * the reason when known, else NULL to find it). */
-RB_API int rb_cfg_malformed(const char *file, const char *text, size_t len, size_t cjson_offset, const char *why,
+int rb_cfg_malformed(const char *file, const char *text, size_t len, size_t cjson_offset, const char *why,
                             rb_err *err);
 
 /* ---- objects and sections --------------------------------------------------------------------------- */
 /* Member `key` of obj (case-sensitive), NULL when absent. */
-RB_API const cJSON *rb_cfg_member(const cJSON *obj, const char *key);
+const cJSON *rb_cfg_member(const cJSON *obj, const char *key);
 /* obj must be an object whose keys are unique and (allowed != NULL) among `allowed`; an unknown key is
  * reported with the closest allowed one as a suggestion, a duplicated one with where it first was. */
-RB_API int rb_cfg_check_object(rb_cfg *c, const cJSON *obj, const char *const *allowed, size_t n_allowed);
+int rb_cfg_check_object(rb_cfg *c, const cJSON *obj, const char *const *allowed, size_t n_allowed);
 
 /* One member of an object read by its own function, with its key on the path. `parse` receives the
  * context it was given (a format's context whose first member is the rb_cfg). */
@@ -146,25 +148,25 @@ typedef struct rb_cfg_section {
 
 /* obj is an object with only the n sections' keys; each present one is read in table order (a missing
  * required one: "missing key 'k'"). */
-RB_API int rb_cfg_sections(rb_cfg *c, const cJSON *obj, const rb_cfg_section *sections, size_t n);
+int rb_cfg_sections(rb_cfg *c, const cJSON *obj, const rb_cfg_section *sections, size_t n);
 /* One member through parse, with its key on the path; absent: "missing key 'k'" when required, else RB_OK. */
-RB_API int rb_cfg_with_member(rb_cfg *c, const cJSON *obj, const char *key, bool required,
+int rb_cfg_with_member(rb_cfg *c, const cJSON *obj, const char *key, bool required,
                               int (*parse)(rb_cfg *c, const cJSON *v));
 
 /* ---- typed values at the current path ---------------------------------------------------------------- */
 /* A string (a new copy in *out; empty only when allow_empty). */
-RB_API int rb_cfg_want_string(rb_cfg *c, const cJSON *v, bool allow_empty, char **out);
+int rb_cfg_want_string(rb_cfg *c, const cJSON *v, bool allow_empty, char **out);
 /* A finite number. */
-RB_API int rb_cfg_want_number(rb_cfg *c, const cJSON *v, double *out);
+int rb_cfg_want_number(rb_cfg *c, const cJSON *v, double *out);
 /* An integer in [lo, 2^53] ("expected an integer >= lo"). */
-RB_API int rb_cfg_want_integer(rb_cfg *c, const cJSON *v, double lo, double *out);
+int rb_cfg_want_integer(rb_cfg *c, const cJSON *v, double lo, double *out);
 /* One of `choices` (NULL-terminated) with a suggestion for a near miss. */
-RB_API int rb_cfg_want_choice(rb_cfg *c, const cJSON *v, const char *const *choices, size_t *index);
+int rb_cfg_want_choice(rb_cfg *c, const cJSON *v, const char *const *choices, size_t *index);
 /* [t0, t1] in seconds, t0 < t1. */
-RB_API int rb_cfg_want_window(rb_cfg *c, const cJSON *v, double *t0, double *t1);
+int rb_cfg_want_window(rb_cfg *c, const cJSON *v, double *t0, double *t1);
 /* An array of non-empty strings (new copies; *n may be 0 only when allow_empty). On failure *out may hold
  * what was read (free with rb_strings_free(*out, *n)). */
-RB_API int rb_cfg_want_strings(rb_cfg *c, const cJSON *v, bool allow_empty, char ***out, size_t *n);
+int rb_cfg_want_strings(rb_cfg *c, const cJSON *v, bool allow_empty, char ***out, size_t *n);
 
 /* What a number must satisfy; a violation is reported at the current path ("must be > 0", ...). */
 typedef enum rb_cfg_rule {
@@ -176,18 +178,18 @@ typedef enum rb_cfg_rule {
     RB_CFG_UNIT_CLOSED   /* in [0, 1] */
 } rb_cfg_rule;
 /* x checked against `rule` (RB_ECONFIG at the current path). */
-RB_API int rb_cfg_check_rule(rb_cfg *c, double x, rb_cfg_rule rule);
+int rb_cfg_check_rule(rb_cfg *c, double x, rb_cfg_rule rule);
 
 /* Members: absent is an error when required, else leaves *out (the default) as it is. */
-RB_API int rb_cfg_member_string(rb_cfg *c, const cJSON *obj, const char *key, bool required, char **out);
-RB_API int rb_cfg_member_choice(rb_cfg *c, const cJSON *obj, const char *key, const char *const *choices,
+int rb_cfg_member_string(rb_cfg *c, const cJSON *obj, const char *key, bool required, char **out);
+int rb_cfg_member_choice(rb_cfg *c, const cJSON *obj, const char *key, const char *const *choices,
                                 size_t *index);
-RB_API int rb_cfg_member_number(rb_cfg *c, const cJSON *obj, const char *key, rb_cfg_rule rule, double *out);
-RB_API int rb_cfg_member_strings(rb_cfg *c, const cJSON *obj, const char *key, bool required, bool allow_empty,
+int rb_cfg_member_number(rb_cfg *c, const cJSON *obj, const char *key, rb_cfg_rule rule, double *out);
+int rb_cfg_member_strings(rb_cfg *c, const cJSON *obj, const char *key, bool required, bool allow_empty,
                                  char ***out, size_t *n);
 
 /* A name made of letters, digits, '_' and '-', starting with a letter or '_' (variants, configurations). */
-RB_API bool rb_cfg_valid_name(const char *s);
+bool rb_cfg_valid_name(const char *s);
 
 /* ---- logs: sessions ------------------------------------------------------------------------------------ */
 /* One log: the files of one recording session (the logger splits a session every 30 min), in order. */
@@ -197,14 +199,14 @@ typedef struct rb_cfg_session {
 } rb_cfg_session;
 
 /* A path or an array of paths (one session), resolved against c->base_file. */
-RB_API int rb_cfg_want_session(rb_cfg *c, const cJSON *v, rb_cfg_session *s);
+int rb_cfg_want_session(rb_cfg *c, const cJSON *v, rb_cfg_session *s);
 /* A path in the file made relative to the folder of c->base_file, replacing *path. RB_ENOMEM. */
-RB_API int rb_cfg_resolve_path(rb_cfg *c, char **path);
+int rb_cfg_resolve_path(rb_cfg *c, char **path);
 
 /* ---- duplicates ---------------------------------------------------------------------------------------- */
 /* The lowest position among n names whose name repeats an earlier one's (*dup, with that earlier position in
  * *first; `first` may be NULL), or SIZE_MAX in both. NULL names are skipped. O(n log n). RB_ENOMEM. */
-RB_API int rb_cfg_find_duplicate(rb_cfg *c, const char *const *names, size_t n, size_t *dup, size_t *first);
+int rb_cfg_find_duplicate(rb_cfg *c, const char *const *names, size_t n, size_t *dup, size_t *first);
 
 /* ---- building JSON (resolved configurations, imported pipelines) ---------------------------------------- */
 /* cJSON builders return NULL when out of memory; `ok` collects that so each call site stays one line. */
@@ -213,8 +215,10 @@ typedef struct rb_cfg_builder {
 } rb_cfg_builder;
 /* item added to parent under key (key NULL: appended to the array parent); NULL item or a failed add
  * (item freed) clears b->ok and gives NULL. */
-RB_API cJSON *rb_cfg_add(rb_cfg_builder *b, cJSON *parent, const char *key, cJSON *item);
+cJSON *rb_cfg_add(rb_cfg_builder *b, cJSON *parent, const char *key, cJSON *item);
 /* A new array of copies of n strings, NULL when out of memory. */
-RB_API cJSON *rb_cfg_strings(const char *const *s, size_t n);
+cJSON *rb_cfg_strings(const char *const *s, size_t n);
+
+RB_API_END
 
 #endif

@@ -21,15 +21,20 @@
 
 #define RB_VERSION "0.1.0"
 
-/* RB_API marks what libroboest.so exports: the library is built with -fvisibility=hidden, so only the
- * declarations of the public headers that carry it are visible to programs linking the shared library. */
+/* What libroboest.so exports: the library is built with -fvisibility=hidden, and every public header
+ * (lib/include/roboest/) declares its API between RB_API_BEGIN and RB_API_END, which give those declarations
+ * default visibility. Functions declared only in a module's internal header stay inside the library. */
 #if defined(__GNUC__)
-#define RB_API __attribute__((visibility("default")))
+#define RB_API_BEGIN _Pragma("GCC visibility push(default)")
+#define RB_API_END _Pragma("GCC visibility pop")
 #define RB_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
 #else
-#define RB_API
+#define RB_API_BEGIN
+#define RB_API_END
 #define RB_PRINTF(fmt, args)
 #endif
+
+RB_API_BEGIN
 
 typedef enum rb_status {
     RB_OK = 0,
@@ -280,5 +285,7 @@ double rb_rng_normal(rb_rng *rng);
 
 /* Wall-clock seconds from a monotonic clock (for progress reporting and benchmarks). */
 double rb_monotonic_seconds(void);
+
+RB_API_END
 
 #endif

@@ -60,6 +60,8 @@
 #include "roboest/model.h"
 #include "roboest/spatial.h"
 
+RB_API_BEGIN
+
 typedef struct rb_dyn rb_dyn; /* workspace (opaque) */
 
 typedef enum rb_dyn_rep { RB_DYN_BODY, RB_DYN_MIXED, RB_DYN_INERTIAL } rb_dyn_rep;
@@ -737,5 +739,7 @@ void rb_tukf_meas_name(const rb_tukf *tm, size_t j, char *buf, size_t size);
 const char *rb_tukf_meas_unit(const rb_tukf *tm, size_t j);
 /* State element i (FILTER order) for messages: "<block> (<element>)", e.g. "tau_m (joint elbow)". */
 void rb_tukf_describe_state(const rb_tukf *tm, size_t i, char *buf, size_t size);
+
+RB_API_END
 
 #endif

@@ -248,6 +248,8 @@
 
 #include "roboest/stage.h"
 
+RB_API_BEGIN
+
 extern const rb_stage_type rb_stage_lowpass;
 extern const rb_stage_type rb_stage_finite_difference;
 extern const rb_stage_type rb_stage_kf_derivative;
@@ -261,5 +263,7 @@ extern const rb_stage_type rb_stage_difference;
 
 /* Register every built-in stage type. RB_EINVAL if one is already registered, RB_ENOMEM. */
 int rb_estimators_register(rb_registry *reg, rb_err *err);
+
+RB_API_END
 
 #endif

@@ -20,6 +20,8 @@
 #include "roboest/pipeline.h"
 #include "roboest/sim.h"
 
+RB_API_BEGIN
+
 /* ==== comparison suites (suite.c, suite_run.c) =====================================================================
  * A suite runs every (variant, log) pair: each variant is a pipeline file and the signal in it that holds the
  * estimate; every estimate is scored against one reference channel of the log, which the suite resamples onto
@@ -299,5 +301,7 @@ int rb_cl_result_markdown(const rb_closed_loop *cl, const rb_cl_result *r, char 
  * the figures. RB_EEXISTS (a target exists and !overwrite, before anything is written), RB_EIO, RB_ENOMEM. */
 int rb_cl_result_write(const rb_closed_loop *cl, const rb_cl_result *r, const char *dir, bool overwrite,
                        rb_err *err);
+
+RB_API_END
 
 #endif

@@ -74,6 +74,8 @@
 
 #include "roboest/core.h"
 
+RB_API_BEGIN
+
 typedef struct rb_filter rb_filter; /* opaque; made by rb_kf_create / rb_ekf_create / rb_ukf_create */
 
 typedef enum rb_filter_kind { RB_FILTER_KF, RB_FILTER_EKF, RB_FILTER_UKF } rb_filter_kind;
@@ -501,5 +503,7 @@ int rb_kfd_step(rb_kfd *e, double t, double z, rb_kfd_result *o, rb_err *err);
  * sample), the filter's RB_ENUMERIC, RB_ENOMEM. */
 int rb_kfd_run(const rb_kfd_params *par, const double *t, const double *z, size_t T, double *x, double *x_dot,
                double *x_ddot, double *pred, rb_err *err);
+
+RB_API_END
 
 #endif

@@ -84,6 +84,8 @@
 
 #include "roboest/core.h"
 
+RB_API_BEGIN
+
 #define RB_FRICTION_MAX_PARAMS 6
 
 typedef enum rb_friction_kind {
@@ -533,5 +535,7 @@ int rb_fnet_file_write(const rb_fnet_file *f, const char *path, bool overwrite, 
 /* Read and check a file (rules above). RB_ENOTFOUND (missing file), RB_EINPUT (anything malformed, naming
  * the item), RB_ENOMEM. *out is NULL on failure. */
 int rb_fnet_file_read(const char *path, rb_fnet_file **out, rb_err *err);
+
+RB_API_END
 
 #endif

@@ -77,6 +77,8 @@
 
 #include "roboest/core.h"
 
+RB_API_BEGIN
+
 typedef struct rb_channel {
     char *name;           /* slash path, e.g. "joints_state/positions" */
     size_t n_samples;     /* T */
@@ -356,5 +358,7 @@ int rb_resample(const rb_channel *ch, const size_t *sel, size_t n_sel, const rb_
  * log (rb_log_free). RB_EINPUT "the channels share no common time span to resample", rb_resample's errors,
  * RB_ENOMEM. */
 int rb_log_resample(const rb_log *in, double rate, rb_log **out, rb_err *err);
+
+RB_API_END
 
 #endif

@@ -15,6 +15,8 @@
 
 #include "roboest/core.h"
 
+RB_API_BEGIN
+
 typedef struct rb_stats {
     size_t n; /* values used: samples in the window (per element), samples x elements (pooled) */
     double mse, rmse, mae, max_abs, mean_abs_est, mean_abs_ref;
@@ -248,5 +250,7 @@ int rb_svg_traces(const char *title, const char *y_label, const rb_trace_line *l
 
 /* Write text to path through a temporary renamed into place (RB_EEXISTS without overwrite, RB_EIO). */
 int rb_text_write(const char *text, const char *path, bool overwrite, rb_err *err);
+
+RB_API_END
 
 #endif

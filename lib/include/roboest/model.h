@@ -80,6 +80,8 @@
 #include "roboest/core.h"
 #include "roboest/spatial.h"
 
+RB_API_BEGIN
+
 typedef enum rb_joint_type { RB_JOINT_FIXED, RB_JOINT_REVOLUTE, RB_JOINT_PRISMATIC } rb_joint_type;
 
 typedef struct rb_body {
@@ -205,5 +207,7 @@ int rb_model_end(rb_model *model, rb_err *err);
 /* Physical consistency of inertial parameters: m >= 0, rotational inertia about the centre of mass
  * positive semi-definite and satisfying the triangle inequalities. */
 bool rb_inertia_is_physical(const double pi[10]);
+
+RB_API_END
 
 #endif

@@ -71,6 +71,8 @@
 #include "roboest/model.h"
 #include "roboest/stage.h"
 
+RB_API_BEGIN
+
 /* ---- the loaded pipeline (read-only for callers) ------------------------------------------------- */
 typedef struct rb_config_signal {
     char *name;
@@ -307,5 +309,7 @@ const double *rb_stream_row(const rb_stream *s, long signal);
 int rb_stream_finish(rb_stream *s, rb_err *err);
 /* Destroys the stages and frees the stream (NULL is fine). */
 void rb_stream_free(rb_stream *s);
+
+RB_API_END
 
 #endif

@@ -35,6 +35,8 @@
 
 #include "roboest/core.h"
 
+RB_API_BEGIN
+
 typedef struct rb_ini_entry {
     char *key;
     size_t n_values;    /* 1 for a scalar; any count (0 included) for a list */
@@ -179,5 +181,7 @@ typedef struct rb_rde_import {
  * zeroed first and left empty on failure). */
 int rb_rde_import_dir(const char *dir, const rb_rde_import_opts *opts, rb_rde_import *out, rb_err *err);
 void rb_rde_import_free(rb_rde_import *imp);
+
+RB_API_END
 
 #endif

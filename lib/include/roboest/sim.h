@@ -76,6 +76,8 @@
 #include "roboest/model.h"
 #include "roboest/spatial.h"
 
+RB_API_BEGIN
+
 /* ---- references ----------------------------------------------------------------------------------------
  * A joint reference r(t) (rad) with its first two derivatives (the controllers use all three):
  *   RB_REF_CONST     offset
@@ -676,5 +678,7 @@ int rb_scenario_load(const char *path, rb_scenario **out, rb_err *err);
 int rb_scenario_load_text(const char *text, size_t len, const char *name_for_messages, const char *base_file,
                           rb_scenario **out, rb_err *err);
 void rb_scenario_free(rb_scenario *s);
+
+RB_API_END
 
 #endif

@@ -24,6 +24,10 @@
 
 #include <math.h>
 
+#include "roboest/core.h"
+
+RB_API_BEGIN
+
 typedef struct rb_xform {
     double R[9]; /* A_R_B, row-major */
     double p[3]; /* A_p_B */
@@ -270,5 +274,7 @@ static inline void rb_inertia_to_parent(const rb_xform *X, const double pi[10], 
         out[1 + i] = Rh[i] + m * p[i];
     out[4] = IA[0], out[5] = IA[1], out[6] = IA[2], out[7] = IA[4], out[8] = IA[5], out[9] = IA[8];
 }
+
+RB_API_END
 
 #endif

@@ -22,6 +22,8 @@
 #include "roboest/core.h"
 #include "roboest/model.h"
 
+RB_API_BEGIN
+
 /* ---- stage parameters --------------------------------------------------------------------- */
 typedef enum rb_param_kind {
     RB_PARAM_NUMBER,       /* finite double */
@@ -158,5 +160,7 @@ const rb_stage_type *rb_registry_find(const rb_registry *reg, const char *name);
 /* Iteration for listings, in name order: i < rb_registry_count(reg). */
 size_t rb_registry_count(const rb_registry *reg);
 const rb_stage_type *rb_registry_at(const rb_registry *reg, size_t i);
+
+RB_API_END
 
 #endif

@@ -17,6 +17,8 @@
 #include "roboest/friction.h"
 #include "roboest/io.h"
 
+RB_API_BEGIN
+
 /* ---- friction training specs (friction_spec.c) ----------------------------------------------------------------
  * A JSON file telling `roboest train-friction` (rb_friction_train below) where the data of a
  * friction network come from. Errors are RB_ECONFIG "<file>:<line>:<col>: <key path>: <what>" with
@@ -247,5 +249,7 @@ int rb_kfd_tune(const double *t, const double *z, const double *v_ref, size_t T,
  * "channel <name>: element <name>: ". */
 int rb_kfd_tune_channel(const rb_channel *x, size_t element, const rb_channel *ref, size_t ref_element,
                         const rb_kfd_tune_opts *o, rb_kfd_tune_result *res, rb_err *err);
+
+RB_API_END
 
 #endif
