@@ -6,11 +6,6 @@
 
 #include "filters_internal.h"
 
-int rb_ekf_create(const rb_filter_opts *o, rb_filter **out, rb_err *err)
-{
-    return rb_filt_alloc(o, RB_FILTER_EKF, out, err);
-}
-
 static int callback_failed(rb_filter *f, int rc, const char *phase, long step, const char *what, rb_err *err)
 {
     if (rc > 0)
@@ -50,7 +45,7 @@ static int central_differences(rb_filter *f, bool is_process, const double *u, d
     return RB_OK;
 }
 
-int rb_ekf_predict_impl(rb_filter *f, const double *u, double dt, long step, rb_err *err)
+static int ekf_predict(rb_filter *f, const double *u, double dt, long step, rb_err *err)
 {
     int rc;
     if (f->jac_f) {
@@ -69,8 +64,10 @@ int rb_ekf_predict_impl(rb_filter *f, const double *u, double dt, long step, rb_
     return RB_OK;
 }
 
-int rb_ekf_linearize(rb_filter *f, long step, rb_err *err)
+/* zhat = h(x), H = dh/dx */
+static int ekf_measure(rb_filter *f, const double *z, long step, rb_err *err)
 {
+    (void)z;
     int rc;
     if ((rc = f->h(f->user, f->x, f->zhat, err)) != RB_OK)
         return callback_failed(f, rc, "update", step, "measurement model", err);
@@ -89,4 +86,11 @@ int rb_ekf_linearize(rb_filter *f, long step, rb_err *err)
                               step, f->idx[j], bad);
     }
     return RB_OK;
+}
+
+static const rb_filt_ops ekf_ops = {ekf_predict, ekf_measure};
+
+int rb_ekf_create(const rb_filter_opts *o, rb_filter **out, rb_err *err)
+{
+    return rb_filt_alloc(o, RB_FILTER_EKF, &ekf_ops, out, err);
 }

@@ -60,7 +60,7 @@ static double *take(double **cursor, size_t count)
     return p;
 }
 
-int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, rb_filter **out, rb_err *err)
+int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, const rb_filt_ops *ops, rb_filter **out, rb_err *err)
 {
     const char *name = kind_name(kind);
     if (out)
@@ -130,6 +130,7 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, rb_filter **out,
         return rb_err_set(err, RB_ENOMEM, "%s create: out of memory (%zu bytes)", name, bytes);
     }
     f->kind = kind;
+    f->ops = ops;
     f->name = name;
     f->n = n;
     f->m = m;
@@ -344,11 +345,7 @@ int rb_filter_predict(rb_filter *f, const double *u, double dt, rb_err *err)
     int rc = rb_filt_schedule(f, RB_FILTER_PREDICT, step, u, dt, NULL, err);
     if (rc != RB_OK)
         return rc;
-    switch (f->kind) {
-    case RB_FILTER_KF: rc = rb_kf_predict_impl(f, u, dt, step, err); break;
-    case RB_FILTER_EKF: rc = rb_ekf_predict_impl(f, u, dt, step, err); break;
-    case RB_FILTER_UKF: rc = rb_ukf_predict_impl(f, u, dt, step, err); break;
-    }
+    rc = f->ops->predict(f, u, dt, step, err);
     if (rc != RB_OK)
         return rc;
     size_t bad = rb_filt_first_nonfinite(f->xn, f->n);
@@ -485,25 +482,21 @@ int rb_filt_update(rb_filter *f, const double *z, rb_err *err)
     f->rejected = false;
     f->limit = f->gate.mode == RB_GATE_OFF ? 0.0 : f->gate_limit[f->gate.mode == RB_GATE_ELEMENT ? 1 : (k ? k : 1)];
     if (k > 0) {
-        if (f->kind == RB_FILTER_UKF) {
-            rc = rb_ukf_measure(f, z, step, err);
-        } else {
-            rc = f->kind == RB_FILTER_KF ? rb_kf_linearize(f, err) : rb_ekf_linearize(f, step, err);
-            if (rc == RB_OK) {
-                for (size_t j = 0; j < k; j++) {
-                    if (!isfinite(f->zhat[f->idx[j]])) {
-                        f->fail = RB_FILTER_FAIL_Z, f->fail_index = f->idx[j];
-                        return rb_err_set(err, RB_ENUMERIC,
-                                          "%s update, step %ld: predicted measurement element %zu is not finite",
-                                          f->name, step, f->idx[j]);
-                    }
-                }
-                rb_filt_innovation(f, z);
-                linear_measure(f);
-            }
-        }
+        rc = f->ops->measure(f, z, step, err);
         if (rc != RB_OK)
             return rc;
+        if (f->kind != RB_FILTER_UKF) { /* the UKF's measure did all of this from its sigma points */
+            for (size_t j = 0; j < k; j++) {
+                if (!isfinite(f->zhat[f->idx[j]])) {
+                    f->fail = RB_FILTER_FAIL_Z, f->fail_index = f->idx[j];
+                    return rb_err_set(err, RB_ENUMERIC,
+                                      "%s update, step %ld: predicted measurement element %zu is not finite", f->name,
+                                      step, f->idx[j]);
+                }
+            }
+            rb_filt_innovation(f, z);
+            linear_measure(f);
+        }
     } else {
         for (size_t i = 0; i < m; i++)
             f->inno[i] = NAN;

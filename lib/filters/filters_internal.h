@@ -16,8 +16,11 @@
 
 #include "roboest/filters.h"
 
+typedef struct rb_filt_ops rb_filt_ops;
+
 struct rb_filter {
     rb_filter_kind kind;
+    const rb_filt_ops *ops;
     const char *name; /* "kf", "ekf", "ukf" for messages */
     size_t n, m, nu;
 
@@ -70,9 +73,19 @@ struct rb_filter {
     size_t fail_index;
 };
 
+/* What differs between the kinds (kf.c, ekf.c, ukf.c), chosen by the constructor: filter.c calls through it and
+ * never names a kind's functions (the kinds depend on filter.c, not the other way round). */
+struct rb_filt_ops {
+    /* xn, Pn from x, P (the prior) */
+    int (*predict)(rb_filter *f, const double *u, double dt, long step, rb_err *err);
+    /* KF / EKF: zhat (and H) at x for the shared update; UKF: fresh sigma points, Z = h(X), zhat, then for the
+     * used elements idx[0..k) nuc, S (lower, with R), C */
+    int (*measure)(rb_filter *f, const double *z, long step, rb_err *err);
+};
+
 /* filter.c: allocation shared by the three constructors (validates the common options, copies x0,
  * P0, Q, R, sets up gating and the UKF weights). */
-int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, rb_filter **out, rb_err *err);
+int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, const rb_filt_ops *ops, rb_filter **out, rb_err *err);
 /* The measurement path every filter shares (NaN skip, gating, Cholesky gain, covariance update). */
 int rb_filt_update(rb_filter *f, const double *z, rb_err *err);
 /* inno = z - zhat (then `residual`), innoc = inno[idx[0..k)]. */
@@ -83,19 +96,8 @@ int rb_filt_schedule(rb_filter *f, rb_filter_phase phase, long step, const doubl
 /* After a successful predict: counters, P diagonal, last-update diagnostics reset. */
 void rb_filt_predict_done(rb_filter *f, long step);
 
-/* kf.c / ekf.c: predict of the linear and extended filters (P = F P F^T + Q) and the linearized
- * measurement (zhat, H) for the shared path. */
-int rb_kf_predict_impl(rb_filter *f, const double *u, double dt, long step, rb_err *err);
-int rb_kf_linearize(rb_filter *f, rb_err *err); /* zhat = H x, H as given */
-int rb_ekf_predict_impl(rb_filter *f, const double *u, double dt, long step, rb_err *err);
-int rb_ekf_linearize(rb_filter *f, long step, rb_err *err); /* zhat = h(x), H = dh/dx */
-/* Shared by KF / EKF predict once F (row-major) is known: Pn = F P F^T + Q (symmetrized). */
+/* kf.c: shared by KF / EKF predict once F (row-major) is known: Pn = F P F^T + Q (symmetrized). */
 void rb_filt_linear_cov_predict(rb_filter *f);
-/* ukf.c */
-int rb_ukf_predict_impl(rb_filter *f, const double *u, double dt, long step, rb_err *err);
-/* Fresh sigma points from P, Z = h(X), zhat; then, for the used elements idx[0..k), nuc, S (lower,
- * with R), C. Called by rb_filt_update after the missing elements are known. */
-int rb_ukf_measure(rb_filter *f, const double *z, long step, rb_err *err);
 
 /* linalg.c: the dense kernels of the per-step path. Column-major unless "rows" says row-major; ld* are
  * leading dimensions; outputs never alias inputs except where the kernel works in place. Each kernel

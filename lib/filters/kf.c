@@ -4,11 +4,6 @@
 
 #include "filters_internal.h"
 
-int rb_kf_create(const rb_filter_opts *o, rb_filter **out, rb_err *err)
-{
-    return rb_filt_alloc(o, RB_FILTER_KF, out, err);
-}
-
 void rb_filt_linear_cov_predict(rb_filter *f)
 {
     size_t n = f->n;
@@ -24,7 +19,7 @@ void rb_filt_linear_cov_predict(rb_filter *f)
     rb_filt_symmetrize(f->Pn, n);
 }
 
-int rb_kf_predict_impl(rb_filter *f, const double *u, double dt, long step, rb_err *err)
+static int kf_predict(rb_filter *f, const double *u, double dt, long step, rb_err *err)
 {
     (void)dt;
     (void)step;
@@ -37,9 +32,19 @@ int rb_kf_predict_impl(rb_filter *f, const double *u, double dt, long step, rb_e
     return RB_OK;
 }
 
-int rb_kf_linearize(rb_filter *f, rb_err *err)
+/* zhat = H x, H as given */
+static int kf_measure(rb_filter *f, const double *z, long step, rb_err *err)
 {
+    (void)z;
+    (void)step;
     (void)err;
     rb_filt_gemv_rows(f->m, f->n, 1.0, f->H, f->n, f->x, 0.0, f->zhat);
     return RB_OK;
+}
+
+static const rb_filt_ops kf_ops = {kf_predict, kf_measure};
+
+int rb_kf_create(const rb_filter_opts *o, rb_filter **out, rb_err *err)
+{
+    return rb_filt_alloc(o, RB_FILTER_KF, &kf_ops, out, err);
 }

@@ -8,11 +8,6 @@
 
 #include "filters_internal.h"
 
-int rb_ukf_create(const rb_filter_opts *o, rb_filter **out, rb_err *err)
-{
-    return rb_filt_alloc(o, RB_FILTER_UKF, out, err);
-}
-
 static int callback_failed(rb_filter *f, int rc, const char *phase, long step, const char *what, size_t j, rb_err *err)
 {
     if (rc > 0)
@@ -58,7 +53,7 @@ static void weighted_mean(const rb_filter *f, const double *V, size_t rows, doub
         mean[i] = f->wi * mean[i] + f->wm0 * V[i];
 }
 
-int rb_ukf_predict_impl(rb_filter *f, const double *u, double dt, long step, rb_err *err)
+static int ukf_predict(rb_filter *f, const double *u, double dt, long step, rb_err *err)
 {
     size_t n = f->n;
     int rc = rb_filt_chol_P(f, "predict", step, err);
@@ -90,7 +85,7 @@ int rb_ukf_predict_impl(rb_filter *f, const double *u, double dt, long step, rb_
     return RB_OK;
 }
 
-int rb_ukf_measure(rb_filter *f, const double *z, long step, rb_err *err)
+static int ukf_measure(rb_filter *f, const double *z, long step, rb_err *err)
 {
     size_t n = f->n, m = f->m, k = f->k, N = f->N;
     int rc = rb_filt_chol_P(f, "update", step, err);
@@ -150,4 +145,11 @@ int rb_ukf_measure(rb_filter *f, const double *z, long step, rb_err *err)
     }
     rb_filt_trmm_lln(n, k, f->c * f->wi, f->L, n, f->C, n);
     return RB_OK;
+}
+
+static const rb_filt_ops ukf_ops = {ukf_predict, ukf_measure};
+
+int rb_ukf_create(const rb_filter_opts *o, rb_filter **out, rb_err *err)
+{
+    return rb_filt_alloc(o, RB_FILTER_UKF, &ukf_ops, out, err);
 }

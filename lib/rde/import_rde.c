@@ -1,5 +1,5 @@
 /* roboest import-rde: the public UKF joint-torque estimator's .ini configuration read and checked (the
- * mapping: roboest/pipeline.h, rb_rde_import_dir); import_rde_json.c writes the pipeline. */
+ * mapping: roboest/rde.h, rb_rde_import_dir); import_rde_json.c writes the pipeline. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,32 +10,7 @@
 #include "rde_internal.h"
 
 /* ---- messages ------------------------------------------------------------------------------------- */
-int rde_note(rde *r, const char *fmt, ...)
-{
-    char line[RB_ERR_MSG_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    char **grown = rb_realloc(r->notes, (r->n_notes + 1) * sizeof *grown);
-    if (grown)
-        r->notes = grown;
-    char *copy = grown ? rb_strdup(line) : NULL;
-    if (!copy)
-        return rb_err_set(r->err, RB_ENOMEM, "out of memory");
-    r->notes[r->n_notes++] = copy;
-    return RB_OK;
-}
 
-int rde_fail_at(rde *r, int code, const rb_ini_entry *e, const char *fmt, ...)
-{
-    char what[RB_ERR_MSG_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    return rb_err_set(r->err, code, "%s:%zu: %s", e->file, e->line, what);
-}
 
 /* RB_ECONFIG "<group where>: <what>". */
 static int fail_in(rde *r, const rb_ini_group *g, const char *fmt, ...)
