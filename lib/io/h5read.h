@@ -1,7 +1,7 @@
 /*
- * HDF5 reading helpers shared by read_h5.c (roboest and plain .h5) and read_mat73.c (MATLAB v7.3).
- * Private to lib/io's readers. Every failure is an RB_EINPUT "<path>: <object>: <what>" or an
- * RB_ENOMEM naming the path.
+ * HDF5 reading helpers (h5read.c, h5chunks.c) shared by read_h5.c (roboest and plain .h5) and
+ * read_mat73.c (MATLAB v7.3). Private to lib/io's readers. Every failure is an RB_EINPUT
+ * "<path>: <object>: <what>" or an RB_ENOMEM naming the path.
  */
 #ifndef ROBOEST_IO_H5READ_H
 #define ROBOEST_IO_H5READ_H
@@ -10,7 +10,7 @@
 
 #include "io_internal.h"
 
-enum { RB_H5_MAX_RANK = 32, RB_H5_MAX_DEPTH = 32 };
+enum { RB_H5_MAX_RANK = 32, RB_H5_MAX_DEPTH = 32, RB_H5_MAX_NAME = 4096 };
 
 typedef struct rb_h5r {
     const char *path; /* the file, named in messages */
@@ -81,6 +81,19 @@ typedef struct rb_h5r_channel_group {
 int rb_h5r_channel_group_open(rb_h5r *r, hid_t grp, const char *obj, rb_h5r_channel_group *c);
 void rb_h5r_channel_group_close(rb_h5r_channel_group *c);
 
+/* An attribute with its type and dataspace (each -1 when HDF5 cannot give it). */
+typedef struct rb_h5r_attr {
+    hid_t id, type, space;
+} rb_h5r_attr;
+
+/* False (nothing to close) when obj has no attribute `name` or it cannot be opened. */
+bool rb_h5r_attr_open(hid_t obj, const char *name, rb_h5r_attr *a);
+void rb_h5r_attr_close(rb_h5r_attr *a);
+/* Memory type for reading variable-length strings of file type `type`, -1 on failure. HDF5 does not
+ * convert between ASCII and UTF-8: read in the file's character set. */
+hid_t rb_h5r_vlen_string_type(hid_t type);
+/* Strip trailing NULs and spaces (fixed-length strings are padded with either). */
+void rb_h5r_trim_padding(char *s, size_t len);
 /* Scalar string attribute into buf (NUL-terminated, trailing NULs and spaces dropped); false if
  * absent, not a string or longer than cap - 1. */
 bool rb_h5r_attr_str(hid_t obj, const char *attr, char *buf, size_t cap);
@@ -92,8 +105,7 @@ void rb_h5r_matlab_class(hid_t obj, char cls[32]);
 bool rb_h5r_is_numeric_class(const char *cls);
 
 /* Dataspace of a dataset: rank (0 for scalar), dims, and their product (checked for overflow). */
-int rb_h5r_shape(rb_h5r *r, hid_t dset, const char *obj, int *rank, hsize_t dims[RB_H5_MAX_RANK],
-                 size_t *npoints);
+int rb_h5r_shape(rb_h5r *r, hid_t dset, const char *obj, int *rank, hsize_t dims[RB_H5_MAX_RANK], size_t *npoints);
 /* True when at most one dimension differs from 1 (a vector or a scalar, in any orientation). */
 bool rb_h5r_is_vector(int rank, const hsize_t *dims);
 /* True if the dataset's element type is an integer or a float. */

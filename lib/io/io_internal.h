@@ -28,6 +28,10 @@ int rb_io_read_csv(const char *path, rb_log *log, rb_err *err);
 int rb_io_classify_mat73(const char *path, rb_log_format *fmt, rb_err *err);
 int rb_io_classify_h5(const char *path, rb_log_format *fmt, rb_err *err);
 int rb_io_classify_mat5(const char *path, rb_log_format *fmt, rb_err *err);
+/* The element structure of a v5 file checked before libmatio opens it (read_mat5_check.c): every
+ * element fits in its parent and holds the bytes its dimensions need. RB_EINPUT naming the path and
+ * the byte offset; RB_ENOMEM. */
+int rb_io_validate_mat5(const char *path, rb_err *err);
 
 /* ---- writers (write.c dispatches; `file` is written, `shown` is the path named in messages) ----
  * On error a partial file may be left at `file` (rb_log_write removes its temporary). */

@@ -1,8 +1,8 @@
 /* URDF reader: libxml2 tree -> links and joints -> (re-rooted, reduced, merged) rb_model.
  *
  * Three stages, each finished before the next starts:
- *   1. read: every <link>, <joint>, top-level <sensor> and <gazebo><sensor type="imu"> into plain arrays, with
- *      each value checked where it is read (so the message can name the element and its line);
+ *   1. read (urdf_read.c): every <link>, <joint>, top-level <sensor> and <gazebo><sensor type="imu"> into
+ *      plain arrays, with each value checked where it is read (so the message can name the element and its line);
  *   2. tree: name lookups, one parent per link, one root, no cycle; the joint list and locked joints;
  *   3. build: a depth-first walk from the base link orients every joint away from the base (reversing those
  *      on the path to the URDF root), makes a body for each kept joint (movable in the joint list, or fixed
@@ -21,457 +21,9 @@
 #include <string.h>
 
 #include "model_internal.h"
-
-enum ujoint_type { UJ_FIXED, UJ_REVOLUTE, UJ_CONTINUOUS, UJ_PRISMATIC };
-
-typedef struct ulink {
-    const char *name;
-    xmlNode *node;
-    double pi[10];       /* inertial parameters about the link origin, in link axes */
-    int parent_joint;    /* -1 for the URDF root */
-    int body;            /* model body holding the link */
-    rb_xform in_body;    /* pose of the link frame in its body frame */
-    bool visited;
-} ulink;
-
-typedef struct ujoint {
-    const char *name;
-    xmlNode *node;
-    enum ujoint_type type;
-    const char *parent_name, *child_name;
-    int parent, child;       /* link indices, URDF direction */
-    rb_xform origin;         /* child link frame in the parent link frame at q = 0 */
-    double axis[3];          /* unit, in the child link frame */
-    double lower, upper, effort, velocity;
-    bool has_ft;             /* a six-axis FT sensor sits on it: kept as a FIXED body */
-    bool kept;               /* a dof of the model */
-    bool reversed;           /* oriented child -> parent by re-rooting */
-    double locked_at;        /* position when movable but not kept */
-    int body;                /* body it is the parent joint of (kept joints), else -1 */
-} ujoint;
-
-typedef enum usensor_kind { US_FT, US_ACC, US_GYRO, US_IMU } usensor_kind;
-
-typedef struct usensor {
-    const char *name;
-    xmlNode *node;
-    usensor_kind kind;
-    const char *parent_name;  /* joint (FT) or link */
-    int parent;               /* joint or link index */
-    rb_xform origin;          /* in the FT joint's child link, or in the parent link */
-    int frame_choice;         /* FT: 0 child, 1 parent, 2 sensor */
-    int sign;                 /* FT: +1 parent_to_child, -1 child_to_parent */
-} usensor;
-
-typedef struct tmp_body {
-    int link;                 /* link the body is named after */
-    int parent;               /* parent body */
-    int joint;                /* its parent joint (-1 for the base) */
-    rb_joint_type type;
-    rb_xform X_parent;
-    double axis[3];
-    double pi[10];
-} tmp_body;
-
-typedef struct urdf {
-    const char *src;
-    rb_err *err;
-    const rb_model_opts *opts;
-    xmlDoc *doc;
-    const char *robot_name;
-    ulink *links;
-    size_t n_links;
-    ujoint *joints;
-    size_t n_joints;
-    usensor *sensors;
-    size_t n_sensors;
-    rb_name_ref *link_names, *joint_names; /* sorted by name for bsearch */
-    int *child_start, *child_list;      /* CSR: link i's child joints are child_list[child_start[i] ..] */
-    int base;                           /* base link */
-    tmp_body *bodies;
-    size_t n_bodies;
-} urdf;
-
-/* ---- messages ------------------------------------------------------------------------------------------- */
-
-/* RB_EINPUT "<src>:<line>: <context>: <detail>" */
-static int bad(const urdf *u, const xmlNode *node, const char *ctx, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
-static int bad(const urdf *u, const xmlNode *node, const char *ctx, const char *fmt, ...)
-{
-    char detail[RB_ERR_MSG_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof detail, fmt, ap);
-    va_end(ap);
-    long line = node ? xmlGetLineNo(node) : -1;
-    if (line > 0)
-        return rb_err_set(u->err, RB_EINPUT, "%s:%ld: %s: %s", u->src, line, ctx, detail);
-    return rb_err_set(u->err, RB_EINPUT, "%s: %s: %s", u->src, ctx, detail);
-}
-
-static int no_memory(const urdf *u)
-{
-    return rb_err_set(u->err, RB_ENOMEM, "%s: out of memory", u->src);
-}
-
-/* ---- XML helpers ---------------------------------------------------------------------------------------- */
-
-static bool is_elem(const xmlNode *n, const char *name)
-{
-    return n->type == XML_ELEMENT_NODE && strcmp((const char *)n->name, name) == 0;
-}
-
-static xmlNode *child_elem(const xmlNode *n, const char *name)
-{
-    for (xmlNode *c = n->children; c; c = c->next)
-        if (is_elem(c, name))
-            return c;
-    return NULL;
-}
-
-/* The value of attribute `name`, borrowed from the document; NULL if absent. A value made of several nodes
- * (entity references left unexpanded, which this reader never expands) counts as absent. */
-static const char *attr(const xmlNode *n, const char *name)
-{
-    for (xmlAttr *a = n->properties; a; a = a->next) {
-        if (strcmp((const char *)a->name, name) != 0)
-            continue;
-        if (!a->children)
-            return "";
-        if (a->children->type == XML_TEXT_NODE && !a->children->next && a->children->content)
-            return (const char *)a->children->content;
-        return NULL;
-    }
-    return NULL;
-}
-
-/* Text content of an element made of a single text node (borrowed), "" if empty, NULL otherwise. */
-static const char *text_of(const xmlNode *n)
-{
-    if (!n->children)
-        return "";
-    if (n->children->type == XML_TEXT_NODE && !n->children->next && n->children->content)
-        return (const char *)n->children->content;
-    return NULL;
-}
-
-/* Exactly n whitespace-separated finite numbers (the thread is under the C locale during a load). */
-static bool parse_numbers(const char *s, double *out, size_t n)
-{
-    if (!s)
-        return false;
-    const char *p = s;
-    for (size_t i = 0; i < n; i++) {
-        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-            p++;
-        if (!*p)
-            return false;
-        char *end;
-        double v = strtod(p, &end);
-        if (end == p || !isfinite(v) || (*end && *end != ' ' && *end != '\t' && *end != '\n' && *end != '\r'))
-            return false;
-        out[i] = v;
-        p = end;
-    }
-    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-        p++;
-    return *p == '\0';
-}
-
-/* A number attribute; `dflt` when absent (NaN dflt: required). */
-static int num_attr(const urdf *u, const xmlNode *n, const char *name, double dflt, double *out, const char *ctx)
-{
-    const char *s = attr(n, name);
-    if (!s) {
-        if (isnan(dflt))
-            return bad(u, n, ctx, "<%s> needs attribute %s", (const char *)n->name, name);
-        *out = dflt;
-        return RB_OK;
-    }
-    if (!parse_numbers(s, out, 1))
-        return bad(u, n, ctx, "<%s> %s=\"%.60s\" is not a finite number", (const char *)n->name, name, s);
-    return RB_OK;
-}
-
-static void xform_from_xyz_rpy(const double xyz[3], const double rpy[3], rb_xform *X)
-{
-    rb_m3_from_rpy(rpy[0], rpy[1], rpy[2], X->R);
-    memcpy(X->p, xyz, sizeof X->p);
-}
-
-/* <origin xyz rpy> (both optional, zero by default); a NULL element is the identity. */
-static int parse_origin(const urdf *u, const xmlNode *origin, rb_xform *X, const char *ctx)
-{
-    double xyz[3] = {0, 0, 0}, rpy[3] = {0, 0, 0};
-    if (origin) {
-        const char *s;
-        if ((s = attr(origin, "xyz")) && !parse_numbers(s, xyz, 3))
-            return bad(u, origin, ctx, "<origin> xyz=\"%.60s\" is not 3 finite numbers", s);
-        if ((s = attr(origin, "rpy")) && !parse_numbers(s, rpy, 3))
-            return bad(u, origin, ctx, "<origin> rpy=\"%.60s\" is not 3 finite numbers", s);
-    }
-    xform_from_xyz_rpy(xyz, rpy, X);
-    return RB_OK;
-}
-
-/* ---- stage 1: reading ----------------------------------------------------------------------------------- */
-
-static int read_inertial(urdf *u, ulink *l, const char *ctx)
-{
-    memset(l->pi, 0, sizeof l->pi);
-    xmlNode *in = child_elem(l->node, "inertial");
-    if (!in)
-        return RB_OK; /* massless: a frame, or a link merged into its parent (checked after merging) */
-    int rc;
-    rb_xform X;
-    double m, I[6];
-    static const char *const inames[6] = {"ixx", "ixy", "ixz", "iyy", "iyz", "izz"};
-    xmlNode *mass = child_elem(in, "mass"), *inertia = child_elem(in, "inertia");
-    if (!mass)
-        return bad(u, in, ctx, "<inertial> has no <mass>");
-    if (!inertia)
-        return bad(u, in, ctx, "<inertial> has no <inertia>");
-    if ((rc = parse_origin(u, child_elem(in, "origin"), &X, ctx)) < 0
-        || (rc = num_attr(u, mass, "value", NAN, &m, ctx)) < 0)
-        return rc;
-    for (int i = 0; i < 6; i++)
-        if ((rc = num_attr(u, inertia, inames[i], NAN, &I[i], ctx)) < 0)
-            return rc;
-    if (m < 0)
-        return bad(u, mass, ctx, "negative mass %g", m);
-    double at_com[10] = {m, 0, 0, 0, I[0], I[1], I[2], I[3], I[4], I[5]};
-    if (!rb_inertia_is_physical(at_com))
-        return bad(u, inertia, ctx,
-                   m == 0 ? "zero mass with a non-zero rotational inertia"
-                          : "rotational inertia is not physically consistent (not positive semi-definite or "
-                            "violates the triangle inequality)");
-    /* About the link origin: h = m c, I_O = R I_c R^T + m (|c|^2 1 - c c^T). */
-    rb_inertia_to_parent(&X, at_com, l->pi);
-    return RB_OK;
-}
-
-static int read_link(urdf *u, xmlNode *n, ulink *l)
-{
-    l->node = n;
-    l->parent_joint = -1;
-    l->body = -1;
-    l->name = attr(n, "name");
-    if (!l->name || !*l->name)
-        return bad(u, n, "link", "<link> without a name");
-    char ctx[300];
-    snprintf(ctx, sizeof ctx, "link %.200s", l->name);
-    return read_inertial(u, l, ctx);
-}
-
-static int read_joint(urdf *u, xmlNode *n, ujoint *j)
-{
-    int rc;
-    j->node = n;
-    j->parent = j->child = j->body = -1;
-    j->name = attr(n, "name");
-    if (!j->name || !*j->name)
-        return bad(u, n, "joint", "<joint> without a name");
-    char ctx[300];
-    snprintf(ctx, sizeof ctx, "joint %.200s", j->name);
-    const char *type = attr(n, "type");
-    if (!type)
-        return bad(u, n, ctx, "no type");
-    if (strcmp(type, "fixed") == 0)
-        j->type = UJ_FIXED;
-    else if (strcmp(type, "revolute") == 0)
-        j->type = UJ_REVOLUTE;
-    else if (strcmp(type, "continuous") == 0)
-        j->type = UJ_CONTINUOUS;
-    else if (strcmp(type, "prismatic") == 0)
-        j->type = UJ_PRISMATIC;
-    else if (strcmp(type, "floating") == 0 || strcmp(type, "planar") == 0)
-        return bad(u, n, ctx, "joint type %s is not supported (use a floating base instead)", type);
-    else
-        return bad(u, n, ctx, "unknown joint type \"%.60s\"", type);
-
-    xmlNode *parent = child_elem(n, "parent"), *child = child_elem(n, "child");
-    if (!parent || !(j->parent_name = attr(parent, "link")))
-        return bad(u, n, ctx, "no <parent link=...>");
-    if (!child || !(j->child_name = attr(child, "link")))
-        return bad(u, n, ctx, "no <child link=...>");
-    if ((rc = parse_origin(u, child_elem(n, "origin"), &j->origin, ctx)) < 0)
-        return rc;
-
-    j->lower = -INFINITY, j->upper = INFINITY, j->effort = INFINITY, j->velocity = INFINITY;
-    if (j->type == UJ_FIXED)
-        return RB_OK; /* a fixed joint's axis and limits mean nothing (ergoCub writes axis 0 0 0 there) */
-
-    double a[3] = {1, 0, 0};
-    xmlNode *axis = child_elem(n, "axis");
-    if (axis) {
-        const char *s = attr(axis, "xyz");
-        if (s && !parse_numbers(s, a, 3))
-            return bad(u, axis, ctx, "<axis> xyz=\"%.60s\" is not 3 finite numbers", s);
-    }
-    double norm = sqrt(rb_v3_dot(a, a));
-    if (!(norm > 1e-12))
-        return bad(u, axis ? axis : n, ctx, "zero joint axis");
-    for (int i = 0; i < 3; i++)
-        j->axis[i] = a[i] / norm;
-
-    xmlNode *limit = child_elem(n, "limit");
-    if (limit) {
-        /* URDF: lower and upper default to 0; effort and velocity are required by the spec, read as
-         * "no limit" when absent. A continuous joint has no position limits whatever it says. */
-        if ((rc = num_attr(u, limit, "effort", INFINITY, &j->effort, ctx)) < 0
-            || (rc = num_attr(u, limit, "velocity", INFINITY, &j->velocity, ctx)) < 0)
-            return rc;
-        if (j->effort < 0 || j->velocity < 0)
-            return bad(u, limit, ctx, "negative effort or velocity limit");
-        if (j->type != UJ_CONTINUOUS) {
-            if ((rc = num_attr(u, limit, "lower", 0.0, &j->lower, ctx)) < 0
-                || (rc = num_attr(u, limit, "upper", 0.0, &j->upper, ctx)) < 0)
-                return rc;
-            if (j->lower > j->upper)
-                return bad(u, limit, ctx, "lower limit %g above upper limit %g", j->lower, j->upper);
-        }
-    }
-    return RB_OK;
-}
-
-/* Top-level <sensor>: force_torque, accelerometer, gyroscope; other types (camera, ray, ...) are skipped
- * (*s->name stays NULL). */
-static int read_sensor(urdf *u, xmlNode *n, usensor *s)
-{
-    int rc;
-    const char *type = attr(n, "type");
-    if (!type || (strcmp(type, "force_torque") != 0 && strcmp(type, "accelerometer") != 0
-                  && strcmp(type, "gyroscope") != 0))
-        return RB_OK;
-    s->node = n;
-    s->parent = -1;
-    s->name = attr(n, "name");
-    if (!s->name || !*s->name)
-        return bad(u, n, "sensor", "<sensor type=\"%s\"> without a name", type);
-    char ctx[300];
-    snprintf(ctx, sizeof ctx, "sensor %.200s", s->name);
-    xmlNode *parent = child_elem(n, "parent");
-    if ((rc = parse_origin(u, child_elem(n, "origin"), &s->origin, ctx)) < 0)
-        return rc;
-    if (strcmp(type, "force_torque") != 0) {
-        s->kind = strcmp(type, "accelerometer") == 0 ? US_ACC : US_GYRO;
-        if (!parent || !(s->parent_name = attr(parent, "link")))
-            return bad(u, n, ctx, "no <parent link=...>");
-        return RB_OK;
-    }
-    s->kind = US_FT;
-    if (!parent || !(s->parent_name = attr(parent, "joint")))
-        return bad(u, n, ctx, "no <parent joint=...>");
-    xmlNode *ft = child_elem(n, "force_torque");
-    xmlNode *frame = ft ? child_elem(ft, "frame") : NULL, *dir = ft ? child_elem(ft, "measure_direction") : NULL;
-    const char *f = frame ? text_of(frame) : NULL, *d = dir ? text_of(dir) : NULL;
-    /* Required rather than defaulted: a guessed frame or sign would silently corrupt every reading. */
-    if (!f || !d)
-        return bad(u, n, ctx, "needs <force_torque><frame> and <measure_direction>");
-    if (strcmp(f, "child") == 0)
-        s->frame_choice = 0;
-    else if (strcmp(f, "parent") == 0)
-        s->frame_choice = 1;
-    else if (strcmp(f, "sensor") == 0)
-        s->frame_choice = 2;
-    else
-        return bad(u, frame, ctx, "<frame> must be child, parent or sensor, not \"%.60s\"", f);
-    if (strcmp(d, "parent_to_child") == 0)
-        s->sign = 1;
-    else if (strcmp(d, "child_to_parent") == 0)
-        s->sign = -1;
-    else
-        return bad(u, dir, ctx, "<measure_direction> must be parent_to_child or child_to_parent, not \"%.60s\"", d);
-    return RB_OK;
-}
-
-/* <gazebo reference="LINK"><sensor type="imu" name=...><pose>x y z r p y</pose>: one accelerometer and one
- * gyroscope. Gazebo sensors of other types (force_torque included: the top-level tag is authoritative) are
- * for the simulator and skipped. */
-static int read_gazebo_imu(urdf *u, const xmlNode *gz, xmlNode *n, usensor *s)
-{
-    s->node = n;
-    s->parent = -1;
-    s->kind = US_IMU;
-    s->name = attr(n, "name");
-    if (!s->name || !*s->name)
-        return bad(u, n, "gazebo sensor", "<sensor type=\"imu\"> without a name");
-    char ctx[300];
-    snprintf(ctx, sizeof ctx, "sensor %.200s", s->name);
-    if (!(s->parent_name = attr(gz, "reference")))
-        return bad(u, n, ctx, "IMU in a <gazebo> element without reference=LINK");
-    double pose[6] = {0, 0, 0, 0, 0, 0};
-    xmlNode *p = child_elem(n, "pose");
-    if (p && !parse_numbers(text_of(p), pose, 6))
-        return bad(u, p, ctx, "<pose> is not 6 finite numbers");
-    xform_from_xyz_rpy(pose, pose + 3, &s->origin);
-    return RB_OK;
-}
-
-static bool is_gazebo_imu(const xmlNode *n)
-{
-    const char *t;
-    return is_elem(n, "sensor") && (t = attr(n, "type")) && strcmp(t, "imu") == 0;
-}
-
-static int read_document(urdf *u)
-{
-    xmlNode *robot = xmlDocGetRootElement(u->doc);
-    if (!robot || !is_elem(robot, "robot"))
-        return bad(u, robot, "document", "the root element is <%s>, not <robot>",
-                   robot ? (const char *)robot->name : "(none)");
-    u->robot_name = attr(robot, "name");
-    if (!u->robot_name)
-        u->robot_name = "";
-    size_t nl = 0, nj = 0, ns = 0;
-    for (xmlNode *c = robot->children; c; c = c->next) {
-        if (is_elem(c, "link"))
-            nl++;
-        else if (is_elem(c, "joint"))
-            nj++;
-        else if (is_elem(c, "sensor"))
-            ns++;
-        else if (is_elem(c, "gazebo"))
-            for (xmlNode *g = c->children; g; g = g->next)
-                ns += is_gazebo_imu(g);
-    }
-    if (nl == 0)
-        return bad(u, robot, "robot", "no <link>");
-    if (nl >= INT_MAX / 2 || nj >= INT_MAX / 2 || ns >= INT_MAX / 2)
-        return bad(u, robot, "robot", "too many elements");
-    u->links = rb_calloc(nl, sizeof *u->links);
-    u->joints = rb_calloc(nj, sizeof *u->joints);
-    u->sensors = rb_calloc(ns, sizeof *u->sensors);
-    if (!u->links || !u->joints || !u->sensors)
-        return no_memory(u);
-    int rc;
-    for (xmlNode *c = robot->children; c; c = c->next) {
-        if (is_elem(c, "link")) {
-            if ((rc = read_link(u, c, &u->links[u->n_links++])) < 0)
-                return rc;
-        } else if (is_elem(c, "joint")) {
-            if ((rc = read_joint(u, c, &u->joints[u->n_joints++])) < 0)
-                return rc;
-        } else if (is_elem(c, "sensor")) {
-            if ((rc = read_sensor(u, c, &u->sensors[u->n_sensors])) < 0)
-                return rc;
-            if (u->sensors[u->n_sensors].name)
-                u->n_sensors++;
-        } else if (is_elem(c, "gazebo")) {
-            for (xmlNode *g = c->children; g; g = g->next)
-                if (is_gazebo_imu(g) && (rc = read_gazebo_imu(u, c, g, &u->sensors[u->n_sensors++])) < 0)
-                    return rc;
-        }
-    }
-    return RB_OK;
-}
+#include "urdf_internal.h"
 
 /* ---- stage 2: the tree ---------------------------------------------------------------------------------- */
-
 
 static int find_name(const rb_name_ref *refs, size_t n, const char *name)
 {
@@ -494,12 +46,12 @@ static int find_name(const rb_name_ref *refs, size_t n, const char *name)
 
 /* Sorted name index over `n` items whose name is at `first` with `stride` bytes between items; duplicate
  * names are an error naming the later element. */
-static int index_names(urdf *u, const char *what, const char *const *first, const xmlNode *const *nodes,
-                       size_t stride, size_t n, rb_name_ref **out)
+static int index_names(urdf *u, const char *what, const char *const *first, const xmlNode *const *nodes, size_t stride,
+                       size_t n, rb_name_ref **out)
 {
     rb_name_ref *refs = rb_calloc(n ? n : 1, sizeof *refs);
     if (!refs)
-        return no_memory(u);
+        return rb_model_urdf_no_memory(u);
     *out = refs;
     for (size_t i = 0; i < n; i++) {
         refs[i].name = *(const char *const *)((const char *)first + i * stride);
@@ -511,7 +63,7 @@ static int index_names(urdf *u, const char *what, const char *const *first, cons
             const xmlNode *node = *(const xmlNode *const *)((const char *)nodes + refs[i].index * stride);
             char ctx[300];
             snprintf(ctx, sizeof ctx, "%s %.200s", what, refs[i].name);
-            return bad(u, node, ctx, "duplicate %s name", what);
+            return rb_model_urdf_bad(u, node, ctx, "duplicate %s name", what);
         }
     return RB_OK;
 }
@@ -519,11 +71,11 @@ static int index_names(urdf *u, const char *what, const char *const *first, cons
 static int build_tree(urdf *u)
 {
     int rc;
-    if ((rc = index_names(u, "link", &u->links[0].name, (const xmlNode *const *)&u->links[0].node,
-                          sizeof *u->links, u->n_links, &u->link_names)) < 0
-        || (rc = index_names(u, "joint", u->n_joints ? &u->joints[0].name : NULL,
-                             u->n_joints ? (const xmlNode *const *)&u->joints[0].node : NULL, sizeof *u->joints,
-                             u->n_joints, &u->joint_names)) < 0)
+    if ((rc = index_names(u, "link", &u->links[0].name, (const xmlNode *const *)&u->links[0].node, sizeof *u->links,
+                          u->n_links, &u->link_names)) < 0 ||
+        (rc = index_names(u, "joint", u->n_joints ? &u->joints[0].name : NULL,
+                          u->n_joints ? (const xmlNode *const *)&u->joints[0].node : NULL, sizeof *u->joints,
+                          u->n_joints, &u->joint_names)) < 0)
         return rc;
     for (size_t k = 0; k < u->n_joints; k++) {
         ujoint *j = &u->joints[k];
@@ -532,15 +84,15 @@ static int build_tree(urdf *u)
         j->parent = find_name(u->link_names, u->n_links, j->parent_name);
         j->child = find_name(u->link_names, u->n_links, j->child_name);
         if (j->parent < 0)
-            return bad(u, j->node, ctx, "parent link %.200s does not exist", j->parent_name);
+            return rb_model_urdf_bad(u, j->node, ctx, "parent link %.200s does not exist", j->parent_name);
         if (j->child < 0)
-            return bad(u, j->node, ctx, "child link %.200s does not exist", j->child_name);
+            return rb_model_urdf_bad(u, j->node, ctx, "child link %.200s does not exist", j->child_name);
         if (j->parent == j->child)
-            return bad(u, j->node, ctx, "link %.200s is its own parent (a cycle)", j->child_name);
+            return rb_model_urdf_bad(u, j->node, ctx, "link %.200s is its own parent (a cycle)", j->child_name);
         ulink *c = &u->links[j->child];
         if (c->parent_joint >= 0)
-            return bad(u, j->node, ctx, "link %.200s already has parent joint %.200s (two parents)", c->name,
-                       u->joints[c->parent_joint].name);
+            return rb_model_urdf_bad(u, j->node, ctx, "link %.200s already has parent joint %.200s (two parents)",
+                                     c->name, u->joints[c->parent_joint].name);
         c->parent_joint = (int)k;
     }
     int root = -1;
@@ -548,12 +100,13 @@ static int build_tree(urdf *u)
         if (u->links[i].parent_joint >= 0)
             continue;
         if (root >= 0)
-            return bad(u, u->links[i].node, "robot", "two root links (%.200s and %.200s): the links are not one tree",
-                       u->links[root].name, u->links[i].name);
+            return rb_model_urdf_bad(u, u->links[i].node, "robot",
+                                     "two root links (%.200s and %.200s): the links are not one tree",
+                                     u->links[root].name, u->links[i].name);
         root = (int)i;
     }
     if (root < 0)
-        return bad(u, u->links[0].node, "robot", "no root link: the joints form a cycle");
+        return rb_model_urdf_bad(u, u->links[0].node, "robot", "no root link: the joints form a cycle");
 
     /* Children lists (CSR, document order), then every link must hang from the root: with one parent per
      * link and one root, a link out of reach sits on a cycle. */
@@ -561,7 +114,7 @@ static int build_tree(urdf *u)
     u->child_list = rb_calloc(u->n_joints ? u->n_joints : 1, sizeof *u->child_list);
     int *fill = rb_calloc(u->n_links, sizeof *fill), *stack = rb_calloc(u->n_links, sizeof *stack);
     if (!u->child_start || !u->child_list || !fill || !stack) {
-        rc = no_memory(u);
+        rc = rb_model_urdf_no_memory(u);
         goto done;
     }
     for (size_t k = 0; k < u->n_joints; k++)
@@ -591,7 +144,7 @@ static int build_tree(urdf *u)
             if (!u->links[i].visited) {
                 char ctx[300];
                 snprintf(ctx, sizeof ctx, "link %.200s", u->links[i].name);
-                rc = bad(u, u->links[i].node, ctx, "on a cycle of joints");
+                rc = rb_model_urdf_bad(u, u->links[i].node, ctx, "on a cycle of joints");
                 goto done;
             }
     for (size_t i = 0; i < u->n_links; i++)
@@ -614,15 +167,15 @@ static int resolve_sensors(urdf *u)
         if (s->kind == US_FT) {
             s->parent = find_name(u->joint_names, u->n_joints, s->parent_name);
             if (s->parent < 0)
-                return bad(u, s->node, ctx, "parent joint %.200s does not exist", s->parent_name);
+                return rb_model_urdf_bad(u, s->node, ctx, "parent joint %.200s does not exist", s->parent_name);
             ujoint *j = &u->joints[s->parent];
             if (j->type != UJ_FIXED)
-                return bad(u, s->node, ctx, "parent joint %.200s is not a fixed joint", s->parent_name);
+                return rb_model_urdf_bad(u, s->node, ctx, "parent joint %.200s is not a fixed joint", s->parent_name);
             j->has_ft = true;
         } else {
             s->parent = find_name(u->link_names, u->n_links, s->parent_name);
             if (s->parent < 0)
-                return bad(u, s->node, ctx, "parent link %.200s does not exist", s->parent_name);
+                return rb_model_urdf_bad(u, s->node, ctx, "parent link %.200s does not exist", s->parent_name);
         }
     }
     return RB_OK;
@@ -660,11 +213,9 @@ static int apply_options(urdf *u)
         if (j->type == UJ_FIXED)
             return rb_err_set(u->err, RB_EINPUT, "%s: locked joints: joint %.200s is fixed", u->src, name);
         if (o->joints && j->kept)
-            return rb_err_set(u->err, RB_EINVAL, "%s: joint %.200s is both in the joint list and locked", u->src,
-                              name);
+            return rb_err_set(u->err, RB_EINVAL, "%s: joint %.200s is both in the joint list and locked", u->src, name);
         if (!isfinite(o->locked_at[i]))
-            return rb_err_set(u->err, RB_EINVAL, "%s: locked joints: position of %.200s is not finite", u->src,
-                              name);
+            return rb_err_set(u->err, RB_EINVAL, "%s: locked joints: position of %.200s is not finite", u->src, name);
         j->kept = false;
         j->locked_at = o->locked_at[i];
     }
@@ -721,8 +272,9 @@ static int visit(urdf *u, int l, int k, bool reversed)
         b->link = l;
         b->parent = P->body;
         b->joint = k;
-        b->type = j->type == UJ_FIXED ? RB_JOINT_FIXED : j->type == UJ_PRISMATIC ? RB_JOINT_PRISMATIC
-                                                                                 : RB_JOINT_REVOLUTE;
+        b->type = j->type == UJ_FIXED       ? RB_JOINT_FIXED
+                  : j->type == UJ_PRISMATIC ? RB_JOINT_PRISMATIC
+                                            : RB_JOINT_REVOLUTE;
         rb_xform_compose(&P->in_body, &X_pf, &b->X_parent);
         if (b->type != RB_JOINT_FIXED)
             memcpy(b->axis, a, sizeof a);
@@ -747,9 +299,9 @@ static int make_bodies(urdf *u)
     int *stack = NULL;
     double *subtree = NULL;
     size_t cap;
-    if (!rb_size_mul(u->n_links, 3 * sizeof *stack, &cap) || !(stack = rb_malloc(cap))
-        || !(u->bodies = rb_calloc(u->n_links, sizeof *u->bodies))) {
-        rc = no_memory(u);
+    if (!rb_size_mul(u->n_links, 3 * sizeof *stack, &cap) || !(stack = rb_malloc(cap)) ||
+        !(u->bodies = rb_calloc(u->n_links, sizeof *u->bodies))) {
+        rc = rb_model_urdf_no_memory(u);
         goto done;
     }
     ulink *B = &u->links[u->base];
@@ -805,7 +357,7 @@ static int make_bodies(urdf *u)
      * error (a massless link merged into a parent, a frame link, or a massless link between two joints is
      * fine). The subtree masses are summed leaves first (bodies are in topological order). */
     if (!(subtree = rb_calloc(u->n_bodies, sizeof *subtree))) {
-        rc = no_memory(u);
+        rc = rb_model_urdf_no_memory(u);
         goto done;
     }
     for (size_t b = u->n_bodies; b-- > 0;) {
@@ -819,13 +371,14 @@ static int make_bodies(urdf *u)
             const ujoint *j = &u->joints[t->joint];
             char ctx[300];
             snprintf(ctx, sizeof ctx, "joint %.200s", j->name);
-            rc = bad(u, j->node, ctx, "moves no mass (link %.200s and everything beyond it have no <inertial>)",
-                     u->links[t->link].name);
+            rc = rb_model_urdf_bad(u, j->node, ctx,
+                                   "moves no mass (link %.200s and everything beyond it have no <inertial>)",
+                                   u->links[t->link].name);
             break;
         }
     }
     if (rc == RB_OK && u->opts && u->opts->floating && !(subtree[0] > 0))
-        rc = bad(u, NULL, "robot", "a floating base needs mass, but no link has an <inertial>");
+        rc = rb_model_urdf_bad(u, NULL, "robot", "a floating base needs mass, but no link has an <inertial>");
 done:
     rb_free(subtree);
     rb_free(stack);
@@ -854,7 +407,7 @@ static int sensor_frame(urdf *u, rb_model *m, const usensor *s, int body, const 
         if (fr->body != body || !xform_close(&fr->X_body, X, 1e-6)) {
             char ctx[300];
             snprintf(ctx, sizeof ctx, "sensor %.200s", s->name);
-            return bad(u, s->node, ctx, "its frame name is taken by a frame at another pose");
+            return rb_model_urdf_bad(u, s->node, ctx, "its frame name is taken by a frame at another pose");
         }
         *frame = (int)f;
         return RB_OK;
@@ -876,8 +429,8 @@ static int add_imu(urdf *u, rb_model *m, const usensor *s, rb_imu_kind kind, int
                 return RB_OK;
             char ctx[300];
             snprintf(ctx, sizeof ctx, "sensor %.200s", s->name);
-            return bad(u, s->node, ctx, "another %s of this name sits at another frame",
-                       kind == RB_SENSOR_ACCELEROMETER ? "accelerometer" : "gyroscope");
+            return rb_model_urdf_bad(u, s->node, ctx, "another %s of this name sits at another frame",
+                                     kind == RB_SENSOR_ACCELEROMETER ? "accelerometer" : "gyroscope");
         }
     return rb_model_add_imu(m, s->name, kind, frame, u->err);
 }
@@ -892,7 +445,7 @@ static int make_model(urdf *u, rb_model **out)
     if ((rc = rb_model_begin(&m, u->robot_name, u->links[b0->link].name, b0->pi, floating, u->err)) < 0)
         goto done;
     if (!(m->source = rb_strdup(u->src))) {
-        rc = no_memory(u);
+        rc = rb_model_urdf_no_memory(u);
         goto done;
     }
     for (size_t i = 1; i < u->n_bodies; i++) {
@@ -901,9 +454,8 @@ static int make_model(urdf *u, rb_model **out)
         if ((rc = rb_model_add_body(m, u->links[b->link].name, b->parent, b->type, j->name, &b->X_parent, b->axis,
                                     b->pi, u->err)) < 0)
             goto done;
-        if (b->type != RB_JOINT_FIXED
-            && (rc = rb_model_set_dof_limits(m, (size_t)m->bodies[i].dof, j->lower, j->upper, j->effort,
-                                             j->velocity, u->err)) < 0)
+        if (b->type != RB_JOINT_FIXED && (rc = rb_model_set_dof_limits(m, (size_t)m->bodies[i].dof, j->lower, j->upper,
+                                                                       j->effort, j->velocity, u->err)) < 0)
             goto done;
     }
     for (size_t i = 0; i < u->n_links; i++)
@@ -920,8 +472,10 @@ static int make_model(urdf *u, rb_model **out)
             rb_xform_compose(&child->in_body, &s->origin, &X);
             if ((rc = sensor_frame(u, m, s, child->body, &X, &frame)) < 0)
                 goto done;
-            int reading = s->frame_choice == 2 ? frame
-                        : (int)rb_model_frame_index(m, u->links[s->frame_choice == 0 ? j->child : j->parent].name);
+            int reading =
+                s->frame_choice == 2
+                    ? frame
+                    : (int)rb_model_frame_index(m, u->links[s->frame_choice == 0 ? j->child : j->parent].name);
             /* The model's sign is relative to the model's parent and child bodies, which a reversed joint
              * swaps. */
             if ((rc = rb_model_add_ft_sensor(m, s->name, j->body, reading, frame, j->reversed ? -s->sign : s->sign,
@@ -941,7 +495,7 @@ static int make_model(urdf *u, rb_model **out)
     /* Dof order: the joint list, else the URDF's document order. */
     if (m->n_dofs) {
         if (!(order = rb_calloc(m->n_dofs, sizeof *order))) {
-            rc = no_memory(u);
+            rc = rb_model_urdf_no_memory(u);
             goto done;
         }
         size_t n = 0;
@@ -973,13 +527,10 @@ static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
 static void xml_init(void) { xmlInitParser(); }
 
 /* The parser reports through this instead of printing; the message is taken from the context afterwards. */
-static void silent_errors(void *ctx, xmlErrorPtr error)
-{
-    (void)ctx, (void)error;
-}
+static void silent_errors(void *ctx, xmlErrorPtr error) { (void)ctx, (void)error; }
 
-int rb_model_load_urdf_text(const char *xml, size_t len, const char *name, const rb_model_opts *opts,
-                            rb_model **out, rb_err *err)
+int rb_model_load_urdf_text(const char *xml, size_t len, const char *name, const rb_model_opts *opts, rb_model **out,
+                            rb_err *err)
 {
     if (!out || (!xml && len) || !name)
         return rb_err_set(err, RB_EINVAL, "rb_model_load_urdf_text: NULL argument");
@@ -998,7 +549,7 @@ int rb_model_load_urdf_text(const char *xml, size_t len, const char *name, const
 
     pthread_once(&xml_once, xml_init);
     if (!(ctxt = xmlNewParserCtxt())) {
-        rc = no_memory(&u);
+        rc = rb_model_urdf_no_memory(&u);
         goto done;
     }
     ctxt->sax->serror = silent_errors;
@@ -1017,8 +568,8 @@ int rb_model_load_urdf_text(const char *xml, size_t len, const char *name, const
     }
     if ((rc = rb_c_locale_push(&loc, err)) < 0)
         goto done;
-    if ((rc = read_document(&u)) < 0 || (rc = build_tree(&u)) < 0 || (rc = resolve_sensors(&u)) < 0
-        || (rc = apply_options(&u)) < 0 || (rc = make_bodies(&u)) < 0 || (rc = make_model(&u, out)) < 0)
+    if ((rc = rb_model_urdf_read_document(&u)) < 0 || (rc = build_tree(&u)) < 0 || (rc = resolve_sensors(&u)) < 0 ||
+        (rc = apply_options(&u)) < 0 || (rc = make_bodies(&u)) < 0 || (rc = make_model(&u, out)) < 0)
         goto done;
     rc = RB_OK;
 done:

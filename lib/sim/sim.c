@@ -64,8 +64,8 @@ static void pose_error(const rb_xform *X, const rb_xform *ref, double e[6])
     for (int i = 0; i < 3; i++) {
         e[i] = X->p[i] - ref->p[i];
         for (int j = 0; j < 3; j++)
-            RRt[3 * i + j] = X->R[3 * i] * ref->R[3 * j] + X->R[3 * i + 1] * ref->R[3 * j + 1] +
-                             X->R[3 * i + 2] * ref->R[3 * j + 2];
+            RRt[3 * i + j] =
+                X->R[3 * i] * ref->R[3 * j] + X->R[3 * i + 1] * ref->R[3 * j + 1] + X->R[3 * i + 2] * ref->R[3 * j + 2];
     }
     rot_log(RRt, e + 3);
 }
@@ -154,7 +154,7 @@ static int plant_eval(rb_sim *s, const double *q, const double *nu, bool with_ma
     return rb_dyn_rnea(m, s->plant, q, nu, NULL, s->ext, s->n_ext_push, s->h, err);
 }
 
-static double dot(const double *a, const double *b, size_t n)
+double sim_dot(const double *a, const double *b, size_t n)
 {
     double x = 0.0;
     for (size_t i = 0; i < n; i++)
@@ -178,7 +178,7 @@ static void mass_solve(rb_sim *s, const double *b, double *x)
 static double chain_dot(const rb_sim *s, int leaf, const double *y, const double *z)
 {
     if (leaf < 0)
-        return dot(y, z, s->nv);
+        return sim_dot(y, z, s->nv);
     double x = 0.0;
     for (int k = leaf; k >= 0; k = s->vpar[k])
         x += y[k] * z[k];
@@ -199,7 +199,7 @@ static void constraint_row(rb_sim *s, size_t r, const double *J, size_t unit, in
     } else if (leaf < 0) {
         for (size_t k = 0; k < nv; k++)
             y[k] = J[s->vperm[k]];
-        ja = dot(J, s->a0, nv);
+        ja = sim_dot(J, s->a0, nv);
     } else {
         memset(y, 0, nv * sizeof *y);
         for (int k = leaf; k >= 0; k = s->vpar[k])
@@ -239,8 +239,7 @@ static int plant_solve(rb_sim *s, const unsigned char *held, double *nu_dot, dou
                 s->S[r * rows + r2] = s->S[r2 * rows + r] = chain_dot(s, leaf, s->Y + r * nv, s->Y + r2 * nv);
             }
         if (!chol(s->S, rows))
-            return rb_err_set(err, RB_ENUMERIC, "sim: t = %.6g s: contact system singular (redundant contacts?)",
-                              s->t);
+            return rb_err_set(err, RB_ENUMERIC, "sim: t = %.6g s: contact system singular (redundant contacts?)", s->t);
         chol_solve(s->S, rows, s->lam);
         memset(s->tmp, 0, nv * sizeof *s->tmp);
         for (size_t r = 0; r < rows; r++) {
@@ -331,7 +330,8 @@ static int damped_least_squares(rb_sim *s, size_t rows, rb_err *err)
     if (rows <= nv) {
         for (size_t r = 0; r < rows; r++)
             for (size_t r2 = 0; r2 <= r; r2++)
-                G[r * rows + r2] = G[r2 * rows + r] = dot(s->A + r * nv, s->A + r2 * nv, nv) + (r == r2 ? 1e-10 : 0.0);
+                G[r * rows + r2] = G[r2 * rows + r] =
+                    sim_dot(s->A + r * nv, s->A + r2 * nv, nv) + (r == r2 ? 1e-10 : 0.0);
         if (!chol(G, rows))
             return rb_err_set(err, RB_ENUMERIC, "sim: t = %.6g s: balance IK singular", s->t);
         chol_solve(G, rows, s->rhs);
@@ -512,7 +512,7 @@ static void add_mass_times(const rb_sim *s, const double *M, const double *acc, 
 {
     size_t nv = s->nv, vo = s->voff;
     for (size_t i = 0; i < s->n; i++)
-        tau[i] += dot(M + (vo + i) * nv + vo, acc, s->n);
+        tau[i] += sim_dot(M + (vo + i) * nv + vo, acc, s->n);
 }
 
 /* The torque loop on top of the desired joint torque tau_ref (in tau_des): the rotor's inertial torque for the
@@ -567,9 +567,7 @@ static int controller(rb_sim *s, rb_err *err)
     const double *sq = s->q + (s->nq - n), *sv = s->nu + vo;
     int rc;
     switch (s->sc.ctrl) {
-    case RB_CTRL_NONE:
-        memset(s->tau_des, 0, n * sizeof *s->tau_des);
-        break;
+    case RB_CTRL_NONE: memset(s->tau_des, 0, n * sizeof *s->tau_des); break;
     case RB_CTRL_PD:
         if (s->sc.gravity_comp) {
             if ((rc = gravity_comp(s, s->tau_des, err)) < 0)
@@ -696,134 +694,6 @@ static void joint_outputs(rb_sim *s)
         s->macc[j] = R * (sdd + wdd);
         s->tau_g_prev[j] = tau_g, s->wdot_prev[j] = wd;
     }
-}
-
-/* ---- the truth's own passes ------------------------------------------------------------------------------ */
-
-/* The plant's kinematic state at the sample, at least at `level` (KIN_POS: poses; KIN_ACC: with nu_dot). */
-static int sample_kinematics(rb_sim *s, int level, rb_err *err)
-{
-    if (s->kin >= level)
-        return RB_OK;
-    int rc = level == KIN_POS ? rb_dyn_kinematics(s->m, s->plant, s->q, NULL, NULL, err)
-                              : rb_dyn_kinematics(s->m, s->plant, s->q, s->nu, s->nu_dot, err);
-    if (rc < 0)
-        return rc;
-    s->kin = level == KIN_POS ? KIN_POS : KIN_ACC;
-    return RB_OK;
-}
-
-/* Each frame's world pose, BODY velocity and BODY proper acceleration from its body's pose, twist and
- * acceleration (one transform each; rb_dyn_frame_pose / _velocity / _proper_acceleration give the same):
- * v_F = F_X_b v_b, a_F = F_X_b a_b, proper linear acceleration a_F,lin + w_F x v_F,lin - R_WF^T g. */
-static int truth_frames(rb_sim *s, rb_err *err)
-{
-    int rc = sample_kinematics(s, KIN_ACC, err);
-    if (rc < 0)
-        return rc;
-    const rb_model *m = s->m;
-    for (size_t f = 0; f < s->nf; f++) {
-        const rb_frame *fr = &m->frames[s->frames[f]];
-        double *v = s->fvel + 6 * f, *a = s->facc + 6 * f, wv[3], g[3];
-        rb_xform_compose(rb_dyn_body_pose(s->plant, (size_t)fr->body), &fr->X_body, &s->fpose[f]);
-        rb_xform_motion_inv(&fr->X_body, rb_dyn_body_velocity(s->plant, (size_t)fr->body), v);
-        rb_xform_motion_inv(&fr->X_body, rb_dyn_body_acceleration(s->plant, (size_t)fr->body), a);
-        rb_v3_cross(v + 3, v, wv);
-        rb_m3t_mul_v(s->fpose[f].R, m->gravity, g);
-        for (int k = 0; k < 3; k++)
-            a[k] += wv[k] - g[k];
-    }
-    return RB_OK;
-}
-
-/* FT wrenches: the RNEA of the sample with the pushes in effect and the contact wrenches. */
-static int truth_ft(rb_sim *s, rb_err *err)
-{
-    if (!s->m->n_ft)
-        return RB_OK;
-    size_t next = s->n_ext_push;
-    for (size_t k = 0; k < s->nc; k++) {
-        if (!s->active[k])
-            continue;
-        s->ext[next].frame = s->contacts[k].frame;
-        s->ext[next].rep = RB_DYN_MIXED;
-        memcpy(s->ext[next].w, s->cw + 6 * k, sizeof s->ext[next].w);
-        next++;
-    }
-    int rc = rb_dyn_rnea(s->m, s->plant, s->q, s->nu, s->nu_dot, s->ext, next, s->gv, err);
-    if (rc < 0)
-        return rc;
-    return rb_dyn_ft_wrenches(s->m, s->plant, s->ft, err);
-}
-
-/* Kinetic energy nu^T (M + diag(R^2 J_m)) nu / 2 (M of the sample), potential -g . sum (m_i p_i + R_i h_i). */
-static int truth_energy(rb_sim *s, rb_err *err)
-{
-    const rb_model *m = s->m;
-    size_t nv = s->nv;
-    int rc = sample_kinematics(s, KIN_POS, err);
-    if (rc < 0)
-        return rc;
-    double T = 0.0, V = 0.0;
-    for (size_t i = 0; i < nv; i++)
-        T += s->nu[i] * (dot(s->Mraw + i * nv, s->nu, nv) + s->arm_v[i] * s->nu[i]);
-    for (size_t i = 0; i < m->n_bodies; i++) {
-        const double *pi = s->sc.payload.kind != RB_PAYLOAD_NONE && (size_t)s->sc.payload.body == i
-                               ? s->payload_pi
-                               : m->bodies[i].inertia;
-        const rb_xform *X = rb_dyn_body_pose(s->plant, i);
-        double Rh[3];
-        rb_m3_mul_v(X->R, pi + 1, Rh);
-        for (int k = 0; k < 3; k++)
-            V -= m->gravity[k] * (pi[0] * X->p[k] + Rh[k]);
-    }
-    s->truth.kinetic = 0.5 * T, s->truth.potential = V;
-    return RB_OK;
-}
-
-/* Centre of mass of the plant: sum_i (m_i p_i + R_i h_i) / sum_i m_i over the bodies, the payload body with its
- * current parameters. */
-static int truth_com(rb_sim *s, rb_err *err)
-{
-    const rb_model *m = s->m;
-    int rc = sample_kinematics(s, KIN_POS, err);
-    if (rc < 0)
-        return rc;
-    double mass = 0.0, sum[3] = {0.0, 0.0, 0.0};
-    for (size_t b = 0; b < m->n_bodies; b++) {
-        const double *pi = s->sc.payload.kind != RB_PAYLOAD_NONE && (size_t)s->sc.payload.body == b
-                               ? s->payload_pi
-                               : m->bodies[b].inertia;
-        const rb_xform *X = rb_dyn_body_pose(s->plant, b);
-        double Rh[3];
-        rb_m3_mul_v(X->R, pi + 1, Rh);
-        for (int i = 0; i < 3; i++)
-            sum[i] += pi[0] * X->p[i] + Rh[i];
-        mass += pi[0];
-    }
-    for (int i = 0; i < 3; i++)
-        s->truth.com[i] = mass > 0 ? sum[i] / mass : 0.0;
-    return RB_OK;
-}
-
-int rb_sim_truth_compute(rb_sim *s, unsigned parts, rb_err *err)
-{
-    if (!s)
-        return rb_err_set(err, RB_EINVAL, "rb_sim_truth_compute: NULL engine");
-    unsigned todo = parts & RB_SIM_TRUTH_ALL & ~s->truth.valid;
-    int rc = RB_OK;
-    if (todo & RB_SIM_TRUTH_FRAMES)
-        rc = truth_frames(s, err); /* first: its kinematics pass serves the energy too */
-    if (rc >= 0 && (todo & RB_SIM_TRUTH_FT))
-        rc = truth_ft(s, err);
-    if (rc >= 0 && (todo & RB_SIM_TRUTH_ENERGY))
-        rc = truth_energy(s, err);
-    if (rc >= 0 && (todo & RB_SIM_TRUTH_COM))
-        rc = truth_com(s, err);
-    if (rc < 0)
-        return rc;
-    s->truth.valid |= todo;
-    return RB_OK;
 }
 
 /* ---- per-sample computation ----------------------------------------------------------------------------- */

@@ -1,4 +1,5 @@
-/* Private to lib/sim: the engine layout shared by sim.c (physics) and sim_init.c (set-up). */
+/* Private to lib/sim: the engine layout shared by sim.c (physics), sim_truth.c (the truth's own passes) and
+ * sim_init.c (set-up). */
 #ifndef ROBOEST_SIM_INTERNAL_H
 #define ROBOEST_SIM_INTERNAL_H
 
@@ -31,36 +32,36 @@ struct rb_sim {
     /* the plant's velocity coordinates parents first (tree_order) and its evaluation at one state (plant_eval) */
     size_t *vperm, *vpos;
     int *vpar;
-    double *arm_v;              /* nv: R^2 J_m of each joint's coordinate, 0 for the base's */
-    double *Mraw;               /* nv x nv: M(q) without the rotors (the energy; the controller's when shared) */
-    double *L;                  /* nv x nv: M + diag(R^2 J_m) in the tree order, factored L^T L (tree_ltl) */
-    double *h;                  /* nv: bias forces with the pushes in effect */
-    size_t ncr;                 /* contact rows of that evaluation (first rows of Jc, c) */
-    size_t n_ext_push;          /* pushes in effect at the sample: the first entries of ext */
-    int kin;                    /* what the plant's kinematic state holds of the current sample (KIN_*) */
-    bool share_ctrl;            /* the controller's nominal model is the plant's (no payload): M and h shared */
+    double *arm_v;     /* nv: R^2 J_m of each joint's coordinate, 0 for the base's */
+    double *Mraw;      /* nv x nv: M(q) without the rotors (the energy; the controller's when shared) */
+    double *L;         /* nv x nv: M + diag(R^2 J_m) in the tree order, factored L^T L (tree_ltl) */
+    double *h;         /* nv: bias forces with the pushes in effect */
+    size_t ncr;        /* contact rows of that evaluation (first rows of Jc, c) */
+    size_t n_ext_push; /* pushes in effect at the sample: the first entries of ext */
+    int kin;           /* what the plant's kinematic state holds of the current sample (KIN_*) */
+    bool share_ctrl;   /* the controller's nominal model is the plant's (no payload): M and h shared */
 
     /* state and per-sample values */
     double *q, *nu, *nu_dot;
-    double *tau_net;            /* n: tau_m - tau_F of the non-held joints (held over the step) */
-    unsigned char *held;        /* n: held by stiction over the step */
+    double *tau_net;     /* n: tau_m - tau_F of the non-held joints (held over the step) */
+    unsigned char *held; /* n: held by stiction over the step */
     double *tau_j, *tau_m, *tau_f, *tau_des, *cur, *cur_cmd, *mpos, *mvel, *macc, *ref, *ref_d, *ref_dd;
     unsigned char *stuck;
     double *cw, *pw, *ft;
     rb_xform *fpose;
     double *fvel, *facc;
-    double *tau_prev, *int_e;   /* torque loop */
-    double *tau_ref;            /* n: the desired joint torque (truth->tau_ref) */
-    double *tau_hat, *tau_f_hat; /* n each: the estimates of rb_sim_set_torque_feedback (NaN: none) */
+    double *tau_prev, *int_e;       /* torque loop */
+    double *tau_ref;                /* n: the desired joint torque (truth->tau_ref) */
+    double *tau_hat, *tau_f_hat;    /* n each: the estimates of rb_sim_set_torque_feedback (NaN: none) */
     double *tau_g_prev, *wdot_prev; /* gear windup: previous sample's gear torque and windup rate */
     unsigned char *at_limit;
     double payload_pi[10];
-    rb_ext_wrench *ext;         /* the pushes in effect, then the contacts (for the FT wrenches) */
+    rb_ext_wrench *ext; /* the pushes in effect, then the contacts (for the FT wrenches) */
 
     /* linear algebra scratch */
     double *a0, *Jc, *Y, *S, *c, *lam, *J6, *tmp, *gv, *hold;
-    int *yleaf;                 /* per constraint row: the chain its Y row lies on (-1: anywhere) */
-    int *cleaf;                 /* per contact: the chain of its frame's body (tree_leaf) */
+    int *yleaf; /* per constraint row: the chain its Y row lies on (-1: anywhere) */
+    int *cleaf; /* per contact: the chain of its frame's body (tree_leaf) */
     /* RK4 */
     double *qs, *nus, *kv, *ka;
     /* balance IK (controller model) */
@@ -82,6 +83,8 @@ int sim_activate_contact(rb_sim *s, size_t k, rb_err *err);
 int sim_compute_sample(rb_sim *s, rb_err *err);
 /* Joint limits on: clamp the joints at their limits, zero the velocity into them, mark at_limit. */
 void sim_apply_limits(rb_sim *s);
+/* The dot product sum_i a_i b_i, summed in index order (sim.c). */
+double sim_dot(const double *a, const double *b, size_t n);
 
 /* ---- tree-sparse Cholesky (tree_chol.c) ----
  * tree_order: the model's velocity coordinates parents first: perm[k] the coordinate at position k, pos its

@@ -1,0 +1,37 @@
+/* Private to lib/sim's scenario loader: the parsing context and the helpers scenario.c and scenario_world.c share. */
+#ifndef ROBOEST_SIM_SCENARIO_INTERNAL_H
+#define ROBOEST_SIM_SCENARIO_INTERNAL_H
+
+#include "roboest/config.h"
+#include "roboest/sim.h"
+
+/* The loader's context: a section's rb_cfg * is the scn * it sits first in. */
+typedef struct scn {
+    rb_cfg c;
+    rb_scenario *s;
+} scn;
+
+/* ---- key helpers (scenario.c) ---- */
+/* Optional member `key`: true or false (*out untouched when absent). */
+int sim_scn_opt_bool(rb_cfg *c, const cJSON *obj, const char *key, bool *out);
+/* A fixed-length array of numbers. */
+int sim_scn_want_numbers(rb_cfg *c, const cJSON *v, size_t n, double *out);
+/* Optional member `key`: n numbers (*out untouched when absent). */
+int sim_scn_opt_numbers(rb_cfg *c, const cJSON *obj, const char *key, size_t n, double *out);
+/* A name among `names` (n), with a suggestion; error at the current path. */
+int sim_scn_want_name(rb_cfg *c, const char *what, const char *name, char *const *names, size_t n, size_t *index);
+/* A model frame by name (string value at the current path). */
+int sim_scn_want_frame(scn *x, const cJSON *v, int *frame);
+/* Member `key` of obj as a model frame (*frame untouched when absent and not `required`). */
+int sim_scn_member_frame(scn *x, const cJSON *obj, const char *key, bool required, int *frame);
+
+/* ---- sections (scenario_world.c), read in the order of scenario.c's table ---- */
+int sim_scn_parse_contacts(rb_cfg *c, const cJSON *v);
+int sim_scn_parse_events(rb_cfg *c, const cJSON *v);
+int sim_scn_parse_pushes(rb_cfg *c, const cJSON *v);
+int sim_scn_parse_random_pushes(rb_cfg *c, const cJSON *v);
+int sim_scn_parse_payload(rb_cfg *c, const cJSON *v);
+int sim_scn_parse_balance(rb_cfg *c, const cJSON *v);
+int sim_scn_parse_sensors(rb_cfg *c, const cJSON *v);
+
+#endif
