@@ -11,7 +11,7 @@ typedef struct scn {
     rb_scenario *s;
 } scn;
 
-/* ---- key helpers (scenario.c) ---- */
+/* ---- key helpers (scenario_keys.c) ---- */
 /* Optional member `key`: true or false (*out untouched when absent). */
 int sim_scn_opt_bool(rb_cfg *c, const cJSON *obj, const char *key, bool *out);
 /* A fixed-length array of numbers. */

@@ -83,8 +83,14 @@ int sim_activate_contact(rb_sim *s, size_t k, rb_err *err);
 int sim_compute_sample(rb_sim *s, rb_err *err);
 /* Joint limits on: clamp the joints at their limits, zero the velocity into them, mark at_limit. */
 void sim_apply_limits(rb_sim *s);
-/* The dot product sum_i a_i b_i, summed in index order (sim.c). */
-double sim_dot(const double *a, const double *b, size_t n);
+/* The dot product sum_i a_i b_i, summed in index order. */
+static inline double sim_dot(const double *a, const double *b, size_t n)
+{
+    double x = 0.0;
+    for (size_t i = 0; i < n; i++)
+        x += a[i] * b[i];
+    return x;
+}
 
 /* ---- tree-sparse Cholesky (tree_chol.c) ----
  * tree_order: the model's velocity coordinates parents first: perm[k] the coordinate at position k, pos its
