@@ -32,7 +32,7 @@ int rb_h5r_fail(rb_h5r *r, const char *obj, const char *fmt, ...)
 #endif
     ;
 /* RB_ENOMEM "<path>: out of memory". */
-int rb_h5r_nomem(rb_h5r *r);
+static inline int rb_h5r_nomem(rb_h5r *r) { return rb_err_set(r->err, RB_ENOMEM, "%s: out of memory", r->path); }
 
 /* Path of child `name` of object `obj`, for messages ("/" + "a" is "/a", "/a" + "b" is "/a/b").
  * Caller frees with rb_free; NULL on allocation failure. */

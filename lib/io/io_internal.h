@@ -1,6 +1,14 @@
 /*
  * lib/io internals shared by the readers (and writers): not installed, not part of the API.
  * Every reader fills an empty log made by rb_log_read; its messages start with the file's path.
+ *
+ * Layers, each calling only those below it (no circle between the files):
+ *   dispatch    detect.c (rb_log_detect, rb_log_read), write.c (rb_log_write), arrays_io.c (rb_arrays_read,
+ *               rb_arrays_write), session.c: the format from the content or the path, then its reader or writer
+ *   formats     read_csv.c, read_h5.c (+ h5read.c, h5chunks.c), read_mat5.c (+ read_mat5_check.c), read_mat73.c,
+ *               write_csv.c, write_h5.c, write_mat.c
+ *   containers  log.c (logs, channels, attribute lists), arrays.c (named arrays), time.c (clocks, resampling)
+ *   common.c    shapes, names and paths, UTF-8 / UTF-16 text: what the formats share
  */
 #ifndef ROBOEST_IO_INTERNAL_H
 #define ROBOEST_IO_INTERNAL_H
@@ -47,7 +55,7 @@ int rb_io_write_mat(const rb_log *log, const char *file, const char *shown, bool
                     rb_err *err);
 int rb_io_write_csv(const rb_log *log, const char *file, const char *shown, rb_err *err);
 /* UTF-16 code units of UTF-8 text s into out (NULL: count only) and their number into *n_units;
- * false on malformed UTF-8. */
+ * false on malformed UTF-8 (common.c). */
 bool rb_io_utf8_to_utf16(const char *s, uint16_t *out, size_t *n_units);
 /* RB_EINPUT naming `shown` and the string unless every channel name, element name, unit and
  * attribute of the log is valid UTF-8 (HDF5 and MATLAB files store text as Unicode). */
@@ -66,7 +74,7 @@ int rb_io_h5_fail(const char *shown, rb_err *err, const char *fmt, ...)
  * description_list, one char field per key (layout in write_mat.c's top comment). */
 #define RB_MAT_PROVENANCE_FIELD "roboest_provenance"
 
-/* ---- named arrays (arrays.c dispatches; layouts in io.h) ----
+/* ---- named arrays (arrays_io.c dispatches; layouts in io.h) ----
  * Readers fill an empty rb_arrays; `file` / `shown` as for the log writers. */
 int rb_io_read_arrays_h5(const char *path, rb_arrays *a, rb_err *err);    /* read_h5.c */
 int rb_io_read_arrays_mat73(const char *path, rb_arrays *a, rb_err *err); /* read_mat73.c */
@@ -101,7 +109,7 @@ void rb_io_attrs_free(rb_attr *attrs, size_t n);
 /* Grow an array of `size`-byte items to hold `need`, doubling the capacity; RB_ENOMEM. */
 int rb_io_grow(void **items, size_t *cap, size_t need, size_t size, rb_err *err);
 
-/* ---- shared helpers ---- */
+/* ---- shared helpers (common.c) ---- */
 /* `time`, `t` or `timestamps`: the names of a plain file's time vector, in order of preference. */
 extern const char *const rb_io_time_names[3];
 

@@ -345,18 +345,6 @@ static bool is_reserved_key(const char *key)
     return strcmp(key, "yarp_robot_name") == 0 || strcmp(key, "description_list") == 0;
 }
 
-bool rb_io_is_matlab_identifier(const char *s)
-{
-    if (!((s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z')))
-        return false;
-    size_t n = 0;
-    for (; s[n]; n++) {
-        char c = s[n];
-        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
-            return false;
-    }
-    return n <= MATLAB_NAME_MAX;
-}
 
 /* Attribute key as a MATLAB identifier (see the top comment), unique among names[0..n). */
 static char *identifier_for(const char *key, char *const *names, size_t n)
