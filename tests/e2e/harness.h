@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../unit/support.h" /* test_count_entries */
+#include "../unit/support.h" /* test_count_entries, test_need_shared */
 
 typedef struct cli_result {
     int status; /* exit code, or 128 + signal */

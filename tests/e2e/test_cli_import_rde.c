@@ -71,9 +71,19 @@ static void shipped_config(const char *dir, int n_lines_min)
     free(out), free(tmp);
 }
 
-Test(cli_import_rde, ergocub_r_leg) { shipped_config(ERGOCUB, 5); }
+Test(cli_import_rde, ergocub_r_leg)
+{
+    test_need_shared("models/rde_configs/ergoCubSN000_r_leg");
+    test_need_shared("models/ergoCubSN000.urdf");
+    shipped_config(ERGOCUB, 5);
+}
 
-Test(cli_import_rde, four_joints_two_sensors) { shipped_config(FOUR_JOINTS, 14); }
+Test(cli_import_rde, four_joints_two_sensors)
+{
+    test_need_shared("models/rde_configs/four_joints_two_sensors");
+    test_need_shared("models/four_joints_two_sensors.urdf");
+    shipped_config(FOUR_JOINTS, 14);
+}
 
 Test(cli_import_rde, help_and_usage)
 {
@@ -162,6 +172,7 @@ static void expect_failure(const char *dir, int status, const char *part)
 
 Test(cli_import_rde, the_small_configuration_works)
 {
+    test_need_shared("models/four_joints_two_sensors.urdf");
     char *dir = small_config(NULL, NULL);
     char *out_dir = test_tmpdir(), *out = test_path(out_dir, "p.json");
     const char *args[] = {"import-rde", dir, "-o", out, "--urdf", FOUR_URDF, NULL};
@@ -214,6 +225,7 @@ Test(cli_import_rde, bad_inputs)
 
 Test(cli_import_rde, output_folder_must_exist)
 {
+    test_need_shared("models/four_joints_two_sensors.urdf");
     char *dir = small_config(NULL, NULL);
     const char *args[] = {"import-rde", dir, "-o", "/nonexistent/p.json", "--urdf", FOUR_URDF, NULL};
     cli_result r = cli_run(NULL, args);

@@ -137,7 +137,11 @@ static void check_identities(const char *urdf, bool floating, size_t n, const ch
 
 Test(cli_model, eval_identities_fixed_base_h5) { check_identities(ARM, false, 4, "h5"); }
 Test(cli_model, eval_identities_floating_base_mat) { check_identities(ARM, true, 4, "mat"); }
-Test(cli_model, eval_identities_csv_output) { check_identities(FOUR, false, 4, "csv"); }
+Test(cli_model, eval_identities_csv_output)
+{
+    test_need_shared("models/four_joints_two_sensors.urdf");
+    check_identities(FOUR, false, 4, "csv");
+}
 
 Test(cli_model, eval_every_op_writes_its_quantity)
 {
@@ -180,6 +184,7 @@ Test(cli_model, eval_every_op_writes_its_quantity)
 
 Test(cli_model, info_and_errors)
 {
+    test_need_shared("models/four_joints_two_sensors.urdf");
     cli_result r = cli_run(NULL, (const char *[]){"model", "info", FOUR, "--json", NULL});
     cr_assert_eq(r.status, 0, "%s", r.err);
     cJSON *o = cJSON_Parse(r.out);

@@ -503,6 +503,7 @@ Test(cli_simulate, humanoid_balance_feet_stay_com_follows)
 /* ---- ergoCub's right leg on a pole ------------------------------------------------------------------------------- */
 Test(cli_simulate, ergocub_leg_on_a_pole)
 {
+    test_need_shared("models/ergoCubSN000.urdf");
     char *dir = test_tmpdir(), *out = test_path(dir, "ergocub.mat"), urdf[512];
     snprintf(urdf, sizeof urdf, "\"%s/models/ergoCubSN000.urdf\"", RB_SHARED);
     const char *from[] = {"\"duration\": 10.0", "\"../../../shared/models/ergoCubSN000.urdf\""};

@@ -1,6 +1,8 @@
 #include "support.h"
 
 #include <criterion/criterion.h>
+#include <criterion/hooks.h>
+#include <criterion/options.h>
 #include <dirent.h>
 #include <locale.h>
 #include <stdio.h>
@@ -84,4 +86,33 @@ char *test_slurp(const char *path, size_t *len)
     fclose(f);
     *len = (size_t)n;
     return buf;
+}
+
+const char *test_need_shared(const char *rel)
+{
+    static char *held[32]; /* the paths handed out, one per file (reachable, so never reported as leaks) */
+    static size_t n_held;
+    char *path = rb_asprintf("%s/%s", RB_SHARED, rel);
+    if (access(path, R_OK) != 0) {
+        rb_free(path);
+        cr_skip_test("needs ../shared/%s (third-party models, not in this clone)", rel);
+    }
+    for (size_t i = 0; i < n_held; i++)
+        if (strcmp(held[i], path) == 0) {
+            rb_free(path);
+            return held[i];
+        }
+    cr_assert_lt(n_held, sizeof held / sizeof held[0], "test_need_shared: more than 32 files in one test");
+    held[n_held++] = path;
+    return path;
+}
+
+/* Criterion 2.4 prints a skipped test only with --verbose, and its synthesis line leaves skipped tests out:
+ * the runner lists each one here instead, in the format of Criterion's verbose line (which it then prints itself). */
+ReportHook(POST_TEST)(struct criterion_test_stats *stats)
+{
+    if (stats->test_status != CR_STATUS_SKIPPED || criterion_options.logging_threshold <= CRITERION_INFO)
+        return;
+    fprintf(stderr, "[SKIP] %s::%s: %s\n", stats->test->category, stats->test->name,
+            stats->message ? stats->message : "skipped");
 }

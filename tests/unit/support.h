@@ -21,4 +21,12 @@ void test_remove_tree(char *dir);
 /* A whole file, NUL-terminated (free with free()); *len its size. */
 char *test_slurp(const char *path, size_t *len);
 
+/* Third-party files (URDFs, the public estimator's rde_configs) are read in place from ../shared beside the
+ * repository (RB_SHARED), which a clone does not have. The full path of RB_SHARED/<rel> (e.g.
+ * "models/ergoCubSN000.urdf"; valid for the rest of the test's process) if it exists; otherwise the current test
+ * ends as skipped (cr_skip_test, not passed) with the reason "needs ../shared/<rel> (...)". Call it first in a test
+ * (or its .init), before anything that reads the file. Every skipped test is listed in the log as
+ * "[SKIP] suite::test: reason" (a report hook in support.c) and counted by scripts/check-test-log.sh. */
+const char *test_need_shared(const char *rel);
+
 #endif

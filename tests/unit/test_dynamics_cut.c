@@ -19,6 +19,7 @@
 #include "alloc_count.h"
 #include "dyn_support.h"
 #include "roboest/dynamics.h"
+#include "support.h"
 
 #define ERGOCUB RB_SHARED "/models/ergoCubSN000.urdf"
 #define ARM RB_SOURCE "/datasets/arm_2ft.urdf"
@@ -287,6 +288,7 @@ Test(dynamics_cut, arm_with_two_fts_reproduces_the_full_model)
 
 Test(dynamics_cut, ergocub_leg_with_leg_and_foot_fts_reproduces_the_full_model)
 {
+    test_need_shared("models/ergoCubSN000.urdf");
     static const char *joints[] = {"r_hip_pitch", "r_hip_roll", "r_hip_yaw", "r_knee", "r_ankle_pitch", "r_ankle_roll"};
     static const char *fts[] = {"r_leg_ft_sensor", "r_foot_front_ft_sensor", "r_foot_rear_ft_sensor"},
                       *c[] = {"r_foot_front", "r_foot_rear", "r_lower_leg"},

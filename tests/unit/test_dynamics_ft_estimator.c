@@ -14,6 +14,7 @@
 
 #include "dyn_support.h"
 #include "roboest/dynamics.h"
+#include "support.h"
 
 #define MODELS RB_SHARED "/models"
 #define ERGOCUB MODELS "/ergoCubSN000.urdf"
@@ -224,6 +225,7 @@ static outcome run_case(rb_model *m, const rb_submodels *sm, const char *imu, co
  * front plate it is zero, and eq. 7 exact. */
 Test(dynamics_ft_est, floating_leg_standing_on_one_foot)
 {
+    test_need_shared("models/ergoCubSN000.urdf");
     rb_model *m = load(ERGOCUB, R_LEG, 6, "root_link", true);
     rb_submodels *sm = build(m, R_LEG_FTS, 2);
     static const char *const imus[] = {"root_link", "waist_imu_0", "r_upper_leg", "r_foot_front_ft_sensor"};
@@ -253,6 +255,7 @@ Test(dynamics_ft_est, floating_leg_standing_on_one_foot)
  * foot plates; base root_link, and re-rooted at l_foot_front (the left leg's FT joints reversed). IMU: the waist. */
 Test(dynamics_ft_est, floating_robot_standing_on_both_feet)
 {
+    test_need_shared("models/ergoCubSN000.urdf");
     static const char *const bases[] = {"root_link", "l_foot_front"};
     const sim_contact sim[] = {{"r_foot_front", 6}, {"l_foot_front", 6}};
     trng r = {0xf7e57002};
@@ -277,6 +280,7 @@ Test(dynamics_ft_est, floating_robot_standing_on_both_feet)
  * the paper's eq. 7 (alpha taken as zero, alpha NULL) is exact with the base IMU. */
 Test(dynamics_ft_est, base_at_rest_eq7_is_exact)
 {
+    test_need_shared("models/ergoCubSN000.urdf");
     rb_model *m = load(ERGOCUB, R_LEG, 6, "root_link", true);
     rb_submodels *sm = build(m, R_LEG_FTS, 2);
     static const char *const est[] = {"r_foot_front", "r_foot_rear", "l_foot_front"};
@@ -298,6 +302,8 @@ Test(dynamics_ft_est, base_at_rest_eq7_is_exact)
  * base_link, link_5, link_6), pushed at link_6's origin (3D point contact). */
 Test(dynamics_ft_est, fixed_base_on_a_pole)
 {
+    test_need_shared("models/ergoCubSN000.urdf");
+    test_need_shared("models/four_joints_two_sensors.urdf");
     rb_model *m = load(ERGOCUB, R_LEG, 6, "root_link", false);
     rb_submodels *sm = build(m, R_LEG_FTS, 2);
     static const char *const est[] = {"root_link", "r_sole"};
@@ -423,6 +429,7 @@ Test(dynamics_ft_est, random_trees)
  * (joint_2, and joint_3, joint_4 of the next sub-model) stay exact. */
 Test(dynamics_ft_est, minimum_norm_when_underdetermined)
 {
+    test_need_shared("models/four_joints_two_sensors.urdf");
     rb_model *m = load(FOUR_JOINTS, FOUR, 4, "base_link", false);
     rb_submodels *sm = build(m, FOUR_FTS, 2);
     static const char *const est[] = {"base_link", "link_1", "link_5", "link_6"};
@@ -482,6 +489,7 @@ Test(dynamics_ft_est, minimum_norm_when_underdetermined)
  * f_predicted(0) then recovers an offset added to the readings. */
 Test(dynamics_ft_est, predicted_readings_at_rest_equal_rnea)
 {
+    test_need_shared("models/ergoCubSN000.urdf");
     rb_err err;
     trng r = {0xf7e57007};
     for (int fb = 0; fb < 2; fb++) {
@@ -546,6 +554,7 @@ Test(dynamics_ft_est, predicted_readings_at_rest_equal_rnea)
  * determines it exactly). */
 Test(dynamics_ft_est, predicted_readings_moving_single_contact)
 {
+    test_need_shared("models/ergoCubSN000.urdf");
     rb_model *m = load(ERGOCUB, R_LEG, 6, "root_link", true);
     rb_submodels *sm = build(m, NULL, 0);
     static const char *const est[] = {"r_foot_front"};
@@ -575,6 +584,7 @@ Test(dynamics_ft_est, predicted_readings_moving_single_contact)
 /* 10,000 estimates (and predictions and residual queries) make no rb_malloc call. */
 Test(dynamics_ft_est, no_allocation_per_call)
 {
+    test_need_shared("models/ergoCubSN000.urdf");
     rb_model *m = load(ERGOCUB, LEGS, 12, "root_link", true);
     rb_submodels *sm = build(m, NULL, 0);
     const sim_contact sim[] = {{"r_foot_front", 6}, {"l_foot_front", 6}};
@@ -619,6 +629,8 @@ static void expect_error(int rc, int code, const rb_err *err, const char *needle
  * rb_ft_est_alloc: RB_ENOMEM, nothing leaked (ASan). */
 Test(dynamics_ft_est, bad_arguments)
 {
+    test_need_shared("models/four_joints_two_sensors.urdf");
+    test_need_shared("models/ergoCubSN000.urdf");
     rb_err err;
     rb_model *m = load(FOUR_JOINTS, FOUR, 4, "base_link", false);
     rb_model *leg = load(ERGOCUB, R_LEG, 6, "root_link", true);

@@ -10,6 +10,7 @@
 
 #include "dyn_support.h"
 #include "roboest/dynamics.h"
+#include "support.h"
 
 #define MODELS RB_SHARED "/models"
 #define ERGOCUB MODELS "/ergoCubSN000.urdf"
@@ -194,6 +195,7 @@ static int imu_lists(const rb_model *m, const rb_submodels *sm, const char *name
  * plate), the big one holding both with -1. */
 Test(dynamics_ft_submodels, ergocub_right_leg_as_configured)
 {
+    test_need_shared("models/ergoCubSN000.urdf");
     for (int fb = 0; fb < 2; fb++) {
         rb_model *m = load(ERGOCUB, R_LEG, 6, "root_link", fb);
         add_imu(m, "r_leg_ft_sensor", "r_leg_ft");
@@ -238,6 +240,7 @@ Test(dynamics_ft_submodels, ergocub_right_leg_as_configured)
  * the hip side; the arms and the (locked) left leg are sub-models without dofs. */
 Test(dynamics_ft_submodels, ergocub_right_leg_all_sensors)
 {
+    test_need_shared("models/ergoCubSN000.urdf");
     rb_model *m = load(ERGOCUB, R_LEG, 6, "root_link", true);
     add_imu(m, "r_leg_ft_sensor", "r_leg_ft");
     rb_submodels *sm = build(m, NULL, 0);
@@ -277,6 +280,8 @@ Test(dynamics_ft_submodels, ergocub_right_leg_all_sensors)
  * reversed) or at link_4. */
 Test(dynamics_ft_submodels, four_joints_two_sensors)
 {
+    test_need_shared("models/four_joints_two_sensors.urdf");
+    test_need_shared("models/four_joints_two_ft_three_imu.urdf");
     static const char *const bases[] = {"base_link", "link_6", "link_4"};
     for (size_t b = 0; b < 3; b++) {
         rb_model *m = load(FOUR_JOINTS, FOUR, 4, bases[b], b == 2);
@@ -356,6 +361,7 @@ Test(dynamics_ft_submodels, four_joints_two_sensors)
 /* One-line errors for bad arguments; every allocation failure reported as RB_ENOMEM without a leak (ASan). */
 Test(dynamics_ft_submodels, errors_and_allocation_failures)
 {
+    test_need_shared("models/four_joints_two_sensors.urdf");
     rb_err err;
     rb_submodels *sm = (rb_submodels *)&err; /* reset to NULL on failure */
     rb_model *m = load(FOUR_JOINTS, FOUR, 4, "base_link", false);

@@ -40,6 +40,7 @@
 
 #include "roboest/dynamics.h"
 #include "roboest/model.h"
+#include "support.h"
 
 #define MODELS RB_SHARED "/models"
 #define ERGOCUB MODELS "/ergoCubSN000.urdf"
@@ -380,6 +381,7 @@ static const char *chain_only_urdf(scratch *s, const char *urdf, const char *roo
 
 Test(dynamics_kdl, ergocub_right_leg_chain_only_urdf)
 {
+    test_need_shared("models/ergoCubSN000.urdf");
     scratch s;
     scratch_open(&s);
     const char *urdf = chain_only_urdf(&s, ERGOCUB, "root_link", "r_sole");
@@ -393,6 +395,7 @@ Test(dynamics_kdl, ergocub_right_leg_chain_only_urdf)
 
 Test(dynamics_kdl, ergocub_right_leg_in_full_model)
 {
+    test_need_shared("models/ergoCubSN000.urdf");
     scratch s;
     scratch_open(&s);
     rb_model *m = load(ERGOCUB, LEG_SHUFFLED, 6);
@@ -430,6 +433,7 @@ Test(dynamics_kdl, ergocub_right_leg_in_full_model)
 
 Test(dynamics_kdl, ergocub_whole_tree)
 {
+    test_need_shared("models/ergoCubSN000.urdf");
     scratch s;
     scratch_open(&s);
     rb_model *m = load(ERGOCUB, NULL, 0);
@@ -459,6 +463,14 @@ static void four_joints(const char *file, uint64_t seed)
     scratch_close(&s);
 }
 
-Test(dynamics_kdl, four_joints_two_sensors) { four_joints("four_joints_two_sensors.urdf", 0x5eed0010); }
+Test(dynamics_kdl, four_joints_two_sensors)
+{
+    test_need_shared("models/four_joints_two_sensors.urdf");
+    four_joints("four_joints_two_sensors.urdf", 0x5eed0010);
+}
 
-Test(dynamics_kdl, four_joints_two_ft_three_imu) { four_joints("four_joints_two_ft_three_imu.urdf", 0x5eed0020); }
+Test(dynamics_kdl, four_joints_two_ft_three_imu)
+{
+    test_need_shared("models/four_joints_two_ft_three_imu.urdf");
+    four_joints("four_joints_two_ft_three_imu.urdf", 0x5eed0020);
+}

@@ -9,6 +9,7 @@
 
 #include "dyn_support.h"
 #include "roboest/dynamics.h"
+#include "support.h"
 
 #define MODELS RB_SHARED "/models"
 
@@ -42,6 +43,9 @@ static void mat_vec(const rb_mat *A, const double *x, double *y)
  * finger links weigh grams, so M is ill-conditioned). */
 Test(dynamics_urdf, identities_on_the_shared_models)
 {
+    test_need_shared("models/ergoCubSN000.urdf");
+    test_need_shared("models/four_joints_two_sensors.urdf");
+    test_need_shared("models/four_joints_two_ft_three_imu.urdf");
     rb_err err;
     for (int u = 0; u < N_URDFS; u++)
         for (int fb = 0; fb < 2; fb++) {
@@ -88,6 +92,7 @@ Test(dynamics_urdf, identities_on_the_shared_models)
  * accelerometers at rest read -R^T g. */
 Test(dynamics_urdf, sensor_frames)
 {
+    test_need_shared("models/ergoCubSN000.urdf");
     rb_err err;
     rb_model *m = load(URDFS[0], true, NULL);
     rb_dyn *ws;
@@ -170,6 +175,7 @@ static void ft_reference(const rb_model *m, const rb_dyn *ws, size_t s, const rb
  * reversed left leg; r_hand_palm). */
 Test(dynamics_urdf, ft_readings_and_base_link_invariance)
 {
+    test_need_shared("models/ergoCubSN000.urdf");
     rb_err err;
     static const char *const bases[] = {"l_foot_front", "r_hand_palm"};
     rb_model *m1 = load(URDFS[0], true, NULL);

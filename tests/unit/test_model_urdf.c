@@ -9,6 +9,7 @@
 
 #include "model_support.h"
 #include "roboest/model.h"
+#include "support.h"
 
 #define ERGOCUB RB_SHARED "/models/ergoCubSN000.urdf"
 #define FOUR_JOINTS RB_SHARED "/models/four_joints_two_sensors.urdf"
@@ -105,6 +106,7 @@ static void expect_same_frames(const rb_model *a, const rb_xform *ra, const rb_m
 
 Test(model_urdf, ergocub_full)
 {
+    test_need_shared("models/ergoCubSN000.urdf");
     rb_model *m = load(ERGOCUB, NULL);
     test_urdf u;
     cr_assert(test_urdf_read(ERGOCUB, &u));
@@ -156,6 +158,8 @@ Test(model_urdf, ergocub_full)
 
 Test(model_urdf, four_joint_models)
 {
+    test_need_shared("models/four_joints_two_sensors.urdf");
+    test_need_shared("models/four_joints_two_ft_three_imu.urdf");
     rb_model *m = load(FOUR_JOINTS, NULL);
     cr_assert_eq(m->n_dofs, 4);
     cr_assert_eq(m->n_bodies, 7);
@@ -297,6 +301,8 @@ static size_t read_leg_config(char names[][64], size_t max, char base[64])
 
 Test(model_urdf, ergocub_reduced_right_leg)
 {
+    test_need_shared("models/rde_configs/ergoCubSN000_r_leg/model.ini");
+    test_need_shared("models/ergoCubSN000.urdf");
     char names[16][64], base[64];
     size_t n = read_leg_config(names, 16, base);
     cr_assert_eq(n, 6);
@@ -345,6 +351,7 @@ Test(model_urdf, ergocub_reduced_right_leg)
 
 Test(model_urdf, locked_joints_sit_at_their_position)
 {
+    test_need_shared("models/ergoCubSN000.urdf");
     const char *list[] = {"r_hip_pitch", "r_knee"};
     const char *locked[] = {"r_ankle_pitch", "torso_yaw"};
     double at[] = {0.4, -0.3};
@@ -402,12 +409,14 @@ static void check_rerooting(const char *path, const char *const *bases, size_t n
 
 Test(model_urdf, rerooting_keeps_relative_poses_ergocub)
 {
+    test_need_shared("models/ergoCubSN000.urdf");
     const char *bases[] = {"r_sole", "l_hand_index_skin_3", "head", "r_foot_rear"};
     check_rerooting(ERGOCUB, bases, 4, "root_link");
 }
 
 Test(model_urdf, rerooting_keeps_relative_poses_small_models)
 {
+    test_need_shared("models/four_joints_two_ft_three_imu.urdf");
     const char *arm_bases[] = {"tool_frame", "upper_arm", "wrist"};
     check_rerooting(ARM, arm_bases, 3, "base_link");
     const char *four_bases[] = {"link_6", "link_3"};
@@ -443,6 +452,7 @@ Test(model_urdf, rerooting_reverses_ft_sensors)
 
 Test(model_urdf, floating_base)
 {
+    test_need_shared("models/ergoCubSN000.urdf");
     rb_model_opts o = {.floating = true, .base = "r_sole"};
     rb_model *m = load(ERGOCUB, &o);
     cr_assert(m->floating);

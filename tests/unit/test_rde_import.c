@@ -194,6 +194,8 @@ static const rb_param_value *param(const rb_config_stage *st, const char *name)
 /* ---- the shipped configurations -------------------------------------------------------------------------- */
 Test(rde_import, ergocub_pipeline_loads_with_its_model)
 {
+    test_need_shared("models/rde_configs/ergoCubSN000_r_leg");
+    test_need_shared("models/ergoCubSN000.urdf");
     char *tmp = test_temp_dir();
     rb_rde_import imp;
     char *path = import_to(ERGOCUB, NULL, tmp, &imp);
@@ -244,6 +246,8 @@ Test(rde_import, ergocub_pipeline_loads_with_its_model)
 
 Test(rde_import, four_joints_pipeline_and_its_quirks)
 {
+    test_need_shared("models/rde_configs/four_joints_two_sensors");
+    test_need_shared("models/four_joints_two_sensors.urdf");
     char *tmp = test_temp_dir();
     rb_rde_import imp;
     char *path = import_to(FOUR_JOINTS, NULL, tmp, &imp);
@@ -278,6 +282,8 @@ Test(rde_import, four_joints_pipeline_and_its_quirks)
 
 Test(rde_import, deterministic_and_relative_to_the_output)
 {
+    test_need_shared("models/rde_configs/ergoCubSN000_r_leg");
+    test_need_shared("models/ergoCubSN000.urdf");
     char *tmp = test_temp_dir(), *sub = join(tmp, "a/b");
     char *a = join(tmp, "a");
     cr_assert_eq(mkdir(a, 0755), 0);
@@ -349,6 +355,8 @@ static rb_log *logger_log(void)
 
 Test(rde_import, binds_the_logger_channels_in_joint_list_order)
 {
+    test_need_shared("models/rde_configs/ergoCubSN000_r_leg");
+    test_need_shared("models/ergoCubSN000.urdf");
     char *tmp = test_temp_dir();
     rb_rde_import imp;
     char *path = import_to(ERGOCUB, NULL, tmp, &imp);
@@ -546,6 +554,7 @@ static void expect_numbers(const cJSON *params, const char *key, const double *w
 
 Test(rde_import, base_mapping)
 {
+    test_need_shared("models/four_joints_two_sensors.urdf");
     rb_rde_import imp;
     cJSON *doc = import_json(NULL, 0, &imp);
     const cJSON *p = params_of(doc);
@@ -586,6 +595,7 @@ Test(rde_import, base_mapping)
 
 Test(rde_import, biases_decay_and_random_walk_friction)
 {
+    test_need_shared("models/four_joints_two_sensors.urdf");
     const edit edits[] = {
         {"ukf/ukf_state.ini", "\"CONTACT\")", "\"CONTACT\", \"FT_1_BIAS\", \"FT_2_BIAS\", \"ACC_BIAS\")"},
         {"ukf/ukf_state.ini", "[FT_1_BIAS]",
@@ -727,6 +737,7 @@ Test(rde_import, errors_in_the_blocks)
 
 Test(rde_import, unused_bias_states_are_notes)
 {
+    test_need_shared("models/four_joints_two_sensors.urdf");
     rb_rde_import imp;
     cJSON *doc = import_json(ONE_EDIT("ukf/ukf_state.ini", "\"CONTACT\")", "\"CONTACT\", \"FT_1_BIAS\")"), &imp);
     cr_assert(has_note(&imp, "state ft_1_bias is not used: its measurements have use_bias 0"));
@@ -738,6 +749,7 @@ Test(rde_import, unused_bias_states_are_notes)
 
 Test(rde_import, errors_in_completeness_and_files)
 {
+    test_need_shared("models/four_joints_two_sensors.urdf");
     const edit p0[] = {
         {"ukf/ukf_state.ini", "\"CONTACT\")", "\"CONTACT\", \"FT_1_BIAS\", \"FT_2_BIAS\")"},
         {"ukf/ukf_state.ini",
@@ -782,6 +794,7 @@ Test(rde_import, errors_in_completeness_and_files)
 
 Test(rde_import, errors_against_the_urdf)
 {
+    test_need_shared("models/four_joints_two_sensors.urdf");
     const edit joint[] = {{"model.ini", "\"joint_4\")", "\"joint_9\")"},
                           {"ukf/ukf_state.ini", "\"joint_4\")", "\"joint_9\")"}};
     expect_import_error(joint, 2, FOUR_URDF, RB_ENOTFOUND,
@@ -815,6 +828,8 @@ Test(rde_import, errors_against_the_urdf)
 
 Test(rde_import, out_of_memory_at_every_allocation)
 {
+    test_need_shared("models/rde_configs/four_joints_two_sensors");
+    test_need_shared("models/four_joints_two_sensors.urdf");
     char *tmp = test_temp_dir(), *out = join(tmp, "p.json");
     rb_rde_import_opts o = {.out_path = out};
     long fail = 0;

@@ -292,6 +292,8 @@ Test(rde_ini, include_errors)
 /* The shipped configurations read as the public estimator reads them (values as written in the files). */
 Test(rde_ini, shipped_configurations)
 {
+    test_need_shared("models/rde_configs/ergoCubSN000_r_leg");
+    test_need_shared("models/rde_configs/four_joints_two_sensors");
     rb_ini *ini = NULL;
     rb_err err;
     cr_assert_eq(rb_ini_load(RDE_CONFIGS "/ergoCubSN000_r_leg/config.ini", &ini, &err), RB_OK, "%s", err.msg);
@@ -360,6 +362,7 @@ Test(rde_ini, out_of_memory_at_every_allocation)
  * (the ASan build runs this too), always RB_OK or one line "t.ini:<line>: ..." naming a line of the text. */
 Test(rde_ini, mutated_files_fail_cleanly)
 {
+    test_need_shared("models/rde_configs/ergoCubSN000_r_leg");
     size_t len = 0;
     char *orig = test_slurp(RDE_CONFIGS "/ergoCubSN000_r_leg/ukf/ukf_measurement.ini", &len);
     cr_assert_not_null(orig);

@@ -7,6 +7,7 @@
 
 #include "roboest/dynamics.h"
 #include "roboest/sim.h"
+#include "support.h"
 
 #define ARM_POLE RB_SOURCE "/configs/scenarios/arm_pole.json"
 #define BASE RB_SOURCE "/configs/scenarios/test.json"
@@ -428,6 +429,7 @@ Test(sim_scenario, orientation_sensor)
 /* ---- the example scenarios load ----------------------------------------------------------------------------------- */
 Test(sim_scenario, example_scenarios_load)
 {
+    test_need_shared("models/ergoCubSN000.urdf");
     const char *files[] = {"humanoid_balance", "leg_pole", "leg_pole_ground", "ergocub_leg_pole"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char path[512];
