@@ -1,6 +1,8 @@
-/* What libroboest.so exports is the public API and nothing else: every defined dynamic symbol is an rb_ name
- * a public header declares, and every function or object a public header declares is exported. Each public
- * header also compiles alone. The declarations come from the compiler itself (-aux-info), not from parsing. */
+/* The library's shape. What libroboest.so exports is the public API and nothing else: every defined dynamic
+ * symbol is an rb_ name a public header declares, and every function or object a public header declares is
+ * exported (the declarations come from the compiler itself, -aux-info, not from parsing). Each public header
+ * compiles alone. Modules depend downwards only and no two files of a folder call each other round a circle
+ * (scripts/check-layers.py, on the objects of this build). */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -149,4 +151,18 @@ Test(library, exports_exactly_the_public_api)
     free(src);
     free(aux);
     free(dir);
+}
+
+Test(library, layers_without_circles)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/scripts/check-layers.py %s 2>&1", RB_SOURCE, RB_BUILD);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    char out[16384] = "";
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    int status = pclose(p);
+    cr_assert_eq(status, 0, "%s:\n%s", cmd, out);
+    cr_assert(strstr(out, "no circle"), "%s", out);
 }
