@@ -20,7 +20,7 @@ static const char *const IMPORT_RDE_HELP =
     "  joints_state/positions, joints_state/velocities, motors_state/currents,\n"
     "  FTs/<[FT] name>, accelerometers/<[ACCELEROMETER] name>, gyros/<[GYROSCOPE] name>\n"
     "and the clock rate is 1 / sampling_time. What is not mapped is printed as notes on stderr; the full\n"
-    "mapping is in configs/README.md (\"Pipelines from the public estimator\") and roboest/pipeline.h.\n"
+    "mapping is in configs/README.md (\"Pipelines from the public estimator\") and roboest/rde.h.\n"
     "\n"
     "  DIR               the configuration folder (or its config.ini)\n"
     "  -o, --output FILE the pipeline to write (its folder must exist); the URDF path in it is relative\n"

@@ -1,6 +1,6 @@
 /* Closed-loop configurations: JSON text -> validated rb_closed_loop (the scenario, the scored joints, the
  * windows, the seeds and the configurations with their loaded pipelines). Keys are documented in
- * roboest/pipeline.h; messages and suggestions come from the pipeline loader's helpers. */
+ * roboest/experiments.h; messages and suggestions come from the configuration toolkit (roboest/config.h). */
 #include <math.h>
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* Comparison suites: JSON text -> validated rb_suite (variants with their loaded pipelines, logs, the
- * reference, joints, statistics, bootstrap and figure options). Keys are documented in roboest/pipeline.h;
- * messages and suggestions come from the pipeline loader's helpers (config.c). */
+ * reference, joints, statistics, bootstrap and figure options). Keys are documented in roboest/experiments.h;
+ * messages and suggestions come from the configuration toolkit (roboest/config.h). */
 #include <math.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* YARP-style .ini files (ResourceFinder / Property syntax), read strictly: see roboest/pipeline.h (rb_ini). */
+/* YARP-style .ini files (ResourceFinder / Property syntax), read strictly: see roboest/rde.h (rb_ini). */
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 /* Scenario runs: simulate a loaded scenario, measure every sensor, record every channel (sensors and truth) and
- * build the log `roboest simulate` writes; a hook lets a program act inside the loop (roboest/pipeline.h). */
+ * build the log `roboest simulate` writes; a hook lets a program act inside the loop (roboest/sim.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-/* Friction training specs: JSON text -> validated rb_friction_spec. Keys are documented in roboest/pipeline.h;
- * messages and suggestions come from the pipeline loader's helpers (config.c). */
+/* Friction training specs: JSON text -> validated rb_friction_spec. Keys are documented in roboest/training.h;
+ * messages and suggestions come from the configuration toolkit (roboest/config.h). */
 #include <math.h>
 #include <string.h>
 

@@ -92,8 +92,8 @@ Test(paper, humanoid_right_leg_keeps_the_claims_that_hold, .timeout = 120)
     free(report), free(out), free(suite), free(dir);
 }
 
-/* The paper's closed loop (configs/closed_loop/closed_loop.json and closed_loop_second_robot.json, README "The
- * closed loop"): the six configurations inside the simulated torque loop, one seed (the scenario's; the shipped
+/* The paper's closed loop (configs/closed_loop/closed_loop.json and closed_loop_second_robot.json; its notes in
+ * configs/closed_loop/README.md): the six configurations inside the simulated torque loop, one seed (the scenario's; the shipped
  * file has three), gated by configs/closed_loop/rules.txt (Table II's ordering that holds) and
  * rules_estimation.txt. */
 /* configs/closed_loop/<name> with its files named absolutely and one seed (the scenario's). */
