@@ -47,7 +47,7 @@ int cmd_closed_loop(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     const char *out_dir = ".";
     bool force = false, quiet = false;
-    rb_cl_opts opts = {0};
+    rb_closed_loop_opts opts = {0};
     int opt;
     optind = 1;
     opterr = 0;
@@ -74,7 +74,7 @@ int cmd_closed_loop(int argc, char **argv)
     rb_err err;
     rb_registry *reg = NULL;
     rb_closed_loop *cl = NULL;
-    rb_cl_result *res = NULL;
+    rb_closed_loop_result *res = NULL;
     cli_runs progress;
     cli_runs_init(&progress, "closed-loop", quiet);
     opts.progress = cli_runs_update;
@@ -88,15 +88,15 @@ int cmd_closed_loop(int argc, char **argv)
         rc = rb_closed_loop_run(cl, &opts, &res, &err);
     cli_runs_done(&progress);
     if (rc == RB_OK)
-        rc = rb_cl_result_write(cl, res, out_dir, force, &err);
+        rc = rb_closed_loop_write(cl, res, out_dir, force, &err);
     if (rc == RB_OK) {
         char *md = NULL;
-        rc = rb_cl_result_markdown(cl, res, &md, &err);
+        rc = rb_closed_loop_markdown(cl, res, &md, &err);
         if (rc == RB_OK)
             fputs(md, stdout);
         rb_free(md);
     }
-    rb_cl_result_free(res);
+    rb_closed_loop_result_free(res);
     rb_closed_loop_free(cl);
     rb_registry_free(reg);
     return rc == RB_OK ? EXIT_OK : cli_fail(&err);

@@ -165,7 +165,7 @@ static int parse_bootstrap(rb_cfg *c, const cJSON *v)
 
 /* ---- configurations ------------------------------------------------------------------------------------------ */
 /* `signal` (feedback or compensation) must be a signal of the pipeline (the stream reads its current row). */
-static int check_signal(clload *x, const rb_cl_config *cf, const char *key, const char *signal)
+static int check_signal(clload *x, const rb_closed_loop_config *cf, const char *key, const char *signal)
 {
     rb_cfg *c = &x->c;
     if (!signal)
@@ -181,7 +181,7 @@ static int check_signal(clload *x, const rb_cl_config *cf, const char *key, cons
 }
 
 /* The pipeline is stepped once per control period: its clock rate, if it has one, must be the loop's. */
-static int check_rate(clload *x, const rb_cl_config *cf)
+static int check_rate(clload *x, const rb_closed_loop_config *cf)
 {
     double dt = x->cl->scenario->sim.dt, rate = cf->pipeline->clock_rate;
     if (rate > 0 && fabs(rate * dt - 1.0) > 1e-9) {
@@ -196,7 +196,7 @@ static int check_rate(clload *x, const rb_cl_config *cf)
     return RB_OK;
 }
 
-static int load_pipeline(clload *x, rb_cl_config *cf, const char *rel)
+static int load_pipeline(clload *x, rb_closed_loop_config *cf, const char *rel)
 {
     rb_cfg *c = &x->c;
     if (!(cf->pipeline_path = rb_path_relative_to(c->base_file, rel)))
@@ -211,7 +211,7 @@ static int load_pipeline(clload *x, rb_cl_config *cf, const char *rel)
 }
 
 /* "torque_sensor": true: the loop reads the true joint torque (an ideal joint torque sensor), not an estimate. */
-static int parse_torque_sensor(clload *x, const cJSON *v, rb_cl_config *cf)
+static int parse_torque_sensor(clload *x, const cJSON *v, rb_closed_loop_config *cf)
 {
     rb_cfg *c = &x->c;
     const cJSON *e = rb_cfg_member(v, "torque_sensor");
@@ -228,7 +228,7 @@ static int parse_torque_sensor(clload *x, const cJSON *v, rb_cl_config *cf)
     return rc;
 }
 
-static int one_config(clload *x, const cJSON *v, rb_cl_config *cf)
+static int one_config(clload *x, const cJSON *v, rb_closed_loop_config *cf)
 {
     static const char *const keys[] = {"name", "label", "pipeline", "feedback", "torque_sensor", "compensation"};
     rb_cfg *c = &x->c;
@@ -338,7 +338,7 @@ void rb_closed_loop_free(rb_closed_loop *cl)
     if (!cl)
         return;
     for (size_t i = 0; cl->configs && i < cl->n_configs; i++) {
-        rb_cl_config *cf = &cl->configs[i];
+        rb_closed_loop_config *cf = &cl->configs[i];
         rb_free(cf->name);
         rb_free(cf->label);
         rb_free(cf->pipeline_path);

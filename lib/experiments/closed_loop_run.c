@@ -19,12 +19,12 @@ typedef struct run_out {
     double *tau_j, *tau_ref, *tau_hat; /* n x n_joints each; tau_hat NULL without feedback */
     double *tau_f, *tau_f_hat;         /* n x n_joints each: true friction, its estimate; NULL without compensation */
     double *com, *com_ref;             /* n x 3 */
-    rb_cl_status status;
+    rb_closed_loop_status status;
 } run_out;
 
 typedef struct job {
     const rb_closed_loop *cl;
-    const rb_cl_opts *opts;
+    const rb_closed_loop_opts *opts;
     run_out *out; /* n_configs x n_seeds, configuration-major */
     size_t n_runs, n_steps;
 } job;
@@ -32,7 +32,7 @@ typedef struct job {
 /* One run in flight: the hook's state. */
 typedef struct loop {
     const rb_closed_loop *cl;
-    const rb_cl_config *cf;
+    const rb_closed_loop_config *cf;
     run_out *out;
     size_t n_samples;
     rb_stream *stream;
@@ -69,7 +69,7 @@ static int map_signal(loop *lp, const char *name, long *elem, const double **row
 static int on_start(void *user, const rb_channel_info *channels, size_t n_channels, rb_err *err)
 {
     loop *lp = user;
-    const rb_cl_config *cf = lp->cf;
+    const rb_closed_loop_config *cf = lp->cf;
     if (!cf->pipeline)
         return RB_OK;
     size_t n = lp->cl->scenario->model->n_dofs;
@@ -188,7 +188,7 @@ static int run_one(void *ctx, size_t i, rb_err *err) /* a pool task */
     job *jb = ctx;
     const rb_closed_loop *cl = jb->cl;
     size_t c = i / cl->n_seeds, s = i % cl->n_seeds;
-    const rb_cl_config *cf = &cl->configs[c];
+    const rb_closed_loop_config *cf = &cl->configs[c];
     run_out *o = &jb->out[i];
     size_t n = cl->scenario->model->n_dofs;
     rb_sim_scenario sc = cl->scenario->sim;
@@ -249,7 +249,7 @@ static int provenance(const job *jb, rb_comparison *c, const char *window, rb_er
     if (!rc)
         rc = rb_provenance_add(&pv, "window", window, err);
     for (size_t v = 0; !rc && v < cl->n_configs; v++) {
-        const rb_cl_config *cf = &cl->configs[v];
+        const rb_closed_loop_config *cf = &cl->configs[v];
         rc = rb_provenance_addf(&pv, cf->label, err, "configuration %s: label", cf->name);
         if (!rc && cf->pipeline)
             rc = rb_provenance_addf(&pv, rb_path_basename(cf->pipeline_path), err, "configuration %s: pipeline",
@@ -267,7 +267,7 @@ static int provenance(const job *jb, rb_comparison *c, const char *window, rb_er
             rc = rb_provenance_addf(&pv, cf->compensation ? cf->compensation : "none", err,
                                     "configuration %s: compensation", cf->name);
         for (size_t s = 0; !rc && s < cl->n_seeds; s++) {
-            const rb_cl_status *st = &jb->out[v * cl->n_seeds + s].status;
+            const rb_closed_loop_status *st = &jb->out[v * cl->n_seeds + s].status;
             char status[600];
             if (st->diverged)
                 snprintf(status, sizeof status, "diverged: %s", st->why);
@@ -290,7 +290,7 @@ typedef struct table_spec {
     size_t width;
     const size_t *stats;
     size_t n_stats;
-    bool (*takes)(const rb_cl_config *); /* the configurations the table has (NULL: all) */
+    bool (*takes)(const rb_closed_loop_config *); /* the configurations the table has (NULL: all) */
     const double *(*estimate)(const run_out *);
     const double *(*ref)(const run_out *);
     double t0, t1; /* t1 INFINITY: the run's end */
@@ -301,8 +301,8 @@ static const double *ref_tau_ref(const run_out *o) { return o->tau_ref; }
 static const double *est_tau_hat(const run_out *o) { return o->tau_hat; }
 static const double *est_tau_f_hat(const run_out *o) { return o->tau_f_hat; }
 static const double *ref_tau_f(const run_out *o) { return o->tau_f; }
-static bool with_feedback(const rb_cl_config *cf) { return cf->feedback != NULL; }
-static bool with_compensation(const rb_cl_config *cf) { return cf->compensation != NULL; }
+static bool with_feedback(const rb_closed_loop_config *cf) { return cf->feedback != NULL; }
+static bool with_compensation(const rb_closed_loop_config *cf) { return cf->compensation != NULL; }
 static const double *est_com(const run_out *o) { return o->com; }
 static const double *ref_com(const run_out *o) { return o->com_ref; }
 
@@ -374,7 +374,7 @@ static int make_table(const job *jb, const table_spec *ts, rb_comparison **out, 
     return rc;
 }
 
-static int make_tables(const job *jb, rb_cl_result *r, rb_err *err)
+static int make_tables(const job *jb, rb_closed_loop_result *r, rb_err *err)
 {
     static const size_t torque_stats[] = {ST_MSE, ST_RMSE, ST_MAE, ST_MAX_ABS, ST_MEAN_ABS_EST};
     static const size_t com_stats[] = {ST_MAE, ST_MAX_ABS};
@@ -464,7 +464,7 @@ static int make_tables(const job *jb, rb_cl_result *r, rb_err *err)
 
 /* ---- figures ------------------------------------------------------------------------------------------------------
  */
-static int add_figure(rb_cl_result *r, const char *name, char *svg, rb_err *err)
+static int add_figure(rb_closed_loop_result *r, const char *name, char *svg, rb_err *err)
 {
     rb_suite_figure *grown = rb_realloc(r->figures, (r->n_figures + 1) * sizeof *grown);
     char *copy = rb_strdup(name);
@@ -481,7 +481,7 @@ static int add_figure(rb_cl_result *r, const char *name, char *svg, rb_err *err)
 }
 
 /* Per configuration, one value per (seed, joint): statistic k of the torque table (the paper's Figs. 6 and 7). */
-static int box_figure(const rb_closed_loop *cl, rb_cl_result *r, size_t k, const char *file, const char *title,
+static int box_figure(const rb_closed_loop *cl, rb_closed_loop_result *r, size_t k, const char *file, const char *title,
                       const char *y_label, rb_err *err)
 {
     size_t S = cl->n_seeds, J = cl->n_joints, V = cl->n_configs;
@@ -506,7 +506,7 @@ static int box_figure(const rb_closed_loop *cl, rb_cl_result *r, size_t k, const
 
 /* The CoM's y (the balancing direction) of every configuration on the first seed, the reference dashed, the
  * scenario's pushes shaded (the paper's Fig. 4). */
-static int com_figure(const job *jb, rb_cl_result *r, rb_err *err)
+static int com_figure(const job *jb, rb_closed_loop_result *r, rb_err *err)
 {
     const rb_closed_loop *cl = jb->cl;
     const rb_sim_scenario *sc = &cl->scenario->sim;
@@ -544,7 +544,7 @@ static int com_figure(const job *jb, rb_cl_result *r, rb_err *err)
     return rc;
 }
 
-static int make_figures(const job *jb, rb_cl_result *r, rb_err *err)
+static int make_figures(const job *jb, rb_closed_loop_result *r, rb_err *err)
 {
     const rb_closed_loop *cl = jb->cl;
     char title[512];
@@ -570,7 +570,7 @@ static void free_out(run_out *o)
     rb_free(o->status.why);
 }
 
-void rb_cl_result_free(rb_cl_result *r)
+void rb_closed_loop_result_free(rb_closed_loop_result *r)
 {
     if (!r)
         return;
@@ -594,7 +594,7 @@ static size_t steps_of(const rb_sim_scenario *sc) { return (size_t)ceil(sc->dura
 
 static int run_pool(job *jb, rb_err *err)
 {
-    const rb_cl_opts *o = jb->opts;
+    const rb_closed_loop_opts *o = jb->opts;
     rb_pool pl = {jb,
                        run_one,
                        jb->n_runs,
@@ -606,11 +606,11 @@ static int run_pool(job *jb, rb_err *err)
     return cancelled ? rb_err_set(err, rc, "%s: closed loop cancelled by the caller", jb->cl->path) : rc;
 }
 
-int rb_closed_loop_run(const rb_closed_loop *cl, const rb_cl_opts *opts, rb_cl_result **out, rb_err *err)
+int rb_closed_loop_run(const rb_closed_loop *cl, const rb_closed_loop_opts *opts, rb_closed_loop_result **out, rb_err *err)
 {
     *out = NULL;
     job jb = {cl, opts, NULL, cl->n_configs * cl->n_seeds, steps_of(&cl->scenario->sim)};
-    rb_cl_result *r = rb_calloc(1, sizeof *r);
+    rb_closed_loop_result *r = rb_calloc(1, sizeof *r);
     jb.out = rb_calloc(jb.n_runs, sizeof *jb.out);
     int rc = r && jb.out ? RB_OK : nomem(err);
     if (!rc)
@@ -632,7 +632,7 @@ int rb_closed_loop_run(const rb_closed_loop *cl, const rb_cl_opts *opts, rb_cl_r
         free_out(&jb.out[i]);
     rb_free(jb.out);
     if (rc)
-        rb_cl_result_free(r);
+        rb_closed_loop_result_free(r);
     else
         *out = r;
     return rc;
@@ -677,7 +677,7 @@ static void com_table(FILE *f, const rb_closed_loop *cl, const rb_comparison *c)
 
 /* RMSE, MAE, max abs over all joints of the configurations `takes` keeps (the rows of c, in order). */
 static void estimate_table(FILE *f, const rb_closed_loop *cl, const rb_comparison *c,
-                           bool (*takes)(const rb_cl_config *))
+                           bool (*takes)(const rb_closed_loop_config *))
 {
     static const size_t ks[] = {ST_RMSE, ST_MAE, ST_MAX_ABS};
     fputs("| Configuration | RMSE | MAE | max abs |\n|---|---|---|---|\n", f);
@@ -695,12 +695,12 @@ static void estimate_table(FILE *f, const rb_closed_loop *cl, const rb_compariso
     }
 }
 
-static void runs_table(FILE *f, const rb_closed_loop *cl, const rb_cl_result *r)
+static void runs_table(FILE *f, const rb_closed_loop *cl, const rb_closed_loop_result *r)
 {
     fputs("| Configuration | seed | status |\n|---|---|---|\n", f);
     for (size_t v = 0; v < cl->n_configs; v++)
         for (size_t s = 0; s < cl->n_seeds; s++) {
-            const rb_cl_status *st = &r->status[v * cl->n_seeds + s];
+            const rb_closed_loop_status *st = &r->status[v * cl->n_seeds + s];
             fprintf(f, "| %s | %llu | ", cl->configs[v].label, (unsigned long long)cl->seeds[s]);
             if (st->diverged)
                 fprintf(f, "diverged: %s |\n", st->why);
@@ -709,7 +709,7 @@ static void runs_table(FILE *f, const rb_closed_loop *cl, const rb_cl_result *r)
         }
 }
 
-static void markdown(FILE *f, const rb_closed_loop *cl, const rb_cl_result *r)
+static void markdown(FILE *f, const rb_closed_loop *cl, const rb_closed_loop_result *r)
 {
     size_t J = cl->n_joints;
     fprintf(f, "# %s\n\n", cl->name);
@@ -751,7 +751,7 @@ static void markdown(FILE *f, const rb_closed_loop *cl, const rb_cl_result *r)
           f);
 }
 
-int rb_cl_result_markdown(const rb_closed_loop *cl, const rb_cl_result *r, char **text, rb_err *err)
+int rb_closed_loop_markdown(const rb_closed_loop *cl, const rb_closed_loop_result *r, char **text, rb_err *err)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -767,7 +767,7 @@ int rb_cl_result_markdown(const rb_closed_loop *cl, const rb_cl_result *r, char 
     return *text ? RB_OK : nomem(err);
 }
 
-int rb_cl_result_write(const rb_closed_loop *cl, const rb_cl_result *r, const char *dir, bool overwrite, rb_err *err)
+int rb_closed_loop_write(const rb_closed_loop *cl, const rb_closed_loop_result *r, const char *dir, bool overwrite, rb_err *err)
 {
     static const char *const ext[] = {"md", "json", "csv"};
     static const rb_report_format formats[] = {RB_REPORT_MARKDOWN, RB_REPORT_JSON, RB_REPORT_CSV};
@@ -777,7 +777,7 @@ int rb_cl_result_write(const rb_closed_loop *cl, const rb_cl_result *r, const ch
     char **names = rb_calloc(cap, sizeof *names), **texts = rb_calloc(cap, sizeof *texts);
     int rc = names && texts ? RB_OK : nomem(err);
     char *md = NULL;
-    if (!rc && !(rc = rb_cl_result_markdown(cl, r, &md, err))) {
+    if (!rc && !(rc = rb_closed_loop_markdown(cl, r, &md, err))) {
         names[n] = rb_strdup("report.md");
         texts[n++] = md;
         rc = names[0] ? RB_OK : nomem(err);

@@ -107,7 +107,7 @@ static int parse_joints(rb_cfg *c, const cJSON *v)
 }
 
 /* One session: a path or an array of paths. */
-static int parse_session(fsp *x, const cJSON *v, rb_fspec_log *log)
+static int parse_session(fsp *x, const cJSON *v, rb_friction_spec_log *log)
 {
     rb_cfg *c = &x->c;
     char **rel = NULL;
@@ -132,7 +132,7 @@ static int parse_session(fsp *x, const cJSON *v, rb_fspec_log *log)
     return rc;
 }
 
-static int parse_log(fsp *x, const cJSON *v, rb_fspec_log *log)
+static int parse_log(fsp *x, const cJSON *v, rb_friction_spec_log *log)
 {
     rb_cfg *c = &x->c;
     if (!cJSON_IsObject(v))
@@ -174,7 +174,7 @@ static int parse_logs(rb_cfg *c, const cJSON *v)
     return rc;
 }
 
-static int parse_kf(fsp *x, const cJSON *v, rb_fspec_signal *sig)
+static int parse_kf(fsp *x, const cJSON *v, rb_friction_spec_signal *sig)
 {
     static const char *const keys[] = {"q", "r", "p0"};
     rb_cfg *c = &x->c;
@@ -216,7 +216,7 @@ static int parse_kf(fsp *x, const cJSON *v, rb_fspec_signal *sig)
 
 /* A channel binding; `velocity` allows kf_derivative; `def` the default channel (NULL: required). */
 static int parse_signal(fsp *x, const cJSON *root, const char *key, const char *def, bool velocity,
-                        rb_fspec_signal *sig)
+                        rb_friction_spec_signal *sig)
 {
     static const char *const keys[] = {"channel", "elements", "kf_derivative"};
     rb_cfg *c = &x->c;
@@ -440,7 +440,7 @@ static int parse_root(fsp *x, const cJSON *root)
     return rc;
 }
 
-static void free_signal(rb_fspec_signal *sig, size_t n)
+static void free_signal(rb_friction_spec_signal *sig, size_t n)
 {
     rb_free(sig->channel);
     rb_strings_free(sig->elements, sig->elements ? n : 0);
@@ -457,7 +457,7 @@ void rb_friction_spec_free(rb_friction_spec *s)
         rb_free(s->logs[i].torques);
     }
     rb_free(s->logs);
-    rb_fspec_signal *sigs[4] = {&s->joint_velocity, &s->motor_velocity, &s->current, &s->torque};
+    rb_friction_spec_signal *sigs[4] = {&s->joint_velocity, &s->motor_velocity, &s->current, &s->torque};
     for (int i = 0; i < 4; i++)
         free_signal(sigs[i], s->n_joints);
     rb_strings_free(s->joints, s->n_joints);
@@ -499,7 +499,7 @@ int rb_friction_spec_load_text(const char *text, size_t len, const char *name_fo
 
 int rb_friction_spec_set_logs(rb_friction_spec *s, const char *const *paths, size_t n, rb_err *err)
 {
-    rb_fspec_log *logs = rb_calloc(n ? n : 1, sizeof *logs);
+    rb_friction_spec_log *logs = rb_calloc(n ? n : 1, sizeof *logs);
     if (!logs)
         return rb_err_set(err, RB_ENOMEM, "out of memory");
     int rc = RB_OK;
@@ -509,7 +509,7 @@ int rb_friction_spec_set_logs(rb_friction_spec *s, const char *const *paths, siz
             rc = rb_err_set(err, RB_ENOMEM, "out of memory");
         logs[i].n_paths = logs[i].paths ? 1 : 0;
     }
-    rb_fspec_log *old = rc ? logs : s->logs;
+    rb_friction_spec_log *old = rc ? logs : s->logs;
     size_t n_old = rc ? n : s->n_logs;
     for (size_t i = 0; i < n_old; i++) {
         rb_strings_free(old[i].paths, old[i].n_paths);

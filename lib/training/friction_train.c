@@ -46,7 +46,7 @@ static void session_free(session *s)
     rb_free(s->a);
 }
 
-static int read_session(const rb_fspec_log *L, session *s, char **sha, rb_err *err)
+static int read_session(const rb_friction_spec_log *L, session *s, char **sha, rb_err *err)
 {
     rb_session_id id = {NULL, NULL};
     int rc = rb_log_read_session((const char *const *)L->paths, L->n_paths, &s->log, &id, err);
@@ -63,7 +63,7 @@ static int read_session(const rb_fspec_log *L, session *s, char **sha, rb_err *e
 }
 
 /* The channel a signal binds (the torque in the torque file when the session has one). */
-static int find_channel(session *s, const rb_fspec_signal *sig, const char *key, const rb_channel **ch, rb_err *err)
+static int find_channel(session *s, const rb_friction_spec_signal *sig, const char *key, const rb_channel **ch, rb_err *err)
 {
     const rb_log *from = sig == &s->spec->torque && s->tq ? s->tq : s->log;
     *ch = rb_log_find(from, sig->channel);
@@ -76,9 +76,9 @@ static int find_channel(session *s, const rb_fspec_signal *sig, const char *key,
 
 static const char *const SIGNAL_KEYS[4] = {"joint_velocity", "motor_velocity", "current", "torque"};
 
-static const rb_fspec_signal *signal_of(const rb_friction_spec *spec, size_t i)
+static const rb_friction_spec_signal *signal_of(const rb_friction_spec *spec, size_t i)
 {
-    const rb_fspec_signal *sigs[4] = {&spec->joint_velocity, &spec->motor_velocity, &spec->current, &spec->torque};
+    const rb_friction_spec_signal *sigs[4] = {&spec->joint_velocity, &spec->motor_velocity, &spec->current, &spec->torque};
     return sigs[i];
 }
 
@@ -114,7 +114,7 @@ static int make_clock(session *s, const rb_channel *const chans[4], rb_err *err)
 /* Resample signal i's joint elements onto the clock into out (clk.n x n_joints). */
 static int resample_signal(session *s, size_t i, const rb_channel *ch, double *out, rb_err *err)
 {
-    const rb_fspec_signal *sig = signal_of(s->spec, i);
+    const rb_friction_spec_signal *sig = signal_of(s->spec, i);
     size_t n = s->spec->n_joints;
     size_t *sel = rb_malloc(n * sizeof *sel);
     if (!sel)
@@ -136,7 +136,7 @@ static int resample_signal(session *s, size_t i, const rb_channel *ch, double *o
 
 /* Positions -> the kf_derivative filter's velocity, per joint, in place; its acceleration into acc when
  * acc is not NULL (same layout). */
-static int kf_velocity(session *s, const rb_fspec_signal *sig, const char *key, double *x, double *acc, rb_err *err)
+static int kf_velocity(session *s, const rb_friction_spec_signal *sig, const char *key, double *x, double *acc, rb_err *err)
 {
     size_t n = s->spec->n_joints, T = s->clk.n;
     double *z = rb_malloc(3 * (T ? T : 1) * sizeof *z), *xd = z + T, *xdd = xd + T;
@@ -173,7 +173,7 @@ static void difference_acceleration(const session *s, const double *v, double *a
     }
 }
 
-static int load_session(session *s, const rb_fspec_log *L, char **sha, rb_err *err)
+static int load_session(session *s, const rb_friction_spec_log *L, char **sha, rb_err *err)
 {
     int rc = read_session(L, s, sha, err);
     const rb_channel *chans[4];
@@ -463,7 +463,7 @@ static int train_joint(const rb_friction_spec *spec, const rb_friction_train_opt
 }
 
 /* "motors_state/velocities", or "kf_derivative (q [..], r [..]) of joints_state/positions". */
-static char *describe(const rb_fspec_signal *sig, size_t n)
+static char *describe(const rb_friction_spec_signal *sig, size_t n)
 {
     if (!sig->kf_derivative)
         return rb_strdup(sig->channel);

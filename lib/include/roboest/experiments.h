@@ -228,14 +228,14 @@ int rb_check_junit(const rb_check *c, const char *suite_name, char **xml, rb_err
  *                      scenario's dt: it is stepped every control period.
  * Errors: RB_ENOTFOUND (the file), RB_ECONFIG "<file>:<line>:<col>: <key path>: <what>" (also for a scenario or
  * pipeline that fails to load, with its own message), RB_ENOMEM. */
-typedef struct rb_cl_config {
+typedef struct rb_closed_loop_config {
     char *name, *label;
     char *pipeline_path;   /* resolved, NULL: none */
     rb_pipeline *pipeline; /* loaded (owned), NULL: none */
     char *feedback;        /* signal name, NULL: feedforward (or the torque sensor) */
     bool torque_sensor;    /* feedback from the true joint torque (an ideal joint torque sensor, RB_TFB_TRUTH) */
     char *compensation;    /* signal name, NULL: no friction compensation */
-} rb_cl_config;
+} rb_closed_loop_config;
 
 typedef struct rb_closed_loop {
     char *name, *path, *sha256; /* name, file as given, SHA-256 of its text */
@@ -249,7 +249,7 @@ typedef struct rb_closed_loop {
     size_t threads;             /* 0: one per online core */
     rb_bootstrap bootstrap;
     size_t n_configs;
-    rb_cl_config *configs;
+    rb_closed_loop_config *configs;
 } rb_closed_loop;
 
 int rb_closed_loop_load(const char *path, const rb_registry *reg, rb_closed_loop **out, rb_err *err);
@@ -257,49 +257,49 @@ int rb_closed_loop_load_text(const char *text, size_t len, const char *name_for_
                              const rb_registry *reg, rb_closed_loop **out, rb_err *err);
 void rb_closed_loop_free(rb_closed_loop *cl);
 
-typedef struct rb_cl_opts {
+typedef struct rb_closed_loop_opts {
     size_t threads; /* 0: the file's "threads", else one per online core */
     /* After each finished run (configuration x seed) with runs done / total, never two at a time; non-zero
      * cancels. May be NULL. */
     int (*progress)(void *user, size_t done, size_t total);
     void *user;
-} rb_cl_opts;
+} rb_closed_loop_opts;
 
-typedef struct rb_cl_status {
+typedef struct rb_closed_loop_status {
     bool diverged;
     double t_end;  /* s: the end of the run (the scenario's duration, or where it diverged) */
     char *why;     /* diverged: one line ("CoM error 0.12 m > max_com_error at t = 6.2 s", or the sim's error) */
-} rb_cl_status;
+} rb_closed_loop_status;
 
-typedef struct rb_cl_result {
+typedef struct rb_closed_loop_result {
     rb_comparison *torque;      /* tracking: variants = configurations, logs = "seed_<s>", joints = scored */
     rb_comparison *com_before;  /* CoM, joints = x, y, z, over [settle, disturbances_from) */
     rb_comparison *com_all;     /* CoM over [settle, end] */
     rb_comparison *estimation;  /* tau_hat vs tau_j; variants = configurations with feedback; NULL if none */
     rb_comparison *friction;    /* tau_F_hat vs tau_F; variants = configurations with compensation; NULL if none */
     size_t n_runs;              /* n_configs x n_seeds */
-    rb_cl_status *status;       /* n_runs, configuration-major */
+    rb_closed_loop_status *status;       /* n_runs, configuration-major */
     size_t n_figures;
     rb_suite_figure *figures;   /* rmse_box.svg, magnitude_box.svg, com_y.svg (first seed, pushes shaded) */
     size_t n_steps;             /* simulation steps over all runs (as scheduled; diverged runs stop earlier) */
-} rb_cl_result;
+} rb_closed_loop_result;
 
 /* Run every (configuration, seed) on a pool of threads; each run reads only shared immutable data and writes
  * its own slot, and the tables and figures are made afterwards in a fixed order: the result does not depend on
  * the thread count. The lowest failing run decides the error ("configuration <name>: seed <s>: ..."); a
  * divergence is not an error. Errors: rb_scenario_run's and rb_stream's (set-up), a scored window without
  * samples (RB_EINPUT), RB_ENOMEM. */
-int rb_closed_loop_run(const rb_closed_loop *cl, const rb_cl_opts *opts, rb_cl_result **out, rb_err *err);
-void rb_cl_result_free(rb_cl_result *r);
+int rb_closed_loop_run(const rb_closed_loop *cl, const rb_closed_loop_opts *opts, rb_closed_loop_result **out, rb_err *err);
+void rb_closed_loop_result_free(rb_closed_loop_result *r);
 /* The paper's layout as Markdown (Table I: CoM mean and max error per axis in mm before the disturbances;
  * Table II: torque tracking MSE, RMSE, MAE; then the estimation error, the CoM over the whole run, the status of
  * every run), a new string (rb_free). RB_ENOMEM. */
-int rb_cl_result_markdown(const rb_closed_loop *cl, const rb_cl_result *r, char **text, rb_err *err);
-/* Into dir (created if missing, one level), all or nothing: report.md (rb_cl_result_markdown), torque.{md,json,
+int rb_closed_loop_markdown(const rb_closed_loop *cl, const rb_closed_loop_result *r, char **text, rb_err *err);
+/* Into dir (created if missing, one level), all or nothing: report.md (rb_closed_loop_markdown), torque.{md,json,
  * csv}, com_before.*, com_all.*, estimation.*, friction.* (each rb_comparison_render, the last two only when
  * some configuration has feedback / compensation; `roboest check` reads the .json) and
  * the figures. RB_EEXISTS (a target exists and !overwrite, before anything is written), RB_EIO, RB_ENOMEM. */
-int rb_cl_result_write(const rb_closed_loop *cl, const rb_cl_result *r, const char *dir, bool overwrite,
+int rb_closed_loop_write(const rb_closed_loop *cl, const rb_closed_loop_result *r, const char *dir, bool overwrite,
                        rb_err *err);
 
 RB_API_END

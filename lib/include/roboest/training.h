@@ -65,27 +65,27 @@ RB_API_BEGIN
  *                   for the friction_model stage (with scv's v_eps and bracket options; tanh6 keeps its
  *                   default grid of 13 per scale).
  */
-typedef struct rb_fspec_signal {
+typedef struct rb_friction_spec_signal {
     char *channel;
     char **elements;     /* n_joints element names (the joints by default) */
     bool kf_derivative;  /* the channel holds positions: velocities from the kf_derivative filter */
     double *q, *r;       /* n_joints each (expanded from 1 or n values); kf_derivative only */
     double p0[3];
-} rb_fspec_signal;
+} rb_friction_spec_signal;
 
-typedef struct rb_fspec_log {
+typedef struct rb_friction_spec_log {
     size_t n_paths;
     char **paths;   /* resolved; one session, concatenated in order */
     char *torques;  /* resolved path of the file with the torque channel, NULL: the log itself */
-} rb_fspec_log;
+} rb_friction_spec_log;
 
 typedef struct rb_friction_spec {
     char *path, *sha256;      /* the spec file (as given) and the SHA-256 of its text */
     size_t n_logs;
-    rb_fspec_log *logs;
+    rb_friction_spec_log *logs;
     size_t n_joints;
     char **joints;
-    rb_fspec_signal joint_velocity, motor_velocity, current, torque;
+    rb_friction_spec_signal joint_velocity, motor_velocity, current, torque;
     double *k_t, *R;          /* n_joints each */
     double *J_m;              /* n_joints rotor inertias (kg m^2), or NULL: none subtracted */
     double clock_rate;        /* Hz; 0: the clock follows clock_channel */
