@@ -153,8 +153,9 @@ static const char *const STAGES_MARKDOWN_HEAD =
     "# Stage types\n"
     "\n"
     "Every stage type a pipeline can use, in name order: what it computes, its ports and its parameters.\n"
-    "How a pipeline wires stages and sets their parameters: [README.md](README.md#keys). The text comes\n"
-    "from the stage types themselves (`lib/estimators/`); `roboest stages` lists the parameters in short.\n"
+    "Every stage is causal: its outputs at a sample depend on the samples up to that one only. How a\n"
+    "pipeline wires stages and sets their parameters: [README.md](README.md#keys). The text comes from the\n"
+    "stage types themselves (`lib/estimators/`); `roboest stages` lists the parameters in short.\n"
     "\n";
 
 static int print_markdown(const rb_registry *reg, rb_err *err)

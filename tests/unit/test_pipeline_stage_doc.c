@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "roboest/stage.h"
+#include "roboest/estimators.h"
 #include "support.h"
 
 static int probe_create(const rb_stage_setup *setup, void **state, rb_err *err)
@@ -236,5 +236,29 @@ Test(stage_doc, registry_refuses_another_version)
     cr_expect_eq(rb_registry_count(reg), 0, "nothing registered");
     cr_expect_null(rb_registry_find(reg, "probe"));
     cr_assert_eq(rb_registry_add(reg, &probe_type, &err), RB_OK, "%s", err.msg);
+    rb_registry_free(reg);
+}
+
+static bool filled(const char *s) { return s && s[0]; }
+
+Test(stage_doc, every_builtin_type_is_documented)
+{
+    rb_registry *reg = NULL;
+    rb_err err;
+    cr_assert_eq(rb_registry_new(&reg, &err), RB_OK);
+    cr_assert_eq(rb_estimators_register(reg, &err), RB_OK, "%s", err.msg);
+    cr_assert_geq(rb_registry_count(reg), 9);
+    for (size_t i = 0; i < rb_registry_count(reg); i++) {
+        const rb_stage_type *t = rb_registry_at(reg, i);
+        cr_expect(filled(t->summary), "%s: summary", t->name);
+        cr_expect(filled(t->doc) && t->doc[strlen(t->doc) - 1] == '\n', "%s: doc, ending in a newline", t->name);
+        cr_expect(t->input_docs && t->output_docs, "%s: port docs", t->name);
+        for (size_t k = 0; t->input_docs && k < t->n_inputs; k++)
+            cr_expect(filled(t->input_docs[k]), "%s: input %s", t->name, t->inputs[k]);
+        for (size_t k = 0; t->output_docs && k < t->n_outputs; k++)
+            cr_expect(filled(t->output_docs[k]), "%s: output %s", t->name, t->outputs[k]);
+        for (size_t k = 0; k < t->n_params; k++)
+            cr_expect(filled(t->params[k].doc), "%s: parameter %s", t->name, t->params[k].name);
+    }
     rb_registry_free(reg);
 }
