@@ -1,4 +1,4 @@
-/* difference: y = a - b - offset per element (see roboest/estimators.h), e.g. motor torque minus a friction
+/* difference: y = a - b - offset per element (see difference_doc below), e.g. motor torque minus a friction
  * estimate, or FT readings minus their calibrated offsets. */
 #include "roboest/estimators.h"
 

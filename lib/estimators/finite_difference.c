@@ -1,4 +1,4 @@
-/* finite_difference: backward differences on the clock times (see roboest/estimators.h). */
+/* finite_difference: backward differences on the clock times (see fdiff_doc below). */
 #include <string.h>
 
 #include "roboest/estimators.h"

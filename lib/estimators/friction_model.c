@@ -1,4 +1,4 @@
-/* friction_model: an analytic friction model per joint from its velocity (see roboest/estimators.h). */
+/* friction_model: an analytic friction model per joint from its velocity (see fm_doc below). */
 #include <math.h>
 #include <string.h>
 

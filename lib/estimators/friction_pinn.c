@@ -1,4 +1,4 @@
-/* friction_pinn: the trained friction network per joint on velocity histories (see roboest/estimators.h
+/* friction_pinn: the trained friction network per joint on velocity histories (see pinn_doc below
  * and roboest/friction.h for the network and its file). */
 #include <math.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* lowpass: first-order low-pass per element (see roboest/estimators.h for the discretization). */
+/* lowpass: first-order low-pass per element (see lowpass_doc below for the discretization). */
 #include <math.h>
 
 #include "roboest/estimators.h"

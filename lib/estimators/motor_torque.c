@@ -1,4 +1,4 @@
-/* motor_torque: tau_m = k_t R I_m per joint (see roboest/estimators.h). */
+/* motor_torque: tau_m = k_t R I_m per joint (see mt_doc below). */
 #include <math.h>
 
 #include "roboest/estimators.h"

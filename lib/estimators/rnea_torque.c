@@ -1,6 +1,6 @@
 /* rnea_torque: the joint-torque paper's RNEA baseline (seed 000): joint torques from the FT sensors and the joint
  * kinematics, unknown contact wrenches estimated per sub-model, with the start-up FT offset calibration. The
- * dynamics core's FT-based estimator does the work (roboest/dynamics.h, rb_ft_est_*); see roboest/estimators.h. */
+ * dynamics core's FT-based estimator does the work (roboest/dynamics.h, rb_ft_est_*); see rnea_doc below. */
 #include <math.h>
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* ukf_torque: the joint-torque paper's UKF (seed 000 eq. 5-8; the public estimator's design, design notes
  * CONVENTIONS.md): joint torques tau_j = tau_m - tau_F from motor currents, joint velocities, FT sensors, IMUs and
- * (optionally) a friction measurement. See roboest/estimators.h for the estimator. The stage adapts ports and
+ * (optionally) a friction measurement. ukft_doc below describes the estimator. The stage adapts ports and
  * parameters: the model (process, measurements, layout, start) is the dynamics module's (dynamics.h, rb_tukf_*),
  * the UKF and the jump adaptation the filters module's (filters.h, rb_ukf_create, rb_jump_*). */
 #include <math.h>
@@ -312,7 +312,7 @@ static int make_filter(ukft *u, const rb_stage_setup *st, rb_err *err)
     return rc;
 }
 
-/* The jump adaptation (adapt_probability > 0; see estimators.h): the motor currents gated, each inflating its
+/* The jump adaptation (adapt_probability > 0; see ukft_doc below): the motor currents gated, each inflating its
  * joint's tau_m and/or tau_F by (k_t R)^2 times its shortfall, and with "ft" each FT reading its FT state. */
 static int make_jump(ukft *u, const rb_stage_setup *st, rb_err *err)
 {
