@@ -215,13 +215,12 @@ static const char rnea_doc[] =
     "(`input ft has 6 elements, expected 12 (6 per sensor of ft_sensors)`) or a per-element array of the\n"
     "wrong length.\n";
 static const char *const rnea_in_docs[] = {
-    "n values, rad: the joint positions",                                                  /* q */
-    "n values, rad/s: the joint velocities",                                               /* dq */
-    "n values, rad/s^2: the joint accelerations (e.g. `kf_derivative`'s `x_ddot`)",        /* ddq */
-    "6 per sensor of `ft_sensors`, in that order, each as the sensor reports it (N, N m)", /* ft */
-    "3 values, m/s^2: the proper acceleration (what an accelerometer reads) of the IMU at "
-    "`imu_frame`; wired with `gyro` or not at all",                                                    /* acc */
-    "3 values, rad/s: the angular velocity of the IMU at `imu_frame`; wired with `acc` or not at all", /* gyro */
+    "n values, rad: the joint positions",                                                              /* q */
+    "n values, rad/s: the joint velocities",                                                           /* dq */
+    "n values, rad/s^2: the joint accelerations (e.g. `kf_derivative`'s `x_ddot`)",                    /* ddq */
+    "6 per sensor of `ft_sensors`, in that order, each as the sensor reports it (N, N m)",             /* ft */
+    "3 values, m/s^2: the proper acceleration of the IMU at `imu_frame` (what it reads); with `gyro`", /* acc */
+    "3 values, rad/s: the angular velocity of the IMU at `imu_frame`; with `acc`",                     /* gyro */
 };
 static const char *const rnea_out_docs[] = {
     "n values, N m (N for a prismatic joint): the joint torques", /* tau */

@@ -693,8 +693,7 @@ static const char *const ukft_in_docs[] = {
     "6 per sensor of `ft_sensors`, in that order, each as the sensor reports it (N, N m)",        /* ft */
     "3 per frame of `accelerometers`, m/s^2: their proper accelerations",                         /* acc */
     "3 per frame of `gyroscopes`, rad/s: their angular velocities",                               /* gyro */
-    "n values, N m: a friction model's output (e.g. a `friction_model` or `friction_pinn` stage's "
-    "`tau_F`), measuring the `tau_F` block", /* friction */
+    "n values, N m: a friction stage's `tau_F`, measuring the state's `tau_F` block",             /* friction */
 };
 static const char *const ukft_out_docs[] = {
     "n values, N m: the joint torques `tau_m - tau_F - R^2 J_m ddq` (`tau_m - tau_F` with "
