@@ -16,6 +16,7 @@
 #   make bench-sim       simulator real-time factors (leg on a pole, standing humanoid)
 #   make bench-compare   roboest compare on two logs: one thread against two, and the speed-up
 #   make bench-ukf       ukf_torque real-time factors (ergoCub leg on a pole, floating humanoid lower body)
+#   make stages-doc regenerate configs/stages.md, the stage reference, from the stage types (lib/estimators/)
 #   make deps       install missing Debian packages (apt-get; needs root)
 #
 # Partial builds for working on one module:  make BUILD=build-io MODULES="core io" unit
@@ -60,7 +61,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo closed-loop test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-dynamics bench-filters bench-sim bench-compare bench-ukf clean format
+.PHONY: FORCE all deps demo closed-loop stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-dynamics bench-filters bench-sim bench-compare bench-ukf clean format
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -131,6 +132,12 @@ closed-loop: all
 	  --force -q
 	$(BUILD)/roboest check $(BUILD)/demo/closed_loop_second_robot/torque.json configs/closed_loop/rules.txt
 	$(BUILD)/roboest check $(BUILD)/demo/closed_loop_second_robot/estimation.json configs/closed_loop/rules_estimation.txt
+
+# The stage reference is generated from each stage type's doc, port docs and parameter schema; an end-to-end
+# test fails when configs/stages.md is not what `roboest stages --markdown` prints.
+stages-doc: $(BUILD)/roboest
+	$(BUILD)/roboest stages --markdown > configs/stages.md.tmp
+	mv configs/stages.md.tmp configs/stages.md
 
 # Orocos KDL (C++, through kdl_parser and urdfdom) is the independent reference for the dynamics
 # tests and benchmarks: the only C++ in the tree, test tooling under tests/.

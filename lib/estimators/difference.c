@@ -1,4 +1,4 @@
-/* difference: y = a - b - offset per element (see roboest/estimators.h), e.g. motor torque minus a friction
+/* difference: y = a - b - offset per element (see difference_doc below), e.g. motor torque minus a friction
  * estimate, or FT readings minus their calibrated offsets. */
 #include "roboest/estimators.h"
 
@@ -49,6 +49,22 @@ static void difference_destroy(void *state) { rb_free(state); }
 
 static const char *const difference_in[] = {"a", "b"};
 static const char *const difference_out[] = {"y"};
+static const char difference_doc[] =
+    "Element-wise difference:\n"
+    "\n"
+    "    y_i = a_i - b_i - offset_i        (b unwired: y_i = a_i - offset_i)\n"
+    "\n"
+    "For the joint-torque paper's \"current-based minus friction\" estimate (`a` = `motor_torque`'s\n"
+    "`tau_m`, `b` = a friction stage's `tau_F`) and for FT readings minus calibrated offsets (`b`\n"
+    "unwired). NaN propagates. A wired `b` of another width, or an `offset` of neither 1 nor n values,\n"
+    "is a configuration error (RB_ECONFIG) when the stage is set up.\n";
+static const char *const difference_in_docs[] = {
+    "n values, any unit: the signal subtracted from (its element names and units are the output's)", /* a */
+    "n values, a's units: the signal subtracted; unwired: none",                                     /* b */
+};
+static const char *const difference_out_docs[] = {
+    "n values, a's element names and units: `a - b - offset`", /* y */
+};
 static const rb_param_spec difference_params[] = {
     {.name = "offset",
      .kind = RB_PARAM_NUMBER_ARRAY,
@@ -62,10 +78,13 @@ const rb_stage_type rb_stage_difference = {
     .version = RB_STAGE_TYPE_VERSION,
     .name = "difference",
     .summary = "element-wise y = a - b - offset (b optional; names and units of a)",
+    .doc = difference_doc,
     .inputs = difference_in,
+    .input_docs = difference_in_docs,
     .n_inputs = 2,
     .optional_inputs = 1u << 1,
     .outputs = difference_out,
+    .output_docs = difference_out_docs,
     .n_outputs = 1,
     .params = difference_params,
     .n_params = 1,

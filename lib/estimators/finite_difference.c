@@ -1,14 +1,14 @@
-/* finite_difference: backward differences on the clock times (see roboest/estimators.h). */
+/* finite_difference: backward differences on the clock times (see fdiff_doc below). */
 #include <string.h>
 
 #include "roboest/estimators.h"
 
 typedef struct fdiff {
     size_t n;
-    int order;    /* 1 or 2 */
-    size_t seen;  /* samples stepped so far, saturating at `order` */
-    double t1, t2; /* times of the previous two samples */
-    char **units; /* n output units, owned */
+    int order;       /* 1 or 2 */
+    size_t seen;     /* samples stepped so far, saturating at `order` */
+    double t1, t2;   /* times of the previous two samples */
+    char **units;    /* n output units, owned */
     double *x1, *x2; /* previous two inputs, n each (inside `buf`) */
     double buf[];
 } fdiff;
@@ -93,6 +93,24 @@ static int fdiff_step(void *state, size_t k, double t, const double *const *in, 
 
 static const char *const fdiff_in[] = {"x"};
 static const char *const fdiff_out[] = {"dx"};
+static const char fdiff_doc[] =
+    "Backward difference per element on the clock's actual times (a channel clock may be irregular):\n"
+    "\n"
+    "    order 1:  dx_k = (x_k - x_{k-1}) / (t_k - t_{k-1})\n"
+    "    order 2:  dx_k = 2 [(x_k - x_{k-1}) / h1 - (x_{k-1} - x_{k-2}) / h2] / (h1 + h2),\n"
+    "              h1 = t_k - t_{k-1},  h2 = t_{k-1} - t_{k-2}\n"
+    "\n"
+    "Order 1 is exact for a linear ramp, its error at most `h/2 max|x''|` (h: the interval). Order 2, the\n"
+    "three-point backward formula for the second derivative, is exact for a parabola, its error at most\n"
+    "`h max|x'''| (1 + O(h))` on a uniform clock. `dx` is 0 until enough samples exist (k = 0, and k = 1\n"
+    "for order 2); after that a NaN sample makes `dx` NaN wherever the formula uses it (k to k + order).\n";
+static const char *const fdiff_in_docs[] = {
+    "n values, any unit: the signal", /* x */
+};
+static const char *const fdiff_out_docs[] = {
+    "n values, the input's element names; unit `<unit>/s` (order 1) or `<unit>/s^2` (order 2) when "
+    "the input's unit is known, empty otherwise: the derivative", /* dx */
+};
 static const rb_param_spec fdiff_params[] = {
     {.name = "order",
      .kind = RB_PARAM_INTEGER,
@@ -108,9 +126,12 @@ const rb_stage_type rb_stage_finite_difference = {
     .version = RB_STAGE_TYPE_VERSION,
     .name = "finite_difference",
     .summary = "backward-difference first or second derivative per element on the clock times",
+    .doc = fdiff_doc,
     .inputs = fdiff_in,
+    .input_docs = fdiff_in_docs,
     .n_inputs = 1,
     .outputs = fdiff_out,
+    .output_docs = fdiff_out_docs,
     .n_outputs = 1,
     .params = fdiff_params,
     .n_params = 1,

@@ -1,4 +1,4 @@
-/* friction_model: an analytic friction model per joint from its velocity (see roboest/estimators.h). */
+/* friction_model: an analytic friction model per joint from its velocity (see fm_doc below). */
 #include <math.h>
 #include <string.h>
 
@@ -144,13 +144,53 @@ static int fm_step(void *state, size_t k, double t, const double *const *in, dou
 
 static const char *const fm_in[] = {"velocity"};
 static const char *const fm_out[] = {"tau_F"};
-#define ARRAY_PARAM(NAME, LO, DOC)                                                                                     \
+static const char fm_doc[] =
+    "An analytic friction law per joint from its velocity, in the sign convention of `roboest/friction.h`\n"
+    "and of the whole project: `tau_j = tau_m - tau_F`, so `tau_F` has the sign of the motion\n"
+    "(`tau_F v >= 0`):\n"
+    "\n"
+    "    \"coulomb_viscous\"  F_c S(v) + F_v v\n"
+    "    \"scv\"              (F_c + (F_s - F_c) exp(-(v / v_s)^2)) S(v) + F_v v\n"
+    "    \"tanh6\"            g1 (tanh(g2 v) - tanh(g3 v)) + g4 tanh(g5 v) + g6 v\n"
+    "    \"lugre\"            dz/dt = v - sigma0 |v| z / g(v),  g(v) = F_c + (F_s - F_c) exp(-(v / v_s)^2),\n"
+    "                       tau_F = sigma0 z + sigma1 dz/dt + F_v v\n"
+    "\n"
+    "`S(v) = tanh(v / v_eps)` is the smooth sign (`v_eps = 0`: the exact sign, `sgn(v)`). For `\"scv\"`,\n"
+    "`v_eps` defaults to `v_s / 10`: `|S - sgn| <= 2 exp(-20 |v| / v_s)`, below 1.3 % from\n"
+    "`|v| = v_s / 4` on, so the Stribeck hump keeps its shape while the jump at rest is smoothed; for\n"
+    "`\"coulomb_viscous\"` it defaults to 0. `\"tanh6\"` is smooth by construction.\n"
+    "\n"
+    "`\"lugre\"` is the bristle model of `roboest/friction.h` and stateful: the bristle deflection z\n"
+    "starts at 0 and is advanced exactly over each clock interval `t_k - t_{k-1}` with `v_k` held\n"
+    "(`rb_friction_lugre_step`; nothing at k = 0), so the output at k depends on samples up to k only\n"
+    "(causal). With every model a NaN velocity gives a NaN torque; with `\"lugre\"` it leaves z as it was.\n"
+    "\n"
+    "Every parameter is a number array of 1 value (all joints) or one per joint. Each model requires the\n"
+    "parameters listed for it (all but `v_eps`); a parameter the model does not use is an error\n"
+    "(RB_ECONFIG), as is a missing one (an empty array counts as absent: `roboest run --print-config`\n"
+    "writes the unused ones so). Each joint's parameters go through `rb_friction_build` and its\n"
+    "validation (`F_s >= F_c`, `g2 >= g3`, ...; the error names the joint).\n"
+    "`roboest train-friction --fit-analytic MODEL` prints these parameters fitted on a log. For example,\n"
+    "ergoCub's identified r_knee friction on one joint:\n"
+    "\n"
+    "    {\"id\": \"friction\", \"type\": \"friction_model\", \"in\": {\"velocity\": \"qd\"},\n"
+    "     \"out\": {\"tau_F\": \"tau_F\"},\n"
+    "     \"params\": {\"model\": \"scv\", \"F_c\": [0.306], \"F_s\": [0.601],\n"
+    "                \"F_v\": [0.673], \"v_s\": [0.0094]}}\n";
+static const char *const fm_in_docs[] = {
+    "n values, rad/s: the joint velocities `v`", /* velocity */
+};
+static const char *const fm_out_docs[] = {
+    "n values, N m, the input's element names: the friction torque `tau_F`", /* tau_F */
+};
+#define ARRAY_PARAM(NAME, LO, DOC, DETAILS)                                                                            \
     {                                                                                                                  \
-        .name = NAME, .kind = RB_PARAM_NUMBER_ARRAY, .has_min = true, .min = LO, .doc = DOC                            \
+        .name = NAME, .kind = RB_PARAM_NUMBER_ARRAY, .has_min = true, .min = LO, .doc = DOC, .details = DETAILS        \
     }
-#define POSITIVE_PARAM(NAME, DOC)                                                                                      \
+#define POSITIVE_PARAM(NAME, DOC, DETAILS)                                                                             \
     {                                                                                                                  \
-        .name = NAME, .kind = RB_PARAM_NUMBER_ARRAY, .has_min = true, .min = 0, .min_exclusive = true, .doc = DOC      \
+        .name = NAME, .kind = RB_PARAM_NUMBER_ARRAY, .has_min = true, .min = 0, .min_exclusive = true, .doc = DOC,     \
+        .details = DETAILS                                                                                             \
     }
 static const rb_param_spec fm_params[] = {
     {.name = "model",
@@ -158,21 +198,25 @@ static const rb_param_spec fm_params[] = {
      .required = true,
      .choices = fm_models,
      .doc = "friction law (roboest/friction.h): coulomb_viscous, scv, tanh6 or lugre"},
-    ARRAY_PARAM("F_c", 0, "Coulomb level, N m (coulomb_viscous, scv, lugre)"),
-    ARRAY_PARAM("F_s", 0, "static (breakaway) level >= F_c, N m (scv, lugre)"),
-    ARRAY_PARAM("F_v", 0, "viscous coefficient, N m s/rad (coulomb_viscous, scv, lugre)"),
-    POSITIVE_PARAM("v_s", "Stribeck velocity, rad/s (scv, lugre)"),
+    ARRAY_PARAM("F_c", 0, "Coulomb level, N m (coulomb_viscous, scv, lugre)",
+                "required by those models, rejected by `tanh6`"),
+    ARRAY_PARAM("F_s", 0, "static (breakaway) level >= F_c, N m (scv, lugre)",
+                "required by those models, rejected by the others"),
+    ARRAY_PARAM("F_v", 0, "viscous coefficient, N m s/rad (coulomb_viscous, scv, lugre)",
+                "required by those models, rejected by `tanh6`"),
+    POSITIVE_PARAM("v_s", "Stribeck velocity, rad/s (scv, lugre)", "required by those models, rejected by the others"),
     ARRAY_PARAM("v_eps", 0,
                 "smooth-sign width, rad/s: sign(v) becomes tanh(v / v_eps); 0 the exact sign (coulomb_viscous, "
-                "default 0; scv, default v_s / 10)"),
-    ARRAY_PARAM("g1", 0, "tanh6 Stribeck amplitude, N m"),
-    ARRAY_PARAM("g2", 0, "tanh6 Stribeck rise scale >= g3, s/rad"),
-    ARRAY_PARAM("g3", 0, "tanh6 Stribeck decay scale, s/rad"),
-    ARRAY_PARAM("g4", 0, "tanh6 Coulomb level, N m"),
-    ARRAY_PARAM("g5", 0, "tanh6 Coulomb sharpness, s/rad"),
-    ARRAY_PARAM("g6", 0, "tanh6 viscous coefficient, N m s/rad"),
-    POSITIVE_PARAM("sigma0", "LuGre bristle stiffness, N m/rad"),
-    ARRAY_PARAM("sigma1", 0, "LuGre bristle damping, N m s/rad"),
+                "default 0; scv, default v_s / 10)",
+                "rejected by `tanh6` and `lugre`"),
+    ARRAY_PARAM("g1", 0, "tanh6 Stribeck amplitude, N m", "required by `tanh6`, rejected by the others"),
+    ARRAY_PARAM("g2", 0, "tanh6 Stribeck rise scale >= g3, s/rad", "required by `tanh6`, rejected by the others"),
+    ARRAY_PARAM("g3", 0, "tanh6 Stribeck decay scale, s/rad", "required by `tanh6`, rejected by the others"),
+    ARRAY_PARAM("g4", 0, "tanh6 Coulomb level, N m", "required by `tanh6`, rejected by the others"),
+    ARRAY_PARAM("g5", 0, "tanh6 Coulomb sharpness, s/rad", "required by `tanh6`, rejected by the others"),
+    ARRAY_PARAM("g6", 0, "tanh6 viscous coefficient, N m s/rad", "required by `tanh6`, rejected by the others"),
+    POSITIVE_PARAM("sigma0", "LuGre bristle stiffness, N m/rad", "required by `lugre`, rejected by the others"),
+    ARRAY_PARAM("sigma1", 0, "LuGre bristle damping, N m s/rad", "required by `lugre`, rejected by the others"),
 };
 
 const rb_stage_type rb_stage_friction_model = {
@@ -180,9 +224,12 @@ const rb_stage_type rb_stage_friction_model = {
     .name = "friction_model",
     .summary = "analytic joint friction tau_F(v) per joint: coulomb_viscous, scv (smooth sign), tanh6 or lugre "
                "(stateful, causal)",
+    .doc = fm_doc,
     .inputs = fm_in,
+    .input_docs = fm_in_docs,
     .n_inputs = 1,
     .outputs = fm_out,
+    .output_docs = fm_out_docs,
     .n_outputs = 1,
     .params = fm_params,
     .n_params = sizeof fm_params / sizeof fm_params[0],

@@ -1,4 +1,4 @@
-/* friction_pinn: the trained friction network per joint on velocity histories (see roboest/estimators.h
+/* friction_pinn: the trained friction network per joint on velocity histories (see pinn_doc below
  * and roboest/friction.h for the network and its file). */
 #include <math.h>
 #include <string.h>
@@ -189,6 +189,46 @@ static int pinn_step(void *state, size_t k, double t, const double *const *in, d
 
 static const char *const pinn_in[] = {"motor_velocity", "joint_velocity"};
 static const char *const pinn_out[] = {"tau_F"};
+static const char pinn_doc[] =
+    "The physics-informed friction network of the joint-torque paper (eq. 4; `roboest/friction.h`, \"the\n"
+    "friction network\") per joint, loaded from the file `roboest train-friction` writes\n"
+    "([the friction network file](README.md#the-friction-network-file)). The stage keeps each joint's\n"
+    "last H samples of both inputs and evaluates that joint's network on\n"
+    "\n"
+    "    [w_{k-H+1}, ..., w_k, v_{k-H+1}, ..., v_k]      (oldest first; w: motor, v: joint velocity)\n"
+    "\n"
+    "(`rb_fnet_infer_forward`: the second layer in single precision, about 4 us per joint at 40 inputs\n"
+    "and 233/229 hidden units). Element i uses the file's network for `joints[i]`, by default the\n"
+    "`joint_velocity` element name.\n"
+    "\n"
+    "Feed it what training used: the motor velocity as logged (`motors_state/velocities` is rotor side,\n"
+    "about R times the joint's), the joint velocity from the same source (typically a `kf_derivative`\n"
+    "stage with the q and r of the training spec), on a clock of the training's sample period (checked:\n"
+    "within 2 %, else RB_ECONFIG).\n"
+    "\n"
+    "While a joint's history fills (its first H - 1 samples, and again after a NaN in either input, which\n"
+    "restarts the count) the output follows `history_fill`: `\"zero\"` (0, the paper's start-up value: its\n"
+    "UKF starts at `tau_F = 0`), `\"model\"` (the file's SCV model at the current joint velocity; NaN if\n"
+    "that is NaN) or `\"nan\"`.\n"
+    "\n"
+    "A bad network file stops the run at set-up with one line naming the file and the item (missing,\n"
+    "malformed, wrong input size), e.g.\n"
+    "`stage pinn: net.json: joints[0] (r_knee): layers[0].weights row 0 has 39 values, expected 2 H = 40`;\n"
+    "so do a joint the file has no network for, `motor_velocity` and `joint_velocity` of different\n"
+    "widths, and an H or sample-period mismatch. For example:\n"
+    "\n"
+    "    {\"id\": \"pinn\", \"type\": \"friction_pinn\",\n"
+    "     \"in\": {\"motor_velocity\": \"w\", \"joint_velocity\": \"qd\"},\n"
+    "     \"out\": {\"tau_F\": \"tau_F\"},\n"
+    "     \"params\": {\"network\": \"friction.json\", \"history_fill\": \"model\"}}\n";
+static const char *const pinn_in_docs[] = {
+    "n values, rad/s, as logged (rotor side): the motor velocities `w`", /* motor_velocity */
+    "n values, rad/s, from the source training used: the joint velocities `v`; by default their "
+    "element names pick each element's network", /* joint_velocity */
+};
+static const char *const pinn_out_docs[] = {
+    "n values, N m, the `joint_velocity` element names: the friction torque per joint", /* tau_F */
+};
 static const char *const pinn_fill[] = {"zero", "model", "nan", NULL};
 static const rb_param_spec pinn_params[] = {
     {.name = "network",
@@ -197,7 +237,8 @@ static const rb_param_spec pinn_params[] = {
      .doc = "network file written by roboest train-friction, relative to the pipeline file's folder"},
     {.name = "joints",
      .kind = RB_PARAM_STRING_ARRAY,
-     .doc = "the file's joint for each element, in element order (default: the joint_velocity element names)"},
+     .doc = "the file's joint for each element, in element order (default: the joint_velocity element names)",
+     .details = "n values"},
     {.name = "history_fill",
      .kind = RB_PARAM_STRING,
      .def_string = "zero",
@@ -208,7 +249,8 @@ static const rb_param_spec pinn_params[] = {
      .kind = RB_PARAM_INTEGER,
      .has_min = true,
      .min = 0,
-     .doc = "expected history length (a check against the file); 0: the file's"},
+     .doc = "expected history length (a check against the file); 0: the file's",
+     .details = "in samples"},
 };
 
 const rb_stage_type rb_stage_friction_pinn = {
@@ -216,9 +258,12 @@ const rb_stage_type rb_stage_friction_pinn = {
     .name = "friction_pinn",
     .summary = "friction torque per joint from the physics-informed network on the last H motor and joint "
                "velocities (joint-torque paper eq. 4)",
+    .doc = pinn_doc,
     .inputs = pinn_in,
+    .input_docs = pinn_in_docs,
     .n_inputs = 2,
     .outputs = pinn_out,
+    .output_docs = pinn_out_docs,
     .n_outputs = 1,
     .params = pinn_params,
     .n_params = sizeof pinn_params / sizeof pinn_params[0],

@@ -1,5 +1,5 @@
-/* kf_derivative: the constant-acceleration Kalman filter of the joint-torque paper (eq. 3) per element,
- * on the filters module's linear KF; and its offline run and tuning (see roboest/estimators.h). */
+/* kf_derivative: the constant-acceleration Kalman filter of the joint-torque paper (eq. 3) per element, on the
+ * filters module's linear KF (see kfd_doc below; tuning q on a log: roboest/training.h, rb_kfd_tune). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -9,14 +9,6 @@
 #include "roboest/filters.h"
 
 /* ---- the model ------------------------------------------------------------------------------ */
-
-
-
-
-
-
-
-
 
 /* ---- the stage ------------------------------------------------------------------------------------ */
 
@@ -182,6 +174,58 @@ static int kfd_step(void *state, size_t k, double t, const double *const *in, do
 
 static const char *const kfd_in[] = {"x"};
 static const char *const kfd_out[] = {"x", "x_dot", "x_ddot", "innovation", "nis", "var"};
+static const char kfd_doc[] =
+    "The constant-acceleration Kalman filter of the joint-torque paper (seed 000, eq. 3), run\n"
+    "independently on each element (joint or motor positions, or any signal): per element a 3-state,\n"
+    "1-measurement linear Kalman filter of the filters module (Cholesky gain, Joseph-form covariance, P\n"
+    "kept symmetric). State `s = [x, x_dot, x_ddot]`, with `dT = t_k - t_{k-1}` the clock's actual interval\n"
+    "(so a jittery channel clock is handled):\n"
+    "\n"
+    "    s_k = F s_{k-1} + w,   F = [[1, dT, dT^2/2], [0, 1, dT], [0, 0, 1]],   w ~ N(0, Q)\n"
+    "    z_k = x_k + v,         v ~ N(0, r)\n"
+    "\n"
+    "    process_noise \"jerk\" (default): x_ddot driven by white jerk of spectral density q (unit^2/s^5),\n"
+    "        discretized exactly, so the same q means the same filter at any sample rate:\n"
+    "        Q = q [[dT^5/20, dT^4/8, dT^3/6], [dT^4/8, dT^3/3, dT^2/2], [dT^3/6, dT^2/2, dT]]\n"
+    "    process_noise \"diagonal\": Q = diag(q_diag) per step, whatever dT (as tuned per rate)\n"
+    "\n"
+    "The filter starts at the first finite sample `z_0` with `s = [z_0, 0, 0]` and `P = diag(p0)`, then\n"
+    "the update with `z_0`; the outputs are NaN before it. A NaN sample later is skipped (prediction\n"
+    "only). Causal; nothing is allocated per sample. A `q` or `r` of neither 1 nor n values is a\n"
+    "configuration error (RB_ECONFIG) when the stage is set up.\n"
+    "\n"
+    "The diagnostics `innovation`, `nis` and `var` are read from each element's filter after its step\n"
+    "(the filters module's `rb_filter_get_diag`): wire the ones you want written and leave the others\n"
+    "out. For example, to write the filter's consistency check next to its estimate:\n"
+    "\n"
+    "    {\"id\": \"qd_kf\", \"type\": \"kf_derivative\", \"in\": {\"x\": \"q\"},\n"
+    "     \"out\": {\"x_dot\": \"qd_kf\", \"nis\": \"qd_kf_nis\", \"var\": \"qd_kf_var\"}}\n"
+    "\n"
+    "`roboest tune kf-derivative LOG --channel NAME` chooses `q` on a log (see\n"
+    "`roboest tune kf-derivative --help`; the library's `rb_kfd_tune` in `roboest/training.h`): by the\n"
+    "RMSE of `x_dot` against a reference velocity channel when the log has one (`--reference`, e.g. a\n"
+    "simulated log's truth), else by the RMS one-step prediction error of the position; it prints a\n"
+    "snippet for this stage.\n";
+static const char *const kfd_in_docs[] = {
+    "n values, any unit (e.g. rad): the measured positions `z_k`", /* x */
+};
+static const char *const kfd_out_docs[] = {
+    "n values, the input's element names and units: the filtered position",              /* x */
+    "n values, `<unit>/s` (empty when the input's unit is unknown): the velocity",       /* x_dot */
+    "n values, `<unit>/s^2` (empty when the input's unit is unknown): the acceleration", /* x_ddot */
+    "n values, the input's element names and units: `z_k - x^-_k`, the sample minus the predicted "
+    "position `(F s_{k-1})_0`; NaN up to and including the first finite sample (nothing was "
+    "predicted) and where the sample is NaN (skipped)", /* innovation */
+    "n values, unit `1`: the normalized innovation squared `nu_k^2 / S_k`, `S_k = P^-_k[0][0] + r`, "
+    "of the element's update. When the model and `q`, `r` fit the data it is chi-square with one "
+    "degree of freedom: its mean over a long run is near 1 (well above 1: `r` or `q` too small; well "
+    "below: too large). NaN where `innovation` is", /* nis */
+    "3n values: the diagonal of P after the step, `[var_x, var_x_dot, var_x_ddot]` of element 0, "
+    "then of element 1, ...; element names `<name>/x`, `<name>/x_dot`, `<name>/x_ddot`, units "
+    "`<unit>^2`, `<unit>^2/s^2`, `<unit>^2/s^4` (a compound unit in parentheses, `(N.m)^2`; empty "
+    "when unknown). NaN before the first finite sample; there P is diag(p0) updated with `z_0`, then "
+    "it settles to the steady state of the Riccati recursion on a regular clock (a fixed interval)", /* var */
+};
 static const char *const kfd_models[] = {"jerk", "diagonal", NULL};
 static const double kfd_def_q[] = {RB_KFD_DEFAULT_Q};
 static const double kfd_def_r[] = {RB_KFD_DEFAULT_R};
@@ -200,7 +244,8 @@ static const rb_param_spec kfd_params[] = {
      .min_count = 1,
      .has_min = true,
      .min = 0,
-     .doc = "jerk spectral density, unit^2/s^5: one value for every element or one per element"},
+     .doc = "jerk spectral density, unit^2/s^5: one value for every element or one per element",
+     .details = "only with `\"jerk\"`: rejected with `\"diagonal\"`"},
     {.name = "q_diag",
      .kind = RB_PARAM_NUMBER_ARRAY,
      .def_numbers = kfd_def_qd,
@@ -209,8 +254,9 @@ static const rb_param_spec kfd_params[] = {
      .max_count = 3,
      .has_min = true,
      .min = 0,
-     .doc = "per-step process variances of x, x_dot, x_ddot (unit^2, unit^2/s^2, unit^2/s^4); required with \"diagonal\", "
-            "rejected with \"jerk\""},
+     .doc =
+         "per-step process variances of x, x_dot, x_ddot (unit^2, unit^2/s^2, unit^2/s^4); required with \"diagonal\", "
+         "rejected with \"jerk\""},
     {.name = "r",
      .kind = RB_PARAM_NUMBER_ARRAY,
      .def_numbers = kfd_def_r,
@@ -237,9 +283,12 @@ const rb_stage_type rb_stage_kf_derivative = {
     .name = "kf_derivative",
     .summary = "constant-acceleration Kalman filter per element: filtered x, x_dot, x_ddot (joint-torque paper eq. 3); "
                "diagnostics innovation, nis, var (P diagonal)",
+    .doc = kfd_doc,
     .inputs = kfd_in,
+    .input_docs = kfd_in_docs,
     .n_inputs = 1,
     .outputs = kfd_out,
+    .output_docs = kfd_out_docs,
     .n_outputs = 6,
     .params = kfd_params,
     .n_params = sizeof kfd_params / sizeof kfd_params[0],
@@ -248,4 +297,3 @@ const rb_stage_type rb_stage_kf_derivative = {
     .finish = NULL,
     .destroy = kfd_destroy,
 };
-

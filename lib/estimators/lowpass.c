@@ -1,4 +1,4 @@
-/* lowpass: first-order low-pass per element (see roboest/estimators.h for the discretization). */
+/* lowpass: first-order low-pass per element (see lowpass_doc below for the discretization). */
 #include <math.h>
 
 #include "roboest/estimators.h"
@@ -52,6 +52,23 @@ static void lowpass_destroy(void *state) { rb_free(state); }
 
 static const char *const lowpass_in[] = {"x"};
 static const char *const lowpass_out[] = {"y"};
+static const char lowpass_doc[] =
+    "First-order low-pass per element: the exact discretization (zero-order hold on the input) of\n"
+    "`tau y' = x - y` with `tau = 1 / (2 pi cutoff_hz)`:\n"
+    "\n"
+    "    a   = 1 - exp(-2 pi cutoff_hz dt)        dt: the clock period (median interval for a channel clock)\n"
+    "    y_0 = x_0,   y_k = y_{k-1} + a (x_k - y_{k-1})\n"
+    "\n"
+    "So a unit step from 0 at k = 0 (`y_0 = 0`) gives `y_k = 1 - (1 - a)^k = 1 - exp(-t_k / tau)` on a\n"
+    "uniform clock: at the sample times, a step's response is the continuous one. A NaN sample makes the\n"
+    "element NaN from then on (the state keeps it). A clock without a positive period is a configuration\n"
+    "error (RB_ECONFIG).\n";
+static const char *const lowpass_in_docs[] = {
+    "n values, any unit: the signal", /* x */
+};
+static const char *const lowpass_out_docs[] = {
+    "n values, the input's element names and units: the low-passed signal", /* y */
+};
 static const rb_param_spec lowpass_params[] = {
     {.name = "cutoff_hz",
      .kind = RB_PARAM_NUMBER,
@@ -66,9 +83,12 @@ const rb_stage_type rb_stage_lowpass = {
     .version = RB_STAGE_TYPE_VERSION,
     .name = "lowpass",
     .summary = "first-order low-pass per element, y_k = y_{k-1} + (1 - exp(-2 pi f_c dt)) (x_k - y_{k-1})",
+    .doc = lowpass_doc,
     .inputs = lowpass_in,
+    .input_docs = lowpass_in_docs,
     .n_inputs = 1,
     .outputs = lowpass_out,
+    .output_docs = lowpass_out_docs,
     .n_outputs = 1,
     .params = lowpass_params,
     .n_params = 1,

@@ -1,4 +1,4 @@
-/* motor_torque: tau_m = k_t R I_m per joint (see roboest/estimators.h). */
+/* motor_torque: tau_m = k_t R I_m per joint (see mt_doc below). */
 #include <math.h>
 
 #include "roboest/estimators.h"
@@ -68,6 +68,22 @@ static int mt_step(void *state, size_t k, double t, const double *const *in, dou
 
 static const char *const mt_in[] = {"current"};
 static const char *const mt_out[] = {"tau_m"};
+static const char mt_doc[] =
+    "The motor torque reaching the joint side of the gear (joint-torque paper eq. 2, the rotor's inertia\n"
+    "neglected):\n"
+    "\n"
+    "    tau_m_i = k_t_i R_i I_m_i\n"
+    "\n"
+    "with the motor torque constant `k_t` (N m/A) and the SIGNED gear ratio `R` (rotor angle = R joint\n"
+    "angle, e.g. -160 on ergoCub joints whose motor turns the other way: the sign turns the rotor's\n"
+    "torque into the joint's direction). NaN passes through. A `k_t` or `R` of neither 1 nor n values,\n"
+    "or an `R` of 0, is a configuration error (RB_ECONFIG).\n";
+static const char *const mt_in_docs[] = {
+    "n values, A: the motor currents `I_m`, one per joint", /* current */
+};
+static const char *const mt_out_docs[] = {
+    "n values, N m, the input's element names: the motor torque at the joint side of the gear", /* tau_m */
+};
 static const rb_param_spec mt_params[] = {
     {.name = "k_t",
      .kind = RB_PARAM_NUMBER_ARRAY,
@@ -81,16 +97,20 @@ static const rb_param_spec mt_params[] = {
      .kind = RB_PARAM_NUMBER_ARRAY,
      .required = true,
      .min_count = 1,
-     .doc = "gear ratio, signed and non-zero (rotor angle = R joint angle): one value or one per joint"},
+     .doc = "gear ratio, signed and non-zero (rotor angle = R joint angle): one value or one per joint",
+     .details = "dimensionless, e.g. -160"},
 };
 
 const rb_stage_type rb_stage_motor_torque = {
     .version = RB_STAGE_TYPE_VERSION,
     .name = "motor_torque",
     .summary = "motor torque at the joint from the motor current, tau_m = k_t R I_m per joint",
+    .doc = mt_doc,
     .inputs = mt_in,
+    .input_docs = mt_in_docs,
     .n_inputs = 1,
     .outputs = mt_out,
+    .output_docs = mt_out_docs,
     .n_outputs = 1,
     .params = mt_params,
     .n_params = sizeof mt_params / sizeof mt_params[0],

@@ -1,6 +1,6 @@
 /* rnea_torque: the joint-torque paper's RNEA baseline (seed 000): joint torques from the FT sensors and the joint
  * kinematics, unknown contact wrenches estimated per sub-model, with the start-up FT offset calibration. The
- * dynamics core's FT-based estimator does the work (roboest/dynamics.h, rb_ft_est_*); see roboest/estimators.h. */
+ * dynamics core's FT-based estimator does the work (roboest/dynamics.h, rb_ft_est_*); see rnea_doc below. */
 #include <math.h>
 #include <string.h>
 
@@ -13,8 +13,8 @@ enum { OUT_TAU, OUT_CONTACTS, OUT_FT_OFFSET };
 typedef struct rnea_stage {
     const rb_model *model;
     rb_submodels *sm;
-    rb_ft_est *est;      /* the stage's contacts */
-    rb_ft_est *est_off;  /* the offset's prediction: fixed base, one wrench at the base link; else the contacts */
+    rb_ft_est *est;     /* the stage's contacts */
+    rb_ft_est *est_off; /* the offset's prediction: fixed base, one wrench at the base link; else the contacts */
     size_t n, n_ft, nc;
     bool have_imu, calibrate, calibrated;
     double *offset, *ft, *pred; /* 6 n_ft each */
@@ -56,17 +56,18 @@ static int check_setup(const rb_stage_setup *setup, rb_err *err)
         return rc;
     bool acc = setup->in[IN_ACC].width > 0, gyro = setup->in[IN_GYRO].width > 0;
     if (acc != gyro)
-        return rb_err_set(err, RB_ECONFIG, "wire both acc and gyro (the IMU at %s) or neither", imu ? imu : "the base link");
+        return rb_err_set(err, RB_ECONFIG, "wire both acc and gyro (the IMU at %s) or neither",
+                          imu ? imu : "the base link");
     if (!acc && m->floating)
         return rb_err_set(err, RB_ECONFIG, "a floating base needs the IMU inputs acc and gyro");
     if (!acc && imu)
         return rb_err_set(err, RB_ECONFIG, "imu_frame %s is given but acc and gyro are not wired", imu);
-    if ((rc = tq_check_port(setup, IN_Q, n, "one per model joint", true, err))
-        || (rc = tq_check_port(setup, IN_DQ, n, "one per model joint", true, err))
-        || (rc = tq_check_port(setup, IN_DDQ, n, "one per model joint", true, err))
-        || (rc = tq_check_port(setup, IN_FT, 6 * fts->count, "6 per sensor of ft_sensors", false, err))
-        || (acc && (rc = tq_check_port(setup, IN_ACC, 3, "the IMU's accelerometer", false, err)))
-        || (acc && (rc = tq_check_port(setup, IN_GYRO, 3, "the IMU's gyroscope", false, err))))
+    if ((rc = tq_check_port(setup, IN_Q, n, "one per model joint", true, err)) ||
+        (rc = tq_check_port(setup, IN_DQ, n, "one per model joint", true, err)) ||
+        (rc = tq_check_port(setup, IN_DDQ, n, "one per model joint", true, err)) ||
+        (rc = tq_check_port(setup, IN_FT, 6 * fts->count, "6 per sensor of ft_sensors", false, err)) ||
+        (acc && (rc = tq_check_port(setup, IN_ACC, 3, "the IMU's accelerometer", false, err))) ||
+        (acc && (rc = tq_check_port(setup, IN_GYRO, 3, "the IMU's gyroscope", false, err))))
         return rc;
     return RB_OK;
 }
@@ -80,8 +81,8 @@ static int make_strings(rnea_stage *s, const rb_stage_setup *setup, const char *
     rc = rc ? rc : tq_strings_alloc(&s->ft_names, 6 * s->n_ft, err);
     rc = rc ? rc : tq_strings_alloc(&s->ft_units, 6 * s->n_ft, err);
     for (size_t i = 0; !rc && i < s->n; i++)
-        rc = tq_strings_set(&s->tau_units, i, err, "%s", s->model->bodies[s->model->dof_body[i]].type
-                                                                 == RB_JOINT_PRISMATIC ? "N" : "N m");
+        rc = tq_strings_set(&s->tau_units, i, err, "%s",
+                            s->model->bodies[s->model->dof_body[i]].type == RB_JOINT_PRISMATIC ? "N" : "N m");
     for (size_t i = 0; !rc && i < 6 * s->nc; i++) {
         rc = tq_strings_set(&s->c_names, i, err, "%s/%s", contacts[i / 6], tq_wrench_axes[i % 6]);
         rc = rc ? rc : tq_strings_set(&s->c_units, i, err, "%s", tq_wrench_units[i % 6]);
@@ -164,8 +165,8 @@ static int rnea_step(void *state, size_t k, double t, const double *const *in, d
     }
     memcpy(out[OUT_FT_OFFSET], s->offset, nft6 * sizeof(double));
     /* a sample with a non-finite input has no estimate (the offset waits for the first complete sample) */
-    if (!tq_finite(in[IN_Q], n) || !tq_finite(in[IN_DQ], n) || !tq_finite(in[IN_DDQ], n)
-        || !tq_finite(in[IN_FT], nft6) || !tq_finite(ei.acc, 3) || !tq_finite(ei.gyro, 3)) {
+    if (!tq_finite(in[IN_Q], n) || !tq_finite(in[IN_DQ], n) || !tq_finite(in[IN_DDQ], n) ||
+        !tq_finite(in[IN_FT], nft6) || !tq_finite(ei.acc, 3) || !tq_finite(ei.gyro, 3)) {
         fill_nan(out[OUT_TAU], n);
         fill_nan(out[OUT_CONTACTS], 6 * s->nc);
         if (s->calibrate && !s->calibrated)
@@ -188,6 +189,46 @@ static int rnea_step(void *state, size_t k, double t, const double *const *in, d
 
 static const char *const rnea_in[] = {"q", "dq", "ddq", "ft", "acc", "gyro"};
 static const char *const rnea_out[] = {"tau", "contacts", "ft_offset"};
+static const char rnea_doc[] =
+    "The joint-torque paper's RNEA baseline (seed 000): joint torques from the FT sensors and the joint\n"
+    "motion, by the dynamics core's FT-based estimator (`roboest/dynamics.h`, `rb_ft_est_*`). The tree is\n"
+    "cut at the FT sensors; for each sub-model the unknown contact wrenches close its Newton-Euler\n"
+    "equations (one contact: exact; several: the minimum-norm split; none: left over as a residual), then\n"
+    "the RNEA inside each sub-model with the measured FT wrenches and the estimated contacts gives the\n"
+    "torques.\n"
+    "\n"
+    "The IMU inputs `acc` and `gyro` are optional together: wire both or neither. A floating base needs\n"
+    "them; a fixed base without them is taken as still: `acc = -g` in the base (= world) frame, `gyro` 0.\n"
+    "\n"
+    "Start-up FT offset (`ft_offset` `\"first_sample\"`): at the first sample whose inputs are all finite,\n"
+    "the readings the model predicts for the measured motion with the robot balanced on its contacts (a\n"
+    "fixed base: one wrench at the base link) are `f_pred`, and `o = f_measured - f_pred` is subtracted\n"
+    "from every reading (the robot should be still then). A sample with a non-finite input gives NaN\n"
+    "outputs.\n"
+    "\n"
+    "This stage and `ukf_torque` need the pipeline's `model` key (`rb_stage_setup.model`): every joint\n"
+    "vector (n = the model's joints) follows `model.joints`, and joint-vector inputs whose element names\n"
+    "are model joints must be bound in that order. Configuration errors (RB_ECONFIG) name the parameter\n"
+    "and item, with the closest model name for a misspelt FT sensor or frame\n"
+    "(`ft_sensors[1]: no FT sensor 'wrist_tf_sensor' in model arm_2ft (did you mean 'wrist_ft_sensor'?)`),\n"
+    "an input whose width does not fit the parameters\n"
+    "(`input ft has 6 elements, expected 12 (6 per sensor of ft_sensors)`) or a per-element array of the\n"
+    "wrong length.\n";
+static const char *const rnea_in_docs[] = {
+    "n values, rad: the joint positions",                                                              /* q */
+    "n values, rad/s: the joint velocities",                                                           /* dq */
+    "n values, rad/s^2: the joint accelerations (e.g. `kf_derivative`'s `x_ddot`)",                    /* ddq */
+    "6 per sensor of `ft_sensors`, in that order, each as the sensor reports it (N, N m)",             /* ft */
+    "3 values, m/s^2: the proper acceleration of the IMU at `imu_frame` (what it reads); with `gyro`", /* acc */
+    "3 values, rad/s: the angular velocity of the IMU at `imu_frame`; with `acc`",                     /* gyro */
+};
+static const char *const rnea_out_docs[] = {
+    "n values, N m (N for a prismatic joint): the joint torques", /* tau */
+    "6 per contact of `contacts`: the wrench the environment exerts on the robot at the contact "
+    "frame, BODY (the frame's axes, the moment about its origin)", /* contacts */
+    "6 per FT sensor, as its readings: the offset `o` subtracted from them, constant after the "
+    "calibration", /* ft_offset */
+};
 static const char *const offset_choices[] = {"first_sample", "none", NULL};
 static const rb_param_spec rnea_params[] = {
     {.name = "ft_sensors",
@@ -198,7 +239,8 @@ static const rb_param_spec rnea_params[] = {
     {.name = "contacts",
      .kind = RB_PARAM_STRING_ARRAY,
      .doc = "frames where unknown contact wrenches act (BODY: frame axes, about its origin); default: the base link "
-            "for a fixed base, none for a floating base"},
+            "for a fixed base, none for a floating base",
+     .details = "a fixed base with contacts of its own should list the base link too: it bears the mounting wrench"},
     {.name = "imu_frame",
      .kind = RB_PARAM_STRING,
      .doc = "frame of the IMU whose acc (m/s^2, proper) and gyro (rad/s) are wired; default the base link"},
@@ -207,7 +249,8 @@ static const rb_param_spec rnea_params[] = {
      .def_string = "first_sample",
      .choices = offset_choices,
      .doc = "\"first_sample\": o = f_measured - f_predicted at the first complete sample, subtracted from every "
-            "reading; \"none\""},
+            "reading; \"none\"",
+     .details = "`\"first_sample\"` assumes the robot still at that sample"},
 };
 
 const rb_stage_type rb_stage_rnea_torque = {
@@ -215,10 +258,13 @@ const rb_stage_type rb_stage_rnea_torque = {
     .name = "rnea_torque",
     .summary = "joint torques from FT sensors and kinematics by the RNEA in each sub-model cut at the FT sensors, "
                "unknown contact wrenches estimated (joint-torque paper's RNEA baseline)",
+    .doc = rnea_doc,
     .inputs = rnea_in,
+    .input_docs = rnea_in_docs,
     .n_inputs = 6,
     .optional_inputs = (1u << IN_ACC) | (1u << IN_GYRO),
     .outputs = rnea_out,
+    .output_docs = rnea_out_docs,
     .n_outputs = 3,
     .params = rnea_params,
     .n_params = sizeof rnea_params / sizeof rnea_params[0],

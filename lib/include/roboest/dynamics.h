@@ -598,7 +598,7 @@ int rb_dyn_eval(const rb_model *model, rb_dyn_eval_op op, const rb_arrays *state
                 rb_arrays **out, rb_err *err);
 
 /* ---- the joint-torque UKF's model: process f, measurement h, start ---------------------------------------------
- * The physics of the ukf_torque stage (roboest/estimators.h describes the estimator: state, process, measurements,
+ * The physics of the ukf_torque stage (configs/stages.md describes the estimator: state, process, measurements,
  * start; seed 000 eq. 5-8) over the cut system above: the filter is the caller's (the stage runs the filters
  * module's UKF with the batch forms below as its models); nothing here knows of it.
  *
@@ -716,7 +716,7 @@ int rb_tukf_measure_batch(rb_tukf *tm, const double *X, size_t Ns, double *Z, rb
  * when s_ddot fails both are NaN and its code is returned. */
 int rb_tukf_joint_torques(rb_tukf *tm, const double *x, double *tau_j, double *ddq, rb_err *err);
 
-/* The start (rb_tukf_configure at s->q first): x (N, filter order) as estimators.h's ukf_torque describes it
+/* The start (rb_tukf_configure at s->q first): x (N, filter order) as the ukf_torque stage's doc describes it
  * (dq measured, tau_m = k_t R i_m, the base from base_imu by eq. 7, the FT states the model's prediction for the
  * robot balanced on its contacts, or a fixed base on its mounting), and the FT offset for rb_tukf_measurement.
  * Errors of rb_ft_est_predict_ft, prefixed "start-up FT prediction: ". */

@@ -42,28 +42,30 @@ typedef struct rb_param_spec {
     const char *name;
     rb_param_kind kind;
     bool required;
-    double def_number;                /* default of NUMBER / INTEGER / BOOLEAN (0 or 1) */
-    const char *def_string;           /* default of STRING (NULL: none) */
-    const double *def_numbers;        /* default of NUMBER_ARRAY (def_count values) */
-    const char *const *def_strings;   /* default of STRING_ARRAY (def_count strings) */
+    double def_number;              /* default of NUMBER / INTEGER / BOOLEAN (0 or 1) */
+    const char *def_string;         /* default of STRING (NULL: none) */
+    const double *def_numbers;      /* default of NUMBER_ARRAY (def_count values) */
+    const char *const *def_strings; /* default of STRING_ARRAY (def_count strings) */
     size_t def_count;
-    bool has_min, min_exclusive;      /* value (each array element) >= min, or > min */
+    bool has_min, min_exclusive; /* value (each array element) >= min, or > min */
     double min;
-    bool has_max, max_exclusive;      /* value (each array element) <= max, or < max */
+    bool has_max, max_exclusive; /* value (each array element) <= max, or < max */
     double max;
-    size_t min_count, max_count;      /* array length bounds; max_count 0: unbounded */
-    const char *const *choices;       /* STRING / STRING_ARRAY: allowed values, NULL-terminated */
-    const char *doc;                  /* one line, with the unit */
+    size_t min_count, max_count; /* array length bounds; max_count 0: unbounded */
+    const char *const *choices;  /* STRING / STRING_ARRAY: allowed values, NULL-terminated */
+    const char *doc;             /* one line, with the unit: what `roboest stages` prints */
+    const char *details;         /* what the reference adds after doc in the parameter's table row (one line of
+                                    Markdown: conditions, interplay with other parameters); NULL: none */
 } rb_param_spec;
 
 /* A validated parameter value. Owned by the pipeline; read-only for stages. */
 typedef struct rb_param_value {
-    bool given;        /* set in the config; false: the default */
-    double number;     /* NUMBER, INTEGER, BOOLEAN (0 or 1) */
-    char *string;      /* STRING (NULL: optional and absent without default) */
-    size_t count;      /* NUMBER_ARRAY / STRING_ARRAY length */
-    double *numbers;   /* count values */
-    char **strings;    /* count strings */
+    bool given;      /* set in the config; false: the default */
+    double number;   /* NUMBER, INTEGER, BOOLEAN (0 or 1) */
+    char *string;    /* STRING (NULL: optional and absent without default) */
+    size_t count;    /* NUMBER_ARRAY / STRING_ARRAY length */
+    double *numbers; /* count values */
+    char **strings;  /* count strings */
 } rb_param_value;
 
 struct rb_stage_type;
@@ -121,21 +123,22 @@ typedef struct rb_stage_setup {
  *   finish   end-of-run work (may be NULL).
  *   destroy  free the state (may be NULL when create allocates nothing).
  */
-#define RB_STAGE_TYPE_VERSION 1
+#define RB_STAGE_TYPE_VERSION 2 /* 2: rb_param_spec.details */
 
 typedef struct rb_stage_type {
     int version;         /* RB_STAGE_TYPE_VERSION: the registry refuses a type written against another layout */
     const char *name;    /* registry key, e.g. "lowpass" */
     const char *summary; /* one line for --help */
-    const char *doc;     /* what it computes (Markdown paragraphs: model, equations, units, start-up, errors) for
-                            the generated reference; NULL: none */
+    const char *doc;     /* what it computes, for the generated reference: Markdown paragraphs (model, equations as
+                            indented code blocks, units, start-up, NaN handling, errors), each line ending in "\n";
+                            NULL: none */
     const char *const *inputs;
-    const char *const *input_docs; /* n_inputs one-line docs (width, unit, meaning); NULL: none */
+    const char *const *input_docs; /* n_inputs one-line Markdown docs (width, unit, meaning); NULL: none */
     size_t n_inputs;
     uint64_t optional_inputs; /* bit j set: input port j may be left unwired; create() then sees width 0
                                  (names, units NULL) and step() a non-NULL pointer to nothing */
     const char *const *outputs;
-    const char *const *output_docs; /* n_outputs one-line docs; NULL: none */
+    const char *const *output_docs; /* n_outputs one-line Markdown docs (width, unit, meaning); NULL: none */
     size_t n_outputs;
     const rb_param_spec *params;
     size_t n_params;
@@ -160,6 +163,23 @@ const rb_stage_type *rb_registry_find(const rb_registry *reg, const char *name);
 /* Iteration for listings, in name order: i < rb_registry_count(reg). */
 size_t rb_registry_count(const rb_registry *reg);
 const rb_stage_type *rb_registry_at(const rb_registry *reg, size_t i);
+
+/* ---- documentation ------------------------------------------------------------------------------- */
+/* A parameter's default and bounds as text, the same words in `roboest stages` and in rb_registry_markdown (numbers
+ * "%g" under the C locale):
+ *   rb_param_default_text  the default: 1, [0.001, 1e-05], "jerk" (quoted), false; "" when the listing shows none (a
+ *                          required parameter, a string or number array without one, any string array)
+ *   rb_param_bounds_text   the bounds, then the choices, joined by ", ": >= 1, <= 2, one of "jerk" "diagonal"; ""
+ *                          when there are none
+ * *out: caller frees with rb_free. RB_ENOMEM. */
+int rb_param_default_text(const rb_param_spec *ps, char **out, rb_err *err);
+int rb_param_bounds_text(const rb_param_spec *ps, char **out, rb_err *err);
+
+/* The reference of every type in reg as Markdown, in name order. Per type: a heading "### `name`", the summary, the
+ * doc, a table of the inputs (optional or not, input_docs), a table of the outputs (output_docs) and a table of the
+ * parameters (kind, required or default, bounds and choices as above, doc then details). Deterministic: the same
+ * registry gives the same bytes in every locale. *out: caller frees with rb_free. RB_ENOMEM. */
+int rb_registry_markdown(const rb_registry *reg, char **out, rb_err *err);
 
 RB_API_END
 
