@@ -117,7 +117,7 @@ int cmd_check(int argc, char **argv)
     opterr = 0;
     if (!inline_rules) {
         fputs("roboest: out of memory\n", stderr);
-        return EXIT_INTERNAL;
+        return CLI_EXIT_INTERNAL;
     }
     while (!usage && (opt = getopt_long(argc, argv, ":r:qh", options, NULL)) != -1) {
         switch (opt) {
@@ -128,7 +128,7 @@ int cmd_check(int argc, char **argv)
         case 'h':
             fputs(CHECK_HELP, stdout);
             rb_free(inline_rules);
-            return EXIT_OK;
+            return CLI_EXIT_OK;
         case ':': usage = cli_usage_error("check", "option '%s' needs a value", argv[optind - 1]); break;
         default: usage = cli_usage_error("check", "unknown option '%s'", argv[optind - 1]); break;
         }
@@ -164,7 +164,7 @@ int cmd_check(int argc, char **argv)
     }
     if (rc == RB_OK)
         print_results(c, quiet);
-    int code = rc != RB_OK ? cli_fail(&err) : c->n_failed ? EXIT_CHECK : EXIT_OK;
+    int code = rc != RB_OK ? cli_fail(&err) : c->n_failed ? CLI_EXIT_CHECK : CLI_EXIT_OK;
     rb_free(xml);
     rb_free(text);
     rb_check_free(c);

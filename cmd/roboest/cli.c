@@ -10,15 +10,15 @@
 int cli_exit_code(int status)
 {
     switch (status) {
-    case RB_OK: return EXIT_OK;
+    case RB_OK: return CLI_EXIT_OK;
     case RB_ENOTFOUND:
     case RB_EINPUT:
     case RB_ECONFIG:
-    case RB_EDIM: return EXIT_INPUT;
-    case RB_ENUMERIC: return EXIT_NUMERIC;
+    case RB_EDIM: return CLI_EXIT_INPUT;
+    case RB_ENUMERIC: return CLI_EXIT_NUMERIC;
     case RB_EIO:
-    case RB_EEXISTS: return EXIT_OUTPUT;
-    default: return EXIT_INTERNAL;
+    case RB_EEXISTS: return CLI_EXIT_OUTPUT;
+    default: return CLI_EXIT_INTERNAL;
     }
 }
 
@@ -36,7 +36,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fprintf(stderr, " (see 'roboest%s%s --help')\n", cmd ? " " : "", cmd ? cmd : "");
     va_end(ap);
-    return EXIT_USAGE;
+    return CLI_EXIT_USAGE;
 }
 
 int cli_print_json(cJSON *doc)
@@ -45,11 +45,11 @@ int cli_print_json(cJSON *doc)
     cJSON_Delete(doc);
     if (!text) {
         fputs("roboest: out of memory\n", stderr);
-        return EXIT_INTERNAL;
+        return CLI_EXIT_INTERNAL;
     }
     puts(text);
     cJSON_free(text);
-    return EXIT_OK;
+    return CLI_EXIT_OK;
 }
 
 bool cli_parse_double(const char *s, double *out)

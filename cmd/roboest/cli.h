@@ -9,13 +9,13 @@
 
 /* Exit codes, documented in `roboest --help`. */
 enum cli_exit {
-    EXIT_OK = 0,
-    EXIT_INTERNAL = 1, /* out of memory or a bug */
-    EXIT_USAGE = 2,    /* bad command line */
-    EXIT_INPUT = 3,    /* missing or corrupt file, missing channel or element, bad config */
-    EXIT_NUMERIC = 4,  /* numeric failure (non-finite values, filter divergence) */
-    EXIT_OUTPUT = 5,   /* cannot write an output, or it exists and --force was not given */
-    EXIT_CHECK = 6     /* roboest check: at least one rule does not hold */
+    CLI_EXIT_OK = 0,
+    CLI_EXIT_INTERNAL = 1, /* out of memory or a bug */
+    CLI_EXIT_USAGE = 2,    /* bad command line */
+    CLI_EXIT_INPUT = 3,    /* missing or corrupt file, missing channel or element, bad config */
+    CLI_EXIT_NUMERIC = 4,  /* numeric failure (non-finite values, filter divergence) */
+    CLI_EXIT_OUTPUT = 5,   /* cannot write an output, or it exists and --force was not given */
+    CLI_EXIT_CHECK = 6     /* roboest check: at least one rule does not hold */
 };
 
 #define CLI_EXIT_CODES_HELP                                                                            \
@@ -32,14 +32,14 @@ enum cli_exit {
 int cli_exit_code(int status);
 /* Print "roboest: <message>" as one line on stderr and return the exit code for err->code. */
 int cli_fail(const rb_err *err);
-/* Print "roboest <cmd>: <message>" for a usage error plus a hint to --help; returns EXIT_USAGE. */
+/* Print "roboest <cmd>: <message>" for a usage error plus a hint to --help; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
 
-/* Print a JSON document on stdout and delete it; returns EXIT_OK or EXIT_INTERNAL (out of memory). */
+/* Print a JSON document on stdout and delete it; returns CLI_EXIT_OK or CLI_EXIT_INTERNAL (out of memory). */
 struct cJSON;
 int cli_print_json(struct cJSON *doc);
 

@@ -61,7 +61,7 @@ int cmd_closed_loop(int argc, char **argv)
             break;
         case 'F': force = true; break;
         case 'q': quiet = true; break;
-        case 'h': fputs(CLOSED_LOOP_HELP, stdout); return EXIT_OK;
+        case 'h': fputs(CLOSED_LOOP_HELP, stdout); return CLI_EXIT_OK;
         case ':': return cli_usage_error("closed-loop", "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage_error("closed-loop", "unknown option '%s'", argv[optind - 1]);
         }
@@ -99,5 +99,5 @@ int cmd_closed_loop(int argc, char **argv)
     rb_closed_loop_result_free(res);
     rb_closed_loop_free(cl);
     rb_registry_free(reg);
-    return rc == RB_OK ? EXIT_OK : cli_fail(&err);
+    return rc == RB_OK ? CLI_EXIT_OK : cli_fail(&err);
 }

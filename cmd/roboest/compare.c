@@ -56,7 +56,7 @@ int cmd_compare(int argc, char **argv)
             break;
         case 'F': force = true; break;
         case 'q': quiet = true; break;
-        case 'h': fputs(COMPARE_HELP, stdout); return EXIT_OK;
+        case 'h': fputs(COMPARE_HELP, stdout); return CLI_EXIT_OK;
         case ':': return cli_usage_error("compare", "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage_error("compare", "unknown option '%s'", argv[optind - 1]);
         }
@@ -97,5 +97,5 @@ int cmd_compare(int argc, char **argv)
     rb_suite_result_free(res);
     rb_suite_free(suite);
     rb_registry_free(reg);
-    return rc == RB_OK ? EXIT_OK : cli_fail(&err);
+    return rc == RB_OK ? CLI_EXIT_OK : cli_fail(&err);
 }

@@ -68,7 +68,7 @@ int cmd_convert(int argc, char **argv)
                 return cli_usage_error("convert", "--rate needs a positive number of Hz, not '%s'", optarg);
             break;
         case 'F': force = true; break;
-        case 'h': fputs(CONVERT_HELP, stdout); return EXIT_OK;
+        case 'h': fputs(CONVERT_HELP, stdout); return CLI_EXIT_OK;
         case ':':
         case '?':
         default:
@@ -104,5 +104,5 @@ int cmd_convert(int argc, char **argv)
         rc = rb_log_write(resampled ? resampled : log, out_path, &wopts, &err);
     rb_log_free(log);
     rb_log_free(resampled);
-    return rc == RB_OK ? EXIT_OK : cli_fail(&err);
+    return rc == RB_OK ? CLI_EXIT_OK : cli_fail(&err);
 }

@@ -66,7 +66,7 @@ int cmd_import_rde(int argc, char **argv)
         case 'o': o.out_path = optarg; break;
         case 'u': o.urdf = optarg; break;
         case 'F': force = true; break;
-        case 'h': fputs(IMPORT_RDE_HELP, stdout); return EXIT_OK;
+        case 'h': fputs(IMPORT_RDE_HELP, stdout); return CLI_EXIT_OK;
         case ':': return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
         }
@@ -90,5 +90,5 @@ int cmd_import_rde(int argc, char **argv)
                o.out_path, imp.n_joints, imp.n_ft, imp.n_contacts, imp.n_acc, imp.n_gyro, imp.urdf);
     }
     rb_rde_import_free(&imp);
-    return rc == RB_OK ? EXIT_OK : cli_fail(&err);
+    return rc == RB_OK ? CLI_EXIT_OK : cli_fail(&err);
 }

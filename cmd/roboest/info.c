@@ -165,7 +165,7 @@ int cmd_info(int argc, char **argv)
             if (!cli_parse_double(optarg, &gap_factor) || gap_factor <= 1)
                 return cli_usage_error("info", "--gap-factor needs a number above 1, not '%s'", optarg);
             break;
-        case 'h': fputs(INFO_HELP, stdout); return EXIT_OK;
+        case 'h': fputs(INFO_HELP, stdout); return CLI_EXIT_OK;
         default: return cli_usage_error("info", "unknown option '%s'", argv[optind - 1]);
         }
     }
@@ -176,7 +176,7 @@ int cmd_info(int argc, char **argv)
     rb_log *log = NULL;
     if (rb_log_read(path, &log, &err) != RB_OK)
         return cli_fail(&err);
-    int rc = EXIT_OK;
+    int rc = CLI_EXIT_OK;
     if (json)
         rc = print_json(log, gap_factor);
     else

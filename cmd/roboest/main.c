@@ -63,11 +63,11 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         fputs(MAIN_HELP, stdout);
-        return EXIT_OK;
+        return CLI_EXIT_OK;
     }
     if (strcmp(cmd, "--version") == 0) {
         printf("roboest %s\n", RB_VERSION);
-        return EXIT_OK;
+        return CLI_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         if (strcmp(cmd, COMMANDS[i].name) == 0)

@@ -220,7 +220,7 @@ static int model_info(int argc, char **argv)
         case 'b': opts.base = optarg; break;
         case 'f': opts.floating = true; break;
         case 'J': json = true; break;
-        case 'h': fputs(MODEL_HELP, stdout); return EXIT_OK;
+        case 'h': fputs(MODEL_HELP, stdout); return CLI_EXIT_OK;
         case ':': return cli_usage_error("model info", "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage_error("model info", "unknown option '%s'", argv[optind - 1]);
         }
@@ -299,7 +299,7 @@ static int model_eval(int argc, char **argv)
         case 'r': frame = optarg; break;
         case 'R': rep = optarg; break;
         case 'F': force = true; break;
-        case 'h': fputs(MODEL_HELP, stdout); return EXIT_OK;
+        case 'h': fputs(MODEL_HELP, stdout); return CLI_EXIT_OK;
         case ':': return cli_usage_error("model eval", "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage_error("model eval", "unknown option '%s'", argv[optind - 1]);
         }
@@ -337,7 +337,7 @@ static int model_eval(int argc, char **argv)
     if (!rc)
         rc = run_eval(m, (rb_dyn_eval_op)op, &eopts, states, out, &wopts, &err);
     rb_model_free(m);
-    return rc == RB_OK ? EXIT_OK : cli_fail(&err);
+    return rc == RB_OK ? CLI_EXIT_OK : cli_fail(&err);
 }
 
 int cmd_model(int argc, char **argv)
@@ -346,7 +346,7 @@ int cmd_model(int argc, char **argv)
         if (argc < 2)
             return cli_usage_error("model", "missing subcommand (info or eval)");
         fputs(MODEL_HELP, stdout);
-        return EXIT_OK;
+        return CLI_EXIT_OK;
     }
     if (strcmp(argv[1], "info") == 0)
         return model_info(argc - 1, argv + 1);

@@ -77,7 +77,7 @@ int cmd_run(int argc, char **argv)
         case 'F': opts.overwrite = true; break;
         case 'q': quiet = true; break;
         case 'p': print_config = true; break;
-        case 'h': fputs(RUN_HELP, stdout); return EXIT_OK;
+        case 'h': fputs(RUN_HELP, stdout); return CLI_EXIT_OK;
         case ':': return cli_usage_error("run", "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage_error("run", "unknown option '%s'", argv[optind - 1]);
         }
@@ -127,7 +127,7 @@ done:
     rb_run_summary_free(&summary);
     rb_pipeline_free(p);
     rb_registry_free(reg);
-    return rc == RB_OK ? EXIT_OK : cli_fail(&err);
+    return rc == RB_OK ? CLI_EXIT_OK : cli_fail(&err);
 }
 
 /* The default and bounds come from the library, which writes the same words into the reference (--markdown). */
@@ -172,7 +172,7 @@ int cmd_stages(int argc, char **argv)
 {
     if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         fputs(STAGES_HELP, stdout);
-        return EXIT_OK;
+        return CLI_EXIT_OK;
     }
     bool markdown = argc > 1 && strcmp(argv[1], "--markdown") == 0;
     if (argc > 1 + markdown)
@@ -195,5 +195,5 @@ int cmd_stages(int argc, char **argv)
             rc = print_param(&t->params[k], &err);
     }
     rb_registry_free(reg);
-    return rc == RB_OK ? EXIT_OK : cli_fail(&err);
+    return rc == RB_OK ? CLI_EXIT_OK : cli_fail(&err);
 }

@@ -96,7 +96,7 @@ int cmd_simulate(int argc, char **argv)
         case 'o': out = optarg; break;
         case 'F': force = true; break;
         case 'q': quiet = true; break;
-        case 'h': fputs(SIMULATE_HELP, stdout); return EXIT_OK;
+        case 'h': fputs(SIMULATE_HELP, stdout); return CLI_EXIT_OK;
         case ':': return cli_usage_error("simulate", "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage_error("simulate", "unknown option '%s'", argv[optind - 1]);
         }
@@ -121,5 +121,5 @@ int cmd_simulate(int argc, char **argv)
     if (!rc)
         rc = simulate(s, out, &wo, quiet, &err);
     rb_scenario_free(s);
-    return rc == RB_OK ? EXIT_OK : cli_fail(&err);
+    return rc == RB_OK ? CLI_EXIT_OK : cli_fail(&err);
 }

@@ -1,5 +1,5 @@
 /* roboest train-friction: fit the friction network (and analytic friction models) on logs (the library does
- * the work; see roboest/estimators.h, "friction training"). */
+ * the work; see roboest/training.h, "friction training"). */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -76,7 +76,7 @@ static void print_table(const rb_friction_spec *spec, const rb_friction_train_re
     for (size_t j = 0; j < spec->n_joints; j++) {
         printf("%-20s %9zu %11.4g %11.4g", spec->joints[j], r->n_rows[j], r->rms_target[j], r->scv_rmse[j]);
         if (r->file) {
-            const rb_fnet_train_result *t = &r->file->joints[j].result;
+            const rb_friction_net_train_result *t = &r->file->joints[j].result;
             printf(" %11.4g %11.4g %13.4g %zu (%zu)", t->rmse_train, t->rmse_val, t->rmse_physics_val, t->epochs_run,
                    t->best_epoch);
         }
@@ -156,7 +156,7 @@ static int add_models(const char *list, rb_friction_spec *spec)
         if (!listed)
             spec->analytic[spec->n_analytic++] = kinds[k];
     }
-    return EXIT_OK;
+    return CLI_EXIT_OK;
 }
 
 /* Fail before the (long) training when the output cannot be written. */
@@ -192,7 +192,7 @@ int cmd_train_friction(int argc, char **argv)
         case 'a': models = optarg; break;
         case 'F': force = true; break;
         case 'q': quiet = true; break;
-        case 'h': fputs(TRAIN_FRICTION_HELP, stdout); return EXIT_OK;
+        case 'h': fputs(TRAIN_FRICTION_HELP, stdout); return CLI_EXIT_OK;
         case ':': return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
         }
@@ -209,10 +209,10 @@ int cmd_train_friction(int argc, char **argv)
         rb_friction_spec_free(spec);
         return cli_fail(&err);
     }
-    int status = models ? add_models(models, spec) : EXIT_OK;
-    if (status == EXIT_OK && !out && spec->n_analytic == 0)
+    int status = models ? add_models(models, spec) : CLI_EXIT_OK;
+    if (status == CLI_EXIT_OK && !out && spec->n_analytic == 0)
         status = cli_usage_error(cmd, "nothing to do: give -o NET.json to train the networks, or --fit-analytic");
-    if (status != EXIT_OK) {
+    if (status != CLI_EXIT_OK) {
         rb_friction_spec_free(spec);
         return status;
     }
@@ -227,7 +227,7 @@ int cmd_train_friction(int argc, char **argv)
         fflush(stderr);
     }
     if (rc == RB_OK && out)
-        rc = rb_fnet_file_write(res->file, out, force, &err);
+        rc = rb_friction_net_file_write(res->file, out, force, &err);
     if (rc == RB_OK) {
         print_table(spec, res);
         print_scv(spec, res);
@@ -242,5 +242,5 @@ int cmd_train_friction(int argc, char **argv)
     }
     rb_friction_train_result_free(res);
     rb_friction_spec_free(spec);
-    return rc == RB_OK ? EXIT_OK : cli_fail(&err);
+    return rc == RB_OK ? CLI_EXIT_OK : cli_fail(&err);
 }

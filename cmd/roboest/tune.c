@@ -32,7 +32,7 @@ static const char *const KFD_HELP =
     "  without: the RMS of the one-step-ahead prediction error of the position, z_k - x^-_k, which grows\n"
     "    when q is too small (the filter lags) and when it is too large (it follows the noise).\n"
     "Search: log10 q on a half-decade grid over [q-min, q-max], then golden-section to 0.01 decade; q is\n"
-    "rounded to 3 significant digits. Deterministic. Details: roboest/estimators.h (rb_kfd_tune).\n"
+    "rounded to 3 significant digits. Deterministic. Details: roboest/training.h (rb_kfd_tune).\n"
     "\n"
     "  LOG                 any log roboest reads (see 'roboest info')\n"
     "  --channel NAME      the position channel (e.g. joints_state/positions); required\n"
@@ -183,7 +183,7 @@ static int cmd_tune_kfd(int argc, char **argv)
             if (!cli_parse_double(optarg, &o.warmup) || o.warmup < 0)
                 return cli_usage_error(cmd, "--warmup needs a number of seconds >= 0, got '%s'", optarg);
             break;
-        case 'h': fputs(KFD_HELP, stdout); return EXIT_OK;
+        case 'h': fputs(KFD_HELP, stdout); return CLI_EXIT_OK;
         case ':': return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
         }
@@ -263,7 +263,7 @@ static int cmd_tune_kfd(int argc, char **argv)
     rb_free(res);
     rb_free(sel);
     rb_log_free(log);
-    return rc == RB_OK ? EXIT_OK : cli_fail(&err);
+    return rc == RB_OK ? CLI_EXIT_OK : cli_fail(&err);
 }
 
 int cmd_tune(int argc, char **argv)
@@ -272,7 +272,7 @@ int cmd_tune(int argc, char **argv)
         return cli_usage_error("tune", "missing ESTIMATOR (kf-derivative)");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         fputs(TUNE_HELP, stdout);
-        return EXIT_OK;
+        return CLI_EXIT_OK;
     }
     if (strcmp(argv[1], "kf-derivative") == 0)
         return cmd_tune_kfd(argc - 1, argv + 1);

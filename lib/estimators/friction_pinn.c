@@ -10,7 +10,7 @@ typedef enum fill_mode { FILL_ZERO, FILL_MODEL, FILL_NAN } fill_mode;
 
 /* One joint: its network, its physics model and the two velocity histories (oldest first). */
 typedef struct pinn_joint {
-    rb_fnet_infer net;
+    rb_friction_net_infer net;
     rb_friction_model scv;
     size_t H, filled; /* filled: finite samples in a row, saturating at H */
     double *x;        /* 2 H: motor velocities, then joint velocities (the network's input layout) */
@@ -30,7 +30,7 @@ static void pinn_destroy(void *state)
     if (!s)
         return;
     for (size_t i = 0; s->j && i < s->n; i++) {
-        rb_fnet_infer_free(&s->j[i].net);
+        rb_friction_net_infer_free(&s->j[i].net);
         rb_free(s->j[i].x);
     }
     rb_free(s->j);
@@ -57,7 +57,7 @@ static const char *joint_name(const rb_stage_setup *setup, size_t i)
     return setup->in[1].names ? setup->in[1].names[i] : NULL;
 }
 
-static int check_ports(const rb_stage_setup *setup, const char *path, const rb_fnet_file *f, rb_err *err)
+static int check_ports(const rb_stage_setup *setup, const char *path, const rb_friction_net_file *f, rb_err *err)
 {
     size_t n = setup->in[1].width;
     const rb_param_value *joints = rb_params_get(setup->params, "joints");
@@ -79,7 +79,7 @@ static int check_ports(const rb_stage_setup *setup, const char *path, const rb_f
 }
 
 /* Joint i from the file entry `e`. */
-static int make_joint(const rb_stage_setup *setup, const char *path, const rb_fnet_joint *e, pinn_joint *j, rb_err *err)
+static int make_joint(const rb_stage_setup *setup, const char *path, const rb_friction_net_joint *e, pinn_joint *j, rb_err *err)
 {
     long long H = rb_params_integer(setup->params, "H");
     if (H > 0 && (size_t)H != e->H)
@@ -89,15 +89,15 @@ static int make_joint(const rb_stage_setup *setup, const char *path, const rb_fn
     j->scv = e->scv;
     if (!(j->x = rb_calloc(2 * e->H, sizeof *j->x)))
         return rb_err_set(err, RB_ENOMEM, "out of memory");
-    return rb_fnet_infer_init(&j->net, &e->net, err);
+    return rb_friction_net_infer_init(&j->net, &e->net, err);
 }
 
-static int make_joints(const rb_stage_setup *setup, const char *path, const rb_fnet_file *f, pinn *s, rb_err *err)
+static int make_joints(const rb_stage_setup *setup, const char *path, const rb_friction_net_file *f, pinn *s, rb_err *err)
 {
     size_t work = 0;
     for (size_t i = 0; i < s->n; i++) {
         const char *name = joint_name(setup, i);
-        const rb_fnet_joint *e = rb_fnet_file_find(f, name);
+        const rb_friction_net_joint *e = rb_friction_net_file_find(f, name);
         if (!e) {
             char have[256] = "";
             for (size_t k = 0; k < f->n_joints && strlen(have) + strlen(f->joints[k].joint) + 3 < sizeof have; k++) {
@@ -111,7 +111,7 @@ static int make_joints(const rb_stage_setup *setup, const char *path, const rb_f
         int rc = make_joint(setup, path, e, &s->j[i], err);
         if (rc)
             return rc;
-        size_t w = rb_fnet_infer_work_size(&s->j[i].net);
+        size_t w = rb_friction_net_infer_work_size(&s->j[i].net);
         work = w > work ? w : work;
     }
     s->work = rb_malloc((work ? work : 1) * sizeof *s->work);
@@ -123,10 +123,10 @@ static int pinn_create(const rb_stage_setup *setup, void **state, rb_err *err)
     char *path = network_path(setup);
     if (!path)
         return rb_err_set(err, RB_ENOMEM, "out of memory");
-    rb_fnet_file *f = NULL;
+    rb_friction_net_file *f = NULL;
     pinn *s = NULL;
     size_t n = setup->in[1].width;
-    int rc = rb_fnet_file_read(path, &f, err);
+    int rc = rb_friction_net_file_read(path, &f, err);
     if (rc) {
         rb_err_prefix(err, rc, "stage %s: ", setup->id);
         goto done;
@@ -150,7 +150,7 @@ static int pinn_create(const rb_stage_setup *setup, void **state, rb_err *err)
     s = NULL;
 done:
     pinn_destroy(s);
-    rb_fnet_file_free(f);
+    rb_friction_net_file_free(f);
     rb_free(path);
     return rc;
 }
@@ -178,7 +178,7 @@ static int pinn_step(void *state, size_t k, double t, const double *const *in, d
         double v = in[1][i];
         push(j, in[0][i], v);
         if (j->filled == j->H)
-            out[0][i] = rb_fnet_infer_forward(&j->net, j->x, s->work);
+            out[0][i] = rb_friction_net_infer_forward(&j->net, j->x, s->work);
         else if (s->fill == FILL_MODEL)
             out[0][i] = rb_friction_eval(&j->scv, v);
         else
@@ -197,7 +197,7 @@ static const char pinn_doc[] =
     "\n"
     "    [w_{k-H+1}, ..., w_k, v_{k-H+1}, ..., v_k]      (oldest first; w: motor, v: joint velocity)\n"
     "\n"
-    "(`rb_fnet_infer_forward`: the second layer in single precision, about 4 us per joint at 40 inputs\n"
+    "(`rb_friction_net_infer_forward`: the second layer in single precision, about 4 us per joint at 40 inputs\n"
     "and 233/229 hidden units). Element i uses the file's network for `joints[i]`, by default the\n"
     "`joint_velocity` element name.\n"
     "\n"

@@ -11,7 +11,7 @@
 
 static size_t param_count(size_t n_in, size_t h1, size_t h2) { return h1 * (n_in + 1) + h2 * (h1 + 1) + h2 + 1; }
 
-int rb_fnet_alloc(rb_fnet *net, size_t n_in, size_t h1, size_t h2, rb_err *err)
+int rb_friction_net_alloc(rb_fnet *net, size_t n_in, size_t h1, size_t h2, rb_err *err)
 {
     memset(net, 0, sizeof *net);
     if (!n_in || !h1 || !h2)
@@ -25,7 +25,7 @@ int rb_fnet_alloc(rb_fnet *net, size_t n_in, size_t h1, size_t h2, rb_err *err)
     net->mean = rb_calloc(n_in, sizeof *net->mean);
     net->iqr = rb_malloc(n_in * sizeof *net->iqr);
     if (!net->theta || !net->mean || !net->iqr) {
-        rb_fnet_free(net);
+        rb_friction_net_free(net);
         return rb_err_set(err, RB_ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < n_in; i++)
@@ -34,7 +34,7 @@ int rb_fnet_alloc(rb_fnet *net, size_t n_in, size_t h1, size_t h2, rb_err *err)
     return RB_OK;
 }
 
-void rb_fnet_free(rb_fnet *net)
+void rb_friction_net_free(rb_fnet *net)
 {
     if (!net)
         return;
@@ -44,9 +44,9 @@ void rb_fnet_free(rb_fnet *net)
     memset(net, 0, sizeof *net);
 }
 
-int rb_fnet_copy(rb_fnet *dst, const rb_fnet *src, rb_err *err)
+int rb_friction_net_copy(rb_fnet *dst, const rb_fnet *src, rb_err *err)
 {
-    int rc = rb_fnet_alloc(dst, src->n_in, src->h1, src->h2, err);
+    int rc = rb_friction_net_alloc(dst, src->n_in, src->h1, src->h2, err);
     if (rc)
         return rc;
     memcpy(dst->theta, src->theta, src->n_params * sizeof *dst->theta);
@@ -55,9 +55,9 @@ int rb_fnet_copy(rb_fnet *dst, const rb_fnet *src, rb_err *err)
     return RB_OK;
 }
 
-rb_fnet_parts rb_fnet_parts_of(const rb_fnet *net)
+rb_friction_net_parts rb_friction_net_parts_of(const rb_fnet *net)
 {
-    rb_fnet_parts p;
+    rb_friction_net_parts p;
     p.W1 = net->theta;
     p.b1 = p.W1 + net->h1 * net->n_in;
     p.W2 = p.b1 + net->h1;
@@ -67,9 +67,9 @@ rb_fnet_parts rb_fnet_parts_of(const rb_fnet *net)
     return p;
 }
 
-void rb_fnet_init_weights(rb_fnet *net, rb_rng *rng)
+void rb_friction_net_init_weights(rb_fnet *net, rb_rng *rng)
 {
-    rb_fnet_parts p = rb_fnet_parts_of(net);
+    rb_friction_net_parts p = rb_friction_net_parts_of(net);
     double s1 = sqrt(2.0 / (double)net->n_in), s2 = sqrt(2.0 / (double)net->h1), s3 = sqrt(1.0 / (double)net->h2);
     for (size_t i = 0; i < net->h1 * net->n_in; i++)
         p.W1[i] = s1 * rb_rng_normal(rng);
@@ -82,11 +82,11 @@ void rb_fnet_init_weights(rb_fnet *net, rb_rng *rng)
     *p.b3 = 0;
 }
 
-size_t rb_fnet_work_size(const rb_fnet *net) { return net->n_in + net->h1 + net->h2; }
+size_t rb_friction_net_work_size(const rb_fnet *net) { return net->n_in + net->h1 + net->h2; }
 
-double rb_fnet_forward(const rb_fnet *net, const double *x, double *work)
+double rb_friction_net_forward(const rb_fnet *net, const double *x, double *work)
 {
-    rb_fnet_parts p = rb_fnet_parts_of(net);
+    rb_friction_net_parts p = rb_friction_net_parts_of(net);
     size_t n = net->n_in, h1 = net->h1, h2 = net->h2;
     double *xn = work, *a1 = xn + n, *a2 = a1 + h1;
     for (size_t i = 0; i < n; i++)
@@ -105,7 +105,7 @@ double rb_fnet_forward(const rb_fnet *net, const double *x, double *work)
 
 /* ---- batch loss and backpropagation ----------------------------------------------------------- */
 
-size_t rb_fnet_batch_work_size(const rb_fnet *net, size_t B)
+size_t rb_friction_net_batch_work_size(const rb_fnet *net, size_t B)
 {
     /* Z1, A1 (B x h1), Z2, A2 (B x h2), y, gy (B) */
     return B * (2 * net->h1 + 2 * net->h2 + 2);
@@ -138,9 +138,9 @@ static void column_sums(size_t B, size_t m, const double *G, double *g)
             g[j] += G[i * m + j];
 }
 
-double rb_fnet_batch_loss(const rb_fnet *net, const rb_fnet_batch *b, double lambda, double *grad, double *work)
+double rb_friction_net_batch_loss(const rb_fnet *net, const rb_friction_net_batch *b, double lambda, double *grad, double *work)
 {
-    rb_fnet_parts p = rb_fnet_parts_of(net);
+    rb_friction_net_parts p = rb_friction_net_parts_of(net);
     size_t B = b->B, n = net->n_in, h1 = net->h1, h2 = net->h2;
     double *Z1 = work, *A1 = Z1 + B * h1, *Z2 = A1 + B * h1, *A2 = Z2 + B * h2, *y = A2 + B * h2, *gy = y + B;
     affine(B, h1, n, b->Xn, p.W1, p.b1, Z1);
@@ -161,7 +161,7 @@ double rb_fnet_batch_loss(const rb_fnet *net, const rb_fnet_batch *b, double lam
     if (!grad)
         return loss;
 
-    rb_fnet_parts g = rb_fnet_parts_of(&(rb_fnet){.n_in = n, .h1 = h1, .h2 = h2, .theta = grad});
+    rb_friction_net_parts g = rb_friction_net_parts_of(&(rb_fnet){.n_in = n, .h1 = h1, .h2 = h2, .theta = grad});
     /* output layer */
     cblas_dgemv(CblasRowMajor, CblasTrans, (int)B, (int)h2, 1.0, A2, (int)h2, gy, 1, 0.0, g.w3, 1);
     double gb3 = 0;
@@ -195,7 +195,7 @@ double rb_fnet_batch_loss(const rb_fnet *net, const rb_fnet_batch *b, double lam
 
 /* ---- training --------------------------------------------------------------------------------- */
 
-void rb_fnet_split(size_t n, size_t block, bool *validation)
+void rb_friction_net_split(size_t n, size_t block, bool *validation)
 {
     if (!block)
         block = 500;
@@ -205,7 +205,7 @@ void rb_fnet_split(size_t n, size_t block, bool *validation)
         validation[i] = (i / block) % 5 == 4;
 }
 
-void rb_fnet_train_opts_init(rb_fnet_train_opts *o)
+void rb_friction_net_train_opts_init(rb_friction_net_train_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->hidden[0] = 233;
@@ -218,7 +218,7 @@ void rb_fnet_train_opts_init(rb_fnet_train_opts *o)
     o->patience = 20;
 }
 
-static int check_opts(const rb_fnet_train_opts *o, rb_err *err)
+static int check_opts(const rb_friction_net_train_opts *o, rb_err *err)
 {
     const char *what = NULL;
     if (!o->hidden[0] || !o->hidden[1])
@@ -236,7 +236,7 @@ static int check_opts(const rb_fnet_train_opts *o, rb_err *err)
     return what ? rb_err_set(err, RB_EINVAL, "friction network training: %s", what) : RB_OK;
 }
 
-static int check_data(const rb_fnet_data *d, rb_err *err)
+static int check_data(const rb_friction_net_data *d, rb_err *err)
 {
     if (!d->X || !d->target || !d->physics || !d->validation || !d->n_in)
         return rb_err_set(err, RB_EINVAL, "friction network training: NULL data or no input");
@@ -268,7 +268,7 @@ static double quantile(const double *s, size_t n, double q)
 }
 
 /* Feature means and inter-quartile ranges over the training rows; buf: n_train values. */
-static void normalization(const rb_fnet_data *d, const size_t *train, size_t n_train, double *buf, rb_fnet *net)
+static void normalization(const rb_friction_net_data *d, const size_t *train, size_t n_train, double *buf, rb_fnet *net)
 {
     for (size_t i = 0; i < d->n_in; i++) {
         double s = 0;
@@ -283,8 +283,8 @@ static void normalization(const rb_fnet_data *d, const size_t *train, size_t n_t
 
 /* Everything one training run holds. */
 typedef struct trainer {
-    const rb_fnet_data *d;
-    const rb_fnet_train_opts *o;
+    const rb_friction_net_data *d;
+    const rb_friction_net_train_opts *o;
     size_t n_train, n_val, B;
     size_t *train, *val; /* sample indices */
     double *Xn;          /* n x n_in normalized inputs */
@@ -306,7 +306,7 @@ static void trainer_free(trainer *tr)
 
 static int trainer_alloc(trainer *tr, const rb_fnet *net, rb_err *err)
 {
-    const rb_fnet_data *d = tr->d;
+    const rb_friction_net_data *d = tr->d;
     size_t n = d->n, B = tr->B, np = net->n_params, n_in = d->n_in;
     size_t xn_count;
     if (!rb_size_mul(n, n_in, &xn_count) || xn_count > SIZE_MAX / sizeof(double))
@@ -321,7 +321,7 @@ static int trainer_alloc(trainer *tr, const rb_fnet *net, rb_err *err)
     tr->bp = rb_malloc(B * sizeof *tr->bp);
     tr->m1 = rb_malloc(B * net->h1 * sizeof *tr->m1);
     tr->m2 = rb_malloc(B * net->h2 * sizeof *tr->m2);
-    tr->work = rb_malloc(rb_fnet_batch_work_size(net, B) * sizeof *tr->work);
+    tr->work = rb_malloc(rb_friction_net_batch_work_size(net, B) * sizeof *tr->work);
     tr->grad = rb_malloc(np * sizeof *tr->grad);
     tr->m = rb_calloc(np, sizeof *tr->m);
     tr->v = rb_calloc(np, sizeof *tr->v);
@@ -357,10 +357,10 @@ static double evaluate(trainer *tr, const rb_fnet *net, const size_t *idx, size_
     for (size_t s = 0; s < count; s += tr->B) {
         size_t B = count - s < tr->B ? count - s : tr->B;
         gather(tr, idx + s, B);
-        rb_fnet_batch b = {B, tr->bX, tr->bt, tr->bp, NULL, NULL};
-        total += rb_fnet_batch_loss(net, &b, lambda, NULL, tr->work) * (double)B;
+        rb_friction_net_batch b = {B, tr->bX, tr->bt, tr->bp, NULL, NULL};
+        total += rb_friction_net_batch_loss(net, &b, lambda, NULL, tr->work) * (double)B;
         if (sq_data)
-            data += rb_fnet_batch_loss(net, &b, 0.0, NULL, tr->work) * (double)B;
+            data += rb_friction_net_batch_loss(net, &b, 0.0, NULL, tr->work) * (double)B;
     }
     if (sq_data)
         *sq_data = data;
@@ -383,7 +383,7 @@ static void adam(trainer *tr, rb_fnet *net, size_t step)
 /* Normalized inputs, standardized targets and physics values (training statistics). */
 static void prepare(trainer *tr, rb_fnet *net)
 {
-    const rb_fnet_data *d = tr->d;
+    const rb_friction_net_data *d = tr->d;
     normalization(d, tr->train, tr->n_train, tr->t, net); /* tr->t as sort buffer before it is filled */
     double s = 0, ss = 0;
     for (size_t k = 0; k < tr->n_train; k++)
@@ -404,9 +404,9 @@ static void prepare(trainer *tr, rb_fnet *net)
 }
 
 /* Epochs with early stopping; the kept weights end in net->theta (standardized output). */
-static int run_epochs(trainer *tr, rb_fnet *net, rb_fnet_train_result *res, rb_err *err)
+static int run_epochs(trainer *tr, rb_fnet *net, rb_friction_net_train_result *res, rb_err *err)
 {
-    const rb_fnet_train_opts *o = tr->o;
+    const rb_friction_net_train_opts *o = tr->o;
     double best = INFINITY, s2 = tr->s_t * tr->s_t;
     size_t step = 0, waited = 0;
     memcpy(tr->best, net->theta, net->n_params * sizeof *tr->best);
@@ -425,8 +425,8 @@ static int run_epochs(trainer *tr, rb_fnet *net, rb_fnet_train_result *res, rb_e
                 draw_mask(&tr->rng, tr->m1, B * net->h1, o->dropout);
                 draw_mask(&tr->rng, tr->m2, B * net->h2, o->dropout);
             }
-            rb_fnet_batch b = {B, tr->bX, tr->bt, tr->bp, drop ? tr->m1 : NULL, drop ? tr->m2 : NULL};
-            double loss = rb_fnet_batch_loss(net, &b, o->lambda, tr->grad, tr->work);
+            rb_friction_net_batch b = {B, tr->bX, tr->bt, tr->bp, drop ? tr->m1 : NULL, drop ? tr->m2 : NULL};
+            double loss = rb_friction_net_batch_loss(net, &b, o->lambda, tr->grad, tr->work);
             if (!isfinite(loss))
                 return rb_err_set(err, RB_ENUMERIC,
                                   "epoch %zu: the training loss is not finite (lower the learning rate)", epoch);
@@ -460,9 +460,9 @@ static int run_epochs(trainer *tr, rb_fnet *net, rb_fnet_train_result *res, rb_e
 }
 
 /* Fold the target standardization into the output layer and score the kept network in N m. */
-static void finish(trainer *tr, rb_fnet *net, rb_fnet_train_result *res)
+static void finish(trainer *tr, rb_fnet *net, rb_friction_net_train_result *res)
 {
-    rb_fnet_parts p = rb_fnet_parts_of(net);
+    rb_friction_net_parts p = rb_friction_net_parts_of(net);
     for (size_t i = 0; i < net->h2; i++)
         p.w3[i] *= tr->s_t;
     *p.b3 = *p.b3 * tr->s_t + tr->mu_t;
@@ -483,10 +483,10 @@ static void finish(trainer *tr, rb_fnet *net, rb_fnet_train_result *res)
     res->rmse_physics_val = sqrt(phys / (double)tr->n_val);
 }
 
-int rb_fnet_train(const rb_fnet_data *d, const rb_fnet_train_opts *o, rb_fnet *net, rb_fnet_train_result *res,
+int rb_friction_net_train(const rb_friction_net_data *d, const rb_friction_net_train_opts *o, rb_fnet *net, rb_friction_net_train_result *res,
                   rb_err *err)
 {
-    rb_fnet_train_result local;
+    rb_friction_net_train_result local;
     if (!res)
         res = &local;
     memset(res, 0, sizeof *res);
@@ -505,7 +505,7 @@ int rb_fnet_train(const rb_fnet_data *d, const rb_fnet_train_opts *o, rb_fnet *n
                           tr.n_val);
     if (tr.B > tr.n_train)
         tr.B = tr.n_train;
-    if ((rc = rb_fnet_alloc(net, d->n_in, o->hidden[0], o->hidden[1], err)) || (rc = trainer_alloc(&tr, net, err)))
+    if ((rc = rb_friction_net_alloc(net, d->n_in, o->hidden[0], o->hidden[1], err)) || (rc = trainer_alloc(&tr, net, err)))
         goto done;
     for (size_t k = 0, a = 0, b = 0; k < d->n; k++) {
         if (d->validation[k])
@@ -516,7 +516,7 @@ int rb_fnet_train(const rb_fnet_data *d, const rb_fnet_train_opts *o, rb_fnet *n
     res->n_train = tr.n_train, res->n_val = tr.n_val;
     prepare(&tr, net);
     rb_rng_seed(&tr.rng, o->seed);
-    rb_fnet_init_weights(net, &tr.rng);
+    rb_friction_net_init_weights(net, &tr.rng);
     if ((rc = run_epochs(&tr, net, res, err)))
         goto done;
     /* the scoring order of the training samples is the index order, not the last shuffle */
@@ -527,13 +527,13 @@ int rb_fnet_train(const rb_fnet_data *d, const rb_fnet_train_opts *o, rb_fnet *n
 done:
     trainer_free(&tr);
     if (rc)
-        rb_fnet_free(net);
+        rb_friction_net_free(net);
     return rc;
 }
 
 /* ---- the inference form ------------------------------------------------------------------------ */
 
-void rb_fnet_infer_free(rb_fnet_infer *f)
+void rb_friction_net_infer_free(rb_friction_net_infer *f)
 {
     if (!f)
         return;
@@ -545,18 +545,18 @@ void rb_fnet_infer_free(rb_fnet_infer *f)
     memset(f, 0, sizeof *f);
 }
 
-int rb_fnet_infer_init(rb_fnet_infer *f, const rb_fnet *net, rb_err *err)
+int rb_friction_net_infer_init(rb_friction_net_infer *f, const rb_fnet *net, rb_err *err)
 {
     memset(f, 0, sizeof *f);
     size_t n = net->n_in, h1 = net->h1, h2 = net->h2;
-    rb_fnet_parts p = rb_fnet_parts_of(net);
+    rb_friction_net_parts p = rb_friction_net_parts_of(net);
     f->mean = rb_malloc(2 * n * sizeof *f->mean);
     f->W1 = rb_malloc(h1 * (n + 1) * sizeof *f->W1);
     f->W2t = rb_malloc(h1 * h2 * sizeof *f->W2t);
     f->b2 = rb_malloc(2 * h2 * sizeof *f->b2);
     f->a2 = rb_malloc(h2 * sizeof *f->a2);
     if (!f->mean || !f->W1 || !f->W2t || !f->b2 || !f->a2) {
-        rb_fnet_infer_free(f);
+        rb_friction_net_infer_free(f);
         return rb_err_set(err, RB_ENOMEM, "out of memory");
     }
     f->n_in = n, f->h1 = h1, f->h2 = h2;
@@ -576,9 +576,9 @@ int rb_fnet_infer_init(rb_fnet_infer *f, const rb_fnet *net, rb_err *err)
     return RB_OK;
 }
 
-size_t rb_fnet_infer_work_size(const rb_fnet_infer *f) { return f->n_in + f->h1; }
+size_t rb_friction_net_infer_work_size(const rb_friction_net_infer *f) { return f->n_in + f->h1; }
 
-double rb_fnet_infer_forward(rb_fnet_infer *f, const double *x, double *work)
+double rb_friction_net_infer_forward(rb_friction_net_infer *f, const double *x, double *work)
 {
     size_t n = f->n_in, h1 = f->h1, h2 = f->h2;
     double *xn = work, *a1 = xn + n;

@@ -10,19 +10,19 @@
 
 /* ---- the in-memory description ------------------------------------------------------------------ */
 
-int rb_fnet_file_new(rb_fnet_file **out, rb_err *err)
+int rb_friction_net_file_new(rb_friction_net_file **out, rb_err *err)
 {
     *out = rb_calloc(1, sizeof **out);
     return *out ? RB_OK : rb_err_set(err, RB_ENOMEM, "out of memory");
 }
 
-void rb_fnet_file_free(rb_fnet_file *f)
+void rb_friction_net_file_free(rb_friction_net_file *f)
 {
     if (!f)
         return;
     for (size_t i = 0; i < f->n_joints; i++) {
         rb_free(f->joints[i].joint);
-        rb_fnet_free(&f->joints[i].net);
+        rb_friction_net_free(&f->joints[i].net);
     }
     for (size_t i = 0; i < f->n_provenance; i++) {
         rb_free(f->provenance[i].key);
@@ -35,13 +35,13 @@ void rb_fnet_file_free(rb_fnet_file *f)
     rb_free(f);
 }
 
-int rb_fnet_file_add(rb_fnet_file *f, const char *joint, rb_fnet_joint **out, rb_err *err)
+int rb_friction_net_file_add(rb_friction_net_file *f, const char *joint, rb_friction_net_joint **out, rb_err *err)
 {
-    rb_fnet_joint *grown = rb_realloc(f->joints, (f->n_joints + 1) * sizeof *grown);
+    rb_friction_net_joint *grown = rb_realloc(f->joints, (f->n_joints + 1) * sizeof *grown);
     if (!grown)
         return rb_err_set(err, RB_ENOMEM, "out of memory");
     f->joints = grown;
-    rb_fnet_joint *j = &grown[f->n_joints];
+    rb_friction_net_joint *j = &grown[f->n_joints];
     memset(j, 0, sizeof *j);
     if (!(j->joint = rb_strdup(joint)))
         return rb_err_set(err, RB_ENOMEM, "out of memory");
@@ -50,13 +50,13 @@ int rb_fnet_file_add(rb_fnet_file *f, const char *joint, rb_fnet_joint **out, rb
     return RB_OK;
 }
 
-int rb_fnet_file_set(rb_fnet_file *f, const char *key, const char *value, rb_err *err)
+int rb_friction_net_file_set(rb_friction_net_file *f, const char *key, const char *value, rb_err *err)
 {
-    rb_fnet_kv *grown = rb_realloc(f->provenance, (f->n_provenance + 1) * sizeof *grown);
+    rb_friction_net_kv *grown = rb_realloc(f->provenance, (f->n_provenance + 1) * sizeof *grown);
     if (!grown)
         return rb_err_set(err, RB_ENOMEM, "out of memory");
     f->provenance = grown;
-    rb_fnet_kv *kv = &grown[f->n_provenance];
+    rb_friction_net_kv *kv = &grown[f->n_provenance];
     kv->key = rb_strdup(key);
     kv->value = rb_strdup(value);
     if (!kv->key || !kv->value) {
@@ -70,15 +70,15 @@ int rb_fnet_file_set(rb_fnet_file *f, const char *key, const char *value, rb_err
 
 static int set_fnet_attr(void *f, const char *key, const char *value, rb_err *err)
 {
-    return rb_fnet_file_set(f, key, value, err);
+    return rb_friction_net_file_set(f, key, value, err);
 }
 
-int rb_fnet_file_set_provenance(rb_fnet_file *f, const rb_provenance *pv, rb_err *err)
+int rb_friction_net_file_set_provenance(rb_friction_net_file *f, const rb_provenance *pv, rb_err *err)
 {
     return rb_provenance_each(pv, set_fnet_attr, f, err);
 }
 
-const rb_fnet_joint *rb_fnet_file_find(const rb_fnet_file *f, const char *joint)
+const rb_friction_net_joint *rb_friction_net_file_find(const rb_friction_net_file *f, const char *joint)
 {
     for (size_t i = 0; f && joint && i < f->n_joints; i++)
         if (strcmp(f->joints[i].joint, joint) == 0)
@@ -140,10 +140,10 @@ static void put_kv_number(FILE *fp, const char *key, double x, bool last)
     fputs(last ? "" : ", ", fp);
 }
 
-static void put_training(FILE *fp, const rb_fnet_joint *j)
+static void put_training(FILE *fp, const rb_friction_net_joint *j)
 {
-    const rb_fnet_train_opts *o = &j->train;
-    const rb_fnet_train_result *r = &j->result;
+    const rb_friction_net_train_opts *o = &j->train;
+    const rb_friction_net_train_result *r = &j->result;
     fputs("      \"training\": {", fp);
     fprintf(fp,
             "\"samples_train\": %zu, \"samples_validation\": %zu, \"epochs\": %zu, \"epochs_run\": %zu, "
@@ -161,10 +161,10 @@ static void put_training(FILE *fp, const rb_fnet_joint *j)
             o->patience, (unsigned long long)o->seed, j->split_block);
 }
 
-static void put_joint(FILE *fp, const rb_fnet_joint *j, bool last)
+static void put_joint(FILE *fp, const rb_friction_net_joint *j, bool last)
 {
     const rb_fnet *n = &j->net;
-    rb_fnet_parts p = rb_fnet_parts_of(n);
+    rb_friction_net_parts p = rb_friction_net_parts_of(n);
     fputs("    {\"joint\": ", fp);
     put_string(fp, j->joint);
     fprintf(fp, ", \"H\": %zu, \"hidden\": [%zu, %zu],\n", j->H, n->h1, n->h2);
@@ -196,13 +196,13 @@ static bool all_finite(const double *x, size_t n)
     return true;
 }
 
-static int check_for_writing(const rb_fnet_file *f, rb_err *err)
+static int check_for_writing(const rb_friction_net_file *f, rb_err *err)
 {
     if (!(f->sample_period > 0 && isfinite(f->sample_period)))
         return rb_err_set(err, RB_EINVAL, "friction network file: sample period %g s must be finite and > 0",
                           f->sample_period);
     for (size_t i = 0; i < f->n_joints; i++) {
-        const rb_fnet_joint *j = &f->joints[i];
+        const rb_friction_net_joint *j = &f->joints[i];
         const rb_fnet *n = &j->net;
         if (!j->joint || !j->joint[0] || !j->H || n->n_in != 2 * j->H || !n->theta)
             return rb_err_set(err, RB_EINVAL, "friction network file: joint %zu: no name, H 0 or %zu inputs for H %zu",
@@ -222,7 +222,7 @@ static int check_for_writing(const rb_fnet_file *f, rb_err *err)
     return RB_OK;
 }
 
-static void put_file(FILE *fp, const rb_fnet_file *f)
+static void put_file(FILE *fp, const rb_friction_net_file *f)
 {
     fprintf(fp, "{\n  \"format\": \"%s\",\n  \"version\": %d,\n  \"sample_period\": ", RB_FNET_FORMAT, RB_FNET_VERSION);
     put_number(fp, f->sample_period);
@@ -245,7 +245,7 @@ static void put_file(FILE *fp, const rb_fnet_file *f)
     fputs("  ]\n}\n", fp);
 }
 
-int rb_fnet_file_write(const rb_fnet_file *f, const char *path, bool overwrite, rb_err *err)
+int rb_friction_net_file_write(const rb_friction_net_file *f, const char *path, bool overwrite, rb_err *err)
 {
     if (!f || !path)
         return rb_err_set(err, RB_EINVAL, "friction network file: NULL argument");
@@ -404,14 +404,14 @@ static double opt_number(const cJSON *o, const char *key)
 }
 
 /* The informative training record, as far as it is present. */
-static void read_training(const cJSON *o, rb_fnet_joint *j)
+static void read_training(const cJSON *o, rb_friction_net_joint *j)
 {
-    rb_fnet_train_opts_init(&j->train);
+    rb_friction_net_train_opts_init(&j->train);
     j->train.hidden[0] = j->net.h1;
     j->train.hidden[1] = j->net.h2;
     if (!cJSON_IsObject(o))
         return;
-    rb_fnet_train_result *res = &j->result;
+    rb_friction_net_train_result *res = &j->result;
     res->n_train = opt_count(o, "samples_train");
     res->n_val = opt_count(o, "samples_validation");
     res->epochs_run = opt_count(o, "epochs_run");
@@ -430,7 +430,7 @@ static void read_training(const cJSON *o, rb_fnet_joint *j)
     j->split_block = opt_count(o, "split_block");
 }
 
-static int read_joint(reader *r, const cJSON *o, rb_fnet_file *f, size_t index)
+static int read_joint(reader *r, const cJSON *o, rb_friction_net_file *f, size_t index)
 {
     snprintf(r->item, sizeof r->item, "joints[%zu]: ", index);
     if (!cJSON_IsObject(o))
@@ -439,7 +439,7 @@ static int read_joint(reader *r, const cJSON *o, rb_fnet_file *f, size_t index)
     if (!cJSON_IsString(name) || !name->valuestring[0])
         return bad(r, "joint: expected a non-empty string");
     snprintf(r->item, sizeof r->item, "joints[%zu] (%.100s): ", index, name->valuestring);
-    if (rb_fnet_file_find(f, name->valuestring))
+    if (rb_friction_net_file_find(f, name->valuestring))
         return bad(r, "joint '%s' appears twice", name->valuestring);
     size_t H, h[2];
     int rc = want_count(r, get(o, "H"), "H", &H);
@@ -455,14 +455,14 @@ static int read_joint(reader *r, const cJSON *o, rb_fnet_file *f, size_t index)
         return rc;
     if (h[0] > (1u << 16) || h[1] > (1u << 16))
         return bad(r, "hidden: layer sizes above 65536");
-    rb_fnet_joint *j;
-    if ((rc = rb_fnet_file_add(f, name->valuestring, &j, r->err)))
+    rb_friction_net_joint *j;
+    if ((rc = rb_friction_net_file_add(f, name->valuestring, &j, r->err)))
         return rc;
     j->H = H;
-    if ((rc = rb_fnet_alloc(&j->net, 2 * H, h[0], h[1], r->err)))
+    if ((rc = rb_friction_net_alloc(&j->net, 2 * H, h[0], h[1], r->err)))
         return rc;
     rb_fnet *n = &j->net;
-    rb_fnet_parts p = rb_fnet_parts_of(n);
+    rb_friction_net_parts p = rb_friction_net_parts_of(n);
     const cJSON *norm = get(o, "normalization"), *layers = get(o, "layers");
     if (!cJSON_IsObject(norm))
         return bad(r, "normalization: expected an object {mean, iqr}");
@@ -484,7 +484,7 @@ static int read_joint(reader *r, const cJSON *o, rb_fnet_file *f, size_t index)
     return RB_OK;
 }
 
-static int read_header(reader *r, const cJSON *root, rb_fnet_file *f)
+static int read_header(reader *r, const cJSON *root, rb_friction_net_file *f)
 {
     if (!cJSON_IsObject(root))
         return bad(r, "not a friction network file (expected a JSON object)");
@@ -506,7 +506,7 @@ static int read_header(reader *r, const cJSON *root, rb_fnet_file *f)
         (cJSON_IsString(jv) && !(f->joint_velocity = rb_strdup(jv->valuestring))))
         return rb_err_set(r->err, RB_ENOMEM, "out of memory");
     for (const cJSON *kv = cJSON_IsObject(prov) ? prov->child : NULL; kv; kv = kv->next)
-        if (cJSON_IsString(kv) && (rc = rb_fnet_file_set(f, kv->string, kv->valuestring, r->err)))
+        if (cJSON_IsString(kv) && (rc = rb_friction_net_file_set(f, kv->string, kv->valuestring, r->err)))
             return rc;
     return RB_OK;
 }
@@ -541,7 +541,7 @@ static int slurp(const char *path, char **text, rb_err *err)
     return rc;
 }
 
-int rb_fnet_file_read(const char *path, rb_fnet_file **out, rb_err *err)
+int rb_friction_net_file_read(const char *path, rb_friction_net_file **out, rb_err *err)
 {
     if (!path || !out)
         return rb_err_set(err, RB_EINVAL, "friction network file: NULL argument");
@@ -553,10 +553,10 @@ int rb_fnet_file_read(const char *path, rb_fnet_file **out, rb_err *err)
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
     reader r = {.path = path, .err = err};
-    rb_fnet_file *f = NULL;
+    rb_friction_net_file *f = NULL;
     if (!root)
         rc = bad(&r, "malformed JSON near byte %zu", end ? (size_t)(end - text) : (size_t)0);
-    else if ((rc = rb_fnet_file_new(&f, err)) == RB_OK && (rc = read_header(&r, root, f)) == RB_OK) {
+    else if ((rc = rb_friction_net_file_new(&f, err)) == RB_OK && (rc = read_header(&r, root, f)) == RB_OK) {
         const cJSON *joints = get(root, "joints");
         if (!cJSON_IsArray(joints) || cJSON_GetArraySize(joints) == 0)
             rc = bad(&r, "joints: expected a non-empty array");
@@ -567,7 +567,7 @@ int rb_fnet_file_read(const char *path, rb_fnet_file **out, rb_err *err)
     cJSON_Delete(root);
     rb_free(text);
     if (rc)
-        rb_fnet_file_free(f);
+        rb_friction_net_file_free(f);
     else
         *out = f;
     return rc;

@@ -162,7 +162,7 @@ static int write_combined(const rb_pipeline *p, rb_run_summary *sum, const char 
     if (!rc)
         rc = rb_report_set_provenance(sum->report, &pv, err);
     rb_provenance_free(&pv);
-    return rc ? rc : rb_pipe_write_files(p, NULL, sum->report, out_dir, overwrite, err);
+    return rc ? rc : rb_pipeline_write_files(p, NULL, sum->report, out_dir, overwrite, err);
 }
 
 int rb_pipeline_run(const rb_pipeline *p, const rb_run_opts *opts, rb_run_summary *summary, rb_err *err)

@@ -285,7 +285,7 @@ static int param_number(pload *x, const cJSON *v, const rb_param_spec *ps, bool 
         return integer && !cJSON_IsNumber(v) ? rb_cfg_error(&x->c, "expected an integer") : rc;
     if (integer && !is_integral(*out))
         return rb_cfg_error(&x->c, "expected an integer");
-    if (!rb_pipe_param_within(ps, *out)) {
+    if (!rb_pipeline_param_within(ps, *out)) {
         char b[96];
         bounds_text(ps, b, sizeof b);
         return rb_cfg_error(&x->c, "%s", b);

@@ -7,7 +7,7 @@
 
 static int nomem(rb_engine *e) { return rb_err_set(e->err, RB_ENOMEM, "%s: out of memory", e->label); }
 
-char **rb_pipe_copy_strings(const char *const *src, const size_t *sel, size_t n, bool numbered)
+char **rb_pipeline_copy_strings(const char *const *src, const size_t *sel, size_t n, bool numbered)
 {
     char **out = rb_calloc(n ? n : 1, sizeof *out);
     for (size_t i = 0; out && i < n; i++) {
@@ -78,8 +78,8 @@ static int adopt_outputs(rb_engine *e, size_t s, const rb_port *out, size_t reco
             return rb_err_set(e->err, RB_ENOMEM, "%s: stage %s: output %s is too large", e->label, st->id,
                               st->type->outputs[j]);
         ls->data = rb_calloc(bytes ? bytes : 1, 1);
-        ls->names = rb_pipe_copy_strings(out[j].names, NULL, ls->width, true);
-        ls->units = rb_pipe_copy_strings(out[j].units, NULL, ls->width, false);
+        ls->names = rb_pipeline_copy_strings(out[j].names, NULL, ls->width, true);
+        ls->units = rb_pipeline_copy_strings(out[j].units, NULL, ls->width, false);
         if (!ls->data || !ls->names || !ls->units)
             return nomem(e);
     }

@@ -78,15 +78,15 @@ int rb_engine_finish(rb_engine *e, size_t *failed_stage);
 void rb_engine_free(rb_engine *e);
 /* Copies of n strings src[sel[i]] (sel NULL: src[i]); a NULL src gives "0", "1", ... when numbered, else
  * "". NULL when out of memory (nothing left allocated). */
-char **rb_pipe_copy_strings(const char *const *src, const size_t *sel, size_t n, bool numbered);
+char **rb_pipeline_copy_strings(const char *const *src, const size_t *sel, size_t n, bool numbered);
 
 /* write.c: up to p->n_outputs outputs of `res` (res NULL: none) and p->n_reports reports of `report` (NULL:
  * none) into dir, all or nothing (rb_run_result_write's rules). */
-int rb_pipe_write_files(const rb_pipeline *p, const rb_run_result *res, const rb_report *report, const char *dir,
+int rb_pipeline_write_files(const rb_pipeline *p, const rb_run_result *res, const rb_report *report, const char *dir,
                         bool overwrite, rb_err *err);
 
 /* ---- small helpers ---------------------------------------------------------------------------- */
 /* registry.c: x within the bounds of a NUMBER / INTEGER / array-element parameter. */
-bool rb_pipe_param_within(const rb_param_spec *ps, double x);
+bool rb_pipeline_param_within(const rb_param_spec *ps, double x);
 
 #endif

@@ -37,7 +37,7 @@ void rb_registry_free(rb_registry *reg)
 }
 
 /* Also the loader's check (config.c): a configured value and a default obey the same bounds. */
-bool rb_pipe_param_within(const rb_param_spec *ps, double x)
+bool rb_pipeline_param_within(const rb_param_spec *ps, double x)
 {
     if (ps->has_min && (ps->min_exclusive ? !(x > ps->min) : !(x >= ps->min)))
         return false;
@@ -76,7 +76,7 @@ static const char *check_default(const rb_param_spec *ps)
     switch (ps->kind) {
     case RB_PARAM_NUMBER:
     case RB_PARAM_INTEGER:
-        if (!isfinite(ps->def_number) || !rb_pipe_param_within(ps, ps->def_number))
+        if (!isfinite(ps->def_number) || !rb_pipeline_param_within(ps, ps->def_number))
             return "default outside its bounds";
         if (ps->kind == RB_PARAM_INTEGER && ps->def_number != floor(ps->def_number))
             return "integer default is not integral";
@@ -89,7 +89,7 @@ static const char *check_default(const rb_param_spec *ps)
             return "default length outside its bounds";
         for (size_t i = 0; i < ps->def_count; i++) {
             double x = ps->kind == RB_PARAM_NUMBER_ARRAY ? ps->def_numbers[i] : 0;
-            if (ps->kind == RB_PARAM_NUMBER_ARRAY && (!isfinite(x) || !rb_pipe_param_within(ps, x)))
+            if (ps->kind == RB_PARAM_NUMBER_ARRAY && (!isfinite(x) || !rb_pipeline_param_within(ps, x)))
                 return "default element outside its bounds";
             if (ps->kind == RB_PARAM_STRING_ARRAY && !is_choice(ps, ps->def_strings[i]))
                 return "default element not a choice";

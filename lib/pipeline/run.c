@@ -142,8 +142,8 @@ static int concat_channels(runner *r, size_t i)
         return nomem(r);
     for (size_t c = 0, e = 0; c < n_parts; c++) {
         size_t w = parts[c]->n_elements;
-        char **names = rb_pipe_copy_strings((const char *const *)parts[c]->element_names, NULL, w, true);
-        char **units = rb_pipe_copy_strings((const char *const *)parts[c]->units, NULL, w, false);
+        char **names = rb_pipeline_copy_strings((const char *const *)parts[c]->element_names, NULL, w, true);
+        char **units = rb_pipeline_copy_strings((const char *const *)parts[c]->units, NULL, w, false);
         if (names && units) { /* the strings move into the signal's arrays */
             memcpy(ls->names + e, names, w * sizeof *names);
             memcpy(ls->units + e, units, w * sizeof *units);
@@ -184,8 +184,8 @@ static int bind_channels(runner *r)
         if (rc)
             return rc;
         rb_live_signal *ls = &r->eng.sig[i];
-        ls->names = rb_pipe_copy_strings((const char *const *)ch->element_names, r->select[i], ls->width, true);
-        ls->units = rb_pipe_copy_strings((const char *const *)ch->units, r->select[i], ls->width, false);
+        ls->names = rb_pipeline_copy_strings((const char *const *)ch->element_names, r->select[i], ls->width, true);
+        ls->units = rb_pipeline_copy_strings((const char *const *)ch->units, r->select[i], ls->width, false);
         if (!ls->names || !ls->units)
             return nomem(r);
     }

@@ -50,7 +50,7 @@ static int copy_channels(rb_stream *s, const rb_channel_info *in, size_t n, rb_e
         stream_channel *ch = &s->ch[c];
         ch->width = in[c].width;
         ch->name = rb_strdup(in[c].name);
-        ch->elements = rb_pipe_copy_strings(in[c].elements, NULL, ch->width, true);
+        ch->elements = rb_pipeline_copy_strings(in[c].elements, NULL, ch->width, true);
         ch->row = rb_calloc(ch->width ? ch->width : 1, sizeof *ch->row);
         if (!ch->name || !ch->elements || !ch->row)
             return nomem(s, err);

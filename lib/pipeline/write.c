@@ -36,7 +36,7 @@ static int output_log(const rb_pipeline *p, const rb_run_result *res, const rb_c
     return rc;
 }
 
-int rb_pipe_write_files(const rb_pipeline *p, const rb_run_result *res, const rb_report *report, const char *dir,
+int rb_pipeline_write_files(const rb_pipeline *p, const rb_run_result *res, const rb_report *report, const char *dir,
                        bool overwrite, rb_err *err)
 {
     size_t n_out = res ? p->n_outputs : 0, n_rep = report ? p->n_reports : 0, begun = 0;
@@ -78,6 +78,6 @@ int rb_pipe_write_files(const rb_pipeline *p, const rb_run_result *res, const rb
 int rb_run_result_write(const rb_pipeline *p, const rb_run_result *res, const char *out_dir, bool overwrite,
                         rb_err *err)
 {
-    return rb_pipe_write_files(p, res, res->report, out_dir, overwrite, err);
+    return rb_pipeline_write_files(p, res, res->report, out_dir, overwrite, err);
 }
 

@@ -284,7 +284,7 @@ static int parse_network(rb_cfg *c, const cJSON *v)
     fsp *x = (fsp *)c;
     static const char *const keys[] = {"H",      "hidden",     "dropout",  "lambda", "learning_rate",
                                        "epochs", "batch_size", "patience", "seed",   "split_block"};
-    rb_fnet_train_opts *o = &x->s->train;
+    rb_friction_net_train_opts *o = &x->s->train;
     int rc = rb_cfg_check_object(c, v, keys, sizeof keys / sizeof keys[0]);
     if (!rc)
         rc = opt_count(c, v, "H", 1, &x->s->H);
@@ -398,7 +398,7 @@ static int parse_root(fsp *x, const cJSON *root)
                                        "analytic", "motor_inertia"};
     rb_cfg *c = &x->c;
     rb_friction_spec *s = x->s;
-    rb_fnet_train_opts_init(&s->train);
+    rb_friction_net_train_opts_init(&s->train);
     s->H = 20;
     s->split_block = 500;
     int rc = rb_cfg_check_object(c, root, keys, sizeof keys / sizeof keys[0]);

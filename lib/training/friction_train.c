@@ -1,5 +1,5 @@
 /* Friction training: the spec's logs -> velocity series and friction targets -> per-joint SCV fit, network
- * and analytic fits (see roboest/estimators.h, "friction training"). */
+ * and analytic fits (see roboest/training.h, "friction training"). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -338,7 +338,7 @@ void rb_friction_train_result_free(rb_friction_train_result *r)
 {
     if (!r)
         return;
-    rb_fnet_file_free(r->file);
+    rb_friction_net_file_free(r->file);
     rb_free(r->n_rows);
     rb_free(r->rms_target);
     rb_free(r->scv);
@@ -391,7 +391,7 @@ static int make_rows(const rb_friction_data *d, const rb_friction_spec *spec, si
     r->t_train = rb_malloc(n * sizeof *r->t_train);
     if (!r->val || !r->physics || !r->v_train || !r->t_train)
         return rb_err_set(err, RB_ENOMEM, "out of memory");
-    rb_fnet_split(n, spec->split_block, r->val);
+    rb_friction_net_split(n, spec->split_block, r->val);
     for (size_t k = 0; k < n; k++)
         if (!r->val[k]) {
             r->v_train[r->n_train] = r->v_now[k];
@@ -413,10 +413,10 @@ static int joint_progress(void *user, size_t epoch, size_t epochs, double train,
 
 /* The network of joint j into the file. */
 static int train_network(const rb_friction_spec *spec, const rb_friction_train_opts *o, size_t j, joint_rows *r,
-                         const rb_friction_model *scv, rb_fnet_file *f, rb_err *err)
+                         const rb_friction_model *scv, rb_friction_net_file *f, rb_err *err)
 {
-    rb_fnet_joint *e;
-    int rc = rb_fnet_file_add(f, spec->joints[j], &e, err);
+    rb_friction_net_joint *e;
+    int rc = rb_friction_net_file_add(f, spec->joints[j], &e, err);
     if (rc)
         return rc;
     e->H = spec->H;
@@ -424,11 +424,11 @@ static int train_network(const rb_friction_spec *spec, const rb_friction_train_o
     e->split_block = spec->split_block;
     e->train = spec->train;
     progress_ctx pc = {o, j};
-    rb_fnet_train_opts to = spec->train;
+    rb_friction_net_train_opts to = spec->train;
     to.progress = o->progress ? joint_progress : NULL;
     to.user = &pc;
-    rb_fnet_data data = {r->n, 2 * spec->H, r->X, r->target, r->physics, r->val};
-    return rb_fnet_train(&data, &to, &e->net, &e->result, err);
+    rb_friction_net_data data = {r->n, 2 * spec->H, r->X, r->target, r->physics, r->val};
+    return rb_friction_net_train(&data, &to, &e->net, &e->result, err);
 }
 
 static int train_joint(const rb_friction_spec *spec, const rb_friction_train_opts *o, const rb_friction_data *d,
@@ -480,7 +480,7 @@ static char *describe(const rb_friction_spec_signal *sig, size_t n)
     return rb_strdup(buf);
 }
 
-static int set_provenance(const rb_friction_spec *spec, const rb_friction_data *d, rb_fnet_file *f, rb_err *err)
+static int set_provenance(const rb_friction_spec *spec, const rb_friction_data *d, rb_friction_net_file *f, rb_err *err)
 {
     f->sample_period = d->sample_period;
     f->motor_velocity = describe(&spec->motor_velocity, spec->n_joints);
@@ -524,7 +524,7 @@ static int set_provenance(const rb_friction_spec *spec, const rb_friction_data *
     for (size_t i = 0; rc == RB_OK && i < sizeof kv / sizeof kv[0]; i++)
         rc = rb_provenance_add(&pv, kv[i][0], kv[i][1], err);
     if (rc == RB_OK)
-        rc = rb_fnet_file_set_provenance(f, &pv, err);
+        rc = rb_friction_net_file_set_provenance(f, &pv, err);
     rb_provenance_free(&pv);
     rb_free(logs);
     rb_free(shas);
@@ -549,7 +549,7 @@ static int alloc_result(const rb_friction_spec *spec, bool network, rb_friction_
     *out = r;
     if (!r || !r->n_rows || !r->rms_target || !r->scv || !r->scv_rmse || !r->analytic || !r->analytic_rmse)
         return rb_err_set(err, RB_ENOMEM, "out of memory");
-    return network ? rb_fnet_file_new(&r->file, err) : RB_OK;
+    return network ? rb_friction_net_file_new(&r->file, err) : RB_OK;
 }
 
 int rb_friction_train(const rb_friction_spec *spec, const rb_friction_train_opts *o, rb_friction_train_result **out,

@@ -27,7 +27,7 @@ typedef struct tune_ctx {
     size_t evaluations;
 } tune_ctx;
 
-/* The criterion at log10 q (see roboest/estimators.h). */
+/* The criterion at log10 q (see roboest/training.h). */
 static int evaluate(tune_ctx *c, double log10_q, double *J, rb_err *err)
 {
     c->par.q = pow(10.0, log10_q);

@@ -1,5 +1,5 @@
-/* Friction network forward pass per joint at the paper's sizes: rb_fnet_forward (double, dgemv) and the
- * inference form the friction_pinn stage runs (rb_fnet_infer_forward: W2 transposed in single precision,
+/* Friction network forward pass per joint at the paper's sizes: rb_friction_net_forward (double, dgemv) and the
+ * inference form the friction_pinn stage runs (rb_friction_net_infer_forward: W2 transposed in single precision,
  * ReLU-off columns skipped), for one joint and for six joints stepped in turn (a leg: six networks'
  * weights compete for the cache). Never a timed test: it prints a Markdown table.
  *
@@ -29,7 +29,7 @@ static int cmp(const void *a, const void *b)
 }
 
 /* Median microseconds per joint evaluation over batches; inference form when `fast`. */
-static double time_per_joint(rb_fnet *nets, rb_fnet_infer *fast, size_t nj, bool use_fast, int batches)
+static double time_per_joint(rb_fnet *nets, rb_friction_net_infer *fast, size_t nj, bool use_fast, int batches)
 {
     double x[NIN], *work = malloc((NIN + 600) * sizeof *work), sink = 0, *per = malloc(batches * sizeof *per);
     for (int i = 0; i < NIN; i++)
@@ -39,7 +39,7 @@ static double time_per_joint(rb_fnet *nets, rb_fnet_infer *fast, size_t nj, bool
         double t0 = rb_monotonic_seconds();
         for (size_t c = 0; c < calls; c++)
             for (size_t j = 0; j < nj; j++)
-                sink += use_fast ? rb_fnet_infer_forward(&fast[j], x, work) : rb_fnet_forward(&nets[j], x, work);
+                sink += use_fast ? rb_friction_net_infer_forward(&fast[j], x, work) : rb_friction_net_forward(&nets[j], x, work);
         if (rb_monotonic_seconds() - t0 > 0.01)
             break;
         calls *= 2;
@@ -49,7 +49,7 @@ static double time_per_joint(rb_fnet *nets, rb_fnet_infer *fast, size_t nj, bool
         for (size_t c = 0; c < calls; c++) {
             x[c % NIN] += 1e-4;
             for (size_t j = 0; j < nj; j++)
-                sink += use_fast ? rb_fnet_infer_forward(&fast[j], x, work) : rb_fnet_forward(&nets[j], x, work);
+                sink += use_fast ? rb_friction_net_infer_forward(&fast[j], x, work) : rb_friction_net_forward(&nets[j], x, work);
         }
         per[b] = (rb_monotonic_seconds() - t0) / (double)(calls * nj) * 1e6;
     }
@@ -65,29 +65,29 @@ static double time_per_joint(rb_fnet *nets, rb_fnet_infer *fast, size_t nj, bool
 /* The friction_pinn stage on 6 joints: median microseconds per step over batches of 1000 samples. */
 static double stage_step_us(int batches)
 {
-    rb_fnet_file *f;
+    rb_friction_net_file *f;
     rb_err err;
     static const char *const names[NJ] = {"hip_pitch", "hip_roll", "hip_yaw", "knee", "ankle_pitch", "ankle_roll"};
-    if (rb_fnet_file_new(&f, &err))
+    if (rb_friction_net_file_new(&f, &err))
         return NAN;
     f->sample_period = 0.001;
     rb_rng rng;
     rb_rng_seed(&rng, 2);
     for (int j = 0; j < NJ; j++) {
-        rb_fnet_joint *e;
-        if (rb_fnet_file_add(f, names[j], &e, &err) || rb_fnet_alloc(&e->net, NIN, 233, 229, &err) ||
+        rb_friction_net_joint *e;
+        if (rb_friction_net_file_add(f, names[j], &e, &err) || rb_friction_net_alloc(&e->net, NIN, 233, 229, &err) ||
             rb_friction_preset("ergocub_r_knee", &e->scv, &err))
             return NAN;
         e->H = NIN / 2;
-        rb_fnet_init_weights(&e->net, &rng);
-        rb_fnet_train_opts_init(&e->train);
+        rb_friction_net_init_weights(&e->net, &rng);
+        rb_friction_net_train_opts_init(&e->train);
     }
     char dir[] = "/tmp/rb_bench_friction_XXXXXX";
-    if (!mkdtemp(dir) || rb_fnet_file_write(f, "/tmp/rb_bench_friction_net.json", true, &err)) {
-        rb_fnet_file_free(f);
+    if (!mkdtemp(dir) || rb_friction_net_file_write(f, "/tmp/rb_bench_friction_net.json", true, &err)) {
+        rb_friction_net_file_free(f);
         return NAN;
     }
-    rb_fnet_file_free(f);
+    rb_friction_net_file_free(f);
     rb_param_value vals[4] = {{.string = "/tmp/rb_bench_friction_net.json"}, {.count = 0}, {.string = "zero"}, {0}};
     rb_params params = {&rb_stage_friction_pinn, vals};
     rb_port in[2] = {{NJ, names, NULL}, {NJ, names, NULL}}, out[1];
@@ -129,24 +129,24 @@ int main(int argc, char **argv)
         batches = 15;
     openblas_set_num_threads(1);
     const size_t sizes[3][2] = {{150, 150}, {233, 229}, {300, 300}};
-    printf("| hidden | joints | rb_fnet_forward us/joint | rb_fnet_infer_forward us/joint |\n");
+    printf("| hidden | joints | rb_friction_net_forward us/joint | rb_friction_net_infer_forward us/joint |\n");
     printf("|---|---|---|---|\n");
     for (int s = 0; s < 3; s++) {
         rb_fnet nets[NJ];
-        rb_fnet_infer fast[NJ];
+        rb_friction_net_infer fast[NJ];
         rb_rng rng;
         rb_rng_seed(&rng, 1);
         rb_err err;
         for (int j = 0; j < NJ; j++) {
-            if (rb_fnet_alloc(&nets[j], NIN, sizes[s][0], sizes[s][1], &err)) {
+            if (rb_friction_net_alloc(&nets[j], NIN, sizes[s][0], sizes[s][1], &err)) {
                 fprintf(stderr, "%s\n", err.msg);
                 return 1;
             }
-            rb_fnet_init_weights(&nets[j], &rng);
-            rb_fnet_parts p = rb_fnet_parts_of(&nets[j]);
+            rb_friction_net_init_weights(&nets[j], &rng);
+            rb_friction_net_parts p = rb_friction_net_parts_of(&nets[j]);
             for (size_t i = 0; i < nets[j].h1; i++)
                 p.b1[i] = 0.05 * rb_rng_normal(&rng);
-            if (rb_fnet_infer_init(&fast[j], &nets[j], &err)) {
+            if (rb_friction_net_infer_init(&fast[j], &nets[j], &err)) {
                 fprintf(stderr, "%s\n", err.msg);
                 return 1;
             }
@@ -155,8 +155,8 @@ int main(int argc, char **argv)
             printf("| %zu/%zu | %zu | %.2f | %.2f |\n", sizes[s][0], sizes[s][1], nj,
                    time_per_joint(nets, fast, nj, false, batches), time_per_joint(nets, fast, nj, true, batches));
         for (int j = 0; j < NJ; j++) {
-            rb_fnet_free(&nets[j]);
-            rb_fnet_infer_free(&fast[j]);
+            rb_friction_net_free(&nets[j]);
+            rb_friction_net_infer_free(&fast[j]);
         }
     }
     double us = stage_step_us(batches);

@@ -7,6 +7,17 @@
 
 #include "../unit/support.h" /* test_count_entries, test_need_shared */
 
+/* The exit codes as documented (README "Exit codes", roboest --help): what the tests expect, written here once. */
+enum {
+    CLI_EXIT_OK = 0,
+    CLI_EXIT_INTERNAL = 1,
+    CLI_EXIT_USAGE = 2,
+    CLI_EXIT_INPUT = 3,
+    CLI_EXIT_NUMERIC = 4,
+    CLI_EXIT_OUTPUT = 5,
+    CLI_EXIT_CHECK = 6
+};
+
 typedef struct cli_result {
     int status; /* exit code, or 128 + signal */
     char *out;  /* everything written to stdout */

@@ -11,7 +11,6 @@
 
 #include "harness.h"
 
-enum { EXIT_INPUT = 3 };
 
 /* configs/scenarios/humanoid_balance.json made a closed-loop scenario: torque controller, `duration` s, a push
  * on the right shank at 0.8 s, the model read in place. */
@@ -179,7 +178,7 @@ static void expect_config_error(const char *configurations, const char *extra, c
 {
     fixture fx = make_fixture(configurations, extra, 0.3);
     cli_result r = cli_run(NULL, (const char *const[]){"closed-loop", fx.config, "-o", fx.out, NULL});
-    cr_assert_eq(r.status, EXIT_INPUT, "exit %d, stderr: %s", r.status, r.err);
+    cr_assert_eq(r.status, CLI_EXIT_INPUT, "exit %d, stderr: %s", r.status, r.err);
     cr_assert(strstr(r.err, needle), "expected '%s' in: %s", needle, r.err);
     cr_assert_eq(test_count_lines(r.err), 1, "%s", r.err);
     cr_assert_not(test_exists(fx.out));
@@ -210,7 +209,7 @@ Test(cli_closed_loop, pipeline_rate_and_elements_must_fit_the_loop)
     test_write_file(slow,
                     "{\"clock\": {\"rate\": 200}, \"signals\": {\"tau\": {\"channel\": \"truth/joints/torques\"}}}\n");
     cli_result r = cli_run(NULL, (const char *const[]){"closed-loop", fx.config, "-o", fx.out, NULL});
-    cr_assert_eq(r.status, EXIT_INPUT, "%s", r.err);
+    cr_assert_eq(r.status, CLI_EXIT_INPUT, "%s", r.err);
     cr_assert(strstr(r.err, "runs at 200 Hz but the scenario's control loop at 1000 Hz"), "%s", r.err);
     cli_result_free(&r);
     /* an estimate whose elements are not joints */

@@ -10,7 +10,6 @@
 
 #include "harness.h"
 
-enum { EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_CHECK = 6 };
 
 /* truth/tau (sin, cos) and a measurement offset by `off` (+ off / 2 on j2), at 100 Hz for 5 s. */
 static void write_log(const char *path, double off, bool with_truth)
@@ -95,7 +94,7 @@ Test(cli_compare, writes_the_table_and_figures_then_check_gates)
     cli_result_free(&r);
     r = cli_run(NULL, (const char *[]){"check", fx.report, rules, "--rule", "smooth.rmse < raw.rmse[j2]", "--junit",
                                        junit, "--force", NULL});
-    cr_expect_eq(r.status, EXIT_CHECK, "%s%s", r.out, r.err);
+    cr_expect_eq(r.status, CLI_EXIT_CHECK, "%s%s", r.out, r.err);
     cr_expect(strstr(r.out, "FAIL  smooth.rmse = ") && strstr(r.out, "(--rule 1)"), "%s", r.out);
     cli_result_free(&r);
     doc = xmlReadFile(junit, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR);
@@ -133,7 +132,7 @@ static void expect_compare_failure(const char *suite_text, bool truth_in_b, int 
 Test(cli_compare, missing_pipeline)
 {
     char *s = with("smooth.json", "nowhere.json");
-    expect_compare_failure(s, true, EXIT_INPUT,
+    expect_compare_failure(s, true, CLI_EXIT_INPUT,
                            (const char *[]){"suite.json:3:", "variants[1].pipeline", "nowhere.json", NULL});
     free(s);
 }
@@ -141,27 +140,27 @@ Test(cli_compare, missing_pipeline)
 Test(cli_compare, unknown_estimate_signal)
 {
     char *s = with("\"tau_lp\"", "\"tau_l\"");
-    expect_compare_failure(s, true, EXIT_INPUT,
+    expect_compare_failure(s, true, CLI_EXIT_INPUT,
                            (const char *[]){"variants[1].estimate", "'tau_l'", "did you mean 'tau_lp'", NULL});
     free(s);
 }
 
 Test(cli_compare, log_without_the_reference)
 {
-    expect_compare_failure(SUITE, false, EXIT_INPUT,
+    expect_compare_failure(SUITE, false, CLI_EXIT_INPUT,
                            (const char *[]){"b.csv", "reference channel truth/tau not found", NULL});
 }
 
 Test(cli_compare, bad_suite_key_and_usage)
 {
     char *s = with("\"figures\"", "\"figure\"");
-    expect_compare_failure(s, true, EXIT_INPUT, (const char *[]){"unknown key 'figure'", "'figures'", NULL});
+    expect_compare_failure(s, true, CLI_EXIT_INPUT, (const char *[]){"unknown key 'figure'", "'figures'", NULL});
     free(s);
     cli_result r = cli_run(NULL, (const char *[]){"compare", NULL});
-    cr_expect_eq(r.status, EXIT_USAGE);
+    cr_expect_eq(r.status, CLI_EXIT_USAGE);
     cli_result_free(&r);
     r = cli_run(NULL, (const char *[]){"compare", "x.json", "--threads", "0", NULL});
-    cr_expect_eq(r.status, EXIT_USAGE);
+    cr_expect_eq(r.status, CLI_EXIT_USAGE);
     cli_result_free(&r);
 }
 
@@ -176,7 +175,7 @@ static void expect_check_failure(const char *rules_text, const char *inline_rule
     r = inline_rule
             ? cli_run(NULL, (const char *[]){"check", fx.report, rules, "--rule", inline_rule, "--junit", junit, NULL})
             : cli_run(NULL, (const char *[]){"check", fx.report, rules, "--junit", junit, NULL});
-    cr_expect_eq(r.status, EXIT_INPUT, "%s%s", r.out, r.err);
+    cr_expect_eq(r.status, CLI_EXIT_INPUT, "%s%s", r.out, r.err);
     cr_expect_eq(test_count_lines(r.err), 1, "one line: %s", r.err);
     for (const char *const *m = must; *m; m++)
         cr_expect(strstr(r.err, *m), "stderr lacks '%s': %s", *m, r.err);

@@ -9,7 +9,6 @@
 
 #include "harness.h"
 
-enum { EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_OUTPUT = 5 };
 
 /* 201 samples at 100 Hz of two 2-element channels on one clock: positions sin(t), t^2/2 and their
  * exact derivatives cos(t), t. */
@@ -53,10 +52,10 @@ Test(cli_files, help_and_version)
     cr_expect(strncmp(r.out, "roboest ", 8) == 0, "%s", r.out);
     cli_result_free(&r);
     r = cli_run(NULL, (const char *[]){"frobnicate", NULL});
-    expect_failure(&r, EXIT_USAGE, "unknown command 'frobnicate'", NULL);
+    expect_failure(&r, CLI_EXIT_USAGE, "unknown command 'frobnicate'", NULL);
     cli_result_free(&r);
     r = cli_run(NULL, (const char *[]){"info", "--bogus", "x", NULL});
-    expect_failure(&r, EXIT_USAGE, "--bogus", NULL);
+    expect_failure(&r, CLI_EXIT_USAGE, "--bogus", NULL);
     cli_result_free(&r);
 }
 
@@ -97,7 +96,7 @@ Test(cli_files, convert_round_trips_through_every_format)
     /* Existing output without --force: refused, file untouched; with --force: replaced. */
     size_t before = test_file_size(h5);
     r = cli_run(NULL, (const char *[]){"convert", csv, "-o", h5, NULL});
-    expect_failure(&r, EXIT_OUTPUT, "--force", NULL);
+    expect_failure(&r, CLI_EXIT_OUTPUT, "--force", NULL);
     cr_expect_eq(test_file_size(h5), before);
     cli_result_free(&r);
     r = cli_run(NULL, (const char *[]){"convert", csv, "-o", h5, "--force", NULL});
@@ -157,19 +156,19 @@ Test(cli_files, bad_input_files)
     char *out = test_path(dir, "out.h5");
     char *missing = test_path(dir, "missing.mat");
     cli_result r = cli_run(NULL, (const char *[]){"convert", missing, "-o", out, NULL});
-    expect_failure(&r, EXIT_INPUT, missing, out);
+    expect_failure(&r, CLI_EXIT_INPUT, missing, out);
     cli_result_free(&r);
 
     char *empty = test_path(dir, "empty.mat");
     test_write_file(empty, "");
     r = cli_run(NULL, (const char *[]){"convert", empty, "-o", out, NULL});
-    expect_failure(&r, EXIT_INPUT, empty, out);
+    expect_failure(&r, CLI_EXIT_INPUT, empty, out);
     cli_result_free(&r);
 
     char *text = test_path(dir, "notes.mat");
     test_write_file(text, "these are my notes, not a MATLAB file\n");
     r = cli_run(NULL, (const char *[]){"info", text, NULL});
-    expect_failure(&r, EXIT_INPUT, text, NULL);
+    expect_failure(&r, CLI_EXIT_INPUT, text, NULL);
     cli_result_free(&r);
 
     /* Truncated .mat (v7.3 and v7) and .h5 files, cut at several offsets. */
@@ -189,7 +188,7 @@ Test(cli_files, bad_input_files)
             char *cut = test_path(dir, "cut.mat");
             test_truncate_copy(good, cut, cuts[c]);
             r = cli_run(NULL, (const char *[]){"convert", cut, "-o", out, NULL});
-            cr_expect(r.status == EXIT_INPUT, "%s cut at %zu: exit %d: %s", kinds[k], cuts[c], r.status, r.err);
+            cr_expect(r.status == CLI_EXIT_INPUT, "%s cut at %zu: exit %d: %s", kinds[k], cuts[c], r.status, r.err);
             cr_expect_eq(test_count_lines(r.err), 1, "%s cut at %zu: %s", kinds[k], cuts[c], r.err);
             cr_expect(strstr(r.err, cut), "%s cut at %zu: message names the file: %s", kinds[k], cuts[c], r.err);
             cr_expect(!test_exists(out));
@@ -204,7 +203,7 @@ Test(cli_files, bad_input_files)
     cli_result_free(&r);
     char *nodir = test_path(dir, "no/such/folder/out.h5");
     r = cli_run(NULL, (const char *[]){"convert", good, "-o", nodir, NULL});
-    expect_failure(&r, EXIT_OUTPUT, "does not exist", nodir);
+    expect_failure(&r, CLI_EXIT_OUTPUT, "does not exist", nodir);
     cli_result_free(&r);
     free(out), free(missing), free(empty), free(text), free(csv), free(good), free(nodir), free(dir);
 }
@@ -225,7 +224,7 @@ Test(cli_files, csv_needs_one_clock_unless_resampled)
     }
     /* Two files of one session with channels of different names cannot be concatenated. */
     cli_result r = cli_run(NULL, (const char *[]){"convert", ha, hb, "-o", out, NULL});
-    expect_failure(&r, EXIT_INPUT, "channel", out);
+    expect_failure(&r, CLI_EXIT_INPUT, "channel", out);
     cli_result_free(&r);
     free(a), free(b), free(ha), free(hb), free(out), free(dir);
 }

@@ -14,7 +14,6 @@
 #define FOUR_JOINTS RDE_CONFIGS "/four_joints_two_sensors"
 #define FOUR_URDF RB_SHARED "/models/four_joints_two_sensors.urdf"
 
-enum { EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_OUTPUT = 5 };
 
 static cli_result import(const char *dir, const char *out, const char *extra)
 {
@@ -45,7 +44,7 @@ static void shipped_config(const char *dir, int n_lines_min)
     size_t n1 = 0, n2 = 0;
     char *first = test_read_file(out, &n1);
     cli_result again = import(dir, out, NULL);
-    cr_assert_eq(again.status, EXIT_OUTPUT, "%s", again.err);
+    cr_assert_eq(again.status, CLI_EXIT_OUTPUT, "%s", again.err);
     cli_result forced = import(dir, out, "--force");
     cr_assert_eq(forced.status, 0, "%s", forced.err);
     char *second = test_read_file(out, &n2);
@@ -99,12 +98,12 @@ Test(cli_import_rde, help_and_usage)
     cli_result_free(&r);
     const char *no_out[] = {"import-rde", ERGOCUB, NULL};
     r = cli_run(NULL, no_out);
-    cr_assert_eq(r.status, EXIT_USAGE);
+    cr_assert_eq(r.status, CLI_EXIT_USAGE);
     cr_assert_str_eq(r.err, "roboest import-rde: missing -o PIPELINE.json (see 'roboest import-rde --help')\n");
     cli_result_free(&r);
     const char *bad_opt[] = {"import-rde", ERGOCUB, "-o", "x.json", "--urfd", "a", NULL};
     r = cli_run(NULL, bad_opt);
-    cr_assert_eq(r.status, EXIT_USAGE);
+    cr_assert_eq(r.status, CLI_EXIT_USAGE);
     cr_assert_eq(test_count_lines(r.err), 1);
     cli_result_free(&r);
 }
@@ -186,22 +185,22 @@ Test(cli_import_rde, the_small_configuration_works)
 
 Test(cli_import_rde, bad_inputs)
 {
-    expect_failure("/nonexistent/rde", EXIT_INPUT, "/nonexistent/rde: no such folder");
+    expect_failure("/nonexistent/rde", CLI_EXIT_INPUT, "/nonexistent/rde: no such folder");
     char *dir = test_tmpdir();
-    expect_failure(dir, EXIT_INPUT, "config.ini: no such file");
+    expect_failure(dir, CLI_EXIT_INPUT, "config.ini: no such file");
     free(dir);
     dir = small_config("model.ini", "joint_list (\"joint_1\", \"joint_2\",\n\"joint_3\"\n[FT]\nnames (\"ft_1\")\n");
-    expect_failure(dir, EXIT_INPUT, "model.ini:1: unterminated list for key 'joint_list' (found '[' on line 3)");
+    expect_failure(dir, CLI_EXIT_INPUT, "model.ini:1: unterminated list for key 'joint_list' (found '[' on line 3)");
     free(dir);
     dir = small_config("model.ini", "joint_list (\"joint_1\", \"joint_2\", \"joint_3\", \"joint_4\")\n"
                                     "base_link base link\n");
-    expect_failure(dir, EXIT_INPUT, "model.ini:2: key 'base_link': more than one value");
+    expect_failure(dir, CLI_EXIT_INPUT, "model.ini:2: key 'base_link': more than one value");
     free(dir);
     dir = small_config("ukf/ukf_state.ini", "dynamics_list (\"DS\", \"TAU_M\", \"TAU_F\", \"FT_1\")\n"
                                             "[DS]\nname \"ds\"\ncovariance (1, 1, 1, 1)\n"
                                             "initial_covariance (1, 1, 1, 1)\n"
                                             "dynamic_model \"SecondOrderStateDynamics\"\n");
-    expect_failure(dir, EXIT_INPUT, "ukf_state.ini:6: [DS]: unknown dynamic_model 'SecondOrderStateDynamics'");
+    expect_failure(dir, CLI_EXIT_INPUT, "ukf_state.ini:6: [DS]: unknown dynamic_model 'SecondOrderStateDynamics'");
     free(dir);
     dir = small_config("ukf/ukf_measurement.ini", "dynamics_list (\"DS\", \"I_M\", \"FT_X\")\n"
                                                   "[DS]\nname \"ds\"\ncovariance (1, 1, 1, 1)\n"
@@ -211,15 +210,15 @@ Test(cli_import_rde, bad_inputs)
                                                   "dynamic_model \"MotorCurrentMeasurementDynamics\"\n"
                                                   "[FT_X]\nname \"ft_2\"\ncovariance (1, 1, 1, 1, 1, 1)\n"
                                                   "dynamic_model \"ConstantMeasurementModel\"\n");
-    expect_failure(dir, EXIT_INPUT, "ukf_measurement.ini:13: [FT_X]: name 'ft_2' is not a measurement");
+    expect_failure(dir, CLI_EXIT_INPUT, "ukf_measurement.ini:13: [FT_X]: name 'ft_2' is not a measurement");
     free(dir);
     dir = small_config("model.ini", "joint_list (\"joint_1\", \"joint_2\", \"joint_3\", \"joint_4\")\n"
                                     "base_link \"base_link\"\n[FT]\nnames (\"ft_9\")\n");
-    expect_failure(dir, EXIT_INPUT, "ukf_state.ini:18: [FT_1]: name 'ft_1' is not a state");
+    expect_failure(dir, CLI_EXIT_INPUT, "ukf_state.ini:18: [FT_1]: name 'ft_1' is not a state");
     free(dir);
     dir = small_config("config.ini", "[GENERAL]\nurdf_path \"x.urdf\"\nsampling_time 0.01\n"
                                      "[include MODEL \"model.ini\"]\n[include UKF \"ukf_typo.ini\"]\n");
-    expect_failure(dir, EXIT_INPUT, "config.ini:5: include file 'ukf_typo.ini' not found");
+    expect_failure(dir, CLI_EXIT_INPUT, "config.ini:5: include file 'ukf_typo.ini' not found");
     free(dir);
 }
 
@@ -229,7 +228,7 @@ Test(cli_import_rde, output_folder_must_exist)
     char *dir = small_config(NULL, NULL);
     const char *args[] = {"import-rde", dir, "-o", "/nonexistent/p.json", "--urdf", FOUR_URDF, NULL};
     cli_result r = cli_run(NULL, args);
-    cr_assert_eq(r.status, EXIT_OUTPUT, "%s", r.err);
+    cr_assert_eq(r.status, CLI_EXIT_OUTPUT, "%s", r.err);
     cr_assert_eq(test_count_lines(r.err), 1, "%s", r.err);
     cli_result_free(&r);
     free(dir);

@@ -14,7 +14,6 @@
 #define ARM RB_SOURCE "/datasets/arm_2ft.urdf"
 #define FOUR RB_SHARED "/models/four_joints_two_sensors.urdf"
 
-enum { EXIT_USAGE = 2, EXIT_INPUT = 3 };
 
 /* Deterministic pseudo-random numbers in [-1, 1). */
 static double rnd(unsigned *s)
@@ -202,7 +201,7 @@ Test(cli_model, info_and_errors)
     cli_result_free(&r);
 
     r = cli_run(NULL, (const char *[]){"model", "info", FOUR, "--joints", "joint_9", NULL});
-    cr_expect_eq(r.status, EXIT_INPUT, "%s", r.err);
+    cr_expect_eq(r.status, CLI_EXIT_INPUT, "%s", r.err);
     cr_expect(strstr(r.err, "joint_9") && test_count_lines(r.err) == 1, "%s", r.err);
     cli_result_free(&r);
 
@@ -211,19 +210,19 @@ Test(cli_model, info_and_errors)
     test_write_file(bad, "<robot name=\"r\"><link name=\"a\"/><joint name=\"j\" type=\"revolute\">"
                          "<parent link=\"a\"/><child link=\"b\"/></joint></robot>\n");
     r = cli_run(NULL, (const char *[]){"model", "info", bad, NULL});
-    cr_expect_eq(r.status, EXIT_INPUT, "%s", r.err);
+    cr_expect_eq(r.status, CLI_EXIT_INPUT, "%s", r.err);
     cr_expect(strstr(r.err, "bad.urdf") && strstr(r.err, "j") && test_count_lines(r.err) == 1, "%s", r.err);
     cli_result_free(&r);
 
     write_states(states, 2, 3, false, 3u); /* 3 joints for a 4-joint model */
     r = cli_run(NULL, (const char *[]){"model", "eval", ARM, "--op", "rnea", "--states", states, "-o", out, NULL});
-    cr_expect_eq(r.status, EXIT_INPUT, "%s", r.err);
+    cr_expect_eq(r.status, CLI_EXIT_INPUT, "%s", r.err);
     cr_expect(strstr(r.err, "q") && strstr(r.err, "expected"), "%s", r.err);
     cr_expect(!test_exists(out), "no output on error");
     cli_result_free(&r);
 
     r = cli_run(NULL, (const char *[]){"model", "eval", ARM, "--op", "jacobian", "--states", states, "-o", out, NULL});
-    cr_expect_eq(r.status, EXIT_USAGE, "--frame is required: %s", r.err);
+    cr_expect_eq(r.status, CLI_EXIT_USAGE, "--frame is required: %s", r.err);
     cli_result_free(&r);
     free(bad), free(states), free(out), free(dir);
 }

@@ -8,7 +8,6 @@
 
 #include "harness.h"
 
-enum { EXIT_INPUT = 3, EXIT_NUMERIC = 4, EXIT_OUTPUT = 5 };
 
 typedef struct fixture {
     char *dir, *log, *config, *out;
@@ -118,7 +117,7 @@ Test(cli_run, writes_estimates_and_reports)
 
     /* Running again without --force refuses before doing anything; with --force it replaces. */
     r = cli_run(NULL, (const char *[]){"run", fx.config, "-o", fx.out, NULL});
-    cr_expect_eq(r.status, EXIT_OUTPUT, "%s", r.err);
+    cr_expect_eq(r.status, CLI_EXIT_OUTPUT, "%s", r.err);
     cr_expect(strstr(r.err, "--force"), "%s", r.err);
     cli_result_free(&r);
     r = cli_run(NULL, (const char *[]){"run", fx.config, "-o", fx.out, "--force", "-q", NULL});
@@ -176,48 +175,48 @@ Test(cli_run, print_config_lists_only_wired_output_ports)
 
 Test(cli_run, bad_configs)
 {
-    expect_run_failure("{\n  \"name\": \"x\",\n  \"clock\": {\"rate\": 100,}\n}\n", EXIT_INPUT,
+    expect_run_failure("{\n  \"name\": \"x\",\n  \"clock\": {\"rate\": 100,}\n}\n", CLI_EXIT_INPUT,
                        (const char *[]){"pipeline.json:3:", "malformed JSON", NULL}, -1, NULL);
     char *c = config_with("\"finite_difference\"", "\"finite_diference\"");
-    expect_run_failure(c, EXIT_INPUT,
+    expect_run_failure(c, CLI_EXIT_INPUT,
                        (const char *[]){"pipeline.json:10:", "stages[0].type", "finite_difference", NULL}, -1, NULL);
     free(c);
     c = config_with("\"in\": {\"x\": \"q\"}", "\"in\": {\"x\": \"q_nowhere\"}");
-    expect_run_failure(c, EXIT_INPUT, (const char *[]){"pipeline.json:10:", "stages[0].in.x", "q_nowhere", NULL},
+    expect_run_failure(c, CLI_EXIT_INPUT, (const char *[]){"pipeline.json:10:", "stages[0].in.x", "q_nowhere", NULL},
                        -1, NULL);
     free(c);
     c = config_with("\"clock\": {\"rate\": 100}", "\"clock\": {\"rate\": \"fast\"}");
-    expect_run_failure(c, EXIT_INPUT, (const char *[]){"pipeline.json:4:", "clock.rate", NULL}, -1, NULL);
+    expect_run_failure(c, CLI_EXIT_INPUT, (const char *[]){"pipeline.json:4:", "clock.rate", NULL}, -1, NULL);
     free(c);
     c = config_with("\"signals\"", "\"signal\"");
-    expect_run_failure(c, EXIT_INPUT, (const char *[]){"pipeline.json:5:", "signals", NULL}, -1, NULL);
+    expect_run_failure(c, CLI_EXIT_INPUT, (const char *[]){"pipeline.json:5:", "signals", NULL}, -1, NULL);
     free(c);
 }
 
 Test(cli_run, bad_logs)
 {
     char *c = config_with("\"joints_state/velocities\"", "\"joints_state/accelerations\"");
-    expect_run_failure(c, EXIT_INPUT, (const char *[]){"log.csv", "joints_state/accelerations", NULL}, -1, NULL);
+    expect_run_failure(c, CLI_EXIT_INPUT, (const char *[]){"log.csv", "joints_state/accelerations", NULL}, -1, NULL);
     free(c);
     /* wrong element count: an element index the channel does not have */
     c = config_with("{\"channel\": \"joints_state/positions\"}",
                     "{\"channel\": \"joints_state/positions\", \"elements\": [0, 2]}");
-    expect_run_failure(c, EXIT_INPUT, (const char *[]){"joints_state/positions", "2", NULL}, -1, NULL);
+    expect_run_failure(c, CLI_EXIT_INPUT, (const char *[]){"joints_state/positions", "2", NULL}, -1, NULL);
     free(c);
     /* estimate and reference of different widths */
     c = config_with("{\"channel\": \"joints_state/velocities\"}",
                     "{\"channel\": \"joints_state/velocities\", \"elements\": [\"j2\"]}");
-    expect_run_failure(c, EXIT_INPUT, (const char *[]){"qd", "qd_ref", NULL}, -1, NULL);
+    expect_run_failure(c, CLI_EXIT_INPUT, (const char *[]){"qd", "qd_ref", NULL}, -1, NULL);
     free(c);
     /* NaN in an input channel: an error by default, naming the channel and the sample */
-    expect_run_failure(GOOD_CONFIG, EXIT_INPUT, (const char *[]){"joints_state/positions", "j1", "sample", NULL}, 150,
+    expect_run_failure(GOOD_CONFIG, CLI_EXIT_INPUT, (const char *[]){"joints_state/positions", "j1", "sample", NULL}, 150,
                        "6.5,nan,21.125,0.97,6.5");
     /* non-monotonic timestamps */
-    expect_run_failure(GOOD_CONFIG, EXIT_INPUT, (const char *[]){"log.csv", "sample 120", NULL}, 120,
+    expect_run_failure(GOOD_CONFIG, CLI_EXIT_INPUT, (const char *[]){"log.csv", "sample 120", NULL}, 120,
                        "6.0,0.1,0.1,0.1,0.1");
     /* output path in a missing folder */
     c = config_with("\"path\": \"est.h5\"", "\"path\": \"missing/est.h5\"");
-    expect_run_failure(c, EXIT_OUTPUT, (const char *[]){"missing", NULL}, -1, NULL);
+    expect_run_failure(c, CLI_EXIT_OUTPUT, (const char *[]){"missing", NULL}, -1, NULL);
     free(c);
 }
 
@@ -247,7 +246,7 @@ Test(cli_run, non_finite_estimate_is_a_numeric_failure)
         fprintf(f, "%.17g,%s,0,0,0\n", 5.0 + 0.01 * k, k % 2 ? "1.7e308" : "-1.7e308");
     fclose(f);
     cli_result r = cli_run(NULL, (const char *[]){"run", fx.config, "-o", fx.out, NULL});
-    cr_expect_eq(r.status, EXIT_NUMERIC, "exit %d: %s", r.status, r.err);
+    cr_expect_eq(r.status, CLI_EXIT_NUMERIC, "exit %d: %s", r.status, r.err);
     cr_expect_eq(test_count_lines(r.err), 1, "%s", r.err);
     cr_expect(strstr(r.err, "qd") && strstr(r.err, "sample"), "%s", r.err);
     cr_expect(test_count_entries(fx.out) <= 0, "no output file");

@@ -15,7 +15,6 @@
 #define HUMANOID_BALANCE RB_SOURCE "/configs/scenarios/humanoid_balance.json"
 #define ERGOCUB_LEG_POLE RB_SOURCE "/configs/scenarios/ergocub_leg_pole.json"
 
-enum { EXIT_INPUT = 3, EXIT_OUTPUT = 5 };
 
 /* A copy of `src` in dir (as `name`) with each from[k] replaced by to[k] (each must occur). */
 static char *copy_with(const char *src, const char *dir, const char *name, const char *const *from,
@@ -173,13 +172,13 @@ Test(cli_simulate, scenario_errors_one_line_no_output)
         int status;
         const char *message;
     } cases[] = {
-        {"\"duration\": 1, \"sede\": 3", EXIT_INPUT, "bad.json:2:17: unknown key 'sede' (did you mean 'seed'?)"},
-        {"\"duration\": 1, \"q0\": {\"elbw\": 0.3}", EXIT_INPUT, "bad.json:2:24: q0.elbw: unknown joint 'elbw' (did you mean 'elbow'?)"},
-        {"\"duration\": 1, \"sensors\": [{\"kind\": \"ft\", \"ft\": \"wrist_ft_sensr\"}]", EXIT_INPUT,
+        {"\"duration\": 1, \"sede\": 3", CLI_EXIT_INPUT, "bad.json:2:17: unknown key 'sede' (did you mean 'seed'?)"},
+        {"\"duration\": 1, \"q0\": {\"elbw\": 0.3}", CLI_EXIT_INPUT, "bad.json:2:24: q0.elbw: unknown joint 'elbw' (did you mean 'elbow'?)"},
+        {"\"duration\": 1, \"sensors\": [{\"kind\": \"ft\", \"ft\": \"wrist_ft_sensr\"}]", CLI_EXIT_INPUT,
          "sensors[0].ft: unknown FT sensor 'wrist_ft_sensr' (did you mean 'wrist_ft_sensor'?)"},
-        {"\"duration\": 1, \"sensors\": [{\"kind\": \"accelerometer\", \"frame\": \"foot_imu\"}]", EXIT_INPUT,
+        {"\"duration\": 1, \"sensors\": [{\"kind\": \"accelerometer\", \"frame\": \"foot_imu\"}]", CLI_EXIT_INPUT,
          "sensors[0].frame: unknown frame 'foot_imu'"},
-        {"\"duration\": 1, \"sensors\": [{\"kind\": \"gyroscope\", \"frame\": \"hand_gyro\", \"noise\": -0.1}]", EXIT_INPUT,
+        {"\"duration\": 1, \"sensors\": [{\"kind\": \"gyroscope\", \"frame\": \"hand_gyro\", \"noise\": -0.1}]", CLI_EXIT_INPUT,
          "sensors[0]: sensor gyros/hand_gyro: noise_std"},
         /* explicit integration of stiff gains with a huge step diverges: a numeric error naming the time */
         {"\"duration\": 100, \"dt\": 0.5, \"controller\": {\"kind\": \"pd\", \"gains\": {\"elbow\": {\"kp\": 1e5, \"kd\": 1e3},"
@@ -206,14 +205,14 @@ Test(cli_simulate, missing_folder_and_existing_output)
     char *dir = test_tmpdir(), *scn = short_scenario(dir, "0.01"), *out = test_path(dir, "no/such/dir/x.mat");
     const char *args[] = {"simulate", scn, "-o", out, "-q", NULL};
     cli_result r = cli_run(NULL, args);
-    cr_assert_eq(r.status, EXIT_OUTPUT, "exit %d: %s", r.status, r.err);
+    cr_assert_eq(r.status, CLI_EXIT_OUTPUT, "exit %d: %s", r.status, r.err);
     cr_assert_eq(test_count_lines(r.err), 1, "%s", r.err);
     cli_result_free(&r);
     char *exists = test_path(dir, "x.h5");
     test_write_file(exists, "keep");
     const char *args2[] = {"simulate", scn, "-o", exists, "-q", NULL};
     r = cli_run(NULL, args2);
-    cr_assert_eq(r.status, EXIT_OUTPUT, "exit %d: %s", r.status, r.err);
+    cr_assert_eq(r.status, CLI_EXIT_OUTPUT, "exit %d: %s", r.status, r.err);
     cli_result_free(&r);
     const char *args3[] = {"simulate", scn, "-o", exists, "-q", "--force", NULL};
     r = cli_run(NULL, args3);

@@ -6,7 +6,6 @@
 
 #include "harness.h"
 
-enum { EXIT_USAGE = 2 };
 
 /* The line (1-based) where a and b first differ, and its start in a. */
 static int first_difference(const char *a, const char *b, const char **line)
@@ -65,12 +64,12 @@ Test(cli_stages, markdown_documents_every_type)
 Test(cli_stages, bad_arguments)
 {
     cli_result r = cli_run(NULL, (const char *[]){"stages", "--markdown", "extra", NULL});
-    cr_expect_eq(r.status, EXIT_USAGE);
+    cr_expect_eq(r.status, CLI_EXIT_USAGE);
     cr_expect(strstr(r.err, "unexpected argument 'extra'"), "%s", r.err);
     cr_expect_str_empty(r.out);
     cli_result_free(&r);
     r = cli_run(NULL, (const char *[]){"stages", "--bogus", NULL});
-    cr_expect_eq(r.status, EXIT_USAGE);
+    cr_expect_eq(r.status, CLI_EXIT_USAGE);
     cr_expect(strstr(r.err, "unexpected argument '--bogus'"), "%s", r.err);
     cli_result_free(&r);
     r = cli_run(NULL, (const char *[]){"stages", "--help", NULL});

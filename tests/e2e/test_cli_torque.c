@@ -13,7 +13,6 @@
 
 #define ARM_POLE RB_SOURCE "/configs/scenarios/arm_pole.json"
 
-enum { EXIT_NUMERIC = 4 };
 
 /* arm_pole.json, 1 s, with the model's absolute path, simulated into dir/arm.h5; returns that path. */
 static char *simulate_arm(const char *dir)
@@ -124,7 +123,7 @@ Test(cli_torque, numeric_failure_is_one_line_and_leaves_nothing)
     char *out = test_path(dir, "o");
     const char *args[] = {"run", cfg, "-o", out, NULL};
     cli_result r = cli_run(NULL, args);
-    cr_assert_eq(r.status, EXIT_NUMERIC, "exit %d: %s", r.status, r.err);
+    cr_assert_eq(r.status, CLI_EXIT_NUMERIC, "exit %d: %s", r.status, r.err);
     cr_assert_eq(test_count_lines(r.err), 1, "%s", r.err);
     cr_assert(strstr(r.err, "stage ukf (ukf_torque): sample 0") && strstr(r.err, "block dq (joint shoulder_yaw)"), "%s",
               r.err);

@@ -12,7 +12,6 @@
 #include "harness.h"
 #include "roboest/io.h"
 
-enum { EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_NUMERIC = 4, EXIT_OUTPUT = 5 };
 
 /* 6 s at 1 kHz: shoulder_pitch and elbow of arm_2ft (the others locked) track sines under the torque
  * controller; motor current noise 0.02 A (the sensor preset), i.e. 0.16 and 0.1 N m on the targets. A small
@@ -228,34 +227,34 @@ Test(cli_train_friction, bad_inputs_fail_with_one_line_and_no_file, .timeout = 1
     const char *train[] = {"train-friction", "spec.json", "-o", "net.json", "-q", NULL};
     /* a NaN motor current: the elbow's friction target at sample 123 */
     poison(dir, "motors_state/currents", "elbow", 123, NAN);
-    expect_failure(dir, train, EXIT_INPUT,
+    expect_failure(dir, train, CLI_EXIT_INPUT,
                    (const char *const[]){"bad.h5", "current", "motors_state/currents", "elbow", "sample 123", NULL});
     cr_assert(!test_exists(net));
     /* a current so large that k_t R I_m overflows: a numeric failure naming the joint and the sample */
     poison(dir, "motors_state/currents", "elbow", 200, 1e308);
-    expect_failure(dir, train, EXIT_NUMERIC,
+    expect_failure(dir, train, CLI_EXIT_NUMERIC,
                    (const char *const[]){"bad.h5", "joint elbow", "friction target at sample 200", "not finite", NULL});
     cr_assert(!test_exists(net));
     /* a channel the log lacks */
     snprintf(text, sizeof text, SPEC, "log.h5", ", \"current\": {\"channel\": \"motors_state/currentz\"}");
     test_write_file(spec, text);
-    expect_failure(dir, train, EXIT_INPUT,
+    expect_failure(dir, train, CLI_EXIT_INPUT,
                    (const char *const[]){"log.h5", "no channel 'motors_state/currentz'", "current.channel", NULL});
     /* an unknown spec key, located */
     snprintf(text, sizeof text, SPEC, "log.h5", ", \"analytics\": [\"scv\"]");
     test_write_file(spec, text);
-    expect_failure(dir, train, EXIT_INPUT, (const char *const[]){"spec.json:", "analytics", "analytic", NULL});
+    expect_failure(dir, train, CLI_EXIT_INPUT, (const char *const[]){"spec.json:", "analytics", "analytic", NULL});
     cr_assert(!test_exists(net));
     /* nothing to do */
     const char *nothing[] = {"train-friction", "spec.json", NULL};
     snprintf(text, sizeof text, SPEC, "log.h5", "");
     test_write_file(spec, text);
-    expect_failure(dir, nothing, EXIT_USAGE, (const char *const[]){"nothing to do", NULL});
+    expect_failure(dir, nothing, CLI_EXIT_USAGE, (const char *const[]){"nothing to do", NULL});
     const char *lugre[] = {"train-friction", "spec.json", "--fit-analytic", "scv,lugre", NULL};
-    expect_failure(dir, lugre, EXIT_USAGE, (const char *const[]){"unknown model 'lugre'", NULL});
+    expect_failure(dir, lugre, CLI_EXIT_USAGE, (const char *const[]){"unknown model 'lugre'", NULL});
     /* an existing output without --force: refused before training, the file untouched */
     test_write_file(net, "keep");
-    expect_failure(dir, train, EXIT_OUTPUT, (const char *const[]){"net.json", "exists", NULL});
+    expect_failure(dir, train, CLI_EXIT_OUTPUT, (const char *const[]){"net.json", "exists", NULL});
     size_t len;
     char *kept = test_read_file(net, &len);
     cr_assert_str_eq(kept, "keep");
@@ -276,7 +275,7 @@ Test(cli_train_friction, bad_inputs_fail_with_one_line_and_no_file, .timeout = 1
                    "\"joint_velocity\": \"v\"}, \"out\": {\"tau_F\": \"tau_F\"}, \"params\": {\"network\": "
                    "\"net.json\"}}");
     const char *pinn[] = {"run", "pinn.json", "-o", ".", "-q", NULL};
-    expect_failure(dir, pinn, EXIT_INPUT,
+    expect_failure(dir, pinn, CLI_EXIT_INPUT,
                    (const char *const[]){"stage pinn", "net.json", "joints[0] (shoulder_pitch)",
                                          "layers[0].weights row 0 has 9 values", "2 H = 10", NULL});
     char *est = test_path(dir, "est.h5");
@@ -296,7 +295,7 @@ Test(cli_train_friction, help_and_usage)
     cli_result_free(&r);
     const char *none[] = {"train-friction", NULL};
     r = cli_run(NULL, none);
-    cr_assert_eq(r.status, EXIT_USAGE);
+    cr_assert_eq(r.status, CLI_EXIT_USAGE);
     cr_assert(strstr(r.err, "missing SPEC.json"), "%s", r.err);
     cli_result_free(&r);
     const char *main_help[] = {"--help", NULL};

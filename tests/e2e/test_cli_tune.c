@@ -10,7 +10,6 @@
 #include "harness.h"
 #include "roboest/core.h"
 
-enum { EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_NUMERIC = 4 };
 
 /* 10 s at 1 kHz: j1 = sin(2 pi 0.5 t) + N(0, 1e-3^2), j2 = 0.5 sin(2 pi 2 t) + N(0, 5e-4^2), and the exact
  * velocities. */
@@ -196,32 +195,32 @@ Test(cli_tune, usage_and_input_errors_have_their_exit_codes)
         int status;
         const char *msg;
     } cases[] = {
-        {{"tune", NULL}, EXIT_USAGE, "missing ESTIMATOR"},
-        {{"tune", "kalman", NULL}, EXIT_USAGE, "unknown estimator 'kalman'"},
-        {{"tune", "kf-derivative", "log.csv", NULL}, EXIT_USAGE, "missing --channel"},
-        {{"tune", "kf-derivative", "--channel", "x", NULL}, EXIT_USAGE, "missing LOG"},
+        {{"tune", NULL}, CLI_EXIT_USAGE, "missing ESTIMATOR"},
+        {{"tune", "kalman", NULL}, CLI_EXIT_USAGE, "unknown estimator 'kalman'"},
+        {{"tune", "kf-derivative", "log.csv", NULL}, CLI_EXIT_USAGE, "missing --channel"},
+        {{"tune", "kf-derivative", "--channel", "x", NULL}, CLI_EXIT_USAGE, "missing LOG"},
         {{"tune", "kf-derivative", "log.csv", "--channel", "joints_state/positions", "--r", "-1", NULL},
-         EXIT_USAGE,
+         CLI_EXIT_USAGE,
          "--r needs a positive number"},
         {{"tune", "kf-derivative", "log.csv", "--channel", "joints_state/positions", "--bogus", NULL},
-         EXIT_USAGE,
+         CLI_EXIT_USAGE,
          "unknown option '--bogus'"},
         {{"tune", "kf-derivative", "log.csv", "--channel", "joints_state/positions", "--q-min", "10", "--q-max", "1",
           NULL},
-         EXIT_USAGE,
+         CLI_EXIT_USAGE,
          "--q-min must be below --q-max"},
-        {{"tune", "kf-derivative", "nope.csv", "--channel", "x", NULL}, EXIT_INPUT, "nope.csv"},
+        {{"tune", "kf-derivative", "nope.csv", "--channel", "x", NULL}, CLI_EXIT_INPUT, "nope.csv"},
         {{"tune", "kf-derivative", "log.csv", "--channel", "joints_state/torques", NULL},
-         EXIT_INPUT,
+         CLI_EXIT_INPUT,
          "no channel 'joints_state/torques'"},
         {{"tune", "kf-derivative", "log.csv", "--channel", "joints_state/positions", "--elements", "j1,j9", NULL},
-         EXIT_INPUT,
+         CLI_EXIT_INPUT,
          "no element named 'j9'"},
         {{"tune", "kf-derivative", "log.csv", "--channel", "joints_state/positions", "--reference", "vel", NULL},
-         EXIT_INPUT,
+         CLI_EXIT_INPUT,
          "no reference channel 'vel'"},
         {{"tune", "kf-derivative", "log.csv", "--channel", "joints_state/positions", "--warmup", "20", NULL},
-         EXIT_INPUT,
+         CLI_EXIT_INPUT,
          "no sample to score"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -236,7 +235,7 @@ Test(cli_tune, usage_and_input_errors_have_their_exit_codes)
     char *flat = test_path(dir, "flat.csv");
     test_write_file(flat, "time,pos\n0,1\n0.1,1\n0.2,1\n0.3,1\n0.4,1\n0.5,1\n0.6,1\n0.7,1\n0.8,1\n0.9,1\n");
     cli_result r = cli_run(dir, (const char *const[]){"tune", "kf-derivative", "flat.csv", "--channel", "pos", NULL});
-    cr_assert_eq(r.status, EXIT_NUMERIC, "%s", r.err);
+    cr_assert_eq(r.status, CLI_EXIT_NUMERIC, "%s", r.err);
     cr_assert(strstr(r.err, "give r"), "%s", r.err);
     cli_result_free(&r);
     r = cli_run(dir,

@@ -273,30 +273,30 @@ Test(estimators_friction, friction_model_errors_name_the_parameter)
 enum { PH = 4 };
 
 /* A two-joint network file (r_hip, r_knee; H 4, 9/6 hidden units, random weights) at 1 ms in dir. */
-static char *write_net(const char *dir, rb_fnet_file **keep)
+static char *write_net(const char *dir, rb_friction_net_file **keep)
 {
-    rb_fnet_file *f;
+    rb_friction_net_file *f;
     rb_err err;
-    cr_assert_eq(rb_fnet_file_new(&f, &err), RB_OK);
+    cr_assert_eq(rb_friction_net_file_new(&f, &err), RB_OK);
     f->sample_period = 0.001;
     rb_rng rng;
     rb_rng_seed(&rng, 77);
     for (int j = 0; j < 2; j++) {
-        rb_fnet_joint *e;
-        cr_assert_eq(rb_fnet_file_add(f, JOINTS[j], &e, &err), RB_OK);
+        rb_friction_net_joint *e;
+        cr_assert_eq(rb_friction_net_file_add(f, JOINTS[j], &e, &err), RB_OK);
         e->H = PH;
-        cr_assert_eq(rb_fnet_alloc(&e->net, 2 * PH, 9, 6, &err), RB_OK);
+        cr_assert_eq(rb_friction_net_alloc(&e->net, 2 * PH, 9, 6, &err), RB_OK);
         for (size_t i = 0; i < e->net.n_params; i++)
             e->net.theta[i] = 0.5 * rb_rng_normal(&rng);
         for (size_t i = 0; i < 2 * PH; i++)
             e->net.mean[i] = 0.1 * rb_rng_normal(&rng), e->net.iqr[i] = i < PH ? 30 : 0.3;
         cr_assert_eq(rb_friction_preset("ergocub_r_knee", &e->scv, &err), RB_OK);
         e->scv.scv.v_eps = 0.001;
-        rb_fnet_train_opts_init(&e->train);
+        rb_friction_net_train_opts_init(&e->train);
     }
     char *path = malloc(strlen(dir) + 16);
     sprintf(path, "%s/net.json", dir);
-    cr_assert_eq(rb_fnet_file_write(f, path, true, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(rb_friction_net_file_write(f, path, true, &err), RB_OK, "%s", err.msg);
     *keep = f;
     return path;
 }
@@ -317,7 +317,7 @@ Test(estimators_friction, friction_pinn_is_the_network_on_the_histories)
 {
     enum { T = 300 };
     char *dir = test_temp_dir();
-    rb_fnet_file *f;
+    rb_friction_net_file *f;
     free(write_net(dir, &f));
     double t[T], w[T * 2], v[T * 2], y[T * 2], x[2 * PH], work[64];
     pinn_inputs(T, t, w, v);
@@ -335,7 +335,7 @@ Test(estimators_friction, friction_pinn_is_the_network_on_the_histories)
         sh_run(&h, T, 2, t, w, v, y);
         for (size_t k = 0; k < T; k++)
             for (size_t i = 0; i < 2; i++) {
-                const rb_fnet_joint *e = &f->joints[i];
+                const rb_friction_net_joint *e = &f->joints[i];
                 bool full = k >= PH - 1 && !(i == 1 && k >= 150 && k < 150 + PH);
                 double got = y[k * 2 + i];
                 if (!full) {
@@ -348,14 +348,14 @@ Test(estimators_friction, friction_pinn_is_the_network_on_the_histories)
                     x[j] = w[(k - PH + 1 + j) * 2 + i];
                     x[PH + j] = v[(k - PH + 1 + j) * 2 + i];
                 }
-                double want = rb_fnet_forward(&e->net, x, work);
+                double want = rb_friction_net_forward(&e->net, x, work);
                 cr_assert(fabs(got - want) <= 1e-5 * fmax(1, fabs(want)), "k %zu i %zu: %.17g vs %.17g", k, i, got,
                           want);
             }
         expect_no_allocation(&h, T, 2, t, w, v, y);
         sh_free(&h);
     }
-    rb_fnet_file_free(f);
+    rb_friction_net_file_free(f);
     test_remove_tree(dir);
 }
 
@@ -364,7 +364,7 @@ Test(estimators_friction, stages_are_causal)
 {
     enum { T = 200, K0 = 120 };
     char *dir = test_temp_dir();
-    rb_fnet_file *f;
+    rb_friction_net_file *f;
     free(write_net(dir, &f));
     double t[T], w[T * 2], v[T * 2], w2[T * 2], v2[T * 2], y1[T * 2], y2[T * 2];
     pinn_inputs(T, t, w, v);
@@ -391,14 +391,14 @@ Test(estimators_friction, stages_are_causal)
         cr_assert_eq(memcmp(y1, y2, (K0 + 1) * 2 * sizeof *y1), 0, "%s: outputs up to k0 changed", types[s]);
         cr_assert_neq(memcmp(y1, y2, sizeof y1), 0, "%s: later inputs must matter", types[s]);
     }
-    rb_fnet_file_free(f);
+    rb_friction_net_file_free(f);
     test_remove_tree(dir);
 }
 
 Test(estimators_friction, friction_pinn_errors_name_the_file_and_item)
 {
     char *dir = test_temp_dir();
-    rb_fnet_file *f;
+    rb_friction_net_file *f;
     char *path = write_net(dir, &f);
     expect_create_error("friction_pinn", "{\"network\": \"missing.json\"}", 2, 2, 0.001, dir,
                         (const char *const[]){"missing.json", NULL});
@@ -437,7 +437,7 @@ Test(estimators_friction, friction_pinn_errors_name_the_file_and_item)
                                               "2 H = 8", NULL});
     free(text);
     free(path);
-    rb_fnet_file_free(f);
+    rb_friction_net_file_free(f);
     test_remove_tree(dir);
 }
 
@@ -445,7 +445,7 @@ Test(estimators_friction, friction_pinn_errors_name_the_file_and_item)
 Test(estimators_friction, friction_pinn_network_path_is_relative_to_the_pipeline)
 {
     char *dir = test_temp_dir();
-    rb_fnet_file *f;
+    rb_friction_net_file *f;
     free(write_net(dir, &f));
     char cfg[512], sub[512];
     snprintf(sub, sizeof sub, "%s/configs", dir);
@@ -480,12 +480,12 @@ Test(estimators_friction, friction_pinn_network_path_is_relative_to_the_pipeline
     size_t k = T - 1;
     for (size_t j = 0; j < PH; j++)
         x[j] = w[(k - PH + 1 + j) * 2 + 1], x[PH + j] = v[(k - PH + 1 + j) * 2 + 1];
-    double want = rb_fnet_forward(&f->joints[1].net, x, work);
+    double want = rb_friction_net_forward(&f->joints[1].net, x, work);
     cr_assert(fabs(sig->data[k * 2 + 1] - want) <= 1e-5 * fmax(1, fabs(want)), "%g vs %g", sig->data[k * 2 + 1], want);
     rb_run_result_free(res);
     rb_log_free(log);
     rb_pipeline_free(p);
     rb_registry_free(reg);
-    rb_fnet_file_free(f);
+    rb_friction_net_file_free(f);
     test_remove_tree(dir);
 }

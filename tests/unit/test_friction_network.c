@@ -21,7 +21,7 @@ static int cmp(const void *a, const void *b)
 static void random_net(rb_fnet *net, size_t n_in, size_t h1, size_t h2, uint64_t seed)
 {
     rb_err err;
-    cr_assert_eq(rb_fnet_alloc(net, n_in, h1, h2, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(rb_friction_net_alloc(net, n_in, h1, h2, &err), RB_OK, "%s", err.msg);
     rb_rng rng;
     rb_rng_seed(&rng, seed);
     for (size_t i = 0; i < net->n_params; i++)
@@ -65,10 +65,10 @@ Test(friction_network, forward_matches_a_plain_transcription)
     for (int trial = 0; trial < 50; trial++) {
         for (int i = 0; i < 10; i++)
             x[i] = rb_rng_normal(&rng);
-        double got = rb_fnet_forward(&net, x, work), want = plain_forward(&net, x);
+        double got = rb_friction_net_forward(&net, x, work), want = plain_forward(&net, x);
         cr_assert(fabs(got - want) <= 1e-12 * fmax(1, fabs(want)), "trial %d: %.17g vs %.17g", trial, got, want);
     }
-    rb_fnet_free(&net);
+    rb_friction_net_free(&net);
 }
 
 /* Backpropagation against central differences of the loss on a 6-5-4 network, a batch of 7 with lambda 0.3
@@ -94,18 +94,18 @@ Test(friction_network, backpropagation_matches_central_differences)
         m1[i] = rb_rng_uniform(&rng) < 0.25 ? 0 : keep;
     for (int i = 0; i < B * H2; i++)
         m2[i] = rb_rng_uniform(&rng) < 0.25 ? 0 : keep;
-    rb_fnet_batch b = {B, Xn, t, p, m1, m2};
+    rb_friction_net_batch b = {B, Xn, t, p, m1, m2};
     size_t np = net.n_params;
-    double *grad = malloc(np * sizeof *grad), *work = malloc(rb_fnet_batch_work_size(&net, B) * sizeof *work);
-    double L = rb_fnet_batch_loss(&net, &b, 0.3, grad, work);
+    double *grad = malloc(np * sizeof *grad), *work = malloc(rb_friction_net_batch_work_size(&net, B) * sizeof *work);
+    double L = rb_friction_net_batch_loss(&net, &b, 0.3, grad, work);
     cr_assert(isfinite(L) && L > 0);
     double num2 = 0, diff2 = 0;
     for (size_t i = 0; i < np; i++) {
         double keep_theta = net.theta[i], h = 1e-6 * fmax(1, fabs(keep_theta));
         net.theta[i] = keep_theta + h;
-        double Lp = rb_fnet_batch_loss(&net, &b, 0.3, NULL, work);
+        double Lp = rb_friction_net_batch_loss(&net, &b, 0.3, NULL, work);
         net.theta[i] = keep_theta - h;
-        double Lm = rb_fnet_batch_loss(&net, &b, 0.3, NULL, work);
+        double Lm = rb_friction_net_batch_loss(&net, &b, 0.3, NULL, work);
         net.theta[i] = keep_theta;
         double fd = (Lp - Lm) / (2 * h);
         cr_assert(fabs(fd - grad[i]) <= 1e-6 * fmax(fabs(grad[i]), 1e-3), "parameter %zu: backprop %.12g, fd %.12g", i,
@@ -116,33 +116,33 @@ Test(friction_network, backpropagation_matches_central_differences)
     cr_log_info("gradient check: relative error %.3g over %zu parameters", sqrt(diff2 / num2), np);
     cr_assert(sqrt(diff2 / num2) < 1e-6);
     /* the loss itself: eq. 4 written out from a forward pass per sample (no dropout) */
-    rb_fnet_batch plain = {B, Xn, t, p, NULL, NULL};
-    double Lb = rb_fnet_batch_loss(&net, &plain, 0.3, NULL, work), want = 0;
+    rb_friction_net_batch plain = {B, Xn, t, p, NULL, NULL};
+    double Lb = rb_friction_net_batch_loss(&net, &plain, 0.3, NULL, work), want = 0;
     rb_fnet unit = net; /* the same weights with the identity normalization: Xn goes in as it is */
     double zero[NI] = {0}, one[NI] = {1, 1, 1, 1, 1, 1};
     unit.mean = zero, unit.iqr = one;
     double fw[64];
     for (int i = 0; i < B; i++) {
-        double y = rb_fnet_forward(&unit, Xn + i * NI, fw);
+        double y = rb_friction_net_forward(&unit, Xn + i * NI, fw);
         want += (0.7 * (y - t[i]) * (y - t[i]) + 0.3 * (y - p[i]) * (y - p[i])) / B;
     }
     cr_assert(fabs(Lb - want) <= 1e-12 * want, "%.17g vs %.17g", Lb, want);
     free(grad);
     free(work);
-    rb_fnet_free(&net);
+    rb_friction_net_free(&net);
 }
 
 Test(friction_network, split_is_every_fifth_block)
 {
     bool val[5000];
-    rb_fnet_split(5000, 100, val);
+    rb_friction_net_split(5000, 100, val);
     size_t n_val = 0;
     for (size_t i = 0; i < 5000; i++) {
         cr_assert_eq(val[i], (i / 100) % 5 == 4, "sample %zu", i);
         n_val += val[i];
     }
     cr_assert_eq(n_val, 1000, "20 %%");
-    rb_fnet_split(23, 100, val); /* fewer than 5 blocks: blocks of ceil(23 / 5) = 5, the 5th is samples 20..22 */
+    rb_friction_net_split(23, 100, val); /* fewer than 5 blocks: blocks of ceil(23 / 5) = 5, the 5th is samples 20..22 */
     for (size_t i = 0; i < 23; i++)
         cr_assert_eq(val[i], i >= 20, "sample %zu", i);
 }
@@ -176,7 +176,7 @@ static void make_dataset(dataset *d, size_t n, size_t H, double dt)
         d->p[k] = rb_friction_eval(&LAW, v);
         d->t[k] = d->p[k] + 0.1 * a;
     }
-    rb_fnet_split(n, 200, d->val);
+    rb_friction_net_split(n, 200, d->val);
 }
 
 static void free_dataset(dataset *d)
@@ -187,9 +187,9 @@ static void free_dataset(dataset *d)
     free(d->val);
 }
 
-static void small_opts(rb_fnet_train_opts *o)
+static void small_opts(rb_friction_net_train_opts *o)
 {
-    rb_fnet_train_opts_init(o);
+    rb_friction_net_train_opts_init(o);
     o->hidden[0] = o->hidden[1] = 24;
     o->dropout = 0.0;
     o->lambda = 0.05;
@@ -208,13 +208,13 @@ Test(friction_network, learns_a_friction_law_with_a_history_term, .timeout = 60)
 {
     dataset d;
     make_dataset(&d, 4000, 5, 0.005);
-    rb_fnet_train_opts o;
+    rb_friction_net_train_opts o;
     small_opts(&o);
-    rb_fnet_data data = {d.n, 2 * d.H, d.X, d.t, d.p, d.val};
+    rb_friction_net_data data = {d.n, 2 * d.H, d.X, d.t, d.p, d.val};
     rb_fnet net;
-    rb_fnet_train_result res;
+    rb_friction_net_train_result res;
     rb_err err;
-    cr_assert_eq(rb_fnet_train(&data, &o, &net, &res, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(rb_friction_net_train(&data, &o, &net, &res, &err), RB_OK, "%s", err.msg);
     cr_log_info("train %.4g, validation %.4g, physics only %.4g N m; epochs %zu (best %zu)", res.rmse_train,
                 res.rmse_val, res.rmse_physics_val, res.epochs_run, res.best_epoch);
     cr_assert_eq(res.n_train + res.n_val, d.n);
@@ -222,10 +222,10 @@ Test(friction_network, learns_a_friction_law_with_a_history_term, .timeout = 60)
     cr_assert(res.rmse_val < 0.05, "validation RMSE %g", res.rmse_val);
     cr_assert(res.rmse_val < res.rmse_physics_val / 3, "%g vs physics %g", res.rmse_val, res.rmse_physics_val);
     /* the reported RMSE is the stored network's, in N m: recompute it with the inference path */
-    double *work = malloc(rb_fnet_work_size(&net) * sizeof *work), s = 0;
+    double *work = malloc(rb_friction_net_work_size(&net) * sizeof *work), s = 0;
     for (size_t k = 0; k < d.n; k++)
         if (d.val[k]) {
-            double e = rb_fnet_forward(&net, d.X + k * 2 * d.H, work) - d.t[k];
+            double e = rb_friction_net_forward(&net, d.X + k * 2 * d.H, work) - d.t[k];
             s += e * e;
         }
     cr_assert(fabs(sqrt(s / 800) - res.rmse_val) <= 1e-9, "%.17g vs %.17g", sqrt(s / 800), res.rmse_val);
@@ -242,7 +242,7 @@ Test(friction_network, learns_a_friction_law_with_a_history_term, .timeout = 60)
     cr_assert(fabs(net.iqr[2 * d.H - 1] - (q3 - q1)) <= 1e-12, "iqr %.17g vs %.17g", net.iqr[2 * d.H - 1], q3 - q1);
     free(col);
     free(work);
-    rb_fnet_free(&net);
+    rb_friction_net_free(&net);
     free_dataset(&d);
 }
 
@@ -266,43 +266,43 @@ Test(friction_network, normalization_uses_mean_and_interquartile_range)
     double mean = 0;
     for (int i = 0; i < N - 2; i++)
         mean += vals[i] / (N - 2);
-    rb_fnet_train_opts o;
+    rb_friction_net_train_opts o;
     small_opts(&o);
     o.epochs = 1;
-    rb_fnet_data d = {N, 2, X, t, p, val};
+    rb_friction_net_data d = {N, 2, X, t, p, val};
     rb_fnet net;
     rb_err err;
-    cr_assert_eq(rb_fnet_train(&d, &o, &net, NULL, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(rb_friction_net_train(&d, &o, &net, NULL, &err), RB_OK, "%s", err.msg);
     /* 99 values: quartile positions 24.5 and 73.5 */
     double want_iqr = (vals[73] + vals[74]) / 2 - (vals[24] + vals[25]) / 2;
     cr_assert(fabs(net.iqr[0] - want_iqr) < 1e-12, "%.17g vs %.17g", net.iqr[0], want_iqr);
     cr_assert(fabs(net.mean[0] - mean) < 1e-12);
     cr_assert_eq(net.iqr[1], 1.0, "a constant feature is only centred");
     cr_assert_eq(net.mean[1], 2.5);
-    rb_fnet_free(&net);
+    rb_friction_net_free(&net);
 }
 
 Test(friction_network, training_is_deterministic, .timeout = 60)
 {
     dataset d;
     make_dataset(&d, 1500, 4, 0.005);
-    rb_fnet_train_opts o;
+    rb_friction_net_train_opts o;
     small_opts(&o);
     o.epochs = 8;
     o.dropout = 0.2; /* the masks come from the seed too */
-    rb_fnet_data data = {d.n, 2 * d.H, d.X, d.t, d.p, d.val};
+    rb_friction_net_data data = {d.n, 2 * d.H, d.X, d.t, d.p, d.val};
     rb_fnet a, b, c;
     rb_err err;
-    cr_assert_eq(rb_fnet_train(&data, &o, &a, NULL, &err), RB_OK, "%s", err.msg);
-    cr_assert_eq(rb_fnet_train(&data, &o, &b, NULL, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(rb_friction_net_train(&data, &o, &a, NULL, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(rb_friction_net_train(&data, &o, &b, NULL, &err), RB_OK, "%s", err.msg);
     o.seed = 6;
-    cr_assert_eq(rb_fnet_train(&data, &o, &c, NULL, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(rb_friction_net_train(&data, &o, &c, NULL, &err), RB_OK, "%s", err.msg);
     cr_assert_eq(memcmp(a.theta, b.theta, a.n_params * sizeof *a.theta), 0, "same seed, same weight bytes");
     cr_assert_eq(memcmp(a.iqr, b.iqr, a.n_in * sizeof *a.iqr), 0);
     cr_assert_neq(memcmp(a.theta, c.theta, a.n_params * sizeof *a.theta), 0, "another seed, other weights");
-    rb_fnet_free(&a);
-    rb_fnet_free(&b);
-    rb_fnet_free(&c);
+    rb_friction_net_free(&a);
+    rb_friction_net_free(&b);
+    rb_friction_net_free(&c);
     free_dataset(&d);
 }
 
@@ -323,23 +323,23 @@ Test(friction_network, early_stopping_keeps_the_best_weights)
 {
     dataset d;
     make_dataset(&d, 1500, 4, 0.005);
-    rb_fnet_train_opts o;
+    rb_friction_net_train_opts o;
     small_opts(&o);
     o.epochs = 200;
     o.patience = 1;
     o.learning_rate = 0.05;
     o.progress = record;
     seen_best = INFINITY;
-    rb_fnet_data data = {d.n, 2 * d.H, d.X, d.t, d.p, d.val};
+    rb_friction_net_data data = {d.n, 2 * d.H, d.X, d.t, d.p, d.val};
     rb_fnet net;
-    rb_fnet_train_result res;
+    rb_friction_net_train_result res;
     rb_err err;
-    cr_assert_eq(rb_fnet_train(&data, &o, &net, &res, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(rb_friction_net_train(&data, &o, &net, &res, &err), RB_OK, "%s", err.msg);
     cr_assert(res.epochs_run < 200 && seen_epochs == res.epochs_run, "stopped after %zu epochs", res.epochs_run);
     cr_assert_eq(res.epochs_run, res.best_epoch + 1, "patience 1: one epoch without improvement");
     cr_assert(fabs(sqrt(res.loss_val) - seen_best) <= 1e-9 * seen_best, "kept %.17g, best seen %.17g",
               sqrt(res.loss_val), seen_best);
-    rb_fnet_free(&net);
+    rb_friction_net_free(&net);
     free_dataset(&d);
 }
 
@@ -348,21 +348,21 @@ Test(friction_network, training_rejects_bad_data_and_options)
     dataset d;
     make_dataset(&d, 100, 2, 0.01);
     d.t[37] = NAN;
-    rb_fnet_train_opts o;
+    rb_friction_net_train_opts o;
     small_opts(&o);
-    rb_fnet_data data = {d.n, 4, d.X, d.t, d.p, d.val};
+    rb_friction_net_data data = {d.n, 4, d.X, d.t, d.p, d.val};
     rb_fnet net;
     rb_err err;
-    cr_assert_eq(rb_fnet_train(&data, &o, &net, NULL, &err), RB_ENUMERIC);
+    cr_assert_eq(rb_friction_net_train(&data, &o, &net, NULL, &err), RB_ENUMERIC);
     cr_assert(strstr(err.msg, "sample 37") && strstr(err.msg, "friction target"), "%s", err.msg);
     cr_assert_null(net.theta);
     d.t[37] = 0;
     o.dropout = 1.0;
-    cr_assert_eq(rb_fnet_train(&data, &o, &net, NULL, &err), RB_EINVAL);
+    cr_assert_eq(rb_friction_net_train(&data, &o, &net, NULL, &err), RB_EINVAL);
     cr_assert(strstr(err.msg, "dropout"), "%s", err.msg);
     small_opts(&o);
     memset(d.val, 0, d.n * sizeof *d.val);
-    cr_assert_eq(rb_fnet_train(&data, &o, &net, NULL, &err), RB_EINPUT);
+    cr_assert_eq(rb_friction_net_train(&data, &o, &net, NULL, &err), RB_EINPUT);
     cr_assert(strstr(err.msg, "0 validation"), "%s", err.msg);
     free_dataset(&d);
 }
@@ -375,18 +375,18 @@ Test(friction_network, forward_allocates_nothing)
     rb_fnet net;
     random_net(&net, 40, 60, 50, 8);
     double x[40] = {0}, work[150];
-    rb_fnet_forward(&net, x, work); /* OpenBLAS's first-call set-up is not a per-sample cost */
+    rb_friction_net_forward(&net, x, work); /* OpenBLAS's first-call set-up is not a per-sample cost */
     test_alloc_counting = 1;
     test_alloc_count = 0;
     double s = 0;
     for (int k = 0; k < 100; k++) {
         x[k % 40] = 0.01 * k;
-        s += rb_fnet_forward(&net, x, work);
+        s += rb_friction_net_forward(&net, x, work);
     }
     test_alloc_counting = 0;
     cr_assert(isfinite(s));
     cr_assert_eq(test_alloc_count, 0, "%ld allocations", test_alloc_count);
-    rb_fnet_free(&net);
+    rb_friction_net_free(&net);
 }
 
 /* The inference form (second layer in single precision) against the double forward pass at the paper's
@@ -395,26 +395,26 @@ Test(friction_network, inference_form_matches_the_double_forward_pass)
 {
     rb_fnet net;
     rb_err err;
-    cr_assert_eq(rb_fnet_alloc(&net, 40, 233, 229, &err), RB_OK);
+    cr_assert_eq(rb_friction_net_alloc(&net, 40, 233, 229, &err), RB_OK);
     rb_rng rng;
     rb_rng_seed(&rng, 17);
-    rb_fnet_init_weights(&net, &rng);
-    rb_fnet_parts p = rb_fnet_parts_of(&net);
+    rb_friction_net_init_weights(&net, &rng);
+    rb_friction_net_parts p = rb_friction_net_parts_of(&net);
     for (size_t i = 0; i < 233; i++)
         p.b1[i] = 0.1 * rb_rng_normal(&rng);
     for (size_t i = 0; i < 229; i++)
         p.b2[i] = 0.1 * rb_rng_normal(&rng);
     for (size_t i = 0; i < 40; i++)
         net.mean[i] = 0.2 * rb_rng_normal(&rng), net.iqr[i] = 0.5 + rb_rng_uniform(&rng);
-    rb_fnet_infer f;
-    cr_assert_eq(rb_fnet_infer_init(&f, &net, &err), RB_OK);
-    cr_assert_eq(rb_fnet_infer_work_size(&f), 40 + 233);
-    double *work = malloc(rb_fnet_work_size(&net) * sizeof *work), x[40], y[200], z[200], scale = 0, worst = 0;
+    rb_friction_net_infer f;
+    cr_assert_eq(rb_friction_net_infer_init(&f, &net, &err), RB_OK);
+    cr_assert_eq(rb_friction_net_infer_work_size(&f), 40 + 233);
+    double *work = malloc(rb_friction_net_work_size(&net) * sizeof *work), x[40], y[200], z[200], scale = 0, worst = 0;
     for (int k = 0; k < 200; k++) {
         for (int i = 0; i < 40; i++)
             x[i] = rb_rng_normal(&rng);
-        y[k] = rb_fnet_forward(&net, x, work);
-        z[k] = rb_fnet_infer_forward(&f, x, work);
+        y[k] = rb_friction_net_forward(&net, x, work);
+        z[k] = rb_friction_net_infer_forward(&f, x, work);
         scale += y[k] * y[k] / 200;
     }
     scale = sqrt(scale);
@@ -429,39 +429,39 @@ Test(friction_network, inference_form_matches_the_double_forward_pass)
         test_alloc_count = 0;
         double s = 0;
         for (int k = 0; k < 100; k++)
-            s += rb_fnet_infer_forward(&f, x, work);
+            s += rb_friction_net_infer_forward(&f, x, work);
         test_alloc_counting = 0;
         cr_assert(isfinite(s));
         cr_assert_eq(test_alloc_count, 0, "%ld allocations", test_alloc_count);
     }
     free(work);
-    rb_fnet_infer_free(&f);
-    rb_fnet_free(&net);
+    rb_friction_net_infer_free(&f);
+    rb_friction_net_free(&net);
 }
 
 /* ---- the file ----------------------------------------------------------------------------------- */
 
-static rb_fnet_file *two_joint_file(void)
+static rb_friction_net_file *two_joint_file(void)
 {
-    rb_fnet_file *f;
+    rb_friction_net_file *f;
     rb_err err;
-    cr_assert_eq(rb_fnet_file_new(&f, &err), RB_OK);
+    cr_assert_eq(rb_friction_net_file_new(&f, &err), RB_OK);
     f->sample_period = 0.001;
     f->motor_velocity = strdup("motors_state/velocities");
     f->joint_velocity = strdup("kf_derivative of joints_state/positions");
-    cr_assert_eq(rb_fnet_file_set(f, "roboest_version", RB_VERSION, &err), RB_OK);
-    cr_assert_eq(rb_fnet_file_set(f, "note", "quote \" and backslash \\", &err), RB_OK);
+    cr_assert_eq(rb_friction_net_file_set(f, "roboest_version", RB_VERSION, &err), RB_OK);
+    cr_assert_eq(rb_friction_net_file_set(f, "note", "quote \" and backslash \\", &err), RB_OK);
     const char *names[2] = {"r_knee", "r_hip_pitch"};
     for (int i = 0; i < 2; i++) {
-        rb_fnet_joint *j;
-        cr_assert_eq(rb_fnet_file_add(f, names[i], &j, &err), RB_OK);
+        rb_friction_net_joint *j;
+        cr_assert_eq(rb_friction_net_file_add(f, names[i], &j, &err), RB_OK);
         j->H = 3 + (size_t)i;
         rb_fnet *n = &j->net;
         random_net(n, 2 * j->H, 5 + (size_t)i, 4, 20 + (uint64_t)i);
         n->theta[0] = 0.1; /* a value with no short exact decimal */
         n->theta[1] = 1e-300;
         cr_assert_eq(rb_friction_preset("ergocub_r_knee", &j->scv, &err), RB_OK);
-        rb_fnet_train_opts_init(&j->train);
+        rb_friction_net_train_opts_init(&j->train);
         j->result.rmse_val = 0.0123;
         j->result.n_train = 800;
         j->split_block = 500;
@@ -474,17 +474,17 @@ Test(friction_network, file_round_trip_is_exact)
     char *dir = test_temp_dir(), path[512], path2[512];
     snprintf(path, sizeof path, "%s/net.json", dir);
     snprintf(path2, sizeof path2, "%s/net2.json", dir);
-    rb_fnet_file *f = two_joint_file(), *g = NULL;
+    rb_friction_net_file *f = two_joint_file(), *g = NULL;
     rb_err err;
-    cr_assert_eq(rb_fnet_file_write(f, path, false, &err), RB_OK, "%s", err.msg);
-    cr_assert_eq(rb_fnet_file_write(f, path, false, &err), RB_EEXISTS, "no overwrite without asking");
-    cr_assert_eq(rb_fnet_file_read(path, &g, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(rb_friction_net_file_write(f, path, false, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(rb_friction_net_file_write(f, path, false, &err), RB_EEXISTS, "no overwrite without asking");
+    cr_assert_eq(rb_friction_net_file_read(path, &g, &err), RB_OK, "%s", err.msg);
     cr_assert_eq(g->n_joints, 2);
     cr_assert_eq(g->sample_period, 0.001);
     cr_assert_str_eq(g->joint_velocity, "kf_derivative of joints_state/positions");
     cr_assert_str_eq(g->provenance[1].value, "quote \" and backslash \\");
     for (int i = 0; i < 2; i++) {
-        const rb_fnet_joint *a = &f->joints[i], *b = rb_fnet_file_find(g, a->joint);
+        const rb_friction_net_joint *a = &f->joints[i], *b = rb_friction_net_file_find(g, a->joint);
         cr_assert_not_null(b);
         cr_assert_eq(a->H, b->H);
         cr_assert_eq(b->net.h1, a->net.h1);
@@ -495,16 +495,16 @@ Test(friction_network, file_round_trip_is_exact)
         cr_assert_eq(b->result.rmse_val, 0.0123);
         cr_assert_eq(b->result.n_train, 800);
     }
-    cr_assert_null(rb_fnet_file_find(g, "l_knee"));
+    cr_assert_null(rb_friction_net_file_find(g, "l_knee"));
     /* what was read writes the same bytes */
-    cr_assert_eq(rb_fnet_file_write(g, path2, false, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(rb_friction_net_file_write(g, path2, false, &err), RB_OK, "%s", err.msg);
     size_t l1, l2;
     char *t1 = test_slurp(path, &l1), *t2 = test_slurp(path2, &l2);
     cr_assert(l1 == l2 && memcmp(t1, t2, l1) == 0, "rewritten file differs");
     free(t1);
     free(t2);
-    rb_fnet_file_free(f);
-    rb_fnet_file_free(g);
+    rb_friction_net_file_free(f);
+    rb_friction_net_file_free(g);
     test_remove_tree(dir);
 }
 
@@ -514,9 +514,9 @@ static void expect_rejected(const char *from, const char *to, const char *const 
 {
     char *dir = test_temp_dir(), path[512];
     snprintf(path, sizeof path, "%s/net.json", dir);
-    rb_fnet_file *f = two_joint_file(), *g = NULL;
+    rb_friction_net_file *f = two_joint_file(), *g = NULL;
     rb_err err;
-    cr_assert_eq(rb_fnet_file_write(f, path, false, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(rb_friction_net_file_write(f, path, false, &err), RB_OK, "%s", err.msg);
     size_t len;
     char *text = test_slurp(path, &len), *at = strstr(text, from);
     cr_assert_not_null(at, "no '%s' in the file", from);
@@ -527,7 +527,7 @@ static void expect_rejected(const char *from, const char *to, const char *const 
     FILE *fp = fopen(path, "w");
     fputs(edited, fp);
     fclose(fp);
-    cr_assert_eq(rb_fnet_file_read(path, &g, &err), RB_EINPUT, "edit '%s' -> '%s' accepted", from, to);
+    cr_assert_eq(rb_friction_net_file_read(path, &g, &err), RB_EINPUT, "edit '%s' -> '%s' accepted", from, to);
     cr_assert_null(g);
     cr_assert(strstr(err.msg, path), "message names the file: %s", err.msg);
     cr_assert_null(strchr(err.msg, '\n'));
@@ -535,7 +535,7 @@ static void expect_rejected(const char *from, const char *to, const char *const 
         cr_assert(strstr(err.msg, *s), "'%s' not in: %s", *s, err.msg);
     free(text);
     free(edited);
-    rb_fnet_file_free(f);
+    rb_friction_net_file_free(f);
     test_remove_tree(dir);
 }
 
@@ -562,8 +562,8 @@ Test(friction_network, file_rejects_malformed_content)
 
 Test(friction_network, missing_file_is_not_found)
 {
-    rb_fnet_file *g = NULL;
+    rb_friction_net_file *g = NULL;
     rb_err err;
-    cr_assert_eq(rb_fnet_file_read("/nonexistent/net.json", &g, &err), RB_ENOTFOUND);
+    cr_assert_eq(rb_friction_net_file_read("/nonexistent/net.json", &g, &err), RB_ENOTFOUND);
     cr_assert(strstr(err.msg, "/nonexistent/net.json"), "%s", err.msg);
 }

@@ -293,7 +293,7 @@ Test(training_friction, driver_on_an_exact_scv_law, .timeout = 60)
         cr_assert(r->analytic_rmse[4 + j] < 0.05 * r->rms_target[j], "tanh6 fit");
         cr_assert(r->analytic_rmse[j] < r->rms_target[j], "coulomb_viscous fit");
         cr_assert_eq(r->n_rows[j], 3000 - 2);
-        const rb_fnet_joint *e = &r->file->joints[j];
+        const rb_friction_net_joint *e = &r->file->joints[j];
         cr_assert_str_eq(e->joint, J2[j]);
         cr_assert_eq(e->H, 3);
         cr_assert(e->result.rmse_val < 0.2 * r->rms_target[j], "network: %g", e->result.rmse_val);

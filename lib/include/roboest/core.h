@@ -169,7 +169,7 @@ void rb_mat_free(rb_mat *m);
 /* ---- provenance ------------------------------------------------------------------------------------
  * What every output of roboest records, built once by its producer and handed to the container's
  * writer (rb_log_set_provenance, rb_arrays_set_provenance, rb_report_set_provenance,
- * rb_comparison_set_provenance, rb_fnet_file_set_provenance): "roboest_version" first, then the
+ * rb_comparison_set_provenance, rb_friction_net_file_set_provenance): "roboest_version" first, then the
  * producer's pairs in the order added (config file and its SHA-256, inputs and theirs, model, ...). */
 typedef struct rb_provenance {
     size_t n;

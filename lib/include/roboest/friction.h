@@ -317,14 +317,14 @@ size_t rb_friction_regressor(const rb_friction_model *m, double v, double *phi);
  * (the fitted SCV curve at the sample's current joint velocity v_k):
  *     L = (1 - lambda) (1/N) sum_i (y_i - t_i)^2 + lambda (1/N) sum_i (y_i - p_i)^2,   lambda in [0, 1].
  *
- * Training (rb_fnet_train), deterministic for a seed (one rb_rng drives the initialization, the
+ * Training (rb_friction_net_train), deterministic for a seed (one rb_rng drives the initialization, the
  * shuffles and the dropout masks, in a fixed order; OpenBLAS's products are reproducible on one machine
  * and build, so the same data and options give the same weight bytes there):
  *   1. split: the samples (in the caller's order, e.g. time) are cut into consecutive blocks of `block`
  *      samples and every fifth block (blocks 4, 9, 14, ...) is validation, 20 % of the data spread over
  *      the whole log; blocks rather than single samples because neighbouring samples share most of their
  *      history (a random per-sample split would leak the validation set into training). With fewer than
- *      5 blocks the block length becomes ceil(N / 5). rb_fnet_split marks them.
+ *      5 blocks the block length becomes ceil(N / 5). rb_friction_net_split marks them.
  *   2. normalization from the training samples (above); the targets are standardized too (mean mu_t and
  *      standard deviation s_t of the training targets; s_t < 1e-12 is taken as 1) and the network is
  *      trained on (t - mu_t) / s_t and (p - mu_t) / s_t; at the end the scale is folded into the output
@@ -339,7 +339,7 @@ size_t rb_friction_regressor(const rb_friction_model *m, double v, double *phi);
  *      after `patience` epochs without a new lowest value (patience 0: run every epoch).
  * Cost: about 6 B (n_in h1 + h1 h2) flops per batch of B, through OpenBLAS dgemm.
  *
- * Inference (rb_fnet_forward) allocates nothing: the caller owns a workspace of rb_fnet_work_size
+ * Inference (rb_friction_net_forward) allocates nothing: the caller owns a workspace of rb_friction_net_work_size
  * doubles; it runs two cblas_dgemv and a dot product.
  */
 typedef struct rb_fnet {
@@ -351,73 +351,73 @@ typedef struct rb_fnet {
 } rb_fnet;
 
 /* Pointers to the blocks of theta. */
-typedef struct rb_fnet_parts {
+typedef struct rb_friction_net_parts {
     double *W1, *b1, *W2, *b2, *w3, *b3;
-} rb_fnet_parts;
+} rb_friction_net_parts;
 
 /* A zeroed network (theta 0, mean 0, iqr 1) of the given sizes (all > 0). RB_EINVAL, RB_ENOMEM. Free with
- * rb_fnet_free (which accepts a zeroed struct). */
-int rb_fnet_alloc(rb_fnet *net, size_t n_in, size_t h1, size_t h2, rb_err *err);
-void rb_fnet_free(rb_fnet *net);
-/* *dst = a copy of src (dst is allocated; free it with rb_fnet_free). */
-int rb_fnet_copy(rb_fnet *dst, const rb_fnet *src, rb_err *err);
-rb_fnet_parts rb_fnet_parts_of(const rb_fnet *net);
+ * rb_friction_net_free (which accepts a zeroed struct). */
+int rb_friction_net_alloc(rb_fnet *net, size_t n_in, size_t h1, size_t h2, rb_err *err);
+void rb_friction_net_free(rb_fnet *net);
+/* *dst = a copy of src (dst is allocated; free it with rb_friction_net_free). */
+int rb_friction_net_copy(rb_fnet *dst, const rb_fnet *src, rb_err *err);
+rb_friction_net_parts rb_friction_net_parts_of(const rb_fnet *net);
 /* He-normal weights, zero biases (step 3 above), drawn from rng. */
-void rb_fnet_init_weights(rb_fnet *net, rb_rng *rng);
+void rb_friction_net_init_weights(rb_fnet *net, rb_rng *rng);
 
-/* Doubles of workspace rb_fnet_forward needs: n_in + h1 + h2. */
-size_t rb_fnet_work_size(const rb_fnet *net);
+/* Doubles of workspace rb_friction_net_forward needs: n_in + h1 + h2. */
+size_t rb_friction_net_work_size(const rb_fnet *net);
 /* tau_F for raw (unnormalized) inputs x (n_in values, layout above). No allocation, no checks: a NaN
  * input gives NaN. */
-double rb_fnet_forward(const rb_fnet *net, const double *x, double *work);
+double rb_friction_net_forward(const rb_fnet *net, const double *x, double *work);
 
 /* The inference form the friction_pinn stage runs per sample: the same network with W2 stored transposed
  * in single precision, so that the second layer reads half the memory and skips the columns of the units
  * the first ReLU switched off (typically half): a2 = b2 + sum_{j: a1_j > 0} a1_j W2[:, j], accumulated in
  * float (cblas_saxpy); the normalization, the first layer (cblas_dgemv) and the output stay in double.
  * Cost at 40 inputs and 233/229 hidden units: about 4-5 us per joint on one core, six joints' weights
- * (1.3 MB) fitting a 2 MB L2 cache (rb_fnet_forward: 15-20 us there, double weights spilling to L3;
- * make build/bench_friction). The output agrees with rb_fnet_forward to single precision on the second
+ * (1.3 MB) fitting a 2 MB L2 cache (rb_friction_net_forward: 15-20 us there, double weights spilling to L3;
+ * make build/bench_friction). The output agrees with rb_friction_net_forward to single precision on the second
  * layer's sums, a relative error of about 1e-6 of the output's scale (tested below 1e-5); like
- * rb_fnet_forward it is deterministic and allocates nothing. */
-typedef struct rb_fnet_infer {
+ * rb_friction_net_forward it is deterministic and allocates nothing. */
+typedef struct rb_friction_net_infer {
     size_t n_in, h1, h2;
     double *mean, *iqr; /* n_in */
     double *W1, *b1;    /* h1 x n_in, h1 */
     float *W2t;         /* h1 x h2: W2 transposed */
     double *b2, *w3;    /* h2 each */
     double b3;
-    float *a2;          /* h2: the second layer's sums (scratch of rb_fnet_infer_forward) */
-} rb_fnet_infer;
+    float *a2;          /* h2: the second layer's sums (scratch of rb_friction_net_infer_forward) */
+} rb_friction_net_infer;
 
-/* Build the inference form of net (copies; free with rb_fnet_infer_free, which accepts a zeroed struct). */
-int rb_fnet_infer_init(rb_fnet_infer *f, const rb_fnet *net, rb_err *err);
-void rb_fnet_infer_free(rb_fnet_infer *f);
-/* Doubles of workspace rb_fnet_infer_forward needs: n_in + h1. */
-size_t rb_fnet_infer_work_size(const rb_fnet_infer *f);
+/* Build the inference form of net (copies; free with rb_friction_net_infer_free, which accepts a zeroed struct). */
+int rb_friction_net_infer_init(rb_friction_net_infer *f, const rb_fnet *net, rb_err *err);
+void rb_friction_net_infer_free(rb_friction_net_infer *f);
+/* Doubles of workspace rb_friction_net_infer_forward needs: n_in + h1. */
+size_t rb_friction_net_infer_work_size(const rb_friction_net_infer *f);
 /* tau_F for raw inputs x (n_in values). No allocation; uses f's own scratch, so one call at a time per f. */
-double rb_fnet_infer_forward(rb_fnet_infer *f, const double *x, double *work);
+double rb_friction_net_infer_forward(rb_friction_net_infer *f, const double *x, double *work);
 
 /* One mini-batch for the loss and its gradient: B samples of normalized inputs. */
-typedef struct rb_fnet_batch {
+typedef struct rb_friction_net_batch {
     size_t B;
     const double *Xn;      /* B x n_in normalized inputs */
     const double *target;  /* B measured friction torques */
     const double *physics; /* B physics-model values (may be NULL when lambda is 0) */
     const double *mask1;   /* B x h1 dropout multipliers (0 or 1 / (1 - p)); NULL: no dropout */
     const double *mask2;   /* B x h2 likewise */
-} rb_fnet_batch;
+} rb_friction_net_batch;
 
-/* Doubles of workspace rb_fnet_batch_loss needs for batches of up to B samples. */
-size_t rb_fnet_batch_work_size(const rb_fnet *net, size_t B);
+/* Doubles of workspace rb_friction_net_batch_loss needs for batches of up to B samples. */
+size_t rb_friction_net_batch_work_size(const rb_fnet *net, size_t B);
 /* L of eq. 4 over the batch (the network applied to Xn directly: the normalization is the caller's) and,
  * when grad is not NULL, dL/dtheta (n_params values, theta's layout) by backpropagation. */
-double rb_fnet_batch_loss(const rb_fnet *net, const rb_fnet_batch *b, double lambda, double *grad, double *work);
+double rb_friction_net_batch_loss(const rb_fnet *net, const rb_friction_net_batch *b, double lambda, double *grad, double *work);
 
 /* Mark the validation samples of step 1 above: validation[i] for i < n (block 0: the default 500). */
-void rb_fnet_split(size_t n, size_t block, bool *validation);
+void rb_friction_net_split(size_t n, size_t block, bool *validation);
 
-typedef struct rb_fnet_train_opts {
+typedef struct rb_friction_net_train_opts {
     size_t hidden[2];     /* h1, h2 (> 0) */
     double dropout;       /* p in [0, 1) */
     double lambda;        /* physics weight in [0, 1] */
@@ -431,21 +431,21 @@ typedef struct rb_fnet_train_opts {
      * the value when it is a negative rb_status). May be NULL. */
     int (*progress)(void *user, size_t epoch, size_t epochs, double train_loss, double val_loss);
     void *user;
-} rb_fnet_train_opts;
+} rb_friction_net_train_opts;
 
 /* Defaults: hidden 233 and 229, dropout 0.1, lambda 0.12 (the ergoCub r_knee values), learning rate 1e-3,
  * 200 epochs, batch 256, patience 20, seed 0, no progress. */
-void rb_fnet_train_opts_init(rb_fnet_train_opts *o);
+void rb_friction_net_train_opts_init(rb_friction_net_train_opts *o);
 
-typedef struct rb_fnet_data {
+typedef struct rb_friction_net_data {
     size_t n, n_in;
     const double *X;        /* n x n_in raw inputs (layout above) */
     const double *target;   /* n measured friction torques, N m */
     const double *physics;  /* n physics-model values, N m */
-    const bool *validation; /* n: true for the validation samples (e.g. from rb_fnet_split) */
-} rb_fnet_data;
+    const bool *validation; /* n: true for the validation samples (e.g. from rb_friction_net_split) */
+} rb_friction_net_data;
 
-typedef struct rb_fnet_train_result {
+typedef struct rb_friction_net_train_result {
     size_t n_train, n_val;
     size_t epochs_run;         /* epochs done (fewer than asked when stopped early) */
     size_t best_epoch;         /* the epoch whose weights were kept (from 1) */
@@ -453,14 +453,14 @@ typedef struct rb_fnet_train_result {
     double rmse_val;           /* the same on the validation samples */
     double rmse_physics_val;   /* sqrt(mean (p - t)^2) on the validation samples: the physics model alone */
     double loss_val;           /* L (eq. 4) of the kept network on the validation samples, N m^2 */
-} rb_fnet_train_result;
+} rb_friction_net_train_result;
 
-/* Train a network on d (steps above) into *net (allocated here; free with rb_fnet_free). res may be NULL.
+/* Train a network on d (steps above) into *net (allocated here; free with rb_friction_net_free). res may be NULL.
  * Errors: RB_EINVAL (NULL data, options out of range, naming the option), RB_EINPUT (no training or no
  * validation sample), RB_ENUMERIC (a non-finite input, target or physics value: "sample 12: friction
  * target is nan"; or a loss that stops being finite: "epoch 3: the training loss is not finite (lower the
  * learning rate)"), RB_ENOMEM, a progress callback's cancel. *net is left zeroed on failure. */
-int rb_fnet_train(const rb_fnet_data *d, const rb_fnet_train_opts *o, rb_fnet *net, rb_fnet_train_result *res,
+int rb_friction_net_train(const rb_friction_net_data *d, const rb_friction_net_train_opts *o, rb_fnet *net, rb_friction_net_train_result *res,
                   rb_err *err);
 
 /* ---- the network file --------------------------------------------------------------------------
@@ -495,46 +495,46 @@ int rb_fnet_train(const rb_fnet_data *d, const rb_fnet_train_opts *o, rb_fnet *n
 #define RB_FNET_FORMAT "roboest-friction-network"
 #define RB_FNET_VERSION 1
 
-typedef struct rb_fnet_joint {
+typedef struct rb_friction_net_joint {
     char *joint;
     size_t H;
     rb_fnet net;                 /* n_in = 2 H */
     rb_friction_model scv;       /* the physics model, kind RB_FRICTION_SCV */
-    rb_fnet_train_opts train;    /* options it was trained with (progress unused) */
+    rb_friction_net_train_opts train;    /* options it was trained with (progress unused) */
     size_t split_block;
-    rb_fnet_train_result result; /* its training record */
-} rb_fnet_joint;
+    rb_friction_net_train_result result; /* its training record */
+} rb_friction_net_joint;
 
-typedef struct rb_fnet_kv {
+typedef struct rb_friction_net_kv {
     char *key, *value;
-} rb_fnet_kv;
+} rb_friction_net_kv;
 
-typedef struct rb_fnet_file {
+typedef struct rb_friction_net_file {
     double sample_period;   /* s */
     char *motor_velocity;   /* what the motor velocity input was, e.g. "motors_state/velocities" (may be NULL) */
     char *joint_velocity;   /* likewise */
     size_t n_provenance;
-    rb_fnet_kv *provenance; /* strings, in file order */
+    rb_friction_net_kv *provenance; /* strings, in file order */
     size_t n_joints;
-    rb_fnet_joint *joints;
-} rb_fnet_file;
+    rb_friction_net_joint *joints;
+} rb_friction_net_file;
 
-/* An empty file description (free with rb_fnet_file_free). RB_ENOMEM. */
-int rb_fnet_file_new(rb_fnet_file **out, rb_err *err);
-void rb_fnet_file_free(rb_fnet_file *f);
+/* An empty file description (free with rb_friction_net_file_free). RB_ENOMEM. */
+int rb_friction_net_file_new(rb_friction_net_file **out, rb_err *err);
+void rb_friction_net_file_free(rb_friction_net_file *f);
 /* Append a joint (its fields zeroed; the caller fills them) and return it; RB_ENOMEM. */
-int rb_fnet_file_add(rb_fnet_file *f, const char *joint, rb_fnet_joint **out, rb_err *err);
+int rb_friction_net_file_add(rb_friction_net_file *f, const char *joint, rb_friction_net_joint **out, rb_err *err);
 /* Add a provenance string (copied). RB_ENOMEM. */
-int rb_fnet_file_set(rb_fnet_file *f, const char *key, const char *value, rb_err *err);
-int rb_fnet_file_set_provenance(rb_fnet_file *f, const rb_provenance *pv, rb_err *err);
+int rb_friction_net_file_set(rb_friction_net_file *f, const char *key, const char *value, rb_err *err);
+int rb_friction_net_file_set_provenance(rb_friction_net_file *f, const rb_provenance *pv, rb_err *err);
 /* The joint entry by name, NULL if absent (borrowed). */
-const rb_fnet_joint *rb_fnet_file_find(const rb_fnet_file *f, const char *joint);
+const rb_friction_net_joint *rb_friction_net_file_find(const rb_friction_net_file *f, const char *joint);
 /* Write through a temporary file renamed into place (nothing at path on failure). RB_EEXISTS, RB_EIO,
  * RB_EINVAL (an entry whose sizes disagree, a non-finite number), RB_ENOMEM. */
-int rb_fnet_file_write(const rb_fnet_file *f, const char *path, bool overwrite, rb_err *err);
+int rb_friction_net_file_write(const rb_friction_net_file *f, const char *path, bool overwrite, rb_err *err);
 /* Read and check a file (rules above). RB_ENOTFOUND (missing file), RB_EINPUT (anything malformed, naming
  * the item), RB_ENOMEM. *out is NULL on failure. */
-int rb_fnet_file_read(const char *path, rb_fnet_file **out, rb_err *err);
+int rb_friction_net_file_read(const char *path, rb_friction_net_file **out, rb_err *err);
 
 RB_API_END
 

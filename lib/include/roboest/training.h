@@ -58,7 +58,7 @@ RB_API_BEGIN
  *   network         {"H" (integer >= 1, default 20), "hidden" ([h1, h2], default [233, 229]), "dropout"
  *                   ([0, 1), 0.1), "lambda" ([0, 1], 0.12), "learning_rate" (> 0, 1e-3), "epochs" (>= 1,
  *                   200), "batch_size" (>= 1, 256), "patience" (>= 0, 20), "seed" (integer >= 0, 0),
- *                   "split_block" (samples >= 1, 500)}: rb_fnet_train's options (roboest/friction.h).
+ *                   "split_block" (samples >= 1, 500)}: rb_friction_net_train's options (roboest/friction.h).
  *   scv             {"v_eps" (>= 0, default 0), "v_s" (> 0 fixes it; default searched), "v_s_min",
  *                   "v_s_max", "grid"}: the fit of the physics model (rb_friction_fit).
  *   analytic        array of model names ("coulomb_viscous", "scv", "tanh6") also fitted by least squares
@@ -93,7 +93,7 @@ typedef struct rb_friction_spec {
     bool has_window;
     double t0, t1;
     size_t H, split_block;
-    rb_fnet_train_opts train; /* progress unset */
+    rb_friction_net_train_opts train; /* progress unset */
     rb_friction_fit_opts scv;
     size_t n_analytic;
     rb_friction_kind analytic[3];
@@ -128,9 +128,9 @@ int rb_friction_spec_set_logs(rb_friction_spec *s, const char *const *paths, siz
  *
  * Training (rb_friction_train), per joint: the rows are the samples with a full history of H samples inside
  * their session, x_k = [w_{k-H+1..k}, v_{k-H+1..k}] (friction.h's layout), target tau_F_k, current joint
- * velocity v_k; the block split of rb_fnet_split (split_block); the SCV model fitted (rb_friction_fit, the
+ * velocity v_k; the block split of rb_friction_net_split (split_block); the SCV model fitted (rb_friction_fit, the
  * spec's scv options; non-negative F_c, F_s - F_c, F_v) on the training rows; its value at v_k is the physics
- * term of the loss; then rb_fnet_train with the spec's options. The analytic models are fitted on all rows.
+ * term of the loss; then rb_friction_net_train with the spec's options. The analytic models are fitted on all rows.
  * Memory: about 16 H bytes per row of one joint at a time (rows and their normalized copy) plus 24 bytes per
  * sample and joint for the series.
  */
@@ -158,14 +158,14 @@ int rb_friction_data_rows(const rb_friction_data *d, size_t j, size_t H, double 
 
 typedef struct rb_friction_train_opts {
     bool network; /* train the networks (false: only the SCV and analytic fits) */
-    /* Called after every epoch of joint `joint` (index into spec->joints); rb_fnet_train_opts.progress's
+    /* Called after every epoch of joint `joint` (index into spec->joints); rb_friction_net_train_opts.progress's
      * rules. May be NULL. */
     int (*progress)(void *user, size_t joint, size_t epoch, size_t epochs, double train_loss, double val_loss);
     void *user;
 } rb_friction_train_opts;
 
 typedef struct rb_friction_train_result {
-    rb_fnet_file *file;          /* the networks, with provenance (NULL unless opts.network) */
+    rb_friction_net_file *file;          /* the networks, with provenance (NULL unless opts.network) */
     size_t n_joints;
     double sample_period;        /* s */
     size_t *n_rows;              /* per joint */
@@ -179,7 +179,7 @@ typedef struct rb_friction_train_result {
 } rb_friction_train_result;
 
 /* Build the data and fit / train every joint. Errors of rb_friction_data_build; then, prefixed with
- * "joint <name>: ", RB_EINPUT (fewer than 10 rows, or no validation row), the fits' and rb_fnet_train's
+ * "joint <name>: ", RB_EINPUT (fewer than 10 rows, or no validation row), the fits' and rb_friction_net_train's
  * errors. The caller frees *out with rb_friction_train_result_free. */
 int rb_friction_train(const rb_friction_spec *spec, const rb_friction_train_opts *o, rb_friction_train_result **out,
                       rb_err *err);
