@@ -154,13 +154,13 @@ static int parse_seeds(rb_cfg *c, const cJSON *v)
 static int parse_threads(rb_cfg *c, const cJSON *v)
 {
     clload *x = (clload *)c;
-    return rb_cfg_want_threads(&x->c, v, &x->cl->threads);
+    return rb_experiments_want_threads(&x->c, v, &x->cl->threads);
 }
 
 static int parse_bootstrap(rb_cfg *c, const cJSON *v)
 {
     clload *x = (clload *)c;
-    return rb_cfg_want_bootstrap(&x->c, v, &x->cl->bootstrap);
+    return rb_experiments_want_bootstrap(&x->c, v, &x->cl->bootstrap);
 }
 
 /* ---- configurations ------------------------------------------------------------------------------------------ */
@@ -175,7 +175,7 @@ static int check_signal(clload *x, const rb_closed_loop_config *cf, const char *
     if (!cf->pipeline)
         rc = rb_cfg_error(c, "needs a \"pipeline\" that computes it");
     else if (rb_pipeline_signal_index(cf->pipeline, signal) < 0)
-        rc = rb_cfg_signal_suggestion(c, cf->pipeline, signal);
+        rc = rb_experiments_signal_suggestion(c, cf->pipeline, signal);
     rb_cfg_pop(c);
     return rc;
 }

@@ -14,11 +14,11 @@
 
 /* ---- shared by the suite and closed-loop loaders (suite.c) -------------------------------------------- */
 /* {samples, seed, level} into *bs (members absent: untouched). */
-int rb_cfg_want_bootstrap(rb_cfg *c, const cJSON *v, rb_bootstrap *bs);
+int rb_experiments_want_bootstrap(rb_cfg *c, const cJSON *v, rb_bootstrap *bs);
 /* An integer in [1, 1024]. */
-int rb_cfg_want_threads(rb_cfg *c, const cJSON *v, size_t *out);
+int rb_experiments_want_threads(rb_cfg *c, const cJSON *v, size_t *out);
 /* RB_ECONFIG "signal 'x' is not in pipeline <file>" with the closest signal as a suggestion. */
-int rb_cfg_signal_suggestion(rb_cfg *c, const rb_pipeline *p, const char *name);
+int rb_experiments_signal_suggestion(rb_cfg *c, const rb_pipeline *p, const char *name);
 
 /* ---- a pool of threads over independent items (pool.c) ------------ */
 typedef struct rb_pool {

@@ -16,7 +16,7 @@ typedef struct sload {
 
 
 /* ---- variants ------------------------------------------------------------------------------------------- */
-int rb_cfg_signal_suggestion(rb_cfg *c, const rb_pipeline *p, const char *name)
+int rb_experiments_signal_suggestion(rb_cfg *c, const rb_pipeline *p, const char *name)
 {
     rb_suggest sg;
     rb_suggest_init(&sg, name);
@@ -42,7 +42,7 @@ static int load_variant_pipeline(sload *x, rb_suite_variant *var)
     long t = rb_pipeline_signal_index(var->pipeline, var->estimate);
     if (t < 0) {
         rb_cfg_push_key(c, "estimate", 0);
-        rc = rb_cfg_signal_suggestion(c, var->pipeline, var->estimate);
+        rc = rb_experiments_signal_suggestion(c, var->pipeline, var->estimate);
         rb_cfg_pop(c);
         return rc;
     }
@@ -194,7 +194,7 @@ static int parse_statistics(rb_cfg *c, const cJSON *v)
 }
 
 /* ---- bootstrap, figures, outputs, threads ---------------------------------------------------------------- */
-int rb_cfg_want_bootstrap(rb_cfg *c, const cJSON *v, rb_bootstrap *bs)
+int rb_experiments_want_bootstrap(rb_cfg *c, const cJSON *v, rb_bootstrap *bs)
 {
     static const char *const keys[] = {"samples", "seed", "level"};
     int rc = rb_cfg_check_object(c, v, keys, 3);
@@ -227,7 +227,7 @@ int rb_cfg_want_bootstrap(rb_cfg *c, const cJSON *v, rb_bootstrap *bs)
 static int parse_bootstrap(rb_cfg *c, const cJSON *v)
 {
     sload *x = (sload *)c;
-    return rb_cfg_want_bootstrap(&x->c, v, &x->s->bootstrap);
+    return rb_experiments_want_bootstrap(&x->c, v, &x->s->bootstrap);
 }
 
 static int trace_log(sload *x, const cJSON *v, size_t *log)
@@ -365,7 +365,7 @@ static int parse_outputs(rb_cfg *c, const cJSON *v)
     return rc;
 }
 
-int rb_cfg_want_threads(rb_cfg *c, const cJSON *v, size_t *out)
+int rb_experiments_want_threads(rb_cfg *c, const cJSON *v, size_t *out)
 {
     double d;
     int rc = rb_cfg_want_integer(c, v, 1, &d);
@@ -378,7 +378,7 @@ int rb_cfg_want_threads(rb_cfg *c, const cJSON *v, size_t *out)
 static int parse_threads(rb_cfg *c, const cJSON *v)
 {
     sload *x = (sload *)c;
-    return rb_cfg_want_threads(&x->c, v, &x->s->threads);
+    return rb_experiments_want_threads(&x->c, v, &x->s->threads);
 }
 
 static int parse_name(rb_cfg *c, const cJSON *v)
