@@ -1,12 +1,15 @@
 # roboest: build, test, demo. Every target first makes sure Debian's packages are installed.
 #
-#   make            library (static + shared) and the roboest command in $(BUILD)/
+#   make            library (static + shared) and the roboest command in $(BUILD)/, a line per file (V=1: the
+#                   full commands)
 #   make demo       run the demo pipeline on the log shipped in datasets/, then compare three velocity
 #                   estimators on it (table, figures) and check rules on the report; then the joint-torque
 #                   paper's six estimators on the leg-on-a-pole logs (configs/paper/suite_leg_pole.json), then
 #                   its closed loop on two robots (make closed-loop)
 #   make closed-loop  the paper's six torque-control configurations in the simulated loop (Tables I and II)
-#   make test       unit and end-to-end tests (Criterion), then the same under ASan + UBSan
+#   make test       the formatting check, the unit and end-to-end tests (Criterion), then the same under
+#                   ASan + UBSan
+#   make format / make format-check  apply .clang-format to every source and header / fail on any difference
 #   make test-plain / make test-asan  one of the two
 #   make test-valgrind  the same under valgrind
 #   make fuzz-smoke libFuzzer targets (config parser, log readers), bounded time each
@@ -39,7 +42,7 @@ PYTHON ?= /usr/bin/python3
 
 DEB_PACKAGES := pkg-config libhdf5-dev libmatio-dev libcjson-dev libopenblas-dev liblapacke-dev \
                 libxml2-dev zlib1g-dev libcriterion-dev python3-h5py python3-scipy python3-numpy hdf5-tools valgrind locales \
-                g++ liborocos-kdl-dev libkdl-parser-dev
+                g++ liborocos-kdl-dev libkdl-parser-dev clang-format
 PKGS := hdf5 matio libcjson libxml-2.0 openblas lapacke zlib
 
 WARN := -std=c11 -Wall -Wextra -Wpedantic -Wshadow
@@ -61,7 +64,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo closed-loop stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-dynamics bench-filters bench-sim bench-compare bench-ukf clean format
+.PHONY: FORCE all deps demo closed-loop stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-dynamics bench-filters bench-sim bench-compare bench-ukf clean format format-check
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -177,8 +180,9 @@ $(BUILD)/tests: $(ALL_TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libroboest.a
 	$(call say,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(BUILD)/libroboest.a $(LDLIBS) -lcriterion
 
-# make test: the suite as built normally, then again under AddressSanitizer + UBSan.
+# make test: the formatting, then the suite as built normally, then again under AddressSanitizer + UBSan.
 test:
+	@$(MAKE) --no-print-directory format-check
 	@$(MAKE) --no-print-directory test-plain
 	@$(MAKE) --no-print-directory test-asan
 
@@ -241,7 +245,17 @@ fuzz-smoke: deps
 clean:
 	rm -rf build build-*
 
-format:
-	clang-format -i $(wildcard lib/*/*.c lib/include/roboest/*.h cmd/roboest/*.c tests/*/*.c)
+# Every C, C++ source and header of the project, internal headers included, to .clang-format.
+FORMAT_FILES := $(wildcard lib/*/*.c lib/*/*.h lib/include/roboest/*.h cmd/roboest/*.c cmd/roboest/*.h \
+                  tests/*/*.c tests/*/*.h tests/*/*.cpp tests/*/*.hpp)
+format: deps
+	clang-format -i $(FORMAT_FILES)
+
+# Fails on any file clang-format would change (make test runs it first).
+format-check: deps
+	@if ! out=$$(clang-format --dry-run --Werror $(FORMAT_FILES) 2>&1); then \
+	  echo "$$out" | grep 'error:' | sed 's/:[0-9]*:[0-9]*: error:.*//' | sort -u | sed 's/^/  /'; \
+	  echo "format-check: the files above differ from .clang-format: run 'make format'"; exit 1; fi
+	@echo "format-check: $(words $(FORMAT_FILES)) files as .clang-format wants them"
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

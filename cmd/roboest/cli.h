@@ -18,14 +18,14 @@ enum cli_exit {
     CLI_EXIT_CHECK = 6     /* roboest check: at least one rule does not hold */
 };
 
-#define CLI_EXIT_CODES_HELP                                                                            \
-    "Exit codes:\n"                                                                                    \
-    "  0  success\n"                                                                                   \
-    "  1  internal error (out of memory)\n"                                                            \
-    "  2  usage error (unknown command or option, missing argument)\n"                                 \
-    "  3  input error (missing or corrupt file, missing channel or element, bad config)\n"            \
-    "  4  numeric failure (non-finite values in results)\n"                                            \
-    "  5  output error (cannot write, or the output exists and --force was not given)\n"            \
+#define CLI_EXIT_CODES_HELP                                                                                            \
+    "Exit codes:\n"                                                                                                    \
+    "  0  success\n"                                                                                                   \
+    "  1  internal error (out of memory)\n"                                                                            \
+    "  2  usage error (unknown command or option, missing argument)\n"                                                 \
+    "  3  input error (missing or corrupt file, missing channel or element, bad config)\n"                             \
+    "  4  numeric failure (non-finite values in results)\n"                                                            \
+    "  5  output error (cannot write, or the output exists and --force was not given)\n"                               \
     "  6  roboest check: at least one rule does not hold\n"
 
 /* Map a library status to an exit code. */

@@ -31,8 +31,8 @@ static int parse_format(const char *s, rb_out_format *fmt)
     static const struct {
         const char *name;
         rb_out_format fmt;
-    } names[] = {{"h5", RB_OUT_H5}, {"mat", RB_OUT_MAT73}, {"mat73", RB_OUT_MAT73}, {"mat5", RB_OUT_MAT5},
-                 {"csv", RB_OUT_CSV}};
+    } names[] = {
+        {"h5", RB_OUT_H5}, {"mat", RB_OUT_MAT73}, {"mat73", RB_OUT_MAT73}, {"mat5", RB_OUT_MAT5}, {"csv", RB_OUT_CSV}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(s, names[i].name) == 0) {
             *fmt = names[i].fmt;
@@ -40,8 +40,6 @@ static int parse_format(const char *s, rb_out_format *fmt)
         }
     return -1;
 }
-
-
 
 int cmd_convert(int argc, char **argv)
 {

@@ -119,8 +119,8 @@ static void print_table(const char *path, const rb_log *log, double gap_factor)
     printf(", %zu channels\n", log->n_channels);
     for (size_t a = 0; a < log->n_attrs; a++)
         printf("  %s: %s\n", log->attrs[a].key, log->attrs[a].value);
-    printf("\n%-40s %9s %8s %10s %12s %6s %9s\n", "channel", "samples", "elements", "rate [Hz]", "duration [s]",
-           "gaps", "non-finite");
+    printf("\n%-40s %9s %8s %10s %12s %6s %9s\n", "channel", "samples", "elements", "rate [Hz]", "duration [s]", "gaps",
+           "non-finite");
     for (size_t c = 0; c < log->n_channels; c++) {
         const rb_channel *ch = &log->channels[c];
         rb_time_report rep;
@@ -134,8 +134,7 @@ static void print_table(const char *path, const rb_log *log, double gap_factor)
         }
         double duration = ch->n_samples ? ch->time[ch->n_samples - 1] - ch->time[0] : 0;
         printf("%-40s %9zu %8zu %10.4g %12.6g %6zu %9zu\n", ch->name, ch->n_samples, ch->n_elements,
-               time_rc == RB_OK ? 1.0 / rep.median_dt : NAN, duration, time_rc == RB_OK ? rep.n_gaps : 0,
-               nonfinite);
+               time_rc == RB_OK ? 1.0 / rep.median_dt : NAN, duration, time_rc == RB_OK ? rep.n_gaps : 0, nonfinite);
         if (time_rc != RB_OK)
             printf("  timestamps: %s\n", err.msg);
         else if (rep.n_gaps)
@@ -150,9 +149,10 @@ static void print_table(const char *path, const rb_log *log, double gap_factor)
 
 int cmd_info(int argc, char **argv)
 {
-    static const struct option options[] = {
-        {"json", no_argument, NULL, 'j'}, {"gap-factor", required_argument, NULL, 'g'},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    static const struct option options[] = {{"json", no_argument, NULL, 'j'},
+                                            {"gap-factor", required_argument, NULL, 'g'},
+                                            {"help", no_argument, NULL, 'h'},
+                                            {NULL, 0, NULL, 0}};
     bool json = false;
     double gap_factor = 3.0;
     int opt;

@@ -46,11 +46,18 @@ struct command {
     int (*run)(int argc, char **argv);
 };
 
-static const struct command COMMANDS[] = {{"info", cmd_info},     {"convert", cmd_convert}, {"run", cmd_run},
-                                          {"stages", cmd_stages}, {"model", cmd_model},     {"tune", cmd_tune},
-                                          {"simulate", cmd_simulate}, {"import-rde", cmd_import_rde},
-                                          {"compare", cmd_compare}, {"check", cmd_check},
-                                          {"train-friction", cmd_train_friction}, {"closed-loop", cmd_closed_loop}};
+static const struct command COMMANDS[] = {{"info", cmd_info},
+                                          {"convert", cmd_convert},
+                                          {"run", cmd_run},
+                                          {"stages", cmd_stages},
+                                          {"model", cmd_model},
+                                          {"tune", cmd_tune},
+                                          {"simulate", cmd_simulate},
+                                          {"import-rde", cmd_import_rde},
+                                          {"compare", cmd_compare},
+                                          {"check", cmd_check},
+                                          {"train-friction", cmd_train_friction},
+                                          {"closed-loop", cmd_closed_loop}};
 
 int main(int argc, char **argv)
 {

@@ -108,8 +108,8 @@ static void print_text(const rb_model *m)
     printf("\njoints (the order of every per-joint vector):\n");
     for (size_t i = 0; i < m->n_dofs; i++) {
         const rb_body *b = &m->bodies[m->dof_body[i]];
-        printf("  %3zu %-28s %-9s body %-24s limits [%g, %g]\n", i, m->dof_names[i], joint_type_name(b->type),
-               b->name, m->dof_lower[i], m->dof_upper[i]);
+        printf("  %3zu %-28s %-9s body %-24s limits [%g, %g]\n", i, m->dof_names[i], joint_type_name(b->type), b->name,
+               m->dof_lower[i], m->dof_upper[i]);
     }
     printf("\nbodies:\n");
     for (size_t i = 0; i < m->n_bodies; i++) {
@@ -153,9 +153,9 @@ static int print_json(const rb_model *m, const rb_submodels *sm)
     for (size_t i = 0; i < m->n_bodies; i++) {
         cJSON *b = cJSON_CreateObject();
         cJSON_AddStringToObject(b, "name", m->bodies[i].name);
-        cJSON_AddItemToObject(b, "parent", m->bodies[i].parent >= 0
-                                               ? cJSON_CreateString(m->bodies[m->bodies[i].parent].name)
-                                               : cJSON_CreateNull());
+        cJSON_AddItemToObject(b, "parent",
+                              m->bodies[i].parent >= 0 ? cJSON_CreateString(m->bodies[m->bodies[i].parent].name)
+                                                       : cJSON_CreateNull());
         cJSON_AddNumberToObject(b, "mass", m->bodies[i].inertia[0]);
         cJSON_AddItemToArray(bodies, b);
     }
@@ -202,12 +202,10 @@ static int print_json(const rb_model *m, const rb_submodels *sm)
 
 static int model_info(int argc, char **argv)
 {
-    static const struct option options[] = {{"joints", required_argument, NULL, 'j'},
-                                            {"base", required_argument, NULL, 'b'},
-                                            {"floating", no_argument, NULL, 'f'},
-                                            {"json", no_argument, NULL, 'J'},
-                                            {"help", no_argument, NULL, 'h'},
-                                            {NULL, 0, NULL, 0}};
+    static const struct option options[] = {
+        {"joints", required_argument, NULL, 'j'}, {"base", required_argument, NULL, 'b'},
+        {"floating", no_argument, NULL, 'f'},     {"json", no_argument, NULL, 'J'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     const char *joints = NULL;
     bool json = false;
     rb_model_opts opts = {0};

@@ -56,8 +56,8 @@ static const char *const SIMULATE_HELP =
     "\n" CLI_EXIT_CODES_HELP;
 
 /* The progress bar, from the run's per-sample hook (every 256 samples, as the steps go). */
-static int show_progress(void *user, rb_sim *sim, size_t k, double t, const double *const *latest,
-                         const bool *fresh, rb_err *err)
+static int show_progress(void *user, rb_sim *sim, size_t k, double t, const double *const *latest, const bool *fresh,
+                         rb_err *err)
 {
     (void)t, (void)latest, (void)fresh, (void)err;
     if (k % 256 == 0)
@@ -109,7 +109,8 @@ int cmd_simulate(int argc, char **argv)
         return cli_usage_error("simulate", "missing -o LOG");
     rb_err err;
     rb_write_opts wo = {.overwrite = force};
-    if (rb_out_format_from_path(out, &wo.format, &err) != RB_OK || (wo.format != RB_OUT_H5 && wo.format != RB_OUT_MAT73))
+    if (rb_out_format_from_path(out, &wo.format, &err) != RB_OK ||
+        (wo.format != RB_OUT_H5 && wo.format != RB_OUT_MAT73))
         return cli_usage_error("simulate", "'%s': the log must end in .mat or .h5", out);
     struct stat st;
     if (!force && stat(out, &st) == 0) {

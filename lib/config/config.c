@@ -36,8 +36,6 @@ static size_t count_children(const cJSON *node)
     return n;
 }
 
-
-
 /* Sorting keeps large objects from costing n^2. */
 int rb_cfg_find_duplicate(rb_cfg *c, const char *const *names, size_t n, size_t *dup, size_t *first)
 {
@@ -93,8 +91,8 @@ static int duplicated_key(rb_cfg *c, const cJSON *obj, const cJSON *second)
     rb_cfg_pop(c);
     char where[256];
     rb_json_path_format(c->path, rb_cfg_depth(c), where, sizeof where);
-    return rb_err_set(c->err, RB_ECONFIG, "%s:%zu:%zu: %s%sduplicated key '%s' (first at %zu:%zu)", c->file, line,
-                      col, where, where[0] ? ": " : "", second->string, first_line, first_col);
+    return rb_err_set(c->err, RB_ECONFIG, "%s:%zu:%zu: %s%sduplicated key '%s' (first at %zu:%zu)", c->file, line, col,
+                      where, where[0] ? ": " : "", second->string, first_line, first_col);
 }
 
 /* obj must be an object whose keys are unique and (allowed != NULL) among `allowed`. */
@@ -144,7 +142,6 @@ int rb_cfg_want_number(rb_cfg *c, const cJSON *v, double *out)
     *out = v->valuedouble;
     return RB_OK;
 }
-
 
 /* One of `choices` (NULL-terminated) with a suggestion for a near miss. */
 int rb_cfg_want_choice(rb_cfg *c, const cJSON *v, const char *const *choices, size_t *index)
@@ -224,8 +221,8 @@ int rb_cfg_member_string(rb_cfg *c, const cJSON *obj, const char *key, bool requ
     return rc;
 }
 
-int rb_cfg_member_strings(rb_cfg *c, const cJSON *obj, const char *key, bool required, bool allow_empty,
-                               char ***out, size_t *n)
+int rb_cfg_member_strings(rb_cfg *c, const cJSON *obj, const char *key, bool required, bool allow_empty, char ***out,
+                          size_t *n)
 {
     const cJSON *v = rb_cfg_member(obj, key);
     if (!v)
@@ -366,10 +363,6 @@ int rb_cfg_read_file(const char *path, char **text, size_t *len, rb_err *err)
     *len = n;
     return RB_OK;
 }
-
-
-
-
 
 bool rb_cfg_valid_name(const char *s)
 {

@@ -210,8 +210,7 @@ static bool find_element(scan *sc, size_t index)
     }
 }
 
-size_t rb_json_locate(const char *text, size_t len, const rb_json_step *path, size_t depth, size_t *line,
-                      size_t *col)
+size_t rb_json_locate(const char *text, size_t len, const rb_json_step *path, size_t depth, size_t *line, size_t *col)
 {
     scan sc = {text, len, 0};
     if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
@@ -275,10 +274,6 @@ void rb_json_path_format(const rb_json_step *path, size_t depth, char *buf, size
         used += (size_t)n < size - used ? (size_t)n : size - used - 1;
     }
 }
-
-
-
-
 
 /* ---- syntax check: where and why a text is not JSON ------------------------------------------------ */
 enum { NESTING_MAX = 1000 }; /* cJSON's CJSON_NESTING_LIMIT */
@@ -411,9 +406,6 @@ size_t rb_json_syntax_error(const char *text, size_t len, const char **what)
     *what = why;
     return at;
 }
-
-
-
 
 /* ---- cJSON builders -------------------------------------------------------------------------------------- */
 cJSON *rb_cfg_add(rb_cfg_builder *b, cJSON *parent, const char *key, cJSON *item)

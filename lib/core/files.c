@@ -90,8 +90,7 @@ int rb_outfile_commit(rb_outfile *out, rb_err *err)
         }
         unlink(out->tmp_path);
     } else if (rename(out->tmp_path, out->path) != 0) {
-        rc = rb_err_set(err, RB_EIO, "%s: cannot rename the temporary file into place: %s", out->path,
-                        strerror(errno));
+        rc = rb_err_set(err, RB_EIO, "%s: cannot rename the temporary file into place: %s", out->path, strerror(errno));
         unlink(out->tmp_path);
     }
     rb_free(out->tmp_path);
@@ -161,7 +160,7 @@ static int write_text(const char *text, const rb_outfile *f, rb_err *err)
 }
 
 int rb_texts_write(const char *dir, const char *const *names, const char *const *texts, size_t n, bool overwrite,
-                        rb_err *err)
+                   rb_err *err)
 {
     size_t begun = 0;
     dir = dir && dir[0] ? dir : ".";

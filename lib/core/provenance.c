@@ -50,8 +50,9 @@ int rb_provenance_init(rb_provenance *pv, rb_err *err)
     return rb_provenance_add(pv, "roboest_version", RB_VERSION, err);
 }
 
-int rb_provenance_each(const rb_provenance *pv, int (*set)(void *target, const char *key, const char *value, rb_err *err),
-                       void *target, rb_err *err)
+int rb_provenance_each(const rb_provenance *pv,
+                       int (*set)(void *target, const char *key, const char *value, rb_err *err), void *target,
+                       rb_err *err)
 {
     int rc = RB_OK;
     for (size_t i = 0; !rc && i < pv->n; i++)

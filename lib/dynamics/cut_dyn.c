@@ -10,30 +10,30 @@
 #include "ft_internal.h"
 
 struct rb_cut_dyn {
-    const rb_model *model;         /* borrowed (names for messages) */
+    const rb_model *model; /* borrowed (names for messages) */
     const rb_submodels *sm;
-    rb_dyn *dyn;                   /* owned: the per-body joint constants (dyn->body) */
+    rb_dyn *dyn; /* owned: the per-body joint constants (dyn->body) */
     size_t nb, n, n_frames, n_ft, nc, n_sub;
 
     /* FT sensors of the set: tree child and parent of the joint, sign, reading frame in the tree child */
     int *ft_tc, *ft_tp, *ft_sigma;
     rb_xform *ft_XcF;
-    unsigned char *cut;            /* per body: its parent joint is a cut FT joint */
-    int *c_body;                   /* contacts: body and frame pose in it */
+    unsigned char *cut; /* per body: its parent joint is a cut FT joint */
+    int *c_body;        /* contacts: body and frame pose in it */
     rb_xform *c_X;
 
     /* configuration */
     bool configured, factored, have_vel;
-    rb_xform *Xup, *X0;            /* parent_X_i and body i's pose in the base */
-    double (*IC)[10];              /* composite inertias within the sub-models */
-    double *K, *Kb, *Gft, *Gc;     /* n x n, n x 6, n x 6 n_ft, n x 6 nc (row-major) */
+    rb_xform *Xup, *X0;        /* parent_X_i and body i's pose in the base */
+    double (*IC)[10];          /* composite inertias within the sub-models */
+    double *K, *Kb, *Gft, *Gc; /* n x n, n x 6, n x 6 n_ft, n x 6 nc (row-major) */
 
     /* factorization: dofs grouped by sub-model, blk[k] .. blk[k + 1] in order[], Cholesky factors L (lower,
      * row-major n_k x n_k each, at Loff[k]) */
     int *order;
     size_t *blk, *Loff;
     double *L;
-    double *tmp;                   /* n */
+    double *tmp; /* n */
 
     /* velocities */
     double (*v)[6], (*a)[6], (*f)[6];
@@ -115,8 +115,8 @@ int rb_cut_dyn_alloc(const rb_model *model, const rb_submodels *sm, const char *
     if (!model || !sm || !out || (n_contacts && !contacts))
         return rb_err_set(err, RB_EINVAL, "%s: NULL argument", what);
     *out = NULL;
-    if (sm->n_bodies != model->n_bodies || sm->n_dofs != model->n_dofs || sm->n_frames != model->n_frames
-        || sm->n_model_ft != model->n_ft || sm->n_imu != model->n_imu)
+    if (sm->n_bodies != model->n_bodies || sm->n_dofs != model->n_dofs || sm->n_frames != model->n_frames ||
+        sm->n_model_ft != model->n_ft || sm->n_imu != model->n_imu)
         return rb_err_set(err, RB_EINVAL, "%s: the sub-models were built for another model", what);
     if (n_contacts > 100000)
         return rb_err_set(err, RB_EINVAL, "%s: %zu contacts is too many", what, n_contacts);
@@ -381,13 +381,13 @@ int rb_cut_dyn_solve(const rb_cut_dyn *cd, double *X, size_t cols, size_t ld, rb
 
 /* ---- velocities ------------------------------------------------------------------------------------------------ */
 
-int rb_cut_dyn_bias(const rb_model *model, rb_cut_dyn *cd, const double *s_dot, size_t n, const double *w_B,
-                    double *h, rb_err *err)
+int rb_cut_dyn_bias(const rb_model *model, rb_cut_dyn *cd, const double *s_dot, size_t n, const double *w_B, double *h,
+                    rb_err *err)
 {
     static const char what[] = "rb_cut_dyn_bias";
     int rc = check(model, cd, what, err);
-    if (rc < 0 || (rc = check_vec(s_dot, n, cd->n, what, "s_dot", err)) < 0
-        || (w_B && (rc = check_vec(w_B, 3, 3, what, "w_B", err)) < 0))
+    if (rc < 0 || (rc = check_vec(s_dot, n, cd->n, what, "s_dot", err)) < 0 ||
+        (w_B && (rc = check_vec(w_B, 3, 3, what, "w_B", err)) < 0))
         return rc;
     if (!h && n)
         return rb_err_set(err, RB_EINVAL, "%s: NULL output", what);

@@ -13,18 +13,18 @@ enum { LEVEL_NONE = 0, LEVEL_POS = 1, LEVEL_VEL = 2, LEVEL_ACC = 3 };
 enum { JK_FIXED = 0, JK_REVOLUTE, JK_PRISMATIC };
 
 typedef struct dyn_body {
-    int parent;      /* -1 for the base */
-    int qi, vi;      /* index in q and in nu (7 + dof, 6 + dof for a floating base), -1 for a fixed joint */
-    int kind;        /* JK_* */
-    bool moving;     /* a joint between the root and the body moves it (always, for a floating base); a fixed
+    int parent;  /* -1 for the base */
+    int qi, vi;  /* index in q and in nu (7 + dof, 6 + dof for a floating base), -1 for a fixed joint */
+    int kind;    /* JK_* */
+    bool moving; /* a joint between the root and the body moves it (always, for a floating base); a fixed
                       * base's non-moving bodies take no part in M or in forward dynamics */
-    double k[3];     /* unit axis, body frame */
-    rb_xform Xp;     /* X_parent */
+    double k[3]; /* unit axis, body frame */
+    rb_xform Xp; /* X_parent */
     /* Revolute: the joint's rotation composed with X_parent's, R(q) = Rp Rot(k, q) = cos q C + sin q A + B with
      * C = Rp - B, A = Rp [k]x, B = (Rp k) k^T (Rodrigues' formula multiplied out once). Prismatic: Rpk. */
     double C[9], A[9], B[9];
     double Rpk[3];
-    double pi[10];   /* inertial parameters */
+    double pi[10]; /* inertial parameters */
 } dyn_body;
 
 struct rb_dyn {
@@ -34,11 +34,11 @@ struct rb_dyn {
 
     /* kinematic state (rb_dyn_kinematics) */
     int level;
-    rb_xform *kXup, *kX0;          /* parent_X_i and W_X_i */
-    double (*kv)[6];               /* body twists, body coordinates */
-    double (*kab)[6];              /* accelerations with nu_dot = 0 (no gravity) */
-    double (*ka)[6];               /* accelerations with the state's nu_dot (no gravity) */
-    double (*kIC)[10];             /* composite inertias of the state (centroidal functions) */
+    rb_xform *kXup, *kX0; /* parent_X_i and W_X_i */
+    double (*kv)[6];      /* body twists, body coordinates */
+    double (*kab)[6];     /* accelerations with nu_dot = 0 (no gravity) */
+    double (*ka)[6];      /* accelerations with the state's nu_dot (no gravity) */
+    double (*kIC)[10];    /* composite inertias of the state (centroidal functions) */
 
     /* Joint transforms, recomputed only when the joint positions change: Xup (the dynamics passes) holds those of
      * xq, kXup (the kinematic state) those of kq, when the flag says so. */
@@ -50,12 +50,12 @@ struct rb_dyn {
     double (*v)[6], (*a)[6], (*f)[6];
     double (*IC)[10];
     double (*IA)[36], (*pA)[6], (*U)[6], (*c)[6], *D, *u;
-    int rnea_valid;                /* f holds the joint wrenches of the last RNEA */
-    double *M, *h, *tmp;           /* nv x nv, nv, nv */
+    int rnea_valid;      /* f holds the joint wrenches of the last RNEA */
+    double *M, *h, *tmp; /* nv x nv, nv, nv */
 
     /* contacts */
     size_t max_rows;
-    double *Jc, *Y, *S, *rhs, *lam;  /* rows x nv, nv x rows, rows x rows, rows, rows */
+    double *Jc, *Y, *S, *rhs, *lam; /* rows x nv, nv x rows, rows x rows, rows, rows */
     void *contact_block;
 
     void *block;
@@ -80,9 +80,7 @@ static inline void dyn_joint_xform(const dyn_body *b, double x, rb_xform *X)
         for (int k = 0; k < 3; k++)
             X->p[k] = b->Xp.p[k] + x * b->Rpk[k];
         break;
-    default:
-        *X = b->Xp;
-        break;
+    default: *X = b->Xp; break;
     }
 }
 
@@ -127,7 +125,7 @@ void rbd_kin_joint_xforms(rb_dyn *ws, const double *q);
 void rbd_body_world_pose(const rb_dyn *ws, const rb_xform *Xup, const rb_xform *X0base, int i, rb_xform *out);
 /* Wrench `e` as a force on its frame's body, in body coordinates. Xup/X0base give the configuration. */
 void rbd_ext_to_body(const rb_model *model, const rb_dyn *ws, const rb_xform *Xup, const rb_xform *X0base,
-                         const rb_ext_wrench *e, double out[6]);
+                     const rb_ext_wrench *e, double out[6]);
 int rbd_check_ext(const rb_model *model, const rb_ext_wrench *ext, size_t n_ext, rb_err *err);
 /* The checks every dynamics entry point makes: workspace for this model, q and the output given, and the
  * external wrenches valid; `what` names the function in the message. */

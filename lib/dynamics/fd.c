@@ -28,8 +28,8 @@ static void block_rot(const double R[9], const double Ia6[36], int r0, int c0, d
     double RX[9];
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
-            RX[3 * i + j] = R[3 * i] * Ia6[6 * r0 + c0 + j] + R[3 * i + 1] * Ia6[6 * (r0 + 1) + c0 + j]
-                          + R[3 * i + 2] * Ia6[6 * (r0 + 2) + c0 + j];
+            RX[3 * i + j] = R[3 * i] * Ia6[6 * r0 + c0 + j] + R[3 * i + 1] * Ia6[6 * (r0 + 1) + c0 + j] +
+                            R[3 * i + 2] * Ia6[6 * (r0 + 2) + c0 + j];
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
             out[3 * i + j] = RX[3 * i] * R[3 * j] + RX[3 * i + 1] * R[3 * j + 1] + RX[3 * i + 2] * R[3 * j + 2];
@@ -70,8 +70,8 @@ static void ia_to_parent_add(const rb_xform *X, const double Ia6[36], double P[3
 static void m6_mul_v(const double Ia6[36], const double x[6], double out[6])
 {
     for (int i = 0; i < 6; i++)
-        out[i] = Ia6[6 * i] * x[0] + Ia6[6 * i + 1] * x[1] + Ia6[6 * i + 2] * x[2] + Ia6[6 * i + 3] * x[3]
-               + Ia6[6 * i + 4] * x[4] + Ia6[6 * i + 5] * x[5];
+        out[i] = Ia6[6 * i] * x[0] + Ia6[6 * i + 1] * x[1] + Ia6[6 * i + 2] * x[2] + Ia6[6 * i + 3] * x[3] +
+                 Ia6[6 * i + 4] * x[4] + Ia6[6 * i + 5] * x[5];
 }
 
 /* ---- CRBA ------------------------------------------------------------------------------------------------ */
@@ -137,8 +137,8 @@ int rb_dyn_mass_matrix(const rb_model *model, rb_dyn *ws, const double *q, rb_ma
     if (!q || !M || !M->data)
         return rb_err_set(err, RB_EINVAL, "rb_dyn_mass_matrix: NULL q or output");
     if (M->rows != ws->nv || M->cols != ws->nv || M->stride < M->cols)
-        return rb_err_set(err, RB_EDIM, "rb_dyn_mass_matrix: matrix is %zu x %zu, expected %zu x %zu", M->rows,
-                          M->cols, ws->nv, ws->nv);
+        return rb_err_set(err, RB_EDIM, "rb_dyn_mass_matrix: matrix is %zu x %zu, expected %zu x %zu", M->rows, M->cols,
+                          ws->nv, ws->nv);
     crba(ws, q, M->data, M->stride);
     ws->rnea_valid = 0;
     return RB_OK;
@@ -156,8 +156,8 @@ int rb_dyn_aba(const rb_model *model, rb_dyn *ws, const double *q, const double 
     const dyn_body *B = ws->body;
     const bool fb = ws->floating;
     rb_xform *Xup = ws->Xup, X0base;
-    double(*v)[6] = ws->v, (*a)[6] = ws->a, (*c)[6] = ws->c, (*IA)[36] = ws->IA, (*pA)[6] = ws->pA,
-    (*U)[6] = ws->U, *D = ws->D, *u = ws->u;
+    double(*v)[6] = ws->v, (*a)[6] = ws->a, (*c)[6] = ws->c, (*IA)[36] = ws->IA, (*pA)[6] = ws->pA, (*U)[6] = ws->U,
+    *D = ws->D, *u = ws->u;
     double gB[3], Iv[6], t[6];
     ws->rnea_valid = 0;
 
@@ -259,9 +259,9 @@ int rb_dyn_aba(const rb_model *model, rb_dyn *ws, const double *q, const double 
             a[i][k] += c[i][k];
         if (b->vi >= 0) {
             const double *Ui = U[i], *ai = a[i];
-            double qdd = (u[i] - (Ui[0] * ai[0] + Ui[1] * ai[1] + Ui[2] * ai[2] + Ui[3] * ai[3] + Ui[4] * ai[4]
-                                  + Ui[5] * ai[5]))
-                       / D[i];
+            double qdd = (u[i] - (Ui[0] * ai[0] + Ui[1] * ai[1] + Ui[2] * ai[2] + Ui[3] * ai[3] + Ui[4] * ai[4] +
+                                  Ui[5] * ai[5])) /
+                         D[i];
             nu_dot[b->vi] = qdd;
             dyn_add_S(b, qdd, a[i]);
         }
@@ -375,10 +375,10 @@ int rb_dyn_fd_contact(const rb_model *model, rb_dyn *ws, const double *q, const 
         rb_mat J6 = rb_mat_view(ws->Y, 6, nv, nv); /* scratch: Y holds max(rows, 6) x nv */
         double jdn[6], vc[6], e[6] = {0};
         rb_xform X;
-        if ((rc = rb_dyn_frame_jacobian(model, ws, fr, RB_DYN_MIXED, &J6, err)) < 0
-            || (rc = rb_dyn_frame_jdot_nu(model, ws, fr, RB_DYN_MIXED, jdn, err)) < 0
-            || (rc = rb_dyn_frame_velocity(model, ws, fr, RB_DYN_MIXED, vc, err)) < 0
-            || (rc = rb_dyn_frame_pose(model, ws, fr, &X, err)) < 0)
+        if ((rc = rb_dyn_frame_jacobian(model, ws, fr, RB_DYN_MIXED, &J6, err)) < 0 ||
+            (rc = rb_dyn_frame_jdot_nu(model, ws, fr, RB_DYN_MIXED, jdn, err)) < 0 ||
+            (rc = rb_dyn_frame_velocity(model, ws, fr, RB_DYN_MIXED, vc, err)) < 0 ||
+            (rc = rb_dyn_frame_pose(model, ws, fr, &X, err)) < 0)
             return rc;
         memcpy(ws->Jc + r0 * nv, ws->Y, d * nv * sizeof *ws->Jc);
         if (ct->kp != 0.0) {

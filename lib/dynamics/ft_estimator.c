@@ -9,27 +9,27 @@
 
 struct rb_ft_est {
     const rb_submodels *sm;
-    rb_dyn *dyn;                   /* owned: the per-body joint constants (dyn->body) */
+    rb_dyn *dyn; /* owned: the per-body joint constants (dyn->body) */
     size_t nb, n, n_frames, n_ft, nc, n_sub;
-    int imu_body;                  /* the IMU frame S: its body and pose there */
+    int imu_body; /* the IMU frame S: its body and pose there */
     rb_xform imu_X;
 
     /* per FT sensor of the set: its joint's tree child and parent; the reading y maps to the wrench the tree
      * parent exerts on the tree child, in tree-child coordinates, as sigma * X_cF^* y */
     int *ft_tc, *ft_tp, *ft_sigma;
     rb_xform *ft_XcF;
-    unsigned char *cut;            /* per body: its parent joint is a cut FT joint */
+    unsigned char *cut; /* per body: its parent joint is a cut FT joint */
 
     /* contacts, and their order grouped by sub-model (sub_first / sub_count into c_order) */
     int *c_frame, *c_body, *c_sub, *c_order, *all_order;
     size_t *sub_first, *sub_count;
-    rb_xform *c_X;                 /* the contact frame's pose in its body */
-    rb_xform *c_T;                 /* scratch: the contact frame's pose in its system's base */
+    rb_xform *c_X; /* the contact frame's pose in its body */
+    rb_xform *c_T; /* scratch: the contact frame's pose in its system's base */
 
     /* per-sample scratch */
-    rb_xform *Xup, *X0;            /* parent_X_i, and body i's pose in the base */
+    rb_xform *Xup, *X0; /* parent_X_i, and body i's pose in the base */
     double (*v)[6], (*a)[6], (*f)[6], (*F)[6], (*res)[6];
-    double *w;                     /* contact wrenches, 6 per contact */
+    double *w; /* contact wrenches, 6 per contact */
     bool have_res;
 
     void *block;
@@ -102,15 +102,15 @@ static int setup(const rb_model *model, rb_ft_est *e, const char *const *contact
     return RB_OK;
 }
 
-int rb_ft_est_alloc(const rb_model *model, const rb_submodels *sm, const char *imu_frame,
-                    const char *const *contacts, size_t n_contacts, rb_ft_est **out, rb_err *err)
+int rb_ft_est_alloc(const rb_model *model, const rb_submodels *sm, const char *imu_frame, const char *const *contacts,
+                    size_t n_contacts, rb_ft_est **out, rb_err *err)
 {
     static const char what[] = "rb_ft_est_alloc";
     if (!model || !sm || !out || (n_contacts && !contacts))
         return rb_err_set(err, RB_EINVAL, "%s: NULL argument", what);
     *out = NULL;
-    if (sm->n_bodies != model->n_bodies || sm->n_dofs != model->n_dofs || sm->n_frames != model->n_frames
-        || sm->n_model_ft != model->n_ft || sm->n_imu != model->n_imu)
+    if (sm->n_bodies != model->n_bodies || sm->n_dofs != model->n_dofs || sm->n_frames != model->n_frames ||
+        sm->n_model_ft != model->n_ft || sm->n_imu != model->n_imu)
         return rb_err_set(err, RB_EINVAL, "%s: the sub-models were built for another model", what);
     long imu_f = -1;
     if (imu_frame && (imu_f = rb_model_frame_index(model, imu_frame)) < 0)
@@ -354,13 +354,13 @@ static int check_call(const rb_model *model, const rb_ft_est *e, const rb_ft_est
     if (with_ft && e->n_ft && !in->ft)
         return rb_err_set(err, RB_EINVAL, "%s: NULL FT readings", what);
     int rc;
-    if ((rc = check_finite(in->s, e->n, what, "s", err)) < 0
-        || (rc = check_finite(in->s_dot, e->n, what, "s_dot", err)) < 0
-        || (rc = check_finite(in->s_ddot, e->n, what, "s_ddot", err)) < 0
-        || (rc = check_finite(in->acc, 3, what, "acc", err)) < 0
-        || (rc = check_finite(in->gyro, 3, what, "gyro", err)) < 0
-        || (in->alpha && (rc = check_finite(in->alpha, 3, what, "alpha", err)) < 0)
-        || (with_ft && (rc = check_finite(in->ft, 6 * e->n_ft, what, "ft", err)) < 0))
+    if ((rc = check_finite(in->s, e->n, what, "s", err)) < 0 ||
+        (rc = check_finite(in->s_dot, e->n, what, "s_dot", err)) < 0 ||
+        (rc = check_finite(in->s_ddot, e->n, what, "s_ddot", err)) < 0 ||
+        (rc = check_finite(in->acc, 3, what, "acc", err)) < 0 ||
+        (rc = check_finite(in->gyro, 3, what, "gyro", err)) < 0 ||
+        (in->alpha && (rc = check_finite(in->alpha, 3, what, "alpha", err)) < 0) ||
+        (with_ft && (rc = check_finite(in->ft, 6 * e->n_ft, what, "ft", err)) < 0))
         return rc;
     return RB_OK;
 }
@@ -382,8 +382,8 @@ int rb_ft_est_torques(const rb_model *model, rb_ft_est *est, const rb_ft_est_inp
 {
     static const char what[] = "rb_ft_est_torques";
     int rc = check_call(model, est, in, true, what, err);
-    if (rc < 0 || (rc = check_out(tau, n_tau, est->n, false, what, "tau", err)) < 0
-        || (rc = check_out(wrenches, n_wrench_values, 6 * est->nc, true, what, "the contact wrenches", err)) < 0)
+    if (rc < 0 || (rc = check_out(tau, n_tau, est->n, false, what, "tau", err)) < 0 ||
+        (rc = check_out(wrenches, n_wrench_values, 6 * est->nc, true, what, "the contact wrenches", err)) < 0)
         return rc;
     est->have_res = false;
     forward(model, est, in);
@@ -408,14 +408,13 @@ int rb_ft_est_torques(const rb_model *model, rb_ft_est *est, const rb_ft_est_inp
 }
 
 int rb_ft_est_predict_ft(const rb_model *model, rb_ft_est *est, const rb_ft_est_input *in, const double *wrenches_in,
-                         double *ft_out, size_t n_ft_values, double *wrenches_out, size_t n_wrench_values,
-                         rb_err *err)
+                         double *ft_out, size_t n_ft_values, double *wrenches_out, size_t n_wrench_values, rb_err *err)
 {
     static const char what[] = "rb_ft_est_predict_ft";
     int rc = check_call(model, est, in, false, what, err);
-    if (rc < 0 || (rc = check_out(ft_out, n_ft_values, 6 * est->n_ft, false, what, "the FT output", err)) < 0
-        || (rc = check_out(wrenches_out, n_wrench_values, 6 * est->nc, true, what, "the contact wrenches", err)) < 0
-        || (wrenches_in && (rc = check_finite(wrenches_in, 6 * est->nc, what, "wrenches_in", err)) < 0))
+    if (rc < 0 || (rc = check_out(ft_out, n_ft_values, 6 * est->n_ft, false, what, "the FT output", err)) < 0 ||
+        (rc = check_out(wrenches_out, n_wrench_values, 6 * est->nc, true, what, "the contact wrenches", err)) < 0 ||
+        (wrenches_in && (rc = check_finite(wrenches_in, 6 * est->nc, what, "wrenches_in", err)) < 0))
         return rc;
     forward(model, est, in);
     if (wrenches_in) {

@@ -245,8 +245,7 @@ static void world_col_to_rep(const rb_xform *X0F, const double sW[6], rb_dyn_rep
     }
 }
 
-int rb_dyn_frame_jacobian(const rb_model *model, const rb_dyn *ws, size_t frame, rb_dyn_rep rep, rb_mat *J,
-                          rb_err *err)
+int rb_dyn_frame_jacobian(const rb_model *model, const rb_dyn *ws, size_t frame, rb_dyn_rep rep, rb_mat *J, rb_err *err)
 {
     int rc = check_query(model, ws, frame, LEVEL_POS, rep, "rb_dyn_frame_jacobian", err);
     if (rc < 0 || (rc = check_mat(J, 6, ws->nv, "rb_dyn_frame_jacobian", err)) < 0)

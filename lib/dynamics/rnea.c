@@ -81,8 +81,8 @@ static void rnea_backward(rb_dyn *ws, double *tau)
         memcpy(tau, f[0], 6 * sizeof *tau);
 }
 
-static void apply_ext(const rb_model *model, rb_dyn *ws, const rb_xform *X0base, const rb_ext_wrench *ext,
-                      size_t n_ext, double (*target)[6])
+static void apply_ext(const rb_model *model, rb_dyn *ws, const rb_xform *X0base, const rb_ext_wrench *ext, size_t n_ext,
+                      double (*target)[6])
 {
     double w[6];
     for (size_t e = 0; e < n_ext; e++) {
@@ -174,8 +174,8 @@ int rb_dyn_ft_wrenches(const rb_model *model, const rb_dyn *ws, double *out, rb_
         const rb_ft_sensor *ft = &model->ft[s];
         int c = ft->child_body, p = ft->parent_body;
         double w[6]; /* wrench of the parent half on the child half, child body coordinates */
-        if (c <= 0 || (size_t)c >= ws->nb || p < 0 || (size_t)p >= ws->nb || ft->frame < 0
-            || (size_t)ft->frame >= model->n_frames)
+        if (c <= 0 || (size_t)c >= ws->nb || p < 0 || (size_t)p >= ws->nb || ft->frame < 0 ||
+            (size_t)ft->frame >= model->n_frames)
             return rb_err_set(err, RB_EINVAL, "FT sensor %s: invalid body or frame index", ft->name);
         if (ws->body[c].parent == p) {
             memcpy(w, ws->f[c], sizeof w);
@@ -216,12 +216,12 @@ static void inertia_basis(const double m[6], double K[10][6])
         rb_v3_cross(v, e, t);
         K[1 + c][3] = -t[0], K[1 + c][4] = -t[1], K[1 + c][5] = -t[2];
     }
-    K[4][3] = w[0];                                  /* Ixx */
-    K[5][3] = w[1], K[5][4] = w[0];                  /* Ixy */
-    K[6][3] = w[2], K[6][5] = w[0];                  /* Ixz */
-    K[7][4] = w[1];                                  /* Iyy */
-    K[8][4] = w[2], K[8][5] = w[1];                  /* Iyz */
-    K[9][5] = w[2];                                  /* Izz */
+    K[4][3] = w[0];                 /* Ixx */
+    K[5][3] = w[1], K[5][4] = w[0]; /* Ixy */
+    K[6][3] = w[2], K[6][5] = w[0]; /* Ixz */
+    K[7][4] = w[1];                 /* Iyy */
+    K[8][4] = w[2], K[8][5] = w[1]; /* Iyz */
+    K[9][5] = w[2];                 /* Izz */
 }
 
 int rb_dyn_regressor(const rb_model *model, rb_dyn *ws, const double *q, const double *nu, const double *nu_dot,

@@ -120,16 +120,16 @@ static int imu_on_ft(const rb_model *model, const int *set, size_t n_ft, const i
         rb_xform Xi, Xs;
         if (frame == ft->sensor_frame)
             return (int)k;
-        if (rbd_frame_in_joint_child(model, tc[k], tp[k], frame, &Xi)
-            && rbd_frame_in_joint_child(model, tc[k], tp[k], ft->sensor_frame, &Xs) && same_pose(&Xi, &Xs))
+        if (rbd_frame_in_joint_child(model, tc[k], tp[k], frame, &Xi) &&
+            rbd_frame_in_joint_child(model, tc[k], tp[k], ft->sensor_frame, &Xs) && same_pose(&Xi, &Xs))
             return (int)k;
     }
     return -1;
 }
 
 /* For every set position k of an FT sensor that IMU frame f sits on (uses the locals model, set, n_ft, tc, tp). */
-#define FOR_FT_UNDER_IMU(k, f)                                                                                    \
-    for (int k = imu_on_ft(model, set, n_ft, tc, tp, f, 0); k >= 0;                                              \
+#define FOR_FT_UNDER_IMU(k, f)                                                                                         \
+    for (int k = imu_on_ft(model, set, n_ft, tc, tp, f, 0); k >= 0;                                                    \
          k = imu_on_ft(model, set, n_ft, tc, tp, f, (size_t)k + 1))
 
 /* Resolve the FT list into set (model indices), tc/tp (joint sides) and cut (1 + set position per tree child). */
@@ -154,8 +154,8 @@ static int resolve_fts(const rb_model *model, const char *const *ft_names, size_
                                                        : "sits on the same joint as another listed sensor");
         cut[tc[k]] = (int)k + 1;
         set[k] = (int)s;
-        if (ft->frame < 0 || (size_t)ft->frame >= model->n_frames || ft->sensor_frame < 0
-            || (size_t)ft->sensor_frame >= model->n_frames)
+        if (ft->frame < 0 || (size_t)ft->frame >= model->n_frames || ft->sensor_frame < 0 ||
+            (size_t)ft->sensor_frame >= model->n_frames)
             return rb_err_set(err, RB_EINVAL, "%s: FT sensor %s: frame index out of range", what, ft->name);
     }
     for (size_t i = 0; i < model->n_imu; i++)
@@ -192,7 +192,7 @@ static void fill(const rb_model *model, rb_submodels *sm, const int *set, size_t
         int f = model->imu[i].frame, b = model->frames[f].body;
         imu_cnt[sm->body_sub[b]]++;
         FOR_FT_UNDER_IMU(k, f)
-            imu_cnt[sm->body_sub[b == tc[k] ? tp[k] : tc[k]]]++;
+        imu_cnt[sm->body_sub[b == tc[k] ? tp[k] : tc[k]]]++;
     }
     for (size_t k = 1; k < sm->n_sub; k++) {
         S[k].bodies = S[k - 1].bodies + S[k - 1].n_bodies;
@@ -227,7 +227,8 @@ static void fill(const rb_model *model, rb_submodels *sm, const int *set, size_t
         rb_submodel *own = &S[sm->body_sub[b]];
         rb_submodel_imu *e = &own->imu[own->n_imu++];
         *e = (rb_submodel_imu){(int)i, b, model->frames[f].X_body, false};
-        FOR_FT_UNDER_IMU(k, f) {
+        FOR_FT_UNDER_IMU(k, f)
+        {
             int other = b == tc[k] ? tp[k] : tc[k];
             rb_xform Xc;
             rbd_frame_in_joint_child(model, tc[k], tp[k], f, &Xc);
@@ -261,9 +262,9 @@ int rb_submodels_build(const rb_model *model, const char *const *ft_names, size_
     size_t *imu_cnt = NULL;
     rb_submodels *sm = NULL;
     int rc = RB_OK;
-    if (!(sm = rb_calloc(1, sizeof *sm)) || !(set = rb_calloc(n_ft + 1, sizeof *set))
-        || !(tc = rb_calloc(n_ft + 1, sizeof *tc)) || !(tp = rb_calloc(n_ft + 1, sizeof *tp))
-        || !(cut = rb_calloc(nb, sizeof *cut)) || !(imu_cnt = rb_calloc(n_ft + 1, sizeof *imu_cnt))) {
+    if (!(sm = rb_calloc(1, sizeof *sm)) || !(set = rb_calloc(n_ft + 1, sizeof *set)) ||
+        !(tc = rb_calloc(n_ft + 1, sizeof *tc)) || !(tp = rb_calloc(n_ft + 1, sizeof *tp)) ||
+        !(cut = rb_calloc(nb, sizeof *cut)) || !(imu_cnt = rb_calloc(n_ft + 1, sizeof *imu_cnt))) {
         rc = rb_err_set(err, RB_ENOMEM, "out of memory (sub-models)");
         goto done;
     }
@@ -279,7 +280,7 @@ int rb_submodels_build(const rb_model *model, const char *const *ft_names, size_
     for (size_t i = 0; i < model->n_imu; i++) {
         c.n_imu_entries++;
         FOR_FT_UNDER_IMU(k, model->imu[i].frame)
-            c.n_imu_entries++;
+        c.n_imu_entries++;
     }
     size_t bytes = layout(sm, &c, NULL);
     if (!(sm->block = rb_calloc(1, bytes + 16))) {

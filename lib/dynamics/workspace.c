@@ -92,8 +92,8 @@ int rb_dyn_alloc(const rb_model *model, rb_dyn **out, rb_err *err)
         if (b->type != RB_JOINT_FIXED && (b->dof < 0 || (size_t)b->dof >= model->n_dofs))
             return rb_err_set(err, RB_EINVAL, "rb_dyn_alloc: body %zu has an invalid dof index", i);
     }
-    if (model->nv != model->n_dofs + (model->floating ? 6 : 0)
-        || model->nq != model->n_dofs + (model->floating ? 7 : 0))
+    if (model->nv != model->n_dofs + (model->floating ? 6 : 0) ||
+        model->nq != model->n_dofs + (model->floating ? 7 : 0))
         return rb_err_set(err, RB_EINVAL, "rb_dyn_alloc: model %s is not finished (rb_model_end)",
                           model->name ? model->name : "");
 

@@ -79,7 +79,8 @@ static int check_ports(const rb_stage_setup *setup, const char *path, const rb_f
 }
 
 /* Joint i from the file entry `e`. */
-static int make_joint(const rb_stage_setup *setup, const char *path, const rb_friction_net_joint *e, pinn_joint *j, rb_err *err)
+static int make_joint(const rb_stage_setup *setup, const char *path, const rb_friction_net_joint *e, pinn_joint *j,
+                      rb_err *err)
 {
     long long H = rb_params_integer(setup->params, "H");
     if (H > 0 && (size_t)H != e->H)
@@ -92,7 +93,8 @@ static int make_joint(const rb_stage_setup *setup, const char *path, const rb_fr
     return rb_friction_net_infer_init(&j->net, &e->net, err);
 }
 
-static int make_joints(const rb_stage_setup *setup, const char *path, const rb_friction_net_file *f, pinn *s, rb_err *err)
+static int make_joints(const rb_stage_setup *setup, const char *path, const rb_friction_net_file *f, pinn *s,
+                       rb_err *err)
 {
     size_t work = 0;
     for (size_t i = 0; i < s->n; i++) {

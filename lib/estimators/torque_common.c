@@ -41,8 +41,8 @@ int tq_find_ft(const rb_stage_setup *setup, const char *key, size_t i, const cha
     rb_suggest_init(&s, name);
     for (size_t j = 0; j < m->n_ft; j++)
         rb_suggest_consider(&s, m->ft[j].name);
-    return rb_err_set(err, RB_ECONFIG, "%s[%zu]: no FT sensor '%s' in model %s%s", key, i, name,
-                      model_name(m), hint(&s, buf, sizeof buf));
+    return rb_err_set(err, RB_ECONFIG, "%s[%zu]: no FT sensor '%s' in model %s%s", key, i, name, model_name(m),
+                      hint(&s, buf, sizeof buf));
 }
 
 int tq_find_frame(const rb_stage_setup *setup, const char *key, size_t i, const char *name, int *out, rb_err *err)
@@ -60,8 +60,8 @@ int tq_find_frame(const rb_stage_setup *setup, const char *key, size_t i, const 
         rb_suggest_consider(&s, m->frames[j].name);
     if (i != SIZE_MAX)
         snprintf(where, sizeof where, "[%zu]", i);
-    return rb_err_set(err, RB_ECONFIG, "%s%s: no frame '%s' in model %s%s", key, where, name,
-                      model_name(m), hint(&s, buf, sizeof buf));
+    return rb_err_set(err, RB_ECONFIG, "%s%s: no frame '%s' in model %s%s", key, where, name, model_name(m),
+                      hint(&s, buf, sizeof buf));
 }
 
 int tq_check_names(const rb_stage_setup *setup, const char *key, bool ft, rb_err *err)
@@ -74,20 +74,18 @@ int tq_check_names(const rb_stage_setup *setup, const char *key, bool ft, rb_err
             return rc;
         for (size_t j = 0; j < i; j++)
             if (strcmp(v->strings[j], v->strings[i]) == 0)
-                return rb_err_set(err, RB_ECONFIG, "%s[%zu]: '%s' is listed twice", key, i,
-                                  v->strings[i]);
+                return rb_err_set(err, RB_ECONFIG, "%s[%zu]: '%s' is listed twice", key, i, v->strings[i]);
     }
     return RB_OK;
 }
 
-int tq_check_port(const rb_stage_setup *setup, size_t port, size_t expected, const char *what, bool joints,
-                  rb_err *err)
+int tq_check_port(const rb_stage_setup *setup, size_t port, size_t expected, const char *what, bool joints, rb_err *err)
 {
     const rb_port *p = &setup->in[port];
     const char *name = setup->params->type->inputs[port];
     if (p->width != expected)
-        return rb_err_set(err, RB_ECONFIG, "input %s has %zu elements, expected %zu (%s)", name,
-                          p->width, expected, what);
+        return rb_err_set(err, RB_ECONFIG, "input %s has %zu elements, expected %zu (%s)", name, p->width, expected,
+                          what);
     if (!joints || !p->names)
         return RB_OK;
     const rb_model *m = setup->model;
@@ -111,8 +109,8 @@ int tq_check_count(const rb_stage_setup *setup, const char *key, size_t group, s
         return RB_OK;
     if (group == 1)
         return rb_err_set(err, RB_ECONFIG, "%s has %zu values: give 1 or %zu (one per element)", key, c, n_groups);
-    return rb_err_set(err, RB_ECONFIG, "%s has %zu values: give 1, %zu (the same for each of the %zu) or %zu",
-                      key, c, group, n_groups, group * n_groups);
+    return rb_err_set(err, RB_ECONFIG, "%s has %zu values: give 1, %zu (the same for each of the %zu) or %zu", key, c,
+                      group, n_groups, group * n_groups);
 }
 
 double tq_value(const rb_param_value *v, size_t group, size_t g, size_t j)

@@ -12,7 +12,6 @@ typedef struct clload {
     const rb_registry *reg;
 } clload;
 
-
 static int parse_name(rb_cfg *c, const cJSON *v)
 {
     clload *x = (clload *)c;
@@ -332,7 +331,6 @@ static const rb_cfg_section sections[] = {
     {"configurations", true, parse_configs},
 };
 
-
 void rb_closed_loop_free(rb_closed_loop *cl)
 {
     if (!cl)
@@ -379,8 +377,9 @@ static int parse_closed_loop(const rb_cfg *c, const cJSON *root, void *doc, cons
 
 static void free_closed_loop(void *doc) { rb_closed_loop_free(doc); }
 
-static const rb_cfg_format closed_loop_format = {"closed_loop.json", "closed_loop", true, sizeof(rb_closed_loop),
-                                                 init_closed_loop, parse_closed_loop, free_closed_loop};
+static const rb_cfg_format closed_loop_format = {"closed_loop.json",     "closed_loop",    true,
+                                                 sizeof(rb_closed_loop), init_closed_loop, parse_closed_loop,
+                                                 free_closed_loop};
 
 int rb_closed_loop_load_text(const char *text, size_t len, const char *name_for_messages, const char *base_file,
                              const rb_registry *reg, rb_closed_loop **out, rb_err *err)

@@ -231,7 +231,6 @@ static char **seed_names(const rb_closed_loop *cl)
     return names;
 }
 
-
 static int provenance(const job *jb, rb_comparison *c, const char *window, rb_err *err)
 {
     const rb_closed_loop *cl = jb->cl;
@@ -255,8 +254,7 @@ static int provenance(const job *jb, rb_comparison *c, const char *window, rb_er
             rc = rb_provenance_addf(&pv, rb_path_basename(cf->pipeline_path), err, "configuration %s: pipeline",
                                     cf->name);
         if (!rc && cf->pipeline)
-            rc = rb_provenance_addf(&pv, cf->pipeline->config_sha256, err, "configuration %s: config_sha256",
-                                    cf->name);
+            rc = rb_provenance_addf(&pv, cf->pipeline->config_sha256, err, "configuration %s: config_sha256", cf->name);
         if (!rc)
             rc = rb_provenance_addf(&pv,
                                     cf->feedback        ? cf->feedback
@@ -596,17 +594,18 @@ static int run_pool(job *jb, rb_err *err)
 {
     const rb_closed_loop_opts *o = jb->opts;
     rb_pool pl = {jb,
-                       run_one,
-                       jb->n_runs,
-                       o && o->threads ? o->threads : jb->cl->threads,
-                       o ? o->progress : NULL,
-                       o ? o->user : NULL};
+                  run_one,
+                  jb->n_runs,
+                  o && o->threads ? o->threads : jb->cl->threads,
+                  o ? o->progress : NULL,
+                  o ? o->user : NULL};
     bool cancelled = false;
     int rc = rb_pool_run(&pl, &cancelled, err);
     return cancelled ? rb_err_set(err, rc, "%s: closed loop cancelled by the caller", jb->cl->path) : rc;
 }
 
-int rb_closed_loop_run(const rb_closed_loop *cl, const rb_closed_loop_opts *opts, rb_closed_loop_result **out, rb_err *err)
+int rb_closed_loop_run(const rb_closed_loop *cl, const rb_closed_loop_opts *opts, rb_closed_loop_result **out,
+                       rb_err *err)
 {
     *out = NULL;
     job jb = {cl, opts, NULL, cl->n_configs * cl->n_seeds, steps_of(&cl->scenario->sim)};
@@ -767,7 +766,8 @@ int rb_closed_loop_markdown(const rb_closed_loop *cl, const rb_closed_loop_resul
     return *text ? RB_OK : nomem(err);
 }
 
-int rb_closed_loop_write(const rb_closed_loop *cl, const rb_closed_loop_result *r, const char *dir, bool overwrite, rb_err *err)
+int rb_closed_loop_write(const rb_closed_loop *cl, const rb_closed_loop_result *r, const char *dir, bool overwrite,
+                         rb_err *err)
 {
     static const char *const ext[] = {"md", "json", "csv"};
     static const rb_report_format formats[] = {RB_REPORT_MARKDOWN, RB_REPORT_JSON, RB_REPORT_CSV};

@@ -12,9 +12,6 @@ typedef struct sload {
     const rb_registry *reg;
 } sload;
 
-
-
-
 /* ---- variants ------------------------------------------------------------------------------------------- */
 int rb_experiments_signal_suggestion(rb_cfg *c, const rb_pipeline *p, const char *name)
 {
@@ -404,8 +401,6 @@ static const rb_cfg_section sections[] = {
     {"threads", false, parse_threads},
 };
 
-
-
 void rb_suite_free(rb_suite *s)
 {
     if (!s)
@@ -456,8 +451,8 @@ static int parse_suite(const rb_cfg *c, const cJSON *root, void *doc, const void
 
 static void free_suite(void *doc) { rb_suite_free(doc); }
 
-static const rb_cfg_format suite_format = {"suite.json", "suite", true, sizeof(rb_suite), init_suite, parse_suite,
-                                           free_suite};
+static const rb_cfg_format suite_format = {"suite.json", "suite",     true,      sizeof(rb_suite),
+                                           init_suite,   parse_suite, free_suite};
 
 int rb_suite_load_text(const char *text, size_t len, const char *name_for_messages, const char *base_file,
                        const rb_registry *reg, rb_suite **out, rb_err *err)

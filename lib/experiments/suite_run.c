@@ -496,16 +496,14 @@ static int post_task(void *ctx, size_t i, rb_err *err)
     const job *jb = ctx;
     char title[512];
     switch (i) {
-    case POST_TABLE:
-        return make_table(jb, &jb->res->table, err);
+    case POST_TABLE: return make_table(jb, &jb->res->table, err);
     case POST_RMSE_BOX:
         snprintf(title, sizeof title, "%s: RMSE per joint and log", jb->s->name);
         return box_figure(jb, i, 1, false, "rmse_box.svg", title, "RMSE", err);
     case POST_MAGNITUDE_BOX:
         snprintf(title, sizeof title, "%s: mean magnitude per joint and log", jb->s->name);
         return box_figure(jb, i, 4, true, "magnitude_box.svg", title, "mean |value|", err);
-    default:
-        return trace_figure(jb, i - POST_TRACES, err);
+    default: return trace_figure(jb, i - POST_TRACES, err);
     }
 }
 

@@ -81,9 +81,9 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, const rb_filt_op
     if (kind == RB_FILTER_EKF && (!o->f || !o->h))
         return rb_err_set(err, RB_EINVAL, "%s create: the process model f and measurement model h are required", name);
     if (kind == RB_FILTER_UKF && ((!o->f && !o->f_batch) || (!o->h && !o->h_batch)))
-        return rb_err_set(err, RB_EINVAL,
-                          "%s create: the process model (f or f_batch) and measurement model (h or h_batch) are required",
-                          name);
+        return rb_err_set(
+            err, RB_EINVAL,
+            "%s create: the process model (f or f_batch) and measurement model (h or h_batch) are required", name);
     if (!(o->fd_step >= 0.0) || !isfinite(o->fd_step))
         return rb_err_set(err, RB_EINVAL, "%s create: fd_step must be >= 0 (got %g)", name, o->fd_step);
     if (!(o->jitter >= 0.0) || !isfinite(o->jitter))

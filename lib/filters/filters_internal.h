@@ -124,8 +124,7 @@ void rb_filt_trsm_rlt(size_t m, size_t n, const double *L, size_t ldl, double *B
 void rb_filt_trsm_rln(size_t m, size_t n, const double *L, size_t ldl, double *B, size_t ldb);
 /* Lower triangle of C (n x n) = alpha A A^T + beta C; A n x k (k may be up to 2 RB_FILT_SMALL_MAX on
  * the loop path: the UKF's 2n sigma points). */
-void rb_filt_syrk_ln(size_t n, size_t k, double alpha, const double *A, size_t lda, double beta, double *C,
-                     size_t ldc);
+void rb_filt_syrk_ln(size_t n, size_t k, double alpha, const double *A, size_t lda, double beta, double *C, size_t ldc);
 /* Lower triangle of A (n x n) += alpha x x^T. */
 void rb_filt_syr_l(size_t n, double alpha, const double *x, double *A, size_t lda);
 /* B (m x n) = alpha L B, L m x m lower, non-unit diagonal. */
@@ -137,8 +136,8 @@ int rb_filt_chol(double *A, size_t n);
 /* The two paths, for test_filters_small.c. */
 int rb_filt_chol_lapack(double *A, size_t n);
 int rb_filt_chol_loops(double *A, size_t n);
-void rb_filt_gemm_nt_loops(size_t m, size_t n, size_t k, double alpha, const double *A, size_t lda,
-                           const double *B, size_t ldb, double beta, double *C, size_t ldc);
+void rb_filt_gemm_nt_loops(size_t m, size_t n, size_t k, double alpha, const double *A, size_t lda, const double *B,
+                           size_t ldb, double beta, double *C, size_t ldc);
 void rb_filt_gemv_loops(size_t m, size_t n, double alpha, const double *A, size_t lda, const double *x, double beta,
                         double *y);
 void rb_filt_gemv_rows_loops(size_t m, size_t n, double alpha, const double *A, size_t lda, const double *x,

@@ -11,8 +11,8 @@
 
 /* ---- dense kernels: the loops ------------------------------------------------------------------ */
 
-void rb_filt_gemm_nt_loops(size_t m, size_t n, size_t k, double alpha, const double *A, size_t lda,
-                           const double *B, size_t ldb, double beta, double *C, size_t ldc)
+void rb_filt_gemm_nt_loops(size_t m, size_t n, size_t k, double alpha, const double *A, size_t lda, const double *B,
+                           size_t ldb, double beta, double *C, size_t ldc)
 {
     for (size_t j = 0; j < n; j++) {
         for (size_t i = 0; i < m; i++) {
@@ -216,12 +216,11 @@ void rb_filt_trsm_rln(size_t m, size_t n, const double *L, size_t ldl, double *B
     if (small2(m, n))
         rb_filt_trsm_rln_loops(m, n, L, ldl, B, ldb);
     else
-        cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasNoTrans, CblasNonUnit, (int)m, (int)n, 1.0, L,
-                    (int)ldl, B, (int)ldb);
+        cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasNoTrans, CblasNonUnit, (int)m, (int)n, 1.0, L, (int)ldl,
+                    B, (int)ldb);
 }
 
-void rb_filt_syrk_ln(size_t n, size_t k, double alpha, const double *A, size_t lda, double beta, double *C,
-                     size_t ldc)
+void rb_filt_syrk_ln(size_t n, size_t k, double alpha, const double *A, size_t lda, double beta, double *C, size_t ldc)
 {
     /* k is the UKF's sigma-point count 2n: allowed up to twice the limit. */
     if (small2(n, (k + 1) / 2))

@@ -175,8 +175,7 @@ int rb_friction_fit(rb_friction_kind kind, const double *v, const double *tau_F,
     if (!v || !tau_F || !out)
         return rb_err_set(err, RB_EINVAL, "friction fit: NULL argument");
     if (kind != RB_FRICTION_CV && kind != RB_FRICTION_SCV && kind != RB_FRICTION_TANH6)
-        return rb_err_set(err, RB_EINVAL,
-                          "friction fit: model %s cannot be fitted (use coulomb_viscous, scv or tanh6)",
+        return rb_err_set(err, RB_EINVAL, "friction fit: model %s cannot be fitted (use coulomb_viscous, scv or tanh6)",
                           rb_friction_kind_name(kind));
     const char *kn = rb_friction_kind_name(kind);
     if (!(o->v_eps >= 0 && isfinite(o->v_eps)))

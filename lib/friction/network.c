@@ -138,7 +138,8 @@ static void column_sums(size_t B, size_t m, const double *G, double *g)
             g[j] += G[i * m + j];
 }
 
-double rb_friction_net_batch_loss(const rb_fnet *net, const rb_friction_net_batch *b, double lambda, double *grad, double *work)
+double rb_friction_net_batch_loss(const rb_fnet *net, const rb_friction_net_batch *b, double lambda, double *grad,
+                                  double *work)
 {
     rb_friction_net_parts p = rb_friction_net_parts_of(net);
     size_t B = b->B, n = net->n_in, h1 = net->h1, h2 = net->h2;
@@ -483,8 +484,8 @@ static void finish(trainer *tr, rb_fnet *net, rb_friction_net_train_result *res)
     res->rmse_physics_val = sqrt(phys / (double)tr->n_val);
 }
 
-int rb_friction_net_train(const rb_friction_net_data *d, const rb_friction_net_train_opts *o, rb_fnet *net, rb_friction_net_train_result *res,
-                  rb_err *err)
+int rb_friction_net_train(const rb_friction_net_data *d, const rb_friction_net_train_opts *o, rb_fnet *net,
+                          rb_friction_net_train_result *res, rb_err *err)
 {
     rb_friction_net_train_result local;
     if (!res)
@@ -505,7 +506,8 @@ int rb_friction_net_train(const rb_friction_net_data *d, const rb_friction_net_t
                           tr.n_val);
     if (tr.B > tr.n_train)
         tr.B = tr.n_train;
-    if ((rc = rb_friction_net_alloc(net, d->n_in, o->hidden[0], o->hidden[1], err)) || (rc = trainer_alloc(&tr, net, err)))
+    if ((rc = rb_friction_net_alloc(net, d->n_in, o->hidden[0], o->hidden[1], err)) ||
+        (rc = trainer_alloc(&tr, net, err)))
         goto done;
     for (size_t k = 0, a = 0, b = 0; k < d->n; k++) {
         if (d->validation[k])

@@ -93,7 +93,6 @@ int rb_arrays_set_provenance(rb_arrays *a, const rb_provenance *pv, rb_err *err)
 
 /* ---- helpers shared by the formats (io_internal.h) ----------------------------------------------- */
 
-
 int rb_io_array_matlab_dims(const rb_array *arr, size_t mdims[3])
 {
     mdims[0] = arr->dims[0];
@@ -121,4 +120,3 @@ int rb_io_add_matlab_array(rb_arrays *a, const char *path, const char *obj, cons
 }
 
 /* ---- reading ------------------------------------------------------------------------------------ */
-

@@ -50,23 +50,27 @@ static int check_names(const rb_arrays *a, rb_out_format fmt, const char *shown,
         switch (fmt) {
         case RB_OUT_H5:
             if (len == 0 || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-                return rb_err_set(err, RB_EINPUT, "%s: array '%s': not an HDF5 dataset name (empty, '.', '..' or "
-                                  "holding '/')", shown, name);
+                return rb_err_set(err, RB_EINPUT,
+                                  "%s: array '%s': not an HDF5 dataset name (empty, '.', '..' or "
+                                  "holding '/')",
+                                  shown, name);
             break;
         case RB_OUT_MAT73:
         case RB_OUT_MAT5:
             if (!rb_io_is_matlab_identifier(name))
-                return rb_err_set(err, RB_EINPUT, "%s: array '%s': not a MATLAB variable name (a letter, then "
-                                  "letters, digits or '_', at most 63 characters)", shown, name);
+                return rb_err_set(err, RB_EINPUT,
+                                  "%s: array '%s': not a MATLAB variable name (a letter, then "
+                                  "letters, digits or '_', at most 63 characters)",
+                                  shown, name);
             if (a->n_attrs > 0 && strcmp(name, RB_MAT_PROVENANCE_FIELD) == 0)
-                return rb_err_set(err, RB_EINPUT, "%s: array '%s': the name of the attributes' struct", shown,
-                                  name);
+                return rb_err_set(err, RB_EINPUT, "%s: array '%s': the name of the attributes' struct", shown, name);
             break;
         case RB_OUT_CSV:
             if (!rb_io_array_column(name, &name_len, &n_idx, idx) || n_idx != 0)
-                return rb_err_set(err, RB_EINPUT, "%s: array '%s': not a CSV column name (empty, or holding "
-                                  "whitespace, control characters, ',', '\"' or ':', or starting with '#')", shown,
-                                  name);
+                return rb_err_set(err, RB_EINPUT,
+                                  "%s: array '%s': not a CSV column name (empty, or holding "
+                                  "whitespace, control characters, ',', '\"' or ':', or starting with '#')",
+                                  shown, name);
             break;
         }
     }
@@ -76,8 +80,7 @@ static int check_names(const rb_arrays *a, rb_out_format fmt, const char *shown,
     return RB_OK;
 }
 
-static int write_as(const void *what, const char *file, const char *shown, const rb_write_opts *opts,
-                    rb_err *err)
+static int write_as(const void *what, const char *file, const char *shown, const rb_write_opts *opts, rb_err *err)
 {
     const rb_arrays *a = what;
     int rc = check_names(a, opts->format, shown, err);

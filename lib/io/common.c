@@ -80,7 +80,11 @@ void rb_io_free_strings(char **items, size_t n)
 
 size_t rb_io_utf8_decode(const uint8_t *b, size_t n, uint32_t *cp)
 {
-    size_t len = b[0] < 0x80 ? 1 : (b[0] & 0xE0) == 0xC0 ? 2 : (b[0] & 0xF0) == 0xE0 ? 3 : (b[0] & 0xF8) == 0xF0 ? 4 : 0;
+    size_t len = b[0] < 0x80             ? 1
+                 : (b[0] & 0xE0) == 0xC0 ? 2
+                 : (b[0] & 0xF0) == 0xE0 ? 3
+                 : (b[0] & 0xF8) == 0xF0 ? 4
+                                         : 0;
     if (len == 0 || len > n)
         return 0;
     uint32_t c = len == 1 ? b[0] : (uint32_t)(b[0] & (0x7F >> len));
@@ -227,8 +231,7 @@ bool rb_io_utf8_to_utf16(const char *s, uint16_t *out, size_t *n_units)
     return true;
 }
 
-static int check_one(const char *s, const char *shown, const char *channel, const char *what, size_t i,
-                     rb_err *err)
+static int check_one(const char *s, const char *shown, const char *channel, const char *what, size_t i, rb_err *err)
 {
     size_t n;
     if (rb_io_utf8_to_utf16(s, NULL, &n))

@@ -225,14 +225,3 @@ int rb_log_read(const char *path, rb_log **out, rb_err *err)
 }
 
 /* ---- helpers shared by the readers ---------------------------------------------------------- */
-
-
-
-
-
-
-
-
-
-
-

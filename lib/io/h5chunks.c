@@ -147,8 +147,8 @@ static bool inflate_exact(chunk_bufs *b, const unsigned char *in, size_t n_in, u
  * as a 64-bit integer whose lowest byte is byte 0: make_plan checked that the host is little-endian. */
 static void unshuffle(const unsigned char *in, size_t n, unsigned char *out)
 {
-    const unsigned char *s0 = in, *s1 = in + n, *s2 = in + 2 * n, *s3 = in + 3 * n, *s4 = in + 4 * n,
-                        *s5 = in + 5 * n, *s6 = in + 6 * n, *s7 = in + 7 * n;
+    const unsigned char *s0 = in, *s1 = in + n, *s2 = in + 2 * n, *s3 = in + 3 * n, *s4 = in + 4 * n, *s5 = in + 5 * n,
+                        *s6 = in + 6 * n, *s7 = in + 7 * n;
     for (size_t i = 0; i < n; i++) {
         uint64_t v = (uint64_t)s0[i] | (uint64_t)s1[i] << 8 | (uint64_t)s2[i] << 16 | (uint64_t)s3[i] << 24 |
                      (uint64_t)s4[i] << 32 | (uint64_t)s5[i] << 40 | (uint64_t)s6[i] << 48 | (uint64_t)s7[i] << 56;

@@ -27,7 +27,6 @@ int rb_h5r_fail(rb_h5r *r, const char *obj, const char *fmt, ...)
     return rb_err_set(r->err, RB_EINPUT, "%s: %s", r->path, what);
 }
 
-
 int rb_h5r_open(rb_h5r *r, const char *path, rb_log *log, rb_err *err)
 {
     memset(r, 0, sizeof *r);

@@ -96,8 +96,7 @@ int rb_log_add_channel(rb_log *log, const char *name, size_t n_samples, size_t n
     size_t n_values, data_bytes, time_bytes;
     if (!rb_size_mul(n_samples, n_elements, &n_values) || !rb_size_mul(n_values, sizeof(double), &data_bytes) ||
         !rb_size_mul(n_samples, sizeof(double), &time_bytes))
-        return rb_err_set(err, RB_ENOMEM, "channel %s: %zu x %zu samples is too large", name, n_samples,
-                          n_elements);
+        return rb_err_set(err, RB_ENOMEM, "channel %s: %zu x %zu samples is too large", name, n_samples, n_elements);
     int rc = rb_io_grow((void **)&log->channels, &log->cap_channels, log->n_channels + 1, sizeof(rb_channel), err);
     if (rc)
         return rc;
@@ -232,15 +231,15 @@ static int check_appendable(const rb_channel *a, const rb_channel *b, rb_err *er
     if (!b)
         return rb_err_set(err, RB_EINPUT, "channel %s: missing from the next file", a->name);
     if (a->n_elements != b->n_elements)
-        return rb_err_set(err, RB_EINPUT, "channel %s: %zu elements, the next file has %zu", a->name,
-                          a->n_elements, b->n_elements);
+        return rb_err_set(err, RB_EINPUT, "channel %s: %zu elements, the next file has %zu", a->name, a->n_elements,
+                          b->n_elements);
     for (size_t i = 0; i < a->n_elements; i++)
         if (strcmp(a->element_names[i], b->element_names[i]) != 0)
             return rb_err_set(err, RB_EINPUT, "channel %s: element %zu is %s, in the next file %s", a->name, i,
                               a->element_names[i], b->element_names[i]);
     if (a->n_samples && b->n_samples && !(b->time[0] > a->time[a->n_samples - 1]))
-        return rb_err_set(err, RB_EINPUT, "channel %s: the next file starts at %.17g s, not after %.17g s",
-                          a->name, b->time[0], a->time[a->n_samples - 1]);
+        return rb_err_set(err, RB_EINPUT, "channel %s: the next file starts at %.17g s, not after %.17g s", a->name,
+                          b->time[0], a->time[a->n_samples - 1]);
     return RB_OK;
 }
 

@@ -59,10 +59,7 @@ static bool next_line(csv *c)
     return true;
 }
 
-static bool is_blank(const char *s)
-{
-    return *s == '\0';
-}
+static bool is_blank(const char *s) { return *s == '\0'; }
 
 /* `# key: value` comment -> attribute; other comments are ignored. */
 static int comment_attr(csv *c, char *text)
@@ -185,8 +182,8 @@ static int read_header(csv *c)
     if ((rc = split(c)))
         return rc;
     if (c->n_fields < 2)
-        return rb_err_set(c->err, RB_EINPUT, "%s:%zu: the header needs a time column and at least one more",
-                          c->path, c->line_no);
+        return rb_err_set(c->err, RB_EINPUT, "%s:%zu: the header needs a time column and at least one more", c->path,
+                          c->line_no);
     c->cols = rb_calloc(c->n_fields, sizeof *c->cols);
     if (!c->cols)
         return rb_err_set(c->err, RB_ENOMEM, "%s: out of memory", c->path);
@@ -407,8 +404,10 @@ static int array_run(csv *c, const char *name, size_t first, size_t end, size_t 
             snprintf(last, sizeof last, "%zu", dims[1] - 1);
         else
             snprintf(last, sizeof last, "%zu:%zu", dims[1] - 1, dims[2] - 1);
-        return rb_err_set(c->err, RB_EINPUT, "%s:%zu: array %s: %zu columns, but its indices up to %s:%s need "
-                          "%zu x %zu", c->path, c->header_line, name, n, name, last, dims[1], dims[2]);
+        return rb_err_set(c->err, RB_EINPUT,
+                          "%s:%zu: array %s: %zu columns, but its indices up to %s:%s need "
+                          "%zu x %zu",
+                          c->path, c->header_line, name, n, name, last, dims[1], dims[2]);
     }
     unsigned char *seen = rb_calloc(count, 1);
     if (!seen)
@@ -427,8 +426,7 @@ static int array_run(csv *c, const char *name, size_t first, size_t end, size_t 
 }
 
 /* One array, N rows, per run of consecutive columns with the same name. */
-static int make_arrays(csv *c, size_t N, const size_t *name_len, const size_t *n_idx, size_t (*idx)[2],
-                       array_cols *ac)
+static int make_arrays(csv *c, size_t N, const size_t *name_len, const size_t *n_idx, size_t (*idx)[2], array_cols *ac)
 {
     for (size_t k = 0; k < c->n_cols;) {
         const char *head = c->cols[k].header;
@@ -440,8 +438,8 @@ static int make_arrays(csv *c, size_t N, const size_t *name_len, const size_t *n
             return rb_err_set(c->err, RB_ENOMEM, "%s: out of memory", c->path);
         int rc = RB_OK;
         if (rb_arrays_find(ac->a, name))
-            rc = rb_err_set(c->err, RB_EINPUT, "%s:%zu: column '%s': the columns of array %s are not together",
-                            c->path, c->header_line, head, name);
+            rc = rb_err_set(c->err, RB_EINPUT, "%s:%zu: column '%s': the columns of array %s are not together", c->path,
+                            c->header_line, head, name);
         if (rc == RB_OK)
             rc = array_run(c, name, k, end, N, n_idx, idx, dims, ac);
         if (rc == RB_OK && (rc = rb_arrays_add(ac->a, name, n_idx[k] + 1, dims, NULL, c->err)))

@@ -12,8 +12,8 @@
 #include "h5read.h"
 
 enum {
-    MAX_CHARS = 1 << 20,     /* characters in one MATLAB char array we decode */
-    MAX_CELL = 1000000       /* strings in one cell */
+    MAX_CHARS = 1 << 20, /* characters in one MATLAB char array we decode */
+    MAX_CELL = 1000000   /* strings in one cell */
 };
 
 static bool is_struct_group(hid_t obj, H5I_type_t type)
@@ -24,10 +24,7 @@ static bool is_struct_group(hid_t obj, H5I_type_t type)
 }
 
 /* A leaf struct is a channel when its `data` field is an array (not a nested struct). */
-static bool is_channel(hid_t grp)
-{
-    return rb_h5r_has_dataset(grp, "data");
-}
+static bool is_channel(hid_t grp) { return rb_h5r_has_dataset(grp, "data"); }
 
 /* RB_EINPUT naming the class unless dset's MATLAB_class is `want` ("numeric": any numeric class). */
 static int require_class(rb_h5r *r, hid_t dset, const char *obj, const char *want)
@@ -223,8 +220,8 @@ static int data_layout(rb_h5r *r, hid_t data, const char *dobj, const char *chan
         *n = (size_t)dims[0];
         *transposed = true;
     } else {
-        return rb_h5r_fail(r, dobj, "channel %s: data holds %zu values that are not %zu samples (timestamps)",
-                           channel, npoints, T);
+        return rb_h5r_fail(r, dobj, "channel %s: data holds %zu values that are not %zu samples (timestamps)", channel,
+                           npoints, T);
     }
     return RB_OK;
 }
@@ -248,8 +245,7 @@ static int read_channel(rb_h5r *r, hid_t grp, const char *obj, const char *chann
         goto done;
     if ((rc = data_layout(r, c.data, c.data_obj, channel, T, &n, &transposed)) || n == 0)
         goto done;
-    if ((rc = rb_h5r_check_storage(r, c.ts, c.ts_obj, T)) ||
-        (rc = rb_h5r_check_storage(r, c.data, c.data_obj, T * n)))
+    if ((rc = rb_h5r_check_storage(r, c.ts, c.ts_obj, T)) || (rc = rb_h5r_check_storage(r, c.data, c.data_obj, T * n)))
         goto done;
     rb_channel *ch;
     if ((rc = rb_log_add_channel(r->log, channel, T, n, &ch, r->err))) {

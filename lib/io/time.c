@@ -50,11 +50,10 @@ static int check_order(const rb_channel *ch, rb_err *err)
     for (size_t k = 0; k < ch->n_samples; k++) {
         double t = ch->time[k];
         if (!isfinite(t))
-            return rb_err_set(err, RB_EINPUT, "channel %s: sample %zu: timestamp %g is not finite", ch->name, k,
-                              t);
+            return rb_err_set(err, RB_EINPUT, "channel %s: sample %zu: timestamp %g is not finite", ch->name, k, t);
         if (k > 0 && !(t > ch->time[k - 1]))
-            return rb_err_set(err, RB_EINPUT, "channel %s: sample %zu: timestamp %.17g is not after %.17g",
-                              ch->name, k, t, ch->time[k - 1]);
+            return rb_err_set(err, RB_EINPUT, "channel %s: sample %zu: timestamp %.17g is not after %.17g", ch->name, k,
+                              t, ch->time[k - 1]);
     }
     return RB_OK;
 }
@@ -62,8 +61,7 @@ static int check_order(const rb_channel *ch, rb_err *err)
 int rb_channel_check_time(const rb_channel *ch, double gap_factor, rb_time_report *rep, rb_err *err)
 {
     if (!ch || !rep || !(gap_factor > 0) || !isfinite(gap_factor))
-        return rb_err_set(err, RB_EINVAL, "rb_channel_check_time: NULL argument or gap factor %g not > 0",
-                          gap_factor);
+        return rb_err_set(err, RB_EINVAL, "rb_channel_check_time: NULL argument or gap factor %g not > 0", gap_factor);
     size_t T = ch->n_samples;
     *rep = (rb_time_report){NAN, NAN, NAN, 0, NAN, SIZE_MAX};
     int rc = check_order(ch, err);
@@ -110,13 +108,12 @@ int rb_clock_uniform(rb_clock *clk, double t0, double t1, double rate, rb_err *e
     clk->n = 0;
     clk->t = NULL;
     if (!isfinite(t0) || !isfinite(t1) || !isfinite(rate) || !(rate > 0) || t1 < t0)
-        return rb_err_set(err, RB_EINVAL,
-                          "uniform clock from %g s to %g s at %g Hz: need finite t0 <= t1, rate > 0", t0, t1, rate);
+        return rb_err_set(err, RB_EINVAL, "uniform clock from %g s to %g s at %g Hz: need finite t0 <= t1, rate > 0",
+                          t0, t1, rate);
     /* The 1e-9 keeps t1 when (t1 - t0) rate lands just below an integer through rounding. */
     double steps = floor((t1 - t0) * rate + 1e-9);
     if (!(steps < (double)(SIZE_MAX / sizeof(double) - 1)))
-        return rb_err_set(err, RB_ENOMEM, "uniform clock from %g s to %g s at %g Hz: too many samples", t0, t1,
-                          rate);
+        return rb_err_set(err, RB_ENOMEM, "uniform clock from %g s to %g s at %g Hz: too many samples", t0, t1, rate);
     size_t n = (size_t)steps + 1;
     double *t = rb_malloc(n * sizeof *t);
     if (!t)
@@ -128,8 +125,8 @@ int rb_clock_uniform(rb_clock *clk, double t0, double t1, double rate, rb_err *e
         if (k > 0 && !(t[k] > t[k - 1])) {
             rb_free(t);
             return rb_err_set(err, RB_EINVAL,
-                              "uniform clock from %.17g s at %g Hz: step below the resolution of the time values",
-                              t0, rate);
+                              "uniform clock from %.17g s at %g Hz: step below the resolution of the time values", t0,
+                              rate);
         }
     }
     clk->n = n;
@@ -250,12 +247,12 @@ static int check_resample_args(const rb_channel *ch, const size_t *sel, size_t n
     if (!ch || !clk || (!out && clk->n > 0) || (clk->n > 0 && !clk->t))
         return rb_err_set(err, RB_EINVAL, "rb_resample: NULL argument");
     if (!sel && n_sel != 0 && n_sel != ch->n_elements)
-        return rb_err_set(err, RB_EINVAL, "channel %s: n_sel %zu with sel NULL (all %zu elements)", ch->name,
-                          n_sel, ch->n_elements);
+        return rb_err_set(err, RB_EINVAL, "channel %s: n_sel %zu with sel NULL (all %zu elements)", ch->name, n_sel,
+                          ch->n_elements);
     for (size_t e = 0; sel && e < n_sel; e++)
         if (sel[e] >= ch->n_elements)
-            return rb_err_set(err, RB_EINVAL, "channel %s: element index %zu out of range (%zu elements)",
-                              ch->name, sel[e], ch->n_elements);
+            return rb_err_set(err, RB_EINVAL, "channel %s: element index %zu out of range (%zu elements)", ch->name,
+                              sel[e], ch->n_elements);
     for (size_t k = 0; k < clk->n; k++)
         if (!isfinite(clk->t[k]) || (k > 0 && !(clk->t[k] > clk->t[k - 1])))
             return rb_err_set(err, RB_EINVAL, "clock time %zu (%g s) is not finite or not after the one before", k,
@@ -271,12 +268,12 @@ static int check_resample_args(const rb_channel *ch, const size_t *sel, size_t n
         return rb_err_set(err, RB_EINPUT, "channel %s: no samples to resample at %.17g s", ch->name, t_lo);
     if (!(t_lo >= ch->time[0]) || !(t_lo <= ch->time[T - 1]))
         return rb_err_set(err, RB_EINPUT,
-                          "channel %s: clock time %.17g s is outside the channel's span [%.17g, %.17g] s",
-                          ch->name, t_lo, ch->time[0], ch->time[T - 1]);
+                          "channel %s: clock time %.17g s is outside the channel's span [%.17g, %.17g] s", ch->name,
+                          t_lo, ch->time[0], ch->time[T - 1]);
     if (!(t_hi <= ch->time[T - 1]))
         return rb_err_set(err, RB_EINPUT,
-                          "channel %s: clock time %.17g s is outside the channel's span [%.17g, %.17g] s",
-                          ch->name, t_hi, ch->time[0], ch->time[T - 1]);
+                          "channel %s: clock time %.17g s is outside the channel's span [%.17g, %.17g] s", ch->name,
+                          t_hi, ch->time[0], ch->time[T - 1]);
     return RB_OK;
 }
 
@@ -343,8 +340,7 @@ int rb_log_resample(const rb_log *in, double rate, rb_log **out, rb_err *err)
         if (rc)
             break;
         memcpy(dst->time, clk.t, clk.n * sizeof(double));
-        rc = rb_resample(src, NULL, src->n_elements, &clk, RB_INTERP_LINEAR, RB_NONFINITE_ERROR, dst->data, NULL,
-                         err);
+        rc = rb_resample(src, NULL, src->n_elements, &clk, RB_INTERP_LINEAR, RB_NONFINITE_ERROR, dst->data, NULL, err);
     }
     for (size_t a = 0; rc == RB_OK && a < in->n_attrs; a++)
         rc = rb_log_set_attr(*out, in->attrs[a].key, in->attrs[a].value, err);

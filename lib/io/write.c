@@ -31,8 +31,7 @@ int rb_out_format_from_path(const char *path, rb_out_format *fmt, rb_err *err)
     else if (ends_with_ci(path, ".csv"))
         *fmt = RB_OUT_CSV;
     else
-        return rb_err_set(err, RB_ECONFIG, "%s: unknown output format: use a .h5, .hdf5, .mat or .csv file name",
-                          path);
+        return rb_err_set(err, RB_ECONFIG, "%s: unknown output format: use a .h5, .hdf5, .mat or .csv file name", path);
     return RB_OK;
 }
 
@@ -93,6 +92,3 @@ int rb_log_write(const rb_log *log, const char *path, const rb_write_opts *opts,
 {
     return rb_io_write_atomic("rb_log_write", log, path, opts, write_as, err);
 }
-
-
-

@@ -21,19 +21,17 @@ static int check_common_clock(const rb_log *log, const char *shown, rb_err *err)
     for (size_t c = 1; c < log->n_channels; c++) {
         const rb_channel *ch = &log->channels[c];
         if (ch->n_samples != ref->n_samples)
-            return rb_err_set(
-                err, RB_EINPUT,
-                "%s: channel %s has %zu samples, channel %s %zu: CSV output needs every channel on the "
-                "same timestamps (resample onto a common clock first)",
-                shown, ch->name, ch->n_samples, ref->name, ref->n_samples);
+            return rb_err_set(err, RB_EINPUT,
+                              "%s: channel %s has %zu samples, channel %s %zu: CSV output needs every channel on the "
+                              "same timestamps (resample onto a common clock first)",
+                              shown, ch->name, ch->n_samples, ref->name, ref->n_samples);
         for (size_t k = 0; k < ch->n_samples; k++)
             if (memcmp(&ch->time[k], &ref->time[k], sizeof(double)) != 0)
-                return rb_err_set(
-                    err, RB_EINPUT,
-                    "%s: channel %s: sample %zu: timestamp %.17g differs from %.17g in channel %s: CSV "
-                    "output needs every channel on the same timestamps (resample onto a common "
-                    "clock first)",
-                    shown, ch->name, k, ch->time[k], ref->time[k], ref->name);
+                return rb_err_set(err, RB_EINPUT,
+                                  "%s: channel %s: sample %zu: timestamp %.17g differs from %.17g in channel %s: CSV "
+                                  "output needs every channel on the same timestamps (resample onto a common "
+                                  "clock first)",
+                                  shown, ch->name, k, ch->time[k], ref->time[k], ref->name);
     }
     return RB_OK;
 }
@@ -206,13 +204,13 @@ int rb_io_write_arrays_csv(const rb_arrays *a, const char *file, const char *sho
     for (size_t k = 0; k < a->n; k++) {
         const rb_array *arr = &a->items[k];
         if (arr->dims[0] != a->items[0].dims[0])
-            return rb_err_set(err, RB_EINPUT, "%s: array %s has %zu rows, array %s %zu: CSV output needs every "
-                              "array with the same number of rows", shown, arr->name, arr->dims[0],
-                              a->items[0].name, a->items[0].dims[0]);
+            return rb_err_set(err, RB_EINPUT,
+                              "%s: array %s has %zu rows, array %s %zu: CSV output needs every "
+                              "array with the same number of rows",
+                              shown, arr->name, arr->dims[0], a->items[0].name, a->items[0].dims[0]);
         columns += arr->dims[1] * arr->dims[2];
     }
     if (columns == 0)
-        return rb_err_set(err, RB_EINPUT, "%s: no columns to write (CSV output needs an array with elements)",
-                          shown);
+        return rb_err_set(err, RB_EINPUT, "%s: no columns to write (CSV output needs an array with elements)", shown);
     return write_text(file, shown, put_arrays, a, err);
 }

@@ -70,8 +70,7 @@ static int make_plists(h5w *w, rb_err *err)
     ok = ok && H5Pset_libver_bounds(w->fapl, H5F_LIBVER_V18, H5F_LIBVER_V18) >= 0;
     /* Strong close: H5Fclose releases the file even if an error path left an object open. */
     ok = ok && H5Pset_fclose_degree(w->fapl, H5F_CLOSE_STRONG) >= 0;
-    ok = ok && H5Pset_char_encoding(w->lcpl, H5T_CSET_UTF8) >= 0 &&
-         H5Pset_char_encoding(w->acpl, H5T_CSET_UTF8) >= 0;
+    ok = ok && H5Pset_char_encoding(w->lcpl, H5T_CSET_UTF8) >= 0 && H5Pset_char_encoding(w->acpl, H5T_CSET_UTF8) >= 0;
     ok = ok && H5Tset_size(w->str_type, H5T_VARIABLE) >= 0 && H5Tset_cset(w->str_type, H5T_CSET_UTF8) >= 0;
     return ok ? RB_OK : h5_fail(w, err, "cannot set up HDF5 property lists");
 }
@@ -100,8 +99,8 @@ static int write_str_attr(const h5w *w, hid_t obj, const char *name, const char 
 }
 
 /* 1-D array of variable-length UTF-8 strings. */
-static int write_str_array_attr(const h5w *w, hid_t obj, const char *channel, const char *name,
-                                char *const *values, size_t n, rb_err *err)
+static int write_str_array_attr(const h5w *w, hid_t obj, const char *channel, const char *name, char *const *values,
+                                size_t n, rb_err *err)
 {
     int rc = RB_OK;
     hsize_t dim = n;
@@ -159,8 +158,7 @@ static int check_free(const h5w *w, hid_t grp, const char *channel, const char *
     if (exists < 0)
         return h5_fail(w, err, "channel %s: cannot look up %s", channel, name);
     if (exists)
-        return rb_err_set(err, RB_EINPUT, "%s: channel %s: '%s' is taken by another channel", w->shown, channel,
-                          name);
+        return rb_err_set(err, RB_EINPUT, "%s: channel %s: '%s' is taken by another channel", w->shown, channel, name);
     return RB_OK;
 }
 
@@ -275,8 +273,7 @@ static int close_file(h5w *w, int rc, rb_err *err)
  */
 int rb_io_write_h5(const rb_log *log, const char *file, const char *shown, rb_err *err)
 {
-    h5w w = {
-        .shown = shown, .file = -1, .fcpl = -1, .fapl = -1, .gcpl = -1, .lcpl = -1, .acpl = -1, .str_type = -1};
+    h5w w = {.shown = shown, .file = -1, .fcpl = -1, .fapl = -1, .gcpl = -1, .lcpl = -1, .acpl = -1, .str_type = -1};
     int rc = rb_io_check_utf8(log, shown, err);
     if (rc == RB_OK)
         rc = create_file(&w, file, err);
@@ -294,8 +291,7 @@ int rb_io_write_h5(const rb_log *log, const char *file, const char *shown, rb_er
  */
 int rb_io_write_arrays_h5(const rb_arrays *a, const char *file, const char *shown, rb_err *err)
 {
-    h5w w = {
-        .shown = shown, .file = -1, .fcpl = -1, .fapl = -1, .gcpl = -1, .lcpl = -1, .acpl = -1, .str_type = -1};
+    h5w w = {.shown = shown, .file = -1, .fcpl = -1, .fapl = -1, .gcpl = -1, .lcpl = -1, .acpl = -1, .str_type = -1};
     int rc = create_file(&w, file, err);
     if (rc == RB_OK)
         rc = write_root_attrs(&w, NULL, a->attrs, a->n_attrs, err);

@@ -219,8 +219,7 @@ static matvar_t *mv_split(const char *list)
 /* Double array over borrowed data (matio neither copies nor frees it); copy for small locals. */
 static matvar_t *mv_double(int rank, size_t *dims, const double *data, bool copy)
 {
-    return Mat_VarCreate(NULL, MAT_C_DOUBLE, MAT_T_DOUBLE, rank, dims, (void *)data,
-                         copy ? 0 : MAT_F_DONT_COPY_DATA);
+    return Mat_VarCreate(NULL, MAT_C_DOUBLE, MAT_T_DOUBLE, rank, dims, (void *)data, copy ? 0 : MAT_F_DONT_COPY_DATA);
 }
 
 static matvar_t *mv_struct(const char *name, const char **fields, size_t n)
@@ -279,8 +278,8 @@ typedef matvar_t *(*field_fn)(const void *ctx, int k);
 
 static matvar_t *leaf_field_fn(const void *ctx, int k) { return mv_leaf_field(ctx, k); }
 
-static int build_struct(const char *name, const char *const *own_names, size_t n_own, field_fn own,
-                        const void *ctx, const tnode *nd, const char *shown, matvar_t **out, rb_err *err)
+static int build_struct(const char *name, const char *const *own_names, size_t n_own, field_fn own, const void *ctx,
+                        const tnode *nd, const char *shown, matvar_t **out, rb_err *err)
 {
     int rc = RB_OK;
     size_t n = n_own + nd->n_kids;
@@ -334,8 +333,7 @@ static int node_to_matvar(const tnode *nd, const char *shown, matvar_t **out, rb
 {
     /* A channel without samples: a struct without its fields, as the logger writes it. */
     bool leaf = nd->ch && nd->ch->n_samples > 0;
-    return build_struct(nd->name, LEAF_FIELDS, leaf ? N_LEAF_FIELDS : 0, leaf_field_fn, nd->ch, nd, shown, out,
-                        err);
+    return build_struct(nd->name, LEAF_FIELDS, leaf ? N_LEAF_FIELDS : 0, leaf_field_fn, nd->ch, nd, shown, out, err);
 }
 
 /* ---- root struct ------------------------------------------------------------------------------- */
@@ -344,7 +342,6 @@ static bool is_reserved_key(const char *key)
 {
     return strcmp(key, "yarp_robot_name") == 0 || strcmp(key, "description_list") == 0;
 }
-
 
 /* Attribute key as a MATLAB identifier (see the top comment), unique among names[0..n). */
 static char *identifier_for(const char *key, char *const *names, size_t n)
@@ -389,8 +386,7 @@ static matvar_t *prov_field_fn(const void *ctx, int k)
 
 /* The struct RB_MAT_PROVENANCE_FIELD of the attributes (but yarp_robot_name and description_list when
  * `skip_reserved`); *out NULL when there is none. */
-static int provenance_matvar(const rb_attr *attrs, size_t n_attrs, bool skip_reserved, matvar_t **out,
-                             rb_err *err)
+static int provenance_matvar(const rb_attr *attrs, size_t n_attrs, bool skip_reserved, matvar_t **out, rb_err *err)
 {
     *out = NULL;
     int rc = RB_OK;
@@ -414,8 +410,8 @@ static int provenance_matvar(const rb_attr *attrs, size_t n_attrs, bool skip_res
     if (n > 0) {
         tnode none = {0};
         prov_ctx ctx = {attrs, attr_of};
-        rc = build_struct(RB_MAT_PROVENANCE_FIELD, (const char *const *)names, n, prov_field_fn, &ctx, &none, "",
-                          out, err);
+        rc = build_struct(RB_MAT_PROVENANCE_FIELD, (const char *const *)names, n, prov_field_fn, &ctx, &none, "", out,
+                          err);
     }
 done:
     for (size_t k = 0; names && k < n; k++)
@@ -447,8 +443,8 @@ static matvar_t *root_field_fn(const void *ctx, int k)
 }
 
 /* The root struct: its own fields (see the top comment), then the channel tree. */
-static int root_matvar(const rb_log *log, const char *root_name, const tnode *tree, const char *shown,
-                       matvar_t **out, rb_err *err)
+static int root_matvar(const rb_log *log, const char *root_name, const tnode *tree, const char *shown, matvar_t **out,
+                       rb_err *err)
 {
     matvar_t *prov = NULL;
     root_ctx ctx = {.log = log, .prov = &prov};
@@ -540,9 +536,8 @@ static int attr_scalar(const m73 *w, hid_t obj, const char *name, hid_t type, co
 static int attr_class(const m73 *w, hid_t obj, const char *cls, rb_err *err)
 {
     hid_t type = H5Tcopy(H5T_C_S1);
-    int rc = type < 0 || H5Tset_size(type, strlen(cls)) < 0
-                 ? rb_io_h5_fail(w->shown, err, "cannot make a string type")
-                 : attr_scalar(w, obj, "MATLAB_class", type, cls, err);
+    int rc = type < 0 || H5Tset_size(type, strlen(cls)) < 0 ? rb_io_h5_fail(w->shown, err, "cannot make a string type")
+                                                            : attr_scalar(w, obj, "MATLAB_class", type, cls, err);
     if (type >= 0)
         H5Tclose(type);
     return rc;
@@ -579,9 +574,8 @@ static int attr_fields(const m73 *w, hid_t obj, matvar_t *v, rb_err *err)
 
 /* Dataset parent/name of HDF5 dimensions `dims` holding `data`, with its MATLAB_class. *dset is left
  * open for the caller's further attributes (the caller closes it when it is >= 0). */
-static int create_dataset(const m73 *w, hid_t parent, const char *name, int rank, const hsize_t *dims,
-                          const char *cls, hid_t file_type, hid_t mem_type, size_t elem_size, const void *data,
-                          hid_t *dset, rb_err *err)
+static int create_dataset(const m73 *w, hid_t parent, const char *name, int rank, const hsize_t *dims, const char *cls,
+                          hid_t file_type, hid_t mem_type, size_t elem_size, const void *data, hid_t *dset, rb_err *err)
 {
     int rc;
     hid_t space = H5Screate_simple(rank, dims, NULL), dcpl = -1;
@@ -620,8 +614,7 @@ static int write_dataset(const m73 *w, hid_t parent, const char *name, const mat
 }
 
 /* Empty arrays: a uint64 dataset holding the MATLAB dimensions, marked MATLAB_empty. */
-static int write_empty(const m73 *w, hid_t parent, const char *name, const matvar_t *v, const char *cls,
-                       rb_err *err)
+static int write_empty(const m73 *w, hid_t parent, const char *name, const matvar_t *v, const char *cls, rb_err *err)
 {
     uint64_t dims[8];
     hsize_t rank = (hsize_t)v->rank;
@@ -710,15 +703,13 @@ static int write_var(m73 *w, hid_t parent, const char *name, matvar_t *v, rb_err
         n *= v->dims[d];
     switch (v->class_type) {
     case MAT_C_STRUCT: return write_struct(w, parent, name, v, err); /* always 1 x 1 here */
-    case MAT_C_CELL:
-        return n ? write_cell(w, parent, name, v, n, err) : write_empty(w, parent, name, v, "cell", err);
+    case MAT_C_CELL: return n ? write_cell(w, parent, name, v, n, err) : write_empty(w, parent, name, v, "cell", err);
     case MAT_C_CHAR: return n ? write_char(w, parent, name, v, err) : write_empty(w, parent, name, v, "char", err);
     case MAT_C_DOUBLE:
         return n ? write_dataset(w, parent, name, v, "double", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, sizeof(double),
                                  v->data, err)
                  : write_empty(w, parent, name, v, "double", err);
-    default:
-        return rb_err_set(err, RB_EINVAL, "%s: %s: unexpected variable class %d", w->shown, name, v->class_type);
+    default: return rb_err_set(err, RB_EINVAL, "%s: %s: unexpected variable class %d", w->shown, name, v->class_type);
     }
 }
 
@@ -728,9 +719,8 @@ static int write_header73(const char *file, const char *shown, rb_err *err)
 {
     unsigned char h[128];
     memset(h, ' ', sizeof h);
-    int len =
-        snprintf((char *)h, 117,
-                 "MATLAB 7.3 MAT-file, Platform: roboest, Created by: roboest %s HDF5 schema 1.00 .", RB_VERSION);
+    int len = snprintf((char *)h, 117,
+                       "MATLAB 7.3 MAT-file, Platform: roboest, Created by: roboest %s HDF5 schema 1.00 .", RB_VERSION);
     h[len < 116 ? len : 116] = ' ';
     h[124] = 0x00;
     h[125] = 0x02;
@@ -788,8 +778,8 @@ static void silent_log(int level, char *message)
 static int write_v5(matvar_t *const *vars, size_t n, const char *file, const char *shown, rb_err *err)
 {
     Mat_LogInitFunc("roboest", silent_log); /* the library never prints */
-    mat_t *mat = Mat_CreateVer(file, "MATLAB 5.0 MAT-file, Platform: roboest, Created by: roboest " RB_VERSION,
-                               MAT_FT_MAT5);
+    mat_t *mat =
+        Mat_CreateVer(file, "MATLAB 5.0 MAT-file, Platform: roboest, Created by: roboest " RB_VERSION, MAT_FT_MAT5);
     if (!mat)
         return rb_err_set(err, RB_EIO, "%s: cannot create the file", shown);
     int rc = RB_OK;
@@ -816,8 +806,7 @@ int rb_io_write_mat(const rb_log *log, const char *file, const char *shown, bool
     if (!root_name)
         root_name = DEFAULT_ROOT;
     if (!rb_io_is_matlab_identifier(root_name))
-        return rb_err_set(err, RB_EINVAL, "%s: root struct name '%s' is not a MATLAB identifier", shown,
-                          root_name);
+        return rb_err_set(err, RB_EINVAL, "%s: root struct name '%s' is not a MATLAB identifier", shown, root_name);
     tnode tree = {0};
     matvar_t *root = NULL;
     int rc = rb_io_check_utf8(log, shown, err);

@@ -8,10 +8,8 @@
 /* ---- statistics in a fixed order, shared by every format -------------------------------------- */
 
 enum { N_STATS = 6 };
-static const char *const stat_keys[N_STATS] = {"mse",     "rmse",         "mae",
-                                               "max_abs", "mean_abs_est", "mean_abs_ref"};
-static const char *const stat_titles[N_STATS] = {"MSE",     "RMSE",         "MAE",
-                                                 "max abs", "mean abs est", "mean abs ref"};
+static const char *const stat_keys[N_STATS] = {"mse", "rmse", "mae", "max_abs", "mean_abs_est", "mean_abs_ref"};
+static const char *const stat_titles[N_STATS] = {"MSE", "RMSE", "MAE", "max abs", "mean abs est", "mean abs ref"};
 
 static void stat_values(const rb_stats *s, double v[N_STATS])
 {
@@ -32,9 +30,8 @@ static int check_finite(const rb_report *rep, rb_err *err)
         stat_values(&row->stats, v);
         for (int j = 0; j < N_STATS; j++)
             if (!isfinite(v[j]))
-                return rb_err_set(err, RB_ENUMERIC, "run %s: %s vs %s: element %s: %s is %s", row->run,
-                                  row->estimate, row->reference, row->element, stat_keys[j],
-                                  isnan(v[j]) ? "NaN" : "infinite");
+                return rb_err_set(err, RB_ENUMERIC, "run %s: %s vs %s: element %s: %s is %s", row->run, row->estimate,
+                                  row->reference, row->element, stat_keys[j], isnan(v[j]) ? "NaN" : "infinite");
     }
     return RB_OK;
 }
@@ -113,10 +110,10 @@ static bool json_row(cJSON *rows, const rb_report_row *row)
     }
     char n[32];
     snprintf(n, sizeof n, "%zu", row->stats.n);
-    bool ok = cJSON_AddStringToObject(obj, "run", row->run)
-              && cJSON_AddStringToObject(obj, "estimate", row->estimate)
-              && cJSON_AddStringToObject(obj, "reference", row->reference)
-              && cJSON_AddStringToObject(obj, "element", row->element) && cJSON_AddRawToObject(obj, "n", n);
+    bool ok = cJSON_AddStringToObject(obj, "run", row->run) &&
+              cJSON_AddStringToObject(obj, "estimate", row->estimate) &&
+              cJSON_AddStringToObject(obj, "reference", row->reference) &&
+              cJSON_AddStringToObject(obj, "element", row->element) && cJSON_AddRawToObject(obj, "n", n);
     double v[N_STATS];
     stat_values(&row->stats, v);
     for (int j = 0; j < N_STATS && ok; j++)

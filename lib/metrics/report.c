@@ -74,8 +74,8 @@ static size_t insert_position(const rb_report *rep, const char *run)
     return rep->n_rows;
 }
 
-int rb_report_add(rb_report *rep, const char *run, const char *estimate, const char *reference,
-                  const char *element, const rb_stats *stats, rb_err *err)
+int rb_report_add(rb_report *rep, const char *run, const char *estimate, const char *reference, const char *element,
+                  const rb_stats *stats, rb_err *err)
 {
     if (!rep || !run || !estimate || !reference || !element || !stats)
         return rb_err_set(err, RB_EINVAL, "rb_report_add: NULL argument");
@@ -83,8 +83,7 @@ int rb_report_add(rb_report *rep, const char *run, const char *estimate, const c
     if (!reserve(&rows, &rep->cap_rows, rep->n_rows, sizeof *rep->rows))
         return enomem(err);
     rep->rows = rows;
-    rb_report_row row = {rb_strdup(run), rb_strdup(estimate), rb_strdup(reference), rb_strdup(element),
-                         *stats};
+    rb_report_row row = {rb_strdup(run), rb_strdup(estimate), rb_strdup(reference), rb_strdup(element), *stats};
     if (!row.run || !row.estimate || !row.reference || !row.element) {
         free_row(&row);
         return enomem(err);
@@ -182,8 +181,7 @@ static int write_text(const char *tmp_path, const char *path, const char *text, 
     return RB_OK;
 }
 
-int rb_report_write(const rb_report *rep, const char *path, rb_report_format fmt, bool overwrite,
-                    rb_err *err)
+int rb_report_write(const rb_report *rep, const char *path, rb_report_format fmt, bool overwrite, rb_err *err)
 {
     if (!path)
         return rb_err_set(err, RB_EINVAL, "rb_report_write: no path");

@@ -50,15 +50,9 @@ static bool in_window(const rb_metric_input *in, size_t t)
     return !in->time || !bounded(in) || (in->time[t] >= in->t0 && in->time[t] <= in->t1);
 }
 
-static const char *est_name(const rb_metric_input *in)
-{
-    return in->estimate_name ? in->estimate_name : "estimate";
-}
+static const char *est_name(const rb_metric_input *in) { return in->estimate_name ? in->estimate_name : "estimate"; }
 
-static const char *ref_name(const rb_metric_input *in)
-{
-    return in->reference_name ? in->reference_name : "reference";
-}
+static const char *ref_name(const rb_metric_input *in) { return in->reference_name ? in->reference_name : "reference"; }
 
 static int check_args(const rb_metric_input *in, rb_err *err)
 {
@@ -73,8 +67,7 @@ static int check_args(const rb_metric_input *in, rb_err *err)
     if (isnan(in->t0) || isnan(in->t1))
         return rb_err_set(err, RB_EINVAL, "%s / %s: window bound is NaN", est_name(in), ref_name(in));
     if (bounded(in) && in->n_samples > 0 && !in->time)
-        return rb_err_set(err, RB_EINVAL, "%s / %s: a time window needs the time vector", est_name(in),
-                          ref_name(in));
+        return rb_err_set(err, RB_EINVAL, "%s / %s: a time window needs the time vector", est_name(in), ref_name(in));
     if (in->n_elements == 0)
         return rb_err_set(err, RB_EINPUT, "%s / %s: no elements to compare", est_name(in), ref_name(in));
     return RB_OK;
@@ -95,12 +88,11 @@ static int count_window(const rb_metric_input *in, size_t *count, rb_err *err)
     if (*count > 0)
         return RB_OK;
     if (in->n_samples == 0)
-        return rb_err_set(err, RB_EINPUT, "window [%g, %g] s holds no sample of %s / %s (no samples)", in->t0,
-                          in->t1, est_name(in), ref_name(in));
+        return rb_err_set(err, RB_EINPUT, "window [%g, %g] s holds no sample of %s / %s (no samples)", in->t0, in->t1,
+                          est_name(in), ref_name(in));
     /* time is non-NULL here: without it the window is unbounded and holds every sample. */
-    return rb_err_set(err, RB_EINPUT,
-                      "window [%g, %g] s holds no sample of %s / %s (%zu samples, t from %g to %g s)", in->t0,
-                      in->t1, est_name(in), ref_name(in), in->n_samples, in->time[0],
+    return rb_err_set(err, RB_EINPUT, "window [%g, %g] s holds no sample of %s / %s (%zu samples, t from %g to %g s)",
+                      in->t0, in->t1, est_name(in), ref_name(in), in->n_samples, in->time[0],
                       in->time[in->n_samples - 1]);
 }
 
@@ -178,8 +170,8 @@ static const char *first_nonfinite(const rb_stats *s)
 
 static int report_overflow(const rb_metric_input *in, const char *element, const char *stat, rb_err *err)
 {
-    return rb_err_set(err, RB_ENUMERIC, "%s vs %s: %s: %s overflows (values near DBL_MAX)", est_name(in),
-                      ref_name(in), element, stat);
+    return rb_err_set(err, RB_ENUMERIC, "%s vs %s: %s: %s overflows (values near DBL_MAX)", est_name(in), ref_name(in),
+                      element, stat);
 }
 
 static const char *value_name(double x) { return isnan(x) ? "NaN" : x > 0 ? "+Inf" : "-Inf"; }
@@ -188,8 +180,8 @@ static int report_bad(const rb_metric_input *in, const bad_sample *bad, rb_err *
 {
     const char *signal = bad->in_estimate ? est_name(in) : ref_name(in);
     if (in->time)
-        return rb_err_set(err, RB_ENUMERIC, "%s: element %zu: sample %zu is %s (t = %g s)", signal, bad->i,
-                          bad->t, value_name(bad->value), in->time[bad->t]);
+        return rb_err_set(err, RB_ENUMERIC, "%s: element %zu: sample %zu is %s (t = %g s)", signal, bad->i, bad->t,
+                          value_name(bad->value), in->time[bad->t]);
     return rb_err_set(err, RB_ENUMERIC, "%s: element %zu: sample %zu is %s", signal, bad->i, bad->t,
                       value_name(bad->value));
 }

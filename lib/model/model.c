@@ -41,8 +41,8 @@ bool rb_model_xform_is_valid(const rb_xform *X)
     for (int i = 0; i < 9; i++)
         if (fabs(RtR[i] - (i % 4 == 0 ? 1.0 : 0.0)) > 1e-9)
             return false;
-    double det = X->R[0] * (X->R[4] * X->R[8] - X->R[5] * X->R[7]) - X->R[1] * (X->R[3] * X->R[8] - X->R[5] * X->R[6])
-               + X->R[2] * (X->R[3] * X->R[7] - X->R[4] * X->R[6]);
+    double det = X->R[0] * (X->R[4] * X->R[8] - X->R[5] * X->R[7]) - X->R[1] * (X->R[3] * X->R[8] - X->R[5] * X->R[6]) +
+                 X->R[2] * (X->R[3] * X->R[7] - X->R[4] * X->R[6]);
     return det > 0.0;
 }
 
@@ -107,12 +107,12 @@ int rb_model_add_body(rb_model *model, const char *name, int parent, rb_joint_ty
             goto done;
         }
         /* All per-dof arrays grow first; n_dofs moves only once all of them have. */
-        if ((rc = grow((void **)&model->dof_names, n, sizeof *model->dof_names, err)) < 0
-            || (rc = grow((void **)&model->dof_body, n, sizeof *model->dof_body, err)) < 0
-            || (rc = grow((void **)&model->dof_lower, n, sizeof *model->dof_lower, err)) < 0
-            || (rc = grow((void **)&model->dof_upper, n, sizeof *model->dof_upper, err)) < 0
-            || (rc = grow((void **)&model->dof_effort, n, sizeof *model->dof_effort, err)) < 0
-            || (rc = grow((void **)&model->dof_velocity, n, sizeof *model->dof_velocity, err)) < 0)
+        if ((rc = grow((void **)&model->dof_names, n, sizeof *model->dof_names, err)) < 0 ||
+            (rc = grow((void **)&model->dof_body, n, sizeof *model->dof_body, err)) < 0 ||
+            (rc = grow((void **)&model->dof_lower, n, sizeof *model->dof_lower, err)) < 0 ||
+            (rc = grow((void **)&model->dof_upper, n, sizeof *model->dof_upper, err)) < 0 ||
+            (rc = grow((void **)&model->dof_effort, n, sizeof *model->dof_effort, err)) < 0 ||
+            (rc = grow((void **)&model->dof_velocity, n, sizeof *model->dof_velocity, err)) < 0)
             goto done;
     }
     if ((rc = grow((void **)&model->bodies, model->n_bodies, sizeof *model->bodies, err)) < 0)
@@ -155,8 +155,7 @@ int rb_model_set_dof_limits(rb_model *model, size_t dof, double lower, double up
 {
     if (!model || dof >= model->n_dofs)
         return rb_err_set(err, RB_EINVAL, "rb_model_set_dof_limits: dof index out of range");
-    if (isnan(lower) || isnan(upper) || isnan(effort) || isnan(velocity) || lower > upper || effort < 0
-        || velocity < 0)
+    if (isnan(lower) || isnan(upper) || isnan(effort) || isnan(velocity) || lower > upper || effort < 0 || velocity < 0)
         return rb_err_set(err, RB_EINVAL, "joint %s: invalid limits", model->dof_names[dof]);
     model->dof_lower[dof] = lower;
     model->dof_upper[dof] = upper;
@@ -198,8 +197,7 @@ int rb_model_add_ft_sensor(rb_model *model, const char *name, int child_body, in
 {
     if (!model || !name)
         return rb_err_set(err, RB_EINVAL, "rb_model_add_ft_sensor: NULL argument");
-    if (child_body <= 0 || (size_t)child_body >= model->n_bodies
-        || model->bodies[child_body].type != RB_JOINT_FIXED)
+    if (child_body <= 0 || (size_t)child_body >= model->n_bodies || model->bodies[child_body].type != RB_JOINT_FIXED)
         return rb_err_set(err, RB_EINVAL, "FT sensor %s: body %d is not a body on a fixed joint", name, child_body);
     if (frame < 0 || (size_t)frame >= model->n_frames || sensor_frame < 0 || (size_t)sensor_frame >= model->n_frames)
         return rb_err_set(err, RB_EINVAL, "FT sensor %s: frame index out of range", name);
@@ -371,14 +369,12 @@ int rb_model_end(rb_model *model, rb_err *err)
     }
     for (size_t i = 0; i < model->n_frames; i++)
         if (!rb_model_xform_is_valid(&model->frames[i].X_body))
-            return rb_err_set(err, RB_EINPUT, "frame %s: pose is not a finite rigid transform",
-                              model->frames[i].name);
-    if ((rc = check_unique("body", &model->bodies[0].name, sizeof *model->bodies, model->n_bodies, err)) < 0
-        || (rc = check_unique("joint", &model->bodies[0].joint_name, sizeof *model->bodies, model->n_bodies, err)) < 0
-        || (model->n_frames
-            && (rc = check_unique("frame", &model->frames[0].name, sizeof *model->frames, model->n_frames, err)) < 0)
-        || (model->n_ft
-            && (rc = check_unique("FT sensor", &model->ft[0].name, sizeof *model->ft, model->n_ft, err)) < 0))
+            return rb_err_set(err, RB_EINPUT, "frame %s: pose is not a finite rigid transform", model->frames[i].name);
+    if ((rc = check_unique("body", &model->bodies[0].name, sizeof *model->bodies, model->n_bodies, err)) < 0 ||
+        (rc = check_unique("joint", &model->bodies[0].joint_name, sizeof *model->bodies, model->n_bodies, err)) < 0 ||
+        (model->n_frames &&
+         (rc = check_unique("frame", &model->frames[0].name, sizeof *model->frames, model->n_frames, err)) < 0) ||
+        (model->n_ft && (rc = check_unique("FT sensor", &model->ft[0].name, sizeof *model->ft, model->n_ft, err)) < 0))
         return rc;
     model->nq = model->n_dofs + (model->floating ? 7 : 0);
     model->nv = model->n_dofs + (model->floating ? 6 : 0);
@@ -479,8 +475,8 @@ static void sym3_eigenvalues(const double A[9], double ev[3])
         double B[9];
         for (int i = 0; i < 9; i++)
             B[i] = (A[i] - (i % 4 == 0 ? q : 0.0)) / p;
-        double detB = B[0] * (B[4] * B[8] - B[5] * B[7]) - B[1] * (B[3] * B[8] - B[5] * B[6])
-                    + B[2] * (B[3] * B[7] - B[4] * B[6]);
+        double detB = B[0] * (B[4] * B[8] - B[5] * B[7]) - B[1] * (B[3] * B[8] - B[5] * B[6]) +
+                      B[2] * (B[3] * B[7] - B[4] * B[6]);
         double r = detB / 2.0;
         double phi = r <= -1.0 ? M_PI / 3.0 : r >= 1.0 ? 0.0 : acos(r) / 3.0;
         double e_hi = q + 2.0 * p * cos(phi), e_lo = q + 2.0 * p * cos(phi + 2.0 * M_PI / 3.0);

@@ -95,8 +95,6 @@ static int check_targets(const rb_pipeline *p, const session *ss, size_t n, cons
     return rc;
 }
 
-
-
 static int append_text(char **dst, const char *sep, const char *s)
 {
     char *joined = *dst ? rb_asprintf("%s%s%s", *dst, sep, s) : rb_strdup(s);

@@ -45,7 +45,6 @@ static void *parse_list(pload *x, const cJSON *v, const char *not_an_array, size
     return items;
 }
 
-
 /* Output and report paths stay inside the run's output folder. */
 static int check_relative(pload *x, const char *path)
 {
@@ -59,7 +58,6 @@ static int check_relative(pload *x, const char *path)
     }
     return RB_OK;
 }
-
 
 static bool valid_signal_name(const char *s)
 {
@@ -111,8 +109,10 @@ static int parse_model(rb_cfg *c, const cJSON *v)
         rb_cfg_pop(&x->c);
     }
     if (!rc) {
-        rb_model_opts mo = {.joints = (const char *const *)p->model_joints, .n_joints = p->n_model_joints,
-                            .base = p->model_base, .floating = p->model_floating};
+        rb_model_opts mo = {.joints = (const char *const *)p->model_joints,
+                            .n_joints = p->n_model_joints,
+                            .base = p->model_base,
+                            .floating = p->model_floating};
         rb_err e;
         if (rb_model_load_urdf(p->model_urdf, &mo, &p->model, &e) != RB_OK) {
             rb_cfg_push_key(&x->c, "urdf", 0);
@@ -122,7 +122,6 @@ static int parse_model(rb_cfg *c, const cJSON *v)
     }
     return rc;
 }
-
 
 static int parse_session(pload *x, const cJSON *v, void *session) { return rb_cfg_want_session(&x->c, v, session); }
 
@@ -203,7 +202,7 @@ static int parse_elements(pload *x, const cJSON *v, rb_config_signal *sig)
 static int parse_binding(pload *x, const cJSON *v, rb_config_signal *sig)
 {
     static const char *const keys[] = {"channel", "elements", "interp", "nonfinite"};
-    static const char *const interps[] = {"linear", "hold", NULL};  /* RB_INTERP_LINEAR, RB_INTERP_HOLD */
+    static const char *const interps[] = {"linear", "hold", NULL}; /* RB_INTERP_LINEAR, RB_INTERP_HOLD */
     static const char *const policies[] = {"error", "hold", NULL}; /* RB_NONFINITE_ERROR, RB_NONFINITE_HOLD */
     int rc = rb_cfg_check_object(&x->c, v, keys, 4);
     const cJSON *ch = rb_cfg_member(v, "channel");
@@ -628,20 +627,11 @@ static int parse_reports(rb_cfg *c, const cJSON *v)
 /* ---- the top level ------------------------------------------------------------------------------------------ */
 /* Every top-level key, in the order the sections are read. */
 static const rb_cfg_section sections[] = {
-    {"name", false, parse_name},
-    {"model", false, parse_model},
-    {"logs", false, parse_logs},
-    {"clock", true, parse_clock},
-    {"window", false, parse_window},
-    {"gap_factor", false, parse_gap_factor},
-    {"signals", true, parse_signals},
-    {"stages", false, parse_stages},
-    {"outputs", false, parse_outputs},
-    {"metrics", false, parse_metrics},
-    {"reports", false, parse_reports},
+    {"name", false, parse_name},       {"model", false, parse_model},     {"logs", false, parse_logs},
+    {"clock", true, parse_clock},      {"window", false, parse_window},   {"gap_factor", false, parse_gap_factor},
+    {"signals", true, parse_signals},  {"stages", false, parse_stages},   {"outputs", false, parse_outputs},
+    {"metrics", false, parse_metrics}, {"reports", false, parse_reports},
 };
-
-
 
 /* ---- entry points ------------------------------------------------------------------------------------------- */
 
@@ -717,8 +707,6 @@ long rb_pipeline_signal_index(const rb_pipeline *p, const char *name)
     return -1;
 }
 
-
-
 static int init_pipeline(void *doc, const char *file, const char *name, const char *sha256)
 {
     rb_pipeline *p = doc;
@@ -742,8 +730,8 @@ static int parse_pipeline(const rb_cfg *c, const cJSON *root, void *doc, const v
 
 static void free_pipeline(void *doc) { rb_pipeline_free(doc); }
 
-static const rb_cfg_format pipeline_format = {"pipeline.json", "pipeline", false, sizeof(rb_pipeline), init_pipeline,
-                                              parse_pipeline, free_pipeline};
+static const rb_cfg_format pipeline_format = {"pipeline.json", "pipeline",     false,        sizeof(rb_pipeline),
+                                              init_pipeline,   parse_pipeline, free_pipeline};
 
 int rb_pipeline_load_text(const char *text, size_t len, const char *name_for_messages, const char *base_file,
                           const rb_registry *reg, rb_pipeline **out, rb_err *err)

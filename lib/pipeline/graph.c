@@ -9,7 +9,7 @@
 
 typedef struct graph {
     rb_name_ref *by_name; /* every signal-table entry, sorted by name */
-    size_t *order;     /* execution order: file indices of stages */
+    size_t *order;        /* execution order: file indices of stages */
 } graph;
 
 static long lookup(const rb_pipeline *p, const graph *g, const char *name)
@@ -112,8 +112,8 @@ static int unknown_signal(pload *x, const char *name)
         rb_suggest_consider(&s, x->p->signal_table[t].name);
     const char *best = rb_suggest_best(&s);
     if (best)
-        return rb_cfg_error(&x->c, "signal '%s' is not produced by any signal binding or stage (did you mean '%s'?)", name,
-                            best);
+        return rb_cfg_error(&x->c, "signal '%s' is not produced by any signal binding or stage (did you mean '%s'?)",
+                            name, best);
     return rb_cfg_error(&x->c, "signal '%s' is not produced by any signal binding or stage", name);
 }
 

@@ -45,18 +45,18 @@ typedef int (*rb_stage_step_fn)(void *, size_t, double, const double *const *, d
  * then rb_engine_steps (per sample, allocates nothing), rb_engine_finish, and rb_engine_free (always). */
 typedef struct rb_engine {
     const rb_pipeline *p;
-    const char *label;            /* starts the engine's own messages (borrowed) */
-    rb_err *err;                  /* given to the stages (may be changed between calls) */
-    rb_live_signal *sig;          /* per signal-table entry */
-    void **state;                 /* per stage (execution order); NULL until created */
+    const char *label;   /* starts the engine's own messages (borrowed) */
+    rb_err *err;         /* given to the stages (may be changed between calls) */
+    rb_live_signal *sig; /* per signal-table entry */
+    void **state;        /* per stage (execution order); NULL until created */
     /* loop tables: ports of every stage, inputs then outputs, stage by stage */
     size_t n_in_ptr, n_out_ptr;
     const double **in_ptr, **in_base;
     double **out_ptr, **out_base;
     size_t *in_stride, *out_stride, *in_off, *out_off;
-    size_t *out_width;            /* per output port, as create() set it */
-    rb_stage_step_fn *steps;      /* per stage */
-    double *scratch;              /* one row per unwired output port, rewritten every sample, never read */
+    size_t *out_width;       /* per output port, as create() set it */
+    rb_stage_step_fn *steps; /* per stage */
+    double *scratch;         /* one row per unwired output port, rewritten every sample, never read */
 } rb_engine;
 
 /* Zeroes *e and allocates the empty signal table and the state slots. RB_ENOMEM ("out of memory"). */
@@ -83,7 +83,7 @@ char **rb_pipeline_copy_strings(const char *const *src, const size_t *sel, size_
 /* write.c: up to p->n_outputs outputs of `res` (res NULL: none) and p->n_reports reports of `report` (NULL:
  * none) into dir, all or nothing (rb_run_result_write's rules). */
 int rb_pipeline_write_files(const rb_pipeline *p, const rb_run_result *res, const rb_report *report, const char *dir,
-                        bool overwrite, rb_err *err);
+                            bool overwrite, rb_err *err);
 
 /* ---- small helpers ---------------------------------------------------------------------------- */
 /* registry.c: x within the bounds of a NUMBER / INTEGER / array-element parameter. */

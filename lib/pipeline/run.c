@@ -11,16 +11,16 @@ typedef struct runner {
     const rb_pipeline *p;
     const rb_log *log;
     const rb_run_opts *opts;
-    const char *const *paths;     /* the files the log was read from (n_paths, may be 0) */
+    const char *const *paths; /* the files the log was read from (n_paths, may be 0) */
     size_t n_paths;
-    char *label;                  /* the log for messages: its path(s) or "memory" */
+    char *label; /* the log for messages: its path(s) or "memory" */
     rb_err *err;
     rb_clock clock;
     double dt;
-    const rb_channel **bound;     /* every binding's channels, binding by binding (bound_off) */
-    size_t *bound_off;            /* per binding: index of its first channel in bound; [n_signals] = total */
-    size_t **select;              /* per binding: element indices (NULL: all) */
-    rb_engine eng;                /* the stages and the signal table */
+    const rb_channel **bound; /* every binding's channels, binding by binding (bound_off) */
+    size_t *bound_off;        /* per binding: index of its first channel in bound; [n_signals] = total */
+    size_t **select;          /* per binding: element indices (NULL: all) */
+    rb_engine eng;            /* the stages and the signal table */
     rb_run_result *res;
 } runner;
 
@@ -29,7 +29,8 @@ static int nomem(runner *r) { return rb_err_set(r->err, RB_ENOMEM, "%s: out of m
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static int warn(runner *r, const char *fmt, ...)
+static int
+warn(runner *r, const char *fmt, ...)
 {
     char line[512];
     va_list ap;
@@ -82,7 +83,7 @@ static int describe_input(runner *r)
     res->input = n_paths ? join(paths, n_paths, ",", rb_path_basename) : rb_strdup("memory");
     if (!r->label || !res->input)
         return rb_err_set(r->err, RB_ENOMEM, "out of memory");
-    char (*hex)[65] = rb_calloc(n_paths ? n_paths : 1, sizeof *hex);
+    char(*hex)[65] = rb_calloc(n_paths ? n_paths : 1, sizeof *hex);
     const char **parts = rb_calloc(n_paths ? n_paths : 1, sizeof *parts);
     int rc = hex && parts ? RB_OK : nomem(r);
     for (size_t i = 0; !rc && i < n_paths; i++) {
@@ -194,8 +195,8 @@ static int bind_channels(runner *r)
 
 /* ---- timestamps and the clock ------------------------------------------------------------------------ */
 typedef struct span {
-    double lo, hi;      /* the time span every checked channel covers */
-    double clock_dt;    /* median interval of the clock channel */
+    double lo, hi;   /* the time span every checked channel covers */
+    double clock_dt; /* median interval of the clock channel */
 } span;
 
 static int check_channel(runner *r, const rb_channel *ch, span *sp, double *median_dt)
@@ -213,8 +214,9 @@ static int check_channel(runner *r, const rb_channel *ch, span *sp, double *medi
     if (median_dt)
         *median_dt = rep.median_dt;
     if (rep.n_gaps)
-        return warn(r, "channel %s: %zu gap%s longer than %g x the median interval %g s (longest %g s, first before "
-                       "sample %zu)",
+        return warn(r,
+                    "channel %s: %zu gap%s longer than %g x the median interval %g s (longest %g s, first before "
+                    "sample %zu)",
                     ch->name, rep.n_gaps, rep.n_gaps > 1 ? "s" : "", r->p->gap_factor, rep.median_dt, rep.max_gap,
                     rep.first_gap);
     return RB_OK;
@@ -397,8 +399,8 @@ static int score(runner *r, size_t m, rb_stats *per)
     if (e->width != ref->width)
         return rb_err_set(r->err, RB_EDIM, "%s: metrics[%zu]: estimate %s has %zu elements, reference %s has %zu",
                           r->label, m, mt->estimate, e->width, mt->reference, ref->width);
-    rb_metric_input in = {mt->estimate, mt->reference, e->data, ref->data, r->res->clock.t, r->res->clock.n,
-                          e->width, mt->t0, mt->t1};
+    rb_metric_input in = {mt->estimate,    mt->reference, e->data, ref->data, r->res->clock.t,
+                          r->res->clock.n, e->width,      mt->t0,  mt->t1};
     rb_stats all;
     int rc = rb_metrics_compute(&in, per, &all, r->err);
     if (rc)

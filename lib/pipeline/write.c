@@ -7,8 +7,6 @@
 
 #include "pipeline_internal.h"
 
-
-
 /* The recorded signals of one output as a log on the run's clock. */
 static int output_log(const rb_pipeline *p, const rb_run_result *res, const rb_config_output *o, rb_log **out,
                       rb_err *err)
@@ -37,7 +35,7 @@ static int output_log(const rb_pipeline *p, const rb_run_result *res, const rb_c
 }
 
 int rb_pipeline_write_files(const rb_pipeline *p, const rb_run_result *res, const rb_report *report, const char *dir,
-                       bool overwrite, rb_err *err)
+                            bool overwrite, rb_err *err)
 {
     size_t n_out = res ? p->n_outputs : 0, n_rep = report ? p->n_reports : 0, begun = 0;
     rb_outfile *files = rb_calloc(n_out + n_rep + 1, sizeof *files);
@@ -80,4 +78,3 @@ int rb_run_result_write(const rb_pipeline *p, const rb_run_result *res, const ch
 {
     return rb_pipeline_write_files(p, res, res->report, out_dir, overwrite, err);
 }
-

@@ -11,7 +11,6 @@
 
 /* ---- messages ------------------------------------------------------------------------------------- */
 
-
 /* RB_ECONFIG "<group where>: <what>". */
 static int fail_in(rde *r, const rb_ini_group *g, const char *fmt, ...)
 #if defined(__GNUC__)

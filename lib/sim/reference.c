@@ -22,8 +22,7 @@ static void spline_eval(const rb_sim_ref *r, double t, double out[3])
     double h = x[k + 1] - x[k];
     /* Catmull-Rom slopes (centred differences over uneven spacing), one-sided at the ends. */
     double m0 = k == 0 ? (y[1] - y[0]) / (x[1] - x[0]) : (y[k + 1] - y[k - 1]) / (x[k + 1] - x[k - 1]);
-    double m1 = k + 2 == n ? (y[n - 1] - y[n - 2]) / (x[n - 1] - x[n - 2])
-                           : (y[k + 2] - y[k]) / (x[k + 2] - x[k]);
+    double m1 = k + 2 == n ? (y[n - 1] - y[n - 2]) / (x[n - 1] - x[n - 2]) : (y[k + 2] - y[k]) / (x[k + 2] - x[k]);
     double u = (t - x[k]) / h, u2 = u * u, u3 = u2 * u;
     double h00 = 2 * u3 - 3 * u2 + 1, h10 = u3 - 2 * u2 + u, h01 = -2 * u3 + 3 * u2, h11 = u3 - u2;
     double d00 = 6 * u2 - 6 * u, d10 = 3 * u2 - 4 * u + 1, d01 = -6 * u2 + 6 * u, d11 = 3 * u2 - 2 * u;
@@ -72,7 +71,6 @@ void rb_sim_ref_eval(const rb_sim_ref *r, double t, double out[3])
         out[0] += r->offset;
         break;
     }
-    default:
-        break;
+    default: break;
     }
 }

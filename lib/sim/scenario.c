@@ -13,17 +13,11 @@
 
 #include "scenario_internal.h"
 
-
-
-
-
 static int want_joint(scn *x, const char *name, size_t *j)
 {
     const rb_model *m = x->s->model;
     return sim_scn_want_name(&x->c, "joint", name, m->dof_names, m->n_dofs, j);
 }
-
-
 
 /* For each member of a {joint: value} object: `one` with the joint index, the member's key on the path. */
 static int per_joint(scn *x, const cJSON *v, int (*one)(scn *, const cJSON *, size_t))

@@ -8,9 +8,39 @@
 #include "roboest/sim.h"
 
 typedef enum src {
-    S_JPOS, S_JVEL, S_JACC, S_TAU_DES, S_MPOS, S_MVEL, S_MCUR, S_FT, S_ACC, S_GYRO, S_RPY,
-    T_JPOS, T_JVEL, T_JACC, T_REF, T_TAUJ, T_TAUF, T_MTAU, T_MCUR, T_MCUR_CMD, T_MPOS, T_MVEL, T_MACC,
-    T_AT_LIMIT, T_CONTACT, T_CONTACT_ACTIVE, T_PUSHES, T_BASE_POS, T_BASE_QUAT, T_BASE_TWIST, T_BASE_ACC, T_COM, T_PAYLOAD,
+    S_JPOS,
+    S_JVEL,
+    S_JACC,
+    S_TAU_DES,
+    S_MPOS,
+    S_MVEL,
+    S_MCUR,
+    S_FT,
+    S_ACC,
+    S_GYRO,
+    S_RPY,
+    T_JPOS,
+    T_JVEL,
+    T_JACC,
+    T_REF,
+    T_TAUJ,
+    T_TAUF,
+    T_MTAU,
+    T_MCUR,
+    T_MCUR_CMD,
+    T_MPOS,
+    T_MVEL,
+    T_MACC,
+    T_AT_LIMIT,
+    T_CONTACT,
+    T_CONTACT_ACTIVE,
+    T_PUSHES,
+    T_BASE_POS,
+    T_BASE_QUAT,
+    T_BASE_TWIST,
+    T_BASE_ACC,
+    T_COM,
+    T_PAYLOAD,
     T_ENERGY
 } src;
 
@@ -19,9 +49,9 @@ typedef struct rec {
     char *name;
     src source;
     size_t index, n;
-    const char **elements;       /* n element names (static, the model's, or in `generated`) */
-    const char **units;          /* n units (static strings) */
-    char *generated;             /* generated element names (truth/pushes: <i>_fx ...), or NULL */
+    const char **elements; /* n element names (static, the model's, or in `generated`) */
+    const char **units;    /* n units (static strings) */
+    char *generated;       /* generated element names (truth/pushes: <i>_fx ...), or NULL */
     rb_sensor sensor;
     bool has_sensor;
     bool due;                    /* a sample is due at the current step */
@@ -34,9 +64,9 @@ typedef struct recorder {
     size_t n, cap, max_samples;
     bool keep_all;              /* keep every sample (the log), else only each channel's latest row */
     const char **contact_names; /* the contacts' frame names (element names of truth/contacts_active) */
-    rb_channel_info *channels; /* the hook's view of recs */
-    const double **latest;       /* per channel: its newest row, NULL before its first sample */
-    bool *fresh;                 /* per channel: measured at the current sample */
+    rb_channel_info *channels;  /* the hook's view of recs */
+    const double **latest;      /* per channel: its newest row, NULL before its first sample */
+    bool *fresh;                /* per channel: measured at the current sample */
 } recorder;
 
 static const char *const WRENCH[] = {"fx", "fy", "fz", "mx", "my", "mz"};
@@ -51,7 +81,9 @@ static const char *const INERTIAL[] = {"m", "hx", "hy", "hz", "Ixx", "Ixy", "Ixz
 static const char *unit_of(src source, const char *unit, size_t i)
 {
     switch (source) {
-    case S_FT: case T_CONTACT: case T_PUSHES: return i % 6 < 3 ? "N" : "N m";
+    case S_FT:
+    case T_CONTACT:
+    case T_PUSHES: return i % 6 < 3 ? "N" : "N m";
     case T_BASE_TWIST: return i < 3 ? "m/s" : "rad/s";
     case T_BASE_ACC: return i < 3 ? "m/s^2" : "rad/s^2";
     case T_PAYLOAD: return i == 0 ? "kg" : i < 4 ? "kg m" : "kg m^2";
@@ -142,14 +174,20 @@ static void truth_of(const rec *c, const rb_sim_truth *t, double *v)
 {
     size_t n = t->n;
     switch (c->source) {
-    case S_JPOS: case T_JPOS: copy(v, t->s, n); break;
-    case S_JVEL: case T_JVEL: copy(v, t->s_dot, n); break;
-    case S_JACC: case T_JACC: copy(v, t->s_ddot, n); break;
+    case S_JPOS:
+    case T_JPOS: copy(v, t->s, n); break;
+    case S_JVEL:
+    case T_JVEL: copy(v, t->s_dot, n); break;
+    case S_JACC:
+    case T_JACC: copy(v, t->s_ddot, n); break;
     case S_TAU_DES: copy(v, t->tau_des, n); break;
-    case S_MPOS: case T_MPOS: copy(v, t->motor_pos, n); break;
-    case S_MVEL: case T_MVEL: copy(v, t->motor_vel, n); break;
+    case S_MPOS:
+    case T_MPOS: copy(v, t->motor_pos, n); break;
+    case S_MVEL:
+    case T_MVEL: copy(v, t->motor_vel, n); break;
     case T_MACC: copy(v, t->motor_acc, n); break;
-    case S_MCUR: case T_MCUR: copy(v, t->current, n); break;
+    case S_MCUR:
+    case T_MCUR: copy(v, t->current, n); break;
     case T_MCUR_CMD: copy(v, t->current_cmd, n); break;
     case T_REF: copy(v, t->ref, n); break;
     case T_TAUJ: copy(v, t->tau_j, n); break;
@@ -175,7 +213,10 @@ static void truth_of(const rec *c, const rb_sim_truth *t, double *v)
     case T_BASE_TWIST: copy(v, t->base_twist, 6); break;
     case T_BASE_ACC: copy(v, t->base_acc, 6); break;
     case T_COM: copy(v, t->com, 3); break;
-    case T_ENERGY: v[0] = t->kinetic; v[1] = t->potential; break;
+    case T_ENERGY:
+        v[0] = t->kinetic;
+        v[1] = t->potential;
+        break;
     }
 }
 
@@ -184,7 +225,9 @@ static unsigned parts_of(src source)
 {
     switch (source) {
     case S_FT: return RB_SIM_TRUTH_FT;
-    case S_ACC: case S_GYRO: case S_RPY: return RB_SIM_TRUTH_FRAMES;
+    case S_ACC:
+    case S_GYRO:
+    case S_RPY: return RB_SIM_TRUTH_FRAMES;
     case T_ENERGY: return RB_SIM_TRUTH_ENERGY;
     case T_COM: return RB_SIM_TRUTH_COM;
     default: return 0;
@@ -266,8 +309,8 @@ static int add_robot_channels(const rb_scenario *s, const rb_sim_scenario *sc, r
 }
 
 /* The truth channels, noise-free at log_rate. */
-static int add_truth_channels(const rb_scenario *s, const rb_sim_scenario *sc, const rb_sim_truth *t,
-                              recorder *r, rb_err *err)
+static int add_truth_channels(const rb_scenario *s, const rb_sim_scenario *sc, const rb_sim_truth *t, recorder *r,
+                              rb_err *err)
 {
     const rb_model *m = s->model;
     const char *const *J = (const char *const *)m->dof_names;
@@ -279,17 +322,22 @@ static int add_truth_channels(const rb_scenario *s, const rb_sim_scenario *sc, c
         src source;
         const char *unit;
     } joint_truth[] = {
-        {"truth/joints/positions", T_JPOS, "rad"},       {"truth/joints/velocities", T_JVEL, "rad/s"},
-        {"truth/joints/accelerations", T_JACC, "rad/s^2"}, {"truth/joints/references", T_REF, "rad"},
-        {"truth/joints/torques", T_TAUJ, "N m"},         {"truth/joints/friction_torques", T_TAUF, "N m"},
-        {"truth/motors/torques", T_MTAU, "N m"},         {"truth/motors/currents", T_MCUR, "A"},
-        {"truth/motors/current_commands", T_MCUR_CMD, "A"}, {"truth/motors/positions", T_MPOS, "rad"},
-        {"truth/motors/velocities", T_MVEL, "rad/s"},    {"truth/motors/accelerations", T_MACC, "rad/s^2"},
+        {"truth/joints/positions", T_JPOS, "rad"},
+        {"truth/joints/velocities", T_JVEL, "rad/s"},
+        {"truth/joints/accelerations", T_JACC, "rad/s^2"},
+        {"truth/joints/references", T_REF, "rad"},
+        {"truth/joints/torques", T_TAUJ, "N m"},
+        {"truth/joints/friction_torques", T_TAUF, "N m"},
+        {"truth/motors/torques", T_MTAU, "N m"},
+        {"truth/motors/currents", T_MCUR, "A"},
+        {"truth/motors/current_commands", T_MCUR_CMD, "A"},
+        {"truth/motors/positions", T_MPOS, "rad"},
+        {"truth/motors/velocities", T_MVEL, "rad/s"},
+        {"truth/motors/accelerations", T_MACC, "rad/s^2"},
     };
     int rc = RB_OK;
     for (size_t i = 0; !rc && i < sizeof joint_truth / sizeof joint_truth[0]; i++)
-        rc = add_rec(r, joint_truth[i].name, joint_truth[i].source, 0, n, J, joint_truth[i].unit, NULL, seed, lr,
-                     err);
+        rc = add_rec(r, joint_truth[i].name, joint_truth[i].source, 0, n, J, joint_truth[i].unit, NULL, seed, lr, err);
     if (!rc && sc->joint_limits)
         rc = add_rec(r, "truth/joints/at_limit", T_AT_LIMIT, 0, n, J, "n.d.", NULL, seed, lr, err);
     for (size_t k = 0; !rc && k < t->n_contacts; k++) {
@@ -424,8 +472,8 @@ static int run_loop(recorder *r, rb_sim *sim, const rb_scenario_hook *hook, rb_e
     return rc;
 }
 
-int rb_scenario_run(const rb_scenario *s, const rb_sim_scenario *simsc, const rb_scenario_hook *hook,
-                    rb_log **out, rb_err *err)
+int rb_scenario_run(const rb_scenario *s, const rb_sim_scenario *simsc, const rb_scenario_hook *hook, rb_log **out,
+                    rb_err *err)
 {
     if (out)
         *out = NULL;

@@ -66,8 +66,7 @@ rb_sensor_params rb_sensor_preset(rb_sensor_kind kind, const char *name, size_t 
     rb_sensor_params p = rb_sensor_params_default(name, n);
     p.kind = kind;
     switch (kind) {
-    case RB_SENS_CUSTOM:
-        break;
+    case RB_SENS_CUSTOM: break;
     case RB_SENS_JOINT_ENCODER:
         p.rate_hz = 1000.0;
         p.resolution = vec_all(rb_sensor_encoder_resolution(UINT64_C(1) << 14));
@@ -127,17 +126,14 @@ uint64_t rb_sensor_seed(uint64_t scenario_seed, const char *name)
 }
 
 /* Element check of one per-element parameter: finite, and >= 0 when nonneg. */
-static int check_vec(const rb_sensor_params *p, const char *what, rb_sensor_vec v, bool nonneg,
-                     rb_err *err)
+static int check_vec(const rb_sensor_params *p, const char *what, rb_sensor_vec v, bool nonneg, rb_err *err)
 {
     for (size_t i = 0; i < p->n; i++) {
         double x = rb_sensor_vec_at(v, i);
         if (!isfinite(x))
-            return rb_err_set(err, RB_ECONFIG, "sensor %s: %s[%zu] = %g must be finite", p->name, what,
-                              i, x);
+            return rb_err_set(err, RB_ECONFIG, "sensor %s: %s[%zu] = %g must be finite", p->name, what, i, x);
         if (nonneg && x < 0)
-            return rb_err_set(err, RB_ECONFIG, "sensor %s: %s[%zu] = %g must be >= 0", p->name, what,
-                              i, x);
+            return rb_err_set(err, RB_ECONFIG, "sensor %s: %s[%zu] = %g must be >= 0", p->name, what, i, x);
     }
     return RB_OK;
 }
@@ -156,11 +152,10 @@ int rb_sensor_params_validate(const rb_sensor_params *p, rb_err *err)
     if ((int)p->kind < (int)RB_SENS_CUSTOM || (int)p->kind > (int)RB_SENS_ORIENTATION)
         return rb_err_set(err, RB_ECONFIG, "sensor %s: kind = %d unknown", p->name, (int)p->kind);
     if (!(p->rate_hz > 0) || !isfinite(p->rate_hz))
-        return rb_err_set(err, RB_ECONFIG, "sensor %s: rate_hz = %g must be > 0 and finite", p->name,
-                          p->rate_hz);
+        return rb_err_set(err, RB_ECONFIG, "sensor %s: rate_hz = %g must be > 0 and finite", p->name, p->rate_hz);
     if (!(p->jitter_s >= 0) || !(p->jitter_s < 0.5 / p->rate_hz))
-        return rb_err_set(err, RB_ECONFIG, "sensor %s: jitter_s = %g must be in [0, %g) (half a period)",
-                          p->name, p->jitter_s, 0.5 / p->rate_hz);
+        return rb_err_set(err, RB_ECONFIG, "sensor %s: jitter_s = %g must be in [0, %g) (half a period)", p->name,
+                          p->jitter_s, 0.5 / p->rate_hz);
     int rc;
     if ((rc = check_vec(p, "noise_std", p->noise_std, true, err)) ||
         (rc = check_vec(p, "drift_rw_std", p->drift_rw_std, true, err)) ||
@@ -178,8 +173,7 @@ int rb_sensor_params_validate(const rb_sensor_params *p, rb_err *err)
     return RB_OK;
 }
 
-int rb_sensor_init(rb_sensor *s, const rb_sensor_params *p, uint64_t scenario_seed, double t0,
-                   rb_err *err)
+int rb_sensor_init(rb_sensor *s, const rb_sensor_params *p, uint64_t scenario_seed, double t0, rb_err *err)
 {
     if (!s)
         return rb_err_set(err, RB_EINVAL, "sensor: no state");
@@ -196,8 +190,8 @@ int rb_sensor_init(rb_sensor *s, const rb_sensor_params *p, uint64_t scenario_se
     if (!s->buf)
         return rb_err_set(err, RB_ENOMEM, "sensor %s: out of memory (%zu elements)", p->name, p->n);
     size_t n = p->n;
-    double **arr[SENSOR_NARRAYS] = {&s->noise_std, &s->bias,   &s->drift_rw_std, &s->drift_rate, &s->resolution,
-                                    &s->lo,        &s->hi,     &s->offset,       &s->walk};
+    double **arr[SENSOR_NARRAYS] = {&s->noise_std, &s->bias, &s->drift_rw_std, &s->drift_rate, &s->resolution,
+                                    &s->lo,        &s->hi,   &s->offset,       &s->walk};
     for (size_t a = 0; a < SENSOR_NARRAYS; a++)
         *arr[a] = s->buf + a * n;
     for (size_t i = 0; i < n; i++) {
@@ -236,10 +230,7 @@ void rb_sensor_free(rb_sensor *s)
     s->lo = s->hi = s->offset = s->walk = NULL;
 }
 
-double rb_sensor_next_time(const rb_sensor *s)
-{
-    return s->t0 + (double)s->k_next / s->rate_hz;
-}
+double rb_sensor_next_time(const rb_sensor *s) { return s->t0 + (double)s->k_next / s->rate_hz; }
 
 static double wrap_pi(double x)
 {

@@ -154,7 +154,6 @@ static int plant_eval(rb_sim *s, const double *q, const double *nu, bool with_ma
     return rb_dyn_rnea(m, s->plant, q, nu, NULL, s->ext, s->n_ext_push, s->h, err);
 }
 
-
 /* x <- M^-1 x for x in the velocity order (through the tree order; scratch s->tmp). */
 static void mass_solve(rb_sim *s, const double *b, double *x)
 {

@@ -48,7 +48,8 @@ static int validate(const rb_sim_scenario *sc, rb_err *err)
     for (size_t k = 0; k < sc->n_contacts; k++) {
         const rb_sim_contact *c = &sc->contacts[k];
         if (c->frame < 0 || (size_t)c->frame >= m->n_frames || (c->dim != 3 && c->dim != 6) || !(c->baumgarte_T >= 0))
-            return rb_err_set(err, RB_ECONFIG, "sim: contact %zu: needs a model frame, dim 3 or 6, baumgarte_T >= 0", k);
+            return rb_err_set(err, RB_ECONFIG, "sim: contact %zu: needs a model frame, dim 3 or 6, baumgarte_T >= 0",
+                              k);
     }
     for (size_t k = 0; k < sc->n_events; k++)
         if (sc->events[k].contact >= sc->n_contacts || !isfinite(sc->events[k].t))
@@ -59,10 +60,11 @@ static int validate(const rb_sim_scenario *sc, rb_err *err)
             return rb_err_set(err, RB_ECONFIG, "sim: push %zu: needs a model frame and duration > 0", k);
     }
     const rb_sim_random_pushes *rp = &sc->random_pushes;
-    if (rp->rate != 0 && (!(rp->rate > 0) || rp->frame < 0 || (size_t)rp->frame >= m->n_frames ||
-                          !(rp->duration > 0) || !(rp->force_min >= 0) || !(rp->force_max >= rp->force_min)))
-        return rb_err_set(err, RB_ECONFIG, "sim: random pushes: need rate > 0, a model frame, duration > 0, "
-                                           "0 <= force_min <= force_max");
+    if (rp->rate != 0 && (!(rp->rate > 0) || rp->frame < 0 || (size_t)rp->frame >= m->n_frames || !(rp->duration > 0) ||
+                          !(rp->force_min >= 0) || !(rp->force_max >= rp->force_min)))
+        return rb_err_set(err, RB_ECONFIG,
+                          "sim: random pushes: need rate > 0, a model frame, duration > 0, "
+                          "0 <= force_min <= force_max");
     const rb_sim_payload *p = &sc->payload;
     if (p->kind != RB_PAYLOAD_NONE) {
         if (p->body < 0 || (size_t)p->body >= m->n_bodies)
@@ -112,11 +114,11 @@ static int cmp_event(const void *a, const void *b)
     return x->t < y->t ? -1 : x->t > y->t ? 1 : 0;
 }
 
-#define ALLOC(ptr, count)                                                                                          \
-    do {                                                                                                           \
-        size_t cnt_ = (count);                                                                                     \
-        if (!((ptr) = rb_calloc(cnt_ ? cnt_ : 1, sizeof *(ptr))))                                                  \
-            goto nomem;                                                                                            \
+#define ALLOC(ptr, count)                                                                                              \
+    do {                                                                                                               \
+        size_t cnt_ = (count);                                                                                         \
+        if (!((ptr) = rb_calloc(cnt_ ? cnt_ : 1, sizeof *(ptr))))                                                      \
+            goto nomem;                                                                                                \
     } while (0)
 
 int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
@@ -320,14 +322,17 @@ void rb_sim_finish(rb_sim *s)
         return;
     rb_dyn_free(s->plant);
     rb_dyn_free(s->ctrl);
-    void *arrays[] = {s->refs, s->gains, s->act, s->fric, s->fst, s->contacts, s->events, s->pushes, s->frames,
-                      s->active, s->cref, s->vperm, s->vpos, s->vpar, s->arm_v, s->Mraw, s->L, s->h,
-                      s->tau_g_prev, s->wdot_prev, s->at_limit, s->gv, s->yleaf, s->cleaf, s->q, s->nu, s->nu_dot, s->tau_net, s->held, s->tau_j, s->tau_m,
-                      s->tau_f, s->tau_des, s->cur, s->cur_cmd, s->mpos, s->mvel, s->macc, s->ref, s->ref_d,
-                      s->ref_dd, s->stuck, s->cw, s->pw, s->ft, s->fpose, s->fvel, s->facc, s->tau_prev, s->int_e,
-                      s->tau_ref, s->tau_hat, s->tau_f_hat,
-                      s->ext, s->a0, s->Jc, s->Y, s->S, s->c, s->lam, s->J6, s->tmp, s->hold, s->qs,
-                      s->nus, s->kv, s->ka, s->q_r, s->nu_r, s->nu_r_prev, s->A, s->AtA, s->rhs};
+    void *arrays[] = {s->refs,   s->gains,   s->act,     s->fric,      s->fst,        s->contacts,  s->events,
+                      s->pushes, s->frames,  s->active,  s->cref,      s->vperm,      s->vpos,      s->vpar,
+                      s->arm_v,  s->Mraw,    s->L,       s->h,         s->tau_g_prev, s->wdot_prev, s->at_limit,
+                      s->gv,     s->yleaf,   s->cleaf,   s->q,         s->nu,         s->nu_dot,    s->tau_net,
+                      s->held,   s->tau_j,   s->tau_m,   s->tau_f,     s->tau_des,    s->cur,       s->cur_cmd,
+                      s->mpos,   s->mvel,    s->macc,    s->ref,       s->ref_d,      s->ref_dd,    s->stuck,
+                      s->cw,     s->pw,      s->ft,      s->fpose,     s->fvel,       s->facc,      s->tau_prev,
+                      s->int_e,  s->tau_ref, s->tau_hat, s->tau_f_hat, s->ext,        s->a0,        s->Jc,
+                      s->Y,      s->S,       s->c,       s->lam,       s->J6,         s->tmp,       s->hold,
+                      s->qs,     s->nus,     s->kv,      s->ka,        s->q_r,        s->nu_r,      s->nu_r_prev,
+                      s->A,      s->AtA,     s->rhs};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         rb_free(arrays[i]);
     rb_free(s);

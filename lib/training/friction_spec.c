@@ -278,7 +278,6 @@ static int parse_clock(rb_cfg *c, const cJSON *v)
     return rc;
 }
 
-
 static int parse_network(rb_cfg *c, const cJSON *v)
 {
     fsp *x = (fsp *)c;
@@ -379,7 +378,6 @@ static int parse_analytic(rb_cfg *c, const cJSON *v)
     return rc;
 }
 
-
 static int numbers_section(fsp *x, const cJSON *root, const char *key, rb_cfg_rule rule, double **out)
 {
     const cJSON *v = rb_cfg_member(root, key);
@@ -393,9 +391,9 @@ static int numbers_section(fsp *x, const cJSON *root, const char *key, rb_cfg_ru
 
 static int parse_root(fsp *x, const cJSON *root)
 {
-    static const char *const keys[] = {"logs",    "joints", "joint_velocity", "motor_velocity", "current", "torque",
-                                       "k_t",     "R",      "clock",          "window",         "network", "scv",
-                                       "analytic", "motor_inertia"};
+    static const char *const keys[] = {
+        "logs", "joints", "joint_velocity", "motor_velocity", "current", "torque",   "k_t",
+        "R",    "clock",  "window",         "network",        "scv",     "analytic", "motor_inertia"};
     rb_cfg *c = &x->c;
     rb_friction_spec *s = x->s;
     rb_friction_net_train_opts_init(&s->train);
@@ -488,8 +486,8 @@ static int parse_spec(const rb_cfg *c, const cJSON *root, void *doc, const void 
 
 static void free_spec(void *doc) { rb_friction_spec_free(doc); }
 
-static const rb_cfg_format spec_format = {"spec.json", "spec", true, sizeof(rb_friction_spec), init_spec, parse_spec,
-                                          free_spec};
+static const rb_cfg_format spec_format = {"spec.json", "spec",     true,     sizeof(rb_friction_spec),
+                                          init_spec,   parse_spec, free_spec};
 
 int rb_friction_spec_load_text(const char *text, size_t len, const char *name_for_messages, const char *base_file,
                                rb_friction_spec **out, rb_err *err)
@@ -522,7 +520,6 @@ int rb_friction_spec_set_logs(rb_friction_spec *s, const char *const *paths, siz
     }
     return rc;
 }
-
 
 int rb_friction_spec_load(const char *path, rb_friction_spec **out, rb_err *err)
 {

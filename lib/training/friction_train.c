@@ -63,7 +63,8 @@ static int read_session(const rb_friction_spec_log *L, session *s, char **sha, r
 }
 
 /* The channel a signal binds (the torque in the torque file when the session has one). */
-static int find_channel(session *s, const rb_friction_spec_signal *sig, const char *key, const rb_channel **ch, rb_err *err)
+static int find_channel(session *s, const rb_friction_spec_signal *sig, const char *key, const rb_channel **ch,
+                        rb_err *err)
 {
     const rb_log *from = sig == &s->spec->torque && s->tq ? s->tq : s->log;
     *ch = rb_log_find(from, sig->channel);
@@ -78,7 +79,8 @@ static const char *const SIGNAL_KEYS[4] = {"joint_velocity", "motor_velocity", "
 
 static const rb_friction_spec_signal *signal_of(const rb_friction_spec *spec, size_t i)
 {
-    const rb_friction_spec_signal *sigs[4] = {&spec->joint_velocity, &spec->motor_velocity, &spec->current, &spec->torque};
+    const rb_friction_spec_signal *sigs[4] = {&spec->joint_velocity, &spec->motor_velocity, &spec->current,
+                                              &spec->torque};
     return sigs[i];
 }
 
@@ -136,7 +138,8 @@ static int resample_signal(session *s, size_t i, const rb_channel *ch, double *o
 
 /* Positions -> the kf_derivative filter's velocity, per joint, in place; its acceleration into acc when
  * acc is not NULL (same layout). */
-static int kf_velocity(session *s, const rb_friction_spec_signal *sig, const char *key, double *x, double *acc, rb_err *err)
+static int kf_velocity(session *s, const rb_friction_spec_signal *sig, const char *key, double *x, double *acc,
+                       rb_err *err)
 {
     size_t n = s->spec->n_joints, T = s->clk.n;
     double *z = rb_malloc(3 * (T ? T : 1) * sizeof *z), *xd = z + T, *xdd = xd + T;

@@ -8,7 +8,6 @@
 #include "roboest/filters.h"
 #include "roboest/training.h"
 
-
 void rb_kfd_tune_opts_init(rb_kfd_tune_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -208,7 +207,6 @@ done:
     rb_free(c.v);
     return rc;
 }
-
 
 int rb_kfd_tune_channel(const rb_channel *x, size_t element, const rb_channel *ref, size_t ref_element,
                         const rb_kfd_tune_opts *o, rb_kfd_tune_result *res, rb_err *err)

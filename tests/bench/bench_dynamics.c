@@ -29,20 +29,18 @@
 #include "roboest/dynamics.h"
 #include "roboest/model.h"
 
-static const char *const JOINTS_LEG[] = {"r_hip_pitch", "r_hip_roll", "r_hip_yaw",
+static const char *const JOINTS_LEG[] = {"r_hip_pitch", "r_hip_roll",    "r_hip_yaw",
                                          "r_knee",      "r_ankle_pitch", "r_ankle_roll"};
 
 /* legs 12, torso 2 (torso_pitch is a fixed joint in ergoCubSN000.urdf), arms 2 x 7, neck 3, and the head
  * camera tilt to make 32 */
 static const char *const JOINTS32[] = {
-    "r_hip_pitch",      "r_hip_roll",      "r_hip_yaw",      "r_knee",   "r_ankle_pitch", "r_ankle_roll",
-    "l_hip_pitch",      "l_hip_roll",      "l_hip_yaw",      "l_knee",   "l_ankle_pitch", "l_ankle_roll",
-    "torso_roll",       "torso_yaw",
-    "r_shoulder_pitch", "r_shoulder_roll", "r_shoulder_yaw", "r_elbow",  "r_wrist_yaw",   "r_wrist_roll",
-    "r_wrist_pitch",
-    "l_shoulder_pitch", "l_shoulder_roll", "l_shoulder_yaw", "l_elbow",  "l_wrist_yaw",   "l_wrist_roll",
-    "l_wrist_pitch",
-    "neck_pitch",       "neck_roll",       "neck_yaw",       "camera_tilt"};
+    "r_hip_pitch", "r_hip_roll",   "r_hip_yaw",        "r_knee",           "r_ankle_pitch",   "r_ankle_roll",
+    "l_hip_pitch", "l_hip_roll",   "l_hip_yaw",        "l_knee",           "l_ankle_pitch",   "l_ankle_roll",
+    "torso_roll",  "torso_yaw",    "r_shoulder_pitch", "r_shoulder_roll",  "r_shoulder_yaw",  "r_elbow",
+    "r_wrist_yaw", "r_wrist_roll", "r_wrist_pitch",    "l_shoulder_pitch", "l_shoulder_roll", "l_shoulder_yaw",
+    "l_elbow",     "l_wrist_yaw",  "l_wrist_roll",     "l_wrist_pitch",    "neck_pitch",      "neck_roll",
+    "neck_yaw",    "camera_tilt"};
 
 enum { N_STATES = 256 };
 enum { ALG_RNEA, ALG_MASS, ALG_ABA };
@@ -141,9 +139,7 @@ static double call(bench_case *c, int alg, size_t k)
         rc = rb_dyn_mass_matrix(m, c->ws, c->q + k * nq, &M, &err);
         break;
     }
-    default:
-        rc = rb_dyn_aba(m, c->ws, c->q + k * nq, c->nu + k * nv, c->tau + k * nv, NULL, 0, c->out, &err);
-        break;
+    default: rc = rb_dyn_aba(m, c->ws, c->q + k * nq, c->nu + k * nv, c->tau + k * nv, NULL, 0, c->out, &err); break;
     }
     if (rc != RB_OK)
         die(c->name, &err);

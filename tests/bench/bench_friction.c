@@ -39,7 +39,8 @@ static double time_per_joint(rb_fnet *nets, rb_friction_net_infer *fast, size_t 
         double t0 = rb_monotonic_seconds();
         for (size_t c = 0; c < calls; c++)
             for (size_t j = 0; j < nj; j++)
-                sink += use_fast ? rb_friction_net_infer_forward(&fast[j], x, work) : rb_friction_net_forward(&nets[j], x, work);
+                sink += use_fast ? rb_friction_net_infer_forward(&fast[j], x, work)
+                                 : rb_friction_net_forward(&nets[j], x, work);
         if (rb_monotonic_seconds() - t0 > 0.01)
             break;
         calls *= 2;
@@ -49,7 +50,8 @@ static double time_per_joint(rb_fnet *nets, rb_friction_net_infer *fast, size_t 
         for (size_t c = 0; c < calls; c++) {
             x[c % NIN] += 1e-4;
             for (size_t j = 0; j < nj; j++)
-                sink += use_fast ? rb_friction_net_infer_forward(&fast[j], x, work) : rb_friction_net_forward(&nets[j], x, work);
+                sink += use_fast ? rb_friction_net_infer_forward(&fast[j], x, work)
+                                 : rb_friction_net_forward(&nets[j], x, work);
         }
         per[b] = (rb_monotonic_seconds() - t0) / (double)(calls * nj) * 1e6;
     }

@@ -38,19 +38,20 @@
 #include <cstring>
 #include <functional>
 
-namespace {
+namespace
+{
 
 const char *const JOINTS_LEG[] = {"r_hip_pitch", "r_hip_roll", "r_hip_yaw", "r_knee", "r_ankle_pitch", "r_ankle_roll"};
 
 // legs 12, torso 2 (torso_pitch is a fixed joint in ergoCubSN000.urdf), arms 2 x 7, neck 3, and the
 // head camera tilt to make 32
 const char *const JOINTS32[] = {
-    "r_hip_pitch", "r_hip_roll", "r_hip_yaw", "r_knee", "r_ankle_pitch", "r_ankle_roll",
-    "l_hip_pitch", "l_hip_roll", "l_hip_yaw", "l_knee", "l_ankle_pitch", "l_ankle_roll",
-    "torso_roll", "torso_yaw",
-    "r_shoulder_pitch", "r_shoulder_roll", "r_shoulder_yaw", "r_elbow", "r_wrist_yaw", "r_wrist_roll", "r_wrist_pitch",
-    "l_shoulder_pitch", "l_shoulder_roll", "l_shoulder_yaw", "l_elbow", "l_wrist_yaw", "l_wrist_roll", "l_wrist_pitch",
-    "neck_pitch", "neck_roll", "neck_yaw", "camera_tilt"};
+    "r_hip_pitch", "r_hip_roll",   "r_hip_yaw",        "r_knee",           "r_ankle_pitch",   "r_ankle_roll",
+    "l_hip_pitch", "l_hip_roll",   "l_hip_yaw",        "l_knee",           "l_ankle_pitch",   "l_ankle_roll",
+    "torso_roll",  "torso_yaw",    "r_shoulder_pitch", "r_shoulder_roll",  "r_shoulder_yaw",  "r_elbow",
+    "r_wrist_yaw", "r_wrist_roll", "r_wrist_pitch",    "l_shoulder_pitch", "l_shoulder_roll", "l_shoulder_yaw",
+    "l_elbow",     "l_wrist_yaw",  "l_wrist_roll",     "l_wrist_pitch",    "neck_pitch",      "neck_roll",
+    "neck_yaw",    "camera_tilt"};
 
 enum { N_STATES = 256 };
 
@@ -202,8 +203,7 @@ void bench_tree(const char *name, const KDL::Tree &tree, const char *variant, co
 {
     TreeDyn d(tree);
     report(name, "rnea", variant, time_per_call_us([&](const State &s) { return d.rnea(s); }, states, batches));
-    report(name, "mass_by_rnea", variant,
-           time_per_call_us([&](const State &s) { return d.mass(s); }, states, batches));
+    report(name, "mass_by_rnea", variant, time_per_call_us([&](const State &s) { return d.mass(s); }, states, batches));
 }
 
 void bench_chain(const KDL::Chain &chain, const char *variant, const std::vector<State> &states, int batches)
@@ -214,14 +214,20 @@ void bench_chain(const KDL::Chain &chain, const char *variant, const std::vector
     KDL::JntArray tau(n);
     KDL::JntSpaceInertiaMatrix M(n);
     KDL::Wrenches f_ext(chain.getNrOfSegments(), KDL::Wrench::Zero());
-    report("leg6", "rnea", variant, time_per_call_us([&](const State &s) {
-               rne.CartToJnt(s.q, s.qd, s.qdd, f_ext, tau);
-               return tau(0);
-           }, states, batches));
-    report("leg6", "mass", variant, time_per_call_us([&](const State &s) {
-               dyn.JntToMass(s.q, M);
-               return M(0, 0);
-           }, states, batches));
+    report("leg6", "rnea", variant,
+           time_per_call_us(
+               [&](const State &s) {
+                   rne.CartToJnt(s.q, s.qd, s.qdd, f_ext, tau);
+                   return tau(0);
+               },
+               states, batches));
+    report("leg6", "mass", variant,
+           time_per_call_us(
+               [&](const State &s) {
+                   dyn.JntToMass(s.q, M);
+                   return M(0, 0);
+               },
+               states, batches));
 }
 
 void check(const char *what, double err)
@@ -270,7 +276,8 @@ int main(int argc, char **argv)
             if (leg_names[i] != JOINTS_LEG[i] || rbkdl::joint_names(leg_merged)[i] != JOINTS_LEG[i])
                 throw std::runtime_error("unexpected joint order in the leg chain");
         std::vector<State> leg_states = make_states(leg_names, m, 1);
-        check("leg6 merged vs plain", check_same(leg_tree, leg_merged_tree, make_states(rbkdl::joint_names(leg_tree), m, 1)));
+        check("leg6 merged vs plain",
+              check_same(leg_tree, leg_merged_tree, make_states(rbkdl::joint_names(leg_tree), m, 1)));
 
         // (b) 32 DoF fixed base: the other joints locked (Fixed segments), and merged
         KDL::Tree t32 = rbkdl::rebuild(m.tree, &keep32, false);

@@ -34,7 +34,8 @@ static int copy_create(const rb_stage_setup *setup, void **state, rb_err *err)
 
 static const char *const copy_in[] = {"x"};
 static const char *const copy_out[] = {"y"};
-static const rb_stage_type copy_type = {.version = RB_STAGE_TYPE_VERSION, .name = "copy",
+static const rb_stage_type copy_type = {.version = RB_STAGE_TYPE_VERSION,
+                                        .name = "copy",
                                         .summary = "y = x",
                                         .inputs = copy_in,
                                         .n_inputs = 1,
@@ -93,8 +94,13 @@ static double time_direct(const rb_stage_type *type, int n, const rb_log *log)
     rb_params params = {type, &cutoff};
     rb_port in = {WIDTH, NULL, NULL}, out = {0, NULL, NULL};
     double period = 1e-3;
-    rb_stage_setup setup = {.id = "bench", .params = &params, .in = &in, .out = &out, .dt = period,
-                            .n_samples = SAMPLES, .time = log->channels[0].time};
+    rb_stage_setup setup = {.id = "bench",
+                            .params = &params,
+                            .in = &in,
+                            .out = &out,
+                            .dt = period,
+                            .n_samples = SAMPLES,
+                            .time = log->channels[0].time};
     void **states = calloc((size_t)n, sizeof *states);
     double *buf = calloc((size_t)(n + 1) * WIDTH, sizeof(double));
     for (int i = 0; i < n; i++)
@@ -137,8 +143,8 @@ int main(void)
             ch->data[k * WIDTH + i] = sin(0.001 * (double)k + (double)i);
     }
     const char *types[] = {"copy", "lowpass"};
-    printf("runner benchmark: %d samples, chains of %d stages, %d elements per signal, min of %d rounds\n",
-           SAMPLES, STAGES, WIDTH, ROUNDS);
+    printf("runner benchmark: %d samples, chains of %d stages, %d elements per signal, min of %d rounds\n", SAMPLES,
+           STAGES, WIDTH, ROUNDS);
     printf("| stage   | run, no stage [ms] | run, %d stages [ms] | steps alone [ms] | runner ns / stage / sample |\n",
            STAGES);
     printf("|---------|-------------------:|-------------------:|-----------------:|---------------------------:|\n");

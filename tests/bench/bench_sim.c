@@ -146,8 +146,7 @@ int main(int argc, char **argv)
     const demand all = {0, 0, 0}, logger = {1, 10, 1};
     printf("ergoCub leg model: %zu bodies, %zu frames, %zu IMUs, %zu FTs; %zu sensor frames exposed\n", m->n_bodies,
            m->n_frames, m->n_imu, m->n_ft, nf);
-    printf("%-66s %6s  %20s   %20s   %5s\n", "configuration (dt = 1 ms)", "steps", "now", "before (ecd5afd)",
-           "gain");
+    printf("%-66s %6s  %20s   %20s   %5s\n", "configuration (dt = 1 ms)", "steps", "now", "before (ecd5afd)", "gain");
     fails += run("ergoCub right leg (6 joints, fixed), torque ctrl, Euler", &sc, &all, BEFORE_LEG_EULER);
     sc.truth_on_demand = true;
     fails += run("ergoCub right leg, torque ctrl, Euler, truth as a logger uses it", &sc, &logger, BEFORE_LEG_EULER);
@@ -178,8 +177,10 @@ int main(int argc, char **argv)
         q0[7 + rb_model_dof_index(m, bendj[k])] = bend[k];
     rb_sim_contact c[2];
     for (int k = 0; k < 2; k++)
-        c[k] = (rb_sim_contact){.frame = (int)rb_model_frame_index(m, k ? "r_sole" : "l_sole"), .dim = 6,
-                                .baumgarte_T = 0.02, .initially_active = true};
+        c[k] = (rb_sim_contact){.frame = (int)rb_model_frame_index(m, k ? "r_sole" : "l_sole"),
+                                .dim = 6,
+                                .baumgarte_T = 0.02,
+                                .initially_active = true};
     rb_sim_joint_ctrl gh[32];
     for (size_t j = 0; j < m->n_dofs; j++)
         gh[j] = (rb_sim_joint_ctrl){.kp = 600, .kd = 30};

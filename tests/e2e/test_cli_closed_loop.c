@@ -11,7 +11,6 @@
 
 #include "harness.h"
 
-
 /* configs/scenarios/humanoid_balance.json made a closed-loop scenario: torque controller, `duration` s, a push
  * on the right shank at 0.8 s, the model read in place. */
 static void write_scenario(const char *path, double duration)

@@ -10,7 +10,6 @@
 
 #include "harness.h"
 
-
 /* truth/tau (sin, cos) and a measurement offset by `off` (+ off / 2 on j2), at 100 Hz for 5 s. */
 static void write_log(const char *path, double off, bool with_truth)
 {

@@ -9,7 +9,6 @@
 
 #include "harness.h"
 
-
 /* 201 samples at 100 Hz of two 2-element channels on one clock: positions sin(t), t^2/2 and their
  * exact derivatives cos(t), t. */
 static void write_csv_log(const char *path)
@@ -258,8 +257,8 @@ Test(cli_files, stages_lists_types_and_parameters)
 {
     cli_result r = cli_run(NULL, (const char *[]){"stages", NULL});
     cr_assert_eq(r.status, 0, "%s", r.err);
-    cr_expect(strstr(r.out, "lowpass") && strstr(r.out, "cutoff_hz") && strstr(r.out, "finite_difference"),
-              "%s", r.out);
+    cr_expect(strstr(r.out, "lowpass") && strstr(r.out, "cutoff_hz") && strstr(r.out, "finite_difference"), "%s",
+              r.out);
     cli_result_free(&r);
 }
 

@@ -14,7 +14,6 @@
 #define FOUR_JOINTS RDE_CONFIGS "/four_joints_two_sensors"
 #define FOUR_URDF RB_SHARED "/models/four_joints_two_sensors.urdf"
 
-
 static cli_result import(const char *dir, const char *out, const char *extra)
 {
     const char *args[] = {"import-rde", dir, "-o", out, extra, NULL};

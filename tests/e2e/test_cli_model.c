@@ -14,7 +14,6 @@
 #define ARM RB_SOURCE "/datasets/arm_2ft.urdf"
 #define FOUR RB_SHARED "/models/four_joints_two_sensors.urdf"
 
-
 /* Deterministic pseudo-random numbers in [-1, 1). */
 static double rnd(unsigned *s)
 {
@@ -98,8 +97,8 @@ static void check_identities(const char *urdf, bool floating, size_t n, const ch
                 double a = floating ? (c < 6 ? acc->data[i * 6 + c] : ddq->data[i * n + c - 6]) : ddq->data[i * n + c];
                 sum += Ma->data[(i * nv + r) * nv + c] * a;
             }
-            cr_expect(fabs(sum - ta->data[i * nv + r]) <= 1e-9 * (1 + fabs(sum)), "state %zu row %zu: M ddq + h %.17g, rnea %.17g",
-                      i, r, sum, ta->data[i * nv + r]);
+            cr_expect(fabs(sum - ta->data[i * nv + r]) <= 1e-9 * (1 + fabs(sum)),
+                      "state %zu row %zu: M ddq + h %.17g, rnea %.17g", i, r, sum, ta->data[i * nv + r]);
         }
 
     /* forward dynamics of the rnea torques gives ddq back */
@@ -126,8 +125,8 @@ static void check_identities(const char *urdf, bool floating, size_t n, const ch
     for (size_t i = 0; i < N; i++)
         for (size_t c = 0; c < nv; c++) {
             double want = floating ? (c < 6 ? acc->data[i * 6 + c] : ddq->data[i * n + c - 6]) : ddq->data[i * n + c];
-            cr_expect(fabs(back->data[i * nv + c] - want) <= 1e-8 * (1 + fabs(want)), "state %zu, %zu: %.17g vs %.17g", i,
-                      c, back->data[i * nv + c], want);
+            cr_expect(fabs(back->data[i * nv + c] - want) <= 1e-8 * (1 + fabs(want)), "state %zu, %zu: %.17g vs %.17g",
+                      i, c, back->data[i * nv + c], want);
         }
     free(orig);
     rb_arrays_free(M), rb_arrays_free(h), rb_arrays_free(tau), rb_arrays_free(in), rb_arrays_free(fd);
@@ -159,9 +158,9 @@ Test(cli_model, eval_every_op_writes_its_quantity)
                  {"centroidal-momentum", NULL, "centroidal_momentum", 2, 6, 1},
                  {"regressor", NULL, "Y", 3, 4, 0}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        cli_result r = cli_run(NULL, (const char *[]){"model", "eval", ARM, "--op", cases[k].op, "--states", states,
-                                                      "-o", out, "--force", cases[k].frame ? "--frame" : NULL,
-                                                      cases[k].frame, NULL});
+        cli_result r =
+            cli_run(NULL, (const char *[]){"model", "eval", ARM, "--op", cases[k].op, "--states", states, "-o", out,
+                                           "--force", cases[k].frame ? "--frame" : NULL, cases[k].frame, NULL});
         cr_assert_eq(r.status, 0, "%s: %s", cases[k].op, r.err);
         cli_result_free(&r);
         rb_arrays *res = NULL;

@@ -8,7 +8,6 @@
 
 #include "harness.h"
 
-
 typedef struct fixture {
     char *dir, *log, *config, *out;
 } fixture;
@@ -83,8 +82,7 @@ static void expect_run_failure(const char *config_text, int code, const char *co
     for (const char *const *m = must_contain; *m; m++)
         cr_expect(strstr(r.err, *m), "stderr lacks '%s': %s", *m, r.err);
     cr_expect_str_empty(r.out, "nothing on stdout: %s", r.out);
-    cr_expect(test_count_entries(fx.out) <= 0, "no output file: %d entries in %s", test_count_entries(fx.out),
-              fx.out);
+    cr_expect(test_count_entries(fx.out) <= 0, "no output file: %d entries in %s", test_count_entries(fx.out), fx.out);
     cli_result_free(&r);
     free_fixture(&fx);
 }
@@ -145,8 +143,8 @@ Test(cli_run, logs_on_the_command_line_and_print_config)
 
     r = cli_run(NULL, (const char *[]){"run", fx.config, "--print-config", NULL});
     cr_assert_eq(r.status, 0, "%s", r.err);
-    cr_expect(strstr(r.out, "\"finite_difference\"") && strstr(r.out, "\"order\""),
-              "defaults are filled in: %s", r.out);
+    cr_expect(strstr(r.out, "\"finite_difference\"") && strstr(r.out, "\"order\""), "defaults are filled in: %s",
+              r.out);
     cli_result_free(&r);
     free(sub), free(top), free(other);
     free_fixture(&fx);
@@ -209,8 +207,8 @@ Test(cli_run, bad_logs)
     expect_run_failure(c, CLI_EXIT_INPUT, (const char *[]){"qd", "qd_ref", NULL}, -1, NULL);
     free(c);
     /* NaN in an input channel: an error by default, naming the channel and the sample */
-    expect_run_failure(GOOD_CONFIG, CLI_EXIT_INPUT, (const char *[]){"joints_state/positions", "j1", "sample", NULL}, 150,
-                       "6.5,nan,21.125,0.97,6.5");
+    expect_run_failure(GOOD_CONFIG, CLI_EXIT_INPUT, (const char *[]){"joints_state/positions", "j1", "sample", NULL},
+                       150, "6.5,nan,21.125,0.97,6.5");
     /* non-monotonic timestamps */
     expect_run_failure(GOOD_CONFIG, CLI_EXIT_INPUT, (const char *[]){"log.csv", "sample 120", NULL}, 120,
                        "6.0,0.1,0.1,0.1,0.1");

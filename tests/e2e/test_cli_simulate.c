@@ -15,7 +15,6 @@
 #define HUMANOID_BALANCE RB_SOURCE "/configs/scenarios/humanoid_balance.json"
 #define ERGOCUB_LEG_POLE RB_SOURCE "/configs/scenarios/ergocub_leg_pole.json"
 
-
 /* A copy of `src` in dir (as `name`) with each from[k] replaced by to[k] (each must occur). */
 static char *copy_with(const char *src, const char *dir, const char *name, const char *const *from,
                        const char *const *to, size_t n)
@@ -49,8 +48,7 @@ static char *short_scenario(const char *dir, const char *duration)
     return copy_with(ARM_POLE, dir, "arm_pole.json", from, to, 2);
 }
 
-static void expect_channel(const rb_log *log, const char *name, size_t n, const char *first_element,
-                           const char *unit)
+static void expect_channel(const rb_log *log, const char *name, size_t n, const char *first_element, const char *unit)
 {
     const rb_channel *ch = rb_log_find(log, name);
     cr_assert_not_null(ch, "missing channel %s", name);
@@ -72,7 +70,8 @@ static void simulate_ok(const char *scenario, const char *out)
  * motor torque is k_t R I, on every sample of the truth. */
 static void expect_current_model(const rb_log *log, size_t n, const double *k_t, const double *R, const double *J_m)
 {
-    const rb_channel *I = rb_log_find(log, "truth/motors/currents"), *F = rb_log_find(log, "truth/joints/friction_torques"),
+    const rb_channel *I = rb_log_find(log, "truth/motors/currents"),
+                     *F = rb_log_find(log, "truth/joints/friction_torques"),
                      *A = rb_log_find(log, "truth/motors/accelerations"), *T = rb_log_find(log, "truth/joints/torques"),
                      *M = rb_log_find(log, "truth/motors/torques");
     cr_assert(I && F && A && T && M);
@@ -157,8 +156,8 @@ static char *arm_scenario(const char *dir, const char *name, const char *body)
 {
     size_t len = strlen(body) + 512;
     char *text = malloc(len);
-    snprintf(text, len, "{\"model\": {\"urdf\": \"%s/datasets/arm_2ft.urdf\", \"base\": \"base_link\"},\n %s}", RB_SOURCE,
-             body);
+    snprintf(text, len, "{\"model\": {\"urdf\": \"%s/datasets/arm_2ft.urdf\", \"base\": \"base_link\"},\n %s}",
+             RB_SOURCE, body);
     char *path = test_path(dir, name);
     test_write_file(path, text);
     free(text);
@@ -173,15 +172,17 @@ Test(cli_simulate, scenario_errors_one_line_no_output)
         const char *message;
     } cases[] = {
         {"\"duration\": 1, \"sede\": 3", CLI_EXIT_INPUT, "bad.json:2:17: unknown key 'sede' (did you mean 'seed'?)"},
-        {"\"duration\": 1, \"q0\": {\"elbw\": 0.3}", CLI_EXIT_INPUT, "bad.json:2:24: q0.elbw: unknown joint 'elbw' (did you mean 'elbow'?)"},
+        {"\"duration\": 1, \"q0\": {\"elbw\": 0.3}", CLI_EXIT_INPUT,
+         "bad.json:2:24: q0.elbw: unknown joint 'elbw' (did you mean 'elbow'?)"},
         {"\"duration\": 1, \"sensors\": [{\"kind\": \"ft\", \"ft\": \"wrist_ft_sensr\"}]", CLI_EXIT_INPUT,
          "sensors[0].ft: unknown FT sensor 'wrist_ft_sensr' (did you mean 'wrist_ft_sensor'?)"},
         {"\"duration\": 1, \"sensors\": [{\"kind\": \"accelerometer\", \"frame\": \"foot_imu\"}]", CLI_EXIT_INPUT,
          "sensors[0].frame: unknown frame 'foot_imu'"},
-        {"\"duration\": 1, \"sensors\": [{\"kind\": \"gyroscope\", \"frame\": \"hand_gyro\", \"noise\": -0.1}]", CLI_EXIT_INPUT,
-         "sensors[0]: sensor gyros/hand_gyro: noise_std"},
+        {"\"duration\": 1, \"sensors\": [{\"kind\": \"gyroscope\", \"frame\": \"hand_gyro\", \"noise\": -0.1}]",
+         CLI_EXIT_INPUT, "sensors[0]: sensor gyros/hand_gyro: noise_std"},
         /* explicit integration of stiff gains with a huge step diverges: a numeric error naming the time */
-        {"\"duration\": 100, \"dt\": 0.5, \"controller\": {\"kind\": \"pd\", \"gains\": {\"elbow\": {\"kp\": 1e5, \"kd\": 1e3},"
+        {"\"duration\": 100, \"dt\": 0.5, \"controller\": {\"kind\": \"pd\", \"gains\": {\"elbow\": {\"kp\": 1e5, "
+         "\"kd\": 1e3},"
          " \"shoulder_pitch\": {\"kp\": 1e5, \"kd\": 1e3}}}, \"references\": {\"elbow\": {\"kind\": \"step\","
          " \"amplitude\": 0.1, \"t0\": 1}}",
          4, "sim: t = "},
@@ -303,18 +304,19 @@ Test(cli_simulate, orientation_is_the_frame_rotation)
 {
     /* the shoulder yaw sweeps +-3 rad, so the hand's yaw passes through +-pi and must wrap */
     char *dir = test_tmpdir(), *out = test_path(dir, "o.h5");
-    char *scn = arm_scenario(dir, "o.json",
-                             "\"duration\": 1, \"q0\": {\"shoulder_pitch\": 0.4, \"elbow\": 0.6},"
-                             " \"controller\": {\"kind\": \"pd\", \"gravity_comp\": true, \"gains\": {"
-                             "\"shoulder_yaw\": {\"kp\": 400, \"kd\": 40}, \"shoulder_pitch\": {\"kp\": 400, \"kd\": 40},"
-                             " \"elbow\": {\"kp\": 200, \"kd\": 20}, \"wrist_roll\": {\"kp\": 50, \"kd\": 2}}},"
-                             " \"actuators\": {\"shoulder_yaw\": {\"R\": 100, \"J_m\": 1e-5}, \"shoulder_pitch\": {\"R\": 100,"
-                             " \"J_m\": 1e-5}, \"elbow\": {\"R\": 100, \"J_m\": 1e-5}, \"wrist_roll\": {\"R\": 100, \"J_m\": 1e-5}},"
-                             " \"references\": {\"shoulder_yaw\": {\"kind\": \"sine\", \"amplitude\": 3.0, \"freq\": 0.6},"
-                             " \"wrist_roll\": {\"kind\": \"sine\", \"amplitude\": 2.0, \"freq\": 1.3}},"
-                             " \"sensors\": [{\"kind\": \"orientation\", \"frame\": \"hand_gyro\", \"name\": \"hand_imu\","
-                             " \"noise\": 0}, {\"kind\": \"orientation\", \"frame\": \"tool_frame\", \"noise\": 0,"
-                             " \"rate\": 1000}]");
+    char *scn = arm_scenario(
+        dir, "o.json",
+        "\"duration\": 1, \"q0\": {\"shoulder_pitch\": 0.4, \"elbow\": 0.6},"
+        " \"controller\": {\"kind\": \"pd\", \"gravity_comp\": true, \"gains\": {"
+        "\"shoulder_yaw\": {\"kp\": 400, \"kd\": 40}, \"shoulder_pitch\": {\"kp\": 400, \"kd\": 40},"
+        " \"elbow\": {\"kp\": 200, \"kd\": 20}, \"wrist_roll\": {\"kp\": 50, \"kd\": 2}}},"
+        " \"actuators\": {\"shoulder_yaw\": {\"R\": 100, \"J_m\": 1e-5}, \"shoulder_pitch\": {\"R\": 100,"
+        " \"J_m\": 1e-5}, \"elbow\": {\"R\": 100, \"J_m\": 1e-5}, \"wrist_roll\": {\"R\": 100, \"J_m\": 1e-5}},"
+        " \"references\": {\"shoulder_yaw\": {\"kind\": \"sine\", \"amplitude\": 3.0, \"freq\": 0.6},"
+        " \"wrist_roll\": {\"kind\": \"sine\", \"amplitude\": 2.0, \"freq\": 1.3}},"
+        " \"sensors\": [{\"kind\": \"orientation\", \"frame\": \"hand_gyro\", \"name\": \"hand_imu\","
+        " \"noise\": 0}, {\"kind\": \"orientation\", \"frame\": \"tool_frame\", \"noise\": 0,"
+        " \"rate\": 1000}]");
     simulate_ok(scn, out);
     rb_log *log = read_log(out);
     rb_model_opts mo = {.base = "base_link"};
@@ -338,16 +340,17 @@ Test(cli_simulate, orientation_is_the_frame_rotation)
 Test(cli_simulate, events_and_payload_reach_the_log)
 {
     char *dir = test_tmpdir(), *out = test_path(dir, "e.h5");
-    char *scn = arm_scenario(dir, "e.json",
-                             "\"duration\": 0.3, \"q0\": {\"shoulder_pitch\": 0.5, \"elbow\": 0.8},"
-                             " \"controller\": {\"kind\": \"pd\", \"gains\": {\"shoulder_yaw\": {\"kp\": 50, \"kd\": 5},"
-                             " \"shoulder_pitch\": {\"kp\": 50, \"kd\": 5}, \"elbow\": {\"kp\": 50, \"kd\": 5},"
-                             " \"wrist_roll\": {\"kp\": 5, \"kd\": 0.5}}},"
-                             " \"contacts\": [{\"frame\": \"hand\", \"dim\": 3, \"active\": false}],"
-                             " \"events\": [{\"t\": 0.1, \"contact\": \"hand\", \"active\": true},"
-                             " {\"t\": 0.2, \"contact\": 0, \"active\": false}],"
-                             " \"payload\": {\"link\": \"forearm\", \"kind\": \"steps\", \"t0\": 0.15,"
-                             " \"added\": {\"mass\": 1.5, \"com\": [0.05, 0, 0.1]}}");
+    char *scn =
+        arm_scenario(dir, "e.json",
+                     "\"duration\": 0.3, \"q0\": {\"shoulder_pitch\": 0.5, \"elbow\": 0.8},"
+                     " \"controller\": {\"kind\": \"pd\", \"gains\": {\"shoulder_yaw\": {\"kp\": 50, \"kd\": 5},"
+                     " \"shoulder_pitch\": {\"kp\": 50, \"kd\": 5}, \"elbow\": {\"kp\": 50, \"kd\": 5},"
+                     " \"wrist_roll\": {\"kp\": 5, \"kd\": 0.5}}},"
+                     " \"contacts\": [{\"frame\": \"hand\", \"dim\": 3, \"active\": false}],"
+                     " \"events\": [{\"t\": 0.1, \"contact\": \"hand\", \"active\": true},"
+                     " {\"t\": 0.2, \"contact\": 0, \"active\": false}],"
+                     " \"payload\": {\"link\": \"forearm\", \"kind\": \"steps\", \"t0\": 0.15,"
+                     " \"added\": {\"mass\": 1.5, \"com\": [0.05, 0, 0.1]}}");
     simulate_ok(scn, out);
     rb_log *log = read_log(out);
     rb_model_opts mo = {.base = "base_link"};
@@ -423,7 +426,8 @@ Test(cli_simulate, humanoid_balance_feet_stay_com_follows)
     snprintf(urdf, sizeof urdf, "\"%s/datasets/humanoid_lower_body.urdf\"", RB_SOURCE);
     const char *from[] = {"\"duration\": 10.0", "\"../../datasets/humanoid_lower_body.urdf\"",
                           "{\"kind\": \"orientation\", \"frame\": \"waist_imu\"}"};
-    const char *to[] = {"\"duration\": 3.0", urdf, "{\"kind\": \"orientation\", \"frame\": \"waist_imu\", \"noise\": 0}"};
+    const char *to[] = {"\"duration\": 3.0", urdf,
+                        "{\"kind\": \"orientation\", \"frame\": \"waist_imu\", \"noise\": 0}"};
     char *scn = copy_with(HUMANOID_BALANCE, dir, "humanoid_balance.json", from, to, 3);
     simulate_ok(scn, out);
     rb_log *log = read_log(out);
@@ -511,9 +515,9 @@ Test(cli_simulate, ergocub_leg_on_a_pole)
     simulate_ok(scn, out);
     rb_log *log = read_log(out);
     cr_assert_str_eq(rb_log_get_attr(log, "yarp_robot_name"), "ergoCub");
-    const char *joint_channels[] = {"joints_state/positions", "joints_state/velocities", "motors_state/positions",
-                                    "motors_state/currents", "truth/joints/torques", "truth/joints/friction_torques",
-                                    "truth/motors/torques"};
+    const char *joint_channels[] = {
+        "joints_state/positions", "joints_state/velocities",       "motors_state/positions", "motors_state/currents",
+        "truth/joints/torques",   "truth/joints/friction_torques", "truth/motors/torques"};
     for (int i = 0; i < 7; i++) {
         expect_channel(log, joint_channels[i], 6, "r_hip_pitch", rb_log_find(log, joint_channels[i])->units[0]);
         cr_assert_eq(channel(log, joint_channels[i])->n_samples, 501, "%s", joint_channels[i]);
@@ -594,15 +598,16 @@ Test(cli_simulate, gear_windup_and_joint_limits)
 {
     /* the elbow is asked to go below its lower limit 0; the shoulder pitch's gear is compliant */
     char *dir = test_tmpdir(), *out = test_path(dir, "g.h5");
-    char *scn = arm_scenario(dir, "g.json",
-                             "\"duration\": 1, \"joint_limits\": true, \"q0\": {\"shoulder_pitch\": 0.3, \"elbow\": 0.3},"
-                             " \"controller\": {\"kind\": \"pd\", \"gravity_comp\": true, \"gains\": {"
-                             "\"shoulder_pitch\": {\"kp\": 200, \"kd\": 20}, \"elbow\": {\"kp\": 100, \"kd\": 10}}},"
-                             " \"references\": {\"elbow\": {\"kind\": \"sine\", \"offset\": 0.3, \"amplitude\": 0.8,"
-                             " \"freq\": 1, \"phase\": 3.141592653589793}, \"shoulder_pitch\": {\"kind\": \"sine\","
-                             " \"offset\": 0.3, \"amplitude\": 0.3, \"freq\": 0.8}},"
-                             " \"actuators\": {\"shoulder_pitch\": {\"k_t\": 0.05, \"R\": 160, \"J_m\": 1e-5, \"k_gear\": 3000},"
-                             " \"elbow\": {\"k_t\": 0.05, \"R\": -100, \"J_m\": 8e-6}}");
+    char *scn = arm_scenario(
+        dir, "g.json",
+        "\"duration\": 1, \"joint_limits\": true, \"q0\": {\"shoulder_pitch\": 0.3, \"elbow\": 0.3},"
+        " \"controller\": {\"kind\": \"pd\", \"gravity_comp\": true, \"gains\": {"
+        "\"shoulder_pitch\": {\"kp\": 200, \"kd\": 20}, \"elbow\": {\"kp\": 100, \"kd\": 10}}},"
+        " \"references\": {\"elbow\": {\"kind\": \"sine\", \"offset\": 0.3, \"amplitude\": 0.8,"
+        " \"freq\": 1, \"phase\": 3.141592653589793}, \"shoulder_pitch\": {\"kind\": \"sine\","
+        " \"offset\": 0.3, \"amplitude\": 0.3, \"freq\": 0.8}},"
+        " \"actuators\": {\"shoulder_pitch\": {\"k_t\": 0.05, \"R\": 160, \"J_m\": 1e-5, \"k_gear\": 3000},"
+        " \"elbow\": {\"k_t\": 0.05, \"R\": -100, \"J_m\": 8e-6}}");
     simulate_ok(scn, out);
     rb_log *log = read_log(out);
     const rb_channel *s = channel(log, "truth/joints/positions"), *lim = channel(log, "truth/joints/at_limit"),

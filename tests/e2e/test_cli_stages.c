@@ -6,7 +6,6 @@
 
 #include "harness.h"
 
-
 /* The line (1-based) where a and b first differ, and its start in a. */
 static int first_difference(const char *a, const char *b, const char **line)
 {

@@ -13,7 +13,6 @@
 
 #define ARM_POLE RB_SOURCE "/configs/scenarios/arm_pole.json"
 
-
 /* arm_pole.json, 1 s, with the model's absolute path, simulated into dir/arm.h5; returns that path. */
 static char *simulate_arm(const char *dir)
 {
@@ -48,18 +47,23 @@ static char *simulate_arm(const char *dir)
 static const char PIPELINE[] =
     "{\"model\": {\"urdf\": \"%s/datasets/arm_2ft.urdf\", \"base\": \"base_link\"}, \"logs\": [\"%s\"],"
     " \"clock\": {\"rate\": 1000},"
-    " \"signals\": {\"q\": {\"channel\": \"joints_state/positions\"}, \"cur\": {\"channel\": \"motors_state/currents\"},"
+    " \"signals\": {\"q\": {\"channel\": \"joints_state/positions\"}, \"cur\": {\"channel\": "
+    "\"motors_state/currents\"},"
     "  \"ft\": {\"channel\": [\"FTs/upper_arm_ft_sensor\", \"FTs/wrist_ft_sensor\"]},"
     "  \"acc\": {\"channel\": \"accelerometers/hand_imu\"}, \"gyro\": {\"channel\": \"gyros/hand_imu\"},"
     "  \"tau_true\": {\"channel\": \"truth/joints/torques\"}},"
     " \"stages\": ["
     "  {\"id\": \"kfd\", \"type\": \"kf_derivative\", \"in\": {\"x\": \"q\"}, \"out\": {\"x_dot\": \"dq\", \"x_ddot\": "
     "\"ddq\"}},"
-    "  {\"id\": \"rnea\", \"type\": \"rnea_torque\", \"in\": {\"q\": \"q\", \"dq\": \"dq\", \"ddq\": \"ddq\", \"ft\": \"ft\"},"
-    "   \"out\": {\"tau\": \"tau_rnea\"}, \"params\": {\"ft_sensors\": [\"upper_arm_ft_sensor\", \"wrist_ft_sensor\"]}},"
-    "  {\"id\": \"ukf\", \"type\": \"ukf_torque\", \"in\": {\"q\": \"q\", \"dq\": \"dq\", \"current\": \"cur\", \"ft\": \"ft\","
+    "  {\"id\": \"rnea\", \"type\": \"rnea_torque\", \"in\": {\"q\": \"q\", \"dq\": \"dq\", \"ddq\": \"ddq\", \"ft\": "
+    "\"ft\"},"
+    "   \"out\": {\"tau\": \"tau_rnea\"}, \"params\": {\"ft_sensors\": [\"upper_arm_ft_sensor\", "
+    "\"wrist_ft_sensor\"]}},"
+    "  {\"id\": \"ukf\", \"type\": \"ukf_torque\", \"in\": {\"q\": \"q\", \"dq\": \"dq\", \"current\": \"cur\", "
+    "\"ft\": \"ft\","
     "   \"acc\": \"acc\", \"gyro\": \"gyro\"}, \"out\": {\"tau_j\": \"tau_ukf\", \"nis\": \"nis\", \"var\": \"var\"},"
-    "   \"params\": {\"ft_sensors\": [\"upper_arm_ft_sensor\", \"wrist_ft_sensor\"], \"accelerometers\": [\"hand_acc\"],"
+    "   \"params\": {\"ft_sensors\": [\"upper_arm_ft_sensor\", \"wrist_ft_sensor\"], \"accelerometers\": "
+    "[\"hand_acc\"],"
     "    \"gyroscopes\": [\"hand_gyro\"], \"k_t\": [0.05, 0.05, 0.05, 0.04], \"gear_ratio\": [-100, 160, -100, 100],"
     "    \"motor_inertia\": [1e-5, 1e-5, 8e-6, 5e-6]%s}}],"
     " \"outputs\": [{\"path\": \"torques.h5\", \"signals\": [\"tau_rnea\", \"tau_ukf\", \"nis\", \"var\"]}],"
@@ -100,7 +104,8 @@ Test(cli_torque, runs_are_deterministic)
     rb_log *lg = NULL;
     rb_err err;
     cr_assert_eq(rb_log_read(ph5, &lg, &err), RB_OK, "%s", err.msg);
-    const rb_channel *u = rb_log_find(lg, "tau_ukf"), *rn = rb_log_find(lg, "tau_rnea"), *tr = rb_log_find(lg, "tau_true");
+    const rb_channel *u = rb_log_find(lg, "tau_ukf"), *rn = rb_log_find(lg, "tau_rnea"),
+                     *tr = rb_log_find(lg, "tau_true");
     cr_assert(u && rn && tr);
     cr_assert_eq(u->n_elements, 4);
     double su = 0, sr = 0;

@@ -12,7 +12,6 @@
 #include "harness.h"
 #include "roboest/io.h"
 
-
 /* 6 s at 1 kHz: shoulder_pitch and elbow of arm_2ft (the others locked) track sines under the torque
  * controller; motor current noise 0.02 A (the sensor preset), i.e. 0.16 and 0.1 N m on the targets. A small
  * rotor inertia (J_m 1e-6) keeps tau_m - tau_j within ~0.1 N m of tau_F. */

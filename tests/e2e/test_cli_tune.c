@@ -10,7 +10,6 @@
 #include "harness.h"
 #include "roboest/core.h"
 
-
 /* 10 s at 1 kHz: j1 = sin(2 pi 0.5 t) + N(0, 1e-3^2), j2 = 0.5 sin(2 pi 2 t) + N(0, 5e-4^2), and the exact
  * velocities. */
 static char *write_log(const char *dir)

@@ -139,8 +139,7 @@ Test(library, exports_exactly_the_public_api)
     cr_assert_eq(pclose(p), 0, "%s failed", cmd);
 
     for (size_t i = 0; i < exported.n; i++) {
-        cr_expect(strncmp(exported.name[i], "rb_", 3) == 0, "exported without the rb_ prefix: %s",
-                  exported.name[i]);
+        cr_expect(strncmp(exported.name[i], "rb_", 3) == 0, "exported without the rb_ prefix: %s", exported.name[i]);
         cr_expect(has(&declared, exported.name[i]), "exported but in no public header: %s", exported.name[i]);
     }
     for (size_t i = 0; i < declared.n; i++)

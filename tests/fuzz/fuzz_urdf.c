@@ -12,8 +12,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const char *const joints[] = {"joint_1", "elbow", "r_knee"};
     static const char *const locked[] = {"joint_2"};
     static const double at[] = {0.5};
-    rb_model_opts o = {.joints = joints, .n_joints = 1, .locked = locked, .locked_at = at, .n_locked = 1,
-                       .base = "link_3"};
+    rb_model_opts o = {
+        .joints = joints, .n_joints = 1, .locked = locked, .locked_at = at, .n_locked = 1, .base = "link_3"};
     rb_err err;
     rb_model *m = NULL;
     /* the text loader takes a length: no terminator needed, and none is added so overreads show */

@@ -20,11 +20,12 @@
 #include <string>
 #include <vector>
 
-namespace rbkdl {
+namespace rbkdl
+{
 
 struct Loaded {
     KDL::Tree tree;
-    std::string root;                 // URDF root link = KDL root segment
+    std::string root;                   // URDF root link = KDL root segment
     KDL::RigidBodyInertia root_inertia; // the root link's inertia (kdl_parser drops it from the tree)
     std::map<std::string, std::pair<double, double>> limits; // position limits of limited joints
 };
@@ -107,14 +108,19 @@ inline KDL::Segment rehooked_segment(const KDL::Segment &s, const KDL::Frame &F)
     const KDL::Joint &j = s.getJoint();
     KDL::Joint nj(j.getName(), KDL::Joint::Fixed);
     switch (j.getType()) {
-    case KDL::Joint::RotAxis: case KDL::Joint::RotX: case KDL::Joint::RotY: case KDL::Joint::RotZ:
+    case KDL::Joint::RotAxis:
+    case KDL::Joint::RotX:
+    case KDL::Joint::RotY:
+    case KDL::Joint::RotZ:
         nj = KDL::Joint(j.getName(), F * j.JointOrigin(), F.M * j.JointAxis(), KDL::Joint::RotAxis);
         break;
-    case KDL::Joint::TransAxis: case KDL::Joint::TransX: case KDL::Joint::TransY: case KDL::Joint::TransZ:
+    case KDL::Joint::TransAxis:
+    case KDL::Joint::TransX:
+    case KDL::Joint::TransY:
+    case KDL::Joint::TransZ:
         nj = KDL::Joint(j.getName(), F * j.JointOrigin(), F.M * j.JointAxis(), KDL::Joint::TransAxis);
         break;
-    default:
-        break;
+    default: break;
     }
     return KDL::Segment(s.getName(), nj, F * s.getFrameToTip(), s.getInertia());
 }
@@ -173,7 +179,7 @@ inline KDL::Tree floating(const KDL::Tree &fixed, const std::string &root, const
     KDL::Tree out("world");
     const char *names[6] = {"base_px", "base_py", "base_pz", "base_rx", "base_ry", "base_rz"};
     const KDL::Joint::JointType types[6] = {KDL::Joint::TransX, KDL::Joint::TransY, KDL::Joint::TransZ,
-                                            KDL::Joint::RotX, KDL::Joint::RotY, KDL::Joint::RotZ};
+                                            KDL::Joint::RotX,   KDL::Joint::RotY,   KDL::Joint::RotZ};
     std::string hook = "world";
     for (int i = 0; i < 6; i++) {
         std::string seg = i == 5 ? root : std::string(names[i]) + "_link";

@@ -44,7 +44,8 @@
 #include <iostream>
 #include <sstream>
 
-namespace {
+namespace
+{
 
 struct States {
     std::vector<std::string> joints;
@@ -143,8 +144,8 @@ void run_chain(const rbkdl::Loaded &m, const std::string &root, const std::strin
     KDL::ChainDynParam dyn(chain, grav);
     std::vector<size_t> col = map_columns(names, st.joints);
 
-    std::printf("# kdl_reference: Orocos KDL %s, ChainIdSolver_RNE + ChainDynParam, %u segments, fixed base\n",
-                "1.5", chain.getNrOfSegments());
+    std::printf("# kdl_reference: Orocos KDL %s, ChainIdSolver_RNE + ChainDynParam, %u segments, fixed base\n", "1.5",
+                chain.getNrOfSegments());
     std::printf("mode chain\n");
     print_names(names);
     KDL::JntArray q(n), qd(n), qdd(n), tau(n), g(n);
@@ -177,7 +178,8 @@ void run_chain(const rbkdl::Loaded &m, const std::string &root, const std::strin
 void run_tree(const rbkdl::Loaded &m, const std::string &root, const States &st)
 {
     if (root != m.root)
-        throw std::runtime_error("tree mode: ROOT must be the URDF root link " + m.root + " (KDL cannot re-root a tree)");
+        throw std::runtime_error("tree mode: ROOT must be the URDF root link " + m.root +
+                                 " (KDL cannot re-root a tree)");
     std::map<std::string, unsigned> idx = rbkdl::joint_index(m.tree);
     std::vector<std::pair<unsigned, std::string>> sel;
     std::set<std::string> seen;

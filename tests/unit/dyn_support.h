@@ -50,8 +50,7 @@ void perturb(const rb_model *m, const double *q, size_t k, double t, double *q_o
 /* Wrench (world coordinates, about the world origin) the rest of the tree exerts on the subtree rooted at
  * body i, by Newton-Euler on the subtree's bodies: momentum rates minus gravity minus the external wrenches
  * on the subtree. Reads the kinematic state (rb_dyn_kinematics with nu and nu_dot). */
-void subtree_wrench(const rb_model *m, const rb_dyn *ws, size_t i, const rb_ext_wrench *ext, size_t n_ext,
-                    double W[6]);
+void subtree_wrench(const rb_model *m, const rb_dyn *ws, size_t i, const rb_ext_wrench *ext, size_t n_ext, double W[6]);
 
 /* Rotation matrix to unit quaternion (w x y z). */
 void quat_from_m3(const double R[9], double q[4]);

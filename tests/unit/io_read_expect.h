@@ -13,20 +13,14 @@
 
 #include "roboest/io.h"
 
-static inline char *fixture(const char *name)
-{
-    return rb_asprintf("%s/%s", RB_FIXTURES, name);
-}
+static inline char *fixture(const char *name) { return rb_asprintf("%s/%s", RB_FIXTURES, name); }
 
 static inline double logger_value(int k, size_t t, size_t i)
 {
     return 100000.0 * k + 1000.0 * (double)t + (double)i + 0.25;
 }
 
-static inline double logger_time(int k, size_t t)
-{
-    return k + 0.01 * (double)t;
-}
+static inline double logger_time(int k, size_t t) { return k + 0.01 * (double)t; }
 
 typedef struct expect_channel {
     const char *name;
@@ -36,7 +30,9 @@ typedef struct expect_channel {
     const char *const *units; /* NULL: "" */
 } expect_channel;
 
-static const char *const joint_names[3] = {"torso_pitch", "gelenk_\xc3\xa4", "kn\xe2\x82\xac" "e"};
+static const char *const joint_names[3] = {"torso_pitch", "gelenk_\xc3\xa4",
+                                           "kn\xe2\x82\xac"
+                                           "e"};
 static const char *const rad[3] = {"rad", "rad", "rad"};
 static const char *const rad_s[3] = {"rad/s", "rad/s", "rad/s"};
 static const char *const ft_names[6] = {"fx", "fy", "fz", "mx", "my", "mz"};
@@ -74,8 +70,8 @@ static inline void check_channel(const char *file, const rb_log *log, const expe
             double want = logger_value(e->k, t, i);
             if (integer_values)
                 want = floor(want);
-            cr_assert_eq(ch->data[t * e->n + i], want, "%s: %s: (t %zu, i %zu) = %.17g, want %.17g", file, e->name,
-                         t, i, ch->data[t * e->n + i], want);
+            cr_assert_eq(ch->data[t * e->n + i], want, "%s: %s: (t %zu, i %zu) = %.17g, want %.17g", file, e->name, t,
+                         i, ch->data[t * e->n + i], want);
         }
     }
     for (size_t i = 0; i < e->n; i++) {
@@ -98,7 +94,8 @@ static inline void check_logger(const char *file, rb_log_format fmt)
     cr_assert_null(rb_log_find(log, "motors_state/currents"), "%s: the 0-sample channel is skipped", file);
     cr_assert_null(rb_log_find(log, "accelerometers"), "%s: the empty struct is skipped", file);
     cr_assert_str_eq(rb_log_get_attr(log, "yarp_robot_name"), "ergoCubSN001");
-    cr_assert_str_eq(rb_log_get_attr(log, "description_list"), "torso_pitch,gelenk_\xc3\xa4,kn\xe2\x82\xac" "e");
+    cr_assert_str_eq(rb_log_get_attr(log, "description_list"), "torso_pitch,gelenk_\xc3\xa4,kn\xe2\x82\xac"
+                                                               "e");
     rb_log_free(log);
 }
 

@@ -22,8 +22,8 @@ void relative_pose(const rb_model *m, const rb_xform *pose, long a, long b, rb_x
 typedef struct test_urdf {
     size_t n_links, n_joints, n_movable;
     char **link_names;
-    double (*pi)[10];     /* about the link origin, from <inertial> */
-    rb_xform *pose;       /* in the root link frame, q = 0 */
+    double (*pi)[10]; /* about the link origin, from <inertial> */
+    rb_xform *pose;   /* in the root link frame, q = 0 */
     char *root;
     double total_mass;
 } test_urdf;

@@ -55,8 +55,8 @@ static void rand_inertia(double pi[10])
     double Ic[9];
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
-            Ic[3 * i + j] = R[3 * i] * d[0] * R[3 * j] + R[3 * i + 1] * d[1] * R[3 * j + 1]
-                          + R[3 * i + 2] * d[2] * R[3 * j + 2];
+            Ic[3 * i + j] =
+                R[3 * i] * d[0] * R[3 * j] + R[3 * i + 1] * d[1] * R[3 * j + 1] + R[3 * i + 2] * d[2] * R[3 * j + 2];
     double cc = rb_v3_dot(c, c), IO[9];
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
@@ -81,8 +81,8 @@ static void expect_rotation(const double R[9], const char *what)
     rb_m3t_mul(R, R, RtR);
     rb_m3_identity(I);
     expect_close(RtR, I, 9, 1e-14, what);
-    double det = R[0] * (R[4] * R[8] - R[5] * R[7]) - R[1] * (R[3] * R[8] - R[5] * R[6])
-               + R[2] * (R[3] * R[7] - R[4] * R[6]);
+    double det =
+        R[0] * (R[4] * R[8] - R[5] * R[7]) - R[1] * (R[3] * R[8] - R[5] * R[6]) + R[2] * (R[3] * R[7] - R[4] * R[6]);
     cr_assert(fabs(det - 1.0) < 1e-14, "%s: det %.17g", what, det);
 }
 

@@ -71,7 +71,8 @@ static void check_uncut(rb_model *m, trng *r, const char *const *contacts, size_
         cr_assert_eq(rb_dyn_mass_matrix(m, ws, q, &Mv, &err), RB_OK);
         for (size_t i = 0; i < n; i++) {
             for (size_t j = 0; j < n; j++)
-                cr_assert(fabs(mt.K[i * n + j] - M[(vo + i) * nv + vo + j]) <= TOL * (1 + fabs(M[(vo + i) * nv + vo + j])),
+                cr_assert(fabs(mt.K[i * n + j] - M[(vo + i) * nv + vo + j]) <=
+                              TOL * (1 + fabs(M[(vo + i) * nv + vo + j])),
                           "K(%zu, %zu) %g vs M %g", i, j, mt.K[i * n + j], M[(vo + i) * nv + vo + j]);
             for (size_t k = 0; m->floating && k < 6; k++)
                 cr_assert(fabs(mt.Kb[i * 6 + k] - M[(vo + i) * nv + k]) <= TOL * (1 + fabs(M[(vo + i) * nv + k])),
@@ -280,7 +281,8 @@ static void expect_exact(const cut_case *cc, const char *label)
 
 Test(dynamics_cut, arm_with_two_fts_reproduces_the_full_model)
 {
-    static const char *fts[] = {"upper_arm_ft_sensor", "wrist_ft_sensor"}, *c[] = {"forearm", "tool_frame", "upper_arm"},
+    static const char *fts[] = {"upper_arm_ft_sensor", "wrist_ft_sensor"},
+                      *c[] = {"forearm", "tool_frame", "upper_arm"},
                       *fr[] = {"hand_acc", "forearm", "upper_arm_2", "base_link"};
     cut_case cc = {ARM, "base_link", NULL, 0, false, fts, 2, c, 3, fr, 4};
     expect_exact(&cc, "arm_2ft");

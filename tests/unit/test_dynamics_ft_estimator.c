@@ -167,11 +167,11 @@ static rb_ft_est_input sim_input(const sim_data *d, bool with_alpha)
 }
 
 typedef struct outcome {
-    double tau, w;           /* relative errors, S's angular acceleration given */
-    double tau_eq7, w_eq7;   /* the same with it taken as zero (alpha NULL) */
-    double pred;             /* predicted FT readings for the true contact wrenches */
-    double res;              /* largest sub-model residual / robot weight */
-    double alpha;            /* |alpha_S| of the sample */
+    double tau, w;         /* relative errors, S's angular acceleration given */
+    double tau_eq7, w_eq7; /* the same with it taken as zero (alpha NULL) */
+    double pred;           /* predicted FT readings for the true contact wrenches */
+    double res;            /* largest sub-model residual / robot weight */
+    double alpha;          /* |alpha_S| of the sample */
 } outcome;
 
 static outcome run_case(rb_model *m, const rb_submodels *sm, const char *imu, const char *const *est, size_t nec,
@@ -206,12 +206,12 @@ static outcome run_case(rb_model *m, const rb_submodels *sm, const char *imu, co
     return o;
 }
 
-#define EXPECT_EXACT(o, label)                                                                                        \
-    do {                                                                                                              \
-        cr_assert((o).tau < TOL, "%s: torques %g", label, (o).tau);                                                  \
-        cr_assert((o).w < TOL, "%s: contact wrenches %g", label, (o).w);                                             \
-        cr_assert((o).pred < TOL, "%s: predicted FT readings %g", label, (o).pred);                                  \
-        cr_assert((o).res < TOL, "%s: residual %g", label, (o).res);                                                 \
+#define EXPECT_EXACT(o, label)                                                                                         \
+    do {                                                                                                               \
+        cr_assert((o).tau < TOL, "%s: torques %g", label, (o).tau);                                                    \
+        cr_assert((o).w < TOL, "%s: contact wrenches %g", label, (o).w);                                               \
+        cr_assert((o).pred < TOL, "%s: predicted FT readings %g", label, (o).pred);                                    \
+        cr_assert((o).res < TOL, "%s: residual %g", label, (o).res);                                                   \
     } while (0)
 
 /* ---- standing robots ------------------------------------------------------------------------------------------- */
@@ -383,9 +383,8 @@ Test(dynamics_ft_est, random_trees)
             size_t nv = m->nv, n = m->n_dofs, vo = fb ? 6 : 0;
             double *q = calloc(m->nq, sizeof(double)), *nu = calloc(nv, sizeof(double)),
                    *nud = calloc(nv, sizeof(double)), *tau = calloc(nv, sizeof(double)),
-                   *ft = calloc(6 * m->n_ft, sizeof(double)),
-                   *w_true = calloc(6 * nec, sizeof(double)), *w = calloc(6 * nec, sizeof(double)),
-                   *tau_est = calloc(n + 1, sizeof(double)), pa[6], vel[6], W0[6];
+                   *ft = calloc(6 * m->n_ft, sizeof(double)), *w_true = calloc(6 * nec, sizeof(double)),
+                   *w = calloc(6 * nec, sizeof(double)), *tau_est = calloc(n + 1, sizeof(double)), pa[6], vel[6], W0[6];
             random_state(&r, m, q, nu, 2.0, nud, 5.0);
             rb_ext_wrench ext[32];
             for (size_t j = 1; j < nec; j++) {
@@ -405,8 +404,8 @@ Test(dynamics_ft_est, random_trees)
 
             rb_ft_est *e;
             cr_assert_eq(rb_ft_est_alloc(m, sm, m->frames[fS].name, est, nec, &e, &err), RB_OK, "%s", err.msg);
-            rb_ft_est_input in = {q + (fb ? 7 : 0), nu + vo,     nud + vo,    n, {pa[0], pa[1], pa[2]},
-                                  {vel[3], vel[4], vel[5]}, pa + 3, ft, 6 * m->n_ft};
+            rb_ft_est_input in = {q + (fb ? 7 : 0),         nu + vo, nud + vo, n,          {pa[0], pa[1], pa[2]},
+                                  {vel[3], vel[4], vel[5]}, pa + 3,  ft,       6 * m->n_ft};
             cr_assert_eq(rb_ft_est_torques(m, e, &in, tau_est, n, w, 6 * nec, &err), RB_OK, "%s", err.msg);
             cr_assert(rel_err(tau_est, tau + vo, n) < TOL, "seed %d/%d: torques %g", (int)seed, fb,
                       rel_err(tau_est, tau + vo, n));
@@ -469,8 +468,8 @@ Test(dynamics_ft_est, minimum_norm_when_underdetermined)
                 dot += w[i] * d1[i] + w[6 + i] * d2[i];
                 nd += d1[i] * d1[i] + d2[i] * d2[i];
             }
-            double nw = sqrt(rb_v3_dot(w, w) + rb_v3_dot(w + 3, w + 3) + rb_v3_dot(w + 6, w + 6)
-                             + rb_v3_dot(w + 9, w + 9));
+            double nw =
+                sqrt(rb_v3_dot(w, w) + rb_v3_dot(w + 3, w + 3) + rb_v3_dot(w + 6, w + 6) + rb_v3_dot(w + 9, w + 9));
             cr_assert(fabs(dot) < 1e-9 * nw * sqrt(nd), "not minimum-norm: %g", dot / (nw * sqrt(nd)));
         }
         rb_ft_est_free(e);

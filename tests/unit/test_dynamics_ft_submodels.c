@@ -206,9 +206,9 @@ Test(dynamics_ft_submodels, ergocub_right_leg_as_configured)
         cr_assert_eq(sm->n_ft, 2);
         cr_assert_str_eq(m->ft[sm->ft[0]].name, "r_foot_front_ft_sensor", "readings follow the list given");
         size_t front = sub_of(m, sm, "r_foot_front"), rear = sub_of(m, sm, "r_foot_rear");
-        static const char *const big[] = {"root_link", "r_hip_1", "r_hip_2", "r_hip_3", "r_upper_leg", "r_lower_leg",
-                                          "r_ankle_1", "r_ankle_2", "l_hip_3", "l_foot_front", "l_foot_rear",
-                                          "r_shoulder_3", "l_shoulder_3"};
+        static const char *const big[] = {"root_link",   "r_hip_1",      "r_hip_2",     "r_hip_3", "r_upper_leg",
+                                          "r_lower_leg", "r_ankle_1",    "r_ankle_2",   "l_hip_3", "l_foot_front",
+                                          "l_foot_rear", "r_shoulder_3", "l_shoulder_3"};
         expect_sub(m, sm, 0, big, 13, R_LEG, 6, R_LEG_FTS, (const int[]){-1, -1}, 2);
         expect_sub(m, sm, front, (const char *const[]){"r_foot_front"}, 1, NULL, 0, R_LEG_FTS, (const int[]){1}, 1);
         expect_sub(m, sm, rear, (const char *const[]){"r_foot_rear"}, 1, NULL, 0, R_LEG_FTS + 1, (const int[]){1}, 1);

@@ -52,8 +52,8 @@ static const double TOL = 1e-9;
 
 /* the right leg's joints (KDL's chain order: r_hip_pitch, r_hip_roll, r_hip_yaw, r_knee, r_ankle_pitch,
  * r_ankle_roll) in another order, for roboest's joint list */
-static const char *const LEG_SHUFFLED[] = {"r_knee", "r_ankle_roll", "r_hip_pitch", "r_ankle_pitch", "r_hip_yaw",
-                                           "r_hip_roll"};
+static const char *const LEG_SHUFFLED[] = {"r_knee",        "r_ankle_roll", "r_hip_pitch",
+                                           "r_ankle_pitch", "r_hip_yaw",    "r_hip_roll"};
 
 /* ---- scratch folder ------------------------------------------------------------------------------- */
 
@@ -192,10 +192,10 @@ static void write_states(const char *path, const rb_model *m, size_t k, const do
 
 typedef struct kdl_out {
     size_t n, n_states;
-    long *dof;        /* roboest dof index of each KDL joint (KDL order) */
-    double *tau;      /* n_states x n */
-    double *grav;     /* n_states x n */
-    double *mass;     /* n_states x n x n, KDL order */
+    long *dof;    /* roboest dof index of each KDL joint (KDL order) */
+    double *tau;  /* n_states x n */
+    double *grav; /* n_states x n */
+    double *mass; /* n_states x n x n, KDL order */
     int has_mass;
 } kdl_out;
 
@@ -248,7 +248,8 @@ static void read_kdl(const char *path, const rb_model *m, size_t n_states, kdl_o
             }
         } else if (!strcmp(key, "state")) {
             state = strtol(strtok_r(NULL, " \t\n", &save), NULL, 10);
-            cr_assert(o->n > 0 && state == (long)o->n_states && (size_t)state < n_states, "unexpected state %ld", state);
+            cr_assert(o->n > 0 && state == (long)o->n_states && (size_t)state < n_states, "unexpected state %ld",
+                      state);
             o->n_states++;
         } else {
             cr_assert_geq(state, 0, "%s before any state", key);
@@ -296,8 +297,8 @@ static errs compare(const char *label, const rb_model *m, const double *S, const
             size_t a = (size_t)o->dof[i];
             double dt = fabs(tau[a] - o->tau[k * n + i]), dg = fabs(g[a] - o->grav[k * n + i]);
             if ((dt > TOL || dg > TOL || isnan(dt) || isnan(dg)) && logged++ < 8)
-                cr_log_error("%s state %zu joint %s: tau roboest %.17g KDL %.17g; g roboest %.17g KDL %.17g", label,
-                             k, m->dof_names[a], tau[a], o->tau[k * n + i], g[a], o->grav[k * n + i]);
+                cr_log_error("%s state %zu joint %s: tau roboest %.17g KDL %.17g; g roboest %.17g KDL %.17g", label, k,
+                             m->dof_names[a], tau[a], o->tau[k * n + i], g[a], o->grav[k * n + i]);
             e.tau = fmax(e.tau, isnan(dt) ? INFINITY : dt);
             e.grav = fmax(e.grav, isnan(dg) ? INFINITY : dg);
             for (size_t j = 0; j < n; j++) {

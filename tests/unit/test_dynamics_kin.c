@@ -10,9 +10,9 @@
 #include "dyn_support.h"
 #include "roboest/dynamics.h"
 
-static const double EPS = 1e-6;      /* central-difference step (rad, m, s) */
+static const double EPS = 1e-6;       /* central-difference step (rad, m, s) */
 static const double TOL_FDIFF = 1e-8; /* truncation ~EPS^2, rounding ~1e-16 / EPS: observed ~1e-10 */
-static const double TOL_ID = 1e-12;  /* identities (observed: ~1e-15) */
+static const double TOL_ID = 1e-12;   /* identities (observed: ~1e-15) */
 
 typedef struct kfix {
     rb_model *m;
@@ -157,9 +157,9 @@ Test(dynamics_kin, proper_acceleration)
         memset(f.nu, 0, f.m->nv * sizeof *f.nu);
         cr_assert_eq(rb_dyn_kinematics(f.m, f.ws, f.q, f.nu, NULL, &err), RB_OK);
         double a[6], ref[6];
-        cr_assert_eq(rb_dyn_frame_proper_acceleration(f.m, f.ws, (size_t)rb_model_frame_index(f.m, "b0"), RB_DYN_BODY,
-                                                      a, &err),
-                     RB_OK, "%s", err.msg);
+        cr_assert_eq(
+            rb_dyn_frame_proper_acceleration(f.m, f.ws, (size_t)rb_model_frame_index(f.m, "b0"), RB_DYN_BODY, a, &err),
+            RB_OK, "%s", err.msg);
         const double up[6] = {0, 0, 9.81, 0, 0, 0};
         cr_assert(rel_err(a, up, 6) < 1e-15, "at rest, aligned: (%g %g %g)", a[0], a[1], a[2]);
 
@@ -256,7 +256,7 @@ Test(dynamics_kin, com_and_centroidal_momentum)
              * CoM: k_G = sum R I_ci R^T w_W + m_i (c_i - c) x c_i_dot */
             cr_assert_eq(rb_dyn_kinematics(f.m, f.ws, f.q, f.nu, NULL, &err), RB_OK);
             double mc[3] = {0}, l[3] = {0}, kG[3] = {0}, hG[6], Anu[6] = {0}, T = 0.0;
-            double (*ci)[3] = calloc(nb, sizeof *ci), (*cdi)[3] = calloc(nb, sizeof *cdi);
+            double(*ci)[3] = calloc(nb, sizeof *ci), (*cdi)[3] = calloc(nb, sizeof *cdi);
             for (size_t i = 0; i < nb; i++) {
                 const double *pi = f.m->bodies[i].inertia, *v = rb_dyn_body_velocity(f.ws, i);
                 const rb_xform *X = rb_dyn_body_pose(f.ws, i);
@@ -309,8 +309,8 @@ Test(dynamics_kin, com_and_centroidal_momentum)
             cr_assert(rel_err(hG, ref, 6) < TOL_ID, "h_G");
             for (size_t k = 0; k < nv; k++)
                 for (int rr = 0; rr < 3; rr++)
-                    cr_assert(fabs(*rb_mat_at(&A, (size_t)rr, k) - mass * *rb_mat_at(&Jc, (size_t)rr, k))
-                                  < TOL_ID * fmax(1.0, mass),
+                    cr_assert(fabs(*rb_mat_at(&A, (size_t)rr, k) - mass * *rb_mat_at(&Jc, (size_t)rr, k)) <
+                                  TOL_ID * fmax(1.0, mass),
                               "linear rows of A_G = m J_com");
             double Te;
             cr_assert_eq(rb_dyn_kinetic_energy(f.m, f.ws, &Te, &err), RB_OK);

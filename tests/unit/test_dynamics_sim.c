@@ -177,9 +177,9 @@ static rb_model *reroot(const rb_model *m1)
     double piA[10], axis[3] = {-B->axis[0], -B->axis[1], -B->axis[2]};
     rb_inertia_to_parent(&X1inv, A->inertia, piA);
     cr_assert_eq(rb_model_begin(&m, "rerooted", "b1", B->inertia, true, &err), RB_OK);
-    cr_assert_eq(rb_model_add_body(m, "b0", 0, B->type, B->joint_name, &I, B->type == RB_JOINT_FIXED ? NULL : axis,
-                                   piA, &err),
-                 RB_OK, "%s", err.msg);
+    cr_assert_eq(
+        rb_model_add_body(m, "b0", 0, B->type, B->joint_name, &I, B->type == RB_JOINT_FIXED ? NULL : axis, piA, &err),
+        RB_OK, "%s", err.msg);
     for (size_t i = 2; i < m1->n_bodies; i++) {
         const rb_body *b = &m1->bodies[i];
         int p = b->parent == 0 ? 1 : b->parent == 1 ? 0 : b->parent;
@@ -342,8 +342,7 @@ Test(dynamics_sim, constrained_forward_dynamics)
             size_t nc = fb ? 3 : 1, rows = fb ? 15 : 3;
             double *q = calloc(nq, sizeof(double)), *nu = calloc(nv, sizeof(double)), *tau = calloc(nv, sizeof(double)),
                    *nud = calloc(nv, sizeof(double)), *nud2 = calloc(nv, sizeof(double)),
-                   *t2 = calloc(nv, sizeof(double)),
-                   lam[15];
+                   *t2 = calloc(nv, sizeof(double)), lam[15];
             rb_ext_wrench ext[5];
             for (int trial = 0; trial < 4; trial++) {
                 random_state(&r, m, q, nu, 2.0, NULL, 0);
@@ -460,9 +459,9 @@ Test(dynamics_sim, no_allocation_in_any_algorithm_call)
         random_vector(&r, tau, nv, -10, 10);
 
         enum { CALLS = 10000 };
-        const char *names[] = {"kinematics",  "frame queries", "jacobian",  "com jacobian", "centroidal",
-                               "rnea",        "bias",          "gravity",   "joint/ft wrench", "mass matrix",
-                               "aba",         "fd_cholesky",   "fd_contact", "regressor",   "integrate"};
+        const char *names[] = {"kinematics", "frame queries", "jacobian",   "com jacobian",    "centroidal",
+                               "rnea",       "bias",          "gravity",    "joint/ft wrench", "mass matrix",
+                               "aba",        "fd_cholesky",   "fd_contact", "regressor",       "integrate"};
         for (int alg = 0; alg < 15; alg++) {
             rb_alloc_fail_after(-1);
             /* one warm-up call outside the count: OpenBLAS sets up its buffers on first use */
@@ -511,8 +510,8 @@ Test(dynamics_sim, no_allocation_in_any_algorithm_call)
             long made = rb_alloc_fail_after(-1);
             cr_assert_eq(made, 0, "%s: %ld rb_malloc calls in %d calls", names[alg], made, CALLS);
             if (libc_counted)
-                cr_assert_eq(test_alloc_count, 0, "%s: %ld C-library allocations in %d calls", names[alg], test_alloc_count,
-                             CALLS);
+                cr_assert_eq(test_alloc_count, 0, "%s: %ld C-library allocations in %d calls", names[alg],
+                             test_alloc_count, CALLS);
         }
         free(q), free(nu), free(nud), free(tau), free(out);
         rb_mat_free(&M), rb_mat_free(&J), rb_mat_free(&Jc), rb_mat_free(&A), rb_mat_free(&Y);

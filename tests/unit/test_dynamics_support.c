@@ -65,8 +65,8 @@ void trng_inertia(trng *r, double pi[10])
     trng_rotation(r, R);
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
-            Ic[3 * i + j] = R[3 * i] * D[0] * R[3 * j] + R[3 * i + 1] * D[1] * R[3 * j + 1]
-                          + R[3 * i + 2] * D[2] * R[3 * j + 2];
+            Ic[3 * i + j] =
+                R[3 * i] * D[0] * R[3 * j] + R[3 * i + 1] * D[1] * R[3 * j + 1] + R[3 * i + 2] * D[2] * R[3 * j + 2];
     double cc = rb_v3_dot(c, c), I[9];
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
@@ -233,8 +233,7 @@ void quat_from_m3(const double R[9], double q[4])
 
 /* Wrench of the world on the subtree of body i, by Newton-Euler on the subtree's bodies in world
  * coordinates: sum of momentum rates minus gravity minus external wrenches. Uses the kinematic state. */
-void subtree_wrench(const rb_model *m, const rb_dyn *ws, size_t i, const rb_ext_wrench *ext, size_t n_ext,
-                    double W[6])
+void subtree_wrench(const rb_model *m, const rb_dyn *ws, size_t i, const rb_ext_wrench *ext, size_t n_ext, double W[6])
 {
     memset(W, 0, 6 * sizeof *W);
     for (size_t j = i; j < m->n_bodies; j++) {
@@ -289,4 +288,3 @@ void subtree_wrench(const rb_model *m, const rb_dyn *ws, size_t i, const rb_ext_
             W[k] -= wW[k];
     }
 }
-

@@ -25,8 +25,8 @@ static void spd(rb_rng *r, size_t n, double *P)
 {
     double G[NMAX * NMAX];
     fill(r, G, n * n);
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, (int)n, (int)n, (int)n, 1.0 / (double)n, G, (int)n, G,
-                (int)n, 0.0, P, (int)n);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, (int)n, (int)n, (int)n, 1.0 / (double)n, G, (int)n, G, (int)n,
+                0.0, P, (int)n);
     for (size_t i = 0; i < n; i++)
         P[i + i * n] += 1.0;
 }
@@ -70,8 +70,8 @@ Test(filters_small, gemm_gemv_dot_agree_with_blas)
         for (size_t i = 0; i < m * n; i++)
             C1[i] = NAN; /* beta 0 must not read C */
         rb_filt_gemm_nt_loops(m, n, k, 0.7, A, m, B, n, 0.0, C1, m);
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, (int)m, (int)n, (int)k, 0.7, A, (int)m, B, (int)n, 0.0,
-                    C2, (int)m);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, (int)m, (int)n, (int)k, 0.7, A, (int)m, B, (int)n, 0.0, C2,
+                    (int)m);
         assert_close(C1, C2, m * n, "gemm_nt beta 0", n);
 
         double x[KMAX], y0[NMAX], y1[NMAX], y2[NMAX];
@@ -102,8 +102,8 @@ Test(filters_small, triangular_kernels_agree_with_blas)
 
         memcpy(B1, B0, sizeof B0), memcpy(B2, B0, sizeof B0);
         rb_filt_trsm_rlt_loops(m, n, L, n, B1, m);
-        cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, (int)m, (int)n, 1.0, L, (int)n,
-                    B2, (int)m);
+        cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, (int)m, (int)n, 1.0, L, (int)n, B2,
+                    (int)m);
         assert_close(B1, B2, m * n, "trsm B L^-T", n);
 
         memcpy(B1, B0, sizeof B0), memcpy(B2, B0, sizeof B0);
@@ -175,8 +175,8 @@ Test(filters_small, dispatch_switches_at_the_limit)
             k = n; /* every dimension above the limit is n */
         rb_filt_gemm_nt(n, n, k, 1.0, A, n, B, n, 0.0, Cd, n);
         rb_filt_gemm_nt_loops(n, n, k, 1.0, A, n, B, n, 0.0, Cl, n);
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, (int)n, (int)n, (int)k, 1.0, A, (int)n, B, (int)n, 0.0,
-                    Cb, (int)n);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, (int)n, (int)n, (int)k, 1.0, A, (int)n, B, (int)n, 0.0, Cb,
+                    (int)n);
         if (n <= RB_FILT_SMALL_MAX && k <= RB_FILT_SMALL_MAX)
             cr_assert(memcmp(Cd, Cl, n * n * sizeof(double)) == 0, "n=%zu: not the loop path", n);
         else

@@ -142,7 +142,8 @@ Test(friction_network, split_is_every_fifth_block)
         n_val += val[i];
     }
     cr_assert_eq(n_val, 1000, "20 %%");
-    rb_friction_net_split(23, 100, val); /* fewer than 5 blocks: blocks of ceil(23 / 5) = 5, the 5th is samples 20..22 */
+    rb_friction_net_split(23, 100,
+                          val); /* fewer than 5 blocks: blocks of ceil(23 / 5) = 5, the 5th is samples 20..22 */
     for (size_t i = 0; i < 23; i++)
         cr_assert_eq(val[i], i >= 20, "sample %zu", i);
 }

@@ -27,8 +27,8 @@ static double val(int c, size_t i, size_t j, size_t k)
 }
 
 static const double SPECIAL[8] = {0.1, NAN, 1.0 / 3.0, -INFINITY, -2.5e-300, 1e300, -0.0, 5.0};
-static const char *const ATTRS[3][2] = {{"roboest_version", "0.1.0"}, {"model", "arm.urdf"},
-                                        {"note", "\xce\x94\xce\xb8 ok"}}; /* Δθ ok */
+static const char *const ATTRS[3][2] = {
+    {"roboest_version", "0.1.0"}, {"model", "arm.urdf"}, {"note", "\xce\x94\xce\xb8 ok"}}; /* Δθ ok */
 
 static char *fixture(const char *name) { return rb_asprintf("%s/%s", RB_FIXTURES, name); }
 
@@ -97,8 +97,8 @@ static void check_same(const rb_arrays *want, const rb_arrays *got, bool matlab,
                          dims[d]);
         size_t count = dims[0] * dims[1] * dims[2];
         for (size_t i = 0; i < count; i++)
-            cr_assert(memcmp(&g->data[i], &w->data[i], sizeof(double)) == 0, "%s: %s[%zu] = %.17g, want %.17g",
-                      what, w->name, i, g->data[i], w->data[i]);
+            cr_assert(memcmp(&g->data[i], &w->data[i], sizeof(double)) == 0, "%s: %s[%zu] = %.17g, want %.17g", what,
+                      w->name, i, g->data[i], w->data[i]);
     }
     cr_assert_eq(got->n_attrs, want->n_attrs, "%s: %zu attributes", what, got->n_attrs);
     for (size_t k = 0; k < want->n_attrs; k++) {
@@ -157,8 +157,7 @@ Test(io_arrays, add_find_and_attributes)
     size_t dims[3] = {5, 7, 9};
     rb_array *arr;
     cr_assert_eq(rb_arrays_add(a, "q", 2, dims, &arr, &err), RB_OK);
-    cr_assert(arr->ndim == 2 && arr->dims[0] == 5 && arr->dims[1] == 7 && arr->dims[2] == 1,
-              "dims beyond ndim are 1");
+    cr_assert(arr->ndim == 2 && arr->dims[0] == 5 && arr->dims[1] == 7 && arr->dims[2] == 1, "dims beyond ndim are 1");
     for (size_t i = 0; i < 35; i++)
         cr_assert_eq(arr->data[i], 0.0);
     cr_assert_eq(rb_arrays_add(a, "q", 1, dims, NULL, &err), RB_EINPUT);
@@ -308,8 +307,8 @@ static void check_vector(const rb_arrays *a, const char *file, const char *name,
 {
     const rb_array *arr = rb_arrays_find(a, name);
     cr_assert_not_null(arr, "%s: %s missing", file, name);
-    cr_assert(arr->ndim == 1 && arr->dims[0] == n && arr->dims[1] == 1 && arr->dims[2] == 1, "%s: %s: %zu-D %zu",
-              file, name, arr->ndim, arr->dims[0]);
+    cr_assert(arr->ndim == 1 && arr->dims[0] == n && arr->dims[1] == 1 && arr->dims[2] == 1, "%s: %s: %zu-D %zu", file,
+              name, arr->ndim, arr->dims[0]);
     for (size_t i = 0; c && i < n; i++)
         cr_assert_eq(arr->data[i], val(c, i, 0, 0), "%s: %s[%zu]", file, name, i);
 }
@@ -632,8 +631,9 @@ Test(io_arrays, names_each_format_cannot_hold_are_refused)
 Test(io_arrays, csv_needs_equal_rows_and_a_column)
 {
     rb_arrays *a = make_set(false);
-    expect_write_error(a, RB_OUT_CSV, "array w has 2 rows, array v 4: CSV output needs every array with the same "
-                                      "number of rows");
+    expect_write_error(a, RB_OUT_CSV,
+                       "array w has 2 rows, array v 4: CSV output needs every array with the same "
+                       "number of rows");
     rb_arrays_free(a);
     rb_err err;
     cr_assert_eq(rb_arrays_new(&a, &err), RB_OK);

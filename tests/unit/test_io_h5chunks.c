@@ -58,7 +58,8 @@ static char *write_file(const char *dir, const char *name, const shape *s, int f
     double *v = rb_malloc(n * sizeof *v);
     for (size_t i = 0; i < n; i++)
         v[i] = value_at(i);
-    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), space = H5Screate_simple(s->rank, s->dims, NULL);
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+          space = H5Screate_simple(s->rank, s->dims, NULL);
     hid_t dcpl = make_dcpl(s, filters);
     hid_t d = H5Dcreate2(f, "x", file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     cr_assert(d >= 0 && H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0, "%s", name);
@@ -71,8 +72,8 @@ static char *write_file(const char *dir, const char *name, const shape *s, int f
 }
 
 typedef struct read_out {
-    bool fast;  /* rb_h5r_read_chunks read it */
-    double *v;  /* what rb_h5r_read_chunks gave (fast) */
+    bool fast;   /* rb_h5r_read_chunks read it */
+    double *v;   /* what rb_h5r_read_chunks gave (fast) */
     double *ref; /* what H5Dread gives */
 } read_out;
 
@@ -98,14 +99,14 @@ static void free_out(read_out *o)
 }
 
 static const shape shapes[] = {
-    {1, {1000}, {64}},                 /* edge chunk */
-    {1, {640}, {64}},                  /* whole chunks only */
-    {1, {1}, {1}},                     /* one value */
-    {2, {1001, 12}, {170, 12}},        /* our writers: whole rows, decoded in place but the last */
-    {2, {37, 11}, {8, 4}},             /* partial rows: placed, edges in both axes */
-    {2, {5, 300}, {1, 300}},           /* MATLAB's [n][T] with one row per chunk */
-    {3, {7, 1, 13}, {3, 1, 13}},       /* MATLAB's [T][1][n] */
-    {3, {9, 10, 11}, {2, 3, 4}},       /* edges in three axes */
+    {1, {1000}, {64}},           /* edge chunk */
+    {1, {640}, {64}},            /* whole chunks only */
+    {1, {1}, {1}},               /* one value */
+    {2, {1001, 12}, {170, 12}},  /* our writers: whole rows, decoded in place but the last */
+    {2, {37, 11}, {8, 4}},       /* partial rows: placed, edges in both axes */
+    {2, {5, 300}, {1, 300}},     /* MATLAB's [n][T] with one row per chunk */
+    {3, {7, 1, 13}, {3, 1, 13}}, /* MATLAB's [T][1][n] */
+    {3, {9, 10, 11}, {2, 3, 4}}, /* edges in three axes */
 };
 
 static const int pipelines[] = {0, F_SHUFFLE, F_DEFLATE, F_SHUFFLE | F_DEFLATE};
@@ -121,10 +122,10 @@ Test(io_h5chunks, every_geometry_and_pipeline_reads_the_written_values)
             cr_assert(o.fast, "shape %zu, filters %d: read by chunks", s, pipelines[p]);
             for (size_t i = 0; i < n; i++) {
                 double want = value_at(i);
-                cr_assert(memcmp(&o.v[i], &want, sizeof want) == 0, "shape %zu, filters %d, value %zu: %.17g, wrote %.17g",
-                          s, pipelines[p], i, o.v[i], want);
-                cr_assert(memcmp(&o.v[i], &o.ref[i], sizeof want) == 0, "shape %zu, filters %d, value %zu vs H5Dread", s,
-                          pipelines[p], i);
+                cr_assert(memcmp(&o.v[i], &want, sizeof want) == 0,
+                          "shape %zu, filters %d, value %zu: %.17g, wrote %.17g", s, pipelines[p], i, o.v[i], want);
+                cr_assert(memcmp(&o.v[i], &o.ref[i], sizeof want) == 0, "shape %zu, filters %d, value %zu vs H5Dread",
+                          s, pipelines[p], i);
             }
             free_out(&o);
             rb_free(path);
@@ -178,12 +179,12 @@ Test(io_h5chunks, other_kinds_are_left_to_h5dread)
 {
     char *dir = test_temp_dir();
     const shape s = {1, {1000}, {64}};
-    check_falls_back(dir, &s, F_SHUFFLE | F_DEFLATE | F_FLETCHER, H5T_IEEE_F64LE, false); /* checksummed */
-    check_falls_back(dir, &s, F_DEFLATE_FIRST, H5T_IEEE_F64LE, false);                    /* shuffled after */
+    check_falls_back(dir, &s, F_SHUFFLE | F_DEFLATE | F_FLETCHER, H5T_IEEE_F64LE, false);  /* checksummed */
+    check_falls_back(dir, &s, F_DEFLATE_FIRST, H5T_IEEE_F64LE, false);                     /* shuffled after */
     check_falls_back(dir, &s, F_SHUFFLE | F_DEFLATE | F_RAW_EDGES, H5T_IEEE_F64LE, false); /* edges unfiltered */
-    check_falls_back(dir, &s, F_SHUFFLE | F_DEFLATE, H5T_IEEE_F64BE, false);             /* big-endian */
-    check_falls_back(dir, &s, F_SHUFFLE | F_DEFLATE, H5T_IEEE_F32LE, false);             /* float */
-    check_falls_back(dir, &s, F_SHUFFLE | F_DEFLATE, H5T_IEEE_F64LE, true);              /* unwritten chunks */
+    check_falls_back(dir, &s, F_SHUFFLE | F_DEFLATE, H5T_IEEE_F64BE, false);               /* big-endian */
+    check_falls_back(dir, &s, F_SHUFFLE | F_DEFLATE, H5T_IEEE_F32LE, false);               /* float */
+    check_falls_back(dir, &s, F_SHUFFLE | F_DEFLATE, H5T_IEEE_F64LE, true);                /* unwritten chunks */
     test_remove_tree(dir);
 }
 

@@ -96,10 +96,14 @@ Test(io_read_bad, layout_comes_from_content_not_extension)
         const char *file;
         rb_log_format fmt;
     } cases[] = {
-        {"logger_matio73.mat", RB_FMT_LOGGER_MAT73}, {"logger_matio5.mat", RB_FMT_LOGGER_MAT5},
-        {"logger_matio7.mat", RB_FMT_LOGGER_MAT5},   {"plain_matio73.mat", RB_FMT_PLAIN_MAT73},
-        {"plain_scipy5.mat", RB_FMT_PLAIN_MAT5},     {"roboest.h5", RB_FMT_ROBOEST_H5},
-        {"plain.h5", RB_FMT_PLAIN_H5},               {"log.csv", RB_FMT_CSV},
+        {"logger_matio73.mat", RB_FMT_LOGGER_MAT73},
+        {"logger_matio5.mat", RB_FMT_LOGGER_MAT5},
+        {"logger_matio7.mat", RB_FMT_LOGGER_MAT5},
+        {"plain_matio73.mat", RB_FMT_PLAIN_MAT73},
+        {"plain_scipy5.mat", RB_FMT_PLAIN_MAT5},
+        {"roboest.h5", RB_FMT_ROBOEST_H5},
+        {"plain.h5", RB_FMT_PLAIN_H5},
+        {"log.csv", RB_FMT_CSV},
     };
     static const char *const exts[] = {".txt", ".h5", ".mat", ".csv"};
     char dir[] = "/tmp/rb_io_detect_XXXXXX";
@@ -128,8 +132,13 @@ Test(io_read_bad, layout_comes_from_content_not_extension)
  * the read needs no more. */
 Test(io_read_bad, every_allocation_failure_is_reported)
 {
-    static const char *const files[] = {"logger_h5py73.mat", "logger_matio5.mat", "logger_matio7.mat",
-                                        "plain_matio5.mat", "plain.h5", "roboest.h5", "log.csv"};
+    static const char *const files[] = {"logger_h5py73.mat",
+                                        "logger_matio5.mat",
+                                        "logger_matio7.mat",
+                                        "plain_matio5.mat",
+                                        "plain.h5",
+                                        "roboest.h5",
+                                        "log.csv"};
     for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
         char *path = fixture(files[f]);
         int rc = RB_ENOMEM;

@@ -4,35 +4,17 @@
 
 #include "io_read_expect.h"
 
-Test(io_read_logger, matio_v73)
-{
-    check_logger("logger_matio73.mat", RB_FMT_LOGGER_MAT73);
-}
+Test(io_read_logger, matio_v73) { check_logger("logger_matio73.mat", RB_FMT_LOGGER_MAT73); }
 
-Test(io_read_logger, matio_v5)
-{
-    check_logger("logger_matio5.mat", RB_FMT_LOGGER_MAT5);
-}
+Test(io_read_logger, matio_v5) { check_logger("logger_matio5.mat", RB_FMT_LOGGER_MAT5); }
 
-Test(io_read_logger, matio_v7_compressed)
-{
-    check_logger("logger_matio7.mat", RB_FMT_LOGGER_MAT5);
-}
+Test(io_read_logger, matio_v7_compressed) { check_logger("logger_matio7.mat", RB_FMT_LOGGER_MAT5); }
 
-Test(io_read_logger, h5py_v73_16bit_chars)
-{
-    check_logger("logger_h5py73.mat", RB_FMT_LOGGER_MAT73);
-}
+Test(io_read_logger, h5py_v73_16bit_chars) { check_logger("logger_h5py73.mat", RB_FMT_LOGGER_MAT73); }
 
-Test(io_read_logger, h5py_v73_8bit_chars_latin1_and_utf8)
-{
-    check_logger("logger_h5py73_u8.mat", RB_FMT_LOGGER_MAT73);
-}
+Test(io_read_logger, h5py_v73_8bit_chars_latin1_and_utf8) { check_logger("logger_h5py73_u8.mat", RB_FMT_LOGGER_MAT73); }
 
-Test(io_read_logger, scipy_v5)
-{
-    check_logger("logger_scipy5.mat", RB_FMT_LOGGER_MAT5);
-}
+Test(io_read_logger, scipy_v5) { check_logger("logger_scipy5.mat", RB_FMT_LOGGER_MAT5); }
 
 Test(io_read_logger, every_writer_and_version_reads_identically)
 {

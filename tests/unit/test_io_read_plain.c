@@ -45,25 +45,13 @@ static void check_plain(const char *file, rb_log_format fmt, size_t n_channels)
     rb_log_free(log);
 }
 
-Test(io_read_plain, matio_v5)
-{
-    check_plain("plain_matio5.mat", RB_FMT_PLAIN_MAT5, 4);
-}
+Test(io_read_plain, matio_v5) { check_plain("plain_matio5.mat", RB_FMT_PLAIN_MAT5, 4); }
 
-Test(io_read_plain, matio_v73)
-{
-    check_plain("plain_matio73.mat", RB_FMT_PLAIN_MAT73, 4);
-}
+Test(io_read_plain, matio_v73) { check_plain("plain_matio73.mat", RB_FMT_PLAIN_MAT73, 4); }
 
-Test(io_read_plain, h5py_v73_as_matlab)
-{
-    check_plain("plain_h5py73.mat", RB_FMT_PLAIN_MAT73, 4);
-}
+Test(io_read_plain, h5py_v73_as_matlab) { check_plain("plain_h5py73.mat", RB_FMT_PLAIN_MAT73, 4); }
 
-Test(io_read_plain, scipy_v5)
-{
-    check_plain("plain_scipy5.mat", RB_FMT_PLAIN_MAT5, 4);
-}
+Test(io_read_plain, scipy_v5) { check_plain("plain_scipy5.mat", RB_FMT_PLAIN_MAT5, 4); }
 
 Test(io_read_plain, numpy_h5_and_square_matrices_are_sample_rows)
 {
@@ -148,15 +136,9 @@ static void check_csv(const char *file)
     rb_log_free(log);
 }
 
-Test(io_read_plain, csv)
-{
-    check_csv("log.csv");
-}
+Test(io_read_plain, csv) { check_csv("log.csv"); }
 
-Test(io_read_plain, csv_crlf)
-{
-    check_csv("log_crlf.csv");
-}
+Test(io_read_plain, csv_crlf) { check_csv("log_crlf.csv"); }
 
 /* Numbers are parsed under the C locale even when the program uses a decimal comma. */
 Test(io_read_plain, csv_ignores_the_locale)

@@ -42,9 +42,8 @@ Test(io_time, bad_timestamps_name_channel_and_sample)
     rb_time_report rep;
     rb_err err;
     cr_assert_eq(rb_channel_check_time(ch, 3, &rep, &err), RB_EINPUT);
-    cr_assert(strstr(err.msg,
-                     "channel joints_state/positions: sample 3: timestamp 0.14999999999999999 is not after "
-                     "0.20000000000000001"),
+    cr_assert(strstr(err.msg, "channel joints_state/positions: sample 3: timestamp 0.14999999999999999 is not after "
+                              "0.20000000000000001"),
               "%s", err.msg);
     ch->time[3] = 0.2; /* equal is not after */
     cr_assert_eq(rb_channel_check_time(ch, 3, &rep, &err), RB_EINPUT);
@@ -214,7 +213,8 @@ Test(io_time, uniform_clock_rejects_bad_arguments)
 {
     rb_clock clk;
     rb_err err;
-    const double bad[][3] = {{0, 1, 0}, {0, 1, -10}, {0, 1, NAN}, {NAN, 1, 10}, {0, INFINITY, 10}, {1, 0, 10}, {0, 1, INFINITY}};
+    const double bad[][3] = {{0, 1, 0},         {0, 1, -10}, {0, 1, NAN},     {NAN, 1, 10},
+                             {0, INFINITY, 10}, {1, 0, 10},  {0, 1, INFINITY}};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         cr_assert_eq(rb_clock_uniform(&clk, bad[k][0], bad[k][1], bad[k][2], &err), RB_EINVAL, "case %zu", k);
         cr_assert(clk.n == 0 && clk.t == NULL);
@@ -279,8 +279,8 @@ Test(io_time, linear_interpolation_is_exact_for_lines)
     clk.t[clk.n - 1] = t1; /* make the last tick land exactly on the last sample */
     double *out = malloc(clk.n * 2 * sizeof *out);
     size_t held = 99;
-    cr_assert_eq(rb_resample(ch, NULL, 0, &clk, RB_INTERP_LINEAR, RB_NONFINITE_ERROR, out, &held, &err), RB_OK,
-                 "%s", err.msg);
+    cr_assert_eq(rb_resample(ch, NULL, 0, &clk, RB_INTERP_LINEAR, RB_NONFINITE_ERROR, out, &held, &err), RB_OK, "%s",
+                 err.msg);
     cr_assert_eq(held, 0);
     for (size_t k = 0; k < clk.n; k++) {
         double s = clk.t[k] - 100;
@@ -345,8 +345,7 @@ Test(io_time, merge_pass_matches_binary_search)
         for (size_t s = 0; s < 2; s++) {
             reference(ch, clk.t, clk.n, (rb_interp)interp, sel[s], want);
             for (size_t k = 0; k < clk.n; k++)
-                cr_assert_float_eq(out[k * 2 + s], want[k], 1e-12, "interp %d, k %zu, element %zu", interp, k,
-                                   sel[s]);
+                cr_assert_float_eq(out[k * 2 + s], want[k], 1e-12, "interp %d, k %zu, element %zu", interp, k, sel[s]);
         }
     }
     free(out);
@@ -382,15 +381,13 @@ Test(io_time, clock_outside_the_span_is_an_error)
     double out[3];
     rb_err err;
     rb_clock before = {2, (double[]){0.5, 1.5}}, after = {2, (double[]){2.5, 3.0000000000000004}};
-    cr_assert_eq(rb_resample(ch, NULL, 0, &before, RB_INTERP_LINEAR, RB_NONFINITE_ERROR, out, NULL, &err),
-                 RB_EINPUT);
+    cr_assert_eq(rb_resample(ch, NULL, 0, &before, RB_INTERP_LINEAR, RB_NONFINITE_ERROR, out, NULL, &err), RB_EINPUT);
     cr_assert(strstr(err.msg, "channel FTs/l_foot: clock time 0.5 s is outside"), "%s", err.msg);
     cr_assert_eq(rb_resample(ch, NULL, 0, &after, RB_INTERP_HOLD, RB_NONFINITE_ERROR, out, NULL, &err), RB_EINPUT);
     cr_assert(strstr(err.msg, "clock time 3.0000000000000004 s is outside"), "%s", err.msg);
     rb_log_free(log);
     log = one_channel("empty", 0, 1, t, x, &ch);
-    cr_assert_eq(rb_resample(ch, NULL, 0, &before, RB_INTERP_HOLD, RB_NONFINITE_ERROR, out, NULL, &err),
-                 RB_EINPUT);
+    cr_assert_eq(rb_resample(ch, NULL, 0, &before, RB_INTERP_HOLD, RB_NONFINITE_ERROR, out, NULL, &err), RB_EINPUT);
     rb_log_free(log);
 }
 
@@ -405,20 +402,19 @@ Test(io_time, nonfinite_samples_follow_the_policy)
     double out[6];
     size_t held = 0;
     rb_err err;
-    cr_assert_eq(rb_resample(ch, NULL, 0, &clk, RB_INTERP_LINEAR, RB_NONFINITE_ERROR, out, &held, &err),
-                 RB_EINPUT);
+    cr_assert_eq(rb_resample(ch, NULL, 0, &clk, RB_INTERP_LINEAR, RB_NONFINITE_ERROR, out, &held, &err), RB_EINPUT);
     cr_assert(strstr(err.msg, "channel joints_state/torques: element q1: sample 2 is nan"), "%s", err.msg);
 
-    cr_assert_eq(rb_resample(ch, NULL, 0, &clk, RB_INTERP_LINEAR, RB_NONFINITE_HOLD, out, &held, &err), RB_OK,
-                 "%s", err.msg);
+    cr_assert_eq(rb_resample(ch, NULL, 0, &clk, RB_INTERP_LINEAR, RB_NONFINITE_HOLD, out, &held, &err), RB_OK, "%s",
+                 err.msg);
     /* q0 interpolates; q1's non-finite neighbours become its last finite value, 2 (sample 1) */
     double want[6] = {15, 2, 25, 2, 35, 2 + 0.5 * (5 - 2)};
     for (int k = 0; k < 6; k++)
         cr_assert_float_eq(out[k], want[k], 1e-12, "k = %d", k);
     cr_assert_eq(held, 3);
 
-    cr_assert_eq(rb_resample(ch, (size_t[]){0}, 1, &clk, RB_INTERP_LINEAR, RB_NONFINITE_ERROR, out, &held, &err),
-                 RB_OK, "q0 alone is clean");
+    cr_assert_eq(rb_resample(ch, (size_t[]){0}, 1, &clk, RB_INTERP_LINEAR, RB_NONFINITE_ERROR, out, &held, &err), RB_OK,
+                 "q0 alone is clean");
     cr_assert_eq(held, 0);
 
     /* under hold interpolation, a NaN between clock ticks is never used */
@@ -430,8 +426,7 @@ Test(io_time, nonfinite_samples_follow_the_policy)
     ch->data[1] = NAN;
     rb_clock start = {1, (double[]){0}};
     cr_assert_eq(rb_resample(ch, NULL, 0, &start, RB_INTERP_HOLD, RB_NONFINITE_HOLD, out, &held, &err), RB_EINPUT);
-    cr_assert(strstr(err.msg, "element q1: sample 0 is nan") && strstr(err.msg, "no finite sample"), "%s",
-              err.msg);
+    cr_assert(strstr(err.msg, "element q1: sample 0 is nan") && strstr(err.msg, "no finite sample"), "%s", err.msg);
     rb_log_free(log);
 }
 

@@ -73,9 +73,8 @@ static rb_log *make_log(bool with_empty)
         for (int i = 0; i < N_FT; i++)
             f[t * N_FT + i] = ft(t, i);
     }
-    cr_assert_eq(
-        rb_log_add_channel_copy(log, "joints_state/positions", T, N_POS, TIME, p, POS_NAMES, POS_UNITS, &err),
-        RB_OK);
+    cr_assert_eq(rb_log_add_channel_copy(log, "joints_state/positions", T, N_POS, TIME, p, POS_NAMES, POS_UNITS, &err),
+                 RB_OK);
     cr_assert_eq(rb_log_add_channel_copy(log, "FTs/l_arm_ft", T, N_FT, TIME, f, FT_NAMES, FT_UNITS, &err), RB_OK);
     if (with_empty)
         cr_assert_eq(rb_log_add_channel(log, "empty_channel", 0, 2, NULL, &err), RB_OK);
@@ -88,8 +87,7 @@ static rb_log *make_log(bool with_empty)
 static void python_check(const char *mode, const char *path, bool with_empty)
 {
     char cmd[1024], out[4096] = "";
-    snprintf(cmd, sizeof cmd, "%s %s %s '%s'%s 2>&1", PYTHON, CHECK_PY, mode, path,
-             with_empty ? " --with-empty" : "");
+    snprintf(cmd, sizeof cmd, "%s %s %s '%s'%s 2>&1", PYTHON, CHECK_PY, mode, path, with_empty ? " --with-empty" : "");
     FILE *p = popen(cmd, "r");
     cr_assert_not_null(p);
     size_t n = fread(out, 1, sizeof out - 1, p);
@@ -132,8 +130,8 @@ Test(io_write, csv_read_back_by_python_csv)
 }
 
 /* Element (i, t) of a libmatio n x 1 x T double at i + n * t: the sample-major order. */
-static void check_matio_channel(matvar_t *root, const char *group, const char *leaf, size_t n,
-                                double (*fn)(int, int), const char *const *names, bool v73)
+static void check_matio_channel(matvar_t *root, const char *group, const char *leaf, size_t n, double (*fn)(int, int),
+                                const char *const *names, bool v73)
 {
     matvar_t *g = Mat_VarGetStructFieldByName(root, group, 0);
     cr_assert_not_null(g, "%s", group);
@@ -148,12 +146,10 @@ static void check_matio_channel(matvar_t *root, const char *group, const char *l
     for (int t = 0; t < T; t++)
         for (int i = 0; i < (int)n; i++) {
             double want = fn(t, i);
-            cr_assert(isnan(want) ? isnan(x[i + n * t]) : x[i + n * t] == want, "%s.%s (%d, %d)", group, leaf, i,
-                      t);
+            cr_assert(isnan(want) ? isnan(x[i + n * t]) : x[i + n * t] == want, "%s.%s (%d, %d)", group, leaf, i, t);
         }
     matvar_t *ts = Mat_VarGetStructFieldByName(ch, "timestamps", 0);
-    cr_assert(ts->rank == 2 && ts->dims[0] == T && ts->dims[1] == 1, "timestamps %zu x %zu", ts->dims[0],
-              ts->dims[1]);
+    cr_assert(ts->rank == 2 && ts->dims[0] == T && ts->dims[1] == 1, "timestamps %zu x %zu", ts->dims[0], ts->dims[1]);
     cr_assert_arr_eq(ts->data, TIME, sizeof TIME);
     matvar_t *en = Mat_VarGetStructFieldByName(ch, "elements_names", 0);
     cr_assert_eq(en->class_type, MAT_C_CELL);
@@ -368,8 +364,7 @@ Test(io_write, failed_write_leaves_nothing)
     log->channels[1].time[3] = 0.5000000000000001; /* one bit off */
     rb_err err;
     cr_assert_eq(rb_log_write(log, path, NULL, &err), RB_EINPUT); /* NULL opts: format from the name */
-    cr_assert(strstr(err.msg, "out.csv: channel FTs/l_arm_ft: sample 3") && strstr(err.msg, "resample"), "%s",
-              err.msg);
+    cr_assert(strstr(err.msg, "out.csv: channel FTs/l_arm_ft: sample 3") && strstr(err.msg, "resample"), "%s", err.msg);
     cr_assert_eq(test_count_entries(dir), 0, "neither the output nor a temporary file");
     cr_assert_eq(log->channels[1].time[3], 0.5000000000000001, "input untouched");
 

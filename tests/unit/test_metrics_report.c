@@ -15,8 +15,7 @@
 #include "roboest/metrics.h"
 #include "support.h"
 
-static rb_stats stats_of(size_t n, double mse, double rmse, double mae, double max_abs, double est,
-                         double ref)
+static rb_stats stats_of(size_t n, double mse, double rmse, double mae, double max_abs, double est, double ref)
 {
     rb_stats s = {n, mse, rmse, mae, max_abs, est, ref};
     return s;

@@ -74,8 +74,8 @@ Test(metrics_stats, whole_run_uses_every_sample_whatever_the_time)
 /* Naive two-loop reference in long double, element i, or pooled when i == n. Valgrind runs long
  * double as double, so the tolerance allows plain summation error over a few thousand terms;
  * the precision of the compensated sums is checked in long_logs_keep_precision. */
-static void naive(const double *e, const double *r, const double *time, size_t T, size_t n, double t0,
-                  double t1, size_t i, long double out[6], size_t *count)
+static void naive(const double *e, const double *r, const double *time, size_t T, size_t n, double t0, double t1,
+                  size_t i, long double out[6], size_t *count)
 {
     long double sq = 0, ab = 0, ae = 0, ar = 0, mx = 0;
     *count = 0;

@@ -9,15 +9,14 @@
 
 #include "roboest/model.h"
 
-#define INERTIAL \
+#define INERTIAL                                                                                                       \
     "<inertial><mass value='1'/><inertia ixx='0.1' ixy='0' ixz='0' iyy='0.1' iyz='0' izz='0.1'/></inertial>"
 #define LINK(n) "<link name='" n "'>" INERTIAL "</link>"
 #define JOINT(n, type, p, c) "<joint name='" n "' type='" type "'><parent link='" p "'/><child link='" c "'/></joint>"
 #define ROBOT(body) "<robot name='r'>" body "</robot>"
-#define INERTIA_LINK(mass, i) \
-    "<link name='a'><inertial><mass value='" mass "'/><inertia " i "/></inertial></link>"
-#define FT(name, joint, frame, dir) \
-    "<sensor name='" name "' type='force_torque'><parent joint='" joint "'/><force_torque><frame>" frame \
+#define INERTIA_LINK(mass, i) "<link name='a'><inertial><mass value='" mass "'/><inertia " i "/></inertial></link>"
+#define FT(name, joint, frame, dir)                                                                                    \
+    "<sensor name='" name "' type='force_torque'><parent joint='" joint "'/><force_torque><frame>" frame               \
     "</frame><measure_direction>" dir "</measure_direction></force_torque></sensor>"
 
 typedef struct bad_case {
@@ -108,14 +107,14 @@ static const bad_case cases[] = {
     /* sensors */
     {ROBOT(LINK("a") LINK("b") JOINT("j1", "fixed", "a", "b") FT("s", "zz", "child", "parent_to_child")), RB_EINPUT,
      "sensor s", "parent joint zz does not exist"},
-    {ROBOT(LINK("a") LINK("b") JOINT("j1", "revolute", "a", "b") FT("s", "j1", "child", "parent_to_child")),
-     RB_EINPUT, "sensor s", "not a fixed joint"},
+    {ROBOT(LINK("a") LINK("b") JOINT("j1", "revolute", "a", "b") FT("s", "j1", "child", "parent_to_child")), RB_EINPUT,
+     "sensor s", "not a fixed joint"},
     {ROBOT(LINK("a") LINK("b") JOINT("j1", "fixed", "a", "b") FT("s", "j1", "world", "parent_to_child")), RB_EINPUT,
      "sensor s", "<frame>"},
     {ROBOT(LINK("a") LINK("b") JOINT("j1", "fixed", "a", "b") FT("s", "j1", "child", "both")), RB_EINPUT, "sensor s",
      "<measure_direction>"},
-    {ROBOT(LINK("a") LINK("b") JOINT("j1", "fixed", "a", "b")
-               "<sensor name='s' type='force_torque'><parent joint='j1'/></sensor>"),
+    {ROBOT(LINK("a") LINK("b")
+               JOINT("j1", "fixed", "a", "b") "<sensor name='s' type='force_torque'><parent joint='j1'/></sensor>"),
      RB_EINPUT, "sensor s", "needs <force_torque>"},
     {ROBOT(LINK("a") "<sensor name='imu' type='accelerometer'><parent link='zz'/></sensor>"), RB_EINPUT, "sensor imu",
      "parent link zz does not exist"},
@@ -125,8 +124,9 @@ static const bad_case cases[] = {
     {ROBOT(LINK("a") "<gazebo><sensor name='imu' type='imu'/></gazebo>"), RB_EINPUT, "sensor imu", "reference"},
     {ROBOT(LINK("a") "<gazebo reference='a'><sensor name='imu' type='imu'><pose>1 2 3 4 5</pose></sensor></gazebo>"),
      RB_EINPUT, "sensor imu", "<pose>"},
-    {ROBOT(LINK("a") LINK("b") JOINT("j1", "fixed", "a", "b")
-               "<sensor name='b' type='accelerometer'><parent link='a'/><origin xyz='0 0 1'/></sensor>"),
+    {ROBOT(LINK("a") LINK("b")
+               JOINT("j1", "fixed", "a",
+                     "b") "<sensor name='b' type='accelerometer'><parent link='a'/><origin xyz='0 0 1'/></sensor>"),
      RB_EINPUT, "sensor b", "frame name is taken"},
     {ROBOT(LINK("a") "<sensor name='i' type='accelerometer'><parent link='a'/></sensor>"
                      "<sensor name='i' type='accelerometer'><parent link='a'/><origin xyz='1 0 0'/></sensor>"),
@@ -146,8 +146,8 @@ Test(model_bad, malformed_urdfs)
         rb_model *m = (rb_model *)&m; /* any non-NULL value: the loader must reset it */
         rb_err err;
         int rc = rb_model_load_urdf_text(c->xml, strlen(c->xml), "bad.urdf", NULL, &m, &err);
-        cr_assert_eq(rc, c->code, "case %zu (%s): %s %s", i, c->needle2 ? c->needle2 : c->needle1,
-                     rb_status_name(rc), err.msg);
+        cr_assert_eq(rc, c->code, "case %zu (%s): %s %s", i, c->needle2 ? c->needle2 : c->needle1, rb_status_name(rc),
+                     err.msg);
         cr_assert_null(m, "case %zu", i);
         cr_assert_eq(err.code, c->code);
         expect_one_line(&err);
@@ -159,9 +159,10 @@ Test(model_bad, malformed_urdfs)
 
 Test(model_bad, messages_carry_the_line)
 {
-    const char *xml = "<robot name='r'>\n" LINK("a") "\n" LINK("b") "\n"
-                      "<joint name='knee' type='revolute'><parent link='a'/><child link='shank_x'/></joint>\n"
-                      "</robot>\n";
+    const char *xml = "<robot name='r'>\n" LINK("a") "\n" LINK(
+        "b") "\n"
+             "<joint name='knee' type='revolute'><parent link='a'/><child link='shank_x'/></joint>\n"
+             "</robot>\n";
     rb_model *m = NULL;
     rb_err err;
     cr_assert_eq(rb_model_load_urdf_text(xml, strlen(xml), "robot.urdf", NULL, &m, &err), RB_EINPUT);
@@ -225,8 +226,7 @@ Test(model_bad, options)
     o = (rb_model_opts){.floating = true};
     cr_assert_eq(rb_model_load_urdf_text(massless, strlen(massless), "m.urdf", &o, &m, &err), RB_EINPUT);
     cr_assert(strstr(err.msg, "floating base"), "%s", err.msg);
-    cr_assert_eq(rb_model_load_urdf_text(massless, strlen(massless), "m.urdf", NULL, &m, &err), RB_OK, "%s",
-                 err.msg);
+    cr_assert_eq(rb_model_load_urdf_text(massless, strlen(massless), "m.urdf", NULL, &m, &err), RB_OK, "%s", err.msg);
     rb_model_free(m);
     cr_assert_eq(rb_model_load_urdf_text(NULL, 3, "x", NULL, &m, &err), RB_EINVAL);
     cr_assert_eq(rb_model_load_urdf(NULL, NULL, &m, &err), RB_EINVAL);
@@ -280,7 +280,7 @@ Test(model_bad, allocation_failures)
     allocation_loop(RB_SOURCE "/datasets/arm_2ft.urdf", NULL);
     const char *joints[] = {"elbow", "shoulder_yaw"}, *locked[] = {"wrist_roll"};
     double at[] = {0.3};
-    rb_model_opts o = {.joints = joints, .n_joints = 2, .locked = locked, .locked_at = at, .n_locked = 1,
-                       .base = "tool_frame"};
+    rb_model_opts o = {
+        .joints = joints, .n_joints = 2, .locked = locked, .locked_at = at, .n_locked = 1, .base = "tool_frame"};
     allocation_loop(RB_SOURCE "/datasets/arm_2ft.urdf", &o);
 }

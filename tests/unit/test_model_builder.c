@@ -24,14 +24,14 @@ static int build(rb_model **out, rb_err *err)
     int rc;
     if ((rc = rb_model_begin(&m, "toy", "base", rod, false, err)) < 0)
         return rc;
-    if ((rc = rb_model_add_body(m, "a", 0, RB_JOINT_REVOLUTE, "ja", &X, z, rod, err)) < 0
-        || (rc = rb_model_add_body(m, "b", 1, RB_JOINT_FIXED, "jb", &X, NULL, rod, err)) < 0
-        || (rc = rb_model_add_body(m, "c", 2, RB_JOINT_PRISMATIC, "jc", &X, x, rod, err)) < 0
-        || (rc = rb_model_add_body(m, "d", 0, RB_JOINT_REVOLUTE, "jd", &X, y, rod, err)) < 0
-        || (rc = rb_model_set_dof_limits(m, 0, -1.0, 2.0, 10.0, 3.0, err)) < 0
-        || (rc = rb_model_add_frame(m, "tip", 3, &X, RB_FRAME_USER, err)) < 0
-        || (rc = rb_model_add_ft_sensor(m, "ft", 2, 0, 0, -1, err)) < 0
-        || (rc = rb_model_add_imu(m, "acc", RB_SENSOR_ACCELEROMETER, 0, err)) < 0) {
+    if ((rc = rb_model_add_body(m, "a", 0, RB_JOINT_REVOLUTE, "ja", &X, z, rod, err)) < 0 ||
+        (rc = rb_model_add_body(m, "b", 1, RB_JOINT_FIXED, "jb", &X, NULL, rod, err)) < 0 ||
+        (rc = rb_model_add_body(m, "c", 2, RB_JOINT_PRISMATIC, "jc", &X, x, rod, err)) < 0 ||
+        (rc = rb_model_add_body(m, "d", 0, RB_JOINT_REVOLUTE, "jd", &X, y, rod, err)) < 0 ||
+        (rc = rb_model_set_dof_limits(m, 0, -1.0, 2.0, 10.0, 3.0, err)) < 0 ||
+        (rc = rb_model_add_frame(m, "tip", 3, &X, RB_FRAME_USER, err)) < 0 ||
+        (rc = rb_model_add_ft_sensor(m, "ft", 2, 0, 0, -1, err)) < 0 ||
+        (rc = rb_model_add_imu(m, "acc", RB_SENSOR_ACCELEROMETER, 0, err)) < 0) {
         rb_model_free(m);
         return rc;
     }
@@ -152,10 +152,7 @@ static int end_with(void (*spoil)(rb_model *), rb_err *err)
 }
 static void long_axis(rb_model *m) { m->bodies[1].axis[0] = 0.1; }
 static void bad_inertia(rb_model *m) { m->bodies[3].inertia[4] = -1.0; }
-static void dup_body(rb_model *m)
-{
-    m->bodies[4].name[0] = 'c'; /* "d" -> "c" */
-}
+static void dup_body(rb_model *m) { m->bodies[4].name[0] = 'c'; /* "d" -> "c" */ }
 static void dup_frame(rb_model *m)
 {
     rb_xform X = offset(1, 2, 3);
@@ -234,15 +231,15 @@ Test(model_builder, physical_inertia)
     rb_m3_from_quat(q, R);
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
-            I[3 * i + j] = R[3 * i] * d[0] * R[3 * j] + R[3 * i + 1] * d[1] * R[3 * j + 1]
-                         + R[3 * i + 2] * d[2] * R[3 * j + 2];
+            I[3 * i + j] =
+                R[3 * i] * d[0] * R[3 * j] + R[3 * i + 1] * d[1] * R[3 * j + 1] + R[3 * i + 2] * d[2] * R[3 * j + 2];
     double rotated[10] = {1.0, 0, 0, 0, I[0], I[1], I[2], I[4], I[5], I[8]};
     cr_assert(rb_inertia_is_physical(rotated));
     d[2] = 0.55; /* 0.55 > 0.2 + 0.3 */
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
-            I[3 * i + j] = R[3 * i] * d[0] * R[3 * j] + R[3 * i + 1] * d[1] * R[3 * j + 1]
-                         + R[3 * i + 2] * d[2] * R[3 * j + 2];
+            I[3 * i + j] =
+                R[3 * i] * d[0] * R[3 * j] + R[3 * i + 1] * d[1] * R[3 * j + 1] + R[3 * i + 2] * d[2] * R[3 * j + 2];
     double rotated_bad[10] = {1.0, 0, 0, 0, I[0], I[1], I[2], I[4], I[5], I[8]};
     cr_assert_not(rb_inertia_is_physical(rotated_bad));
 }

@@ -127,7 +127,7 @@ bool test_urdf_read(const char *path, test_urdf *u)
     u->link_names = calloc(nl, sizeof *u->link_names);
     u->pi = calloc(nl, sizeof *u->pi);
     u->pose = calloc(nl, sizeof *u->pose);
-    char (*jparent)[256] = calloc(nj, sizeof *jparent), (*jchild)[256] = calloc(nj, sizeof *jchild);
+    char(*jparent)[256] = calloc(nj, sizeof *jparent), (*jchild)[256] = calloc(nj, sizeof *jchild);
     rb_xform *jorigin = calloc(nj, sizeof *jorigin);
     bool *placed = calloc(nl, sizeof *placed);
     char buf[256];
@@ -143,8 +143,16 @@ bool test_urdf_read(const char *path, test_urdf *u)
                 origin(child(in, "origin"), &X);
                 xmlNode *I = child(in, "inertia");
                 double m = num(child(in, "mass"), "value");
-                double at_com[10] = {m, 0, 0, 0, num(I, "ixx"), num(I, "ixy"), num(I, "ixz"), num(I, "iyy"),
-                                     num(I, "iyz"), num(I, "izz")};
+                double at_com[10] = {m,
+                                     0,
+                                     0,
+                                     0,
+                                     num(I, "ixx"),
+                                     num(I, "ixy"),
+                                     num(I, "ixz"),
+                                     num(I, "iyy"),
+                                     num(I, "iyz"),
+                                     num(I, "izz")};
                 rb_inertia_to_parent(&X, at_com, u->pi[i]);
                 u->total_mass += m;
             }

@@ -32,7 +32,13 @@ static const char *const probe_modes[] = {"fast", "exact", NULL};
 static const double probe_weights[] = {1, 2};
 static const rb_param_spec probe_params[] = {
     {.name = "gain", .kind = RB_PARAM_NUMBER, .required = true, .has_min = true, .min = 0, .has_max = true, .max = 10},
-    {.name = "count", .kind = RB_PARAM_INTEGER, .def_number = 3, .has_min = true, .min = 1, .has_max = true, .max = 100},
+    {.name = "count",
+     .kind = RB_PARAM_INTEGER,
+     .def_number = 3,
+     .has_min = true,
+     .min = 1,
+     .has_max = true,
+     .max = 100},
     {.name = "verbose", .kind = RB_PARAM_BOOLEAN},
     {.name = "mode", .kind = RB_PARAM_STRING, .def_string = "fast", .choices = probe_modes},
     {.name = "weights",
@@ -99,7 +105,8 @@ Test(pipeline_config, malformed_json_points_at_the_culprit)
                  "  }\n"
                  "}\n",
                  RB_ECONFIG, "pipeline.json:4:3: malformed JSON (expected a string key, found '}')");
-    expect_error("{\"clock\": 1 \"x\": 2}", RB_ECONFIG, "pipeline.json:1:13: malformed JSON (expected ',' or '}', found '\"')");
+    expect_error("{\"clock\": 1 \"x\": 2}", RB_ECONFIG,
+                 "pipeline.json:1:13: malformed JSON (expected ',' or '}', found '\"')");
     expect_error("{\n  \"clock\": [1, 2\n", RB_ECONFIG,
                  "pipeline.json:3:1: malformed JSON (expected ',' or ']', found the end of the text)");
     expect_error("{\"a\": \"b\\q\"}", RB_ECONFIG, "pipeline.json:1:9: malformed JSON (invalid escape in a string)");
@@ -115,9 +122,12 @@ Test(pipeline_config, type_error_deep_in_stage_params)
 {
     /* line 9: 8 spaces, then "gain" at column 9 */
     expect_error(HEAD "  \"stages\": [\n"
-                      "    {\"id\": \"s0\", \"type\": \"lowpass\", \"in\": {\"x\": \"q\"}, \"out\": {\"y\": \"q0\"}, \"params\": {\"cutoff_hz\": 5}},\n"
-                      "    {\"id\": \"s1\", \"type\": \"lowpass\", \"in\": {\"x\": \"q0\"}, \"out\": {\"y\": \"q1\"}, \"params\": {\"cutoff_hz\": 5}},\n"
-                      "    {\"id\": \"s2\", \"type\": \"probe\", \"in\": {\"a\": \"q0\", \"b\": \"q1\"}, \"out\": {\"out\": \"q2\"},\n"
+                      "    {\"id\": \"s0\", \"type\": \"lowpass\", \"in\": {\"x\": \"q\"}, \"out\": {\"y\": \"q0\"}, "
+                      "\"params\": {\"cutoff_hz\": 5}},\n"
+                      "    {\"id\": \"s1\", \"type\": \"lowpass\", \"in\": {\"x\": \"q0\"}, \"out\": {\"y\": \"q1\"}, "
+                      "\"params\": {\"cutoff_hz\": 5}},\n"
+                      "    {\"id\": \"s2\", \"type\": \"probe\", \"in\": {\"a\": \"q0\", \"b\": \"q1\"}, \"out\": "
+                      "{\"out\": \"q2\"},\n"
                       "     \"params\": {\n"
                       "        \"gain\": \"high\"\n"
                       "     }}\n"
@@ -128,12 +138,13 @@ Test(pipeline_config, type_error_deep_in_stage_params)
 
 Test(pipeline_config, unknown_key_suggests_the_closest)
 {
-    expect_error(HEAD "  \"stages\": [\n"
-                      "    {\"id\": \"lp\", \"type\": \"lowpass\", \"in\": {\"x\": \"q\"}, \"out\": {\"y\": \"q_lp\"},\n"
-                      "     \"params\": {\n"
-                      "       \"cutof_hz\": 5}}\n"
-                      "  ]\n"
-                      "}\n",
+    expect_error(HEAD
+                 "  \"stages\": [\n"
+                 "    {\"id\": \"lp\", \"type\": \"lowpass\", \"in\": {\"x\": \"q\"}, \"out\": {\"y\": \"q_lp\"},\n"
+                 "     \"params\": {\n"
+                 "       \"cutof_hz\": 5}}\n"
+                 "  ]\n"
+                 "}\n",
                  RB_ECONFIG, "pipeline.json:7:8: stages[0].params: unknown key 'cutof_hz' (did you mean 'cutoff_hz'?)");
     expect_error(HEAD "  \"stagse\": []\n}\n", RB_ECONFIG,
                  "pipeline.json:4:3: unknown key 'stagse' (did you mean 'stages'?)");
@@ -176,23 +187,27 @@ Test(pipeline_config, input_wired_to_nothing)
                       "    {\"id\": \"fd\", \"type\": \"finite_difference\",\n"
                       "     \"in\": {\"x\": \"qd\"}, \"out\": {\"dx\": \"qdd\"}}\n"
                       "  ]\n}\n",
-                 RB_ECONFIG, "pipeline.json:7:13: stages[1].in.x: signal 'qd' is not produced by any signal binding "
-                             "or stage");
+                 RB_ECONFIG,
+                 "pipeline.json:7:13: stages[1].in.x: signal 'qd' is not produced by any signal binding "
+                 "or stage");
     expect_error(HEAD "  \"stages\": [{\"id\": \"fd\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q_lpf\"}, "
                       "\"out\": {\"dx\": \"q_lp\"}}]\n}\n",
-                 RB_ECONFIG, "pipeline.json:4:63: stages[0].in.x: signal 'q_lpf' is not produced by any signal "
-                             "binding or stage (did you mean 'q_lp'?)");
+                 RB_ECONFIG,
+                 "pipeline.json:4:63: stages[0].in.x: signal 'q_lpf' is not produced by any signal "
+                 "binding or stage (did you mean 'q_lp'?)");
 }
 
 Test(pipeline_config, dependency_cycle)
 {
-    expect_error(HEAD "  \"stages\": [\n"
-                      "    {\"id\": \"a\", \"type\": \"finite_difference\", \"in\": {\"x\": \"yc\"}, \"out\": {\"dx\": \"ya\"}},\n"
-                      "    {\"id\": \"b\", \"type\": \"finite_difference\", \"in\": {\"x\": \"ya\"}, \"out\": {\"dx\": \"yb\"}},\n"
-                      "    {\"id\": \"c\", \"type\": \"finite_difference\", \"in\": {\"x\": \"yb\"}, \"out\": {\"dx\": \"yc\"}},\n"
-                      "    {\"id\": \"free\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q\"}, \"out\": {\"dx\": \"qd\"}}\n"
-                      "  ]\n}\n",
-                 RB_ECONFIG, "pipeline.json:5:53: stages[0].in.x: dependency cycle: a -> b -> c -> a");
+    expect_error(
+        HEAD
+        "  \"stages\": [\n"
+        "    {\"id\": \"a\", \"type\": \"finite_difference\", \"in\": {\"x\": \"yc\"}, \"out\": {\"dx\": \"ya\"}},\n"
+        "    {\"id\": \"b\", \"type\": \"finite_difference\", \"in\": {\"x\": \"ya\"}, \"out\": {\"dx\": \"yb\"}},\n"
+        "    {\"id\": \"c\", \"type\": \"finite_difference\", \"in\": {\"x\": \"yb\"}, \"out\": {\"dx\": \"yc\"}},\n"
+        "    {\"id\": \"free\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q\"}, \"out\": {\"dx\": \"qd\"}}\n"
+        "  ]\n}\n",
+        RB_ECONFIG, "pipeline.json:5:53: stages[0].in.x: dependency cycle: a -> b -> c -> a");
     expect_error(HEAD "  \"stages\": [{\"id\": \"self\", \"type\": \"finite_difference\", \"in\": {\"x\": \"y\"}, "
                       "\"out\": {\"dx\": \"y\"}}]\n}\n",
                  RB_ECONFIG, "pipeline.json:4:65: stages[0].in.x: dependency cycle: self -> self");
@@ -200,29 +215,38 @@ Test(pipeline_config, dependency_cycle)
 
 Test(pipeline_config, unknown_output_signal)
 {
-    expect_error(HEAD "  \"stages\": [{\"id\": \"lp\", \"type\": \"lowpass\", \"in\": {\"x\": \"q\"}, \"out\": {\"y\": \"q_lp\"}, "
-                      "\"params\": {\"cutoff_hz\": 2}}],\n"
-                      "  \"outputs\": [\n"
-                      "    {\"path\": \"est.h5\", \"signals\": [\"q_lp\",\n"
-                      "                                    \"q_lpf\"]}\n"
-                      "  ]\n}\n",
-                 RB_ECONFIG, "pipeline.json:7:37: outputs[0].signals[1]: signal 'q_lpf' is not produced by any signal "
-                             "binding or stage (did you mean 'q_lp'?)");
+    expect_error(
+        HEAD
+        "  \"stages\": [{\"id\": \"lp\", \"type\": \"lowpass\", \"in\": {\"x\": \"q\"}, \"out\": {\"y\": \"q_lp\"}, "
+        "\"params\": {\"cutoff_hz\": 2}}],\n"
+        "  \"outputs\": [\n"
+        "    {\"path\": \"est.h5\", \"signals\": [\"q_lp\",\n"
+        "                                    \"q_lpf\"]}\n"
+        "  ]\n}\n",
+        RB_ECONFIG,
+        "pipeline.json:7:37: outputs[0].signals[1]: signal 'q_lpf' is not produced by any signal "
+        "binding or stage (did you mean 'q_lp'?)");
 }
 
 /* Further checks, one line each: {config tail after HEAD, expected message}. */
 static const char *const semantic_cases[][2] = {
-    {"  \"stages\": [{\"id\": \"a\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q\"}, \"out\": {\"dx\": \"q\"}}]\n}",
+    {"  \"stages\": [{\"id\": \"a\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q\"}, \"out\": {\"dx\": "
+     "\"q\"}}]\n}",
      "pipeline.json:4:81: stages[0].out.dx: signal 'q' is already produced by signals.q"},
-    {"  \"stages\": [{\"id\": \"a\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q\"}, \"out\": {\"dx\": \"d\"}},\n"
-     "             {\"id\": \"a\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q\"}, \"out\": {\"dx\": \"e\"}}]\n}",
+    {"  \"stages\": [{\"id\": \"a\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q\"}, \"out\": {\"dx\": "
+     "\"d\"}},\n"
+     "             {\"id\": \"a\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q\"}, \"out\": {\"dx\": "
+     "\"e\"}}]\n}",
      "pipeline.json:5:15: stages[1].id: stage id 'a' is also used by stages[0]"},
-    {"  \"stages\": [{\"id\": \"a\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q\"}, \"out\": {\"dx\": \"d\"}},\n"
-     "             {\"id\": \"b\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q\"}, \"out\": {\"dx\": \"d\"}}]\n}",
+    {"  \"stages\": [{\"id\": \"a\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q\"}, \"out\": {\"dx\": "
+     "\"d\"}},\n"
+     "             {\"id\": \"b\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q\"}, \"out\": {\"dx\": "
+     "\"d\"}}]\n}",
      "pipeline.json:5:81: stages[1].out.dx: signal 'd' is already produced by stages[0].out.dx"},
     {"  \"stages\": [{\"id\": \"a\", \"type\": \"finite_difference\", \"in\": {}, \"out\": {\"dx\": \"d\"}}]\n}",
      "pipeline.json:4:55: stages[0].in: missing input port 'x'"},
-    {"  \"stages\": [{\"id\": \"a\", \"type\": \"finite_difference\", \"in\": {\"y\": \"q\"}, \"out\": {\"dx\": \"d\"}}]\n}",
+    {"  \"stages\": [{\"id\": \"a\", \"type\": \"finite_difference\", \"in\": {\"y\": \"q\"}, \"out\": {\"dx\": "
+     "\"d\"}}]\n}",
      "pipeline.json:4:62: stages[0].in: unknown key 'y'"},
     {"  \"stages\": [{\"id\": \"a\", \"type\": \"finite_difference\", \"out\": {\"dx\": \"d\"}}]\n}",
      "pipeline.json:4:14: stages[0]: missing key 'in'"},
@@ -246,25 +270,32 @@ static const char *const semantic_cases[][2] = {
     {"  \"stages\": [{\"id\": \"a\", \"type\": \"lowpass\", \"in\": {\"x\": \"q\"}, \"out\": {\"y\": \"d\"}, "
      "\"params\": {\"cutoff_hz\": 0}}]\n}",
      "pipeline.json:4:93: stages[0].params.cutoff_hz: must be > 0"},
-    {"  \"stages\": [{\"id\": \"a\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q\"}, \"out\": {\"dx\": \"d\"}, "
+    {"  \"stages\": [{\"id\": \"a\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q\"}, \"out\": {\"dx\": "
+     "\"d\"}, "
      "\"params\": {\"order\": 1.5}}]\n}",
      "pipeline.json:4:104: stages[0].params.order: expected an integer"},
-    {"  \"stages\": [{\"id\": \"a\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q\"}, \"out\": {\"dx\": \"d\"}, "
+    {"  \"stages\": [{\"id\": \"a\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q\"}, \"out\": {\"dx\": "
+     "\"d\"}, "
      "\"params\": {\"order\": 3}}]\n}",
      "pipeline.json:4:104: stages[0].params.order: must be >= 1 and <= 2"},
-    {"  \"stages\": [{\"id\": \"p\", \"type\": \"probe\", \"in\": {\"a\": \"q\", \"b\": \"q\"}, \"out\": {\"out\": \"d\"}, "
+    {"  \"stages\": [{\"id\": \"p\", \"type\": \"probe\", \"in\": {\"a\": \"q\", \"b\": \"q\"}, \"out\": {\"out\": "
+     "\"d\"}, "
      "\"params\": {\"gain\": 1, \"mode\": \"exakt\"}}]\n}",
      "pipeline.json:4:114: stages[0].params.mode: unknown value 'exakt' (did you mean 'exact'?)"},
-    {"  \"stages\": [{\"id\": \"p\", \"type\": \"probe\", \"in\": {\"a\": \"q\", \"b\": \"q\"}, \"out\": {\"out\": \"d\"}, "
+    {"  \"stages\": [{\"id\": \"p\", \"type\": \"probe\", \"in\": {\"a\": \"q\", \"b\": \"q\"}, \"out\": {\"out\": "
+     "\"d\"}, "
      "\"params\": {\"gain\": 1, \"verbose\": 1}}]\n}",
      "pipeline.json:4:114: stages[0].params.verbose: expected true or false"},
-    {"  \"stages\": [{\"id\": \"p\", \"type\": \"probe\", \"in\": {\"a\": \"q\", \"b\": \"q\"}, \"out\": {\"out\": \"d\"}, "
+    {"  \"stages\": [{\"id\": \"p\", \"type\": \"probe\", \"in\": {\"a\": \"q\", \"b\": \"q\"}, \"out\": {\"out\": "
+     "\"d\"}, "
      "\"params\": {\"gain\": 1, \"weights\": [1, -2]}}]\n}",
      "pipeline.json:4:129: stages[0].params.weights[1]: must be >= 0"},
-    {"  \"stages\": [{\"id\": \"p\", \"type\": \"probe\", \"in\": {\"a\": \"q\", \"b\": \"q\"}, \"out\": {\"out\": \"d\"}, "
+    {"  \"stages\": [{\"id\": \"p\", \"type\": \"probe\", \"in\": {\"a\": \"q\", \"b\": \"q\"}, \"out\": {\"out\": "
+     "\"d\"}, "
      "\"params\": {\"gain\": 1, \"weights\": []}}]\n}",
      "pipeline.json:4:114: stages[0].params.weights: expected 1 to 4 values, got 0"},
-    {"  \"stages\": [{\"id\": \"p\", \"type\": \"probe\", \"in\": {\"a\": \"q\", \"b\": \"q\"}, \"out\": {\"out\": \"d\"}, "
+    {"  \"stages\": [{\"id\": \"p\", \"type\": \"probe\", \"in\": {\"a\": \"q\", \"b\": \"q\"}, \"out\": {\"out\": "
+     "\"d\"}, "
      "\"params\": {\"gain\": 1, \"labels\": [\"x\", 2]}}]\n}",
      "pipeline.json:4:130: stages[0].params.labels[1]: expected a string"},
     {"  \"outputs\": [{\"path\": \"/tmp/x.h5\", \"signals\": [\"q\"]}]\n}",
@@ -275,7 +306,8 @@ static const char *const semantic_cases[][2] = {
      "pipeline.json:4:16: outputs[0].path: x.txt: unknown output format: use a .h5, .hdf5, .mat or .csv file name"},
     {"  \"outputs\": [{\"path\": \"x.h5\", \"signals\": [\"q\", \"q\"]}]\n}",
      "pipeline.json:4:49: outputs[0].signals[1]: signal 'q' is listed twice"},
-    {"  \"outputs\": [{\"path\": \"x.csv\", \"signals\": [\"q\"]}],\n  \"metrics\": [{\"estimate\": \"q\", \"reference\": "
+    {"  \"outputs\": [{\"path\": \"x.csv\", \"signals\": [\"q\"]}],\n  \"metrics\": [{\"estimate\": \"q\", "
+     "\"reference\": "
      "\"q\"}],\n  \"reports\": [\"x.csv\"]\n}",
      "pipeline.json:6:15: reports[0]: 'x.csv' is also written by outputs[0].path"},
     {"  \"reports\": [\"r.md\"]\n}", "pipeline.json:4:3: reports: there is nothing to report: add a \"metrics\" entry"},
@@ -284,12 +316,14 @@ static const char *const semantic_cases[][2] = {
     {"  \"metrics\": [{\"estimate\": \"q\", \"reference\": \"q\", \"window\": [2, 1]}]\n}",
      "pipeline.json:4:65: metrics[0].window[1]: must be greater than window[0] (2)"},
     {"  \"gap_factor\": 1\n}", "pipeline.json:4:3: gap_factor: must be > 1"},
-    {"  \"logs\": [\"a.mat\", 3]\n}", "pipeline.json:4:21: logs[1]: expected a path or an array of paths (one session)"},
+    {"  \"logs\": [\"a.mat\", 3]\n}",
+     "pipeline.json:4:21: logs[1]: expected a path or an array of paths (one session)"},
     {"  \"logs\": [[]]\n}", "pipeline.json:4:12: logs[0]: must not be empty"},
     {"  \"model\": {\"joints\": [\"a\"]}\n}", "pipeline.json:4:3: model: missing key 'urdf'"},
     {"  \"model\": {\"urdf\": \"" RB_SOURCE "/datasets/arm_2ft.urdf\", \"joints\": [\"elbw\"]}\n}",
      "pipeline.json:4:13: model.urdf: " RB_SOURCE "/datasets/arm_2ft.urdf: joint list: no joint named elbw"},
-    {"  \"model\": {\"urdf\": \"a.urdf\", \"floating\": 1}\n}", "pipeline.json:4:31: model.floating: expected true or false"},
+    {"  \"model\": {\"urdf\": \"a.urdf\", \"floating\": 1}\n}",
+     "pipeline.json:4:31: model.floating: expected true or false"},
 };
 
 Test(pipeline_config, semantic_errors_name_key_and_position)
@@ -508,13 +542,15 @@ static void assert_topological(const rb_pipeline *p)
 
 Test(pipeline_config, stages_run_in_dependency_order_stable_in_file_order)
 {
-    const char *text = HEAD "  \"stages\": [\n"
-                            "    {\"id\": \"c\", \"type\": \"finite_difference\", \"in\": {\"x\": \"yb\"}, \"out\": {\"dx\": \"yc\"}},\n"
-                            "    {\"id\": \"a\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q\"}, \"out\": {\"dx\": \"ya\"}},\n"
-                            "    {\"id\": \"b\", \"type\": \"finite_difference\", \"in\": {\"x\": \"ya\"}, \"out\": {\"dx\": \"yb\"}},\n"
-                            "    {\"id\": \"d\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q\"}, \"out\": {\"dx\": \"yd\"}},\n"
-                            "    {\"id\": \"e\", \"type\": \"probe\", \"in\": {\"a\": \"yd\", \"b\": \"ya\"}, \"out\": {\"out\": \"ye\"}, \"params\": {\"gain\": 1}}\n"
-                            "  ]\n}\n";
+    const char *text = HEAD
+        "  \"stages\": [\n"
+        "    {\"id\": \"c\", \"type\": \"finite_difference\", \"in\": {\"x\": \"yb\"}, \"out\": {\"dx\": \"yc\"}},\n"
+        "    {\"id\": \"a\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q\"}, \"out\": {\"dx\": \"ya\"}},\n"
+        "    {\"id\": \"b\", \"type\": \"finite_difference\", \"in\": {\"x\": \"ya\"}, \"out\": {\"dx\": \"yb\"}},\n"
+        "    {\"id\": \"d\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q\"}, \"out\": {\"dx\": \"yd\"}},\n"
+        "    {\"id\": \"e\", \"type\": \"probe\", \"in\": {\"a\": \"yd\", \"b\": \"ya\"}, \"out\": {\"out\": \"ye\"}, "
+        "\"params\": {\"gain\": 1}}\n"
+        "  ]\n}\n";
     rb_pipeline *p;
     rb_err err;
     cr_assert_eq(load(text, &p, &err), RB_OK, "%s", err.msg);
@@ -669,7 +705,8 @@ Test(pipeline_config, registry_lists_in_name_order_and_rejects_bad_types)
     cr_assert_eq(rb_estimators_register(reg, &err), RB_EINVAL);
     cr_assert(strstr(err.msg, "registered twice"), "%s", err.msg);
 
-    static const rb_param_spec bad_default[] = {{.name = "k", .kind = RB_PARAM_NUMBER, .def_number = -1, .has_min = true}};
+    static const rb_param_spec bad_default[] = {
+        {.name = "k", .kind = RB_PARAM_NUMBER, .def_number = -1, .has_min = true}};
     rb_stage_type bad = probe_type;
     bad.name = "bad";
     bad.params = bad_default;

@@ -85,7 +85,7 @@ static rb_channel_info *channels_of(const rb_log *log)
     for (size_t c = 0; c < log->n_channels; c++) {
         const rb_channel *lc = &log->channels[c];
         ch[c] = (rb_channel_info){lc->name, lc->n_elements, (const char *const *)lc->element_names,
-                                    (const char *const *)lc->units};
+                                  (const char *const *)lc->units};
     }
     return ch;
 }
@@ -411,7 +411,8 @@ static int clock_step(void *state, size_t k, double t, const double *const *in, 
 }
 
 static const char *const clock_in[] = {"x"}, *const clock_out[] = {"t"};
-static const rb_stage_type clock_type = {.version = RB_STAGE_TYPE_VERSION, .name = "clock_probe",
+static const rb_stage_type clock_type = {.version = RB_STAGE_TYPE_VERSION,
+                                         .name = "clock_probe",
                                          .summary = "records t",
                                          .inputs = clock_in,
                                          .n_inputs = 1,
@@ -454,7 +455,8 @@ static int failing_step(void *state, size_t k, double t, const double *const *in
     return k == 5 ? rb_err_set(err, RB_ENUMERIC, "boom") : RB_OK;
 }
 
-static const rb_stage_type failing_type = {.version = RB_STAGE_TYPE_VERSION, .name = "failing_at_5",
+static const rb_stage_type failing_type = {.version = RB_STAGE_TYPE_VERSION,
+                                           .name = "failing_at_5",
                                            .summary = "fails at sample 5",
                                            .inputs = clock_in,
                                            .n_inputs = 1,

@@ -92,8 +92,10 @@ Test(sim, energy_conserved_fixed_base_rk4)
 {
     rb_model *m = load("arm_2ft.urdf", false);
     double q0[8] = {0.4, 1.0, -0.7, 0.3}, nu0[8] = {0.5, -0.3, 0.8, 1.0};
-    rb_sim_actuator act[8] = {{.k_t = 0.1, .R = 100, .J_m = 1e-5}, {.k_t = 0.1, .R = -100, .J_m = 1e-5},
-                              {.k_t = 0.1, .R = 80, .J_m = 1e-5}, {.k_t = 0.1, .R = 50, .J_m = 1e-5}};
+    rb_sim_actuator act[8] = {{.k_t = 0.1, .R = 100, .J_m = 1e-5},
+                              {.k_t = 0.1, .R = -100, .J_m = 1e-5},
+                              {.k_t = 0.1, .R = 80, .J_m = 1e-5},
+                              {.k_t = 0.1, .R = 50, .J_m = 1e-5}};
     cr_assert_leq(m->n_dofs, 8);
     rb_sim_scenario sc = {0};
     sc.model = m, sc.dt = 1e-3, sc.duration = 10.0, sc.method = RB_SIM_RK4, sc.q0 = q0, sc.nu0 = nu0;
@@ -148,7 +150,7 @@ Test(sim, humanoid_feet_stay_and_contact_forces_match_rnea)
     cr_assert_eq(rc, 0, "%s", err.msg);
     double fz = tr->contact_wrench[2] + tr->contact_wrench[8];
     cr_assert_float_eq(fz, rb_dyn_total_mass(st.m) * 9.81, 1e-3 * fz, "weight %g", fz);
-    cr_assert_lt(drift, 1e-6, "sole drift %g m", drift);   /* stated bound: 1 um over 2 s */
+    cr_assert_lt(drift, 1e-6, "sole drift %g m", drift); /* stated bound: 1 um over 2 s */
     cr_assert_lt(id_err, 1e-7, "RNEA with contact wrenches vs joint torques: %g", id_err);
     rb_dyn_free(ws);
     rb_sim_finish(s);
@@ -217,7 +219,8 @@ Test(sim, motor_current_model_round_trip)
     double worst = 0.0, track = 0.0;
     while (rb_sim_step(s, &err) == 1) {
         for (size_t j = 0; j < tr->n; j++) {
-            double R = act[j].R, tau = act[j].k_t * R * tr->current[j] - tr->tau_f[j] - R * act[j].J_m * tr->motor_acc[j];
+            double R = act[j].R,
+                   tau = act[j].k_t * R * tr->current[j] - tr->tau_f[j] - R * act[j].J_m * tr->motor_acc[j];
             worst = fmax(worst, fabs(tau - tr->tau_j[j]));
             cr_assert_float_eq(tr->motor_vel[j], R * tr->s_dot[j], 1e-12);
             if (tr->t > 1.0)
@@ -307,8 +310,11 @@ Test(sim, push_changes_motion_only_from_its_window)
     size_t N = 1001, nq = m->nq;
     double *a = calloc(N * nq, sizeof *a), *b = calloc(N * nq, sizeof *b);
     run_record(&sc, a, nq);
-    rb_sim_push p = {.frame = (int)rb_model_frame_index(m, "tool_frame"), .shape = RB_PUSH_HALF_SINE,
-                     .start = 0.4, .duration = 0.1, .peak = {20, 0, 5, 0, 0, 0}};
+    rb_sim_push p = {.frame = (int)rb_model_frame_index(m, "tool_frame"),
+                     .shape = RB_PUSH_HALF_SINE,
+                     .start = 0.4,
+                     .duration = 0.1,
+                     .peak = {20, 0, 5, 0, 0, 0}};
     if (p.frame < 0)
         p.frame = (int)rb_model_frame_index(m, m->bodies[m->n_bodies - 1].name);
     sc.pushes = &p, sc.n_pushes = 1;
@@ -370,7 +376,8 @@ Test(sim, payload_changes_static_torque_by_m_g_l)
             r[i] = pw[i] - Xj->p[i], F[i] = dm * m->gravity[i];
         rb_v3_cross(r, F, mo);
         double want = -rb_v3_dot(ax, mo); /* the joint must supply the opposite of the load's moment */
-        cr_assert_float_eq(tr->tau_j[j] - before[j], want, 1e-9, "joint %zu: %g vs %g", j, tr->tau_j[j] - before[j], want);
+        cr_assert_float_eq(tr->tau_j[j] - before[j], want, 1e-9, "joint %zu: %g vs %g", j, tr->tau_j[j] - before[j],
+                           want);
     }
     cr_assert_float_eq(tr->payload_pi[0], sc.payload.pi_b[0], 1e-15);
     rb_dyn_free(ws);
@@ -393,8 +400,11 @@ static void det_run(double *buf, size_t per, size_t steps, long *allocs, long *c
     st.sc.friction = fr;
     st.sc.duration = (double)steps * st.sc.dt;
     st.sc.random_pushes = (rb_sim_random_pushes){.frame = (int)rb_model_frame_index(st.m, "root_link"),
-                                                 .shape = RB_PUSH_TRIANGLE, .rate = 20, .duration = 0.02,
-                                                 .force_min = 5, .force_max = 20};
+                                                 .shape = RB_PUSH_TRIANGLE,
+                                                 .rate = 20,
+                                                 .duration = 0.02,
+                                                 .force_min = 5,
+                                                 .force_max = 20};
     if (st.sc.random_pushes.frame < 0)
         st.sc.random_pushes.frame = 0;
     rb_sim *s = start(&st.sc);

@@ -117,8 +117,8 @@ static size_t record(const rb_sim_scenario *sc, double *out, size_t per)
     size_t k = 0, n = tr->n;
     do {
         double *o = out + k * per;
-        const double *parts[] = {tr->q, tr->nu, tr->nu_dot, tr->tau_j, tr->tau_m, tr->tau_f, tr->current,
-                                 tr->motor_pos, tr->motor_vel, tr->motor_acc};
+        const double *parts[] = {tr->q,     tr->nu,      tr->nu_dot,    tr->tau_j,     tr->tau_m,
+                                 tr->tau_f, tr->current, tr->motor_pos, tr->motor_vel, tr->motor_acc};
         const size_t len[] = {tr->nq, tr->nv, tr->nv, n, n, n, n, n, n, n};
         for (size_t i = 0; i < sizeof len / sizeof len[0]; i++)
             memcpy(o, parts[i], len[i] * sizeof *o), o += len[i];
@@ -136,7 +136,8 @@ Test(sim_actuation, rigid_gear_is_bit_identical_and_windup_does_not_feed_back)
     windup w;
     windup_setup(&w, 0.0);
     size_t n = w.m->n_dofs, per = 2 * w.m->nq + 10 * n + 6 * w.m->n_ft, steps = 1202;
-    double *a = calloc(steps * per, sizeof *a), *b = calloc(steps * per, sizeof *b), *c = calloc(steps * per, sizeof *c);
+    double *a = calloc(steps * per, sizeof *a), *b = calloc(steps * per, sizeof *b),
+           *c = calloc(steps * per, sizeof *c);
     size_t ka = record(&w.sc, a, per);
     for (size_t j = 0; j < n; j++) /* the same actuators written without the field */
         w.act[j] = (rb_sim_actuator){.k_t = 0.05, .R = GEAR_R, .J_m = 1e-5, .i_max = 0};
@@ -245,7 +246,7 @@ Test(sim_actuation, joint_limits_stop_the_joint)
     double s_lim = elbow_run(true, &t_leave, &n_at);
     cr_assert_eq(s_lim, 2.4);
     cr_assert_gt(n_at, 300, "held at the limit for %zu samples", n_at); /* reference above 2.4 for ~0.6 s */
-    cr_assert_gt(t_leave, 0.8, "left the limit at %g s", t_leave);    /* only once the reference comes back */
+    cr_assert_gt(t_leave, 0.8, "left the limit at %g s", t_leave);      /* only once the reference comes back */
     cr_assert_lt(t_leave, 1.0, "left the limit at %g s", t_leave);
 }
 

@@ -61,8 +61,10 @@ static void standing_setup(standing *st, const char *const *joints, size_t n_joi
     st->q0[2] -= X.p[2];
     rb_dyn_free(ws);
     for (int k = 0; k < 2; k++)
-        st->c[k] = (rb_sim_contact){.frame = (int)rb_model_frame_index(st->m, k ? "r_sole" : "l_sole"), .dim = 6,
-                                    .baumgarte_T = 0.02, .initially_active = true};
+        st->c[k] = (rb_sim_contact){.frame = (int)rb_model_frame_index(st->m, k ? "r_sole" : "l_sole"),
+                                    .dim = 6,
+                                    .baumgarte_T = 0.02,
+                                    .initially_active = true};
     for (size_t j = 0; j < st->m->n_dofs; j++) {
         st->g[j] = (rb_sim_joint_ctrl){.kp = 600, .kd = 30};
         double p[6] = {0.3, 0.5, 0.2, 0.02, 200, 1};
@@ -83,8 +85,11 @@ Test(sim_engine, truth_on_demand_equals_the_whole_truth)
     standing_setup(&st, NULL, 0);
     st.sc.friction = st.fr;
     st.sc.random_pushes = (rb_sim_random_pushes){.frame = (int)rb_model_frame_index(st.m, "chest"),
-                                                 .shape = RB_PUSH_HALF_SINE, .rate = 10, .duration = 0.03,
-                                                 .force_min = 10, .force_max = 40};
+                                                 .shape = RB_PUSH_HALF_SINE,
+                                                 .rate = 10,
+                                                 .duration = 0.03,
+                                                 .force_min = 10,
+                                                 .force_max = 40};
     cr_assert_geq(st.sc.random_pushes.frame, 0);
     rb_sim *full = start(&st.sc);
     st.sc.truth_on_demand = true;
@@ -149,14 +154,14 @@ Test(sim_engine, truth_on_demand_equals_the_whole_truth)
  * joint-list order) moves as with the URDF order. */
 Test(sim_engine, joint_list_order_does_not_change_the_motion)
 {
-    static const char *const urdf_order[15] = {
-        "torso_pitch", "torso_roll",    "torso_yaw",    "l_hip_pitch", "l_hip_roll",
-        "l_hip_yaw",   "l_knee",        "l_ankle_pitch", "l_ankle_roll", "r_hip_pitch",
-        "r_hip_roll",  "r_hip_yaw",     "r_knee",       "r_ankle_pitch", "r_ankle_roll"};
-    static const char *const shuffled[15] = {
-        "r_ankle_roll", "l_knee",       "torso_yaw",   "r_hip_pitch", "l_ankle_pitch",
-        "r_knee",       "torso_pitch",  "l_hip_roll",  "r_ankle_pitch", "l_hip_yaw",
-        "r_hip_roll",   "l_ankle_roll", "torso_roll",  "l_hip_pitch", "r_hip_yaw"};
+    static const char *const urdf_order[15] = {"torso_pitch",  "torso_roll",    "torso_yaw",   "l_hip_pitch",
+                                               "l_hip_roll",   "l_hip_yaw",     "l_knee",      "l_ankle_pitch",
+                                               "l_ankle_roll", "r_hip_pitch",   "r_hip_roll",  "r_hip_yaw",
+                                               "r_knee",       "r_ankle_pitch", "r_ankle_roll"};
+    static const char *const shuffled[15] = {"r_ankle_roll",  "l_knee",      "torso_yaw",   "r_hip_pitch",
+                                             "l_ankle_pitch", "r_knee",      "torso_pitch", "l_hip_roll",
+                                             "r_ankle_pitch", "l_hip_yaw",   "r_hip_roll",  "l_ankle_roll",
+                                             "torso_roll",    "l_hip_pitch", "r_hip_yaw"};
     standing a, b;
     standing_setup(&a, urdf_order, 15);
     standing_setup(&b, shuffled, 15);
@@ -208,8 +213,11 @@ Test(sim_engine, forward_dynamics_matches_aba_and_rnea)
     rb_sim_actuator act[4];
     for (int j = 0; j < 4; j++)
         act[j] = (rb_sim_actuator){.k_t = 0.1, .R = 50.0 + 30.0 * j, .J_m = j == 1 ? 0.0 : 1e-5};
-    rb_sim_push p = {.frame = (int)rb_model_frame_index(m, "hand"), .shape = RB_PUSH_RECT, .start = 0.1,
-                     .duration = 0.2, .peak = {5, -3, 8, 0.2, 0.1, -0.3}};
+    rb_sim_push p = {.frame = (int)rb_model_frame_index(m, "hand"),
+                     .shape = RB_PUSH_RECT,
+                     .start = 0.1,
+                     .duration = 0.2,
+                     .peak = {5, -3, 8, 0.2, 0.1, -0.3}};
     cr_assert_geq(p.frame, 0);
     rb_sim_scenario sc = {0};
     sc.model = m, sc.dt = 1e-3, sc.duration = 0.5, sc.q0 = q0, sc.nu0 = nu0, sc.actuators = act;
@@ -289,8 +297,11 @@ Test(sim_engine, truth_sensor_parts_match_the_dynamics_library)
     standing st;
     standing_setup(&st, NULL, 0);
     st.sc.duration = 0.3;
-    rb_sim_push p = {.frame = (int)rb_model_frame_index(st.m, "chest"), .shape = RB_PUSH_TRIANGLE, .start = 0.1,
-                     .duration = 0.1, .peak = {30, -20, 5, 1, 2, 0}};
+    rb_sim_push p = {.frame = (int)rb_model_frame_index(st.m, "chest"),
+                     .shape = RB_PUSH_TRIANGLE,
+                     .start = 0.1,
+                     .duration = 0.1,
+                     .peak = {30, -20, 5, 1, 2, 0}};
     st.sc.pushes = &p, st.sc.n_pushes = 1;
     rb_sim *s = start(&st.sc);
     const rb_sim_truth *tr = rb_sim_truth_get(s);

@@ -105,10 +105,7 @@ Test(sim_scenario, unknown_top_key_suggested)
     expect_error("{" MODEL ",\n \"duraton\": 1}", "t.json:2:2: unknown key 'duraton' (did you mean 'duration'?)");
 }
 
-Test(sim_scenario, missing_duration)
-{
-    expect_error("{" MODEL "}", "t.json:1:1: missing key 'duration'");
-}
+Test(sim_scenario, missing_duration) { expect_error("{" MODEL "}", "t.json:1:1: missing key 'duration'"); }
 
 Test(sim_scenario, unknown_joint_suggested)
 {
@@ -121,7 +118,8 @@ Test(sim_scenario, bad_value_has_path)
     expect_error("{" MODEL ", \"duration\": 1,\n \"actuators\": {\"elbow\": {\"R\": 0}}}",
                  "t.json:2:26: actuators.elbow.R: must be non-zero");
     expect_error("{" MODEL ", \"duration\": 1, \"dt\": -1}", "dt: must be > 0");
-    expect_error("{" MODEL ", \"duration\": 1, \"method\": \"rk5\"}", "method: unknown value 'rk5' (did you mean 'rk4'?)");
+    expect_error("{" MODEL ", \"duration\": 1, \"method\": \"rk5\"}",
+                 "method: unknown value 'rk5' (did you mean 'rk4'?)");
 }
 
 Test(sim_scenario, unknown_actuator_key)
@@ -164,10 +162,7 @@ Test(sim_scenario, references_need_a_controller)
                  "references: references need a controller");
 }
 
-Test(sim_scenario, malformed_json)
-{
-    expect_error("{\n \"duration\": 1,,\n}", "t.json:2:16: malformed JSON");
-}
+Test(sim_scenario, malformed_json) { expect_error("{\n \"duration\": 1,,\n}", "t.json:2:16: malformed JSON"); }
 
 Test(sim_scenario, missing_model_file)
 {
@@ -200,15 +195,20 @@ Test(sim_scenario, events_by_index_and_frame)
 
 Test(sim_scenario, event_errors)
 {
-    expect_error("{" MODEL ", \"duration\": 1, " CONTACTS ",\n \"events\": [{\"t\": 0.5, \"contact\": \"hnd\", \"active\": true}]}",
+    expect_error("{" MODEL ", \"duration\": 1, " CONTACTS
+                 ",\n \"events\": [{\"t\": 0.5, \"contact\": \"hnd\", \"active\": true}]}",
                  "t.json:2:24: events[0].contact: unknown contact frame 'hnd' (did you mean 'hand'?)");
-    expect_error("{" MODEL ", \"duration\": 1, " CONTACTS ", \"events\": [{\"t\": 0.5, \"contact\": 2, \"active\": true}]}",
+    expect_error("{" MODEL ", \"duration\": 1, " CONTACTS
+                 ", \"events\": [{\"t\": 0.5, \"contact\": 2, \"active\": true}]}",
                  "events[0].contact: expected a contact index in [0, 1] or a contact's frame name");
-    expect_error("{" MODEL ", \"duration\": 1, " CONTACTS ", \"events\": [{\"t\": 0.5, \"contact\": 0.5, \"active\": true}]}",
+    expect_error("{" MODEL ", \"duration\": 1, " CONTACTS
+                 ", \"events\": [{\"t\": 0.5, \"contact\": 0.5, \"active\": true}]}",
                  "events[0].contact: expected a contact index in [0, 1]");
-    expect_error("{" MODEL ", \"duration\": 1, " CONTACTS ", \"events\": [{\"t\": 1, \"contact\": true, \"active\": true}]}",
+    expect_error("{" MODEL ", \"duration\": 1, " CONTACTS
+                 ", \"events\": [{\"t\": 1, \"contact\": true, \"active\": true}]}",
                  "events[0].contact: expected a contact index or a contact's frame name");
-    expect_error("{" MODEL ", \"duration\": 1, " CONTACTS ", \"events\": [{\"t\": -1, \"contact\": 0, \"active\": true}]}",
+    expect_error("{" MODEL ", \"duration\": 1, " CONTACTS
+                 ", \"events\": [{\"t\": -1, \"contact\": 0, \"active\": true}]}",
                  "events[0].t: must be >= 0");
     expect_error("{" MODEL ", \"duration\": 1, " CONTACTS ", \"events\": [{\"t\": 1, \"contact\": 0}]}",
                  "events[0]: missing key 'active'");
@@ -218,7 +218,8 @@ Test(sim_scenario, event_errors)
                  "events[0]: unknown key 'on'");
     expect_error("{" MODEL ", \"duration\": 1, \"events\": [{\"t\": 1, \"contact\": 0, \"active\": true}]}",
                  "events[0].contact: the scenario has no contacts to switch (add them under 'contacts')");
-    expect_error("{" MODEL ", \"duration\": 1, " CONTACTS ", \"events\": {}}", "events: expected an array of contact events");
+    expect_error("{" MODEL ", \"duration\": 1, " CONTACTS ", \"events\": {}}",
+                 "events: expected an array of contact events");
     expect_error("{" MODEL ", \"duration\": 1, \"contacts\": [{\"frame\": \"hand\"}, {\"frame\": \"hand\"}]}",
                  "contacts[1].frame: frame 'hand' already has contacts[0]");
 }
@@ -319,15 +320,19 @@ Test(sim_scenario, payload_errors)
                  "payload.t0: must be >= 0");
     expect_error(PAYLOAD("hand") "\"kind\": \"steps\"}}",
                  "payload: expected either 'pi_b' (10 parameters) or 'added' (a rigid mass on the body)");
-    expect_error(PAYLOAD("hand") "\"kind\": \"steps\", \"added\": {\"mass\": 1}, \"pi_b\": [1, 0, 0, 0, 1, 0, 0, 1, 0, 1]}}",
-                 "payload: expected either 'pi_b' (10 parameters) or 'added'");
-    expect_error(PAYLOAD("hand") "\"kind\": \"steps\", \"pi_b\": [1, 0, 0]}}", "payload.pi_b: expected an array of 10 numbers");
+    expect_error(
+        PAYLOAD("hand") "\"kind\": \"steps\", \"added\": {\"mass\": 1}, \"pi_b\": [1, 0, 0, 0, 1, 0, 0, 1, 0, 1]}}",
+        "payload: expected either 'pi_b' (10 parameters) or 'added'");
+    expect_error(PAYLOAD("hand") "\"kind\": \"steps\", \"pi_b\": [1, 0, 0]}}",
+                 "payload.pi_b: expected an array of 10 numbers");
     expect_error(PAYLOAD("hand") "\"kind\": \"steps\", \"pi_b\": [-1, 0, 0, 0, 1, 0, 0, 1, 0, 1]}}",
                  "payload.pi_b: not physically valid (mass -1;");
-    expect_error(PAYLOAD("hand") "\"kind\": \"steps\", \"pi_a\": [1, 0, 0, 0, 1, 0, 0, 1, 0, 3], \"added\": {\"mass\": 1}}}",
-                 "payload.pi_a: not physically valid");
+    expect_error(
+        PAYLOAD("hand") "\"kind\": \"steps\", \"pi_a\": [1, 0, 0, 0, 1, 0, 0, 1, 0, 3], \"added\": {\"mass\": 1}}}",
+        "payload.pi_a: not physically valid");
     expect_error(PAYLOAD("hand") "\"kind\": \"steps\", \"added\": {\"mass\": 0}}}", "payload.added.mass: must be > 0");
-    expect_error(PAYLOAD("hand") "\"kind\": \"steps\", \"added\": {\"com\": [0, 0, 0]}}}", "payload.added: missing key 'mass'");
+    expect_error(PAYLOAD("hand") "\"kind\": \"steps\", \"added\": {\"com\": [0, 0, 0]}}}",
+                 "payload.added: missing key 'mass'");
     expect_error(PAYLOAD("hand") "\"kind\": \"steps\", \"added\": {\"mass\": 1, \"inertia\": [1, 0, 0, 1, 0, 3]}}}",
                  "payload.added.inertia: not physically valid (mass 1;");
     expect_error(PAYLOAD("hand") "\"kind\": \"steps\", \"added\": {\"mass\": 1, \"com\": [0, 0]}}}",
@@ -343,8 +348,9 @@ Test(sim_scenario, payload_errors)
 
 Test(sim_scenario, balance_and_base_pose)
 {
-    rb_scenario *s = load_ok("{" HUMANOID ", \"duration\": 1, " SOLES ", " PD ",\n \"balance\": {\"amplitude\": 0.02,"
-                             " \"freq\": 0.25}, \"base_pose\": {\"position\": [0.1, -0.2, 0.85], \"rpy\": [0, 0, 0.5]}}");
+    rb_scenario *s =
+        load_ok("{" HUMANOID ", \"duration\": 1, " SOLES ", " PD ",\n \"balance\": {\"amplitude\": 0.02,"
+                " \"freq\": 0.25}, \"base_pose\": {\"position\": [0.1, -0.2, 0.85], \"rpy\": [0, 0, 0.5]}}");
     cr_assert(s->sim.balance.enabled);
     cr_assert_eq(s->sim.balance.amplitude, 0.02);
     cr_assert_eq(s->sim.balance.freq, 0.25);
@@ -369,14 +375,16 @@ Test(sim_scenario, balance_and_base_pose)
 
 Test(sim_scenario, balance_errors)
 {
-    expect_error("{" MODEL ", \"duration\": 1, \"contacts\": [{\"frame\": \"hand\"}], \"controller\": {\"kind\": \"pd\"},"
+    expect_error("{" MODEL
+                 ", \"duration\": 1, \"contacts\": [{\"frame\": \"hand\"}], \"controller\": {\"kind\": \"pd\"},"
                  " \"balance\": {\"amplitude\": 0.02, \"freq\": 0.25}}",
                  "balance: needs a floating base (model.floating: true)");
     expect_error("{" HUMANOID ", \"duration\": 1, " PD ", \"balance\": {\"amplitude\": 0.02, \"freq\": 0.25}}",
                  "balance: needs contacts (the feet that stay planted, under 'contacts')");
     expect_error("{" HUMANOID ", \"duration\": 1, " SOLES ", \"balance\": {\"amplitude\": 0.02, \"freq\": 0.25}}",
                  "balance: needs a controller (controller.kind \"pd\" or \"torque\")");
-    expect_error("{" HUMANOID ", \"duration\": 1, " SOLES ", " PD ", \"balance\": {\"amplitude\": 0.02, \"freq\": 0.25},"
+    expect_error("{" HUMANOID ", \"duration\": 1, " SOLES ", " PD
+                 ", \"balance\": {\"amplitude\": 0.02, \"freq\": 0.25},"
                  " \"references\": {\"l_knee\": {\"kind\": \"const\"}}}",
                  "references: not with 'balance' (balancing makes every joint's reference)");
     expect_error("{" HUMANOID ", \"duration\": 1, " SOLES ", " PD ", \"balance\": {\"freq\": 0.25}}",
@@ -399,9 +407,10 @@ Test(sim_scenario, balance_errors)
 /* ---- orientation sensors ------------------------------------------------------------------------------------------ */
 Test(sim_scenario, orientation_sensor)
 {
-    rb_scenario *s = load_ok("{" MODEL ", \"duration\": 1, \"sensors\": [{\"kind\": \"gyroscope\", \"frame\": \"hand_gyro\"},"
-                             " {\"kind\": \"orientation\", \"frame\": \"hand_gyro\", \"name\": \"hand_imu\","
-                             " \"noise\": 0.01}, {\"kind\": \"orientation\", \"frame\": \"tool_frame\"}]}");
+    rb_scenario *s =
+        load_ok("{" MODEL ", \"duration\": 1, \"sensors\": [{\"kind\": \"gyroscope\", \"frame\": \"hand_gyro\"},"
+                " {\"kind\": \"orientation\", \"frame\": \"hand_gyro\", \"name\": \"hand_imu\","
+                " \"noise\": 0.01}, {\"kind\": \"orientation\", \"frame\": \"tool_frame\"}]}");
     cr_assert_eq(s->n_sensors, 3);
     const rb_scenario_sensor *o = &s->sensors[1];
     cr_assert_str_eq(o->channel, "orientations/hand_imu");
@@ -416,13 +425,15 @@ Test(sim_scenario, orientation_sensor)
     cr_assert_eq(s->sim.frames[s->sensors[2].index], rb_model_frame_index(s->model, "tool_frame"));
     rb_scenario_free(s);
 
-    expect_error("{" MODEL ", \"duration\": 1, \"sensors\": [{\"kind\": \"orientation\", \"ft\": \"wrist_ft_sensor\"}]}",
+    expect_error("{" MODEL
+                 ", \"duration\": 1, \"sensors\": [{\"kind\": \"orientation\", \"ft\": \"wrist_ft_sensor\"}]}",
                  "sensors[0].ft: not for an orientation sensor (use 'frame')");
     expect_error("{" MODEL ", \"duration\": 1, \"sensors\": [{\"kind\": \"orientation\", \"frame\": \"hnd\"}]}",
                  "sensors[0].frame: unknown frame 'hnd' (did you mean 'hand'?)");
     expect_error("{" MODEL ", \"duration\": 1, \"sensors\": [{\"kind\": \"orientaton\", \"frame\": \"hand\"}]}",
                  "sensors[0].kind: unknown value 'orientaton' (did you mean 'orientation'?)");
-    expect_error("{" MODEL ", \"duration\": 1, \"sensors\": [{\"kind\": \"accelerometer\", \"ft\": \"wrist_ft_sensor\"}]}",
+    expect_error("{" MODEL
+                 ", \"duration\": 1, \"sensors\": [{\"kind\": \"accelerometer\", \"ft\": \"wrist_ft_sensor\"}]}",
                  "sensors[0].ft: not for an accelerometer sensor (use 'frame')");
 }
 

@@ -28,10 +28,7 @@ static void init_ok(rb_sensor *s, const rb_sensor_params *p, uint64_t seed, doub
 }
 
 /* Truth of element i at time t: a smooth signal of moderate size. */
-static double truth_at(double t, size_t i, double scale)
-{
-    return scale * sin(1.3 * t + 0.7 * (double)i);
-}
+static double truth_at(double t, size_t i, double scale) { return scale * sin(1.3 * t + 0.7 * (double)i); }
 
 /* Every sample: residual y - truth - expected constant; mean and std per element against sigma. */
 static void check_noise_stats(rb_sensor_params p, const double *sigma_each)
@@ -75,8 +72,8 @@ static void check_noise_stats(rb_sensor_params p, const double *sigma_each)
 
 Test(sim_sensors, noise_statistics_match_configuration_for_every_kind)
 {
-    const rb_sensor_kind kinds[] = {RB_SENS_MOTOR_CURRENT, RB_SENS_FT, RB_SENS_ACCELEROMETER,
-                                    RB_SENS_GYROSCOPE, RB_SENS_ORIENTATION};
+    const rb_sensor_kind kinds[] = {RB_SENS_MOTOR_CURRENT, RB_SENS_FT, RB_SENS_ACCELEROMETER, RB_SENS_GYROSCOPE,
+                                    RB_SENS_ORIENTATION};
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         rb_sensor_params p = rb_sensor_preset(kinds[k], rb_sensor_kind_name(kinds[k]), 4);
         cr_assert(p.noise_std.all > 0, "preset %s has noise", p.name);
@@ -138,8 +135,8 @@ static void check_quantized(rb_sensor_params p, double scale)
         cr_assert(rb_sensor_step(&s, t, truth, y, NULL));
         for (size_t i = 0; i < p.n; i++) {
             double m = y[i] / res;
-            cr_assert(fabs(m - round(m)) < 1e-9 * fmax(1.0, fabs(m)), "%s: %.17g is not a multiple of %g",
-                      p.name, y[i], res);
+            cr_assert(fabs(m - round(m)) < 1e-9 * fmax(1.0, fabs(m)), "%s: %.17g is not a multiple of %g", p.name, y[i],
+                      res);
             if (p.noise_std.all == 0) {
                 cr_assert_eq(y[i], res * round(truth[i] / res));
                 cr_assert(fabs(y[i] - truth[i]) <= 0.5 * res * (1 + 1e-9));
@@ -200,8 +197,8 @@ static size_t count_samples(double rate, double dt, size_t steps, double t0)
         double nominal = rb_sensor_next_time(&s);
         if (rb_sensor_step(&s, t, &truth, &y, NULL)) {
             if (rate <= 1 / dt) {
-                cr_assert(t >= nominal - 1e-9 && t - dt < nominal + 1e-9,
-                          "rate %g: sample at %.12g for nominal %.12g", rate, t, nominal);
+                cr_assert(t >= nominal - 1e-9 && t - dt < nominal + 1e-9, "rate %g: sample at %.12g for nominal %.12g",
+                          rate, t, nominal);
             }
             got++;
         }
@@ -215,7 +212,7 @@ Test(sim_sensors, rate_gives_the_sample_count_over_a_window)
     /* a 10 s window of a 1 kHz simulation */
     cr_assert_eq(count_samples(1000, 1e-3, 10000, 0), 10000);
     cr_assert_eq(count_samples(500, 1e-3, 10000, 0), 5000);
-    cr_assert_eq(count_samples(300, 1e-3, 10000, 0), 3000);  /* not a divisor of 1 kHz */
+    cr_assert_eq(count_samples(300, 1e-3, 10000, 0), 3000);   /* not a divisor of 1 kHz */
     cr_assert_eq(count_samples(100, 1e-3, 10000, 2.5), 1000); /* starting at t0 = 2.5 s */
     cr_assert_eq(count_samples(7, 1e-3, 10000, 0), 70);
     cr_assert_eq(count_samples(4000, 1e-3, 10000, 0), 10000); /* faster than the simulation */

@@ -46,8 +46,7 @@ typedef struct rb_json_step {
 /* Find a key path in JSON text: *line and *col (1-based; col counts bytes) of the member's key, or of
  * the element's value, for the deepest step found (1:1 for an empty path). Returns how many steps were
  * found. Never reads past len; tolerant of malformed text. */
-size_t rb_json_locate(const char *text, size_t len, const rb_json_step *path, size_t depth, size_t *line,
-                             size_t *col);
+size_t rb_json_locate(const char *text, size_t len, const rb_json_step *path, size_t depth, size_t *line, size_t *col);
 /* "stages[2].params.alpha" into buf (truncated to size); keys that are not identifiers are written
  * as ["a key"]. */
 void rb_json_path_format(const rb_json_step *path, size_t depth, char *buf, size_t size);
@@ -59,12 +58,12 @@ size_t rb_json_syntax_error(const char *text, size_t len, const char **what);
 
 /* ---- the context ----------------------------------------------------------------------------------- */
 typedef struct rb_cfg {
-    const char *file;      /* for messages (the path as given, or the name given with the text) */
-    const char *text;      /* NUL-terminated copy of the source */
+    const char *file; /* for messages (the path as given, or the name given with the text) */
+    const char *text; /* NUL-terminated copy of the source */
     size_t len;
     const char *base_file; /* relative paths in the file resolve against its folder (NULL: as written) */
     rb_err *err;
-    size_t depth;          /* may exceed RB_JSON_PATH_MAX: deeper steps are counted, not kept */
+    size_t depth; /* may exceed RB_JSON_PATH_MAX: deeper steps are counted, not kept */
     rb_json_step path[RB_JSON_PATH_MAX];
 } rb_cfg;
 
@@ -99,10 +98,10 @@ int rb_cfg_relay(rb_cfg *c, const rb_err *e);
 /* ---- loading ---------------------------------------------------------------------------------------- */
 /* A configuration format: how rb_cfg_load makes, reads and frees one document of it. */
 typedef struct rb_cfg_format {
-    const char *default_file;  /* names a text loaded without a name, for messages ("scenario.json") */
-    const char *default_name;  /* the document's name when the file's stem is empty ("scenario") */
-    bool base_is_file;         /* text loaded without a base file resolves paths against its name */
-    size_t size;               /* bytes of the document, allocated zeroed */
+    const char *default_file; /* names a text loaded without a name, for messages ("scenario.json") */
+    const char *default_name; /* the document's name when the file's stem is empty ("scenario") */
+    bool base_is_file;        /* text loaded without a base file resolves paths against its name */
+    size_t size;              /* bytes of the document, allocated zeroed */
     /* Before parsing: the document's identity (borrowed strings: copy what is kept) and its defaults.
      * Returns RB_OK or RB_ENOMEM (the loader writes the message). */
     int (*init)(void *doc, const char *file, const char *name, const char *sha256);
@@ -118,7 +117,7 @@ int rb_cfg_load(const rb_cfg_format *f, const char *path, const void *arg, void 
  * gives the default name (NULL: f->default_file); relative paths resolve against the folder of base_file
  * (NULL: as written, or against name_for_messages when f->base_is_file). */
 int rb_cfg_load_text(const rb_cfg_format *f, const char *text, size_t len, const char *name_for_messages,
-                            const char *base_file, const void *arg, void **out, rb_err *err);
+                     const char *base_file, const void *arg, void **out, rb_err *err);
 
 /* Read a whole configuration file (at most 64 MiB) into a new buffer (*text, *len; caller frees with
  * rb_free). RB_ENOTFOUND, RB_EINPUT, RB_ENOMEM. */
@@ -128,8 +127,7 @@ int rb_cfg_read_file(const char *path, char **text, size_t *len, rb_err *err);
 int rb_cfg_parse_json(const char *file, const char *text, size_t len, cJSON **root, rb_err *err);
 /* RB_ECONFIG "<file>:<line>:<col>: malformed JSON (...)" for text cJSON rejected at cjson_offset (why:
  * the reason when known, else NULL to find it). */
-int rb_cfg_malformed(const char *file, const char *text, size_t len, size_t cjson_offset, const char *why,
-                            rb_err *err);
+int rb_cfg_malformed(const char *file, const char *text, size_t len, size_t cjson_offset, const char *why, rb_err *err);
 
 /* ---- objects and sections --------------------------------------------------------------------------- */
 /* Member `key` of obj (case-sensitive), NULL when absent. */
@@ -151,7 +149,7 @@ typedef struct rb_cfg_section {
 int rb_cfg_sections(rb_cfg *c, const cJSON *obj, const rb_cfg_section *sections, size_t n);
 /* One member through parse, with its key on the path; absent: "missing key 'k'" when required, else RB_OK. */
 int rb_cfg_with_member(rb_cfg *c, const cJSON *obj, const char *key, bool required,
-                              int (*parse)(rb_cfg *c, const cJSON *v));
+                       int (*parse)(rb_cfg *c, const cJSON *v));
 
 /* ---- typed values at the current path ---------------------------------------------------------------- */
 /* A string (a new copy in *out; empty only when allow_empty). */
@@ -182,11 +180,10 @@ int rb_cfg_check_rule(rb_cfg *c, double x, rb_cfg_rule rule);
 
 /* Members: absent is an error when required, else leaves *out (the default) as it is. */
 int rb_cfg_member_string(rb_cfg *c, const cJSON *obj, const char *key, bool required, char **out);
-int rb_cfg_member_choice(rb_cfg *c, const cJSON *obj, const char *key, const char *const *choices,
-                                size_t *index);
+int rb_cfg_member_choice(rb_cfg *c, const cJSON *obj, const char *key, const char *const *choices, size_t *index);
 int rb_cfg_member_number(rb_cfg *c, const cJSON *obj, const char *key, rb_cfg_rule rule, double *out);
-int rb_cfg_member_strings(rb_cfg *c, const cJSON *obj, const char *key, bool required, bool allow_empty,
-                                 char ***out, size_t *n);
+int rb_cfg_member_strings(rb_cfg *c, const cJSON *obj, const char *key, bool required, bool allow_empty, char ***out,
+                          size_t *n);
 
 /* A name made of letters, digits, '_' and '-', starting with a letter or '_' (variants, configurations). */
 bool rb_cfg_valid_name(const char *s);

@@ -150,10 +150,7 @@ typedef struct rb_mat {
     double *data;
 } rb_mat;
 
-static inline double *rb_mat_at(const rb_mat *m, size_t i, size_t j)
-{
-    return m->data + i * m->stride + j;
-}
+static inline double *rb_mat_at(const rb_mat *m, size_t i, size_t j) { return m->data + i * m->stride + j; }
 
 /* A view over caller-owned storage. */
 static inline rb_mat rb_mat_view(double *data, size_t rows, size_t cols, size_t stride)
@@ -186,8 +183,9 @@ int rb_provenance_addf(rb_provenance *pv, const char *value, rb_err *err, const 
 void rb_provenance_free(rb_provenance *pv);
 /* set(target, key, value, err) for every pair in order, stopping at the first failure (its code). The
  * containers' set_provenance functions are this with their attribute setter. */
-int rb_provenance_each(const rb_provenance *pv, int (*set)(void *target, const char *key, const char *value, rb_err *err),
-                       void *target, rb_err *err);
+int rb_provenance_each(const rb_provenance *pv,
+                       int (*set)(void *target, const char *key, const char *value, rb_err *err), void *target,
+                       rb_err *err);
 
 /* ---- checksums ---------------------------------------------------------------------------- */
 typedef struct rb_sha256 {
@@ -272,7 +270,7 @@ void rb_c_locale_pop(rb_locale_scope *scope);
  * seeded from the config. */
 typedef struct rb_rng {
     uint64_t s[4];
-    double spare;    /* second normal deviate of the last pair */
+    double spare; /* second normal deviate of the last pair */
     bool has_spare;
 } rb_rng;
 

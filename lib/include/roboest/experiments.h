@@ -69,33 +69,33 @@ typedef struct rb_suite_variant {
 
 typedef struct rb_suite_trace {
     char *joint;
-    size_t log;            /* index into rb_suite.logs */
+    size_t log; /* index into rb_suite.logs */
     bool has_window;
-    double t0, t1;         /* absolute s; -INFINITY / INFINITY without a window */
+    double t0, t1; /* absolute s; -INFINITY / INFINITY without a window */
 } rb_suite_trace;
 
 typedef struct rb_suite {
-    char *name, *path, *sha256;  /* name, file as given, SHA-256 of its text */
+    char *name, *path, *sha256; /* name, file as given, SHA-256 of its text */
     size_t n_variants;
     rb_suite_variant *variants;
     size_t n_logs;
-    rb_cfg_session *logs;     /* paths resolved */
-    char **log_names;            /* n_logs stems */
-    char *reference;             /* channel */
+    rb_cfg_session *logs; /* paths resolved */
+    char **log_names;     /* n_logs stems */
+    char *reference;      /* channel */
     rb_interp reference_interp;
-    size_t n_joints;             /* 0: every element of the reference channel */
+    size_t n_joints; /* 0: every element of the reference channel */
     char **joints;
     bool has_window;
     double t0, t1;
     size_t n_stats;
-    size_t stats[RB_N_STATS];    /* shown statistics (rb_stat_key indices) */
+    size_t stats[RB_N_STATS]; /* shown statistics (rb_stat_key indices) */
     rb_bootstrap bootstrap;
     size_t n_traces;
     rb_suite_trace *traces;
-    char *contact_channel;       /* NULL: no shading */
+    char *contact_channel; /* NULL: no shading */
     double contact_threshold;
-    char *outputs;               /* resolved folder; NULL when not given */
-    size_t threads;              /* 0: one per online core */
+    char *outputs;  /* resolved folder; NULL when not given */
+    size_t threads; /* 0: one per online core */
 } rb_suite;
 
 /* Load and validate a suite and every variant's pipeline (caller frees with rb_suite_free). */
@@ -119,13 +119,13 @@ typedef struct rb_suite_figure {
 } rb_suite_figure;
 
 typedef struct rb_suite_result {
-    rb_comparison *table;        /* summarized; provenance: roboest version, suite file and SHA-256, each
+    rb_comparison *table; /* summarized; provenance: roboest version, suite file and SHA-256, each
                                     variant's pipeline SHA-256, each log's files and SHA-256 */
     size_t n_figures;
     rb_suite_figure *figures;
     size_t n_warnings;
-    char **warnings;             /* one line each (gaps, held samples), in pair order, repeats dropped */
-    size_t n_pairs, n_samples;   /* runs made, clock samples over all runs */
+    char **warnings;           /* one line each (gaps, held samples), in pair order, repeats dropped */
+    size_t n_pairs, n_samples; /* runs made, clock samples over all runs */
 } rb_suite_result;
 
 /* Read the logs on a pool of threads (one log per task; HDF5-based files take turns under HDF5's own lock
@@ -155,11 +155,11 @@ int rb_suite_result_write(const rb_suite_result *r, const char *dir, bool overwr
  * (mean (default), sd, lo, hi, min or max of the summary across logs) are optional. Blanks between tokens
  * are ignored. Examples: "ukf_pinn.rmse < rnea.rmse", "ukf_pinn.rmse < 1.2", "ukf.mae[r_knee].hi <= 0.5". */
 typedef struct rb_rule_result {
-    char *rule;      /* the rule's text, trimmed */
-    char *where;     /* where it came from ("rules.txt:3", "--rule 1") */
+    char *rule;  /* the rule's text, trimmed */
+    char *where; /* where it came from ("rules.txt:3", "--rule 1") */
     bool passed;
     double left, right;
-    char *message;   /* "ukf.rmse = 1.3 is not < rnea.rmse = 1.1" (failed) or "... < ..." (passed) */
+    char *message; /* "ukf.rmse = 1.3 is not < rnea.rmse = 1.1" (failed) or "... < ..." (passed) */
 } rb_rule_result;
 
 typedef struct rb_check {
@@ -241,12 +241,12 @@ typedef struct rb_closed_loop {
     char *name, *path, *sha256; /* name, file as given, SHA-256 of its text */
     rb_scenario *scenario;      /* loaded (owned) */
     size_t n_joints;
-    char **joints;              /* scored joints */
-    size_t *joint_dof;          /* their joint indices in the scenario's model (0 .. n_dofs-1) */
+    char **joints;     /* scored joints */
+    size_t *joint_dof; /* their joint indices in the scenario's model (0 .. n_dofs-1) */
     double settle, disturbances_from, max_com_error;
     size_t n_seeds;
     uint64_t *seeds;
-    size_t threads;             /* 0: one per online core */
+    size_t threads; /* 0: one per online core */
     rb_bootstrap bootstrap;
     size_t n_configs;
     rb_closed_loop_config *configs;
@@ -267,21 +267,21 @@ typedef struct rb_closed_loop_opts {
 
 typedef struct rb_closed_loop_status {
     bool diverged;
-    double t_end;  /* s: the end of the run (the scenario's duration, or where it diverged) */
-    char *why;     /* diverged: one line ("CoM error 0.12 m > max_com_error at t = 6.2 s", or the sim's error) */
+    double t_end; /* s: the end of the run (the scenario's duration, or where it diverged) */
+    char *why;    /* diverged: one line ("CoM error 0.12 m > max_com_error at t = 6.2 s", or the sim's error) */
 } rb_closed_loop_status;
 
 typedef struct rb_closed_loop_result {
-    rb_comparison *torque;      /* tracking: variants = configurations, logs = "seed_<s>", joints = scored */
-    rb_comparison *com_before;  /* CoM, joints = x, y, z, over [settle, disturbances_from) */
-    rb_comparison *com_all;     /* CoM over [settle, end] */
-    rb_comparison *estimation;  /* tau_hat vs tau_j; variants = configurations with feedback; NULL if none */
-    rb_comparison *friction;    /* tau_F_hat vs tau_F; variants = configurations with compensation; NULL if none */
-    size_t n_runs;              /* n_configs x n_seeds */
-    rb_closed_loop_status *status;       /* n_runs, configuration-major */
+    rb_comparison *torque;         /* tracking: variants = configurations, logs = "seed_<s>", joints = scored */
+    rb_comparison *com_before;     /* CoM, joints = x, y, z, over [settle, disturbances_from) */
+    rb_comparison *com_all;        /* CoM over [settle, end] */
+    rb_comparison *estimation;     /* tau_hat vs tau_j; variants = configurations with feedback; NULL if none */
+    rb_comparison *friction;       /* tau_F_hat vs tau_F; variants = configurations with compensation; NULL if none */
+    size_t n_runs;                 /* n_configs x n_seeds */
+    rb_closed_loop_status *status; /* n_runs, configuration-major */
     size_t n_figures;
-    rb_suite_figure *figures;   /* rmse_box.svg, magnitude_box.svg, com_y.svg (first seed, pushes shaded) */
-    size_t n_steps;             /* simulation steps over all runs (as scheduled; diverged runs stop earlier) */
+    rb_suite_figure *figures; /* rmse_box.svg, magnitude_box.svg, com_y.svg (first seed, pushes shaded) */
+    size_t n_steps;           /* simulation steps over all runs (as scheduled; diverged runs stop earlier) */
 } rb_closed_loop_result;
 
 /* Run every (configuration, seed) on a pool of threads; each run reads only shared immutable data and writes
@@ -289,7 +289,8 @@ typedef struct rb_closed_loop_result {
  * the thread count. The lowest failing run decides the error ("configuration <name>: seed <s>: ..."); a
  * divergence is not an error. Errors: rb_scenario_run's and rb_stream's (set-up), a scored window without
  * samples (RB_EINPUT), RB_ENOMEM. */
-int rb_closed_loop_run(const rb_closed_loop *cl, const rb_closed_loop_opts *opts, rb_closed_loop_result **out, rb_err *err);
+int rb_closed_loop_run(const rb_closed_loop *cl, const rb_closed_loop_opts *opts, rb_closed_loop_result **out,
+                       rb_err *err);
 void rb_closed_loop_result_free(rb_closed_loop_result *r);
 /* The paper's layout as Markdown (Table I: CoM mean and max error per axis in mm before the disturbances;
  * Table II: torque tracking MSE, RMSE, MAE; then the estimation error, the CoM over the whole run, the status of
@@ -300,7 +301,7 @@ int rb_closed_loop_markdown(const rb_closed_loop *cl, const rb_closed_loop_resul
  * some configuration has feedback / compensation; `roboest check` reads the .json) and
  * the figures. RB_EEXISTS (a target exists and !overwrite, before anything is written), RB_EIO, RB_ENOMEM. */
 int rb_closed_loop_write(const rb_closed_loop *cl, const rb_closed_loop_result *r, const char *dir, bool overwrite,
-                       rb_err *err);
+                         rb_err *err);
 
 RB_API_END
 

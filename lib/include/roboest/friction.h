@@ -284,7 +284,6 @@ int rb_friction_fit(rb_friction_kind kind, const double *v, const double *tau_F,
  * (rb_rls) of the same parameters. */
 size_t rb_friction_regressor(const rb_friction_model *m, double v, double *phi);
 
-
 /* ==== the friction network (lib/friction/network.c) ===============================================
  * The joint-torque paper's physics-informed friction model (seed 000, section III-A, eq. 4; the
  * design notes' "The friction network"): per joint, a multilayer perceptron maps short histories of
@@ -387,7 +386,7 @@ typedef struct rb_friction_net_infer {
     float *W2t;         /* h1 x h2: W2 transposed */
     double *b2, *w3;    /* h2 each */
     double b3;
-    float *a2;          /* h2: the second layer's sums (scratch of rb_friction_net_infer_forward) */
+    float *a2; /* h2: the second layer's sums (scratch of rb_friction_net_infer_forward) */
 } rb_friction_net_infer;
 
 /* Build the inference form of net (copies; free with rb_friction_net_infer_free, which accepts a zeroed struct). */
@@ -412,7 +411,8 @@ typedef struct rb_friction_net_batch {
 size_t rb_friction_net_batch_work_size(const rb_fnet *net, size_t B);
 /* L of eq. 4 over the batch (the network applied to Xn directly: the normalization is the caller's) and,
  * when grad is not NULL, dL/dtheta (n_params values, theta's layout) by backpropagation. */
-double rb_friction_net_batch_loss(const rb_fnet *net, const rb_friction_net_batch *b, double lambda, double *grad, double *work);
+double rb_friction_net_batch_loss(const rb_fnet *net, const rb_friction_net_batch *b, double lambda, double *grad,
+                                  double *work);
 
 /* Mark the validation samples of step 1 above: validation[i] for i < n (block 0: the default 500). */
 void rb_friction_net_split(size_t n, size_t block, bool *validation);
@@ -447,12 +447,12 @@ typedef struct rb_friction_net_data {
 
 typedef struct rb_friction_net_train_result {
     size_t n_train, n_val;
-    size_t epochs_run;         /* epochs done (fewer than asked when stopped early) */
-    size_t best_epoch;         /* the epoch whose weights were kept (from 1) */
-    double rmse_train;         /* sqrt(mean (y - t)^2) of the kept network on the training samples, N m */
-    double rmse_val;           /* the same on the validation samples */
-    double rmse_physics_val;   /* sqrt(mean (p - t)^2) on the validation samples: the physics model alone */
-    double loss_val;           /* L (eq. 4) of the kept network on the validation samples, N m^2 */
+    size_t epochs_run;       /* epochs done (fewer than asked when stopped early) */
+    size_t best_epoch;       /* the epoch whose weights were kept (from 1) */
+    double rmse_train;       /* sqrt(mean (y - t)^2) of the kept network on the training samples, N m */
+    double rmse_val;         /* the same on the validation samples */
+    double rmse_physics_val; /* sqrt(mean (p - t)^2) on the validation samples: the physics model alone */
+    double loss_val;         /* L (eq. 4) of the kept network on the validation samples, N m^2 */
 } rb_friction_net_train_result;
 
 /* Train a network on d (steps above) into *net (allocated here; free with rb_friction_net_free). res may be NULL.
@@ -460,8 +460,8 @@ typedef struct rb_friction_net_train_result {
  * validation sample), RB_ENUMERIC (a non-finite input, target or physics value: "sample 12: friction
  * target is nan"; or a loss that stops being finite: "epoch 3: the training loss is not finite (lower the
  * learning rate)"), RB_ENOMEM, a progress callback's cancel. *net is left zeroed on failure. */
-int rb_friction_net_train(const rb_friction_net_data *d, const rb_friction_net_train_opts *o, rb_fnet *net, rb_friction_net_train_result *res,
-                  rb_err *err);
+int rb_friction_net_train(const rb_friction_net_data *d, const rb_friction_net_train_opts *o, rb_fnet *net,
+                          rb_friction_net_train_result *res, rb_err *err);
 
 /* ---- the network file --------------------------------------------------------------------------
  * One JSON file holds the networks of several joints (`roboest train-friction` writes it, the
@@ -498,9 +498,9 @@ int rb_friction_net_train(const rb_friction_net_data *d, const rb_friction_net_t
 typedef struct rb_friction_net_joint {
     char *joint;
     size_t H;
-    rb_fnet net;                 /* n_in = 2 H */
-    rb_friction_model scv;       /* the physics model, kind RB_FRICTION_SCV */
-    rb_friction_net_train_opts train;    /* options it was trained with (progress unused) */
+    rb_fnet net;                      /* n_in = 2 H */
+    rb_friction_model scv;            /* the physics model, kind RB_FRICTION_SCV */
+    rb_friction_net_train_opts train; /* options it was trained with (progress unused) */
     size_t split_block;
     rb_friction_net_train_result result; /* its training record */
 } rb_friction_net_joint;
@@ -510,9 +510,9 @@ typedef struct rb_friction_net_kv {
 } rb_friction_net_kv;
 
 typedef struct rb_friction_net_file {
-    double sample_period;   /* s */
-    char *motor_velocity;   /* what the motor velocity input was, e.g. "motors_state/velocities" (may be NULL) */
-    char *joint_velocity;   /* likewise */
+    double sample_period; /* s */
+    char *motor_velocity; /* what the motor velocity input was, e.g. "motors_state/velocities" (may be NULL) */
+    char *joint_velocity; /* likewise */
     size_t n_provenance;
     rb_friction_net_kv *provenance; /* strings, in file order */
     size_t n_joints;

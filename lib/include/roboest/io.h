@@ -119,7 +119,7 @@ typedef enum rb_log_format {
 const char *rb_log_format_name(rb_log_format fmt);
 
 typedef struct rb_log {
-    char *root_name;     /* root struct of a robot-logger file; NULL otherwise */
+    char *root_name; /* root struct of a robot-logger file; NULL otherwise */
     rb_log_format format;
     size_t n_channels, cap_channels;
     rb_channel *channels;
@@ -138,12 +138,11 @@ void rb_log_free(rb_log *log);
 /* Append a channel of T samples x n elements with zeroed time and data, element names "0".."n-1"
  * and empty units; *out (borrowed, valid until the next channel is added) is for filling in.
  * RB_EINPUT if the name exists already; RB_ENOMEM when T x n overflows or allocation fails. */
-int rb_log_add_channel(rb_log *log, const char *name, size_t n_samples, size_t n_elements,
-                       rb_channel **out, rb_err *err);
+int rb_log_add_channel(rb_log *log, const char *name, size_t n_samples, size_t n_elements, rb_channel **out,
+                       rb_err *err);
 /* Same, copying time (T), data (T x n) and, when not NULL, names and units (n each). */
-int rb_log_add_channel_copy(rb_log *log, const char *name, size_t n_samples, size_t n_elements,
-                            const double *time, const double *data, const char *const *names,
-                            const char *const *units, rb_err *err);
+int rb_log_add_channel_copy(rb_log *log, const char *name, size_t n_samples, size_t n_elements, const double *time,
+                            const double *data, const char *const *names, const char *const *units, rb_err *err);
 /* Replace element name / unit i of a channel (copies s). */
 int rb_channel_set_name(rb_channel *ch, size_t i, const char *s, rb_err *err);
 int rb_channel_set_unit(rb_channel *ch, size_t i, const char *s, rb_err *err);
@@ -350,8 +349,8 @@ typedef enum rb_nonfinite {
  * index: RB_EINPUT (non-increasing or non-finite channel timestamps, non-finite samples under
  * RB_NONFINITE_ERROR), RB_EINVAL (sel index out of range, clock not strictly increasing or not
  * finite), RB_ENOMEM. On error `out` may be partly written. */
-int rb_resample(const rb_channel *ch, const size_t *sel, size_t n_sel, const rb_clock *clk,
-                rb_interp interp, rb_nonfinite policy, double *out, size_t *n_held, rb_err *err);
+int rb_resample(const rb_channel *ch, const size_t *sel, size_t n_sel, const rb_clock *clk, rb_interp interp,
+                rb_nonfinite policy, double *out, size_t *n_held, rb_err *err);
 
 /* Every channel of `in` resampled (linear, non-finite samples an error) onto one uniform clock at `rate` Hz
  * (rb_clock_uniform) over the span all non-empty channels cover, names, units and attributes copied: a new

@@ -26,9 +26,9 @@ typedef struct rb_stats {
 typedef struct rb_metric_input {
     const char *estimate_name, *reference_name; /* for messages; NULL reads "estimate"/"reference" */
     const double *estimate, *reference;         /* T x n each, sample t, element i at t * n + i */
-    const double *time; /* T clock times (for the window); may be NULL when t0, t1 are both infinite */
+    const double *time;           /* T clock times (for the window); may be NULL when t0, t1 are both infinite */
     size_t n_samples, n_elements; /* T, n */
-    double t0, t1;      /* window [t0, t1]; -INFINITY / INFINITY for the whole run */
+    double t0, t1;                /* window [t0, t1]; -INFINITY / INFINITY for the whole run */
 } rb_metric_input;
 
 /* Statistics of in->estimate against in->reference over the samples whose time lies in
@@ -76,8 +76,8 @@ void rb_report_free(rb_report *rep);
  * present goes right after that run's last row, a new run goes at the end; otherwise insertion
  * order is kept. Statistics are not checked here: rendering rejects non-finite ones.
  * RB_EINVAL on a NULL argument, RB_ENOMEM (the report is then unchanged). */
-int rb_report_add(rb_report *rep, const char *run, const char *estimate, const char *reference,
-                  const char *element, const rb_stats *stats, rb_err *err);
+int rb_report_add(rb_report *rep, const char *run, const char *estimate, const char *reference, const char *element,
+                  const rb_stats *stats, rb_err *err);
 /* Set provenance key = value (copied), replacing the value of an existing key; keys keep the
  * order of their first setting. RB_EINVAL on a NULL argument, RB_ENOMEM (report unchanged). */
 int rb_report_set_attr(rb_report *rep, const char *key, const char *value, rb_err *err);
@@ -105,8 +105,7 @@ int rb_report_render(const rb_report *rep, rb_report_format fmt, char **text, rb
 /* Render and write through a temporary file renamed into place (nothing at path on error).
  * Errors of rb_report_render (prefixed with the path), RB_EEXISTS if path exists and
  * !overwrite, RB_EIO (missing folder, failed write) with the path in the message. */
-int rb_report_write(const rb_report *rep, const char *path, rb_report_format fmt, bool overwrite,
-                    rb_err *err);
+int rb_report_write(const rb_report *rep, const char *path, rb_report_format fmt, bool overwrite, rb_err *err);
 
 /* ==== comparisons of estimator variants over several logs (bootstrap.c, compare.c, figures.c) ====
  * `roboest compare` runs every (variant, log) pair and fills an rb_comparison with each pair's statistics per
@@ -143,8 +142,8 @@ int rb_bootstrap_draw(const rb_bootstrap *bs, size_t n, size_t *idx, rb_err *err
 /* Percentile interval of the mean of x[0..n): replicate b is the mean of x[idx[b * n + i]] over i; *lo and
  * *hi are the (1 - level) / 2 and (1 + level) / 2 quantiles (type 7) of the B replicates. scratch holds B
  * doubles. With n == 1 every replicate is x[0]: the interval collapses to the value. */
-void rb_bootstrap_mean_interval(const double *x, size_t n, const size_t *idx, size_t B, double level,
-                                double *scratch, double *lo, double *hi);
+void rb_bootstrap_mean_interval(const double *x, size_t n, const size_t *idx, size_t B, double level, double *scratch,
+                                double *lo, double *hi);
 
 /* Box-plot figures of a sample (Tukey): quartiles of type 7, whiskers at the most extreme values inside
  * [q1 - 1.5 IQR, q3 + 1.5 IQR], values outside are outliers. */
@@ -165,7 +164,7 @@ typedef struct rb_summary {
 
 typedef struct rb_comparison {
     char *title;
-    char *reference;          /* what the estimates were compared with (a channel name) */
+    char *reference; /* what the estimates were compared with (a channel name) */
     size_t n_variants, n_logs, n_joints;
     char **variants, **logs, **joints; /* names (logs: file stems) */
     size_t n_shown;
@@ -227,8 +226,8 @@ typedef struct rb_box_series {
 /* Box plots side by side, one per series (<g class="box"> each, holding the box <rect>, the median <line>,
  * the whiskers and one <circle class="outlier"> per outlier), y axis with nice ticks, labels.
  * RB_EINVAL for no series or an empty one, RB_ENUMERIC for a non-finite value (naming the series), RB_ENOMEM. */
-int rb_svg_boxplot(const char *title, const char *y_label, const rb_box_series *series, size_t n_series,
-                   char **svg, rb_err *err);
+int rb_svg_boxplot(const char *title, const char *y_label, const rb_box_series *series, size_t n_series, char **svg,
+                   rb_err *err);
 
 typedef struct rb_trace_line {
     const char *label;

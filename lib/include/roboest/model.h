@@ -85,33 +85,33 @@ RB_API_BEGIN
 typedef enum rb_joint_type { RB_JOINT_FIXED, RB_JOINT_REVOLUTE, RB_JOINT_PRISMATIC } rb_joint_type;
 
 typedef struct rb_body {
-    char *name;          /* the URDF link the body is named after */
-    int parent;          /* parent body index; -1 for the base */
-    rb_joint_type type;  /* joint to the parent (FIXED for the base and for FT-sensor joints) */
-    char *joint_name;    /* URDF joint to the parent; NULL for the base */
-    int dof;             /* index in the joint vectors, -1 for FIXED */
-    rb_xform X_parent;   /* pose of the joint frame at q = 0 in the parent body frame */
-    double axis[3];      /* unit joint axis in the body frame (zero for FIXED) */
-    double inertia[10];  /* inertial parameters about the body frame origin (merged links included) */
+    char *name;         /* the URDF link the body is named after */
+    int parent;         /* parent body index; -1 for the base */
+    rb_joint_type type; /* joint to the parent (FIXED for the base and for FT-sensor joints) */
+    char *joint_name;   /* URDF joint to the parent; NULL for the base */
+    int dof;            /* index in the joint vectors, -1 for FIXED */
+    rb_xform X_parent;  /* pose of the joint frame at q = 0 in the parent body frame */
+    double axis[3];     /* unit joint axis in the body frame (zero for FIXED) */
+    double inertia[10]; /* inertial parameters about the body frame origin (merged links included) */
 } rb_body;
 
 typedef enum rb_frame_kind { RB_FRAME_LINK, RB_FRAME_SENSOR, RB_FRAME_USER } rb_frame_kind;
 
 typedef struct rb_frame {
     char *name;
-    int body;            /* the body it is attached to */
-    rb_xform X_body;     /* its pose in the body frame */
+    int body;        /* the body it is attached to */
+    rb_xform X_body; /* its pose in the body frame */
     rb_frame_kind kind;
 } rb_frame;
 
 typedef struct rb_ft_sensor {
     char *name;
-    char *joint_name;    /* the fixed joint it sits on */
-    int child_body;      /* the body on the joint's child side (its parent joint is the FT joint) */
-    int parent_body;     /* the body on the joint's parent side */
-    int frame;           /* frame the reading is expressed in (child link, parent link or sensor frame) */
-    int sensor_frame;    /* the sensor's own frame (from <origin>) */
-    int sign;            /* the reading is sign * (wrench that the parent_body side exerts on the child_body
+    char *joint_name; /* the fixed joint it sits on */
+    int child_body;   /* the body on the joint's child side (its parent joint is the FT joint) */
+    int parent_body;  /* the body on the joint's parent side */
+    int frame;        /* frame the reading is expressed in (child link, parent link or sensor frame) */
+    int sensor_frame; /* the sensor's own frame (from <origin>) */
+    int sign;         /* the reading is sign * (wrench that the parent_body side exerts on the child_body
                           * side): +1 for parent_to_child, -1 for child_to_parent, negated when re-rooting
                           * reversed the joint (the model's parent side is then the URDF child link's) */
 } rb_ft_sensor;
@@ -121,40 +121,40 @@ typedef enum rb_imu_kind { RB_SENSOR_ACCELEROMETER, RB_SENSOR_GYROSCOPE } rb_imu
 typedef struct rb_imu_sensor {
     char *name;
     rb_imu_kind kind;
-    int frame;           /* the sensor frame */
+    int frame; /* the sensor frame */
 } rb_imu_sensor;
 
 typedef struct rb_model {
-    char *name;            /* URDF robot name */
-    char *source;          /* file it was loaded from (or the name given to the string loader) */
-    bool floating;         /* floating base: 6 more velocity coordinates */
+    char *name;    /* URDF robot name */
+    char *source;  /* file it was loaded from (or the name given to the string loader) */
+    bool floating; /* floating base: 6 more velocity coordinates */
     size_t n_bodies;
-    rb_body *bodies;       /* topological order, bodies[0] the base */
-    size_t n_dofs;         /* movable joints n */
-    char **dof_names;      /* n joint names, joint-list order */
-    int *dof_body;         /* n body indices */
-    double *dof_lower, *dof_upper;    /* n position limits (-INFINITY / INFINITY when none) */
+    rb_body *bodies;                   /* topological order, bodies[0] the base */
+    size_t n_dofs;                     /* movable joints n */
+    char **dof_names;                  /* n joint names, joint-list order */
+    int *dof_body;                     /* n body indices */
+    double *dof_lower, *dof_upper;     /* n position limits (-INFINITY / INFINITY when none) */
     double *dof_effort, *dof_velocity; /* n limits (INFINITY when none) */
-    size_t nq, nv;         /* n and n (fixed base); 7 + n and 6 + n (floating base) */
+    size_t nq, nv;                     /* n and n (fixed base); 7 + n and 6 + n (floating base) */
     size_t n_frames;
     rb_frame *frames;
     size_t n_ft;
     rb_ft_sensor *ft;
     size_t n_imu;
     rb_imu_sensor *imu;
-    double gravity[3];     /* world gravity, m/s^2, default (0, 0, -9.81) */
-    double total_mass;     /* kg */
+    double gravity[3]; /* world gravity, m/s^2, default (0, 0, -9.81) */
+    double total_mass; /* kg */
 } rb_model;
 
 typedef struct rb_model_opts {
-    const char *const *joints;  /* joint list: the movable joints kept, in this order (NULL: all, URDF order) */
+    const char *const *joints; /* joint list: the movable joints kept, in this order (NULL: all, URDF order) */
     size_t n_joints;
-    const char *const *locked;  /* movable joints locked at locked_at (optional; with a joint list, the
+    const char *const *locked; /* movable joints locked at locked_at (optional; with a joint list, the
                                  * joints not in the list and not here are locked at zero) */
-    const double *locked_at;    /* n_locked positions, rad or m */
+    const double *locked_at;   /* n_locked positions, rad or m */
     size_t n_locked;
-    const char *base;           /* base link (NULL: the URDF root) */
-    bool floating;              /* floating base */
+    const char *base; /* base link (NULL: the URDF root) */
+    bool floating;    /* floating base */
 } rb_model_opts;
 
 /* Load a URDF file (caller frees *out with rb_model_free; *out is NULL on failure). opts may be NULL (all
@@ -163,8 +163,8 @@ typedef struct rb_model_opts {
  * RB_EINVAL: a joint listed twice, both listed and locked, or a NULL list with a length. */
 int rb_model_load_urdf(const char *path, const rb_model_opts *opts, rb_model **out, rb_err *err);
 /* The same from text; `name` starts error messages and becomes model->source. */
-int rb_model_load_urdf_text(const char *xml, size_t len, const char *name, const rb_model_opts *opts,
-                            rb_model **out, rb_err *err);
+int rb_model_load_urdf_text(const char *xml, size_t len, const char *name, const rb_model_opts *opts, rb_model **out,
+                            rb_err *err);
 void rb_model_free(rb_model *model);
 
 /* Index lookups by exact name, -1 if absent. */

@@ -76,12 +76,12 @@ RB_API_BEGIN
 /* ---- the loaded pipeline (read-only for callers) ------------------------------------------------- */
 typedef struct rb_config_signal {
     char *name;
-    char *channel;            /* channels[0] (borrowed from channels) */
-    size_t n_channels;        /* >= 1: several channels are concatenated, element blocks in list order */
+    char *channel;     /* channels[0] (borrowed from channels) */
+    size_t n_channels; /* >= 1: several channels are concatenated, element blocks in list order */
     char **channels;
-    size_t n_select;          /* 0: every element of the channel */
-    char **select_names;      /* n_select element names, or NULL when selected by index */
-    size_t *select_indices;   /* n_select element indices, or NULL when selected by name */
+    size_t n_select;        /* 0: every element of the channel */
+    char **select_names;    /* n_select element names, or NULL when selected by index */
+    size_t *select_indices; /* n_select element indices, or NULL when selected by name */
     rb_interp interp;
     rb_nonfinite nonfinite;
 } rb_config_signal;
@@ -98,56 +98,56 @@ typedef struct rb_config_stage {
 } rb_config_stage;
 
 typedef struct rb_config_output {
-    char *path;               /* relative to the run's output folder */
+    char *path; /* relative to the run's output folder */
     rb_out_format format;
     size_t n_signals;
     char **signals;
-    size_t *signal_index;     /* into rb_pipeline.signal_table */
+    size_t *signal_index; /* into rb_pipeline.signal_table */
 } rb_config_output;
 
 typedef struct rb_config_metric {
-    char *name;               /* label, default the estimate's name */
+    char *name; /* label, default the estimate's name */
     char *estimate, *reference;
     size_t estimate_index, reference_index; /* into rb_pipeline.signal_table */
     bool has_window;
-    double t0, t1;            /* -INFINITY / INFINITY without a window */
+    double t0, t1; /* -INFINITY / INFINITY without a window */
 } rb_config_metric;
 
 typedef struct rb_config_report {
-    char *path;               /* relative to the run's output folder */
+    char *path; /* relative to the run's output folder */
     rb_report_format format;
 } rb_config_report;
 
 /* Every signal, bound or produced by a stage (wired output ports only). */
 typedef struct rb_signal_info {
-    const char *name;         /* borrowed from the binding or the stage */
-    bool from_stage;          /* false: signals[index]; true: stages[index].out[port] */
+    const char *name; /* borrowed from the binding or the stage */
+    bool from_stage;  /* false: signals[index]; true: stages[index].out[port] */
     size_t index, port;
-    bool recorded;            /* an output or a metric operand: kept for every sample */
+    bool recorded; /* an output or a metric operand: kept for every sample */
 } rb_signal_info;
 
 typedef struct rb_pipeline {
     char *name;
-    char *config_path;        /* as given to the loader, for messages */
-    char *config_sha256;      /* of the config text, 64 hex characters */
-    char *model_urdf;         /* resolved, NULL without "model" */
+    char *config_path;   /* as given to the loader, for messages */
+    char *config_sha256; /* of the config text, 64 hex characters */
+    char *model_urdf;    /* resolved, NULL without "model" */
     size_t n_model_joints;
     char **model_joints;
-    char *model_base;         /* NULL: the URDF root */
+    char *model_base; /* NULL: the URDF root */
     bool model_floating;
-    rb_model *model;          /* loaded model, NULL without "model" */
-    char *config_dir;         /* folder of the config file ("." for text without a file) */
+    rb_model *model;  /* loaded model, NULL without "model" */
+    char *config_dir; /* folder of the config file ("." for text without a file) */
     size_t n_logs;
     rb_cfg_session *logs;
-    double clock_rate;        /* Hz; 0 when the clock follows a channel */
-    char *clock_channel;      /* NULL for a uniform clock */
+    double clock_rate;   /* Hz; 0 when the clock follows a channel */
+    char *clock_channel; /* NULL for a uniform clock */
     bool has_window;
-    double t0, t1;            /* -INFINITY / INFINITY without a window */
+    double t0, t1; /* -INFINITY / INFINITY without a window */
     double gap_factor;
     size_t n_signals;
     rb_config_signal *signals; /* file order */
     size_t n_stages;
-    rb_config_stage *stages;   /* execution (dependency) order */
+    rb_config_stage *stages; /* execution (dependency) order */
     size_t n_outputs;
     rb_config_output *outputs;
     size_t n_metrics;
@@ -180,7 +180,7 @@ typedef struct rb_run_opts {
     const char *const *logs; /* override the config's logs (paths as given, relative to the working
                                 folder); NULL: the config's */
     size_t n_logs;
-    bool concat;             /* the override list is one session rather than one log per path */
+    bool concat; /* the override list is one session rather than one log per path */
     /* Called with the samples done / total of the current log, at most every max(1%, 4096) samples
      * and once at the end. Return 0 to go on; non-zero cancels the run, which returns that value if
      * it is a negative rb_status and RB_EINVAL otherwise. May be NULL. */
@@ -192,24 +192,24 @@ typedef struct rb_run_opts {
 typedef struct rb_run_signal {
     char *name;
     size_t width;
-    char **names;   /* width element names */
-    char **units;   /* width units ("" unknown) */
-    double *data;   /* clock.n x width */
+    char **names; /* width element names */
+    char **units; /* width units ("" unknown) */
+    double *data; /* clock.n x width */
 } rb_run_signal;
 
 /* The result of one log run (caller frees with rb_run_result_free). */
 typedef struct rb_run_result {
-    char *run_name;          /* "<pipeline name>/<log stem>" ("memory" for an unnamed in-memory log) */
-    char *input;             /* log file names, comma-separated ("memory" for an in-memory log) */
-    char *input_sha256;      /* SHA-256 of each log file, comma-separated ("" in memory) */
-    rb_clock clock;          /* the sample clock, s */
-    double dt;               /* the sample period given to the stages, s */
+    char *run_name;     /* "<pipeline name>/<log stem>" ("memory" for an unnamed in-memory log) */
+    char *input;        /* log file names, comma-separated ("memory" for an in-memory log) */
+    char *input_sha256; /* SHA-256 of each log file, comma-separated ("" in memory) */
+    rb_clock clock;     /* the sample clock, s */
+    double dt;          /* the sample period given to the stages, s */
     size_t n_recorded;
     rb_run_signal *recorded; /* every output signal and metric operand, signal-table order */
     size_t *n_held;          /* per binding (p->signals order): non-finite samples held */
     rb_report *report;       /* metric rows of this log; NULL without metrics */
     size_t n_warnings;
-    char **warnings;         /* one line each, starting with the log name: gaps, held samples */
+    char **warnings; /* one line each, starting with the log name: gaps, held samples */
 } rb_run_result;
 
 /* Replay one in-memory log through the pipeline: check the bound channels' timestamps, build the clock,
@@ -241,11 +241,11 @@ int rb_run_result_write(const rb_pipeline *p, const rb_run_result *res, const ch
 
 /* What rb_pipeline_run did (release with rb_run_summary_free; zero-initialize before the call). */
 typedef struct rb_run_summary {
-    size_t n_logs;         /* sessions run */
-    size_t n_samples;      /* clock samples over all sessions */
+    size_t n_logs;    /* sessions run */
+    size_t n_samples; /* clock samples over all sessions */
     size_t n_warnings;
-    char **warnings;       /* one line each, for the CLI to print */
-    rb_report *report;     /* metric rows of every session; NULL without metrics */
+    char **warnings;   /* one line each, for the CLI to print */
+    rb_report *report; /* metric rows of every session; NULL without metrics */
 } rb_run_summary;
 
 void rb_run_summary_free(rb_run_summary *s);
@@ -269,7 +269,6 @@ int rb_pipeline_run(const rb_pipeline *p, const rb_run_opts *opts, rb_run_summar
  * element selection (by name or index); "interp" is irrelevant (the caller's clock is the stream's), and
  * "nonfinite" applies per sample. Every signal (binding or wired stage output) is one row, rewritten
  * every sample. */
-
 
 typedef struct rb_stream rb_stream;
 

@@ -39,28 +39,28 @@ RB_API_BEGIN
 
 typedef struct rb_ini_entry {
     char *key;
-    size_t n_values;    /* 1 for a scalar; any count (0 included) for a list */
-    char **values;      /* the texts, quotes and escapes removed */
-    bool *quoted;       /* per value: written in double quotes */
-    bool is_list;       /* written in parentheses */
-    const char *file;   /* where it is written (borrowed from rb_ini.files) */
-    size_t line;        /* of the key */
+    size_t n_values;  /* 1 for a scalar; any count (0 included) for a list */
+    char **values;    /* the texts, quotes and escapes removed */
+    bool *quoted;     /* per value: written in double quotes */
+    bool is_list;     /* written in parentheses */
+    const char *file; /* where it is written (borrowed from rb_ini.files) */
+    size_t line;      /* of the key */
 } rb_ini_entry;
 
 typedef struct rb_ini_group {
-    char *name;                   /* "" for the root of the top file */
-    const char *file;             /* the file holding its keys (borrowed from rb_ini.files) */
-    size_t line;                  /* its [GROUP] line in `file`; 0 for a whole file (a root or an include) */
+    char *name;       /* "" for the root of the top file */
+    const char *file; /* the file holding its keys (borrowed from rb_ini.files) */
+    size_t line;      /* its [GROUP] line in `file`; 0 for a whole file (a root or an include) */
     size_t n_entries;
-    rb_ini_entry *entries;        /* file order */
+    rb_ini_entry *entries; /* file order */
     size_t n_groups;
-    struct rb_ini_group *groups;  /* file order */
+    struct rb_ini_group *groups; /* file order */
 } rb_ini_group;
 
 typedef struct rb_ini {
     rb_ini_group root;
     size_t n_files;
-    char **files;                 /* every file read, top file first, as opened (include paths resolved) */
+    char **files; /* every file read, top file first, as opened (include paths resolved) */
 } rb_ini;
 
 /* Read an .ini file and its includes (caller frees *out with rb_ini_free; *out NULL on failure). */
@@ -86,8 +86,7 @@ int rb_ini_get_bool(const rb_ini_group *g, const char *key, bool required, bool 
 int rb_ini_get_strings(const rb_ini_group *g, const char *key, bool required, const char *const **out, size_t *n,
                        rb_err *err);
 /* A list of exactly `count` numbers into dst (else "expected a list of <count> numbers, got <m>"). */
-int rb_ini_get_numbers(const rb_ini_group *g, const char *key, bool required, double *dst, size_t count,
-                       rb_err *err);
+int rb_ini_get_numbers(const rb_ini_group *g, const char *key, bool required, double *dst, size_t count, rb_err *err);
 /* The decimal number syntax above, strictly (the whole of s). */
 bool rb_ini_parse_number(const char *s, double *out);
 
@@ -170,11 +169,11 @@ typedef struct rb_rde_import_opts {
 } rb_rde_import_opts;
 
 typedef struct rb_rde_import {
-    char *json;           /* the pipeline: cJSON's indented text plus a newline, deterministic */
-    char *urdf;           /* the URDF file used, as opened */
+    char *json; /* the pipeline: cJSON's indented text plus a newline, deterministic */
+    char *urdf; /* the URDF file used, as opened */
     size_t n_joints, n_ft, n_contacts, n_acc, n_gyro;
     size_t n_notes;
-    char **notes;         /* one line each: what was read but not mapped, and why */
+    char **notes; /* one line each: what was read but not mapped, and why */
 } rb_rde_import;
 
 /* dir: the configuration folder, or its config.ini. Fills *out (release with rb_rde_import_free; it is

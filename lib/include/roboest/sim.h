@@ -95,11 +95,11 @@ typedef enum rb_ref_kind { RB_REF_CONST = 0, RB_REF_SINE, RB_REF_CHIRP, RB_REF_S
 
 typedef struct rb_sim_ref {
     rb_ref_kind kind;
-    double offset;        /* rad */
-    double amplitude;     /* rad */
-    double freq, freq_end; /* Hz */
-    double phase;         /* rad */
-    double t0, t1;        /* s (chirp window; step time t0) */
+    double offset;                /* rad */
+    double amplitude;             /* rad */
+    double freq, freq_end;        /* Hz */
+    double phase;                 /* rad */
+    double t0, t1;                /* s (chirp window; step time t0) */
     const double *times, *values; /* spline points (borrowed) */
     size_t n_points;
 } rb_sim_ref;
@@ -147,8 +147,8 @@ typedef enum rb_sim_torque_feedback {
 } rb_sim_torque_feedback;
 
 typedef struct rb_sim_joint_ctrl {
-    double kp, kd;          /* N m/rad, N m s/rad */
-    double kp_tau, ki_tau;  /* torque loop (RB_CTRL_TORQUE): 1, 1/s */
+    double kp, kd;         /* N m/rad, N m s/rad */
+    double kp_tau, ki_tau; /* torque loop (RB_CTRL_TORQUE): 1, 1/s */
 } rb_sim_joint_ctrl;
 
 /* ---- actuators -----------------------------------------------------------------------------------------
@@ -167,7 +167,7 @@ typedef struct rb_sim_joint_ctrl {
  * k_gear = 0: theta = R s, theta_dot = R s_dot, theta_ddot = R s_ddot. */
 typedef struct rb_sim_actuator {
     double k_t, R, J_m, i_max;
-    double k_gear;          /* N m/rad; 0: rigid */
+    double k_gear; /* N m/rad; 0: rigid */
 } rb_sim_actuator;
 
 /* ---- pushes (external wrenches nobody measures) --------------------------------------------------------
@@ -189,9 +189,9 @@ typedef struct rb_sim_push {
 typedef struct rb_sim_random_pushes {
     int frame;
     rb_push_shape shape;
-    double rate;                  /* 1/s; 0: none */
-    double duration;              /* s */
-    double force_min, force_max;  /* N */
+    double rate;                 /* 1/s; 0: none */
+    double duration;             /* s */
+    double force_min, force_max; /* N */
 } rb_sim_random_pushes;
 
 /* ---- contacts ------------------------------------------------------------------------------------------
@@ -200,14 +200,14 @@ typedef struct rb_sim_random_pushes {
  * active. An event switches one contact on (an object placed under a foot) or off (removed) at time t. */
 typedef struct rb_sim_contact {
     int frame;
-    int dim;                /* 3 or 6 */
-    double baumgarte_T;     /* s, 0: no drift correction */
+    int dim;            /* 3 or 6 */
+    double baumgarte_T; /* s, 0: no drift correction */
     bool initially_active;
 } rb_sim_contact;
 
 typedef struct rb_sim_contact_event {
-    double t;               /* s */
-    size_t contact;         /* index in scenario->contacts */
+    double t;       /* s */
+    size_t contact; /* index in scenario->contacts */
     bool active;
 } rb_sim_contact_event;
 
@@ -220,13 +220,18 @@ typedef struct rb_sim_contact_event {
  * (w = 0 before t0). Every value must be physically valid (rb_inertia_is_physical; checked for pi_a and
  * pi_b; the mixture of two valid parameter sets is valid). The plant's workspace is updated through
  * rb_dyn_set_body_inertia; the controller keeps the nominal model. */
-typedef enum rb_payload_kind { RB_PAYLOAD_NONE = 0, RB_PAYLOAD_SQUARE, RB_PAYLOAD_SINE, RB_PAYLOAD_STEPS } rb_payload_kind;
+typedef enum rb_payload_kind {
+    RB_PAYLOAD_NONE = 0,
+    RB_PAYLOAD_SQUARE,
+    RB_PAYLOAD_SINE,
+    RB_PAYLOAD_STEPS
+} rb_payload_kind;
 
 typedef struct rb_sim_payload {
     rb_payload_kind kind;
     int body;
     double pi_a[10], pi_b[10];
-    double t0, period;      /* s */
+    double t0, period; /* s */
 } rb_sim_payload;
 
 /* ---- balancing -----------------------------------------------------------------------------------------
@@ -245,50 +250,50 @@ typedef struct rb_sim_payload {
  * (PD or torque) tracks them with the contact-consistent gravity compensation as feedforward. */
 typedef struct rb_sim_balance {
     bool enabled;
-    double amplitude;       /* m */
-    double freq;            /* Hz */
-    double ik_T;            /* s, IK correction time constant (0: 0.02) */
+    double amplitude; /* m */
+    double freq;      /* Hz */
+    double ik_T;      /* s, IK correction time constant (0: 0.02) */
 } rb_sim_balance;
 
 /* ---- scenario ------------------------------------------------------------------------------------------- */
 typedef enum rb_sim_method { RB_SIM_EULER = 0, RB_SIM_RK4 } rb_sim_method;
 
 typedef struct rb_sim_scenario {
-    const rb_model *model;      /* borrowed; must outlive the engine; fixed or floating base (model->floating) */
-    double dt;                  /* integration step, s (> 0) */
-    double duration;            /* s (>= 0); rb_sim_step returns 0 once t >= duration */
+    const rb_model *model; /* borrowed; must outlive the engine; fixed or floating base (model->floating) */
+    double dt;             /* integration step, s (> 0) */
+    double duration;       /* s (>= 0); rb_sim_step returns 0 once t >= duration */
     rb_sim_method method;
     uint64_t seed;
-    const double *q0;           /* initial q (nq), NULL: rb_dyn_neutral */
-    const double *nu0;          /* initial nu (nv), NULL: zero */
+    const double *q0;  /* initial q (nq), NULL: rb_dyn_neutral */
+    const double *nu0; /* initial nu (nv), NULL: zero */
 
-    const rb_sim_ref *refs;     /* n (NULL: hold the initial joint positions) */
+    const rb_sim_ref *refs; /* n (NULL: hold the initial joint positions) */
     rb_ctrl_kind ctrl;
-    const rb_sim_joint_ctrl *gains; /* n (NULL: all zero) */
-    bool gravity_comp;          /* RB_CTRL_PD: add the (contact-consistent) gravity compensation */
+    const rb_sim_joint_ctrl *gains;         /* n (NULL: all zero) */
+    bool gravity_comp;                      /* RB_CTRL_PD: add the (contact-consistent) gravity compensation */
     rb_sim_torque_feedback torque_feedback; /* RB_CTRL_TORQUE only (default RB_TFB_TRUTH) */
-    bool friction_compensation; /* RB_CTRL_TORQUE: tau_m_des += tau_F_hat (rb_sim_set_torque_feedback; a NaN
+    bool friction_compensation;             /* RB_CTRL_TORQUE: tau_m_des += tau_F_hat (rb_sim_set_torque_feedback; a NaN
                                  * element: no compensation at that joint) */
-    const rb_sim_actuator *actuators;    /* n (NULL: the default actuator) */
-    const rb_friction_model *friction;   /* n validated models (NULL: none) */
+    const rb_sim_actuator *actuators;       /* n (NULL: the default actuator) */
+    const rb_friction_model *friction;      /* n validated models (NULL: none) */
 
-    const rb_sim_contact *contacts;      /* n_contacts (floating or fixed base) */
+    const rb_sim_contact *contacts; /* n_contacts (floating or fixed base) */
     size_t n_contacts;
-    const rb_sim_contact_event *events;  /* n_events, any order */
+    const rb_sim_contact_event *events; /* n_events, any order */
     size_t n_events;
 
-    const rb_sim_push *pushes;           /* n_pushes */
+    const rb_sim_push *pushes; /* n_pushes */
     size_t n_pushes;
-    rb_sim_random_pushes random_pushes;  /* rate 0: none */
+    rb_sim_random_pushes random_pushes; /* rate 0: none */
 
-    rb_sim_payload payload;              /* kind NONE: none */
+    rb_sim_payload payload; /* kind NONE: none */
     rb_sim_balance balance;
 
-    const int *frames;          /* frames whose motion the truth exposes (sensors); NULL: the model's IMU frames */
+    const int *frames; /* frames whose motion the truth exposes (sensors); NULL: the model's IMU frames */
     size_t n_frames;
 
-    bool joint_limits;          /* stop the joints at the model's position limits (physics step 4) */
-    bool truth_on_demand;       /* false: every sample computes the whole truth; true: the frame motion, the FT
+    bool joint_limits;    /* stop the joints at the model's position limits (physics step 4) */
+    bool truth_on_demand; /* false: every sample computes the whole truth; true: the frame motion, the FT
                                  * wrenches and the energy only on rb_sim_truth_compute (truth->valid) */
 } rb_sim_scenario;
 
@@ -296,28 +301,28 @@ typedef struct rb_sim_scenario {
  * Arrays borrowed from the engine, overwritten by every rb_sim_step. Joint vectors have n = model->n_dofs.
  * All values belong to the sample's time t (the start of the step that rb_sim_step will take next). */
 typedef struct rb_sim_truth {
-    double t;                   /* s */
+    double t; /* s */
     size_t n, nq, nv;
-    const double *q, *nu, *nu_dot;   /* full generalized state (nq, nv, nv) */
+    const double *q, *nu, *nu_dot;    /* full generalized state (nq, nv, nv) */
     const double *s, *s_dot, *s_ddot; /* joint parts (n each; views into q, nu, nu_dot) */
-    const double *tau_j;        /* joint torque (joint side, what a joint-torque sensor reads), N m */
-    const double *tau_m;        /* motor torque reaching the gear output, k_t R I_m, N m */
-    const double *tau_f;        /* friction torque tau_F (friction.h convention: tau_j = tau_m - tau_F - R^2 J_m s_ddot) */
-    const double *tau_des;      /* what the controller asked for (motor torque before saturation), N m */
-    const double *tau_ref;      /* the controller's desired JOINT torque, N m: RB_CTRL_TORQUE the inverse dynamics /
+    const double *tau_j;              /* joint torque (joint side, what a joint-torque sensor reads), N m */
+    const double *tau_m;              /* motor torque reaching the gear output, k_t R I_m, N m */
+    const double *tau_f;   /* friction torque tau_F (friction.h convention: tau_j = tau_m - tau_F - R^2 J_m s_ddot) */
+    const double *tau_des; /* what the controller asked for (motor torque before saturation), N m */
+    const double *tau_ref; /* the controller's desired JOINT torque, N m: RB_CTRL_TORQUE the inverse dynamics /
                                  * gravity-compensation feedforward before the rotor term, the PI and the friction
                                  * compensation; RB_CTRL_PD the PD output (= tau_des); RB_CTRL_NONE zero */
-    double com_ref[3];          /* balance: the CoM reference c_ref(t) the IK tracks, world, m; NaN without balance */
-    const double *current;      /* motor current I_m (saturated), A */
-    const double *current_cmd;  /* commanded current before saturation, A */
+    double com_ref[3];     /* balance: the CoM reference c_ref(t) the IK tracks, world, m; NaN without balance */
+    const double *current; /* motor current I_m (saturated), A */
+    const double *current_cmd;                       /* commanded current before saturation, A */
     const double *motor_pos, *motor_vel, *motor_acc; /* rotor side: R s, R s_dot, R s_ddot (k_gear: with the windup) */
-    const double *ref;          /* joint references r (n) */
-    const unsigned char *stuck; /* 1: joint held by stiction */
-    const unsigned char *at_limit; /* 1: joint on a position limit (joint_limits; all 0 otherwise) */
+    const double *ref;                               /* joint references r (n) */
+    const unsigned char *stuck;                      /* 1: joint held by stiction */
+    const unsigned char *at_limit;                   /* 1: joint on a position limit (joint_limits; all 0 otherwise) */
     /* base (floating: the base body; fixed: identity / zero) */
-    rb_xform base_pose;         /* W_X_B */
-    double base_twist[6];       /* body-fixed [v_B; w_B] */
-    double base_acc[6];         /* its derivative (nu_dot's base part) */
+    rb_xform base_pose;   /* W_X_B */
+    double base_twist[6]; /* body-fixed [v_B; w_B] */
+    double base_acc[6];   /* its derivative (nu_dot's base part) */
     /* contacts: 6 per scenario contact (MIXED wrench ON the robot, world axes about the frame origin;
      * zero when inactive; dim-3 contacts fill the force only) */
     size_t n_contacts;
@@ -337,8 +342,8 @@ typedef struct rb_sim_truth {
     size_t n_frames;
     const int *frames;
     const rb_xform *frame_pose;
-    const double *frame_vel;    /* 6 per frame */
-    const double *frame_acc;    /* 6 per frame (accelerometer: linear part; gravity included) */
+    const double *frame_vel; /* 6 per frame */
+    const double *frame_acc; /* 6 per frame (accelerometer: linear part; gravity included) */
     /* FT sensors: every model FT sensor (6 * model->n_ft, model order, each in its own convention), from
      * rb_dyn_ft_wrenches with the contact and push wrenches included */
     size_t n_ft;
@@ -425,14 +430,14 @@ void rb_sim_finish(rb_sim *sim);
 #define RB_SENSOR_NAME_MAX 128
 
 typedef enum rb_sensor_kind {
-    RB_SENS_CUSTOM = 0,     /* any channel; units are the caller's */
-    RB_SENS_JOINT_ENCODER,  /* joints_state::positions, rad (link side) */
-    RB_SENS_MOTOR_ENCODER,  /* motors_state::positions, rad, rotor side (about R times the joint's) */
-    RB_SENS_MOTOR_CURRENT,  /* motors_state::currents, A */
-    RB_SENS_FT,             /* FTs::<sensor>: fx fy fz (N) mx my mz (N m), sensor frame */
-    RB_SENS_ACCELEROMETER,  /* accelerometers::<imu>: m/s^2, proper acceleration (gravity included) */
-    RB_SENS_GYROSCOPE,      /* gyros::<imu>: rad/s, sensor frame */
-    RB_SENS_ORIENTATION     /* orientations::<imu>: roll pitch yaw, rad */
+    RB_SENS_CUSTOM = 0,    /* any channel; units are the caller's */
+    RB_SENS_JOINT_ENCODER, /* joints_state::positions, rad (link side) */
+    RB_SENS_MOTOR_ENCODER, /* motors_state::positions, rad, rotor side (about R times the joint's) */
+    RB_SENS_MOTOR_CURRENT, /* motors_state::currents, A */
+    RB_SENS_FT,            /* FTs::<sensor>: fx fy fz (N) mx my mz (N m), sensor frame */
+    RB_SENS_ACCELEROMETER, /* accelerometers::<imu>: m/s^2, proper acceleration (gravity included) */
+    RB_SENS_GYROSCOPE,     /* gyros::<imu>: rad/s, sensor frame */
+    RB_SENS_ORIENTATION    /* orientations::<imu>: roll pitch yaw, rad */
 } rb_sensor_kind;
 
 /* "custom", "joint_encoder", "motor_encoder", "motor_current", "ft", "accelerometer", "gyroscope",
@@ -449,26 +454,23 @@ typedef struct rb_sensor_vec {
     const double *each;
 } rb_sensor_vec;
 
-static inline double rb_sensor_vec_at(rb_sensor_vec v, size_t i)
-{
-    return v.each ? v.each[i] : v.all;
-}
+static inline double rb_sensor_vec_at(rb_sensor_vec v, size_t i) { return v.each ? v.each[i] : v.all; }
 
 /* Config-facing parameters of one channel (units: the channel's, per second where stated). */
 typedef struct rb_sensor_params {
-    const char *name;         /* channel name, e.g. "FTs::r_foot_front_ft" (borrowed; init copies it) */
+    const char *name; /* channel name, e.g. "FTs::r_foot_front_ft" (borrowed; init copies it) */
     rb_sensor_kind kind;
-    size_t n;                 /* elements (FT 6; accelerometer, gyroscope, orientation 3) */
-    double rate_hz;           /* sample rate, > 0 */
-    double jitter_s;          /* timestamp jitter half-width, 0 <= jitter_s < 0.5 / rate_hz */
-    rb_sensor_vec noise_std;  /* white Gaussian noise std, >= 0 */
-    rb_sensor_vec bias;       /* constant bias */
+    size_t n;                   /* elements (FT 6; accelerometer, gyroscope, orientation 3) */
+    double rate_hz;             /* sample rate, > 0 */
+    double jitter_s;            /* timestamp jitter half-width, 0 <= jitter_s < 0.5 / rate_hz */
+    rb_sensor_vec noise_std;    /* white Gaussian noise std, >= 0 */
+    rb_sensor_vec bias;         /* constant bias */
     rb_sensor_vec drift_rw_std; /* random-walk drift std per sqrt(s), >= 0 */
-    rb_sensor_vec drift_rate; /* linear drift per s */
-    rb_sensor_vec resolution; /* quantization step, >= 0 (0: none); encoders 2 pi / counts per rev */
-    rb_sensor_vec lo, hi;     /* saturation limits, lo <= hi (may be -INFINITY / INFINITY) */
-    rb_sensor_vec offset;     /* start-up offset (FT: the wrench read before calibration) */
-    bool wrap_angles;         /* wrap every element into [-pi, pi) (orientation) */
+    rb_sensor_vec drift_rate;   /* linear drift per s */
+    rb_sensor_vec resolution;   /* quantization step, >= 0 (0: none); encoders 2 pi / counts per rev */
+    rb_sensor_vec lo, hi;       /* saturation limits, lo <= hi (may be -INFINITY / INFINITY) */
+    rb_sensor_vec offset;       /* start-up offset (FT: the wrench read before calibration) */
+    bool wrap_angles;           /* wrap every element into [-pi, pi) (orientation) */
 } rb_sensor_params;
 
 /* Everything off: no noise, bias, drift, offset, quantization; limits -inf..inf; rate_hz 0 (must be
@@ -508,20 +510,19 @@ typedef struct rb_sensor {
     size_t n;
     double rate_hz, jitter_s, period;
     bool wrap_angles;
-    double t0;          /* init time */
-    double t_prev;      /* last sample (t0 before the first) */
-    uint64_t k_next;    /* index of the next nominal sample instant */
-    uint64_t samples;   /* samples given so far */
+    double t0;        /* init time */
+    double t_prev;    /* last sample (t0 before the first) */
+    uint64_t k_next;  /* index of the next nominal sample instant */
+    uint64_t samples; /* samples given so far */
     rb_rng rng;
-    double *buf;        /* one allocation: the per-element arrays below */
+    double *buf; /* one allocation: the per-element arrays below */
     double *noise_std, *bias, *drift_rw_std, *drift_rate, *resolution, *lo, *hi, *offset;
-    double *walk;       /* random-walk state w_i */
+    double *walk; /* random-walk state w_i */
 } rb_sensor;
 
 /* Validate p, copy it, seed from rb_sensor_seed(scenario_seed, p->name), first nominal sample at
  * t0. RB_ECONFIG (see validate), RB_ENOMEM. On failure *s is left freeable (rb_sensor_free). */
-int rb_sensor_init(rb_sensor *s, const rb_sensor_params *p, uint64_t scenario_seed, double t0,
-                   rb_err *err);
+int rb_sensor_init(rb_sensor *s, const rb_sensor_params *p, uint64_t scenario_seed, double t0, rb_err *err);
 void rb_sensor_free(rb_sensor *s);
 
 /* Simulation step at time t (non-decreasing across calls) with the true values truth (n). True
@@ -610,7 +611,7 @@ typedef enum rb_scn_source {
 } rb_scn_source;
 
 typedef struct rb_scenario_sensor {
-    char *channel;           /* full channel path, e.g. "FTs/wrist_ft_sensor" */
+    char *channel; /* full channel path, e.g. "FTs/wrist_ft_sensor" */
     rb_scn_source source;
     size_t index;            /* FT sensor or frame slot (see rb_scn_source) */
     rb_sensor_params params; /* name = channel; per-element arrays point into `values` */
@@ -659,8 +660,8 @@ typedef struct rb_scenario_hook {
      * measured, before the step that follows: latest[c] = channel c's newest measured row (NULL before
      * its first sample), fresh[c] = measured at this sample. The hook may call rb_sim_set_torque_feedback
      * (and rb_sim_truth_compute). Non-zero (an rb_status with a message) stops the run. NULL: not called. */
-    int (*sample)(void *user, rb_sim *sim, size_t k, double t, const double *const *latest,
-                  const bool *fresh, rb_err *err);
+    int (*sample)(void *user, rb_sim *sim, size_t k, double t, const double *const *latest, const bool *fresh,
+                  rb_err *err);
     void *user;
 } rb_scenario_hook;
 
@@ -669,8 +670,8 @@ typedef struct rb_scenario_hook {
  * caller modified, e.g. torque_feedback), NULL: s->sim. hook NULL: none. *out: the log (rb_log_free), NULL
  * when out == NULL (then nothing is recorded beyond what the hook needs). Errors: rb_sim_*'s,
  * the hook's, RB_ENOMEM. Deterministic: the same scenario gives the same log. */
-int rb_scenario_run(const rb_scenario *s, const rb_sim_scenario *sim, const rb_scenario_hook *hook,
-                    rb_log **out, rb_err *err);
+int rb_scenario_run(const rb_scenario *s, const rb_sim_scenario *sim, const rb_scenario_hook *hook, rb_log **out,
+                    rb_err *err);
 
 /* Load and validate a scenario file (caller frees with rb_scenario_free; *out NULL on failure). */
 int rb_scenario_load(const char *path, rb_scenario **out, rb_err *err);

@@ -34,10 +34,7 @@ typedef struct rb_xform {
 } rb_xform;
 
 /* ---- 3D ------------------------------------------------------------------------------------------- */
-static inline void rb_v3_set(double out[3], double x, double y, double z)
-{
-    out[0] = x, out[1] = y, out[2] = z;
-}
+static inline void rb_v3_set(double out[3], double x, double y, double z) { out[0] = x, out[1] = y, out[2] = z; }
 static inline double rb_v3_dot(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 /* out = a x b (out may alias neither a nor b) */
 static inline void rb_v3_cross(const double a[3], const double b[3], double out[3])
@@ -267,7 +264,8 @@ static inline void rb_inertia_to_parent(const rb_xform *X, const double pi[10], 
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) {
             double delta = i == j ? 1.0 : 0.0;
-            IA[3 * i + j] += -(Rh[i] * p[j] - pRh * delta) - (p[i] * Rh[j] - pRh * delta) - m * (p[i] * p[j] - pp * delta);
+            IA[3 * i + j] +=
+                -(Rh[i] * p[j] - pRh * delta) - (p[i] * Rh[j] - pRh * delta) - m * (p[i] * p[j] - pp * delta);
         }
     out[0] = m;
     for (int i = 0; i < 3; i++)

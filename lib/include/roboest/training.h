@@ -67,29 +67,29 @@ RB_API_BEGIN
  */
 typedef struct rb_friction_spec_signal {
     char *channel;
-    char **elements;     /* n_joints element names (the joints by default) */
-    bool kf_derivative;  /* the channel holds positions: velocities from the kf_derivative filter */
-    double *q, *r;       /* n_joints each (expanded from 1 or n values); kf_derivative only */
+    char **elements;    /* n_joints element names (the joints by default) */
+    bool kf_derivative; /* the channel holds positions: velocities from the kf_derivative filter */
+    double *q, *r;      /* n_joints each (expanded from 1 or n values); kf_derivative only */
     double p0[3];
 } rb_friction_spec_signal;
 
 typedef struct rb_friction_spec_log {
     size_t n_paths;
-    char **paths;   /* resolved; one session, concatenated in order */
-    char *torques;  /* resolved path of the file with the torque channel, NULL: the log itself */
+    char **paths;  /* resolved; one session, concatenated in order */
+    char *torques; /* resolved path of the file with the torque channel, NULL: the log itself */
 } rb_friction_spec_log;
 
 typedef struct rb_friction_spec {
-    char *path, *sha256;      /* the spec file (as given) and the SHA-256 of its text */
+    char *path, *sha256; /* the spec file (as given) and the SHA-256 of its text */
     size_t n_logs;
     rb_friction_spec_log *logs;
     size_t n_joints;
     char **joints;
     rb_friction_spec_signal joint_velocity, motor_velocity, current, torque;
-    double *k_t, *R;          /* n_joints each */
-    double *J_m;              /* n_joints rotor inertias (kg m^2), or NULL: none subtracted */
-    double clock_rate;        /* Hz; 0: the clock follows clock_channel */
-    char *clock_channel;      /* default: joint_velocity.channel */
+    double *k_t, *R;     /* n_joints each */
+    double *J_m;         /* n_joints rotor inertias (kg m^2), or NULL: none subtracted */
+    double clock_rate;   /* Hz; 0: the clock follows clock_channel */
+    char *clock_channel; /* default: joint_velocity.channel */
     bool has_window;
     double t0, t1;
     size_t H, split_block;
@@ -153,8 +153,8 @@ int rb_friction_data_build(const rb_friction_spec *spec, rb_friction_data **out,
 void rb_friction_data_free(rb_friction_data *d);
 /* The rows of joint j for history length H (caller frees *X, *target, *v_now with rb_free): X n x 2 H,
  * target and v_now n each. *n may be 0. RB_ENOMEM. */
-int rb_friction_data_rows(const rb_friction_data *d, size_t j, size_t H, double **X, double **target,
-                          double **v_now, size_t *n, rb_err *err);
+int rb_friction_data_rows(const rb_friction_data *d, size_t j, size_t H, double **X, double **target, double **v_now,
+                          size_t *n, rb_err *err);
 
 typedef struct rb_friction_train_opts {
     bool network; /* train the networks (false: only the SCV and analytic fits) */
@@ -165,13 +165,13 @@ typedef struct rb_friction_train_opts {
 } rb_friction_train_opts;
 
 typedef struct rb_friction_train_result {
-    rb_friction_net_file *file;          /* the networks, with provenance (NULL unless opts.network) */
+    rb_friction_net_file *file; /* the networks, with provenance (NULL unless opts.network) */
     size_t n_joints;
-    double sample_period;        /* s */
-    size_t *n_rows;              /* per joint */
-    double *rms_target;          /* per joint: sqrt(mean tau_F^2) over the rows: the zero-friction RMSE */
-    rb_friction_model *scv;      /* per joint: the physics model */
-    double *scv_rmse;            /* per joint, over all rows, N m */
+    double sample_period;   /* s */
+    size_t *n_rows;         /* per joint */
+    double *rms_target;     /* per joint: sqrt(mean tau_F^2) over the rows: the zero-friction RMSE */
+    rb_friction_model *scv; /* per joint: the physics model */
+    double *scv_rmse;       /* per joint, over all rows, N m */
     size_t n_analytic;
     rb_friction_kind analytic_kind[3];
     rb_friction_model *analytic; /* n_analytic x n_joints: model a of joint j at a n_joints + j */
