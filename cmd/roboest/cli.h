@@ -33,11 +33,7 @@ int cli_exit_code(int status);
 /* Print "roboest: <message>" as one line on stderr and return the exit code for err->code. */
 int cli_fail(const rb_err *err);
 /* Print "roboest <cmd>: <message>" for a usage error plus a hint to --help; returns CLI_EXIT_USAGE. */
-int cli_usage_error(const char *cmd, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+int cli_usage_error(const char *cmd, const char *fmt, ...) RB_PRINTF(2, 3);
 
 /* Print a JSON document on stdout and delete it; returns CLI_EXIT_OK or CLI_EXIT_INTERNAL (out of memory). */
 struct cJSON;

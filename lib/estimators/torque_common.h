@@ -38,11 +38,7 @@ typedef struct tq_strings {
 } tq_strings;
 int tq_strings_alloc(tq_strings *t, size_t n, rb_err *err);
 /* Set entry i to printf(fmt, ...); RB_ENOMEM. */
-int tq_strings_set(tq_strings *t, size_t i, rb_err *err, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
+int tq_strings_set(tq_strings *t, size_t i, rb_err *err, const char *fmt, ...) RB_PRINTF(4, 5);
 void tq_strings_free(tq_strings *t);
 
 /* Wrench element names and units. */

@@ -117,11 +117,8 @@ typedef struct rule_ctx {
     rb_err *err;
 } rule_ctx;
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static int
-rule_error(rule_ctx *r, const char *fmt, ...)
+RB_PRINTF(2, 3)
+static int rule_error(rule_ctx *r, const char *fmt, ...)
 {
     char what[512];
     va_list ap;
@@ -443,11 +440,8 @@ static char *xml_escape(const char *s)
 }
 
 /* Appends the printf text to *doc (freed and NULL when out of memory). */
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void
-append(char **doc, const char *fmt, ...)
+RB_PRINTF(2, 3)
+static void append(char **doc, const char *fmt, ...)
 {
     if (!*doc)
         return;

@@ -279,11 +279,7 @@ typedef struct reader {
     rb_err *err;
 } reader;
 
-static int bad(reader *r, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+static int bad(reader *r, const char *fmt, ...) RB_PRINTF(2, 3);
 
 static int bad(reader *r, const char *fmt, ...)
 {

@@ -26,11 +26,7 @@ int rb_h5r_open(rb_h5r *r, const char *path, rb_log *log, rb_err *err);
 void rb_h5r_close(rb_h5r *r);
 
 /* RB_EINPUT "<path>: <obj>: <what>" (obj may be NULL). */
-int rb_h5r_fail(rb_h5r *r, const char *obj, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+int rb_h5r_fail(rb_h5r *r, const char *obj, const char *fmt, ...) RB_PRINTF(3, 4);
 /* RB_ENOMEM "<path>: out of memory". */
 static inline int rb_h5r_nomem(rb_h5r *r) { return rb_err_set(r->err, RB_ENOMEM, "%s: out of memory", r->path); }
 

@@ -62,11 +62,7 @@ bool rb_io_utf8_to_utf16(const char *s, uint16_t *out, size_t *n_units);
 int rb_io_check_utf8(const rb_log *log, const char *shown, rb_err *err);
 /* RB_EIO with "shown: " + the formatted text + the innermost message on HDF5's error stack
  * (write_h5.c; for callers of HDF5 whose automatic error printing is off). */
-int rb_io_h5_fail(const char *shown, rb_err *err, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+int rb_io_h5_fail(const char *shown, rb_err *err, const char *fmt, ...) RB_PRINTF(3, 4);
 /* roboest .h5 layout: the root string attribute RB_H5_LAYOUT_ATTR = RB_H5_LAYOUT_VALUE marks it. */
 #define RB_H5_LAYOUT_ATTR "roboest_layout"
 #define RB_H5_LAYOUT_VALUE "channels/1"

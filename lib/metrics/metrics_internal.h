@@ -17,11 +17,7 @@ typedef struct sbuf {
 bool rb_sb_reserve(sbuf *b, size_t extra);
 void rb_sb_putc(sbuf *b, char c);
 void rb_sb_puts(sbuf *b, const char *s);
-void rb_sb_printf(sbuf *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+void rb_sb_printf(sbuf *b, const char *fmt, ...) RB_PRINTF(2, 3);
 /* Text for comment lines and list items: one line whatever the caller passed. */
 void rb_sb_put_line_text(sbuf *b, const char *s);
 /* A round-trip number (rb_format_double). */

@@ -77,11 +77,7 @@ typedef struct urdf {
 } urdf;
 
 /* RB_EINPUT "<src>:<line>: <context>: <detail>" */
-int rb_model_urdf_bad(const urdf *u, const xmlNode *node, const char *ctx, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
+int rb_model_urdf_bad(const urdf *u, const xmlNode *node, const char *ctx, const char *fmt, ...) RB_PRINTF(4, 5);
 /* RB_ENOMEM "<src>: out of memory" */
 int rb_model_urdf_no_memory(const urdf *u);
 /* Stage 1: every <link>, <joint>, top-level <sensor> and <gazebo><sensor type="imu"> of u->doc into u's arrays. */

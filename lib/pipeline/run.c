@@ -26,11 +26,8 @@ typedef struct runner {
 
 static int nomem(runner *r) { return rb_err_set(r->err, RB_ENOMEM, "%s: out of memory", r->label); }
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static int
-warn(runner *r, const char *fmt, ...)
+RB_PRINTF(2, 3)
+static int warn(runner *r, const char *fmt, ...)
 {
     char line[512];
     va_list ap;

@@ -34,11 +34,7 @@ static void put_n(text *b, const char *s, size_t n)
 
 static void put(text *b, const char *s) { put_n(b, s, strlen(s)); }
 
-static void putf(text *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+static void putf(text *b, const char *fmt, ...) RB_PRINTF(2, 3);
 
 static void putf(text *b, const char *fmt, ...)
 {

@@ -12,11 +12,7 @@
 /* ---- messages ------------------------------------------------------------------------------------- */
 
 /* RB_ECONFIG "<group where>: <what>". */
-static int fail_in(rde *r, const rb_ini_group *g, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+static int fail_in(rde *r, const rb_ini_group *g, const char *fmt, ...) RB_PRINTF(3, 4);
 
 static int fail_in(rde *r, const rb_ini_group *g, const char *fmt, ...)
 {

@@ -22,11 +22,7 @@ typedef struct parser {
 
 static int nomem(parser *p) { return rb_err_set(p->err, RB_ENOMEM, "%s: out of memory", p->file); }
 
-static int fail_at(parser *p, size_t line, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+static int fail_at(parser *p, size_t line, const char *fmt, ...) RB_PRINTF(3, 4);
 
 static int fail_at(parser *p, size_t line, const char *fmt, ...)
 {

@@ -69,11 +69,7 @@ typedef struct rde {
 } rde;
 
 /* RB_ECONFIG (or `code`) "<file>:<line>: <what>" at an entry of the configuration. */
-int rde_fail_at(rde *r, int code, const rb_ini_entry *e, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
+int rde_fail_at(rde *r, int code, const rb_ini_entry *e, const char *fmt, ...) RB_PRINTF(4, 5);
 
 /* A regular file exists at path. */
 bool rde_is_file(const char *path);
@@ -90,11 +86,7 @@ int rde_relative_path(rde *r, const char *from_dir, const char *to, char **out);
 char *rde_folder_of(const char *path);
 
 /* Add a note (printf format); RB_ENOMEM. */
-int rde_note(rde *r, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+int rde_note(rde *r, const char *fmt, ...) RB_PRINTF(2, 3);
 
 /* The pipeline text (cJSON's indented print plus a newline) with the URDF written as `urdf_in_json`;
  * caller frees with rb_free. RB_ENOMEM. */

@@ -64,21 +64,13 @@ void rb_err_clear(rb_err *err);
 
 /* Set err's code and message (printf format); returns code so callers can `return rb_err_set(...)`.
  * Newlines in the formatted message are replaced by spaces: messages are one line. */
-int rb_err_set(rb_err *err, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+int rb_err_set(rb_err *err, int code, const char *fmt, ...) RB_PRINTF(3, 4);
 
 /* Prepend context to err's message ("file.mat: " + old message) and return code, the status being
  * passed up (the callee's return value), so callers can `return rb_err_prefix(err, rc, ...)`. The
  * code comes from the caller, never from *err: err may be NULL (then only code is returned) and a
  * failure still returns its negative code. err->code is left as the callee set it. */
-int rb_err_prefix(rb_err *err, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+int rb_err_prefix(rb_err *err, int code, const char *fmt, ...) RB_PRINTF(3, 4);
 
 /* ---- allocation --------------------------------------------------------------------------
  * All library allocations go through these so tests can make the Nth allocation fail.
@@ -92,11 +84,7 @@ char *rb_strdup(const char *s);
 /* Copy of the first n bytes of s plus a terminating NUL (caller frees with rb_free). */
 char *rb_strndup(const char *s, size_t n);
 /* printf into a new string (caller frees with rb_free); NULL on allocation failure. */
-char *rb_asprintf(const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
+char *rb_asprintf(const char *fmt, ...) RB_PRINTF(1, 2);
 
 /* Frees n strings and the array (s may be NULL). */
 void rb_strings_free(char **s, size_t n);
