@@ -1,0 +1,30 @@
+/* Private to lib/estimators: the ukf_torque stage's ports and its functions, shared by the adapter (ukf_torque.c)
+ * and the type with its documentation and schema (ukf_torque_type.c). */
+#ifndef ROBOEST_UKF_TORQUE_H
+#define ROBOEST_UKF_TORQUE_H
+
+#include "roboest/stage.h"
+
+enum { IN_Q, IN_DQ, IN_CURRENT, IN_FT, IN_ACC, IN_GYRO, IN_FRICTION, N_IN };
+enum {
+    OUT_TAU_J,
+    OUT_TAU_M,
+    OUT_TAU_F,
+    OUT_DQ,
+    OUT_FT,
+    OUT_CONTACTS,
+    OUT_BASE,
+    OUT_BIAS,
+    OUT_DDQ,
+    OUT_VAR,
+    OUT_INNOVATION,
+    OUT_NIS,
+    OUT_ADAPT,
+    N_OUT
+};
+
+int tq_ukf_create(const rb_stage_setup *st, void **state, rb_err *err);
+int tq_ukf_step(void *state, size_t k, double t, const double *const *in, double *const *out, rb_err *err);
+void tq_ukf_destroy(void *state);
+
+#endif
