@@ -17,7 +17,7 @@ static int parse_name(rb_cfg *c, const cJSON *v)
     clload *x = (clload *)c;
     rb_free(x->cl->name);
     x->cl->name = NULL;
-    return rb_cfg_want_string(&x->c, v, false, &x->cl->name);
+    return rb_cfg_want_string(c, v, false, &x->cl->name);
 }
 
 static int parse_scenario(rb_cfg *c, const cJSON *v)
@@ -105,24 +105,24 @@ static int all_joints(clload *x)
 static int parse_settle(rb_cfg *c, const cJSON *v)
 {
     clload *x = (clload *)c;
-    int rc = rb_cfg_want_number(&x->c, v, &x->cl->settle);
-    return rc ? rc : rb_cfg_check_rule(&x->c, x->cl->settle, RB_CFG_NON_NEGATIVE);
+    int rc = rb_cfg_want_number(c, v, &x->cl->settle);
+    return rc ? rc : rb_cfg_check_rule(c, x->cl->settle, RB_CFG_NON_NEGATIVE);
 }
 
 static int parse_disturbances(rb_cfg *c, const cJSON *v)
 {
     clload *x = (clload *)c;
-    int rc = rb_cfg_want_number(&x->c, v, &x->cl->disturbances_from);
+    int rc = rb_cfg_want_number(c, v, &x->cl->disturbances_from);
     if (!rc && !(x->cl->disturbances_from > x->cl->settle))
-        rc = rb_cfg_error(&x->c, "must be after \"settle\" (%g s)", x->cl->settle);
+        rc = rb_cfg_error(c, "must be after \"settle\" (%g s)", x->cl->settle);
     return rc;
 }
 
 static int parse_max_com(rb_cfg *c, const cJSON *v)
 {
     clload *x = (clload *)c;
-    int rc = rb_cfg_want_number(&x->c, v, &x->cl->max_com_error);
-    return rc ? rc : rb_cfg_check_rule(&x->c, x->cl->max_com_error, RB_CFG_POSITIVE);
+    int rc = rb_cfg_want_number(c, v, &x->cl->max_com_error);
+    return rc ? rc : rb_cfg_check_rule(c, x->cl->max_com_error, RB_CFG_POSITIVE);
 }
 
 static int parse_seeds(rb_cfg *c, const cJSON *v)
@@ -153,13 +153,13 @@ static int parse_seeds(rb_cfg *c, const cJSON *v)
 static int parse_threads(rb_cfg *c, const cJSON *v)
 {
     clload *x = (clload *)c;
-    return rb_experiments_want_threads(&x->c, v, &x->cl->threads);
+    return rb_experiments_want_threads(c, v, &x->cl->threads);
 }
 
 static int parse_bootstrap(rb_cfg *c, const cJSON *v)
 {
     clload *x = (clload *)c;
-    return rb_experiments_want_bootstrap(&x->c, v, &x->cl->bootstrap);
+    return rb_experiments_want_bootstrap(c, v, &x->cl->bootstrap);
 }
 
 /* ---- configurations ------------------------------------------------------------------------------------------ */

@@ -163,7 +163,7 @@ static int parse_window(rb_cfg *c, const cJSON *v)
 {
     sload *x = (sload *)c;
     x->s->has_window = true;
-    return rb_cfg_want_window(&x->c, v, &x->s->t0, &x->s->t1);
+    return rb_cfg_want_window(c, v, &x->s->t0, &x->s->t1);
 }
 
 static int parse_statistics(rb_cfg *c, const cJSON *v)
@@ -224,7 +224,7 @@ int rb_experiments_want_bootstrap(rb_cfg *c, const cJSON *v, rb_bootstrap *bs)
 static int parse_bootstrap(rb_cfg *c, const cJSON *v)
 {
     sload *x = (sload *)c;
-    return rb_experiments_want_bootstrap(&x->c, v, &x->s->bootstrap);
+    return rb_experiments_want_bootstrap(c, v, &x->s->bootstrap);
 }
 
 static int trace_log(sload *x, const cJSON *v, size_t *log)
@@ -355,9 +355,9 @@ static int parse_outputs(rb_cfg *c, const cJSON *v)
 {
     sload *x = (sload *)c;
     char *rel = NULL;
-    int rc = rb_cfg_want_string(&x->c, v, false, &rel);
-    if (!rc && !(x->s->outputs = rb_path_relative_to(x->c.base_file, rel)))
-        rc = rb_cfg_nomem(&x->c);
+    int rc = rb_cfg_want_string(c, v, false, &rel);
+    if (!rc && !(x->s->outputs = rb_path_relative_to(c->base_file, rel)))
+        rc = rb_cfg_nomem(c);
     rb_free(rel);
     return rc;
 }
@@ -375,7 +375,7 @@ int rb_experiments_want_threads(rb_cfg *c, const cJSON *v, size_t *out)
 static int parse_threads(rb_cfg *c, const cJSON *v)
 {
     sload *x = (sload *)c;
-    return rb_experiments_want_threads(&x->c, v, &x->s->threads);
+    return rb_experiments_want_threads(c, v, &x->s->threads);
 }
 
 static int parse_name(rb_cfg *c, const cJSON *v)
@@ -383,7 +383,7 @@ static int parse_name(rb_cfg *c, const cJSON *v)
     sload *x = (sload *)c;
     rb_free(x->s->name);
     x->s->name = NULL;
-    return rb_cfg_want_string(&x->c, v, false, &x->s->name);
+    return rb_cfg_want_string(c, v, false, &x->s->name);
 }
 
 /* In reading order: the logs before the figures (traces name logs), the joints before the traces. */

@@ -82,7 +82,7 @@ static int parse_name(rb_cfg *c, const cJSON *v)
     pload *x = (pload *)c;
     rb_free(x->p->name); /* the default from the file name */
     x->p->name = NULL;
-    return rb_cfg_want_string(&x->c, v, false, &x->p->name);
+    return rb_cfg_want_string(c, v, false, &x->p->name);
 }
 
 /* The model is loaded here, once: stages share it read-only, and a wrong joint or link is a config error. */
@@ -91,22 +91,22 @@ static int parse_model(rb_cfg *c, const cJSON *v)
     pload *x = (pload *)c;
     static const char *const keys[] = {"urdf", "joints", "base", "floating"};
     rb_pipeline *p = x->p;
-    int rc = rb_cfg_check_object(&x->c, v, keys, 4);
+    int rc = rb_cfg_check_object(c, v, keys, 4);
     if (!rc)
-        rc = rb_cfg_member_string(&x->c, v, "urdf", true, &p->model_urdf);
+        rc = rb_cfg_member_string(c, v, "urdf", true, &p->model_urdf);
     if (!rc)
-        rc = rb_cfg_resolve_path(&x->c, &p->model_urdf);
+        rc = rb_cfg_resolve_path(c, &p->model_urdf);
     if (!rc)
-        rc = rb_cfg_member_strings(&x->c, v, "joints", false, true, &p->model_joints, &p->n_model_joints);
+        rc = rb_cfg_member_strings(c, v, "joints", false, true, &p->model_joints, &p->n_model_joints);
     if (!rc)
-        rc = rb_cfg_member_string(&x->c, v, "base", false, &p->model_base);
+        rc = rb_cfg_member_string(c, v, "base", false, &p->model_base);
     const cJSON *fl = rb_cfg_member(v, "floating");
     if (!rc && fl) {
-        rb_cfg_push_key(&x->c, "floating", 0);
+        rb_cfg_push_key(c, "floating", 0);
         if (!cJSON_IsBool(fl))
-            rc = rb_cfg_error(&x->c, "expected true or false");
+            rc = rb_cfg_error(c, "expected true or false");
         p->model_floating = cJSON_IsTrue(fl);
-        rb_cfg_pop(&x->c);
+        rb_cfg_pop(c);
     }
     if (!rc) {
         rb_model_opts mo = {.joints = (const char *const *)p->model_joints,
@@ -115,9 +115,9 @@ static int parse_model(rb_cfg *c, const cJSON *v)
                             .floating = p->model_floating};
         rb_err e;
         if (rb_model_load_urdf(p->model_urdf, &mo, &p->model, &e) != RB_OK) {
-            rb_cfg_push_key(&x->c, "urdf", 0);
-            rc = e.code == RB_ENOMEM ? rb_cfg_nomem(&x->c) : rb_cfg_error(&x->c, "%s", e.msg);
-            rb_cfg_pop(&x->c);
+            rb_cfg_push_key(c, "urdf", 0);
+            rc = e.code == RB_ENOMEM ? rb_cfg_nomem(c) : rb_cfg_error(c, "%s", e.msg);
+            rb_cfg_pop(c);
         }
     }
     return rc;
@@ -137,19 +137,19 @@ static int parse_clock(rb_cfg *c, const cJSON *v)
 {
     pload *x = (pload *)c;
     static const char *const keys[] = {"rate", "channel"};
-    int rc = rb_cfg_check_object(&x->c, v, keys, 2);
+    int rc = rb_cfg_check_object(c, v, keys, 2);
     if (rc)
         return rc;
     const cJSON *rate = rb_cfg_member(v, "rate"), *channel = rb_cfg_member(v, "channel");
     if ((rate != NULL) == (channel != NULL))
-        return rb_cfg_error(&x->c, "give exactly one of 'rate' (Hz) or 'channel'");
+        return rb_cfg_error(c, "give exactly one of 'rate' (Hz) or 'channel'");
     if (channel)
-        return rb_cfg_member_string(&x->c, v, "channel", true, &x->p->clock_channel);
-    rb_cfg_push_key(&x->c, "rate", 0);
-    rc = rb_cfg_want_number(&x->c, rate, &x->p->clock_rate);
+        return rb_cfg_member_string(c, v, "channel", true, &x->p->clock_channel);
+    rb_cfg_push_key(c, "rate", 0);
+    rc = rb_cfg_want_number(c, rate, &x->p->clock_rate);
     if (!rc && !(x->p->clock_rate > 0))
-        rc = rb_cfg_error(&x->c, "must be > 0 (Hz)");
-    rb_cfg_pop(&x->c);
+        rc = rb_cfg_error(c, "must be > 0 (Hz)");
+    rb_cfg_pop(c);
     return rc;
 }
 
@@ -157,14 +157,14 @@ static int parse_window(rb_cfg *c, const cJSON *v)
 {
     pload *x = (pload *)c;
     x->p->has_window = true;
-    return rb_cfg_want_window(&x->c, v, &x->p->t0, &x->p->t1);
+    return rb_cfg_want_window(c, v, &x->p->t0, &x->p->t1);
 }
 
 static int parse_gap_factor(rb_cfg *c, const cJSON *v)
 {
     pload *x = (pload *)c;
-    int rc = rb_cfg_want_number(&x->c, v, &x->p->gap_factor);
-    return !rc && !(x->p->gap_factor > 1) ? rb_cfg_error(&x->c, "must be > 1") : rc;
+    int rc = rb_cfg_want_number(c, v, &x->p->gap_factor);
+    return !rc && !(x->p->gap_factor > 1) ? rb_cfg_error(c, "must be > 1") : rc;
 }
 
 /* ---- signals ------------------------------------------------------------------------------------------------ */
@@ -240,25 +240,25 @@ static int parse_binding(pload *x, const cJSON *v, rb_config_signal *sig)
 static int parse_signals(rb_cfg *c, const cJSON *v)
 {
     pload *x = (pload *)c;
-    int rc = rb_cfg_check_object(&x->c, v, NULL, 0);
+    int rc = rb_cfg_check_object(c, v, NULL, 0);
     if (rc)
         return rc;
     size_t n = count_children(v), i = 0;
     if (n == 0)
-        return rb_cfg_error(&x->c, "expected at least one signal bound to a log channel");
+        return rb_cfg_error(c, "expected at least one signal bound to a log channel");
     x->p->signals = rb_calloc(n, sizeof *x->p->signals);
     if (!x->p->signals)
-        return rb_cfg_nomem(&x->c);
+        return rb_cfg_nomem(c);
     x->p->n_signals = n;
     for (const cJSON *e = v->child; e; e = e->next, i++) {
         rb_config_signal *sig = &x->p->signals[i];
-        rb_cfg_push_key(&x->c, e->string, 0);
+        rb_cfg_push_key(c, e->string, 0);
         rc = check_signal_name(x, e->string);
         if (!rc) {
             sig->name = rb_strdup(e->string);
-            rc = sig->name ? parse_binding(x, e, sig) : rb_cfg_nomem(&x->c);
+            rc = sig->name ? parse_binding(x, e, sig) : rb_cfg_nomem(c);
         }
-        rb_cfg_pop(&x->c);
+        rb_cfg_pop(c);
         if (rc)
             return rc;
     }
@@ -514,20 +514,20 @@ static int parse_stages(rb_cfg *c, const cJSON *v)
         return rc;
     const char **ids = rb_malloc((p->n_stages ? p->n_stages : 1) * sizeof *ids);
     if (!ids)
-        return rb_cfg_nomem(&x->c);
+        return rb_cfg_nomem(c);
     for (size_t i = 0; i < p->n_stages; i++) {
         p->stages[i].file_index = i; /* kept for messages once graph.c reorders the stages */
         ids[i] = p->stages[i].id;
     }
     size_t dup, first;
-    rc = rb_cfg_find_duplicate(&x->c, ids, p->n_stages, &dup, &first);
+    rc = rb_cfg_find_duplicate(c, ids, p->n_stages, &dup, &first);
     rb_free(ids);
     if (!rc && dup != SIZE_MAX) {
-        rb_cfg_push_index(&x->c, dup);
-        rb_cfg_push_key(&x->c, "id", 0);
-        rc = rb_cfg_error(&x->c, "stage id '%s' is also used by stages[%zu]", p->stages[dup].id, first);
-        rb_cfg_pop(&x->c);
-        rb_cfg_pop(&x->c);
+        rb_cfg_push_index(c, dup);
+        rb_cfg_push_key(c, "id", 0);
+        rc = rb_cfg_error(c, "stage id '%s' is also used by stages[%zu]", p->stages[dup].id, first);
+        rb_cfg_pop(c);
+        rb_cfg_pop(c);
     }
     return rc;
 }
@@ -601,9 +601,9 @@ static int parse_reports(rb_cfg *c, const cJSON *v)
     pload *x = (pload *)c;
     char **paths = NULL;
     size_t n = 0;
-    int rc = rb_cfg_want_strings(&x->c, v, true, &paths, &n);
+    int rc = rb_cfg_want_strings(c, v, true, &paths, &n);
     if (!rc && !(x->p->reports = rb_calloc(n ? n : 1, sizeof *x->p->reports)))
-        rc = rb_cfg_nomem(&x->c);
+        rc = rb_cfg_nomem(c);
     if (!rc)
         x->p->n_reports = n;
     for (size_t i = 0; i < n; i++) {
@@ -614,12 +614,12 @@ static int parse_reports(rb_cfg *c, const cJSON *v)
     }
     rb_free(paths);
     for (size_t i = 0; !rc && i < n; i++) {
-        rb_cfg_push_index(&x->c, i);
+        rb_cfg_push_index(c, i);
         rc = check_relative(x, x->p->reports[i].path);
         rb_err e;
         if (!rc && rb_report_format_from_path(x->p->reports[i].path, &x->p->reports[i].format, &e) != RB_OK)
-            rc = rb_cfg_relay(&x->c, &e);
-        rb_cfg_pop(&x->c);
+            rc = rb_cfg_relay(c, &e);
+        rb_cfg_pop(c);
     }
     return rc;
 }

@@ -94,7 +94,7 @@ static int parse_method(rb_cfg *c, const cJSON *v)
     scn *x = (scn *)c;
     static const char *const methods[] = {"euler", "rk4", NULL};
     size_t i = 0;
-    int rc = rb_cfg_want_choice(&x->c, v, methods, &i);
+    int rc = rb_cfg_want_choice(c, v, methods, &i);
     x->s->sim.method = i == 1 ? RB_SIM_RK4 : RB_SIM_EULER;
     return rc;
 }
@@ -103,9 +103,9 @@ static int parse_seed(rb_cfg *c, const cJSON *v)
 {
     scn *x = (scn *)c;
     double d;
-    int rc = rb_cfg_want_number(&x->c, v, &d);
+    int rc = rb_cfg_want_number(c, v, &d);
     if (!rc && !(d >= 0 && d <= 9007199254740992.0 && d == floor(d)))
-        rc = rb_cfg_error(&x->c, "expected an integer in [0, 2^53]");
+        rc = rb_cfg_error(c, "expected an integer in [0, 2^53]");
     if (!rc)
         x->s->sim.seed = (uint64_t)d;
     return rc;
@@ -448,28 +448,28 @@ static int parse_name(rb_cfg *c, const cJSON *v)
     scn *x = (scn *)c;
     rb_free(x->s->name);
     x->s->name = NULL;
-    return rb_cfg_want_string(&x->c, v, false, &x->s->name);
+    return rb_cfg_want_string(c, v, false, &x->s->name);
 }
 
 static int parse_duration(rb_cfg *c, const cJSON *v)
 {
     scn *x = (scn *)c;
-    int rc = rb_cfg_want_number(&x->c, v, &x->s->sim.duration);
-    return !rc && x->s->sim.duration < 0 ? rb_cfg_error(&x->c, "must be >= 0") : rc;
+    int rc = rb_cfg_want_number(c, v, &x->s->sim.duration);
+    return !rc && x->s->sim.duration < 0 ? rb_cfg_error(c, "must be >= 0") : rc;
 }
 
 static int parse_dt(rb_cfg *c, const cJSON *v)
 {
     scn *x = (scn *)c;
-    int rc = rb_cfg_want_number(&x->c, v, &x->s->sim.dt);
-    return !rc && !(x->s->sim.dt > 0) ? rb_cfg_error(&x->c, "must be > 0") : rc;
+    int rc = rb_cfg_want_number(c, v, &x->s->sim.dt);
+    return !rc && !(x->s->sim.dt > 0) ? rb_cfg_error(c, "must be > 0") : rc;
 }
 
 static int parse_joint_limits(rb_cfg *c, const cJSON *v)
 {
     scn *x = (scn *)c;
     if (!cJSON_IsBool(v))
-        return rb_cfg_error(&x->c, "expected true or false");
+        return rb_cfg_error(c, "expected true or false");
     x->s->sim.joint_limits = cJSON_IsTrue(v);
     return RB_OK;
 }
@@ -477,8 +477,8 @@ static int parse_joint_limits(rb_cfg *c, const cJSON *v)
 static int parse_log_rate(rb_cfg *c, const cJSON *v)
 {
     scn *x = (scn *)c;
-    int rc = rb_cfg_want_number(&x->c, v, &x->s->log_rate);
-    return !rc && !(x->s->log_rate > 0) ? rb_cfg_error(&x->c, "must be > 0") : rc;
+    int rc = rb_cfg_want_number(c, v, &x->s->log_rate);
+    return !rc && !(x->s->log_rate > 0) ? rb_cfg_error(c, "must be > 0") : rc;
 }
 
 /* In reading order: the model first (the other sections name its joints and frames), q0 before the references
