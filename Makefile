@@ -51,7 +51,7 @@ SAN ?=
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CPPFLAGS += -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Ilib/include
-CFLAGS += $(WARN) $(OPT) $(SAN) -fPIC -fvisibility=hidden $(PKG_CFLAGS)
+CFLAGS += $(WARN) $(OPT) $(SAN) -fPIC $(PKG_CFLAGS)
 LDFLAGS += $(SAN)
 LDLIBS += $(PKG_LIBS) -lm -lpthread
 
@@ -77,15 +77,30 @@ deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-$(BUILD)/obj/%.o: %.c | deps
+# The library exports its public headers' declarations only (RB_API_BEGIN / RB_API_END); the tests' and the
+# command's objects keep default visibility (the tests' malloc interposer must be seen by the shared libraries).
+LIB_CFLAGS := -fvisibility=hidden
+
+# Every object depends on the flags it was built with: changing them (OPT, SAN, ...) rebuilds, never mixes.
+$(BUILD)/obj/lib/%.o: lib/%.c $(BUILD)/flags | deps
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/%.o: %.c $(BUILD)/flags | deps
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/obj/tests/%.o: tests/%.c | deps
+$(BUILD)/obj/tests/%.o: tests/%.c $(BUILD)/flags | deps
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(CPPFLAGS) $(TEST_CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+FLAGS_LINE = $(CC) $(CPPFLAGS) $(CFLAGS); library $(LIB_CFLAGS); tests $(TEST_CPPFLAGS)
+$(BUILD)/flags: FORCE
+	@mkdir -p $(BUILD)
+	@echo "$(FLAGS_LINE)" | cmp -s - $@ || echo "$(FLAGS_LINE)" > $@
 
 # The library depends on the module list too: a partial build (MODULES=...) never leaves an archive
 # that a later full build in the same folder would take as up to date.
