@@ -50,8 +50,10 @@ static size_t public_headers(char out[][64], size_t max)
     size_t n = 0;
     for (struct dirent *e; (e = readdir(d));) {
         size_t len = strlen(e->d_name);
-        if (len > 2 && strcmp(e->d_name + len - 2, ".h") == 0 && n < max)
-            snprintf(out[n++], 64, "%s", e->d_name);
+        if (len > 2 && strcmp(e->d_name + len - 2, ".h") == 0) {
+            cr_assert(len < 64 && n < max, "header %s: name too long or too many headers", e->d_name);
+            memcpy(out[n++], e->d_name, len + 1);
+        }
     }
     closedir(d);
     qsort(out, n, 64, (int (*)(const void *, const void *))strcmp);
