@@ -1,8 +1,5 @@
 /* kf_derivative: the constant-acceleration Kalman filter of the joint-torque paper (eq. 3) per element, on the
  * filters module's linear KF (see kfd_doc below; tuning q on a log: roboest/training.h, rb_kfd_tune). */
-#include <float.h>
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "roboest/estimators.h"

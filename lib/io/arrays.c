@@ -1,7 +1,7 @@
 /*
- * Named arrays (io.h, "named arrays"): the in-memory set, reading by content and writing through a
- * temporary file. The formats live with the log readers and writers whose helpers they share:
- * read_h5.c / read_mat73.c / read_mat5.c / read_csv.c and write_h5.c / write_mat.c / write_csv.c.
+ * Named arrays (io.h, "named arrays"): the in-memory set and the MATLAB shape helpers the formats use. Reading
+ * and writing dispatch from arrays_io.c; the formats live with the log readers and writers whose helpers they
+ * share: read_h5.c / read_mat73.c / read_mat5.c / read_csv.c and write_h5.c / write_mat.c / write_csv.c.
  */
 #include <string.h>
 

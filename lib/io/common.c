@@ -71,13 +71,6 @@ char *rb_io_join_strings(char *const *items, size_t n, char sep)
     return joined;
 }
 
-void rb_io_free_strings(char **items, size_t n)
-{
-    for (size_t k = 0; items && k < n; k++)
-        rb_free(items[k]);
-    rb_free(items);
-}
-
 size_t rb_io_utf8_decode(const uint8_t *b, size_t n, uint32_t *cp)
 {
     size_t len = b[0] < 0x80             ? 1

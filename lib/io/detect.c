@@ -1,4 +1,5 @@
-/* Reading logs: layout detection from the file's content, dispatch to the readers, shared helpers. */
+/* Reading logs: layout detection from the file's content and dispatch to the readers (their shared helpers:
+ * common.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

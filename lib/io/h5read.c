@@ -82,7 +82,7 @@ static int link_name(hid_t grp, H5_index_t index, hsize_t k, char **name)
 }
 
 /* Names of the hard links in a group, in creation order when tracked, else in name order (caller
- * frees with rb_io_free_strings). Counts every child against the visit bound. */
+ * frees with rb_strings_free). Counts every child against the visit bound. */
 static int children(rb_h5r *r, hid_t grp, const char *obj, char ***names, size_t *n)
 {
     *names = NULL;
@@ -107,7 +107,7 @@ static int children(rb_h5r *r, hid_t grp, const char *obj, char ***names, size_t
             rc = link_name(grp, index, k, &out[k]);
         }
         if (rc || !out[k]) {
-            rb_io_free_strings(out, (size_t)k);
+            rb_strings_free(out, (size_t)k);
             if (rc)
                 return rb_err_set(r->err, RB_ENOMEM, "%s: %s: out of memory", r->path, obj);
             return rb_h5r_fail(r, obj, "cannot read the name of link %llu", (unsigned long long)k);
@@ -177,7 +177,7 @@ void rb_h5r_iter_end(rb_h5r_iter *it)
     if (it->id >= 0)
         H5Oclose(it->id);
     it->id = -1;
-    rb_io_free_strings(it->names, it->n_names);
+    rb_strings_free(it->names, it->n_names);
     it->names = NULL;
     it->n_names = 0;
 }

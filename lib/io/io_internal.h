@@ -120,8 +120,6 @@ char *rb_io_join_path(const char *prefix, const char *name);
 /* The n strings joined with `sep` between them (caller frees with rb_free); NULL on allocation
  * failure. */
 char *rb_io_join_strings(char *const *items, size_t n, char sep);
-/* Free n strings and the array holding them (NULL items or array allowed). */
-void rb_io_free_strings(char **items, size_t n);
 
 /* Length (1 to 4) of the UTF-8 sequence at b (n > 0 bytes available) and its code point in *cp;
  * 0 when it is not valid UTF-8 (bad or missing continuation byte, overlong, surrogate, above

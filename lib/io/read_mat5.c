@@ -200,7 +200,7 @@ static int cell_texts(m5 *m, matvar_t *v, const char *obj, size_t expect, char *
         rc = char_text(m, Mat_VarGetCell(v, (int)k), item, &items[k]);
     }
     if (rc) {
-        rb_io_free_strings(items, count);
+        rb_strings_free(items, count);
         return rc;
     }
     *out = items;
@@ -243,7 +243,7 @@ static int set_strings(m5 *m, matvar_t *st, const char *obj, const char *name, r
     int rc = cell_texts(m, cell, path, ch->n_elements, &items, &n);
     for (size_t i = 0; rc == RB_OK && i < n; i++)
         rc = units ? rb_channel_set_unit(ch, i, items[i], m->err) : rb_channel_set_name(ch, i, items[i], m->err);
-    rb_io_free_strings(items, n);
+    rb_strings_free(items, n);
     return rc;
 }
 
@@ -304,7 +304,7 @@ static int root_field(m5 *m, matvar_t *v, const char *obj, const char *name)
         if ((rc = cell_texts(m, v, obj, SIZE_MAX, &items, &n)))
             return rc;
         value = rb_io_join_strings(items, n, ',');
-        rb_io_free_strings(items, n);
+        rb_strings_free(items, n);
         if (!value)
             rc = no_memory(m);
     } else {

@@ -110,7 +110,7 @@ static bool read_refs(hid_t dset, size_t count, hobj_ref_t *ref)
 }
 
 /* A MATLAB cell of char arrays (object references into /#refs#) as *n strings (caller frees with
- * rb_io_free_strings); `expect` strings unless SIZE_MAX. */
+ * rb_strings_free); `expect` strings unless SIZE_MAX. */
 static int read_cell(rb_h5r *r, hid_t dset, const char *obj, size_t expect, char ***items, size_t *n)
 {
     int rank;
@@ -153,7 +153,7 @@ static int read_cell(rb_h5r *r, hid_t dset, const char *obj, size_t expect, char
 done:
     rb_free(ref);
     if (rc) {
-        rb_io_free_strings(*items, *n);
+        rb_strings_free(*items, *n);
         *items = NULL;
         *n = 0;
     }
@@ -180,7 +180,7 @@ static int set_strings(rb_h5r *r, hid_t grp, const char *obj, const char *field,
         rc = read_cell(r, cell, cobj, ch->n_elements, &items, &n);
     for (size_t i = 0; rc == RB_OK && i < n; i++)
         rc = units ? rb_channel_set_unit(ch, i, items[i], r->err) : rb_channel_set_name(ch, i, items[i], r->err);
-    rb_io_free_strings(items, n);
+    rb_strings_free(items, n);
     rb_free(cobj);
     H5Oclose(cell);
     return rc;
@@ -276,7 +276,7 @@ static int root_field(rb_h5r *r, hid_t dset, const char *obj, const char *name)
         if ((rc = read_cell(r, dset, obj, SIZE_MAX, &items, &n)))
             return rc;
         value = rb_io_join_strings(items, n, ',');
-        rb_io_free_strings(items, n);
+        rb_strings_free(items, n);
         if (!value)
             rc = rb_h5r_nomem(r);
     } else {

@@ -1,6 +1,5 @@
 /* Running every log of a pipeline (rb_pipeline_run): the sessions, their output folders, one run each
  * (run.c) with its files (write.c), and the reports over every session. */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>

@@ -1,9 +1,6 @@
-/* Writing a run's outputs and reports all or nothing, and running every log of a pipeline. */
-#include <errno.h>
+/* Writing a run's outputs and reports all or nothing (every log of a pipeline: batch.c). */
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "pipeline_internal.h"
 

@@ -1,5 +1,5 @@
 /* roboest import-rde: the URDF found and checked against the configuration, and the paths written into the
- * pipeline (see import_rde.h). */
+ * pipeline (see rde_internal.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
