@@ -51,8 +51,35 @@ void rb_log_free(rb_log *log)
         channel_free(&log->channels[c]);
     rb_free(log->channels);
     rb_io_attrs_free(log->attrs, log->n_attrs);
+    for (size_t i = 0; i < log->n_skipped; i++) {
+        rb_free(log->skipped[i].name);
+        rb_free(log->skipped[i].reason);
+    }
+    rb_free(log->skipped);
     rb_free(log->root_name);
     rb_free(log);
+}
+
+int rb_log_note_skipped(rb_log *log, const char *name, const char *reason, rb_err *err)
+{
+    if (log->n_skipped == log->cap_skipped) {
+        size_t cap = log->cap_skipped ? 2 * log->cap_skipped : 8;
+        rb_skipped *grown = rb_realloc(log->skipped, cap * sizeof *grown);
+        if (!grown)
+            return rb_err_set(err, RB_ENOMEM, "out of memory");
+        log->skipped = grown;
+        log->cap_skipped = cap;
+    }
+    rb_skipped *s = &log->skipped[log->n_skipped];
+    s->name = rb_strdup(name);
+    s->reason = rb_strdup(reason);
+    if (!s->name || !s->reason) {
+        rb_free(s->name);
+        rb_free(s->reason);
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    }
+    log->n_skipped++;
+    return RB_OK;
 }
 
 const rb_channel *rb_log_find(const rb_log *log, const char *name)

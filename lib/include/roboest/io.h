@@ -118,6 +118,13 @@ typedef enum rb_log_format {
 /* Human-readable name of a layout ("robot-logger MATLAB v7.3", ...). */
 const char *rb_log_format_name(rb_log_format fmt);
 
+/* An entry of a file that did not become a channel, and why ("a struct", "zero elements", "12 rows but
+ * the time vector has 10"): readers record them so `roboest info` can list them. */
+typedef struct rb_skipped {
+    char *name;
+    char *reason;
+} rb_skipped;
+
 typedef struct rb_log {
     char *root_name; /* root struct of a robot-logger file; NULL otherwise */
     rb_log_format format;
@@ -128,6 +135,9 @@ typedef struct rb_log {
      * `model`, ...). Keys are unique. */
     size_t n_attrs, cap_attrs;
     rb_attr *attrs;
+    /* Entries of the file read that are not channels, in file order (empty for a built log). */
+    size_t n_skipped, cap_skipped;
+    rb_skipped *skipped;
 } rb_log;
 
 /* ---- building and querying ---------------------------------------------------------------- */
@@ -143,6 +153,8 @@ int rb_log_add_channel(rb_log *log, const char *name, size_t n_samples, size_t n
 /* Same, copying time (T), data (T x n) and, when not NULL, names and units (n each). */
 int rb_log_add_channel_copy(rb_log *log, const char *name, size_t n_samples, size_t n_elements, const double *time,
                             const double *data, const char *const *names, const char *const *units, rb_err *err);
+/* Record an entry of the file that is not a channel (copies name and reason). */
+int rb_log_note_skipped(rb_log *log, const char *name, const char *reason, rb_err *err);
 /* Replace element name / unit i of a channel (copies s). */
 int rb_channel_set_name(rb_channel *ch, size_t i, const char *s, rb_err *err);
 int rb_channel_set_unit(rb_channel *ch, size_t i, const char *s, rb_err *err);
