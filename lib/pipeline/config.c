@@ -199,12 +199,38 @@ static int parse_elements(pload *x, const cJSON *v, rb_config_signal *sig)
     return RB_OK;
 }
 
+/* "names": unique, not the report's pooled row "all", one per selected element when "elements" selects. */
+static int parse_names(pload *x, const cJSON *v, rb_config_signal *sig)
+{
+    if (!rb_cfg_member(v, "names"))
+        return RB_OK;
+    int rc = rb_cfg_member_strings(&x->c, v, "names", false, false, &sig->names, &sig->n_names);
+    if (rc) /* rb_pipeline_free frees what was read */
+        return rc;
+    rb_cfg_push_key(&x->c, "names", 0);
+    size_t dup, first;
+    rc = rb_cfg_find_duplicate(&x->c, (const char *const *)sig->names, sig->n_names, &dup, &first);
+    for (size_t i = 0; !rc && i < sig->n_names; i++) {
+        rb_cfg_push_index(&x->c, i);
+        if (i == dup)
+            rc = rb_cfg_error(&x->c, "'%s' is also names[%zu] (names must be unique)", sig->names[i], first);
+        else if (strcmp(sig->names[i], "all") == 0)
+            rc = rb_cfg_error(&x->c, "'all' is the pooled row of reports: choose another name");
+        rb_cfg_pop(&x->c);
+    }
+    if (!rc && sig->n_select && sig->n_select != sig->n_names)
+        rc = rb_cfg_error(&x->c, "%zu names for the %zu elements binding '%s' selects from channel %s", sig->n_names,
+                          sig->n_select, sig->name, sig->channel);
+    rb_cfg_pop(&x->c);
+    return rc;
+}
+
 static int parse_binding(pload *x, const cJSON *v, rb_config_signal *sig)
 {
-    static const char *const keys[] = {"channel", "elements", "interp", "nonfinite"};
+    static const char *const keys[] = {"channel", "elements", "interp", "nonfinite", "names", "scale", "unit"};
     static const char *const interps[] = {"linear", "hold", NULL}; /* RB_INTERP_LINEAR, RB_INTERP_HOLD */
     static const char *const policies[] = {"error", "hold", NULL}; /* RB_NONFINITE_ERROR, RB_NONFINITE_HOLD */
-    int rc = rb_cfg_check_object(&x->c, v, keys, 4);
+    int rc = rb_cfg_check_object(&x->c, v, keys, sizeof keys / sizeof keys[0]);
     const cJSON *ch = rb_cfg_member(v, "channel");
     if (!rc && cJSON_IsArray(ch)) {
         rc = rb_cfg_member_strings(&x->c, v, "channel", true, false, &sig->channels, &sig->n_channels);
@@ -234,6 +260,11 @@ static int parse_binding(pload *x, const cJSON *v, rb_config_signal *sig)
         rc = rb_cfg_member_choice(&x->c, v, "nonfinite", policies, &nonfinite);
     sig->interp = interp ? RB_INTERP_HOLD : RB_INTERP_LINEAR;
     sig->nonfinite = nonfinite ? RB_NONFINITE_HOLD : RB_NONFINITE_ERROR;
+    if (!rc)
+        rc = parse_names(x, v, sig);
+    sig->scale = 1;
+    if (!rc)
+        rc = rb_binding_scale_unit(&x->c, v, &sig->scale, &sig->unit);
     return rc;
 }
 
@@ -675,6 +706,8 @@ void rb_pipeline_free(rb_pipeline *p)
         rb_strings_free(s->channels, s->n_channels);
         rb_strings_free(s->select_names, s->select_names ? s->n_select : 0);
         rb_free(s->select_indices);
+        rb_strings_free(s->names, s->names ? s->n_names : 0);
+        rb_free(s->unit);
     }
     rb_free(p->signals);
     for (size_t i = 0; p->stages && i < p->n_stages; i++)

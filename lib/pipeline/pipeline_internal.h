@@ -4,7 +4,8 @@
  *   graph.c   the signal graph: signal table, wiring, execution order, output and metric references
  *   engine.c  the stage graph stepped sample by sample, shared by run.c (a log) and stream.c (a caller)
  *   run.c     one log through the stages (rb_pipeline_run_log); write.c its files; batch.c every log
- *   stream.c  the stages stepped by a caller; registry.c, resolved.c, provenance.c
+ *   stream.c  the stages stepped by a caller; binding.c the names, units and scale of bindings (both);
+ *   registry.c, resolved.c, provenance.c
  */
 #ifndef ROBOEST_PIPELINE_INTERNAL_H
 #define ROBOEST_PIPELINE_INTERNAL_H
@@ -79,6 +80,23 @@ void rb_engine_free(rb_engine *e);
 /* Copies of n strings src[sel[i]] (sel NULL: src[i]); a NULL src gives "0", "1", ... when numbered, else
  * "". NULL when out of memory (nothing left allocated). */
 char **rb_pipeline_copy_strings(const char *const *src, const size_t *sel, size_t n, bool numbered);
+
+/* ---- bindings (binding.c): names, units and scale, the same for a log (run.c) and a stream (stream.c) ---- */
+/* One channel a binding reads: its name, width and element names (borrowed; NULL: "0", "1", ...). */
+typedef struct rb_bound_channel {
+    const char *name;
+    size_t width;
+    const char *const *elements;
+} rb_bound_channel;
+
+/* True when names (n; NULL counts) are the placeholders "0", "1", ... a reader gives unnamed elements. */
+bool rb_binding_numbered(const char *const *names, size_t n);
+/* Binding s's element names and units in ls (width each, owned, already copied from its n_ch channels ch):
+ * the config's "names" replace the names (RB_EINPUT when their count is not ls->width or a channel names
+ * its elements), "unit" replaces every unit, and without "names" colliding names of several channels
+ * become "<channel>/<element>". Messages start with label. RB_ENOMEM. */
+int rb_binding_relabel(const rb_config_signal *s, rb_live_signal *ls, const rb_bound_channel *ch, size_t n_ch,
+                       const char *label, rb_err *err);
 
 /* write.c: up to p->n_outputs outputs of `res` (res NULL: none) and p->n_reports reports of `report` (NULL:
  * none) into dir, all or nothing (rb_run_result_write's rules). */

@@ -17,5 +17,14 @@ int rb_pipeline_provenance(const rb_pipeline *p, const char *input, const char *
         rc = rb_provenance_add(pv, "input_sha256", input_sha256, err);
     if (!rc)
         rc = rb_provenance_add(pv, "model", p->model_urdf, err);
+    /* A scaled binding's values are not the log's: say by how much, and in what unit they now are. */
+    for (size_t i = 0; !rc && i < p->n_signals; i++) {
+        const rb_config_signal *s = &p->signals[i];
+        char num[32];
+        if (s->scale != 1)
+            rc = rb_provenance_addf(pv, rb_format_double(s->scale, num), err, "signals.%s.scale", s->name);
+        if (!rc && s->scale != 1 && s->unit)
+            rc = rb_provenance_addf(pv, s->unit, err, "signals.%s.unit", s->name);
+    }
     return rc;
 }

@@ -62,6 +62,12 @@ static void add_signals(rb_cfg_builder *b, cJSON *root, const rb_pipeline *p)
         }
         rb_cfg_add(b, o, "interp", cJSON_CreateString(s->interp == RB_INTERP_HOLD ? "hold" : "linear"));
         rb_cfg_add(b, o, "nonfinite", cJSON_CreateString(s->nonfinite == RB_NONFINITE_HOLD ? "hold" : "error"));
+        if (s->names)
+            rb_cfg_add(b, o, "names", rb_cfg_strings((const char *const *)s->names, s->n_names));
+        char num[32]; /* raw: cJSON's printer drops digits of a double it deems close enough */
+        rb_cfg_add(b, o, "scale", cJSON_CreateRaw(rb_format_double(s->scale, num)));
+        if (s->unit)
+            rb_cfg_add(b, o, "unit", cJSON_CreateString(s->unit));
     }
 }
 

@@ -157,6 +157,22 @@ static int concat_channels(runner *r, size_t i)
     return RB_OK;
 }
 
+/* The config's names and unit for binding i, from its channels (binding.c). */
+static int relabel(runner *r, size_t i)
+{
+    const rb_config_signal *s = &r->p->signals[i];
+    rb_bound_channel *ch = rb_calloc(s->n_channels, sizeof *ch);
+    if (!ch)
+        return nomem(r);
+    for (size_t c = 0; c < s->n_channels; c++) {
+        const rb_channel *bc = r->bound[r->bound_off[i] + c];
+        ch[c] = (rb_bound_channel){bc->name, bc->n_elements, (const char *const *)bc->element_names};
+    }
+    int rc = rb_binding_relabel(s, &r->eng.sig[i], ch, s->n_channels, r->label, r->err);
+    rb_free(ch);
+    return rc;
+}
+
 static int bind_channels(runner *r)
 {
     for (size_t i = 0; i < r->p->n_signals; i++) {
@@ -171,21 +187,24 @@ static int bind_channels(runner *r)
             }
             r->bound[r->bound_off[i] + c] = ch;
         }
+        int rc = RB_OK;
         if (s->n_channels > 1) {
-            int rc = concat_channels(r, i);
-            if (rc)
-                return rc;
-            continue;
+            rc = concat_channels(r, i);
+        } else {
+            const rb_channel *ch = r->bound[r->bound_off[i]];
+            rb_live_signal *ls = &r->eng.sig[i];
+            if (!(rc = select_elements(r, i, ch))) {
+                ls->names =
+                    rb_pipeline_copy_strings((const char *const *)ch->element_names, r->select[i], ls->width, true);
+                ls->units = rb_pipeline_copy_strings((const char *const *)ch->units, r->select[i], ls->width, false);
+                if (!ls->names || !ls->units)
+                    rc = nomem(r);
+            }
         }
-        const rb_channel *ch = r->bound[r->bound_off[i]];
-        int rc = select_elements(r, i, ch);
+        if (!rc)
+            rc = relabel(r, i);
         if (rc)
             return rc;
-        rb_live_signal *ls = &r->eng.sig[i];
-        ls->names = rb_pipeline_copy_strings((const char *const *)ch->element_names, r->select[i], ls->width, true);
-        ls->units = rb_pipeline_copy_strings((const char *const *)ch->units, r->select[i], ls->width, false);
-        if (!ls->names || !ls->units)
-            return nomem(r);
     }
     return RB_OK;
 }
@@ -324,6 +343,9 @@ static int resample_bindings(runner *r)
             rb_json_path_format(path, 2, where, sizeof where);
             return rb_err_prefix(r->err, rc, "%s: %s: ", r->label, where);
         }
+        if (s->scale != 1)
+            for (size_t k = 0; k < T * ls->width; k++)
+                ls->data[k] *= s->scale;
         r->res->n_held[i] = held;
         if (held && (rc = warn(r, "signal %s: %zu non-finite value%s of channel %s held at the last finite value",
                                s->name, held, held > 1 ? "s" : "", s->channel)))

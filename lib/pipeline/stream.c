@@ -17,8 +17,9 @@ typedef struct stream_channel {
 typedef struct element_copy {
     const double *src;
     double *dst;
-    double last; /* the last finite value seen (hold), 0 before any */
-    bool hold;   /* RB_NONFINITE_HOLD, else an error */
+    double last;  /* the last finite value seen (hold), 0 before any */
+    double scale; /* the binding's "scale" */
+    bool hold;    /* RB_NONFINITE_HOLD, else an error */
     size_t binding, channel, element;
 } element_copy;
 
@@ -125,6 +126,22 @@ static int resolve_binding(const rb_stream *s, size_t i, long *ci, size_t *width
     return RB_OK;
 }
 
+/* The config's names and unit for binding i, from its channels ci (binding.c). */
+static int relabel(rb_stream *s, size_t i, const long *ci, rb_err *err)
+{
+    const rb_config_signal *b = &s->p->signals[i];
+    rb_bound_channel *ch = rb_calloc(b->n_channels, sizeof *ch);
+    if (!ch)
+        return nomem(s, err);
+    for (size_t c = 0; c < b->n_channels; c++) {
+        const stream_channel *sc = &s->ch[ci[c]];
+        ch[c] = (rb_bound_channel){sc->name, sc->width, (const char *const *)sc->elements};
+    }
+    int rc = rb_binding_relabel(b, &s->eng.sig[i], ch, b->n_channels, s->p->name, err);
+    rb_free(ch);
+    return rc;
+}
+
 /* Binding i's row, names and units, and its element copies appended to s->copies (room made by the caller). */
 static int bind(rb_stream *s, size_t i, const long *ci, const rb_channel_info *in, rb_err *err)
 {
@@ -148,11 +165,17 @@ static int bind(rb_stream *s, size_t i, const long *ci, const rb_channel_info *i
             ls->units[col] = rb_strdup(unit ? unit : "");
             if (!ls->names[col] || !ls->units[col])
                 return nomem(s, err);
-            s->copies[s->n_copies++] = (element_copy){
-                s->ch[ci[c]].row + idx, ls->data + col, 0, b->nonfinite == RB_NONFINITE_HOLD, i, (size_t)ci[c], idx};
+            s->copies[s->n_copies++] = (element_copy){s->ch[ci[c]].row + idx,
+                                                      ls->data + col,
+                                                      0,
+                                                      b->scale,
+                                                      b->nonfinite == RB_NONFINITE_HOLD,
+                                                      i,
+                                                      (size_t)ci[c],
+                                                      idx};
         }
     }
-    return RB_OK;
+    return relabel(s, i, ci, err);
 }
 
 static int bind_all(rb_stream *s, const rb_channel_info *in, rb_err *err)
@@ -265,7 +288,7 @@ static int copy_inputs(rb_stream *s, size_t k, rb_err *err)
             v = cp->last;
         else
             return nonfinite(s, cp, k, err);
-        *cp->dst = v;
+        *cp->dst = v * cp->scale;
     }
     return RB_OK;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "roboest/config.h"
+#include "roboest/pipeline.h"
 #include "roboest/training.h"
 
 typedef struct fsp {
@@ -218,19 +219,22 @@ static int parse_kf(fsp *x, const cJSON *v, rb_friction_spec_signal *sig)
 static int parse_signal(fsp *x, const cJSON *root, const char *key, const char *def, bool velocity,
                         rb_friction_spec_signal *sig)
 {
-    static const char *const keys[] = {"channel", "elements", "kf_derivative"};
+    static const char *const keys[] = {"channel", "elements", "scale", "unit", "kf_derivative"};
     rb_cfg *c = &x->c;
     size_t n = x->s->n_joints;
     sig->p0[0] = RB_KFD_DEFAULT_P0_X, sig->p0[1] = RB_KFD_DEFAULT_P0_V, sig->p0[2] = RB_KFD_DEFAULT_P0_A;
+    sig->scale = 1;
     const cJSON *v = rb_cfg_member(root, key);
     if (!v && !def)
         return rb_cfg_error(c, "missing key '%s'", key);
     rb_cfg_push_key(c, key, 0);
     int rc = RB_OK;
     if (v) {
-        rc = rb_cfg_check_object(c, v, keys, velocity ? 3 : 2);
+        rc = rb_cfg_check_object(c, v, keys, velocity ? 5 : 4);
         if (!rc)
             rc = rb_cfg_member_string(c, v, "channel", true, &sig->channel);
+        if (!rc) /* the pipeline's keys and rules: a deg/s log reads as rad/s here as at replay */
+            rc = rb_binding_scale_unit(c, v, &sig->scale, &sig->unit);
         const cJSON *e = rb_cfg_member(v, "elements"), *kf = rb_cfg_member(v, "kf_derivative");
         if (!rc && e) {
             rb_cfg_push_key(c, "elements", 0);
@@ -441,6 +445,7 @@ static int parse_root(fsp *x, const cJSON *root)
 static void free_signal(rb_friction_spec_signal *sig, size_t n)
 {
     rb_free(sig->channel);
+    rb_free(sig->unit);
     rb_strings_free(sig->elements, sig->elements ? n : 0);
     rb_free(sig->q);
     rb_free(sig->r);

@@ -132,6 +132,8 @@ static int resample_signal(session *s, size_t i, const rb_channel *ch, double *o
     }
     if (rc == RB_OK && (rc = rb_resample(ch, sel, n, &s->clk, RB_INTERP_LINEAR, RB_NONFINITE_ERROR, out, NULL, err)))
         rb_err_prefix(err, rc, "%s: %s: ", s->name, SIGNAL_KEYS[i]);
+    for (size_t k = 0; rc == RB_OK && sig->scale != 1 && k < s->clk.n * n; k++)
+        out[k] *= sig->scale;
     rb_free(sel);
     return rc;
 }
@@ -526,6 +528,14 @@ static int set_provenance(const rb_friction_spec *spec, const rb_friction_data *
     int rc = logs && shas ? rb_provenance_init(&pv, err) : rb_err_set(err, RB_ENOMEM, "out of memory");
     for (size_t i = 0; rc == RB_OK && i < sizeof kv / sizeof kv[0]; i++)
         rc = rb_provenance_add(&pv, kv[i][0], kv[i][1], err);
+    for (size_t i = 0; rc == RB_OK && i < 4; i++) { /* as a pipeline records a scaled binding */
+        const rb_friction_spec_signal *sig = signal_of(spec, i);
+        char num[32];
+        if (sig->scale != 1)
+            rc = rb_provenance_addf(&pv, rb_format_double(sig->scale, num), err, "%s.scale", SIGNAL_KEYS[i]);
+        if (rc == RB_OK && sig->scale != 1 && sig->unit)
+            rc = rb_provenance_addf(&pv, sig->unit, err, "%s.unit", SIGNAL_KEYS[i]);
+    }
     if (rc == RB_OK)
         rc = rb_friction_net_file_set_provenance(f, &pv, err);
     rb_provenance_free(&pv);

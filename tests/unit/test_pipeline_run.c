@@ -524,7 +524,9 @@ Test(pipeline_run, several_channels_concatenate_in_list_order)
     cr_assert_eq(run(p, log, &res, &err), RB_OK, "%s", err.msg);
     const rb_run_signal *all = rb_run_result_signal(res, "all"), *q = rb_run_result_signal(res, "q");
     cr_assert_eq(all->width, 7);
-    const char *names[] = {"hip", "knee", "0", "1", "2", "hip", "knee"};
+    /* hip and knee are in two channels: every element is named after its channel too */
+    const char *names[] = {"joints/q/hip", "joints/q/knee", "imu/acc/0",     "imu/acc/1",
+                           "imu/acc/2",    "joints/qd/hip", "joints/qd/knee"};
     const char *units[] = {"rad", "rad", "", "", "", "rad/s", "rad/s"};
     for (size_t e = 0; e < 7; e++) {
         cr_assert_str_eq(all->names[e], names[e]);

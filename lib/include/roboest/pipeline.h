@@ -36,8 +36,21 @@
  *                  "elements": [names] or [indices] (optional, default every element in order; single
  *                             channel only),
  *                  "interp": "linear" | "hold" (default "linear"),
- *                  "nonfinite": "error" | "hold" (default "error")}.
+ *                  "nonfinite": "error" | "hold" (default "error"),
+ *                  "names": [names] (optional, default the channel's element names): the binding's
+ *                             elements renamed, in order (after "elements" and concatenation), unique,
+ *                             non-empty, not "all"; one per element (a count that differs is an error
+ *                             naming the binding, the channel and both counts); only for channels
+ *                             whose file leaves the elements unnamed ("0", "1", ...: RB_EINPUT at run
+ *                             time otherwise, since renaming real names risks a silent mislabel),
+ *                  "scale": number, finite and non-zero (default 1): every value read is multiplied
+ *                             by it (deg/s -> rad/s: 0.017453292519943295), recorded as provenance
+ *                             "signals.<name>.scale",
+ *                  "unit": string (optional, default the channel's units): the unit of every element
+ *                             after scaling, recorded in outputs; required with a scale other than 1}.
  *               Signal names use letters, digits and "_ . - /" (they become output channel names).
+ *               Without "names", a binding of several channels whose element names collide (two
+ *               unnamed channels both "0", "1", ...) names each element "<channel>/<element>".
  *   stages      array, optional: {"id": unique string (required), "type": registered stage type
  *               (required), "in": {port: signal} (every input port the type does not mark optional), "out": {port: new signal
  *               name} (at least one output port; a port left out is unwired: the stage still
@@ -84,6 +97,10 @@ typedef struct rb_config_signal {
     size_t *select_indices; /* n_select element indices, or NULL when selected by name */
     rb_interp interp;
     rb_nonfinite nonfinite;
+    size_t n_names; /* 0: the channels' element names */
+    char **names;   /* n_names names of the binding's elements ("names"), or NULL */
+    double scale;   /* every value read is multiplied by it (default 1) */
+    char *unit;     /* unit of every element after scaling ("unit"), or NULL: the channels' */
 } rb_config_signal;
 
 typedef struct rb_config_stage {
@@ -172,6 +189,11 @@ void rb_pipeline_free(rb_pipeline *p);
 char *rb_pipeline_resolved_json(const rb_pipeline *p);
 /* Index of a signal in p->signal_table, -1 if absent. */
 long rb_pipeline_signal_index(const rb_pipeline *p, const char *name);
+/* The "scale" and "unit" keys of the channel binding object `binding` at c's current path, as a pipeline's
+ * signals read them (friction training specs share it): *scale (finite, non-zero) is left as it is when
+ * absent (the caller sets the default 1), *unit (a new copy, caller frees with rb_free) too (default NULL);
+ * a scale other than 1 without a unit is an error ("needs 'unit'..."). RB_ECONFIG at the key, RB_ENOMEM. */
+int rb_binding_scale_unit(rb_cfg *c, const cJSON *binding, double *scale, char **unit);
 
 /* ---- running ---------------------------------------------------------------------------------------- */
 typedef struct rb_run_opts {
@@ -278,7 +300,9 @@ typedef struct rb_stream rb_stream;
  * must be among `channels` (RB_ENOTFOUND "<pipeline>: binding 'x': channel 'c' is not among the
  * stream's channels (signals.x.channel); did you mean 'd'?", the suggestion only for a near miss),
  * elements selected by name must exist (RB_ENOTFOUND naming binding, channel, element and
- * signals.x.elements[i]), indices in range (RB_EINPUT, same). The pipeline's logs, clock, window,
+ * signals.x.elements[i]), indices in range (RB_EINPUT, same); a binding's "names", "scale" and "unit" apply
+ * as in a log run (RB_EINPUT "<pipeline>: signals.x.names: ..." for a count that differs or a channel whose
+ * `elements` are not NULL or "0", "1", ...). The pipeline's logs, clock, window,
  * outputs, metrics and reports are ignored. A stage's create() failing gives its error prefixed
  * "<pipeline>: stage <id>: ". RB_EINVAL for NULL arguments, a NULL channel name or dt not finite and
  * > 0; RB_ENOMEM. On failure *out is NULL and nothing is left allocated. */

@@ -39,6 +39,10 @@ RB_API_BEGIN
  *                   1e4 and 1e-6; p0 default [1, 1e2, 1e4]) run over the training clock, exactly what a
  *                   pipeline with that stage feeds friction_pinn at replay. Motor velocities are used as the
  *                   log has them (rotor side for motors_state).
+ *                   Every signal also takes a pipeline binding's "scale" (finite, non-zero, default 1:
+ *                   every value read is multiplied by it, e.g. 0.017453292519943295 for a deg/s log) and
+ *                   "unit" (the unit after scaling, required with a scale other than 1; recorded in the
+ *                   network file's provenance), read by rb_binding_scale_unit (roboest/pipeline.h).
  *   current         {"channel", "elements"}: motor currents, A (default motors_state/currents).
  *   torque          required {"channel", "elements"}: the joint torque tau_j, N m: "truth/joints/torques"
  *                   in a log of `roboest simulate`, or a signal of an estimates file (logs[].torques), e.g.
@@ -68,6 +72,8 @@ RB_API_BEGIN
 typedef struct rb_friction_spec_signal {
     char *channel;
     char **elements;    /* n_joints element names (the joints by default) */
+    double scale;       /* every value read is multiplied by it (default 1) */
+    char *unit;         /* the unit after scaling, or NULL (required with a scale other than 1) */
     bool kf_derivative; /* the channel holds positions: velocities from the kf_derivative filter */
     double *q, *r;      /* n_joints each (expanded from 1 or n values); kf_derivative only */
     double p0[3];
