@@ -28,6 +28,9 @@ enum cli_exit {
     "  5  output error (cannot write, or the output exists and --force was not given)\n"                               \
     "  6  roboest check: at least one rule does not hold\n"
 
+/* For the whole process: files read are never outputs (rb_inputs_guard_enable), and SIGINT, SIGTERM
+ * and SIGHUP remove the temporaries of unfinished outputs before ending the process as that signal. */
+void cli_guard_outputs(void);
 /* Map a library status to an exit code. */
 int cli_exit_code(int status);
 /* Print "roboest: <message>" as one line on stderr and return the exit code for err->code. */
