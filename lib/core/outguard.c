@@ -111,7 +111,7 @@ static char *resolve(const char *path)
     char *real = realpath(path, NULL);
     if (real)
         return real;
-    const char *base = rb_path_basename(path);
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
     char *dir = base == path ? strdup(".") : strndup(path, (size_t)(base - path));
     char *real_dir = dir ? realpath(dir, NULL) : NULL;
     free(dir);
