@@ -70,6 +70,7 @@ static void free_rules(rule_list *rl)
 
 static int read_report(const char *path, char **text, size_t *len, rb_err *err)
 {
+    rb_input_note(path); /* never an output of this command */
     FILE *f = fopen(path, "rb");
     if (!f)
         return rb_err_set(err, RB_ENOTFOUND, "%s: cannot open", path);

@@ -2,9 +2,11 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 int cli_exit_code(int status)
@@ -137,4 +139,28 @@ void cli_runs_done(const cli_runs *r)
 {
     if (r->enabled)
         fputs("\r\033[K", stderr);
+}
+
+/* Async-signal-safe: the temporaries go, then the signal is delivered again with its default action
+ * (SA_RESETHAND), so the process ends as killed by it (status 128 + signal in a shell). */
+static void on_stop_signal(int sig)
+{
+    rb_outfiles_unlink_all();
+    raise(sig);
+}
+
+void cli_guard_outputs(void)
+{
+    rb_inputs_guard_enable();
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction sa, old;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_stop_signal;
+        sa.sa_flags = SA_RESETHAND;
+        sigemptyset(&sa.sa_mask);
+        /* A signal ignored by whoever started us (nohup, a background job) stays ignored. */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+    }
 }

@@ -14,7 +14,7 @@ enum cli_exit {
     CLI_EXIT_USAGE = 2,    /* bad command line */
     CLI_EXIT_INPUT = 3,    /* missing or corrupt file, missing channel or element, bad config */
     CLI_EXIT_NUMERIC = 4,  /* numeric failure (non-finite values, filter divergence) */
-    CLI_EXIT_OUTPUT = 5,   /* cannot write an output, or it exists and --force was not given */
+    CLI_EXIT_OUTPUT = 5,   /* cannot write an output, it exists without --force, or is an input or not a regular file */
     CLI_EXIT_CHECK = 6     /* roboest check: at least one rule does not hold */
 };
 
@@ -25,9 +25,14 @@ enum cli_exit {
     "  2  usage error (unknown command or option, missing argument)\n"                                                 \
     "  3  input error (missing or corrupt file, missing channel or element, bad config)\n"                             \
     "  4  numeric failure (non-finite values in results)\n"                                                            \
-    "  5  output error (cannot write, or the output exists and --force was not given)\n"                               \
-    "  6  roboest check: at least one rule does not hold\n"
+    "  5  output error (cannot write, the output exists and --force was not given, or it is an input\n"                \
+    "     of the command or not a regular file: --force never replaces those)\n"                                       \
+    "  6  roboest check: at least one rule does not hold\n"                                                            \
+    "  128+N  stopped by signal N (SIGINT, SIGTERM, SIGHUP): unfinished outputs are removed\n"
 
+/* For the whole process: files read are never outputs (rb_inputs_guard_enable), and SIGINT, SIGTERM
+ * and SIGHUP remove the temporaries of unfinished outputs before ending the process as that signal. */
+void cli_guard_outputs(void);
 /* Map a library status to an exit code. */
 int cli_exit_code(int status);
 /* Print "roboest: <message>" as one line on stderr and return the exit code for err->code. */

@@ -65,6 +65,7 @@ int main(int argc, char **argv)
      * there (dpotrf at n = 90: 19 us on one thread, 55 us on two, measured by make bench-filters) and its
      * threaded level-3 code allocates on every call. Parallelism belongs across logs, not inside a step. */
     openblas_set_num_threads(1);
+    cli_guard_outputs();
     if (argc < 2)
         return cli_usage_error(NULL, "missing command");
     const char *cmd = argv[1];

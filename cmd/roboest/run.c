@@ -90,6 +90,8 @@ int cmd_run(int argc, char **argv)
     if (optind < argc) {
         opts.logs = (const char *const *)argv + optind;
         opts.n_logs = (size_t)(argc - optind);
+        for (size_t i = 0; i < opts.n_logs; i++) /* before any session writes: a later session's log too */
+            rb_input_note(opts.logs[i]);
     } else if (opts.concat) {
         return cli_usage_error("run", "--concat needs the LOGs on the command line");
     }

@@ -326,6 +326,7 @@ int rb_cfg_parse_json(const char *file, const char *text, size_t len, cJSON **ro
 
 int rb_cfg_read_file(const char *path, char **text, size_t *len, rb_err *err)
 {
+    rb_input_note(path); /* never an output of this command */
     FILE *f = fopen(path, "rb");
     if (!f)
         return rb_err_set(err, errno == ENOENT ? RB_ENOTFOUND : RB_EINPUT, "%s: cannot open: %s", path,

@@ -1,4 +1,4 @@
-#include "roboest/core.h"
+#include "core_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -39,13 +39,53 @@ const char *rb_path_stem(const char *path, size_t *len)
     return base;
 }
 
+static const char *file_kind(mode_t mode)
+{
+    if (S_ISLNK(mode))
+        return "symbolic link";
+    if (S_ISDIR(mode))
+        return "folder";
+    if (S_ISCHR(mode) || S_ISBLK(mode))
+        return "device";
+    if (S_ISFIFO(mode))
+        return "FIFO";
+    if (S_ISSOCK(mode))
+        return "socket";
+    return "special file";
+}
+
+/* The temporary is forgotten by the signal guard once it is gone; if the guard's handler took it,
+ * the string is left to it (the process is being stopped). */
+static void outfile_release(rb_outfile *out)
+{
+    if (out->tmp_path && !rb_outfile_untrack(out->tmp_path))
+        out->tmp_path = NULL;
+    rb_free(out->tmp_path);
+    rb_free(out->path);
+    out->tmp_path = out->path = NULL;
+}
+
+int rb_outfile_check(const char *path, bool overwrite, rb_err *err)
+{
+    int rc = rb_outfile_check_input(path, err);
+    struct stat st;
+    if (rc || lstat(path, &st) != 0)
+        return rc;
+    /* A rename would replace the link or device itself with a regular file, never write through it. */
+    if (!S_ISREG(st.st_mode))
+        return rb_err_set(err, RB_EIO, "%s: is a %s, not a regular file; choose another output", path,
+                          file_kind(st.st_mode));
+    return overwrite ? RB_OK : rb_err_set(err, RB_EEXISTS, "%s: exists (use --force to overwrite)", path);
+}
+
 int rb_outfile_begin(rb_outfile *out, const char *path, bool overwrite, rb_err *err)
 {
     out->path = out->tmp_path = NULL;
     out->overwrite = overwrite;
+    int rc = rb_outfile_check(path, overwrite, err);
+    if (rc)
+        return rc;
     struct stat st;
-    if (!overwrite && stat(path, &st) == 0)
-        return rb_err_set(err, RB_EEXISTS, "%s: exists (use --force to overwrite)", path);
     const char *base = rb_path_basename(path);
     int dir_len = (int)(base - path);
     if (dir_len > 0) {
@@ -63,12 +103,15 @@ int rb_outfile_begin(rb_outfile *out, const char *path, bool overwrite, rb_err *
         rb_outfile_abort(out);
         return rb_err_set(err, RB_ENOMEM, "out of memory");
     }
+    /* Tracked before it exists: a signal right after mkstemp's open finds it (one before finds no file). */
+    if (rb_outfile_track(out->tmp_path) != 0) {
+        outfile_release(out);
+        return rb_err_set(err, RB_EIO, "%s: too many output files at once, or the command is being stopped", path);
+    }
     int fd = mkstemp(out->tmp_path);
     if (fd < 0) {
         int e = errno;
-        rb_free(out->tmp_path);
-        out->tmp_path = NULL;
-        rb_outfile_abort(out);
+        outfile_release(out);
         return rb_err_set(err, RB_EIO, "%s: cannot create a temporary file: %s", path, strerror(e));
     }
     /* mkstemp creates mode 0600; outputs get the permissions any new file would get. */
@@ -82,6 +125,7 @@ int rb_outfile_begin(rb_outfile *out, const char *path, bool overwrite, rb_err *
 int rb_outfile_commit(rb_outfile *out, rb_err *err)
 {
     int rc = RB_OK;
+    /* The file is renamed (or removed) before it is untracked: a signal in between finds nothing to remove. */
     if (!out->overwrite) {
         /* link() fails if the target appeared meanwhile, so a concurrent writer is never clobbered. */
         if (link(out->tmp_path, out->path) != 0) {
@@ -93,9 +137,7 @@ int rb_outfile_commit(rb_outfile *out, rb_err *err)
         rc = rb_err_set(err, RB_EIO, "%s: cannot rename the temporary file into place: %s", out->path, strerror(errno));
         unlink(out->tmp_path);
     }
-    rb_free(out->tmp_path);
-    rb_free(out->path);
-    out->tmp_path = out->path = NULL;
+    outfile_release(out);
     return rc;
 }
 
@@ -103,9 +145,7 @@ void rb_outfile_abort(rb_outfile *out)
 {
     if (out->tmp_path)
         unlink(out->tmp_path);
-    rb_free(out->tmp_path);
-    rb_free(out->path);
-    out->tmp_path = out->path = NULL;
+    outfile_release(out);
 }
 
 char *rb_format_double(double x, char buf[32])

@@ -510,6 +510,7 @@ static int read_header(reader *r, const cJSON *root, rb_friction_net_file *f)
 /* The whole file as a NUL-terminated string (at most 1 GiB). */
 static int slurp(const char *path, char **text, rb_err *err)
 {
+    rb_input_note(path); /* never an output of this command */
     FILE *fp = fopen(path, "rb");
     if (!fp)
         return rb_err_set(err, errno == ENOENT ? RB_ENOTFOUND : RB_EINPUT, "%s: cannot open: %s", path,

@@ -127,6 +127,7 @@ int rb_io_sniff(const char *path, bool arrays, rb_io_kind *kind, rb_err *err)
     const char *what = arrays ? "an array file" : "a log file";
     unsigned char *buf = NULL;
     int rc = RB_OK;
+    rb_input_note(path); /* never an output of this command */
     FILE *f = fopen(path, "rb");
     if (!f) {
         if (errno == ENOENT || errno == ENOTDIR)

@@ -63,6 +63,18 @@ int rb_io_check_utf8(const rb_log *log, const char *shown, rb_err *err);
 /* RB_EIO with "shown: " + the formatted text + the innermost message on HDF5's error stack
  * (write_h5.c; for callers of HDF5 whose automatic error printing is off). */
 int rb_io_h5_fail(const char *shown, rb_err *err, const char *fmt, ...) RB_PRINTF(3, 4);
+/* HDF5 writers build the file in memory and write it out at the end (write_h5.c: why). hid_t is int64_t
+ * here, so this header needs no HDF5 include. rb_io_h5_memory_fapl sets the in-memory driver on a file
+ * access list, its buffer recorded in *im (which must outlive the file; -1 on failure). rb_io_h5_finish
+ * closes the file (always) and, if rc is RB_OK, writes its bytes to `path`, the first head_len of them
+ * replaced by `head` (a user block); the status. */
+typedef struct rb_io_h5_image {
+    unsigned char *kept; /* the buffer the driver freed at close */
+    size_t cap;          /* its allocated size */
+} rb_io_h5_image;
+int rb_io_h5_memory_fapl(int64_t fapl, rb_io_h5_image *im);
+int rb_io_h5_finish(int64_t file, rb_io_h5_image *im, int rc, const char *path, const char *shown, const void *head,
+                    size_t head_len, rb_err *err);
 /* roboest .h5 layout: the root string attribute RB_H5_LAYOUT_ATTR = RB_H5_LAYOUT_VALUE marks it. */
 #define RB_H5_LAYOUT_ATTR "roboest_layout"
 #define RB_H5_LAYOUT_VALUE "channels/1"

@@ -5,11 +5,18 @@
  * Bytes are deterministic: no object times (H5Pset_obj_track_times off on the file, group and
  * dataset creation lists), fixed library version bounds (v1.8 format, so HDF5 >= 1.8 reads it),
  * fixed chunking and compression.
+ *
+ * Files are built in memory (HDF5's core driver without backing store) and written out by
+ * rb_io_h5_finish: with the file on disk, a write failing inside H5Fclose (disk full) leaves HDF5
+ * 1.10 holding a freed file behind a live id, and its exit handler (H5close) then crashes.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <hdf5.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "io_internal.h"
 
@@ -18,6 +25,7 @@ enum { CHUNK_BYTES = 64 * 1024, DEFLATE_LEVEL = 4 };
 typedef struct h5w {
     const char *shown; /* path named in messages */
     hid_t file, fcpl, fapl, gcpl, lcpl, acpl, str_type;
+    rb_io_h5_image image;
 } h5w;
 
 /* The most specific message on the stack; of an operating-system failure (HDF5 writes "...,
@@ -68,6 +76,7 @@ static int make_plists(h5w *w, rb_err *err)
     ok = ok && H5Pset_obj_track_times(w->fcpl, 0) >= 0 && H5Pset_link_creation_order(w->fcpl, order) >= 0;
     ok = ok && H5Pset_obj_track_times(w->gcpl, 0) >= 0 && H5Pset_link_creation_order(w->gcpl, order) >= 0;
     ok = ok && H5Pset_libver_bounds(w->fapl, H5F_LIBVER_V18, H5F_LIBVER_V18) >= 0;
+    ok = ok && rb_io_h5_memory_fapl(w->fapl, &w->image) >= 0;
     /* Strong close: H5Fclose releases the file even if an error path left an object open. */
     ok = ok && H5Pset_fclose_degree(w->fapl, H5F_CLOSE_STRONG) >= 0;
     ok = ok && H5Pset_char_encoding(w->lcpl, H5T_CSET_UTF8) >= 0 && H5Pset_char_encoding(w->acpl, H5T_CSET_UTF8) >= 0;
@@ -256,11 +265,129 @@ static int create_file(h5w *w, const char *file, rb_err *err)
     return w->file >= 0 ? RB_OK : h5_fail(w, err, "cannot create the file");
 }
 
-static int close_file(h5w *w, int rc, rb_err *err)
+static int close_file(h5w *w, const char *file, int rc, rb_err *err)
 {
-    if (w->file >= 0 && H5Fclose(w->file) < 0 && rc == RB_OK)
-        rc = h5_fail(w, err, "cannot close the file");
+    if (w->file >= 0)
+        rc = rb_io_h5_finish(w->file, &w->image, rc, file, w->shown, NULL, 0, err);
     close_plists(w);
+    return rc;
+}
+
+/* ---- the file image onto the disk ------------------------------------------------------------------ */
+/* The core driver's buffer goes through these callbacks, so the one it frees at close, holding every byte
+ * H5Fclose wrote, is kept for rb_io_h5_finish. */
+static void *image_malloc(size_t size, H5FD_file_image_op_t op, void *udata)
+{
+    (void)op;
+    rb_io_h5_image *im = udata;
+    im->cap = size;
+    return rb_malloc(size ? size : 1);
+}
+
+static void *image_memcpy(void *dest, const void *src, size_t size, H5FD_file_image_op_t op, void *udata)
+{
+    (void)op, (void)udata;
+    return memcpy(dest, src, size);
+}
+
+static void *image_realloc(void *ptr, size_t size, H5FD_file_image_op_t op, void *udata)
+{
+    (void)op;
+    rb_io_h5_image *im = udata;
+    void *grown = rb_realloc(ptr, size ? size : 1);
+    if (grown)
+        im->cap = size;
+    return grown;
+}
+
+static herr_t image_free(void *ptr, H5FD_file_image_op_t op, void *udata)
+{
+    rb_io_h5_image *im = udata;
+    if (op == H5FD_FILE_IMAGE_OP_FILE_CLOSE && !im->kept)
+        im->kept = ptr;
+    else
+        rb_free(ptr);
+    return 0;
+}
+
+/* Every copy of the access list shares the writer's record. */
+static void *udata_copy(void *udata) { return udata; }
+static herr_t udata_free(void *udata)
+{
+    (void)udata;
+    return 0;
+}
+
+int rb_io_h5_memory_fapl(int64_t fapl, rb_io_h5_image *im)
+{
+    H5FD_file_image_callbacks_t cb = {
+        image_malloc, image_memcpy, image_realloc, image_free, udata_copy, udata_free, im};
+    im->kept = NULL;
+    im->cap = 0;
+    return H5Pset_fapl_core(fapl, 1 << 20, 0) < 0 || H5Pset_file_image_callbacks(fapl, &cb) < 0 ? -1 : 0;
+}
+
+static uint64_t le_uint(const unsigned char *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* The file's length: the superblock's end-of-file address (the buffer is allocated in whole increments).
+ * The superblock is at 0 or after a user block of 512, 1024, ... bytes. 0 if it is not found. */
+static size_t image_length(const unsigned char *buf, size_t cap)
+{
+    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    for (size_t at = 0; at + 64 <= cap; at = at ? 2 * at : 512) {
+        const unsigned char *sb = buf + at;
+        if (memcmp(sb, sig, 8) != 0)
+            continue;
+        int vers = sb[8], so = vers < 2 ? sb[13] : sb[9];
+        /* Version 0/1: 24 (+4 in version 1) bytes of fields, then base, free-space and end-of-file addresses;
+         * version 2/3: 12 bytes, then base, extension and end-of-file addresses. */
+        size_t field = vers == 0 ? 24 : vers == 1 ? 28 : vers <= 3 ? 12 : 0;
+        if (!field || so != 8 || at + field + 3 * 8 > cap)
+            return 0;
+        uint64_t eof = le_uint(sb + field + 2 * 8, 8);
+        return eof <= cap ? (size_t)eof : 0;
+    }
+    return 0;
+}
+
+static int write_image(const char *path, const char *shown, const unsigned char *buf, size_t n, rb_err *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return rb_err_set(err, RB_EIO, "%s: cannot create the file: %s", shown, strerror(errno));
+    int e = 0;
+    for (size_t done = 0; !e && done < n;) {
+        ssize_t k = write(fd, buf + done, n - done);
+        if (k > 0)
+            done += (size_t)k;
+        else if (k < 0 && errno != EINTR)
+            e = errno;
+    }
+    if (close(fd) != 0 && !e)
+        e = errno;
+    return e ? rb_err_set(err, RB_EIO, "%s: cannot write: %s", shown, strerror(e)) : RB_OK;
+}
+
+int rb_io_h5_finish(int64_t file, rb_io_h5_image *im, int rc, const char *path, const char *shown, const void *head,
+                    size_t head_len, rb_err *err)
+{
+    if (H5Fclose(file) < 0 && rc == RB_OK) /* in memory: only the library itself can fail here */
+        rc = rb_io_h5_fail(shown, err, "cannot close the file");
+    size_t n = im->kept ? image_length(im->kept, im->cap) : 0;
+    if (rc == RB_OK && (n == 0 || n < head_len))
+        rc = rb_err_set(err, RB_EIO, "%s: HDF5 left no whole file image in memory", shown);
+    if (rc == RB_OK) {
+        memcpy(im->kept, head, head_len);
+        rc = write_image(path, shown, im->kept, n, err);
+    }
+    rb_free(im->kept);
+    im->kept = NULL;
     return rc;
 }
 
@@ -281,7 +408,7 @@ int rb_io_write_h5(const rb_log *log, const char *file, const char *shown, rb_er
         rc = write_root_attrs(&w, RB_H5_LAYOUT_ATTR, log->attrs, log->n_attrs, err);
     for (size_t c = 0; rc == RB_OK && c < log->n_channels; c++)
         rc = write_channel(&w, &log->channels[c], err);
-    return close_file(&w, rc, err);
+    return close_file(&w, file, rc, err);
 }
 
 /*
@@ -300,5 +427,5 @@ int rb_io_write_arrays_h5(const rb_arrays *a, const char *file, const char *show
         hsize_t dims[3] = {arr->dims[0], arr->dims[1], arr->dims[2]};
         rc = write_doubles(&w, w.file, "array", arr->name, arr->name, (int)arr->ndim, dims, arr->data, err);
     }
-    return close_file(&w, rc, err);
+    return close_file(&w, file, rc, err);
 }

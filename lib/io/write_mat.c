@@ -34,8 +34,10 @@
  */
 #include <hdf5.h>
 #include <matio.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "io_internal.h"
 
@@ -715,10 +717,9 @@ static int write_var(m73 *w, hid_t parent, const char *name, matvar_t *v, rb_err
 
 /* The 128-byte MATLAB header in the 512-byte user block: text padded with spaces, subsystem offset
  * (spaces, as libmatio writes), version 0x0200 and the endian mark "IM" (little-endian bytes). */
-static int write_header73(const char *file, const char *shown, rb_err *err)
+static void header73(unsigned char h[128])
 {
-    unsigned char h[128];
-    memset(h, ' ', sizeof h);
+    memset(h, ' ', 128);
     int len = snprintf((char *)h, 117,
                        "MATLAB 7.3 MAT-file, Platform: roboest, Created by: roboest %s HDF5 schema 1.00 .", RB_VERSION);
     h[len < 116 ? len : 116] = ' ';
@@ -726,17 +727,14 @@ static int write_header73(const char *file, const char *shown, rb_err *err)
     h[125] = 0x02;
     h[126] = 'I';
     h[127] = 'M';
-    FILE *f = fopen(file, "r+b");
-    bool ok = f && fwrite(h, 1, sizeof h, f) == sizeof h;
-    if (f && fclose(f) != 0)
-        ok = false;
-    return ok ? RB_OK : rb_err_set(err, RB_EIO, "%s: cannot write the MATLAB header", shown);
 }
 
-/* The top-level variables vars[0..n) (each named by its matvar_t). */
+/* The top-level variables vars[0..n) (each named by its matvar_t). Built in memory, as the .h5 writer
+ * does (write_h5.c says why). */
 static int write_v73(matvar_t *const *vars, size_t n, const char *file, const char *shown, rb_err *err)
 {
     m73 w = {.shown = shown, .file = -1, .refs = -1, .fcpl = -1, .fapl = -1, .gcpl = -1, .lcpl = -1};
+    rb_io_h5_image image = {NULL, 0};
     int rc = RB_OK;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     w.fcpl = H5Pcreate(H5P_FILE_CREATE);
@@ -747,7 +745,8 @@ static int write_v73(matvar_t *const *vars, size_t n, const char *file, const ch
     if (w.fcpl < 0 || w.fapl < 0 || w.gcpl < 0 || w.lcpl < 0 || H5Pset_userblock(w.fcpl, 512) < 0 ||
         H5Pset_obj_track_times(w.fcpl, 0) < 0 || H5Pset_obj_track_times(w.gcpl, 0) < 0 ||
         H5Pset_libver_bounds(w.fapl, H5F_LIBVER_EARLIEST, H5F_LIBVER_V18) < 0 ||
-        H5Pset_fclose_degree(w.fapl, H5F_CLOSE_STRONG) < 0 || H5Pset_char_encoding(w.lcpl, H5T_CSET_UTF8) < 0 ||
+        H5Pset_fclose_degree(w.fapl, H5F_CLOSE_STRONG) < 0 || rb_io_h5_memory_fapl(w.fapl, &image) < 0 ||
+        H5Pset_char_encoding(w.lcpl, H5T_CSET_UTF8) < 0 ||
         (w.file = H5Fcreate(file, H5F_ACC_TRUNC, w.fcpl, w.fapl)) < 0) {
         rc = rb_io_h5_fail(shown, err, "cannot create the file");
         goto done;
@@ -757,13 +756,15 @@ static int write_v73(matvar_t *const *vars, size_t n, const char *file, const ch
 done:
     if (w.refs >= 0)
         H5Gclose(w.refs);
-    if (w.file >= 0 && H5Fclose(w.file) < 0 && rc == RB_OK)
-        rc = rb_io_h5_fail(shown, err, "cannot close the file");
+    unsigned char head[128];
+    header73(head);
+    if (w.file >= 0)
+        rc = rb_io_h5_finish(w.file, &image, rc, file, shown, head, sizeof head, err);
     hid_t plists[] = {w.fcpl, w.fapl, w.gcpl, w.lcpl};
     for (size_t k = 0; k < 4; k++)
         if (plists[k] >= 0)
             H5Pclose(plists[k]);
-    return rc ? rc : write_header73(file, shown, err);
+    return rc;
 }
 
 /* ---- v5 through libmatio ----------------------------------------------------------------------- */
@@ -772,6 +773,28 @@ static void silent_log(int level, char *message)
 {
     (void)level;
     (void)message;
+}
+
+/* Whether the file holds exactly n whole top-level elements after its 128-byte header, the last ending
+ * at the end of the file. Each element is an 8-byte tag (type, byte count; in the writer's byte order,
+ * ours) and its bytes, padded to 8 unless compressed (miCOMPRESSED, 15). */
+static bool v5_whole(const char *file, size_t n)
+{
+    FILE *f = fopen(file, "rb");
+    if (!f)
+        return false;
+    bool ok = fseeko(f, 0, SEEK_END) == 0;
+    off_t size = ok ? ftello(f) : -1, at = 128;
+    size_t count = 0;
+    while (ok && at < size) {
+        uint32_t tag[2];
+        ok = fseeko(f, at, SEEK_SET) == 0 && fread(tag, sizeof tag, 1, f) == 1;
+        uint64_t bytes = tag[0] == 15 ? tag[1] : ((uint64_t)tag[1] + 7) / 8 * 8;
+        at += 8 + (off_t)bytes;
+        count++;
+    }
+    fclose(f);
+    return ok && at == size && count == n;
 }
 
 /* The top-level variables vars[0..n) (each named by its matvar_t). */
@@ -788,15 +811,9 @@ static int write_v5(matvar_t *const *vars, size_t n, const char *file, const cha
             rc = rb_err_set(err, RB_EIO, "%s: libmatio failed to write %s", shown, vars[k]->name);
     if (Mat_Close(mat) != 0 && rc == RB_OK)
         rc = rb_err_set(err, RB_EIO, "%s: cannot close the file", shown);
-    /* libmatio ignores failed writes (a full disk gives a truncated file and success): read the last
-     * variable's header back to know the file is whole (the header alone when there is none). */
-    mat = rc == RB_OK ? Mat_Open(file, MAT_ACC_RDONLY) : NULL;
-    matvar_t *back = mat && n > 0 ? Mat_VarReadInfo(mat, vars[n - 1]->name) : NULL;
-    if (rc == RB_OK && (!mat || (n > 0 && !back)))
-        rc = rb_err_set(err, RB_EIO, "%s: the file written does not read back (disk full?)", shown);
-    Mat_VarFree(back);
-    if (mat)
-        Mat_Close(mat);
+    /* libmatio ignores failed writes (a full disk or a file size limit gives a truncated file and success). */
+    if (rc == RB_OK && !v5_whole(file, n))
+        rc = rb_err_set(err, RB_EIO, "%s: the file written is cut short (disk full or file too large?)", shown);
     return rc;
 }
 

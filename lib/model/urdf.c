@@ -597,6 +597,7 @@ int rb_model_load_urdf(const char *path, const rb_model_opts *opts, rb_model **o
     int rc;
     char *buf = NULL;
     size_t len = 0, cap = 0;
+    rb_input_note(path); /* never an output of this command */
     FILE *f = fopen(path, "rb");
     if (!f) {
         if (errno == ENOENT || errno == ENOTDIR)

@@ -73,8 +73,7 @@ static int refuse_existing(const char *dir, const char *rel, rb_err *err)
     char *path = rb_path_in(dir, rel);
     if (!path)
         return rb_err_set(err, RB_ENOMEM, "out of memory");
-    struct stat st;
-    int rc = stat(path, &st) == 0 ? rb_err_set(err, RB_EEXISTS, "%s: exists (use --force to overwrite)", path) : RB_OK;
+    int rc = rb_outfile_check(path, false, err); /* exists, is an input, is not a regular file */
     rb_free(path);
     return rc;
 }

@@ -208,7 +208,11 @@ const char *rb_path_stem(const char *path, size_t *len);
  * (same folder, so the rename is atomic) and returns its name in out->tmp_path. Nothing is
  * ever written to `path` itself until rb_outfile_commit renames the temporary over it;
  * rb_outfile_abort removes the temporary. If `path` exists and !overwrite, begin fails
- * with RB_EEXISTS; a missing folder gives RB_EIO naming it. */
+ * with RB_EEXISTS; a missing folder gives RB_EIO naming it. Refused with RB_EIO, overwrite or
+ * not: a `path` that exists and is not a regular file (a symbolic link, even to a regular file,
+ * a device, FIFO, socket or folder: a rename would replace the node itself), and, while the
+ * input guard is on, a noted input (rb_input_note). Until commit or abort, the temporary is
+ * known to rb_outfiles_unlink_all. */
 typedef struct rb_outfile {
     char *path;
     char *tmp_path;
@@ -218,6 +222,23 @@ typedef struct rb_outfile {
 int rb_outfile_begin(rb_outfile *out, const char *path, bool overwrite, rb_err *err);
 int rb_outfile_commit(rb_outfile *out, rb_err *err);
 void rb_outfile_abort(rb_outfile *out);
+/* The target checks of rb_outfile_begin alone, nothing created: for a command that checks every target
+ * before its work (a missing `path` is fine). */
+int rb_outfile_check(const char *path, bool overwrite, rb_err *err);
+
+/* Removes every temporary of an rb_outfile begun and not yet committed or aborted, and makes later
+ * begins fail: for a SIGINT/SIGTERM handler that then ends the process (async-signal-safe, lock-free;
+ * the rb_outfile structs are left as they are). */
+void rb_outfiles_unlink_all(void);
+
+/* Input guard, off unless a program turns it on: rb_input_note records a file the process reads
+ * (its device, inode and resolved path; a missing file is ignored), and rb_outfile_begin then refuses
+ * to make it an output: RB_EIO "<out>: is an input of this command (<input>); choose another output".
+ * The readers of logs, arrays, configurations, URDFs and friction networks note their files. Thread-safe.
+ * rb_inputs_guard_clear turns the guard off and forgets the inputs. */
+void rb_inputs_guard_enable(void);
+void rb_inputs_guard_clear(void);
+void rb_input_note(const char *path);
 
 /* mkdir (one level) that accepts an existing folder; *made tells whether this call created it.
  * RB_EIO "<dir>: cannot create the output folder: <reason>". */
