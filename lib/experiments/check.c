@@ -307,10 +307,14 @@ static int unknown_element(rule_ctx *r, const report *rep, const char *name)
     const cJSON *els = member(rep->faults, "elements");
     char full[512];
     for (const cJSON *e = els ? els->child : NULL; e; e = e->next) {
-        const char *base = text_of(e, "channel")[0] ? text_of(e, "channel") : text_of(e, "signal");
-        rb_suggest_consider(&sg, base);
-        snprintf(full, sizeof full, "%s/%s", base, text_of(e, "element"));
-        rb_suggest_consider(&sg, full);
+        const char *bases[2] = {text_of(e, "channel"), text_of(e, "signal")};
+        for (int b = 0; b < 2; b++) {
+            if (!bases[b][0])
+                continue;
+            rb_suggest_consider(&sg, bases[b]);
+            snprintf(full, sizeof full, "%s/%s", bases[b], text_of(e, "element"));
+            rb_suggest_consider(&sg, full);
+        }
     }
     const char *best = rb_suggest_best(&sg);
     if (best)

@@ -42,7 +42,7 @@ void rb_fault_scan(const double *x, size_t n, size_t stride, const rb_fault_opts
             continue;
         }
         size_t e = k + 1;
-        if (o->saturation_window && (v0 == hi || v0 == lo)) {
+        if (o->saturation_window && lo < hi && (v0 == hi || v0 == lo)) { /* a constant element is stuck at most */
             while (e < n && x[e * stride] == v0)
                 e++;
             if (e - k >= o->saturation_window) {

@@ -93,6 +93,11 @@ Test(metrics_fault, run_at_an_extreme_is_saturated_not_stuck)
     rb_fault_scan(x + 1, 40, 3, &o, &st, &sa);
     cr_assert_eq(sa.count, 0);
     cr_assert_eq(st.count, 6);
+    double c[8] = {2, 2, 2, 2, 2, 2, 2, 2}; /* its own max and min, but never anything else */
+    rb_fault_tally_init(&st, 1), rb_fault_tally_init(&sa, 1);
+    rb_fault_scan(c, 8, 1, &OPTS, &st, &sa);
+    cr_assert_eq(sa.count, 0, "a constant element is not saturated");
+    cr_assert_eq(st.count, 8);
 }
 
 Test(metrics_fault, outliers_beyond_k_sigma)

@@ -55,8 +55,8 @@ int rb_metrics_compute(const rb_metric_input *in, rb_stats *per_element, rb_stat
  *   stuck      a run of at least stuck_window consecutive finite samples within stuck_tolerance of the run's
  *              first sample (a sensor that stopped updating); every sample of the run counts;
  *   saturated  a run of at least saturation_window consecutive samples exactly equal to the largest or to the
- *              smallest finite value of the samples scanned (a sensor pinned at its limit); such a run counts
- *              as saturated, not as stuck;
+ *              smallest finite value of the samples scanned (a sensor pinned at its limit), when these differ
+ *              (an element that never changes is stuck at most); such a run counts as saturated, not as stuck;
  *   outlier    a normalized innovation |nu_j| / sqrt(S_jj) beyond k_sigma (S the filter's innovation
  *              covariance), checked one sample at a time as the filter runs.
  * Non-finite samples break runs and are never counted. A window or k_sigma of 0 turns its detector off.
