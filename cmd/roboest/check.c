@@ -1,4 +1,4 @@
-/* roboest check: gate a CI job on rules over a compare report. */
+/* roboest check: gate a CI job on rules over a compare report (or a run report's fault counts). */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,14 +9,19 @@
 static const char *const CHECK_HELP =
     "Usage: roboest check REPORT.json [RULES] [--rule RULE]... [--junit FILE] [--force] [-q]\n"
     "\n"
-    "Evaluates rules on a report written by 'roboest compare' and prints PASS or FAIL for each.\n"
+    "Evaluates rules on a report written by 'roboest compare' (or by 'roboest run': its fault counts)\n"
+    "and prints PASS or FAIL for each.\n"
     "RULES is a file with one rule per line ('#' starts a comment); --rule adds one more (repeatable).\n"
-    "A rule compares two operands with <, <=, > or >=; an operand is a number or\n"
+    "A rule compares two operands with <, <=, >, >=, == or !=; an operand is a number or\n"
     "VARIANT.STAT[JOINT].FIELD, where [JOINT] (default: all joints) and .FIELD (mean by default; sd,\n"
     "lo, hi, min, max: the spread, the bootstrap interval and the extremes across logs) are optional:\n"
     "  ukf_pinn.rmse < rnea.rmse\n"
     "  ukf_pinn.rmse < 1.2\n"
     "  ukf_pinn.mae[r_knee].hi <= 0.5\n"
+    "or, on a run report with the fault monitor's section, faults.KIND[NAME] with KIND total, stuck,\n"
+    "saturated or outlier and NAME (optional) a channel, a signal, or either with /ELEMENT:\n"
+    "  faults.total == 0\n"
+    "  faults.stuck[motors_state/currents/elbow] == 0\n"
     "Exit code 0 when every rule holds, 6 when one does not; an unknown variant, statistic or joint\n"
     "or a malformed rule is an input error (3) and writes nothing.\n"
     "\n"

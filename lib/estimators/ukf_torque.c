@@ -24,6 +24,11 @@ typedef struct ukft {
     double ad_nis, ad_inflation; /* the last sample's current-block NIS and tau_m / tau_F inflation (out adapt) */
     size_t width[N_OUT];
     tq_strings names[N_OUT], units[N_OUT];
+    /* for the fault monitor (tq_ukf_innovations): measurement j is element inno_elem[j] of input inno_port[j] */
+    rb_stage_innovations inno;
+    bool want_z;                   /* the monitor asked: every step fills inno_z */
+    double *inno_z, *S;            /* M, M x M */
+    size_t *inno_port, *inno_elem; /* M each */
 } ukft;
 
 /* ---- parameters ----------------------------------------------------------------------------------------------- */
@@ -141,6 +146,8 @@ void tq_ukf_destroy(void *state)
         tq_strings_free(&u->units[k]);
     }
     rb_free(u->z);
+    rb_free(u->inno_z);
+    rb_free(u->inno_port);
     rb_free(u);
 }
 
@@ -199,6 +206,52 @@ done:
     rb_free(idx);
     rb_free(v);
     return rc;
+}
+
+/* Each measurement block reads one input port, element for element (rb_tukf_measurement). */
+static int make_innovations(ukft *u, rb_err *err)
+{
+    static const struct {
+        int block, port;
+    } from[] = {{RB_TUKF_Z_DQ, IN_DQ}, {RB_TUKF_Z_CURRENT, IN_CURRENT}, {RB_TUKF_Z_FRICTION, IN_FRICTION},
+                {RB_TUKF_Z_FT, IN_FT}, {RB_TUKF_Z_ACC, IN_ACC},         {RB_TUKF_Z_GYRO, IN_GYRO}};
+    size_t M = u->M;
+    u->inno_z = rb_calloc(M * M + M + 1, sizeof *u->inno_z);
+    u->inno_port = rb_calloc(2 * M + 1, sizeof *u->inno_port);
+    if (!u->inno_z || !u->inno_port)
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    u->S = u->inno_z + M;
+    u->inno_elem = u->inno_port + M;
+    for (size_t j = 0; j < M; j++)
+        u->inno_z[j] = NAN;
+    for (size_t b = 0; b < sizeof from / sizeof from[0]; b++)
+        for (size_t i = 0; i < u->lay->z[from[b].block].len; i++) {
+            size_t j = u->lay->z[from[b].block].off + i;
+            u->inno_port[j] = (size_t)from[b].port;
+            u->inno_elem[j] = i;
+        }
+    u->inno = (rb_stage_innovations){M, u->inno_port, u->inno_elem, u->inno_z};
+    return RB_OK;
+}
+
+const rb_stage_innovations *tq_ukf_innovations(void *state)
+{
+    ukft *u = state;
+    u->want_z = true;
+    return &u->inno;
+}
+
+/* nu_j / sqrt(S_jj) of the update just made; NaN where S has no entry (the element was not used). */
+static void normalize_innovations(ukft *u)
+{
+    rb_filter_diag d;
+    rb_filter_get_diag(u->ukf, &d);
+    rb_err scratch;
+    bool have_S = rb_filter_innovation_cov(u->ukf, u->S, &scratch) == RB_OK;
+    for (size_t j = 0; j < u->M; j++) {
+        double s = have_S ? u->S[j * u->M + j] : NAN;
+        u->inno_z[j] = s > 0 ? d.innovation[j] / sqrt(s) : NAN;
+    }
 }
 
 /* The diagonal of P0, Q and R (published parameters into the filter order). */
@@ -443,7 +496,7 @@ int tq_ukf_create(const rb_stage_setup *st, void **state, rb_err *err)
     u->model = st->model, u->n = st->model->n_dofs;
     u->dt_param = rb_params_number(st->params, "dt");
     if ((rc = make_model(u, st, err)) || (rc = make_filter(u, st, err)) || (rc = make_jump(u, st, err)) ||
-        (rc = make_strings(u, st, err))) {
+        (rc = make_strings(u, st, err)) || (rc = make_innovations(u, err))) {
         tq_ukf_destroy(u);
         return rc;
     }
@@ -545,6 +598,11 @@ int tq_ukf_step(void *state, size_t k, double t, const double *const *in, double
             (u->jump && (rc = rb_jump_update(u->jump, u->ukf, u->z, &u->ad_nis, &u->ad_inflation, err))))
             return name_failure(u, rc, err);
     }
+    if (u->want_z && q_ok)
+        normalize_innovations(u);
+    else if (u->want_z)
+        for (size_t j = 0; j < u->M; j++)
+            u->inno_z[j] = NAN;
     write_outputs(u, out);
     return RB_OK;
 }

@@ -26,5 +26,8 @@ enum {
 int tq_ukf_create(const rb_stage_setup *st, void **state, rb_err *err);
 int tq_ukf_step(void *state, size_t k, double t, const double *const *in, double *const *out, rb_err *err);
 void tq_ukf_destroy(void *state);
+/* The normalized innovations for the fault monitor (rb_stage_type.innovations); from this call on, every step
+ * fills them. */
+const rb_stage_innovations *tq_ukf_innovations(void *state);
 
 #endif

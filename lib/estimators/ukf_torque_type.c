@@ -97,6 +97,11 @@ static const char ukft_doc[] =
     "torque step moves the contact and FT wrenches too, and FT states that lag force the dynamics to hold\n"
     "`tau_j` back. It costs one more update on triggered samples, and no allocation.\n"
     "\n"
+    "Sensor faults: the stage shows the pipeline's fault monitor (the config's `faults` section) its normalized\n"
+    "innovations `nu_j / sqrt(S_jj)`, each attributed to the input element it measures; a sample beyond\n"
+    "`faults.k_sigma` counts as an outlier of that element (a stuck or spiking current, an encoder spike seen\n"
+    "through `dq`). This costs one copy of `S` per sample, only when the monitor is on.\n"
+    "\n"
     "Errors in a step: RB_ENUMERIC when the state covariance loses positive definiteness, the innovation\n"
     "covariance does, or the state or predicted measurements stop being finite, naming the block and\n"
     "element; the runner prefixes the stage and the sample (`stage ukf (ukf_torque): sample 0 (t = 0 s):\n"
@@ -357,4 +362,5 @@ const rb_stage_type rb_stage_ukf_torque = {
     .step = tq_ukf_step,
     .finish = NULL,
     .destroy = tq_ukf_destroy,
+    .innovations = tq_ukf_innovations,
 };

@@ -78,7 +78,8 @@ int rb_rules_read(const char *path, char ***rules, char ***wheres, size_t *n, rb
 /* ---- the report ----------------------------------------------------------------------------------------------- */
 typedef struct report {
     const char *name;
-    const cJSON *variants, *statistics, *joints;
+    const cJSON *variants, *statistics, *joints; /* a comparison report's (NULL in a run report) */
+    const cJSON *faults;                         /* the fault monitor's section, NULL without one */
 } report;
 
 static const cJSON *member(const cJSON *obj, const char *key) { return cJSON_GetObjectItemCaseSensitive(obj, key); }
@@ -90,6 +91,11 @@ static int open_report(const cJSON *root, report *rep, rb_err *err)
     rep->variants = member(root, "variants");
     rep->statistics = member(root, "statistics");
     rep->joints = member(root, "joints");
+    rep->faults = cJSON_IsObject(member(root, "faults")) ? member(root, "faults") : NULL;
+    if (rep->faults && !rep->variants) { /* a run report: only faults.* */
+        rep->statistics = rep->joints = NULL;
+        return RB_OK;
+    }
     const char *missing = !cJSON_IsArray(rep->variants)     ? "variants"
                           : !cJSON_IsArray(rep->statistics) ? "statistics"
                           : !cJSON_IsArray(rep->joints)     ? "joints"
@@ -97,7 +103,7 @@ static int open_report(const cJSON *root, report *rep, rb_err *err)
     if (missing)
         return rb_err_set(err, RB_EINPUT,
                           "%s: not a roboest comparison report (no \"%s\" array; make it with "
-                          "roboest compare)",
+                          "roboest compare) nor a run report with a faults section",
                           rep->name, missing);
     return RB_OK;
 }
@@ -205,8 +211,8 @@ static int parse_operand(rule_ctx *r, operand *o)
     return rc;
 }
 
-enum op { LT, LE, GT, GE };
-static const char *const OP_TEXT[] = {"<", "<=", ">", ">="};
+enum op { LT, LE, GT, GE, EQ, NE };
+static const char *const OP_TEXT[] = {"<", "<=", ">", ">=", "==", "!="};
 
 static int parse_op(rule_ctx *r, enum op *op)
 {
@@ -218,7 +224,12 @@ static int parse_op(rule_ctx *r, enum op *op)
         r->pos += eq ? 2 : 1;
         return RB_OK;
     }
-    return rule_error(r, "column %zu: expected a comparison (<, <=, > or >=)", r->pos + 1);
+    if ((s[0] == '=' || s[0] == '!') && s[1] == '=') {
+        *op = s[0] == '=' ? EQ : NE;
+        r->pos += 2;
+        return RB_OK;
+    }
+    return rule_error(r, "column %zu: expected a comparison (<, <=, >, >=, == or !=)", r->pos + 1);
 }
 
 /* An unknown name among the `name` strings of the array's items (key NULL: the items are strings). */
@@ -265,12 +276,104 @@ static int check_field(rule_ctx *r, const char *field)
     return rule_error(r, "unknown field '%s' (mean, sd, lo, hi, min or max)", field);
 }
 
+/* ---- faults.KIND[NAME]: the fault monitor's counts in a run report ---- */
+static const char *const FAULT_STATS[] = {"total", "stuck", "saturated", "outlier"};
+
+static const char *text_of(const cJSON *obj, const char *key)
+{
+    const cJSON *s = member(obj, key);
+    return cJSON_IsString(s) ? s->valuestring : "";
+}
+
+/* NAME is a channel, a signal, or either followed by "/element". */
+static bool names_element(const cJSON *e, const char *name)
+{
+    const char *ch = text_of(e, "channel"), *sig = text_of(e, "signal"), *el = text_of(e, "element");
+    if ((ch[0] && strcmp(ch, name) == 0) || strcmp(sig, name) == 0)
+        return true;
+    const char *bases[2] = {ch, sig};
+    for (int b = 0; b < 2; b++) {
+        size_t n = strlen(bases[b]);
+        if (n && strncmp(name, bases[b], n) == 0 && name[n] == '/' && strcmp(name + n + 1, el) == 0)
+            return true;
+    }
+    return false;
+}
+
+static int unknown_element(rule_ctx *r, const report *rep, const char *name)
+{
+    rb_suggest sg;
+    rb_suggest_init(&sg, name);
+    const cJSON *els = member(rep->faults, "elements");
+    char full[512];
+    for (const cJSON *e = els ? els->child : NULL; e; e = e->next) {
+        const char *bases[2] = {text_of(e, "channel"), text_of(e, "signal")};
+        for (int b = 0; b < 2; b++) {
+            if (!bases[b][0])
+                continue;
+            rb_suggest_consider(&sg, bases[b]);
+            snprintf(full, sizeof full, "%s/%s", bases[b], text_of(e, "element"));
+            rb_suggest_consider(&sg, full);
+        }
+    }
+    const char *best = rb_suggest_best(&sg);
+    if (best)
+        return rule_error(r, "no monitored channel, signal or element '%s' (did you mean '%s'?)", name, best);
+    return rule_error(r, "no monitored channel, signal or element '%s'", name);
+}
+
+static int lookup_faults(rule_ctx *r, const report *rep, const operand *o, double *value)
+{
+    int kind = -1;
+    for (int k = 0; k < 4; k++)
+        if (strcmp(o->stat, FAULT_STATS[k]) == 0)
+            kind = k;
+    if (kind < 0)
+        return rule_error(r, "unknown fault count '%s' (total, stuck, saturated or outlier)", o->stat);
+    if (strcmp(o->field, "mean") != 0 && strcmp(o->field, "count") != 0)
+        return rule_error(r, "faults.%s has no field '%s' (it is a count of samples)", o->stat, o->field);
+    if (!o->has_joint) {
+        const cJSON *num = member(rep->faults, o->stat);
+        if (!cJSON_IsNumber(num))
+            return rb_err_set(r->err, RB_EINPUT, "%s: faults: no number %s (a damaged report?)", rep->name, o->stat);
+        *value = num->valuedouble;
+        return RB_OK;
+    }
+    double sum = 0;
+    bool found = false;
+    const cJSON *els = member(rep->faults, "elements");
+    for (const cJSON *e = els ? els->child : NULL; e; e = e->next) {
+        if (!names_element(e, o->joint))
+            continue;
+        found = true;
+        for (int k = 1; k < 4; k++)
+            if (kind == 0 || kind == k) {
+                const cJSON *num = member(member(e, FAULT_STATS[k]), "count");
+                if (!cJSON_IsNumber(num))
+                    return rb_err_set(r->err, RB_EINPUT, "%s: faults: %s: no count %s (a damaged report?)", rep->name,
+                                      o->joint, FAULT_STATS[k]);
+                sum += num->valuedouble;
+            }
+    }
+    if (!found)
+        return unknown_element(r, rep, o->joint);
+    *value = sum;
+    return RB_OK;
+}
+
 static int lookup(rule_ctx *r, const report *rep, const operand *o, double *value)
 {
     if (o->is_number) {
         *value = o->number;
         return RB_OK;
     }
+    if (rep->faults && strcmp(o->variant, "faults") == 0)
+        return lookup_faults(r, rep, o, value);
+    if (!rep->variants)
+        return rule_error(r,
+                          "a run report holds only the fault counts (faults.total, faults.stuck[CHANNEL], ...); "
+                          "'%s' needs a report of roboest compare",
+                          o->variant);
     const cJSON *var = NULL;
     for (const cJSON *e = rep->variants->child; e && !var; e = e->next) {
         const cJSON *name = member(e, "name");
@@ -305,7 +408,9 @@ static bool holds(double a, enum op op, double b)
     case LT: return a < b;
     case LE: return a <= b;
     case GT: return a > b;
-    default: return a >= b;
+    case GE: return a >= b;
+    case EQ: return a == b;
+    default: return a != b;
     }
 }
 
@@ -372,7 +477,7 @@ int rb_check_rules(const char *report_json, size_t len, const char *report_name,
                    const char *const *wheres, size_t n_rules, rb_check **out, rb_err *err)
 {
     *out = NULL;
-    report rep = {report_name ? report_name : "report.json", NULL, NULL, NULL};
+    report rep = {report_name ? report_name : "report.json", NULL, NULL, NULL, NULL};
     const char *end = NULL;
     if (memchr(report_json, '\0', len))
         return rb_err_set(err, RB_EINPUT, "%s: not JSON (NUL byte)", rep.name);

@@ -24,6 +24,15 @@ static void stat_values(const rb_stats *s, double v[N_STATS])
 /* cJSON would print NaN/Inf as null and CSV readers would choke on "nan": refuse up front. */
 static int check_finite(const rb_report *rep, rb_err *err)
 {
+    for (size_t k = 0; k < rep->n_faults; k++)
+        for (int j = 0; j < RB_FAULT_N_KINDS; j++)
+            if (rep->faults[k].tally[j].count && !isfinite(rep->faults[k].first_time[j]))
+                return rb_err_set(
+                    err, RB_ENUMERIC, "run %s: fault monitor: signal %s element %s: %s time is not finite",
+                    rep->faults[k].run, rep->faults[k].signal, rep->faults[k].element, rb_fault_kind_name(j));
+    if (rep->has_faults && !(isfinite(rep->fault_opts.stuck_tolerance) && isfinite(rep->fault_opts.k_sigma) &&
+                             isfinite(rep->fault_opts.settle)))
+        return rb_err_set(err, RB_ENUMERIC, "fault monitor: stuck_tolerance, k_sigma and settle must be finite");
     for (size_t k = 0; k < rep->n_rows; k++) {
         const rb_report_row *row = &rep->rows[k];
         double v[N_STATS];
@@ -61,6 +70,55 @@ static void md_header(sbuf *b)
     rb_sb_putc(b, '\n');
 }
 
+/* ---- the fault monitor's section, shared by every format ------------------------------------- */
+
+static void fault_totals(const rb_report *rep, size_t totals[RB_FAULT_N_KINDS], size_t *faulty)
+{
+    *faulty = 0;
+    for (int j = 0; j < RB_FAULT_N_KINDS; j++)
+        totals[j] = 0;
+    for (size_t k = 0; k < rep->n_faults; k++) {
+        size_t any = 0;
+        for (int j = 0; j < RB_FAULT_N_KINDS; j++) {
+            totals[j] += rep->faults[k].tally[j].count;
+            any += rep->faults[k].tally[j].count;
+        }
+        *faulty += any > 0;
+    }
+}
+
+static void md_faults(const rb_report *rep, sbuf *b)
+{
+    const rb_fault_opts *o = &rep->fault_opts;
+    size_t totals[RB_FAULT_N_KINDS], faulty;
+    fault_totals(rep, totals, &faulty);
+    rb_sb_puts(b, "\n## Sensor faults\n\n");
+    rb_sb_printf(b,
+                 "- settings: stuck_window %zu, stuck_tolerance %.4g, saturation_window %zu, k_sigma %.4g, settle %.4g "
+                 "s\n",
+                 o->stuck_window, o->stuck_tolerance, o->saturation_window, o->k_sigma, o->settle);
+    rb_sb_printf(b, "- faulty samples: %zu stuck, %zu saturated, %zu outlier, in %zu of %zu monitored elements\n",
+                 totals[0], totals[1], totals[2], faulty, rep->n_faults);
+    if (!faulty)
+        return;
+    rb_sb_puts(b, "\n| run | signal | channel | element | kind | count | first sample | first time (s) |\n"
+                  "| --- | --- | --- | --- | --- | ---: | ---: | ---: |\n");
+    for (size_t k = 0; k < rep->n_faults; k++) {
+        const rb_report_fault *f = &rep->faults[k];
+        for (int j = 0; j < RB_FAULT_N_KINDS; j++) {
+            if (!f->tally[j].count)
+                continue;
+            rb_sb_putc(b, '|');
+            md_cell(b, f->run);
+            md_cell(b, f->signal);
+            md_cell(b, f->channel);
+            md_cell(b, f->element);
+            md_cell(b, rb_fault_kind_name(j));
+            rb_sb_printf(b, " %zu | %zu | %.17g |\n", f->tally[j].count, f->tally[j].first, f->first_time[j]);
+        }
+    }
+}
+
 static void render_markdown(const rb_report *rep, sbuf *b)
 {
     rb_sb_puts(b, "# ");
@@ -89,6 +147,8 @@ static void render_markdown(const rb_report *rep, sbuf *b)
             rb_sb_printf(b, " %.4g |", v[j]);
         rb_sb_printf(b, " %zu |\n", row->stats.n);
     }
+    if (rep->has_faults)
+        md_faults(rep, b);
 }
 
 /* ---- JSON ----------------------------------------------------------------------------------- */
@@ -121,6 +181,56 @@ static bool json_row(cJSON *rows, const rb_report_row *row)
     return ok;
 }
 
+static bool json_count(cJSON *obj, const char *key, size_t n)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%zu", n);
+    return cJSON_AddRawToObject(obj, key, buf) != NULL;
+}
+
+static bool json_fault(cJSON *elements, const rb_report_fault *f)
+{
+    cJSON *obj = cJSON_CreateObject();
+    if (!obj || !cJSON_AddItemToArray(elements, obj)) {
+        cJSON_Delete(obj);
+        return false;
+    }
+    bool ok = cJSON_AddStringToObject(obj, "run", f->run) && cJSON_AddStringToObject(obj, "signal", f->signal) &&
+              cJSON_AddStringToObject(obj, "channel", f->channel) &&
+              cJSON_AddStringToObject(obj, "element", f->element);
+    for (int j = 0; ok && j < RB_FAULT_N_KINDS; j++) {
+        cJSON *kind = cJSON_AddObjectToObject(obj, rb_fault_kind_name(j));
+        ok = kind && json_count(kind, "count", f->tally[j].count);
+        if (ok && f->tally[j].count) /* no first sample without a fault */
+            ok = json_count(kind, "first_sample", f->tally[j].first) &&
+                 json_number(kind, "first_time", f->first_time[j]);
+    }
+    return ok;
+}
+
+/* "faults": {"settings", "total", "stuck", "saturated", "outlier", "elements": [every monitored element]} */
+static bool json_faults(cJSON *root, const rb_report *rep)
+{
+    const rb_fault_opts *o = &rep->fault_opts;
+    size_t totals[RB_FAULT_N_KINDS], faulty, all = 0;
+    fault_totals(rep, totals, &faulty);
+    cJSON *faults = cJSON_AddObjectToObject(root, "faults");
+    cJSON *set = faults ? cJSON_AddObjectToObject(faults, "settings") : NULL;
+    bool ok = set && json_count(set, "stuck_window", o->stuck_window) &&
+              json_number(set, "stuck_tolerance", o->stuck_tolerance) &&
+              json_count(set, "saturation_window", o->saturation_window) && json_number(set, "k_sigma", o->k_sigma) &&
+              json_number(set, "settle", o->settle);
+    for (int j = 0; j < RB_FAULT_N_KINDS; j++)
+        all += totals[j];
+    ok = ok && json_count(faults, "total", all);
+    for (int j = 0; ok && j < RB_FAULT_N_KINDS; j++)
+        ok = json_count(faults, rb_fault_kind_name(j), totals[j]);
+    cJSON *elements = ok ? cJSON_AddArrayToObject(faults, "elements") : NULL;
+    for (size_t k = 0; elements && ok && k < rep->n_faults; k++)
+        ok = json_fault(elements, &rep->faults[k]);
+    return ok && elements;
+}
+
 static cJSON *json_tree(const rb_report *rep)
 {
     cJSON *root = cJSON_CreateObject();
@@ -131,6 +241,8 @@ static cJSON *json_tree(const rb_report *rep)
     cJSON *rows = ok && prov ? cJSON_AddArrayToObject(root, "rows") : NULL;
     for (size_t k = 0; rows && k < rep->n_rows; k++)
         ok = ok && json_row(rows, &rep->rows[k]);
+    if (ok && rows && rep->has_faults)
+        ok = json_faults(root, rep);
     if (ok && rows)
         return root;
     cJSON_Delete(root);
@@ -153,6 +265,33 @@ static void render_json(const rb_report *rep, sbuf *b)
 
 /* ---- CSV ------------------------------------------------------------------------------------ */
 
+/* Comment lines: the table's header stays the metric rows' own. */
+static void csv_faults(const rb_report *rep, sbuf *b)
+{
+    size_t totals[RB_FAULT_N_KINDS], faulty;
+    fault_totals(rep, totals, &faulty);
+    rb_sb_printf(b, "# faults: %zu stuck, %zu saturated, %zu outlier, in %zu of %zu monitored elements\n", totals[0],
+                 totals[1], totals[2], faulty, rep->n_faults);
+    for (size_t k = 0; k < rep->n_faults; k++) {
+        const rb_report_fault *f = &rep->faults[k];
+        for (int j = 0; j < RB_FAULT_N_KINDS; j++) {
+            if (!f->tally[j].count)
+                continue;
+            char t[32];
+            rb_sb_printf(b, "# fault: %s, %zu samples from sample %zu (t = %s s): run ", rb_fault_kind_name(j),
+                         f->tally[j].count, f->tally[j].first, rb_format_double(f->first_time[j], t));
+            rb_sb_put_line_text(b, f->run);
+            rb_sb_puts(b, ", signal ");
+            rb_sb_put_line_text(b, f->signal);
+            rb_sb_puts(b, ", channel ");
+            rb_sb_put_line_text(b, f->channel);
+            rb_sb_puts(b, ", element ");
+            rb_sb_put_line_text(b, f->element);
+            rb_sb_putc(b, '\n');
+        }
+    }
+}
+
 static void render_csv(const rb_report *rep, sbuf *b)
 {
     rb_sb_puts(b, "# title: ");
@@ -165,6 +304,8 @@ static void render_csv(const rb_report *rep, sbuf *b)
         rb_sb_put_line_text(b, rep->attr_values[k]);
         rb_sb_putc(b, '\n');
     }
+    if (rep->has_faults)
+        csv_faults(rep, b);
     rb_sb_puts(b, "run,estimate,reference,element,n");
     for (int j = 0; j < N_STATS; j++)
         rb_sb_printf(b, ",%s", stat_keys[j]);

@@ -32,6 +32,14 @@ static void free_row(rb_report_row *row)
     rb_free(row->element);
 }
 
+static void free_fault(rb_report_fault *f)
+{
+    rb_free(f->run);
+    rb_free(f->signal);
+    rb_free(f->channel);
+    rb_free(f->element);
+}
+
 void rb_report_free(rb_report *rep)
 {
     if (!rep)
@@ -42,6 +50,9 @@ void rb_report_free(rb_report *rep)
         rb_free(rep->attr_keys[k]);
         rb_free(rep->attr_values[k]);
     }
+    for (size_t k = 0; k < rep->n_faults; k++)
+        free_fault(&rep->faults[k]);
+    rb_free(rep->faults);
     rb_free(rep->rows);
     rb_free(rep->attr_keys);
     rb_free(rep->attr_values);
@@ -92,6 +103,41 @@ int rb_report_add(rb_report *rep, const char *run, const char *estimate, const c
     memmove(&rep->rows[at + 1], &rep->rows[at], (rep->n_rows - at) * sizeof *rep->rows);
     rep->rows[at] = row;
     rep->n_rows++;
+    return RB_OK;
+}
+
+int rb_report_set_fault_settings(rb_report *rep, const rb_fault_opts *o, rb_err *err)
+{
+    if (!rep || !o)
+        return rb_err_set(err, RB_EINVAL, "rb_report_set_fault_settings: NULL argument");
+    rep->has_faults = true;
+    rep->fault_opts = *o;
+    return RB_OK;
+}
+
+int rb_report_add_fault(rb_report *rep, const rb_report_fault *f, rb_err *err)
+{
+    if (!rep || !f || !f->run || !f->signal || !f->channel || !f->element)
+        return rb_err_set(err, RB_EINVAL, "rb_report_add_fault: NULL argument");
+    void *items = rep->faults;
+    if (!reserve(&items, &rep->cap_faults, rep->n_faults, sizeof *rep->faults))
+        return enomem(err);
+    rep->faults = items;
+    rb_report_fault copy = *f;
+    copy.run = rb_strdup(f->run), copy.signal = rb_strdup(f->signal), copy.channel = rb_strdup(f->channel);
+    copy.element = rb_strdup(f->element);
+    if (!copy.run || !copy.signal || !copy.channel || !copy.element) {
+        free_fault(&copy);
+        return enomem(err);
+    }
+    size_t at = rep->n_faults; /* after the same run's last element, as the rows */
+    while (at > 0 && strcmp(rep->faults[at - 1].run, f->run) != 0)
+        at--;
+    if (at == 0)
+        at = rep->n_faults;
+    memmove(&rep->faults[at + 1], &rep->faults[at], (rep->n_faults - at) * sizeof *rep->faults);
+    rep->faults[at] = copy;
+    rep->n_faults++;
     return RB_OK;
 }
 

@@ -124,6 +124,10 @@ static int summarize(rb_run_summary *sum, rb_run_result *res, char **inputs, cha
         const rb_report_row *row = &res->report->rows[i];
         rc = rb_report_add(sum->report, row->run, row->estimate, row->reference, row->element, &row->stats, err);
     }
+    if (!rc && res->report->has_faults) /* the fault monitor's elements, as the rows */
+        rc = rb_report_set_fault_settings(sum->report, &res->report->fault_opts, err);
+    for (size_t i = 0; !rc && i < res->report->n_faults; i++)
+        rc = rb_report_add_fault(sum->report, &res->report->faults[i], err);
     return rc;
 }
 

@@ -661,7 +661,7 @@ static const rb_cfg_section sections[] = {
     {"name", false, parse_name},       {"model", false, parse_model},     {"logs", false, parse_logs},
     {"clock", true, parse_clock},      {"window", false, parse_window},   {"gap_factor", false, parse_gap_factor},
     {"signals", true, parse_signals},  {"stages", false, parse_stages},   {"outputs", false, parse_outputs},
-    {"metrics", false, parse_metrics}, {"reports", false, parse_reports},
+    {"metrics", false, parse_metrics}, {"reports", false, parse_reports}, {"faults", false, rb_pipeline_parse_faults},
 };
 
 /* ---- entry points ------------------------------------------------------------------------------------------- */
@@ -749,6 +749,7 @@ static int init_pipeline(void *doc, const char *file, const char *name, const ch
     p->t0 = -INFINITY;
     p->t1 = INFINITY;
     p->gap_factor = 3.0;
+    rb_pipeline_faults_default(p);
     return p->config_sha256 && p->config_path && p->name ? RB_OK : RB_ENOMEM;
 }
 

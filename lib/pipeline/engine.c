@@ -172,6 +172,29 @@ int rb_engine_create(rb_engine *e, double dt, size_t n_samples, const double *ti
     return rc ? rc : build_tables(e);
 }
 
+int rb_engine_watch_innovations(rb_engine *e, double k_sigma, double t_from)
+{
+    const rb_pipeline *p = e->p;
+    size_t n = p->n_stages ? p->n_stages : 1;
+    e->k_sigma = k_sigma;
+    e->inno_from = t_from;
+    e->inno = rb_calloc(n, sizeof *e->inno);
+    e->inno_tally = rb_calloc(n, sizeof *e->inno_tally);
+    if (!e->inno || !e->inno_tally)
+        return nomem(e);
+    for (size_t s = 0; s < p->n_stages; s++) {
+        const rb_stage_type *type = p->stages[s].type;
+        const rb_stage_innovations *in = type->innovations && e->state[s] ? type->innovations(e->state[s]) : NULL;
+        if (!in || !in->m)
+            continue;
+        if (!(e->inno_tally[s] = rb_calloc(in->m, sizeof *e->inno_tally[s])))
+            return nomem(e);
+        rb_fault_tally_init(e->inno_tally[s], in->m);
+        e->inno[s] = in;
+    }
+    return RB_OK;
+}
+
 int rb_engine_steps(rb_engine *e, size_t k0, size_t k1, const double *time, size_t *failed_k, size_t *failed_stage)
 {
     const size_t n_st = e->p->n_stages, ni = e->n_in_ptr, no = e->n_out_ptr;
@@ -181,6 +204,7 @@ int rb_engine_steps(rb_engine *e, size_t k0, size_t k1, const double *time, size
     void *const *state = e->state;
     const rb_stage_step_fn *steps = e->steps;
     rb_err *err = e->err;
+    const rb_stage_innovations *const *inno = e->inno;
     for (size_t k = k0; k < k1; k++) {
         for (size_t j = 0; j < ni; j++)
             in_ptr[j] = in_base[j] + k * in_stride[j];
@@ -194,6 +218,8 @@ int rb_engine_steps(rb_engine *e, size_t k0, size_t k1, const double *time, size
                 *failed_stage = s;
                 return rc;
             }
+            if (inno && inno[s] && t >= e->inno_from)
+                rb_fault_outliers(inno[s]->z, inno[s]->m, e->k_sigma, k, e->inno_tally[s]);
         }
     }
     return RB_OK;
@@ -225,6 +251,10 @@ void rb_engine_free(rb_engine *e)
         rb_strings_free(e->sig[t].units, e->sig[t].width);
         rb_free(e->sig[t].data);
     }
+    for (size_t s = 0; e->inno_tally && s < p->n_stages; s++)
+        rb_free(e->inno_tally[s]);
+    rb_free(e->inno_tally);
+    rb_free(e->inno);
     rb_free(e->sig);
     rb_free(e->state);
     rb_free(e->in_ptr);

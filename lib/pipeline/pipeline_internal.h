@@ -58,6 +58,10 @@ typedef struct rb_engine {
     size_t *out_width;       /* per output port, as create() set it */
     rb_stage_step_fn *steps; /* per stage */
     double *scratch;         /* one row per unwired output port, rewritten every sample, never read */
+    /* the fault monitor's watch on the stages that show innovations (rb_engine_watch_innovations) */
+    const rb_stage_innovations **inno; /* per stage; NULL: none, or not watched */
+    rb_fault_tally **inno_tally;       /* per stage: inno[s]->m tallies of outliers */
+    double k_sigma, inno_from;         /* outliers are counted from time inno_from on */
 } rb_engine;
 
 /* Zeroes *e and allocates the empty signal table and the state slots. RB_ENOMEM ("out of memory"). */
@@ -73,6 +77,10 @@ int rb_engine_create(rb_engine *e, double dt, size_t n_samples, const double *ti
  * base + k * stride. Allocates nothing. On a stage's non-zero return, stops and returns it with the
  * sample and stage in *failed_k, *failed_stage (the message is the stage's own). */
 int rb_engine_steps(rb_engine *e, size_t k0, size_t k1, const double *time, size_t *failed_k, size_t *failed_stage);
+/* After rb_engine_create: every stage whose type shows innovations is asked for them, and from then on
+ * rb_engine_steps counts each of its measurements' normalized innovations beyond k_sigma (> 0) at the samples
+ * whose time is >= t_from in e->inno_tally[s] (first: the sample index). RB_ENOMEM. */
+int rb_engine_watch_innovations(rb_engine *e, double k_sigma, double t_from);
 /* Every stage's finish() in order; on failure *failed_stage is its index (the message is its own). */
 int rb_engine_finish(rb_engine *e, size_t *failed_stage);
 /* Destroys the created stages and frees everything (also after a failure; e zeroed is fine). */
@@ -97,6 +105,28 @@ bool rb_binding_numbered(const char *const *names, size_t n);
  * become "<channel>/<element>". Messages start with label. RB_ENOMEM. */
 int rb_binding_relabel(const rb_config_signal *s, rb_live_signal *ls, const rb_bound_channel *ch, size_t n_ch,
                        const char *label, rb_err *err);
+
+/* ---- the sensor-fault monitor (faults.c) --------------------------------------------------------------------- */
+/* The "faults" section: its defaults (set before parsing), its parser and its resolved form. */
+void rb_pipeline_faults_default(rb_pipeline *p);
+int rb_pipeline_parse_faults(rb_cfg *c, const cJSON *v);
+void rb_pipeline_faults_resolved(rb_cfg_builder *b, cJSON *root, const rb_pipeline *p);
+
+/* What the monitor reads once a log's stages have stepped (all borrowed from the runner). */
+typedef struct rb_fault_run {
+    const rb_pipeline *p;
+    const rb_engine *eng;           /* sig[i].width of every binding; inno, inno_tally when watched */
+    const rb_channel *const *bound; /* every binding's channels, binding by binding (bound_off) */
+    const size_t *bound_off;        /* per binding: index of its first channel in bound */
+    const size_t *const *select;    /* per binding: element indices (NULL: all) */
+    const rb_clock *clock;
+} rb_fault_run;
+
+/* res->faults: every bound channel element (stuck and saturated over the samples inside the clock's span, each
+ * channel element once) and the outliers of the watched stages' innovations, attributed to the element each
+ * measurement reads. run names the rows. RB_ENOMEM (res->faults may then be partly filled). */
+int rb_pipeline_gather_faults(const rb_fault_run *in, const char *run, rb_run_result *res, rb_err *err);
+void rb_run_faults_free(rb_run_result *res);
 
 /* write.c: up to p->n_outputs outputs of `res` (res NULL: none) and p->n_reports reports of `report` (NULL:
  * none) into dir, all or nothing (rb_run_result_write's rules). */

@@ -155,6 +155,7 @@ char *rb_pipeline_resolved_json(const rb_pipeline *p)
     add_signals(&b, root, p);
     add_stages(&b, root, p);
     add_outputs_metrics_reports(&b, root, p);
+    rb_pipeline_faults_resolved(&b, root, p);
     if (b.ok)
         text = cJSON_Print(root);
     if (text)

@@ -450,6 +450,32 @@ static int compute_metrics(runner *r)
     return rc;
 }
 
+/* ---- the sensor-fault monitor (faults.c) ------------------------------------------------------------------ */
+static int watch_faults(runner *r)
+{
+    const rb_pipeline *p = r->p;
+    return p->faults_enabled && p->faults.k_sigma > 0
+               ? rb_engine_watch_innovations(&r->eng, p->faults.k_sigma,
+                                             (r->res->clock.n ? r->res->clock.t[0] : 0) + p->faults.settle)
+               : RB_OK;
+}
+
+/* The tallies into the result and the report's faults section (no warnings: those are the log's gaps and
+ * held samples; a caller reads res->faults). */
+static int report_faults(runner *r)
+{
+    if (!r->p->faults_enabled)
+        return RB_OK;
+    rb_run_result *res = r->res;
+    rb_fault_run in = {r->p, &r->eng, r->bound, r->bound_off, (const size_t *const *)r->select, &res->clock};
+    int rc = rb_pipeline_gather_faults(&in, res->run_name, res, r->err);
+    if (!rc && res->report)
+        rc = rb_report_set_fault_settings(res->report, &r->p->faults, r->err);
+    for (size_t k = 0; !rc && res->report && k < res->n_faults; k++)
+        rc = rb_report_add_fault(res->report, &res->faults[k], r->err);
+    return rc;
+}
+
 /* ---- result --------------------------------------------------------------------------------------------- */
 /* Recorded signals move from the runner into the result. */
 static int collect(runner *r)
@@ -498,6 +524,7 @@ void rb_run_result_free(rb_run_result *res)
     rb_free(res->recorded);
     rb_free(res->n_held);
     rb_report_free(res->report);
+    rb_run_faults_free(res);
     rb_strings_free(res->warnings, res->n_warnings);
     rb_free(res);
 }
@@ -545,8 +572,8 @@ int rb_pipeline_run_log(const rb_pipeline *p, const rb_log *log, const char *con
 {
     /* In order: each phase uses what the ones before it made. Only run_loop is per sample. */
     static int (*const phases[])(runner *) = {
-        runner_init,   describe_input, bind_channels,   make_clock, resample_bindings,
-        create_stages, run_loop,       compute_metrics, collect,
+        runner_init,  describe_input, bind_channels,   make_clock,    resample_bindings, create_stages,
+        watch_faults, run_loop,       compute_metrics, report_faults, collect,
     };
     runner r = {0};
     r.p = p;

@@ -49,6 +49,57 @@ typedef struct rb_metric_input {
  *                without a time vector. */
 int rb_metrics_compute(const rb_metric_input *in, rb_stats *per_element, rb_stats *overall, rb_err *err);
 
+/* ---- the sensor-fault monitor (fault.c) ----
+ * Three kinds of fault of one sensor element (a log channel's element, or a measurement a filter compares
+ * with its prediction):
+ *   stuck      a run of at least stuck_window consecutive finite samples within stuck_tolerance of the run's
+ *              first sample (a sensor that stopped updating); every sample of the run counts;
+ *   saturated  a run of at least saturation_window consecutive samples exactly equal to the largest or to the
+ *              smallest finite value of the samples scanned (a sensor pinned at its limit), when these differ
+ *              (an element that never changes is stuck at most); such a run counts as saturated, not as stuck;
+ *   outlier    a normalized innovation |nu_j| / sqrt(S_jj) beyond k_sigma (S the filter's innovation
+ *              covariance), checked one sample at a time as the filter runs.
+ * Non-finite samples break runs and are never counted. A window or k_sigma of 0 turns its detector off.
+ * Nothing here allocates. */
+typedef enum rb_fault_kind { RB_FAULT_STUCK, RB_FAULT_SATURATED, RB_FAULT_OUTLIER, RB_FAULT_N_KINDS } rb_fault_kind;
+/* "stuck", "saturated", "outlier"; NULL out of range. */
+const char *rb_fault_kind_name(int kind);
+
+typedef struct rb_fault_opts {
+    size_t stuck_window;      /* samples; 0: off */
+    double stuck_tolerance;   /* >= 0, in the element's unit; 0: exactly equal */
+    size_t saturation_window; /* samples; 0: off */
+    double k_sigma;           /* >= 0; 0: off */
+    double settle;            /* s, >= 0: outliers count from the first sample's time + settle on (the caller of
+                                 rb_fault_outliers applies it: a filter's start-up transient is no sensor fault) */
+} rb_fault_opts;
+
+typedef struct rb_fault_tally {
+    size_t count; /* faulty samples */
+    size_t first; /* index of the first one; SIZE_MAX while count is 0 */
+} rb_fault_tally;
+
+/* n empty tallies (count 0, first SIZE_MAX). */
+void rb_fault_tally_init(rb_fault_tally *t, size_t n);
+/* The stuck and saturated samples of x[k * stride], k < n, added to *stuck and *saturated (first: the
+ * index k). The extremes are those of these n samples: scan the span that matters (a run's window). */
+void rb_fault_scan(const double *x, size_t n, size_t stride, const rb_fault_opts *o, rb_fault_tally *stuck,
+                   rb_fault_tally *saturated);
+/* Sample k of m normalized innovations z (NaN: the element was not used): each |z[j]| > k_sigma adds one to
+ * tally[j] (first: k). Does nothing when k_sigma is 0. */
+void rb_fault_outliers(const double *z, size_t m, double k_sigma, size_t k, rb_fault_tally *tally);
+
+/* One monitored element in a report (rb_report_add_fault): where it comes from and its tallies. */
+typedef struct rb_report_fault {
+    char *run;                              /* as the rows' run */
+    char *signal;                           /* the pipeline signal the element belongs to */
+    char *channel;                          /* the log channel it was read from; "" for a signal a stage computed */
+    char *element;                          /* element name */
+    rb_fault_tally tally[RB_FAULT_N_KINDS]; /* first: the channel's sample index (for a stage's signal: the
+                                               run's clock index) */
+    double first_time[RB_FAULT_N_KINDS];    /* time of that sample, s (unused while count is 0) */
+} rb_report_fault;
+
 /* A report: rows of statistics, grouped by run (variant / log), for Markdown, JSON and CSV.
  * Every string is owned by the report (copied in, freed by rb_report_free). */
 typedef struct rb_report_row {
@@ -65,6 +116,10 @@ typedef struct rb_report {
     rb_report_row *rows;
     size_t n_attrs, cap_attrs; /* provenance (key, value), written in every format */
     char **attr_keys, **attr_values;
+    bool has_faults;          /* a fault monitor ran (rb_report_set_fault_settings): the faults section is written */
+    rb_fault_opts fault_opts; /* its settings */
+    size_t n_faults, cap_faults;
+    rb_report_fault *faults; /* every monitored element, grouped by run as the rows */
 } rb_report;
 
 /* New empty report titled `title` (copied); *out is freed with rb_report_free.
@@ -82,6 +137,12 @@ int rb_report_add(rb_report *rep, const char *run, const char *estimate, const c
  * order of their first setting. RB_EINVAL on a NULL argument, RB_ENOMEM (report unchanged). */
 int rb_report_set_attr(rb_report *rep, const char *key, const char *value, rb_err *err);
 int rb_report_set_provenance(rb_report *rep, const rb_provenance *pv, rb_err *err);
+/* Mark the report as holding a fault monitor's findings, with its settings (the faults section is then
+ * written even when no element has a fault). RB_EINVAL on a NULL argument. */
+int rb_report_set_fault_settings(rb_report *rep, const rb_fault_opts *o, rb_err *err);
+/* Add a monitored element (strings and tallies copied; grouped by run like the rows). RB_EINVAL on a NULL
+ * argument or string, RB_ENOMEM (the report is then unchanged). */
+int rb_report_add_fault(rb_report *rep, const rb_report_fault *f, rb_err *err);
 
 typedef enum rb_report_format { RB_REPORT_MARKDOWN, RB_REPORT_JSON, RB_REPORT_CSV } rb_report_format;
 

@@ -65,6 +65,19 @@
  *               (optional, default the estimate's name)}. Widths must agree (checked per run).
  *   reports     array of relative file names, optional (.md, .json or .csv decides the format);
  *               needs at least one metric.
+ *   faults      object, optional: the sensor-fault monitor (metrics.h rb_fault_scan): every element of every
+ *               bound channel, over the samples inside the run's clock span, and the normalized innovations of
+ *               the stages that show them (ukf_torque), attributed to the input element they measure. Keys:
+ *                 "enabled": bool (default true);
+ *                 "stuck_window": integer >= 0 (default 200): that many consecutive samples within
+ *                                 stuck_tolerance of the first are stuck (0: off);
+ *                 "stuck_tolerance": number >= 0 (default 0: exactly equal), in the channel's unit;
+ *                 "saturation_window": integer >= 0 (default 100): that many consecutive samples at the
+ *                                 element's largest or smallest value over the span are saturated (0: off);
+ *                 "k_sigma": number >= 0 (default 8): a normalized innovation beyond it is an outlier (0: off);
+ *                 "settle": number >= 0 (default 0.5): seconds after the clock's first sample before outliers
+ *                           count (a filter's start-up transient is no sensor fault).
+ *               The findings go to rb_run_result.faults and the reports' faults section (not to the warnings).
  *
  * The resolved configuration (rb_pipeline_resolved_json, roboest run --print-config) lists only the
  * wired output ports: unwired ones are absent from "out", as in the file.
@@ -173,6 +186,8 @@ typedef struct rb_pipeline {
     rb_config_report *reports;
     size_t n_signal_table;
     rb_signal_info *signal_table; /* bindings (file order), then wired stage outputs (stages in file order) */
+    bool faults_enabled;          /* "faults": the sensor-fault monitor */
+    rb_fault_opts faults;
 } rb_pipeline;
 
 /* Load and validate a pipeline file (caller frees *out with rb_pipeline_free). RB_ENOTFOUND if the
@@ -229,7 +244,10 @@ typedef struct rb_run_result {
     size_t n_recorded;
     rb_run_signal *recorded; /* every output signal and metric operand, signal-table order */
     size_t *n_held;          /* per binding (p->signals order): non-finite samples held */
-    rb_report *report;       /* metric rows of this log; NULL without metrics */
+    rb_report *report;       /* metric rows of this log (and the faults); NULL without metrics */
+    size_t n_faults;         /* the fault monitor's elements (0 when it is off): every bound channel element, then
+                                the stage signals an innovation was attributed to */
+    rb_report_fault *faults; /* run = run_name; tallies and first times as the report's */
     size_t n_warnings;
     char **warnings; /* one line each, starting with the log name: gaps, held samples */
 } rb_run_result;

@@ -108,6 +108,16 @@ typedef struct rb_stage_setup {
     const char *config_dir;  /* folder of the pipeline file: files named in params are relative to it */
 } rb_stage_setup;
 
+/* What a filtering stage shows the pipeline's sensor-fault monitor (rb_stage_type.innovations): for each of its m
+ * measurements, the input port and element it reads, and the last step's normalized innovation. */
+typedef struct rb_stage_innovations {
+    size_t m;
+    const size_t *port;    /* m: the input port measurement j reads */
+    const size_t *element; /* m: its element in that port */
+    const double *z;       /* m: nu_j / sqrt(S_jj) of the last step's update (nu = z - zhat, S the innovation
+                              covariance); NaN where the element was not used (missing, gated, no update) */
+} rb_stage_innovations;
+
 /*
  * A stage type. The runner calls create() once per run, then step() for k = 0 .. n_samples-1 in
  * order, then finish(), then destroy() (also after a failure once create() succeeded).
@@ -122,8 +132,9 @@ typedef struct rb_stage_setup {
  *            not allocate or do I/O. A non-zero return (an rb_status with a message) stops the run.
  *   finish   end-of-run work (may be NULL).
  *   destroy  free the state (may be NULL when create allocates nothing).
+ *   innovations  (optional) what a filter compares with its measurements, for the fault monitor.
  */
-#define RB_STAGE_TYPE_VERSION 2 /* 2: rb_param_spec.details */
+#define RB_STAGE_TYPE_VERSION 3 /* 2: rb_param_spec.details; 3: rb_stage_type.innovations */
 
 typedef struct rb_stage_type {
     int version;         /* RB_STAGE_TYPE_VERSION: the registry refuses a type written against another layout */
@@ -146,6 +157,10 @@ typedef struct rb_stage_type {
     int (*step)(void *state, size_t k, double t, const double *const *in, double *const *out, rb_err *err);
     int (*finish)(void *state, rb_err *err);
     void (*destroy)(void *state);
+    /* The stage's innovations for the sensor-fault monitor (may be NULL: it has none). Called at most once,
+     * after create(); from then on every step() fills z. The pointers stay valid until destroy(). A NULL
+     * return: this instance has none. */
+    const rb_stage_innovations *(*innovations)(void *state);
 } rb_stage_type;
 
 /* ---- registry ------------------------------------------------------------------------------------ */
