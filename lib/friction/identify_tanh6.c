@@ -227,11 +227,13 @@ static double residuals(t6 *d, const double u[3], double theta[4], double *r)
 }
 
 /* Levenberg-Marquardt on the three log scales with the linear parameters projected out (fitted at every
- * point), Jacobian by forward differences, g3 <= g2 kept by clipping g3; up to 40 steps, until one gains less
+ * point), Jacobian by forward differences, g2 >= g3 e^step kept by clipping g3 (refine's rule: two almost
+ * equal scales would make g1 a huge multiple of a tiny column); up to 40 steps, until one gains less
  * than 1e-12 of sum y^2. Unbounded by the grid's bracket, so that the Coulomb-viscous start (g5 beyond it)
  * can move. Returns the sum of squares at u (updated). */
 static double polish(t6 *d, double u[3])
 {
+    double sep = (d->hi - d->lo) / (double)(d->G - 1);
     double theta[4], f = residuals(d, u, theta, d->r), mu = 1e-3;
     for (int it = 0; it < 40 && f > 0; it++) {
         for (size_t c = 0; c < 3; c++) {
@@ -261,7 +263,7 @@ static double polish(t6 *d, double u[3])
             if (solve_spd(3, M, rhs, step)) {
                 for (size_t i = 0; i < 3; i++)
                     x[i] = u[i] + step[i];
-                x[1] = fmin(x[1], x[0]);
+                x[1] = fmin(x[1], x[0] - sep); /* the grid's separation (see refine) */
                 double fx = residuals(d, x, theta, d->rh);
                 if (fx < f) {
                     double gain = f - fx;

@@ -163,3 +163,34 @@ Test(friction_realdata, offset_term_is_recovered, .timeout = 60)
         cr_assert_eq(r_same, r_plain);
     }
 }
+
+/* "friction" replaces the torque residual: its keys beside it are an error naming the key (not silently
+ * unused); without them the spec needs no torque, current, k_t or R. */
+Test(friction_realdata, friction_key_excludes_the_residual_keys)
+{
+    const char *ok = "{\"joints\": [\"j1\"], \"friction\": {\"channel\": \"tau_f\", \"elements\": [\"0\"]}}";
+    rb_friction_spec *s = NULL;
+    rb_err err;
+    cr_assert_eq(rb_friction_spec_load_text(ok, strlen(ok), "spec.json", "spec.json", &s, &err), RB_OK, "%s", err.msg);
+    cr_assert_str_eq(s->friction.channel, "tau_f");
+    cr_assert_str_eq(s->friction.elements[0], "0");
+    cr_assert_null(s->k_t);
+    cr_assert(!s->analytic_offset);
+    rb_friction_spec_free(s);
+    const char *bad[] = {"torque", "k_t", "current"};
+    const char *texts[] = {
+        "{\"joints\": [\"j1\"], \"friction\": {\"channel\": \"f\"}, \"torque\": {\"channel\": \"t\"}}",
+        "{\"joints\": [\"j1\"], \"friction\": {\"channel\": \"f\"}, \"k_t\": [0.1]}",
+        "{\"joints\": [\"j1\"], \"friction\": {\"channel\": \"f\"}, \"current\": {\"channel\": \"c\"}}"};
+    for (int i = 0; i < 3; i++) {
+        s = NULL;
+        cr_assert_eq(rb_friction_spec_load_text(texts[i], strlen(texts[i]), "spec.json", "spec.json", &s, &err),
+                     RB_ECONFIG);
+        cr_assert_null(s);
+        cr_assert_not_null(strstr(err.msg, bad[i]), "%s", err.msg);
+        cr_assert_not_null(strstr(err.msg, "not used with 'friction'"), "%s", err.msg);
+    }
+    const char *flag = "{\"joints\": [\"j1\"], \"friction\": {\"channel\": \"f\"}, \"analytic_offset\": 1}";
+    cr_assert_eq(rb_friction_spec_load_text(flag, strlen(flag), "spec.json", "spec.json", &s, &err), RB_ECONFIG);
+    cr_assert_not_null(strstr(err.msg, "analytic_offset"), "%s", err.msg);
+}

@@ -258,7 +258,8 @@ double rb_friction_step(const rb_friction_model *m, rb_friction_state *s, double
  * fits noise), then sweeps of golden-section refinement of one scale at a time within one grid step of its
  * value (the separation kept) to a width of 1e-4 in log g, up to 12 sweeps, until one gains less than
  * 1e-12 of sum tau_F^2; then a Levenberg-Marquardt polish of the three log scales (g1, g4, g6 refitted at
- * every point, Jacobian by forward differences, g3 <= g2 kept, not bounded by the bracket; up to 40 steps).
+ * every point, Jacobian by forward differences, g2 >= g3 by the grid step kept, not bounded by the bracket;
+ * up to 40 steps).
  * The Coulomb-viscous fit with the same v_eps is a second start: tanh6 contains it exactly at g1 = 0,
  * g4 = F_c, g6 = F_v, g5 = 1 / v_eps (v_eps > 0) or, with the exact sign, g5 = 20 / min |v| over the
  * non-zero v, where tanh(g5 v) rounds to sgn(v) on every sample (tanh(20) is 1 in double; v = 0 gives 0 in
