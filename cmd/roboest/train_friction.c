@@ -11,22 +11,25 @@
 #include "roboest/training.h"
 
 static const char *const TRAIN_FRICTION_HELP =
-    "Usage: roboest train-friction SPEC.json [LOG...] [-o NET.json] [--fit-analytic MODEL[,MODEL...]] [--force]\n"
-    "                              [-q]\n"
+    "Usage: roboest train-friction SPEC.json [LOG...] [-o NET.json] [--fit-analytic MODEL[,MODEL...]]\n"
+    "                              [--fit-offset] [--force] [-q]\n"
     "\n"
     "Trains the physics-informed friction network of the joint-torque paper (eq. 4) per joint on the logs the\n"
     "spec names, in C, and writes the networks to NET.json for the friction_pinn stage. Per joint:\n"
     "  - friction target tau_F = k_t R I_m - tau_j on the training clock (tau_j from a torque channel: the\n"
-    "    truth of a simulated log, or an estimate such as rnea_torque's written by 'roboest run');\n"
+    "    truth of a simulated log, or an estimate such as rnea_torque's written by 'roboest run'), or the\n"
+    "    measured friction itself when the spec names a \"friction\" channel;\n"
     "  - inputs: the last H motor velocities and H joint velocities (oldest first), from channels or from\n"
     "    positions through the kf_derivative stage's filter, as the spec says;\n"
     "  - the Stribeck-Coulomb-viscous model fitted first (non-negative parameters): the physics term;\n"
     "  - network Linear-ReLU-Dropout-Linear-ReLU-Dropout-Linear(1), inputs normalized by mean and\n"
     "    inter-quartile range, loss (1 - lambda) MSE(data) + lambda MSE(SCV), Adam, mini-batches,\n"
     "    validation on every fifth block of samples (20 %), early stopping on the validation loss, the best\n"
-    "    epoch's weights kept; seeded and deterministic.\n"
-    "It prints per joint the RMSE of zero friction, of the SCV model, and of the network on the training\n"
-    "and validation samples (N m). NET.json appears only when every joint trained.\n"
+    "    epoch's weights kept (printed: which epoch of how many; a warning when it is the first); seeded and\n"
+    "    deterministic.\n"
+    "The network's rows are the samples with a full history of H samples (the first H - 1 of each log have\n"
+    "none). It prints per joint the RMSE of zero friction, of the SCV model, and of the network on the\n"
+    "training and validation rows (N m). NET.json appears only when every joint trained.\n"
     "\n"
     "  SPEC.json                 logs, joints, channels, k_t, R, torque source, network options (keys in\n"
     "                            configs/README.md, \"Friction training specs\")\n"
@@ -34,7 +37,13 @@ static const char *const TRAIN_FRICTION_HELP =
     "                            relative to the working folder; the torque channel must be in each log)\n"
     "  -o, --output NET.json     the network file to write (needed to train the networks)\n"
     "  --fit-analytic MODELS     also fit coulomb_viscous, scv and/or tanh6 by least squares on every sample\n"
-    "                            and print friction_model stage parameters (without -o: only these fits)\n"
+    "                            of every log (no history needed: none dropped) and print friction_model\n"
+    "                            stage parameters (without -o: only these fits, and the motor velocity\n"
+    "                            channel is not needed); tanh6 is started from the coulomb_viscous fit it\n"
+    "                            contains, so its RMSE is never above that fit's. A log's start-up\n"
+    "                            transient is in the fit: the spec's \"window\" leaves it out\n"
+    "  --fit-offset              the analytic fits get a constant term (stage parameter \"offset\"; spec key\n"
+    "                            analytic_offset)\n"
     "  --force                   overwrite NET.json\n"
     "  -q, --quiet               no progress bar (it is shown only when stderr is a terminal)\n"
     "  -h, --help                this help\n"
@@ -68,7 +77,10 @@ static void print_table(const rb_friction_spec *spec, const rb_friction_train_re
 {
     printf("friction training: %zu joint(s), %zu log(s), sample period %.6g s, H %zu\n", spec->n_joints, spec->n_logs,
            r->sample_period, spec->H);
-    printf("RMSE in N m against tau_F = k_t R I_m - tau_j (%s)\n\n", spec->torque.channel);
+    if (spec->friction.channel)
+        printf("RMSE in N m against the measured friction tau_F (%s)\n\n", spec->friction.channel);
+    else
+        printf("RMSE in N m against tau_F = k_t R I_m - tau_j (%s)\n\n", spec->torque.channel);
     printf("%-20s %9s %11s %11s", "joint", "samples", "zero", "SCV");
     if (r->file)
         printf(" %11s %11s %13s %s", "train", "validation", "SCV (valid.)", "epochs (best)");
@@ -81,6 +93,13 @@ static void print_table(const rb_friction_spec *spec, const rb_friction_train_re
                    t->best_epoch);
         }
         putchar('\n');
+    }
+    for (size_t j = 0; r->file && j < spec->n_joints; j++) {
+        char note[256];
+        bool first = rb_friction_net_early_stopping(&r->file->joints[j].result, note, sizeof note);
+        printf("%s%-20s early stopping %s\n", j ? "" : "\n", spec->joints[j], note);
+        if (first)
+            fprintf(stderr, "roboest: warning: train-friction: joint %s: early stopping %s\n", spec->joints[j], note);
     }
 }
 
@@ -120,7 +139,11 @@ static void print_snippet(const rb_friction_spec *spec, const rb_friction_train_
         }
         putchar(']');
     }
-    printf("}\n");
+    for (size_t j = 0; spec->analytic_offset && j < spec->n_joints; j++) {
+        char buf[32];
+        printf("%s%s", j ? ", " : ", \"offset\": [", rb_format_double(r->analytic_offset[a * spec->n_joints + j], buf));
+    }
+    printf("%s}\n", spec->analytic_offset ? "]" : "");
 }
 
 static void print_scv(const rb_friction_spec *spec, const rb_friction_train_result *r)
@@ -177,12 +200,15 @@ static int check_output(const char *path, bool force, rb_err *err)
 
 int cmd_train_friction(int argc, char **argv)
 {
-    static const struct option options[] = {
-        {"output", required_argument, NULL, 'o'}, {"fit-analytic", required_argument, NULL, 'a'},
-        {"force", no_argument, NULL, 'F'},        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    static const struct option options[] = {{"output", required_argument, NULL, 'o'},
+                                            {"fit-analytic", required_argument, NULL, 'a'},
+                                            {"force", no_argument, NULL, 'F'},
+                                            {"quiet", no_argument, NULL, 'q'},
+                                            {"fit-offset", no_argument, NULL, 'c'},
+                                            {"help", no_argument, NULL, 'h'},
+                                            {NULL, 0, NULL, 0}};
     const char *cmd = "train-friction", *out = NULL, *models = NULL;
-    bool force = false, quiet = false;
+    bool force = false, quiet = false, offset = false;
     int opt;
     optind = 1;
     opterr = 0;
@@ -191,6 +217,7 @@ int cmd_train_friction(int argc, char **argv)
         case 'o': out = optarg; break;
         case 'a': models = optarg; break;
         case 'F': force = true; break;
+        case 'c': offset = true; break;
         case 'q': quiet = true; break;
         case 'h': fputs(TRAIN_FRICTION_HELP, stdout); return CLI_EXIT_OK;
         case ':': return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
@@ -210,6 +237,7 @@ int cmd_train_friction(int argc, char **argv)
         return cli_fail(&err);
     }
     int status = models ? add_models(models, spec) : CLI_EXIT_OK;
+    spec->analytic_offset = spec->analytic_offset || offset;
     if (status == CLI_EXIT_OK && !out && spec->n_analytic == 0)
         status = cli_usage_error(cmd, "nothing to do: give -o NET.json to train the networks, or --fit-analytic");
     if (status != CLI_EXIT_OK) {
@@ -232,7 +260,8 @@ int cmd_train_friction(int argc, char **argv)
         print_table(spec, res);
         print_scv(spec, res);
         if (res->n_analytic)
-            printf("\nfriction_model stage parameters (least squares on every sample; paste into the stage):\n");
+            printf("\nfriction_model stage parameters (least squares on all %zu samples; paste into the stage):\n",
+                   res->n_samples);
         for (size_t a = 0; a < res->n_analytic; a++)
             print_snippet(spec, res, a);
         if (out)

@@ -13,6 +13,7 @@ typedef struct fmodel {
     const char **units;   /* n, each the static "N m" */
     rb_friction_model *m; /* n validated models */
     double *z;            /* n LuGre deflections, rad */
+    double *c;            /* n constant offsets, N m (0 without the parameter) */
 } fmodel;
 
 static void fm_destroy(void *state)
@@ -23,6 +24,7 @@ static void fm_destroy(void *state)
     rb_free(s->units);
     rb_free(s->m);
     rb_free(s->z);
+    rb_free(s->c);
     rb_free(s);
 }
 
@@ -101,11 +103,15 @@ static int fm_create(const rb_stage_setup *setup, void **state, rb_err *err)
         if (strcmp(rb_friction_kind_name(k), model) == 0)
             kind = k;
     int rc = check_params(setup, kind, model, n, err);
+    const rb_param_value *off = rb_params_get(setup->params, "offset");
+    if (!rc && has_values(off) && off->count != 1 && off->count != n)
+        rc = rb_err_set(err, RB_ECONFIG, "stage %s: offset has %zu values for %zu elements (give 1 or %zu)", setup->id,
+                        off->count, n, n);
     if (rc)
         return rc;
     fmodel *s = rb_calloc(1, sizeof *s);
     if (!s || !(s->units = rb_calloc(n ? n : 1, sizeof *s->units)) || !(s->m = rb_calloc(n ? n : 1, sizeof *s->m)) ||
-        !(s->z = rb_calloc(n ? n : 1, sizeof *s->z))) {
+        !(s->z = rb_calloc(n ? n : 1, sizeof *s->z)) || !(s->c = rb_calloc(n ? n : 1, sizeof *s->c))) {
         fm_destroy(s);
         return rb_err_set(err, RB_ENOMEM, "out of memory");
     }
@@ -113,6 +119,8 @@ static int fm_create(const rb_stage_setup *setup, void **state, rb_err *err)
     s->lugre = kind == RB_FRICTION_LUGRE;
     for (size_t i = 0; i < n; i++) {
         s->units[i] = "N m";
+        if (has_values(off))
+            s->c[i] = off->numbers[off->count == 1 ? 0 : i];
         if ((rc = build_element(setup, kind, model, i, &s->m[i], err))) {
             fm_destroy(s);
             return rc;
@@ -130,13 +138,16 @@ static int fm_step(void *state, size_t k, double t, const double *const *in, dou
     const double *v = in[0];
     if (!s->lugre) {
         for (size_t i = 0; i < s->n; i++)
-            out[0][i] = rb_friction_eval(&s->m[i], v[i]);
+            out[0][i] = s->c[i] ? rb_friction_eval(&s->m[i], v[i]) + s->c[i] : rb_friction_eval(&s->m[i], v[i]);
         return RB_OK;
     }
     /* LuGre: z advanced over the clock's interval with the current velocity (0 at the first sample) */
     double dt = s->started ? t - s->t_prev : 0;
-    for (size_t i = 0; i < s->n; i++)
+    for (size_t i = 0; i < s->n; i++) {
         out[0][i] = isfinite(v[i]) ? rb_friction_lugre_step(&s->m[i], &s->z[i], v[i], dt) : NAN;
+        if (s->c[i]) /* only when set: x + 0 would turn a -0 output into +0 */
+            out[0][i] += s->c[i];
+    }
     s->started = true;
     s->t_prev = t;
     return RB_OK;
@@ -170,6 +181,9 @@ static const char fm_doc[] =
     "(RB_ECONFIG), as is a missing one (an empty array counts as absent: `roboest run --print-config`\n"
     "writes the unused ones so). Each joint's parameters go through `rb_friction_build` and its\n"
     "validation (`F_s >= F_c`, `g2 >= g3`, ...; the error names the joint).\n"
+    "`offset` (any model, default 0) adds a constant `c` to the output, `tau_F = model(v) + c`: the\n"
+    "constant term `roboest train-friction` fits with the spec key `analytic_offset` (a bias of the\n"
+    "current sensor or of the torque the target was formed with). It makes the law not odd in `v`.\n"
     "`roboest train-friction --fit-analytic MODEL` prints these parameters fitted on a log. For example,\n"
     "ergoCub's identified r_knee friction on one joint:\n"
     "\n"
@@ -217,6 +231,10 @@ static const rb_param_spec fm_params[] = {
     ARRAY_PARAM("g6", 0, "tanh6 viscous coefficient, N m s/rad", "required by `tanh6`, rejected by the others"),
     POSITIVE_PARAM("sigma0", "LuGre bristle stiffness, N m/rad", "required by `lugre`, rejected by the others"),
     ARRAY_PARAM("sigma1", 0, "LuGre bristle damping, N m s/rad", "required by `lugre`, rejected by the others"),
+    {.name = "offset",
+     .kind = RB_PARAM_NUMBER_ARRAY,
+     .doc = "constant added to the friction torque, N m, either sign (every model; default 0)",
+     .details = "printed by `roboest train-friction` when its spec sets `analytic_offset`"},
 };
 
 const rb_stage_type rb_stage_friction_model = {

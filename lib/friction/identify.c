@@ -31,6 +31,9 @@ typedef struct fit_data {
     double *Phi; /* N x 3 */
     double *sub; /* N x 3: the columns of one active set */
     double yy;   /* sum y^2: the residual of theta = 0 */
+    bool offset; /* a constant term too: y (given centred) and the columns of Phi centred */
+    double ybar; /* the mean of y before centring */
+    double c;    /* the fitted constant term (offset only) */
 } fit_data;
 
 /* min |y - Phi theta|^2 subject to theta >= 0, Phi N x p (p <= 3) in d->Phi. The unconstrained solution
@@ -87,10 +90,21 @@ static int fit_fixed(fit_data *d, rb_friction_model *m, double *rss, rb_err *err
     size_t p = m->kind == RB_FRICTION_CV ? 2 : 3;
     for (size_t i = 0; i < d->N; i++)
         rb_friction_regressor(m, d->v[i], d->Phi + i * p);
+    /* the constant term projected out: min over c of |y - Phi theta - c|^2 is the same problem on centred
+     * columns, with c = mean y - mean(Phi) theta */
+    double mean[3] = {0, 0, 0};
+    for (size_t j = 0; d->offset && j < p; j++) {
+        for (size_t i = 0; i < d->N; i++)
+            mean[j] += d->Phi[i * p + j];
+        mean[j] /= (double)d->N;
+        for (size_t i = 0; i < d->N; i++)
+            d->Phi[i * p + j] -= mean[j];
+    }
     double th[3];
     int rc = nnls_small(d, p, th, rss, err);
     if (rc)
         return rc;
+    d->c = d->offset ? d->ybar - mean[0] * th[0] - mean[1] * th[1] - (p > 2 ? mean[2] * th[2] : 0) : 0;
     if (m->kind == RB_FRICTION_CV) {
         m->cv.F_c = th[0];
         m->cv.F_v = th[1];
@@ -166,8 +180,29 @@ static int search_v_s(fit_data *d, rb_friction_model *m, double lo, double hi, s
     return fit_fixed(d, m, &rss, err);
 }
 
+/* tanh(g5 v) equal to the sign the Coulomb-viscous fit used, on every sample: 1 / v_eps, or (exact sign) a
+ * sharpness at which tanh rounds to +-1 at the smallest non-zero |v| (tanh(20) is 1 in double). 0: none. */
+static double cv_sharpness(const double *v, size_t n, double v_eps)
+{
+    if (v_eps > 0)
+        return 1 / v_eps;
+    double vmin = INFINITY;
+    for (size_t i = 0; i < n; i++)
+        if (v[i] != 0)
+            vmin = fmin(vmin, fabs(v[i]));
+    double g5 = 20 / vmin;
+    return isfinite(g5) && g5 > 0 ? g5 : 0;
+}
+
 int rb_friction_fit(rb_friction_kind kind, const double *v, const double *tau_F, size_t N,
                     const rb_friction_fit_opts *o, rb_friction_model *out, double *rmse, rb_err *err)
+{
+    return rb_friction_fit_offset(kind, v, tau_F, N, o, out, NULL, rmse, err);
+}
+
+int rb_friction_fit_offset(rb_friction_kind kind, const double *v, const double *tau_F, size_t N,
+                           const rb_friction_fit_opts *o, rb_friction_model *out, double *offset, double *rmse,
+                           rb_err *err)
 {
     rb_friction_fit_opts def = {0};
     if (!o)
@@ -207,11 +242,14 @@ int rb_friction_fit(rb_friction_kind kind, const double *v, const double *tau_F,
     memset(&m, 0, sizeof m);
     m.kind = kind;
     double rss;
-    double *vv = rb_malloc(n * sizeof *vv), *yv = rb_malloc(n * sizeof *yv);
+    double *vv = rb_malloc(n * sizeof *vv), *yv = rb_malloc(n * sizeof *yv), *yc = NULL, c = 0;
     d.Phi = rb_malloc(3 * n * sizeof *d.Phi);
     d.sub = rb_malloc(3 * n * sizeof *d.sub);
+    d.offset = offset != NULL;
+    if (d.offset)
+        yc = rb_malloc(n * sizeof *yc);
     int rc = RB_OK;
-    if (!vv || !yv || !d.Phi || !d.sub) {
+    if (!vv || !yv || !d.Phi || !d.sub || (d.offset && !yc)) {
         rc = rb_err_set(err, RB_ENOMEM, "out of memory");
         goto done;
     }
@@ -223,11 +261,29 @@ int rb_friction_fit(rb_friction_kind kind, const double *v, const double *tau_F,
             k++;
         }
     d.v = vv, d.y = yv, d.N = n;
+    if (d.offset) {
+        for (size_t k = 0; k < n; k++)
+            d.ybar += yv[k] / (double)n;
+        d.yy = 0;
+        for (size_t k = 0; k < n; k++) {
+            yc[k] = yv[k] - d.ybar;
+            d.yy += yc[k] * yc[k];
+        }
+        d.y = yc;
+    }
     if (kind == RB_FRICTION_TANH6) {
-        rc = rb_fric_fit_tanh6(vv, yv, n, o, vmax, &m, err);
+        /* the Coulomb-viscous fit it contains is one of its starts, so it never ends worse */
+        rb_friction_model cv = {.kind = RB_FRICTION_CV, .cv = {.v_eps = o->v_eps}};
+        rb_fric_cv_start start = {0, 0, cv_sharpness(vv, n, o->v_eps), 0};
+        rb_err local;
+        bool have = start.g5 > 0 && fit_fixed(&d, &cv, &rss, &local) == RB_OK;
+        if (have)
+            start.F_c = cv.cv.F_c, start.F_v = cv.cv.F_v, start.c = d.c;
+        rc = rb_fric_fit_tanh6(vv, yv, n, o, vmax, have ? &start : NULL, d.offset, &m, &c, err);
     } else if (kind == RB_FRICTION_CV) {
         m.cv.v_eps = o->v_eps;
         rc = fit_fixed(&d, &m, &rss, err);
+        c = d.c;
     } else {
         m.scv.v_eps = o->v_eps;
         if (search) {
@@ -236,6 +292,7 @@ int rb_friction_fit(rb_friction_kind kind, const double *v, const double *tau_F,
             m.scv.v_s = o->v_s;
             rc = fit_fixed(&d, &m, &rss, err);
         }
+        c = d.c;
     }
     if (rc == RB_ENUMERIC && !search && kind != RB_FRICTION_TANH6)
         rb_err_prefix(err, rc, "friction fit %s: the velocities do not excite every parameter (theta = %s): ", kn,
@@ -247,15 +304,18 @@ int rb_friction_fit(rb_friction_kind kind, const double *v, const double *tau_F,
     if (rmse) {
         double s = 0;
         for (size_t i = 0; i < n; i++) {
-            double r = yv[i] - rb_friction_eval(&m, vv[i]);
+            double r = yv[i] - rb_friction_eval(&m, vv[i]) - c;
             s += r * r;
         }
         *rmse = sqrt(s / (double)n);
     }
     *out = m;
+    if (offset)
+        *offset = c;
 done:
     rb_free(vv);
     rb_free(yv);
+    rb_free(yc);
     rb_free(d.Phi);
     rb_free(d.sub);
     return rc;

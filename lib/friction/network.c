@@ -2,6 +2,7 @@
  * block split and early stopping. See roboest/friction.h ("the friction network"). */
 #include <cblas.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -598,4 +599,20 @@ double rb_friction_net_infer_forward(rb_friction_net_infer *f, const double *x, 
     for (size_t i = 0; i < h2; i++)
         y += a2[i] > 0 ? f->w3[i] * (double)a2[i] : 0;
     return y;
+}
+
+bool rb_friction_net_early_stopping(const rb_friction_net_train_result *r, char *buf, size_t n)
+{
+    bool first = r->best_epoch == 1 && r->epochs_run > 1;
+    if (first)
+        snprintf(buf, n,
+                 "kept epoch 1 of %zu: the validation loss never improved after the first epoch (check the "
+                 "learning rate or the data)",
+                 r->epochs_run);
+    else if (r->epochs_run > r->best_epoch)
+        snprintf(buf, n, "kept epoch %zu of %zu (stopped %zu epoch%s after it)", r->best_epoch, r->epochs_run,
+                 r->epochs_run - r->best_epoch, r->epochs_run - r->best_epoch == 1 ? "" : "s");
+    else
+        snprintf(buf, n, "kept epoch %zu of %zu", r->best_epoch, r->epochs_run);
+    return first;
 }

@@ -157,8 +157,12 @@ static void put_training(FILE *fp, const rb_friction_net_joint *j)
     put_kv_number(fp, "lambda", o->lambda, false);
     put_kv_number(fp, "dropout", o->dropout, false);
     put_kv_number(fp, "learning_rate", o->learning_rate, false);
-    fprintf(fp, "\"batch_size\": %zu, \"patience\": %zu, \"seed\": %llu, \"split_block\": %zu}\n", o->batch_size,
+    fprintf(fp, "\"batch_size\": %zu, \"patience\": %zu, \"seed\": %llu, \"split_block\": %zu", o->batch_size,
             o->patience, (unsigned long long)o->seed, j->split_block);
+    char note[256];
+    if (rb_friction_net_early_stopping(r, note, sizeof note)) /* only then, so other files keep their bytes */
+        fprintf(fp, ",\n                   \"warning\": \"early stopping %s\"", note);
+    fputs("}\n", fp);
 }
 
 static void put_joint(FILE *fp, const rb_friction_net_joint *j, bool last)

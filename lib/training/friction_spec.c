@@ -267,6 +267,22 @@ static int parse_signal(fsp *x, const cJSON *root, const char *key, const char *
     return rc;
 }
 
+/* "friction": a channel that holds the friction torque itself (measured, e.g. a friction data set's), the
+ * target instead of k_t R I_m - tau_j; the keys of that residual are then errors, not silently unused. */
+static int parse_direct_target(fsp *x, const cJSON *root)
+{
+    static const char *const residual[] = {"torque", "current", "k_t", "R", "motor_inertia"};
+    for (size_t i = 0; i < sizeof residual / sizeof residual[0]; i++)
+        if (rb_cfg_member(root, residual[i])) {
+            rb_cfg_push_key(&x->c, residual[i], 0);
+            int rc = rb_cfg_error(&x->c, "not used with 'friction' (the target is then the friction channel, not "
+                                         "k_t R I_m - tau_j): remove one of the two");
+            rb_cfg_pop(&x->c);
+            return rc;
+        }
+    return parse_signal(x, root, "friction", NULL, false, &x->s->friction);
+}
+
 static int parse_clock(rb_cfg *c, const cJSON *v)
 {
     fsp *x = (fsp *)c;
@@ -396,8 +412,9 @@ static int numbers_section(fsp *x, const cJSON *root, const char *key, rb_cfg_ru
 static int parse_root(fsp *x, const cJSON *root)
 {
     static const char *const keys[] = {
-        "logs", "joints", "joint_velocity", "motor_velocity", "current", "torque",   "k_t",
-        "R",    "clock",  "window",         "network",        "scv",     "analytic", "motor_inertia"};
+        "logs",     "joints",         "joint_velocity", "motor_velocity", "current", "torque",   "k_t",
+        "R",        "clock",          "window",         "network",        "scv",     "analytic", "motor_inertia",
+        "friction", "analytic_offset"};
     rb_cfg *c = &x->c;
     rb_friction_spec *s = x->s;
     rb_friction_net_train_opts_init(&s->train);
@@ -412,16 +429,26 @@ static int parse_root(fsp *x, const cJSON *root)
         rc = parse_signal(x, root, "joint_velocity", "joints_state/velocities", true, &s->joint_velocity);
     if (!rc)
         rc = parse_signal(x, root, "motor_velocity", "motors_state/velocities", true, &s->motor_velocity);
-    if (!rc)
+    if (!rc && rb_cfg_member(root, "friction"))
+        rc = parse_direct_target(x, root);
+    if (!rc && !s->friction.channel)
         rc = parse_signal(x, root, "current", "motors_state/currents", false, &s->current);
-    if (!rc)
+    if (!rc && !s->friction.channel)
         rc = parse_signal(x, root, "torque", NULL, false, &s->torque);
-    if (!rc)
+    if (!rc && !s->friction.channel)
         rc = numbers_section(x, root, "k_t", RB_CFG_POSITIVE, &s->k_t);
-    if (!rc)
+    if (!rc && !s->friction.channel)
         rc = numbers_section(x, root, "R", RB_CFG_NON_ZERO, &s->R);
     if (!rc && rb_cfg_member(root, "motor_inertia"))
         rc = numbers_section(x, root, "motor_inertia", RB_CFG_NON_NEGATIVE, &s->J_m);
+    const cJSON *off = rb_cfg_member(root, "analytic_offset");
+    if (!rc && off) {
+        rb_cfg_push_key(c, "analytic_offset", 0);
+        if (!cJSON_IsBool(off))
+            rc = rb_cfg_error(c, "expected true or false");
+        s->analytic_offset = cJSON_IsTrue(off);
+        rb_cfg_pop(c);
+    }
     if (!rc)
         rc = rb_cfg_with_member(c, root, "clock", false, parse_clock);
     if (!rc && !s->clock_rate && !s->clock_channel && !(s->clock_channel = rb_strdup(s->joint_velocity.channel)))
@@ -460,8 +487,8 @@ void rb_friction_spec_free(rb_friction_spec *s)
         rb_free(s->logs[i].torques);
     }
     rb_free(s->logs);
-    rb_friction_spec_signal *sigs[4] = {&s->joint_velocity, &s->motor_velocity, &s->current, &s->torque};
-    for (int i = 0; i < 4; i++)
+    rb_friction_spec_signal *sigs[5] = {&s->joint_velocity, &s->motor_velocity, &s->current, &s->torque, &s->friction};
+    for (int i = 0; i < 5; i++)
         free_signal(sigs[i], s->n_joints);
     rb_strings_free(s->joints, s->n_joints);
     rb_free(s->k_t);

@@ -29,8 +29,10 @@ typedef struct session {
     const rb_friction_spec *spec;
     const char *name; /* the first path, for messages */
     rb_log *log, *tq; /* tq: the torque file, or NULL */
+    bool used[5];     /* the signals read (SIGNAL_KEYS order) */
     rb_clock clk;
-    double *w, *v, *I, *tau; /* clk.n x n_joints each, sample-major */
+    double *w, *v, *I, *tau; /* clk.n x n_joints each, sample-major (w zero when not read) */
+    double *F;               /* the friction channel's values, likewise (friction target only) */
     double *a;               /* joint accelerations, clk.n x n_joints, only with spec->J_m */
 } session;
 
@@ -43,6 +45,7 @@ static void session_free(session *s)
     rb_free(s->v);
     rb_free(s->I);
     rb_free(s->tau);
+    rb_free(s->F);
     rb_free(s->a);
 }
 
@@ -66,7 +69,8 @@ static int read_session(const rb_friction_spec_log *L, session *s, char **sha, r
 static int find_channel(session *s, const rb_friction_spec_signal *sig, const char *key, const rb_channel **ch,
                         rb_err *err)
 {
-    const rb_log *from = sig == &s->spec->torque && s->tq ? s->tq : s->log;
+    bool target = sig == &s->spec->torque || sig == &s->spec->friction;
+    const rb_log *from = target && s->tq ? s->tq : s->log;
     *ch = rb_log_find(from, sig->channel);
     if (*ch)
         return RB_OK;
@@ -75,22 +79,25 @@ static int find_channel(session *s, const rb_friction_spec_signal *sig, const ch
                       key);
 }
 
-static const char *const SIGNAL_KEYS[4] = {"joint_velocity", "motor_velocity", "current", "torque"};
+enum { N_SIGNALS = 5 };
+static const char *const SIGNAL_KEYS[N_SIGNALS] = {"joint_velocity", "motor_velocity", "current", "torque", "friction"};
 
 static const rb_friction_spec_signal *signal_of(const rb_friction_spec *spec, size_t i)
 {
-    const rb_friction_spec_signal *sigs[4] = {&spec->joint_velocity, &spec->motor_velocity, &spec->current,
-                                              &spec->torque};
+    const rb_friction_spec_signal *sigs[N_SIGNALS] = {&spec->joint_velocity, &spec->motor_velocity, &spec->current,
+                                                      &spec->torque, &spec->friction};
     return sigs[i];
 }
 
-/* The clock: the spec's rate or channel over the span all four channels (and a clock channel) cover. */
-static int make_clock(session *s, const rb_channel *const chans[4], rb_err *err)
+/* The clock: the spec's rate or channel over the span the channels read (and a clock channel) cover. */
+static int make_clock(session *s, const rb_channel *const chans[N_SIGNALS], rb_err *err)
 {
     const rb_friction_spec *spec = s->spec;
     double lo = -INFINITY, hi = INFINITY;
-    for (size_t i = 0; i < 4; i++) {
+    for (size_t i = 0; i < N_SIGNALS; i++) {
         const rb_channel *ch = chans[i];
+        if (!s->used[i])
+            continue;
         if (ch->n_samples == 0)
             return rb_err_set(err, RB_EINPUT, "%s: channel %s has no samples", s->name, ch->name);
         lo = fmax(lo, ch->time[0]);
@@ -178,12 +185,17 @@ static void difference_acceleration(const session *s, const double *v, double *a
     }
 }
 
-static int load_session(session *s, const rb_friction_spec_log *L, char **sha, rb_err *err)
+/* motor_velocity: read it (the network's input; the analytic fits need only the joint velocity). */
+static int load_session(session *s, const rb_friction_spec_log *L, bool motor_velocity, char **sha, rb_err *err)
 {
+    bool direct = s->spec->friction.channel != NULL;
+    const bool used[N_SIGNALS] = {true, motor_velocity, !direct, !direct, direct};
+    memcpy(s->used, used, sizeof used);
     int rc = read_session(L, s, sha, err);
-    const rb_channel *chans[4];
-    for (size_t i = 0; rc == RB_OK && i < 4; i++)
-        rc = find_channel(s, signal_of(s->spec, i), SIGNAL_KEYS[i], &chans[i], err);
+    const rb_channel *chans[N_SIGNALS] = {NULL};
+    for (size_t i = 0; rc == RB_OK && i < N_SIGNALS; i++)
+        if (used[i])
+            rc = find_channel(s, signal_of(s->spec, i), SIGNAL_KEYS[i], &chans[i], err);
     if (rc == RB_OK)
         rc = make_clock(s, chans, err);
     size_t cells = 0;
@@ -191,10 +203,14 @@ static int load_session(session *s, const rb_friction_spec_log *L, char **sha, r
         rc = rb_err_set(err, RB_ENOMEM, "%s: too many samples", s->name);
     if (rc == RB_OK && s->spec->J_m && !(s->a = rb_malloc((cells ? cells : 1) * sizeof *s->a)))
         rc = rb_err_set(err, RB_ENOMEM, "out of memory");
-    double **dst[4] = {&s->v, &s->w, &s->I, &s->tau};
-    for (size_t i = 0; rc == RB_OK && i < 4; i++) {
-        if (!(*dst[i] = rb_malloc((cells ? cells : 1) * sizeof **dst[i])))
+    double **dst[N_SIGNALS] = {&s->v, &s->w, &s->I, &s->tau, &s->F};
+    for (size_t i = 0; rc == RB_OK && i < N_SIGNALS; i++) {
+        if (!used[i] && i != 1)
+            continue;
+        if (!(*dst[i] = rb_calloc(cells ? cells : 1, sizeof **dst[i])))
             rc = rb_err_set(err, RB_ENOMEM, "out of memory");
+        if (!used[i]) /* the motor velocity not read: zeros */
+            continue;
         if (rc == RB_OK)
             rc = resample_signal(s, i, chans[i], *dst[i], err);
         if (rc == RB_OK && i < 2 && signal_of(s->spec, i)->kf_derivative)
@@ -245,7 +261,12 @@ static int append_session(rb_friction_data *d, const session *s, const rb_fricti
             memcpy(v + j * total, d->v + j * T0, T0 * sizeof *v);
             memcpy(tg + j * total, d->target + j * T0, T0 * sizeof *tg);
         }
-        for (size_t k = 0; k < T; k++) {
+        for (size_t k = 0; k < T && s->F; k++) {
+            w[j * total + T0 + k] = s->w[k * n + j];
+            v[j * total + T0 + k] = s->v[k * n + j];
+            tg[j * total + T0 + k] = s->F[k * n + j];
+        }
+        for (size_t k = 0; k < T && !s->F; k++) {
             double tau_m = spec->k_t[j] * spec->R[j] * s->I[k * n + j], tau_j = s->tau[k * n + j];
             if (spec->J_m) /* the rotor's reflected inertia: tau_m = tau_j + tau_F + R^2 J_m a */
                 tau_m -= spec->R[j] * spec->R[j] * spec->J_m[j] * s->a[k * n + j];
@@ -270,6 +291,11 @@ static int append_session(rb_friction_data *d, const session *s, const rb_fricti
 
 int rb_friction_data_build(const rb_friction_spec *spec, rb_friction_data **out, rb_err *err)
 {
+    return rb_friction_data_load(spec, true, out, err);
+}
+
+int rb_friction_data_load(const rb_friction_spec *spec, bool motor_velocity, rb_friction_data **out, rb_err *err)
+{
     *out = NULL;
     if (spec->n_logs == 0)
         return rb_err_set(err, RB_ECONFIG, "%s: no logs: list them in \"logs\" or give them on the command line",
@@ -285,7 +311,7 @@ int rb_friction_data_build(const rb_friction_spec *spec, rb_friction_data **out,
     int rc = RB_OK;
     for (size_t i = 0; rc == RB_OK && i < spec->n_logs; i++) {
         session s = {.spec = spec, .name = spec->logs[i].paths[0]};
-        rc = load_session(&s, &spec->logs[i], &d->log_sha256[i], err);
+        rc = load_session(&s, &spec->logs[i], motor_velocity, &d->log_sha256[i], err);
         if (rc == RB_OK && s.clk.n < 2)
             rc = rb_err_set(err, RB_EINPUT, "%s: the clock has %zu sample(s)", s.name, s.clk.n);
         if (rc == RB_OK) {
@@ -350,6 +376,7 @@ void rb_friction_train_result_free(rb_friction_train_result *r)
     rb_free(r->scv_rmse);
     rb_free(r->analytic);
     rb_free(r->analytic_rmse);
+    rb_free(r->analytic_offset);
     rb_free(r);
 }
 
@@ -451,13 +478,15 @@ static int train_joint(const rb_friction_spec *spec, const rb_friction_train_opt
         res->rms_target[j] = rmse_of(NULL, r.v_now, r.target, r.n);
         res->scv_rmse[j] = rmse_of(&res->scv[j], r.v_now, r.target, r.n);
     }
+    /* the analytic models need no history: every sample of every session */
     for (size_t a = 0; rc == RB_OK && a < spec->n_analytic; a++) {
         size_t at = a * spec->n_joints + j;
         rb_friction_fit_opts fo = spec->scv;
         if (spec->analytic[a] == RB_FRICTION_TANH6)
             fo.grid = 0; /* scv's grid is per v_s; tanh6's default 13 per scale keeps its 3-D search affordable */
-        rc = rb_friction_fit(spec->analytic[a], r.v_now, r.target, r.n, &fo, &res->analytic[at],
-                             &res->analytic_rmse[at], err);
+        rc = rb_friction_fit_offset(spec->analytic[a], d->v + j * d->T, d->target + j * d->T, d->T, &fo,
+                                    &res->analytic[at], spec->analytic_offset ? &res->analytic_offset[at] : NULL,
+                                    &res->analytic_rmse[at], err);
         if (rc)
             rb_err_prefix(err, rc, "%s fit: ", rb_friction_kind_name(spec->analytic[a]));
     }
@@ -517,16 +546,18 @@ static int set_provenance(const rb_friction_spec *spec, const rb_friction_data *
             strcat(shas, i ? ";" : "");
             strcat(shas, d->log_sha256[i]);
         }
+    bool direct = spec->friction.channel != NULL;
     const char *kv[][2] = {{"created_by", "roboest train-friction"},
                            {"spec", spec->path},
                            {"spec_sha256", spec->sha256},
                            {"logs", logs},
                            {"logs_sha256", shas},
-                           {"torque", spec->torque.channel},
+                           {direct ? "friction" : "torque", direct ? spec->friction.channel : spec->torque.channel},
                            {"current", spec->current.channel}};
+    size_t n_kv = sizeof kv / sizeof kv[0] - (direct ? 1 : 0);
     rb_provenance pv = {0, NULL, NULL};
     int rc = logs && shas ? rb_provenance_init(&pv, err) : rb_err_set(err, RB_ENOMEM, "out of memory");
-    for (size_t i = 0; rc == RB_OK && i < sizeof kv / sizeof kv[0]; i++)
+    for (size_t i = 0; rc == RB_OK && i < n_kv; i++)
         rc = rb_provenance_add(&pv, kv[i][0], kv[i][1], err);
     for (size_t i = 0; rc == RB_OK && i < 4; i++) { /* as a pipeline records a scaled binding */
         const rb_friction_spec_signal *sig = signal_of(spec, i);
@@ -558,9 +589,11 @@ static int alloc_result(const rb_friction_spec *spec, bool network, rb_friction_
         r->scv_rmse = rb_calloc(n, sizeof *r->scv_rmse);
         r->analytic = rb_calloc(na ? na * n : 1, sizeof *r->analytic);
         r->analytic_rmse = rb_calloc(na ? na * n : 1, sizeof *r->analytic_rmse);
+        r->analytic_offset = rb_calloc(na ? na * n : 1, sizeof *r->analytic_offset);
     }
     *out = r;
-    if (!r || !r->n_rows || !r->rms_target || !r->scv || !r->scv_rmse || !r->analytic || !r->analytic_rmse)
+    if (!r || !r->n_rows || !r->rms_target || !r->scv || !r->scv_rmse || !r->analytic || !r->analytic_rmse ||
+        !r->analytic_offset)
         return rb_err_set(err, RB_ENOMEM, "out of memory");
     return network ? rb_friction_net_file_new(&r->file, err) : RB_OK;
 }
@@ -574,11 +607,11 @@ int rb_friction_train(const rb_friction_spec *spec, const rb_friction_train_opts
         o = &none;
     rb_friction_data *d = NULL;
     rb_friction_train_result *res = NULL;
-    int rc = rb_friction_data_build(spec, &d, err);
+    int rc = rb_friction_data_load(spec, o->network, &d, err);
     if (rc == RB_OK)
         rc = alloc_result(spec, o->network, &res, err);
     if (rc == RB_OK)
-        res->sample_period = d->sample_period;
+        res->sample_period = d->sample_period, res->n_samples = d->T;
     if (rc == RB_OK && o->network)
         rc = set_provenance(spec, d, res->file, err);
     for (size_t j = 0; rc == RB_OK && j < spec->n_joints; j++)

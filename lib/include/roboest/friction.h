@@ -257,7 +257,15 @@ double rb_friction_step(const rb_friction_model *m, rb_friction_state *s, double
  * grid: two almost equal scales would make g1 (tanh(g2 v) - tanh(g3 v)) a huge multiple of a tiny column that
  * fits noise), then sweeps of golden-section refinement of one scale at a time within one grid step of its
  * value (the separation kept) to a width of 1e-4 in log g, up to 12 sweeps, until one gains less than
- * 1e-12 of sum tau_F^2. The curve is what the
+ * 1e-12 of sum tau_F^2; then a Levenberg-Marquardt polish of the three log scales (g1, g4, g6 refitted at
+ * every point, Jacobian by forward differences, g2 >= g3 by the grid step kept, not bounded by the bracket;
+ * up to 40 steps).
+ * The Coulomb-viscous fit with the same v_eps is a second start: tanh6 contains it exactly at g1 = 0,
+ * g4 = F_c, g6 = F_v, g5 = 1 / v_eps (v_eps > 0) or, with the exact sign, g5 = 20 / min |v| over the
+ * non-zero v, where tanh(g5 v) rounds to sgn(v) on every sample (tanh(20) is 1 in double; v = 0 gives 0 in
+ * both); that point and its polish are candidates too. The result is the candidate of least residual summed
+ * directly, so its RMSE is never above the Coulomb-viscous fit's on the same samples (exact sign: the
+ * embedded point reproduces that fit's values bit for bit; smooth sign: to rounding). The curve is what the
  * fit pins down: when two scales coincide (g2 = g5, as in Table 4.1) g1 and g4 trade against each other
  * and the parameters found may differ from the generating ones while the curve matches. v_eps and v_s
  * are not used. Cost: G^2 (G - 1) / 2 + up to ~500 evaluations of O(N) each (1-3 s for 60 000 samples).
@@ -278,6 +286,13 @@ typedef struct rb_friction_fit_opts {
 /* o NULL: all defaults (exact sign, v_s searched). */
 int rb_friction_fit(rb_friction_kind kind, const double *v, const double *tau_F, size_t N,
                     const rb_friction_fit_opts *o, rb_friction_model *out, double *rmse, rb_err *err);
+/* The same with a constant term: tau_F = model(v) + c, c of either sign (a current sensor's or a torque
+ * estimate's bias; the model itself keeps its rules), fitted jointly with the rest (projected out: the
+ * regressor columns and tau_F centred, c = mean tau_F - mean(phi) theta; tanh6 likewise at every scale
+ * triple). *offset gets c; rmse is then of model(v) + c. offset NULL: rb_friction_fit exactly. */
+int rb_friction_fit_offset(rb_friction_kind kind, const double *v, const double *tau_F, size_t N,
+                           const rb_friction_fit_opts *o, rb_friction_model *out, double *offset, double *rmse,
+                           rb_err *err);
 
 /* The regressor of the table above at v: writes p values into phi (p = 2 for coulomb_viscous, 3 for scv,
  * whose v_s and v_eps are taken from m) and returns p; 0 for other kinds. For recursive identification
@@ -462,6 +477,11 @@ typedef struct rb_friction_net_train_result {
  * learning rate)"), RB_ENOMEM, a progress callback's cancel. *net is left zeroed on failure. */
 int rb_friction_net_train(const rb_friction_net_data *d, const rb_friction_net_train_opts *o, rb_fnet *net,
                           rb_friction_net_train_result *res, rb_err *err);
+/* The early stopping in words, into buf (size n, truncated): "kept epoch 12 of 32 (stopped 20 epochs after
+ * it)", "kept epoch 40 of 40", and when the first epoch was kept out of several "kept epoch 1 of 16: the
+ * validation loss never improved after the first epoch (check the learning rate or the data)". Returns true
+ * in that last case (a warning: the network is its first epoch's). */
+bool rb_friction_net_early_stopping(const rb_friction_net_train_result *r, char *buf, size_t n);
 
 /* ---- the network file --------------------------------------------------------------------------
  * One JSON file holds the networks of several joints (`roboest train-friction` writes it, the
@@ -483,7 +503,9 @@ int rb_friction_net_train(const rb_friction_net_data *d, const rb_friction_net_t
  *        "training": {"samples_train", "samples_validation", "epochs", "epochs_run", "best_epoch",
  *                     "rmse_train", "rmse_validation", "rmse_scv_validation", "loss_validation",
  *                     "lambda", "dropout", "learning_rate", "batch_size", "patience", "seed",
- *                     "split_block"}}      informative: read back when present, never required
+ *                     "split_block", "warning"}}   informative: read back when present, never required;
+ *                                      "warning" only when the first epoch was kept (the text of
+ *                                      rb_friction_net_early_stopping)
  *     ]
  *   }
  * The reader checks the format name and version ("unsupported version 2 (this roboest reads 1)"), that

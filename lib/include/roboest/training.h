@@ -47,7 +47,11 @@ RB_API_BEGIN
  *   torque          required {"channel", "elements"}: the joint torque tau_j, N m: "truth/joints/torques"
  *                   in a log of `roboest simulate`, or a signal of an estimates file (logs[].torques), e.g.
  *                   the rnea_torque stage's output (the paper's data pipeline).
- *   k_t, R          required number arrays, 1 value or one per joint: torque constant (N m/A, > 0) and the
+ *   friction        {"channel", "elements"}: a channel holding the friction torque itself, N m, in friction.h's
+ *                   sign (e.g. the measured friction of a friction data set's CSV): the target is that channel
+ *                   instead of k_t R I_m - tau_j, and torque, current, k_t, R and motor_inertia are then
+ *                   errors (not needed, so not silently ignored). Read from logs[].torques when a log has one.
+ *   k_t, R          required (unless friction) number arrays, 1 value or one per joint: torque constant (N m/A, > 0) and the
  *                   signed gear ratio (non-zero). The friction target is tau_F = k_t R I_m - tau_j.
  *   motor_inertia   optional number array, 1 value or one per joint: rotor inertias J_m (kg m^2, rotor side,
  *                   >= 0; default none). The target becomes tau_F = k_t R I_m - tau_j - R^2 J_m a, with a the
@@ -68,6 +72,8 @@ RB_API_BEGIN
  *   analytic        array of model names ("coulomb_viscous", "scv", "tanh6") also fitted by least squares
  *                   for the friction_model stage (with scv's v_eps and bracket options; tanh6 keeps its
  *                   default grid of 13 per scale).
+ *   analytic_offset true or false (default): the analytic fits get a constant term c, tau_F = model(v) + c
+ *                   (rb_friction_fit_offset), printed as the friction_model stage's "offset".
  */
 typedef struct rb_friction_spec_signal {
     char *channel;
@@ -92,10 +98,11 @@ typedef struct rb_friction_spec {
     size_t n_joints;
     char **joints;
     rb_friction_spec_signal joint_velocity, motor_velocity, current, torque;
-    double *k_t, *R;     /* n_joints each */
-    double *J_m;         /* n_joints rotor inertias (kg m^2), or NULL: none subtracted */
-    double clock_rate;   /* Hz; 0: the clock follows clock_channel */
-    char *clock_channel; /* default: joint_velocity.channel */
+    rb_friction_spec_signal friction; /* the measured-friction target; channel NULL: k_t R I_m - tau_j instead */
+    double *k_t, *R;                  /* n_joints each (NULL with friction) */
+    double *J_m;                      /* n_joints rotor inertias (kg m^2), or NULL: none subtracted */
+    double clock_rate;                /* Hz; 0: the clock follows clock_channel */
+    char *clock_channel;              /* default: joint_velocity.channel */
     bool has_window;
     double t0, t1;
     size_t H, split_block;
@@ -103,6 +110,7 @@ typedef struct rb_friction_spec {
     rb_friction_fit_opts scv;
     size_t n_analytic;
     rb_friction_kind analytic[3];
+    bool analytic_offset; /* the analytic fits get a constant term */
 } rb_friction_spec;
 
 /* Load and validate a spec (caller frees with rb_friction_spec_free; *out NULL on failure). RB_ENOTFOUND,
@@ -127,7 +135,8 @@ int rb_friction_spec_set_logs(rb_friction_spec *s, const char *const *paths, siz
  *      channel, element and sample, as in a pipeline run);
  *   3. velocities given as positions (kf_derivative) go through the kf_derivative stage's own filter
  *      (rb_kfd_run over the clock times): the same numbers a pipeline with that stage produces;
- *   4. the friction target tau_F = k_t R I_m - tau_j (- R^2 J_m a with the spec's motor_inertia) per joint and sample; a non-finite one is RB_ENUMERIC
+ *   4. the friction target tau_F = k_t R I_m - tau_j (- R^2 J_m a with the spec's motor_inertia), or the
+ *      spec's friction channel, per joint and sample; a non-finite one is RB_ENUMERIC
  *      "<log>: joint <j>: friction target at sample <k> (t = <s> s) is not finite (k_t R I_m = .., tau_j = ..)".
  * The sample period is 1 / rate, or the median interval of the first session's channel clock; every
  * session's must agree within 2 % (RB_EINPUT otherwise).
@@ -136,7 +145,8 @@ int rb_friction_spec_set_logs(rb_friction_spec *s, const char *const *paths, siz
  * their session, x_k = [w_{k-H+1..k}, v_{k-H+1..k}] (friction.h's layout), target tau_F_k, current joint
  * velocity v_k; the block split of rb_friction_net_split (split_block); the SCV model fitted (rb_friction_fit, the
  * spec's scv options; non-negative F_c, F_s - F_c, F_v) on the training rows; its value at v_k is the physics
- * term of the loss; then rb_friction_net_train with the spec's options. The analytic models are fitted on all rows.
+ * term of the loss; then rb_friction_net_train with the spec's options. The analytic models need no history and
+ * are fitted on every sample of every session (the clock's samples, none dropped).
  * Memory: about 16 H bytes per row of one joint at a time (rows and their normalized copy) plus 24 bytes per
  * sample and joint for the series.
  */
@@ -147,7 +157,7 @@ typedef struct rb_friction_data {
     size_t T;             /* samples over all sessions */
     double *time;         /* T clock times, s */
     double *w, *v;        /* n_joints x T each (joint j at j T): motor and joint velocity as the network sees them */
-    double *target;       /* n_joints x T: tau_F = k_t R I_m - tau_j, N m */
+    double *target;       /* n_joints x T: tau_F = k_t R I_m - tau_j (or the friction channel), N m */
     double sample_period; /* s */
     char **log_sha256;    /* n_sessions: SHA-256 of each session's files, comma-separated */
 } rb_friction_data;
@@ -156,6 +166,9 @@ typedef struct rb_friction_data {
  * with the log's path. RB_ENOTFOUND (file, channel or element; naming the spec key), RB_EINPUT, RB_ENUMERIC,
  * RB_ENOMEM. */
 int rb_friction_data_build(const rb_friction_spec *spec, rb_friction_data **out, rb_err *err);
+/* The same; motor_velocity false: the motor velocity channel is not read (nor required) and w is all zeros
+ * (for the analytic fits, which use the joint velocity alone). */
+int rb_friction_data_load(const rb_friction_spec *spec, bool motor_velocity, rb_friction_data **out, rb_err *err);
 void rb_friction_data_free(rb_friction_data *d);
 /* The rows of joint j for history length H (caller frees *X, *target, *v_now with rb_free): X n x 2 H,
  * target and v_now n each. *n may be 0. RB_ENOMEM. */
@@ -181,7 +194,9 @@ typedef struct rb_friction_train_result {
     size_t n_analytic;
     rb_friction_kind analytic_kind[3];
     rb_friction_model *analytic; /* n_analytic x n_joints: model a of joint j at a n_joints + j */
-    double *analytic_rmse;       /* likewise, over all rows, N m */
+    double *analytic_rmse;       /* likewise, over every sample (n_samples), N m */
+    double *analytic_offset;     /* likewise: the constant term c, N m (0 unless spec->analytic_offset) */
+    size_t n_samples;            /* samples over all sessions (the analytic fits' data) */
 } rb_friction_train_result;
 
 /* Build the data and fit / train every joint. Errors of rb_friction_data_build; then, prefixed with
