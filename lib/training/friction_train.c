@@ -559,7 +559,7 @@ static int set_provenance(const rb_friction_spec *spec, const rb_friction_data *
     int rc = logs && shas ? rb_provenance_init(&pv, err) : rb_err_set(err, RB_ENOMEM, "out of memory");
     for (size_t i = 0; rc == RB_OK && i < n_kv; i++)
         rc = rb_provenance_add(&pv, kv[i][0], kv[i][1], err);
-    for (size_t i = 0; rc == RB_OK && i < 4; i++) { /* as a pipeline records a scaled binding */
+    for (size_t i = 0; rc == RB_OK && i < N_SIGNALS; i++) { /* as a pipeline records a scaled binding */
         const rb_friction_spec_signal *sig = signal_of(spec, i);
         char num[32];
         if (sig->scale != 1)
