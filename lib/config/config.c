@@ -1,6 +1,5 @@
 /* The configuration toolkit (roboest/config.h): messages at key paths, typed getters, objects and sections,
  * sessions, and the one loader every JSON format goes through. */
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -326,42 +325,7 @@ int rb_cfg_parse_json(const char *file, const char *text, size_t len, cJSON **ro
 
 int rb_cfg_read_file(const char *path, char **text, size_t *len, rb_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return rb_err_set(err, errno == ENOENT ? RB_ENOTFOUND : RB_EINPUT, "%s: cannot open: %s", path,
-                          strerror(errno));
-    size_t cap = 4096, n = 0;
-    char *buf = rb_malloc(cap);
-    int rc = RB_OK;
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        if (cap >= CONFIG_MAX_BYTES) {
-            rc = rb_err_set(err, RB_EINPUT, "%s: larger than %u MiB", path, CONFIG_MAX_BYTES >> 20);
-            break;
-        }
-        char *grown = rb_realloc(buf, cap * 2);
-        if (!grown) {
-            rb_free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = grown;
-        cap *= 2;
-    }
-    if (!rc && !buf)
-        rc = rb_err_set(err, RB_ENOMEM, "%s: out of memory", path);
-    if (!rc && ferror(f))
-        rc = rb_err_set(err, RB_EINPUT, "%s: read error", path);
-    fclose(f);
-    if (rc) {
-        rb_free(buf);
-        return rc;
-    }
-    *text = buf;
-    *len = n;
-    return RB_OK;
+    return rb_file_read_all(path, CONFIG_MAX_BYTES, text, len, err);
 }
 
 bool rb_cfg_valid_name(const char *s)

@@ -11,7 +11,6 @@
  * Names are borrowed from the libxml2 document until the model copies them. */
 #include "roboest/model.h"
 
-#include <errno.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <limits.h>
@@ -523,6 +522,9 @@ done:
 
 /* ---- entry points --------------------------------------------------------------------------------------- */
 
+/* A URDF file of 50,000 links with inertias is about 16 MiB. */
+#define URDF_MAX_BYTES ((size_t)64 << 20)
+
 static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
 static void xml_init(void) { xmlInitParser(); }
 
@@ -594,37 +596,11 @@ int rb_model_load_urdf(const char *path, const rb_model_opts *opts, rb_model **o
     if (!path || !out)
         return rb_err_set(err, RB_EINVAL, "rb_model_load_urdf: NULL argument");
     *out = NULL;
-    int rc;
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        if (errno == ENOENT || errno == ENOTDIR)
-            return rb_err_set(err, RB_ENOTFOUND, "%s: no such file", path);
-        return rb_err_set(err, RB_EINPUT, "%s: cannot open: %s", path, strerror(errno));
-    }
-    for (;;) {
-        if (len == cap) {
-            size_t ncap = cap ? cap * 2 : 65536;
-            char *nb = ncap > cap ? rb_realloc(buf, ncap) : NULL;
-            if (!nb) {
-                rc = rb_err_set(err, RB_ENOMEM, "%s: out of memory", path);
-                goto done;
-            }
-            buf = nb, cap = ncap;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    if (ferror(f)) {
-        rc = rb_err_set(err, RB_EINPUT, "%s: read error", path);
-        goto done;
-    }
-    rc = rb_model_load_urdf_text(buf, len, path, opts, out, err);
-done:
-    fclose(f);
-    rb_free(buf);
+    char *text = NULL;
+    size_t len = 0;
+    int rc = rb_file_read_all(path, URDF_MAX_BYTES, &text, &len, err);
+    if (!rc)
+        rc = rb_model_load_urdf_text(text, len, path, opts, out, err);
+    rb_free(text);
     return rc;
 }

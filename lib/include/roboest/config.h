@@ -119,8 +119,8 @@ int rb_cfg_load(const rb_cfg_format *f, const char *path, const void *arg, void 
 int rb_cfg_load_text(const rb_cfg_format *f, const char *text, size_t len, const char *name_for_messages,
                      const char *base_file, const void *arg, void **out, rb_err *err);
 
-/* Read a whole configuration file (at most 64 MiB) into a new buffer (*text, *len; caller frees with
- * rb_free). RB_ENOTFOUND, RB_EINPUT, RB_ENOMEM. */
+/* Read a whole configuration file (a regular file of at most 64 MiB: rb_file_read_all) into a new
+ * NUL-terminated buffer (*text, *len; caller frees with rb_free). RB_ENOTFOUND, RB_EINPUT, RB_ENOMEM. */
 int rb_cfg_read_file(const char *path, char **text, size_t *len, rb_err *err);
 /* Parse NUL-terminated text[0..len) as JSON into *root (caller frees with cJSON_Delete); a NUL byte inside
  * or malformed JSON gives "<file>:<line>:<col>: malformed JSON (...)" (RB_ECONFIG). */

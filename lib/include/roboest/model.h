@@ -159,7 +159,8 @@ typedef struct rb_model_opts {
 
 /* Load a URDF file (caller frees *out with rb_model_free; *out is NULL on failure). opts may be NULL (all
  * joints, URDF root, fixed base). RB_ENOTFOUND: no such file, or a joint/base link named in opts missing;
- * RB_EINPUT: malformed URDF ("file:line: element name: detail") or a fixed joint in the joint list;
+ * RB_EINPUT: not a regular file or larger than 64 MiB (rb_file_read_all), malformed URDF ("file:line: element
+ * name: detail") or a fixed joint in the joint list;
  * RB_EINVAL: a joint listed twice, both listed and locked, or a NULL list with a length. */
 int rb_model_load_urdf(const char *path, const rb_model_opts *opts, rb_model **out, rb_err *err);
 /* The same from text; `name` starts error messages and becomes model->source. */
