@@ -142,8 +142,10 @@ typedef struct rb_model {
     rb_ft_sensor *ft;
     size_t n_imu;
     rb_imu_sensor *imu;
-    double gravity[3]; /* world gravity, m/s^2, default (0, 0, -9.81) */
-    double total_mass; /* kg */
+    double gravity[3];            /* world gravity, m/s^2, default (0, 0, -9.81) */
+    double total_mass;            /* kg */
+    struct rb_model_names *names; /* private: the name look-ups' sorted indexes, made by rb_model_end (any
+                                   * builder call after it drops them, the look-ups then scan the arrays) */
 } rb_model;
 
 typedef struct rb_model_opts {
