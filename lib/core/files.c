@@ -1,6 +1,7 @@
 #include "roboest/core.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,19 +194,25 @@ int rb_file_read_all(const char *path, size_t max_bytes, char **text, size_t *le
 {
     *text = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* Non-blocking, so that opening a FIFO without a writer returns (regular files ignore the flag). */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return rb_err_set(err, errno == ENOENT || errno == ENOTDIR ? RB_ENOTFOUND : RB_EINPUT, "%s: cannot open: %s",
                           path, strerror(errno));
-    int rc = RB_OK;
-    char *buf = NULL;
-    struct stat st;
     /* Checked before reading: a device (/dev/zero, /dev/urandom) or a FIFO never ends, a huge file is refused
      * before it is in memory. */
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        rc = rb_err_set(err, RB_EINPUT, "%s: not a regular file", path);
-        goto done;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return rb_err_set(err, RB_EINPUT, "%s: not a regular file", path);
     }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return rb_err_set(err, RB_ENOMEM, "%s: out of memory", path);
+    }
+    int rc = RB_OK;
+    char *buf = NULL;
     if (st.st_size < 0 || (unsigned long long)st.st_size > max_bytes) {
         rc = rb_err_set(err, RB_EINPUT, "%s: larger than %zu MiB", path, max_bytes >> 20);
         goto done;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "roboest/model.h"
@@ -41,6 +42,19 @@ Test(model_hostile, devices_and_folders_are_refused, .timeout = 20)
     expect_refused("/dev/zero", RB_EINPUT, "not a regular file");
     expect_refused("/dev/urandom", RB_EINPUT, "not a regular file");
     expect_refused("/tmp", RB_EINPUT, "not a regular file");
+}
+
+/* A FIFO without a writer used to block the open for ever. */
+Test(model_hostile, fifo_is_refused_without_waiting, .timeout = 10)
+{
+    char dir[] = "/tmp/rb_hostile_fifo_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof path, "%s/robot.urdf", dir);
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    expect_refused(path, RB_EINPUT, "not a regular file");
+    unlink(path);
+    rmdir(dir);
 }
 
 /* A file over the size limit is refused from its size, without reading it (a sparse file: no disk used). */
