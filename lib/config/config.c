@@ -1,6 +1,5 @@
 /* The configuration toolkit (roboest/config.h): messages at key paths, typed getters, objects and sections,
  * sessions, and the one loader every JSON format goes through. */
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -283,6 +282,17 @@ int rb_cfg_want_session(rb_cfg *c, const cJSON *e, rb_cfg_session *s)
 
 /* "<file>:<line>:<col>: malformed JSON (...)". cJSON's stop offset can lie one byte past the culprit,
  * so the position and reason come from our own syntax check; cJSON's offset is the fallback. */
+/* 1-based line and column (in bytes) of byte `offset`. */
+static void text_position(const char *text, size_t len, size_t offset, size_t *line, size_t *col)
+{
+    *line = *col = 1;
+    for (size_t i = 0; i < offset && i < len; i++, (*col)++)
+        if (text[i] == '\n') {
+            (*line)++;
+            *col = 0;
+        }
+}
+
 int rb_cfg_malformed(const char *file, const char *text, size_t len, size_t cjson_offset, const char *why, rb_err *err)
 {
     size_t offset = cjson_offset;
@@ -293,12 +303,8 @@ int rb_cfg_malformed(const char *file, const char *text, size_t len, size_t cjso
         else
             why = "rejected by the parser";
     }
-    size_t line = 1, col = 1;
-    for (size_t i = 0; i < offset && i < len; i++, col++)
-        if (text[i] == '\n') {
-            line++;
-            col = 0;
-        }
+    size_t line, col;
+    text_position(text, len, offset, &line, &col);
     char found[48] = "";
     unsigned char ch = offset < len ? (unsigned char)text[offset] : 0;
     if (strncmp(why, "expected", 8) != 0 && strncmp(why, "unexpected", 10) != 0)
@@ -321,48 +327,24 @@ int rb_cfg_parse_json(const char *file, const char *text, size_t len, cJSON **ro
     *root = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1);
     if (!*root)
         return rb_cfg_malformed(file, text, len, end ? (size_t)(end - text) : 0, NULL, err);
-    return RB_OK;
+    /* cJSON decodes \u0000 to a NUL byte, which ends the C string there: the key or value would be read
+     * cut short, so it is refused, named by its place and its text as written. */
+    bool is_key;
+    size_t str_end, at = rb_json_nul_escape(text, len, &str_end, &is_key);
+    if (at == SIZE_MAX)
+        return RB_OK;
+    cJSON_Delete(*root);
+    *root = NULL;
+    size_t line, col, shown = str_end - at > 80 ? 80 : str_end - at;
+    text_position(text, len, at, &line, &col);
+    return rb_err_set(err, RB_ECONFIG,
+                      "%s:%zu:%zu: the %s %.*s%s holds \\u0000, a NUL character, which no key or value may hold", file,
+                      line, col, is_key ? "key" : "string", (int)shown, text + at, shown < str_end - at ? "..." : "");
 }
 
 int rb_cfg_read_file(const char *path, char **text, size_t *len, rb_err *err)
 {
-    rb_input_note(path); /* never an output of this command */
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return rb_err_set(err, errno == ENOENT ? RB_ENOTFOUND : RB_EINPUT, "%s: cannot open: %s", path,
-                          strerror(errno));
-    size_t cap = 4096, n = 0;
-    char *buf = rb_malloc(cap);
-    int rc = RB_OK;
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        if (cap >= CONFIG_MAX_BYTES) {
-            rc = rb_err_set(err, RB_EINPUT, "%s: larger than %u MiB", path, CONFIG_MAX_BYTES >> 20);
-            break;
-        }
-        char *grown = rb_realloc(buf, cap * 2);
-        if (!grown) {
-            rb_free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = grown;
-        cap *= 2;
-    }
-    if (!rc && !buf)
-        rc = rb_err_set(err, RB_ENOMEM, "%s: out of memory", path);
-    if (!rc && ferror(f))
-        rc = rb_err_set(err, RB_EINPUT, "%s: read error", path);
-    fclose(f);
-    if (rc) {
-        rb_free(buf);
-        return rc;
-    }
-    *text = buf;
-    *len = n;
-    return RB_OK;
+    return rb_file_read_all(path, CONFIG_MAX_BYTES, text, len, err);
 }
 
 bool rb_cfg_valid_name(const char *s)

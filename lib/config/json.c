@@ -407,6 +407,31 @@ size_t rb_json_syntax_error(const char *text, size_t len, const char **what)
     return at;
 }
 
+/* ---- NUL escapes -------------------------------------------------------------------------------------- */
+size_t rb_json_nul_escape(const char *text, size_t len, size_t *end, bool *is_key)
+{
+    size_t open = SIZE_MAX;
+    bool nul = false;
+    for (size_t i = 0; i < len; i++) {
+        if (open == SIZE_MAX) {
+            if (text[i] == '"')
+                open = i, nul = false;
+        } else if (text[i] == '\\') {
+            nul = nul || (len - i > 5 && memcmp(text + i + 1, "u0000", 5) == 0);
+            i++; /* the escaped character, a quote or a backslash included */
+        } else if (text[i] == '"' && !nul) {
+            open = SIZE_MAX;
+        } else if (text[i] == '"') {
+            scan sc = {text, len, i + 1};
+            skip_ws(&sc);
+            *end = i + 1;
+            *is_key = peek(&sc) == ':';
+            return open;
+        }
+    }
+    return SIZE_MAX;
+}
+
 /* ---- cJSON builders -------------------------------------------------------------------------------------- */
 cJSON *rb_cfg_add(rb_cfg_builder *b, cJSON *parent, const char *key, cJSON *item)
 {

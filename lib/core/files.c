@@ -1,6 +1,7 @@
 #include "core_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,5 +226,59 @@ int rb_texts_write(const char *dir, const char *const *names, const char *const 
     if (rc && made)
         rmdir(dir);
     rb_free(files);
+    return rc;
+}
+
+/* ---- reading a whole file ------------------------------------------------------------------------------ */
+int rb_file_read_all(const char *path, size_t max_bytes, char **text, size_t *len, rb_err *err)
+{
+    *text = NULL;
+    *len = 0;
+    rb_input_note(path); /* never an output of this command */
+    /* Non-blocking, so that opening a FIFO without a writer returns (regular files ignore the flag). */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return rb_err_set(err, errno == ENOENT || errno == ENOTDIR ? RB_ENOTFOUND : RB_EINPUT, "%s: cannot open: %s",
+                          path, strerror(errno));
+    /* Checked before reading: a device (/dev/zero, /dev/urandom) or a FIFO never ends, a huge file is refused
+     * before it is in memory. */
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return rb_err_set(err, RB_EINPUT, "%s: not a regular file", path);
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return rb_err_set(err, RB_ENOMEM, "%s: out of memory", path);
+    }
+    int rc = RB_OK;
+    char *buf = NULL;
+    if (st.st_size < 0 || (unsigned long long)st.st_size > max_bytes) {
+        rc = rb_err_set(err, RB_EINPUT, "%s: larger than %zu MiB", path, max_bytes >> 20);
+        goto done;
+    }
+    /* One byte more than the size says, to notice a file that grew in between. */
+    size_t want = (size_t)st.st_size + 1;
+    if (!(buf = rb_malloc(want + 1))) {
+        rc = rb_err_set(err, RB_ENOMEM, "%s: out of memory", path);
+        goto done;
+    }
+    size_t n = fread(buf, 1, want, f);
+    if (ferror(f))
+        rc = rb_err_set(err, RB_EINPUT, "%s: read error", path);
+    else if (n > max_bytes)
+        rc = rb_err_set(err, RB_EINPUT, "%s: larger than %zu MiB", path, max_bytes >> 20);
+    else if (n == want)
+        rc = rb_err_set(err, RB_EINPUT, "%s: changed while being read", path);
+    if (!rc) {
+        buf[n] = '\0';
+        *text = buf;
+        *len = n;
+        buf = NULL;
+    }
+done:
+    rb_free(buf);
+    fclose(f);
     return rc;
 }

@@ -2,19 +2,25 @@
 #include "roboest/model.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model_internal.h"
 
 /* ---- small helpers ------------------------------------------------------------------------------------- */
 
-/* Grow *array (of `elem` bytes each) from n to n + 1 elements; the new element is zeroed. Arrays grow one
- * element at a time: models hold a few hundred items at most and are built once. */
+/* Grow *array (of `elem` bytes each) from n to n + 1 elements; the new element is zeroed. Capacities are
+ * powers of two, implied by n (an array of 0 or 2^k elements is full), so n items cost O(n) copies. */
 static int grow(void **array, size_t n, size_t elem, rb_err *err)
 {
+    if (n & (n - 1)) {
+        memset((char *)*array + n * elem, 0, elem);
+        return RB_OK;
+    }
     size_t bytes;
-    if (n == SIZE_MAX || !rb_size_mul(n + 1, elem, &bytes))
+    if (n > SIZE_MAX / 2 || !rb_size_mul(n ? 2 * n : 1, elem, &bytes))
         return rb_err_set(err, RB_ENOMEM, "model too large");
     void *p = rb_realloc(*array, bytes);
     if (!p)
@@ -30,6 +36,72 @@ static bool all_finite(const double *x, size_t n)
         if (!isfinite(x[i]))
             return false;
     return true;
+}
+
+/* ---- name indexes ------------------------------------------------------------------------------------- */
+/* Models of tens of thousands of links are loaded too (generated chains): every look-up by name and every
+ * uniqueness check goes through names sorted once, never a scan per name. */
+struct rb_model_names {
+    rb_name_ref *bodies, *frames, *dofs, *ft; /* sorted by name, then position (rb_name_ref_cmp) */
+    size_t n_bodies, n_frames, n_dofs, n_ft;
+};
+
+/* The non-NULL names among n items (the name pointer of item i at base + i * stride + offset), sorted;
+ * *count of them. NULL when out of memory. */
+static rb_name_ref *sorted_names(const void *base, size_t stride, size_t offset, size_t n, size_t *count)
+{
+    rb_name_ref *refs = rb_calloc(n ? n : 1, sizeof *refs);
+    *count = 0;
+    if (!refs)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *name = *(char *const *)((const char *)base + i * stride + offset);
+        if (name)
+            refs[(*count)++] = (rb_name_ref){name, i};
+    }
+    qsort(refs, *count, sizeof *refs, rb_name_ref_cmp);
+    return refs;
+}
+
+/* The lowest position holding `name`, -1 if none. */
+static long find_name(const rb_name_ref *refs, size_t n, const char *name)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(refs[mid].name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && strcmp(refs[lo].name, name) == 0 ? (long)refs[lo].index : -1;
+}
+
+static void names_free(struct rb_model_names *x)
+{
+    if (!x)
+        return;
+    rb_free(x->bodies);
+    rb_free(x->frames);
+    rb_free(x->dofs);
+    rb_free(x->ft);
+    rb_free(x);
+}
+
+/* A builder call changes the arrays: the look-ups scan them until rb_model_end indexes them again. */
+static void names_drop(rb_model *model)
+{
+    names_free(model->names);
+    model->names = NULL;
+}
+
+/* The model's index, if it still describes the arrays. */
+static const struct rb_model_names *names_of(const rb_model *m)
+{
+    const struct rb_model_names *x = m->names;
+    return x && x->n_bodies == m->n_bodies && x->n_frames == m->n_frames && x->n_dofs == m->n_dofs && x->n_ft == m->n_ft
+               ? x
+               : NULL;
 }
 
 bool rb_model_xform_is_valid(const rb_xform *X)
@@ -92,6 +164,7 @@ int rb_model_add_body(rb_model *model, const char *name, int parent, rb_joint_ty
         return rb_err_set(err, RB_EINVAL, "body %s: invalid joint type %d", name, (int)type);
     if (model->n_bodies >= INT32_MAX || model->n_dofs >= INT32_MAX)
         return rb_err_set(err, RB_EINVAL, "model too large");
+    names_drop(model);
 
     int rc;
     char *name_copy = rb_strdup(name), *joint_copy = rb_strdup(joint_name), *dof_copy = NULL;
@@ -173,6 +246,7 @@ int rb_model_add_frame(rb_model *model, const char *name, int body, const rb_xfo
         return rb_err_set(err, RB_EINVAL, "frame %s: body index %d out of range", name, body);
     if (model->n_frames >= INT32_MAX)
         return rb_err_set(err, RB_EINVAL, "model too large");
+    names_drop(model);
     int rc;
     char *copy = rb_strdup(name);
     if (!copy) {
@@ -203,6 +277,7 @@ int rb_model_add_ft_sensor(rb_model *model, const char *name, int child_body, in
         return rb_err_set(err, RB_EINVAL, "FT sensor %s: frame index out of range", name);
     if (sign != 1 && sign != -1)
         return rb_err_set(err, RB_EINVAL, "FT sensor %s: sign must be +1 or -1", name);
+    names_drop(model);
     int rc;
     char *copy = rb_strdup(name), *joint = rb_strdup(model->bodies[child_body].joint_name);
     if (!copy || !joint) {
@@ -264,9 +339,12 @@ int rb_model_set_dof_order(rb_model *model, const char *const *names, size_t n, 
     char **names_new = NULL;
     int *body_new = NULL;
     double *lim = NULL;
-    size_t bytes;
+    rb_name_ref *sorted = NULL;
+    bool *placed = NULL;
+    size_t bytes, n_sorted;
     if (n == 0)
         return RB_OK;
+    names_drop(model);
     if (!rb_size_mul(n, 4 * sizeof *lim, &bytes)) {
         rc = rb_err_set(err, RB_ENOMEM, "model too large");
         goto done;
@@ -275,7 +353,9 @@ int rb_model_set_dof_order(rb_model *model, const char *const *names, size_t n, 
     names_new = rb_calloc(n, sizeof *names_new);
     body_new = rb_calloc(n, sizeof *body_new);
     lim = rb_malloc(bytes);
-    if (!perm || !names_new || !body_new || !lim) {
+    placed = rb_calloc(n, sizeof *placed);
+    sorted = sorted_names(model->dof_names, sizeof *model->dof_names, 0, n, &n_sorted);
+    if (!perm || !names_new || !body_new || !lim || !placed || !sorted) {
         rc = rb_err_set(err, RB_ENOMEM, "out of memory (model)");
         goto done;
     }
@@ -284,16 +364,16 @@ int rb_model_set_dof_order(rb_model *model, const char *const *names, size_t n, 
             rc = rb_err_set(err, RB_EINVAL, "joint order: NULL name at %zu", k);
             goto done;
         }
-        long old = rb_model_dof_index(model, names[k]);
+        long old = find_name(sorted, n_sorted, names[k]);
         if (old < 0) {
             rc = rb_err_set(err, RB_ENOTFOUND, "joint order: %s is not a movable joint of the model", names[k]);
             goto done;
         }
-        for (size_t j = 0; j < k; j++)
-            if (perm[j] == (size_t)old) {
-                rc = rb_err_set(err, RB_EINVAL, "joint order: %s listed twice", names[k]);
-                goto done;
-            }
+        if (placed[old]) {
+            rc = rb_err_set(err, RB_EINVAL, "joint order: %s listed twice", names[k]);
+            goto done;
+        }
+        placed[old] = true;
         perm[k] = (size_t)old;
     }
     for (size_t k = 0; k < n; k++) {
@@ -319,29 +399,51 @@ done:
     rb_free(names_new);
     rb_free(body_new);
     rb_free(lim);
+    rb_free(placed);
+    rb_free(sorted);
     return rc;
 }
 
-static int check_unique(const char *what, char *const *names, size_t stride_bytes, size_t n, rb_err *err)
+/* RB_EINPUT "duplicate <what> name <name>" for the name of the first position whose name comes again later. */
+static int check_unique(const char *what, const rb_name_ref *refs, size_t n, rb_err *err)
 {
-    /* Quadratic, but models hold a few hundred names and are validated once. */
-    for (size_t i = 0; i < n; i++) {
-        const char *a = *(char *const *)((const char *)names + i * stride_bytes);
-        if (!a)
-            continue;
-        for (size_t j = i + 1; j < n; j++) {
-            const char *b = *(char *const *)((const char *)names + j * stride_bytes);
-            if (b && strcmp(a, b) == 0)
-                return rb_err_set(err, RB_EINPUT, "duplicate %s name %s", what, a);
-        }
+    const char *dup = NULL;
+    size_t dup_at = SIZE_MAX;
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && strcmp(refs[j].name, refs[i].name) == 0; j++)
+            ;
+        if (j - i > 1 && refs[i].index < dup_at)
+            dup = refs[i].name, dup_at = refs[i].index;
     }
-    return RB_OK;
+    return dup ? rb_err_set(err, RB_EINPUT, "duplicate %s name %s", what, dup) : RB_OK;
+}
+
+/* The indexes of every name, checked for uniqueness (bodies, joints, frames, FT sensors, in this order). */
+static int index_names(rb_model *m, struct rb_model_names *x, rb_err *err)
+{
+    size_t n_joints;
+    rb_name_ref *joints =
+        sorted_names(m->bodies, sizeof *m->bodies, offsetof(rb_body, joint_name), m->n_bodies, &n_joints);
+    x->bodies = sorted_names(m->bodies, sizeof *m->bodies, offsetof(rb_body, name), m->n_bodies, &x->n_bodies);
+    x->frames = sorted_names(m->frames, sizeof *m->frames, offsetof(rb_frame, name), m->n_frames, &x->n_frames);
+    x->dofs = sorted_names(m->dof_names, sizeof *m->dof_names, 0, m->n_dofs, &x->n_dofs);
+    x->ft = sorted_names(m->ft, sizeof *m->ft, offsetof(rb_ft_sensor, name), m->n_ft, &x->n_ft);
+    int rc;
+    if (!joints || !x->bodies || !x->frames || !x->dofs || !x->ft)
+        rc = rb_err_set(err, RB_ENOMEM, "out of memory (model)");
+    else if ((rc = check_unique("body", x->bodies, x->n_bodies, err)) == RB_OK &&
+             (rc = check_unique("joint", joints, n_joints, err)) == RB_OK &&
+             (rc = check_unique("frame", x->frames, x->n_frames, err)) == RB_OK)
+        rc = check_unique("FT sensor", x->ft, x->n_ft, err);
+    rb_free(joints);
+    return rc;
 }
 
 int rb_model_end(rb_model *model, rb_err *err)
 {
     if (!model)
         return rb_err_set(err, RB_EINVAL, "rb_model_end: NULL model");
+    names_drop(model);
     int rc;
     for (size_t i = 0; i < model->n_bodies; i++) {
         rb_body *b = &model->bodies[i];
@@ -358,24 +460,35 @@ int rb_model_end(rb_model *model, rb_err *err)
         }
     }
     /* A LINK frame at each body origin, unless the builder already made a frame of that name (the URDF
-     * loader does, because a re-rooted body's link frame is not at the body origin). */
+     * loader does, because a re-rooted body's link frame is not at the body origin). Frames added here
+     * are not in `have`: two bodies of one name get two frames, and the body check below fails. */
+    size_t n_have;
+    rb_name_ref *have =
+        sorted_names(model->frames, sizeof *model->frames, offsetof(rb_frame, name), model->n_frames, &n_have);
+    if (!have)
+        return rb_err_set(err, RB_ENOMEM, "out of memory (model)");
     for (size_t i = 0; i < model->n_bodies; i++) {
-        if (rb_model_frame_index(model, model->bodies[i].name) >= 0)
+        if (find_name(have, n_have, model->bodies[i].name) >= 0)
             continue;
         rb_xform I;
         rb_xform_identity(&I);
-        if ((rc = rb_model_add_frame(model, model->bodies[i].name, (int)i, &I, RB_FRAME_LINK, err)) < 0)
+        if ((rc = rb_model_add_frame(model, model->bodies[i].name, (int)i, &I, RB_FRAME_LINK, err)) < 0) {
+            rb_free(have);
             return rc;
+        }
     }
+    rb_free(have);
     for (size_t i = 0; i < model->n_frames; i++)
         if (!rb_model_xform_is_valid(&model->frames[i].X_body))
             return rb_err_set(err, RB_EINPUT, "frame %s: pose is not a finite rigid transform", model->frames[i].name);
-    if ((rc = check_unique("body", &model->bodies[0].name, sizeof *model->bodies, model->n_bodies, err)) < 0 ||
-        (rc = check_unique("joint", &model->bodies[0].joint_name, sizeof *model->bodies, model->n_bodies, err)) < 0 ||
-        (model->n_frames &&
-         (rc = check_unique("frame", &model->frames[0].name, sizeof *model->frames, model->n_frames, err)) < 0) ||
-        (model->n_ft && (rc = check_unique("FT sensor", &model->ft[0].name, sizeof *model->ft, model->n_ft, err)) < 0))
+    struct rb_model_names *x = rb_calloc(1, sizeof *x);
+    if (!x)
+        return rb_err_set(err, RB_ENOMEM, "out of memory (model)");
+    if ((rc = index_names(model, x, err)) < 0) {
+        names_free(x);
         return rc;
+    }
+    model->names = x;
     model->nq = model->n_dofs + (model->floating ? 7 : 0);
     model->nv = model->n_dofs + (model->floating ? 6 : 0);
     model->total_mass = 0.0;
@@ -414,6 +527,7 @@ void rb_model_free(rb_model *model)
     for (size_t i = 0; i < model->n_imu; i++)
         rb_free(model->imu[i].name);
     rb_free(model->imu);
+    names_free(model->names);
     rb_free(model);
 }
 
@@ -423,6 +537,9 @@ long rb_model_body_index(const rb_model *model, const char *name)
 {
     if (!model || !name)
         return -1;
+    const struct rb_model_names *x = names_of(model);
+    if (x)
+        return find_name(x->bodies, x->n_bodies, name);
     for (size_t i = 0; i < model->n_bodies; i++)
         if (strcmp(model->bodies[i].name, name) == 0)
             return (long)i;
@@ -433,6 +550,9 @@ long rb_model_frame_index(const rb_model *model, const char *name)
 {
     if (!model || !name)
         return -1;
+    const struct rb_model_names *x = names_of(model);
+    if (x)
+        return find_name(x->frames, x->n_frames, name);
     for (size_t i = 0; i < model->n_frames; i++)
         if (strcmp(model->frames[i].name, name) == 0)
             return (long)i;
@@ -443,6 +563,9 @@ long rb_model_dof_index(const rb_model *model, const char *joint_name)
 {
     if (!model || !joint_name)
         return -1;
+    const struct rb_model_names *x = names_of(model);
+    if (x)
+        return find_name(x->dofs, x->n_dofs, joint_name);
     for (size_t i = 0; i < model->n_dofs; i++)
         if (strcmp(model->dof_names[i], joint_name) == 0)
             return (long)i;
@@ -453,6 +576,9 @@ long rb_model_ft_index(const rb_model *model, const char *sensor_name)
 {
     if (!model || !sensor_name)
         return -1;
+    const struct rb_model_names *x = names_of(model);
+    if (x)
+        return find_name(x->ft, x->n_ft, sensor_name);
     for (size_t i = 0; i < model->n_ft; i++)
         if (strcmp(model->ft[i].name, sensor_name) == 0)
             return (long)i;

@@ -65,6 +65,33 @@ static const char *text_of(const xmlNode *n)
     return NULL;
 }
 
+/* Names end up in messages, text output and the headers of result files, so a name holding a control
+ * character (C0, DEL or C1: a newline written as &#10;, a tab) is refused, the name shown with \xNN escapes.
+ * libxml2 has already refused text that is not UTF-8. */
+static int check_name(const urdf *u, const xmlNode *n, const char *ctx, const char *name)
+{
+    const unsigned char *p = (const unsigned char *)name;
+    bool bad = false;
+    for (size_t i = 0; p[i] && !bad; i++)
+        bad = p[i] < 0x20 || p[i] == 0x7f || (p[i] == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f);
+    if (!bad)
+        return RB_OK;
+    char shown[200];
+    size_t k = 0;
+    for (size_t i = 0; p[i] && k + 9 < sizeof shown; i++) {
+        if (p[i] == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f) {
+            k += (size_t)snprintf(shown + k, sizeof shown - k, "\\x%02x\\x%02x", p[i], p[i + 1]);
+            i++;
+        } else if (p[i] < 0x20 || p[i] == 0x7f) {
+            k += (size_t)snprintf(shown + k, sizeof shown - k, "\\x%02x", p[i]);
+        } else {
+            shown[k++] = (char)p[i];
+        }
+    }
+    shown[k] = '\0';
+    return rb_model_urdf_bad(u, n, ctx, "name \"%s\" holds a control character", shown);
+}
+
 /* Exactly n whitespace-separated finite numbers (the thread is under the C locale during a load). */
 static bool parse_numbers(const char *s, double *out, size_t n)
 {
@@ -169,6 +196,9 @@ static int read_link(urdf *u, xmlNode *n, ulink *l)
     l->name = attr(n, "name");
     if (!l->name || !*l->name)
         return rb_model_urdf_bad(u, n, "link", "<link> without a name");
+    int rc = check_name(u, n, "link", l->name);
+    if (rc < 0)
+        return rc;
     char ctx[300];
     snprintf(ctx, sizeof ctx, "link %.200s", l->name);
     return read_inertial(u, l, ctx);
@@ -182,6 +212,8 @@ static int read_joint(urdf *u, xmlNode *n, ujoint *j)
     j->name = attr(n, "name");
     if (!j->name || !*j->name)
         return rb_model_urdf_bad(u, n, "joint", "<joint> without a name");
+    if ((rc = check_name(u, n, "joint", j->name)) < 0)
+        return rc;
     char ctx[300];
     snprintf(ctx, sizeof ctx, "joint %.200s", j->name);
     const char *type = attr(n, "type");
@@ -259,6 +291,8 @@ static int read_sensor(urdf *u, xmlNode *n, usensor *s)
     s->name = attr(n, "name");
     if (!s->name || !*s->name)
         return rb_model_urdf_bad(u, n, "sensor", "<sensor type=\"%s\"> without a name", type);
+    if ((rc = check_name(u, n, "sensor", s->name)) < 0)
+        return rc;
     char ctx[300];
     snprintf(ctx, sizeof ctx, "sensor %.200s", s->name);
     xmlNode *parent = child_elem(n, "parent");
@@ -308,6 +342,9 @@ static int read_gazebo_imu(urdf *u, const xmlNode *gz, xmlNode *n, usensor *s)
     s->name = attr(n, "name");
     if (!s->name || !*s->name)
         return rb_model_urdf_bad(u, n, "gazebo sensor", "<sensor type=\"imu\"> without a name");
+    int rc = check_name(u, n, "sensor", s->name);
+    if (rc < 0)
+        return rc;
     char ctx[300];
     snprintf(ctx, sizeof ctx, "sensor %.200s", s->name);
     if (!(s->parent_name = attr(gz, "reference")))
@@ -335,6 +372,9 @@ int rb_model_urdf_read_document(urdf *u)
     u->robot_name = attr(robot, "name");
     if (!u->robot_name)
         u->robot_name = "";
+    int rc = check_name(u, robot, "robot", u->robot_name);
+    if (rc < 0)
+        return rc;
     size_t nl = 0, nj = 0, ns = 0;
     for (xmlNode *c = robot->children; c; c = c->next) {
         if (is_elem(c, "link"))
@@ -356,7 +396,6 @@ int rb_model_urdf_read_document(urdf *u)
     u->sensors = rb_calloc(ns, sizeof *u->sensors);
     if (!u->links || !u->joints || !u->sensors)
         return rb_model_urdf_no_memory(u);
-    int rc;
     for (xmlNode *c = robot->children; c; c = c->next) {
         if (is_elem(c, "link")) {
             if ((rc = read_link(u, c, &u->links[u->n_links++])) < 0)

@@ -55,6 +55,9 @@ void rb_json_path_format(const rb_json_step *path, size_t depth, char *buf, size
  * the byte offset of the first error with *what describing it ("expected ',' or '}'"), or SIZE_MAX when
  * the text is well-formed. */
 size_t rb_json_syntax_error(const char *text, size_t len, const char **what);
+/* The first string of JSON text holding a \u0000 escape: the byte offset of its opening quote, *end just past
+ * its closing one, *is_key whether a ':' follows it; SIZE_MAX when no string holds one. */
+size_t rb_json_nul_escape(const char *text, size_t len, size_t *end, bool *is_key);
 
 /* ---- the context ----------------------------------------------------------------------------------- */
 typedef struct rb_cfg {
@@ -119,11 +122,12 @@ int rb_cfg_load(const rb_cfg_format *f, const char *path, const void *arg, void 
 int rb_cfg_load_text(const rb_cfg_format *f, const char *text, size_t len, const char *name_for_messages,
                      const char *base_file, const void *arg, void **out, rb_err *err);
 
-/* Read a whole configuration file (at most 64 MiB) into a new buffer (*text, *len; caller frees with
- * rb_free). RB_ENOTFOUND, RB_EINPUT, RB_ENOMEM. */
+/* Read a whole configuration file (a regular file of at most 64 MiB: rb_file_read_all) into a new
+ * NUL-terminated buffer (*text, *len; caller frees with rb_free). RB_ENOTFOUND, RB_EINPUT, RB_ENOMEM. */
 int rb_cfg_read_file(const char *path, char **text, size_t *len, rb_err *err);
 /* Parse NUL-terminated text[0..len) as JSON into *root (caller frees with cJSON_Delete); a NUL byte inside
- * or malformed JSON gives "<file>:<line>:<col>: malformed JSON (...)" (RB_ECONFIG). */
+ * or malformed JSON gives "<file>:<line>:<col>: malformed JSON (...)" (RB_ECONFIG), a key or string holding
+ * the escape \u0000 "<file>:<line>:<col>: the key "..." holds \u0000, ..." (RB_ECONFIG, *root NULL). */
 int rb_cfg_parse_json(const char *file, const char *text, size_t len, cJSON **root, rb_err *err);
 /* RB_ECONFIG "<file>:<line>:<col>: malformed JSON (...)" for text cJSON rejected at cjson_offset (why:
  * the reason when known, else NULL to find it). */

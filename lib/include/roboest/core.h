@@ -249,6 +249,12 @@ int rb_dir_make(const char *dir, bool *made, rb_err *err);
  * RB_ENOMEM. */
 int rb_texts_write(const char *dir, const char *const *names, const char *const *texts, size_t n, bool overwrite,
                    rb_err *err);
+/* The whole of the regular file `path` (at most max_bytes, checked before reading; noted by rb_input_note) as
+ * *text, NUL-terminated,
+ * *len bytes before the terminator (caller frees *text with rb_free; NULL on failure). RB_ENOTFOUND / RB_EINPUT
+ * "<path>: cannot open: <reason>"; RB_EINPUT "<path>: not a regular file" (a folder, device or FIFO),
+ * "<path>: larger than <max_bytes in MiB> MiB", "<path>: read error"; RB_ENOMEM. */
+int rb_file_read_all(const char *path, size_t max_bytes, char **text, size_t *len, rb_err *err);
 
 /* Locale-independent number formatting for data: shortest "%.17g"-style round-trip text
  * ("nan"/"inf" for non-finite) into buf (at least 32 bytes), with a '.' decimal point whatever

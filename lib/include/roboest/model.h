@@ -142,8 +142,10 @@ typedef struct rb_model {
     rb_ft_sensor *ft;
     size_t n_imu;
     rb_imu_sensor *imu;
-    double gravity[3]; /* world gravity, m/s^2, default (0, 0, -9.81) */
-    double total_mass; /* kg */
+    double gravity[3];            /* world gravity, m/s^2, default (0, 0, -9.81) */
+    double total_mass;            /* kg */
+    struct rb_model_names *names; /* private: the name look-ups' sorted indexes, made by rb_model_end (any
+                                   * builder call after it drops them, the look-ups then scan the arrays) */
 } rb_model;
 
 typedef struct rb_model_opts {
@@ -159,7 +161,8 @@ typedef struct rb_model_opts {
 
 /* Load a URDF file (caller frees *out with rb_model_free; *out is NULL on failure). opts may be NULL (all
  * joints, URDF root, fixed base). RB_ENOTFOUND: no such file, or a joint/base link named in opts missing;
- * RB_EINPUT: malformed URDF ("file:line: element name: detail") or a fixed joint in the joint list;
+ * RB_EINPUT: not a regular file or larger than 64 MiB (rb_file_read_all), malformed URDF ("file:line: element
+ * name: detail") or a fixed joint in the joint list;
  * RB_EINVAL: a joint listed twice, both listed and locked, or a NULL list with a length. */
 int rb_model_load_urdf(const char *path, const rb_model_opts *opts, rb_model **out, rb_err *err);
 /* The same from text; `name` starts error messages and becomes model->source. */
