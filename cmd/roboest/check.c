@@ -6,6 +6,9 @@
 #include "cli.h"
 #include "roboest/experiments.h"
 
+/* Reports are at most megabytes; the bound keeps a wrong path (a device, a huge file) out of memory. */
+#define REPORT_MAX_BYTES ((size_t)1 << 30)
+
 static const char *const CHECK_HELP =
     "Usage: roboest check REPORT.json [RULES] [--rule RULE]... [--junit FILE] [--force] [-q]\n"
     "\n"
@@ -73,31 +76,6 @@ static void free_rules(rule_list *rl)
     rb_free(rl->labels);
 }
 
-static int read_report(const char *path, char **text, size_t *len, rb_err *err)
-{
-    rb_input_note(path); /* never an output of this command */
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return rb_err_set(err, RB_ENOTFOUND, "%s: cannot open", path);
-    size_t cap = 1 << 16;
-    *len = 0;
-    *text = rb_malloc(cap);
-    while (*text) {
-        *len += fread(*text + *len, 1, cap - *len, f);
-        if (*len < cap)
-            break;
-        char *grown = rb_realloc(*text, cap *= 2);
-        if (!grown)
-            rb_free(*text);
-        *text = grown;
-    }
-    bool bad = ferror(f);
-    fclose(f);
-    if (!*text)
-        return rb_err_set(err, RB_ENOMEM, "out of memory");
-    return bad ? rb_err_set(err, RB_EINPUT, "%s: read error", path) : RB_OK;
-}
-
 static void print_results(const rb_check *c, bool quiet)
 {
     for (size_t i = 0; i < c->n_rules; i++) {
@@ -158,7 +136,7 @@ int cmd_check(int argc, char **argv)
     size_t len = 0;
     int rc = gather(&rl, rules_file, inline_rules, n_inline, &err);
     if (rc == RB_OK)
-        rc = read_report(report, &text, &len, &err);
+        rc = rb_file_read_all(report, REPORT_MAX_BYTES, &text, &len, &err);
     if (rc == RB_OK)
         rc = rb_check_rules(text, len, report, rl.all, rl.all_wheres, rl.n, &c, &err);
     if (rc == RB_OK && junit) {

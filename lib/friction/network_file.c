@@ -7,6 +7,10 @@
 #include <string.h>
 
 #include "friction_internal.h"
+#include "roboest/config.h"
+
+/* Networks are small (kilobytes); the bound keeps a wrong path (a device, a huge file) out of memory. */
+#define NET_FILE_MAX_BYTES ((size_t)1 << 30)
 
 /* ---- the in-memory description ------------------------------------------------------------------ */
 
@@ -511,52 +515,22 @@ static int read_header(reader *r, const cJSON *root, rb_friction_net_file *f)
     return RB_OK;
 }
 
-/* The whole file as a NUL-terminated string (at most 1 GiB). */
-static int slurp(const char *path, char **text, rb_err *err)
-{
-    rb_input_note(path); /* never an output of this command */
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return rb_err_set(err, errno == ENOENT ? RB_ENOTFOUND : RB_EINPUT, "%s: cannot open: %s", path,
-                          strerror(errno));
-    int rc = RB_OK;
-    long size = -1;
-    if (fseek(fp, 0, SEEK_END) == 0)
-        size = ftell(fp);
-    if (size < 0 || size > (1L << 30) || fseek(fp, 0, SEEK_SET) != 0) {
-        fclose(fp);
-        return rb_err_set(err, RB_EINPUT, "%s: cannot read (not a regular file, or larger than 1 GiB)", path);
-    }
-    *text = rb_malloc((size_t)size + 1);
-    if (!*text)
-        rc = rb_err_set(err, RB_ENOMEM, "out of memory");
-    else if (fread(*text, 1, (size_t)size, fp) != (size_t)size)
-        rc = rb_err_set(err, RB_EINPUT, "%s: read error", path);
-    else
-        (*text)[size] = '\0';
-    fclose(fp);
-    if (rc) {
-        rb_free(*text);
-        *text = NULL;
-    }
-    return rc;
-}
-
 int rb_friction_net_file_read(const char *path, rb_friction_net_file **out, rb_err *err)
 {
     if (!path || !out)
         return rb_err_set(err, RB_EINVAL, "friction network file: NULL argument");
     *out = NULL;
     char *text = NULL;
-    int rc = slurp(path, &text, err);
+    size_t len = 0;
+    cJSON *root = NULL;
+    int rc = rb_file_read_all(path, NET_FILE_MAX_BYTES, &text, &len, err);
     if (rc)
         return rc;
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
     reader r = {.path = path, .err = err};
     rb_friction_net_file *f = NULL;
-    if (!root)
-        rc = bad(&r, "malformed JSON near byte %zu", end ? (size_t)(end - text) : (size_t)0);
+    rb_err parse_err;
+    if ((rc = rb_cfg_parse_json(path, text, len, &root, &parse_err)) != RB_OK) /* a data file, not a config */
+        rc = rb_err_set(err, RB_EINPUT, "%s", parse_err.msg);
     else if ((rc = rb_friction_net_file_new(&f, err)) == RB_OK && (rc = read_header(&r, root, f)) == RB_OK) {
         const cJSON *joints = get(root, "joints");
         if (!cJSON_IsArray(joints) || cJSON_GetArraySize(joints) == 0)

@@ -559,6 +559,20 @@ Test(friction_network, file_rejects_malformed_content)
     expect_rejected("\"iqr\": [", "\"iqr\": [-", (const char *const[]){"normalization.iqr[0]", "> 0", NULL});
     expect_rejected("\"joints\": [", "\"joints\": 7, \"x\": [", (const char *const[]){"joints: expected", NULL});
     expect_rejected("{", "[", (const char *const[]){"malformed JSON", NULL});
+    /* a joint name cut short by \u0000 would be looked up as another name */
+    expect_rejected("\"r_hip_pitch\"", "\"r_hip\\u0000pitch\"", (const char *const[]){"\\u0000", NULL});
+}
+
+Test(friction_network, devices_and_folders_are_refused_before_reading)
+{
+    rb_friction_net_file *g = NULL;
+    rb_err err;
+    const char *paths[] = {"/dev/zero", "/tmp"};
+    for (size_t i = 0; i < 2; i++) {
+        cr_assert_eq(rb_friction_net_file_read(paths[i], &g, &err), RB_EINPUT, "%s accepted", paths[i]);
+        cr_assert_null(g);
+        cr_assert(strstr(err.msg, paths[i]) && strstr(err.msg, "not a regular file"), "%s", err.msg);
+    }
 }
 
 Test(friction_network, missing_file_is_not_found)
