@@ -480,3 +480,24 @@ Test(io_read_hostile, impossible_uniform_clock_is_an_input_error)
     cr_assert_eq(clk.n, 0);
     cr_assert_null(clk.t);
 }
+
+/* Two elements with one name would make a binding by name ambiguous: never written, in any format. */
+Test(io_read_hostile, duplicate_element_names_are_not_written)
+{
+    rb_log *log;
+    rb_err err;
+    cr_assert_eq(rb_log_new(&log, &err), RB_OK);
+    const char *names[3] = {"x", "y", "x"};
+    double time[2] = {0, 1}, data[6] = {0};
+    cr_assert_eq(rb_log_add_channel_copy(log, "q", 2, 3, time, data, names, NULL, &err), RB_OK);
+    const char *files[] = {"d.h5", "d.mat", "d.csv"};
+    for (size_t k = 0; k < 3; k++) {
+        char *path = in_dir(files[k]);
+        cr_assert_eq(rb_log_write(log, path, NULL, &err), RB_EINPUT, "%s: %s", files[k], err.msg);
+        cr_assert(strstr(err.msg, "channel q") && strstr(err.msg, "elements 0 and 2") && strstr(err.msg, "named x"),
+                  "%s", err.msg);
+        rb_free(path);
+    }
+    cr_assert_eq(test_count_entries(dir), 0);
+    rb_log_free(log);
+}
