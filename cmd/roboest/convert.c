@@ -13,6 +13,8 @@ static const char *const CONVERT_HELP =
     "Several LOGs are one session split over files (as the robot logger does every 30 min):\n"
     "their samples are concatenated channel by channel, in the order given.\n"
     "The output records the roboest version and the input files' SHA-256 checksums.\n"
+    "Entries of LOG that are not channels are not converted: a note on stderr says how many\n"
+    "(`roboest info LOG` lists them); a log with no channel is an input error, and nothing is written.\n"
     "\n"
     "  -o, --output OUT  output file; nothing is written unless the conversion succeeds\n"
     "  --format FMT      h5 (roboest HDF5 layout), mat (robot-logger layout, MATLAB v7.3),\n"
@@ -21,7 +23,9 @@ static const char *const CONVERT_HELP =
     "  --root NAME       root struct name for .mat output (default robot_logger_device)\n"
     "  --rate HZ         resample every channel (linear interpolation) onto one uniform clock\n"
     "                    spanning the time all channels cover; CSV output needs channels on one\n"
-    "                    clock, so logger files with per-channel timestamps need this\n"
+    "                    clock, so logger files with per-channel timestamps need this. A clock\n"
+    "                    over 1000 times longer than the longest channel (and over 1e7 samples)\n"
+    "                    is an input error naming the likely cause (timestamps in nanoseconds)\n"
     "  --force           overwrite OUT if it exists\n"
     "  -h, --help        this help\n"
     "\n" CLI_EXIT_CODES_HELP;
@@ -90,6 +94,9 @@ int cmd_convert(int argc, char **argv)
     rb_session_id id = {NULL, NULL};
     rb_provenance pv = {0, NULL, NULL};
     int rc = rb_log_read_session((const char *const *)argv + optind, (size_t)(argc - optind), &log, &id, &err);
+    if (rc == RB_OK && log->n_skipped)
+        fprintf(stderr, "roboest: note: %zu entries of %s are not channels and are not converted (first: %s: %s)\n",
+                log->n_skipped, argv[optind], log->skipped[0].name, log->skipped[0].reason);
     if (rc == RB_OK)
         rc = rb_session_provenance(&id, &pv, &err);
     if (rc == RB_OK)

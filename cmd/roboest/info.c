@@ -13,12 +13,23 @@ static const char *const INFO_HELP =
     "\n"
     "Lists the channels of a log: samples, elements, element names and units, rate, time span,\n"
     "gaps (intervals longer than X times the median interval; default X = 3), non-monotonic\n"
-    "timestamps and non-finite sample counts.\n"
+    "timestamps and non-finite sample counts. The rate is 1 / median sample interval, in Hz\n"
+    "(timestamps are seconds). Entries of the file that are not channels are listed as skipped,\n"
+    "with the reason (a struct where data should be, zero elements, a matrix whose length is not\n"
+    "the time vector's, ...); a file with no channel at all is an input error naming the first.\n"
+    "\n"
+    "CSV: a header row (time first, then `channel:element [unit]` or `channel` columns; each\n"
+    "channel's columns together, no element twice), then one row per sample. Accepted: a UTF-8\n"
+    "BOM, LF, CRLF or CR-only line ends, RFC 4180 quotes (\"a,b\", \"\" for a quote, line ends inside\n"
+    "quotes; quoted numbers are numbers), trailing commas (empty trailing columns, which must stay\n"
+    "empty). Errors: an empty column name inside the header (named by its number), duplicate\n"
+    "columns or elements (both column numbers), text that is not UTF-8, a NUL byte.\n"
     "\n"
     "  --json          print one JSON object instead of a table:\n"
     "                  {\"format\": ..., \"root\": ..., \"attributes\": {...}, \"channels\": [{\"name\",\n"
     "                  \"samples\", \"elements\", \"element_names\", \"units\", \"t_first\", \"t_last\",\n"
-    "                  \"rate\", \"gaps\", \"time_error\", \"min\", \"max\", \"mean\", \"nan_count\"}]}\n"
+    "                  \"rate\", \"gaps\", \"time_error\", \"min\", \"max\", \"mean\", \"nan_count\"}],\n"
+    "                  \"skipped\": [{\"name\", \"reason\"}]} (skipped only when entries were)\n"
     "                  names are slash paths below the root struct; min, max and mean are over the\n"
     "                  finite samples of each element (null when it has none); nan_count counts NaN\n"
     "                  and infinite samples; time_error is null or the timestamp problem found\n"
@@ -108,6 +119,13 @@ static int print_json(const rb_log *log, double gap_factor)
     cJSON *channels = cJSON_AddArrayToObject(root, "channels");
     for (size_t c = 0; c < log->n_channels; c++)
         cJSON_AddItemToArray(channels, channel_json(&log->channels[c], gap_factor));
+    cJSON *skipped = log->n_skipped ? cJSON_AddArrayToObject(root, "skipped") : NULL;
+    for (size_t k = 0; k < log->n_skipped; k++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", log->skipped[k].name);
+        cJSON_AddStringToObject(o, "reason", log->skipped[k].reason);
+        cJSON_AddItemToArray(skipped, o);
+    }
     return cli_print_json(root);
 }
 
@@ -116,7 +134,10 @@ static void print_table(const char *path, const rb_log *log, double gap_factor)
     printf("%s: %s", path, rb_log_format_name(log->format));
     if (log->root_name)
         printf(", root struct %s", log->root_name);
-    printf(", %zu channels\n", log->n_channels);
+    printf(", %zu channels", log->n_channels);
+    if (log->n_skipped)
+        printf(", %zu skipped", log->n_skipped);
+    printf("\n");
     for (size_t a = 0; a < log->n_attrs; a++)
         printf("  %s: %s\n", log->attrs[a].key, log->attrs[a].value);
     printf("\n%-40s %9s %8s %10s %12s %6s %9s\n", "channel", "samples", "elements", "rate [Hz]", "duration [s]", "gaps",
@@ -145,6 +166,10 @@ static void print_table(const char *path, const rb_log *log, double gap_factor)
                    ch->units[i][0] ? "]" : "");
         printf("\n");
     }
+    if (log->n_skipped)
+        printf("\n");
+    for (size_t k = 0; k < log->n_skipped; k++)
+        printf("skipped: %s (%s)\n", log->skipped[k].name, log->skipped[k].reason);
 }
 
 int cmd_info(int argc, char **argv)

@@ -1,14 +1,48 @@
 /* What the readers and writers of lib/io share: shapes (plain layouts, transposes, MATLAB's reversed axes), names
  * and paths, UTF-8 / UTF-16 text and the checks a written name must pass. No reader, writer or dispatch here. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "io_internal.h"
 
 #define MATLAB_NAME_MAX 63
 
 const char *const rb_io_time_names[3] = {"time", "t", "timestamps"};
+
+int rb_io_open_regular(const char *path, const char *what, FILE **out, long long *size, rb_err *err)
+{
+    *out = NULL;
+    /* Opening a FIFO for reading waits for a writer: open without waiting, look, then read blocking. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            return rb_err_set(err, RB_ENOTFOUND, "%s: no such file", path);
+        return rb_err_set(err, RB_EINPUT, "%s: cannot open: %s", path, strerror(errno));
+    }
+    struct stat st;
+    int flags;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return rb_err_set(err, RB_EINPUT, "%s: not %s (not a regular file)", path, what);
+    }
+    FILE *f = NULL;
+    if ((flags = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == -1 ||
+        !(f = fdopen(fd, "rb"))) {
+        int e = errno;
+        close(fd);
+        return rb_err_set(err, e == ENOMEM ? RB_ENOMEM : RB_EINPUT, "%s: cannot open: %s", path, strerror(e));
+    }
+    if (size)
+        *size = (long long)st.st_size;
+    *out = f;
+    return RB_OK;
+}
 
 bool rb_io_plain_shape(size_t rows, size_t cols, size_t T, size_t *n, bool *transposed)
 {
@@ -23,6 +57,27 @@ bool rb_io_plain_shape(size_t rows, size_t cols, size_t T, size_t *n, bool *tran
         return rows > 0;
     }
     return false;
+}
+
+int rb_io_skip(rb_log *log, const char *path, const char *name, const char *reason, rb_err *err)
+{
+    int rc = rb_log_note_skipped(log, name, reason, err);
+    return rc ? rb_err_prefix(err, rc, "%s: ", path) : RB_OK;
+}
+
+int rb_io_skip_plain(rb_log *log, const char *path, const char *name, int rank, size_t rows, size_t cols, size_t T,
+                     rb_err *err)
+{
+    char reason[160];
+    if (rank < 0)
+        snprintf(reason, sizeof reason, "not a real numeric matrix");
+    else if (rank > 2)
+        snprintf(reason, sizeof reason, "%d dimensions, not a matrix", rank);
+    else if ((rows == T && cols == 0) || (cols == T && rows == 0))
+        snprintf(reason, sizeof reason, "zero elements (%zu x %zu)", rows, cols);
+    else
+        snprintf(reason, sizeof reason, "%zu x %zu, but the time vector has %zu samples", rows, cols, T);
+    return rb_io_skip(log, path, name, reason, err);
 }
 
 void rb_io_transpose(double *dst, const double *src, size_t rows, size_t cols)
@@ -252,6 +307,61 @@ int rb_io_check_utf8(const rb_log *log, const char *shown, rb_err *err)
         if (rc == RB_OK)
             rc = check_one(log->attrs[a].value, shown, NULL, "the value of attribute", a, err);
     }
+    return rc;
+}
+
+static int cmp_slot(const void *a, const void *b)
+{
+    return strcmp(**(char *const *const *)a, **(char *const *const *)b);
+}
+
+/* Elements i < j of ch with the same name, if any (sorting pointers to the names: channels can be wide). */
+static bool same_names(const rb_channel *ch, char *const **slots, size_t *i, size_t *j)
+{
+    size_t n = ch->n_elements;
+    for (size_t k = 0; k < n; k++)
+        slots[k] = &ch->element_names[k];
+    qsort(slots, n, sizeof *slots, cmp_slot);
+    bool found = false;
+    for (size_t k = 1; k < n; k++) {
+        if (strcmp(*slots[k - 1], *slots[k]) != 0)
+            continue;
+        size_t a = (size_t)(slots[k - 1] - ch->element_names), b = (size_t)(slots[k] - ch->element_names);
+        if (a > b) {
+            size_t t = a;
+            a = b;
+            b = t;
+        }
+        if (!found || b < *j || (b == *j && a < *i)) {
+            *i = a;
+            *j = b;
+        }
+        found = true;
+    }
+    return found;
+}
+
+int rb_io_check_element_names(const rb_log *log, const char *shown, rb_err *err)
+{
+    size_t widest = 0;
+    for (size_t c = 0; c < log->n_channels; c++)
+        widest = log->channels[c].n_elements > widest ? log->channels[c].n_elements : widest;
+    if (widest < 2)
+        return RB_OK;
+    char *const **slots = rb_malloc(widest * sizeof *slots);
+    if (!slots)
+        return rb_err_set(err, RB_ENOMEM, "%s: out of memory", shown);
+    int rc = RB_OK;
+    for (size_t c = 0; rc == RB_OK && c < log->n_channels; c++) {
+        const rb_channel *ch = &log->channels[c];
+        size_t i = 0, j = 0;
+        if (same_names(ch, slots, &i, &j))
+            rc = rb_err_set(err, RB_EINPUT,
+                            "%s: channel %s: elements %zu and %zu are both named %s (a binding by name "
+                            "would be ambiguous)",
+                            shown, ch->name, i, j, ch->element_names[i]);
+    }
+    rb_free(slots);
     return rc;
 }
 

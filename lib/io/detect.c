@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "io_internal.h"
 
@@ -110,10 +109,10 @@ static bool looks_like_csv(const unsigned char *b, size_t n, bool full,
     size_t i = (n >= 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF) ? 3 : 0;
     while (i < n) {
         size_t end = i;
-        while (end < n && b[end] != '\n')
+        while (end < n && b[end] != '\n' && b[end] != '\r') /* CR alone ends a line too (old Mac files) */
             end++;
         size_t k = i;
-        while (k < end && (b[k] == ' ' || b[k] == '\t' || b[k] == '\r'))
+        while (k < end && (b[k] == ' ' || b[k] == '\t'))
             k++;
         if (k < end && b[k] != '#')
             return header_ok(b + k, end - k, full && end == n);
@@ -122,24 +121,29 @@ static bool looks_like_csv(const unsigned char *b, size_t n, bool full,
     return false;
 }
 
+/* A Git LFS pointer (git-lfs spec v1; "hawser" was its first name): a clone made without git-lfs holds these
+ * small text files in place of the data. */
+static bool is_lfs_pointer(const unsigned char *b, size_t n)
+{
+    static const char *const starts[] = {"version https://git-lfs.github.com/spec/",
+                                         "version https://hawser.github.com/spec/"};
+    for (size_t k = 0; k < 2; k++)
+        if (n >= strlen(starts[k]) && memcmp(b, starts[k], strlen(starts[k])) == 0)
+            return true;
+    return false;
+}
+
 int rb_io_sniff(const char *path, bool arrays, rb_io_kind *kind, rb_err *err)
 {
     const char *what = arrays ? "an array file" : "a log file";
     unsigned char *buf = NULL;
-    int rc = RB_OK;
+    long long size = 0;
+    FILE *f;
     rb_input_note(path); /* never an output of this command */
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        if (errno == ENOENT || errno == ENOTDIR)
-            return rb_err_set(err, RB_ENOTFOUND, "%s: no such file", path);
-        return rb_err_set(err, RB_EINPUT, "%s: cannot open: %s", path, strerror(errno));
-    }
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        rc = rb_err_set(err, RB_EINPUT, "%s: not %s (not a regular file)", path, what);
-        goto done;
-    }
-    if (st.st_size == 0) {
+    int rc = rb_io_open_regular(path, what, &f, &size, err);
+    if (rc)
+        return rc;
+    if (size == 0) {
         rc = rb_err_set(err, RB_EINPUT, "%s: not %s (empty file)", path, what);
         goto done;
     }
@@ -153,14 +157,16 @@ int rb_io_sniff(const char *path, bool arrays, rb_io_kind *kind, rb_err *err)
         rc = rb_err_set(err, RB_EINPUT, "%s: cannot read: %s", path, strerror(errno));
         goto done;
     }
-    if (has_hdf5_signature(f, (long long)st.st_size))
+    if (is_lfs_pointer(buf, n))
+        rc = rb_err_set(err, RB_EINPUT, "%s: this is a Git LFS pointer, not the %s: fetch it with git lfs pull", path,
+                        arrays ? "array file" : "log");
+    else if (has_hdf5_signature(f, size))
         *kind = (n >= 128 && memcmp(buf, "MATLAB 7.3 MAT-file", 19) == 0) ? RB_IO_MAT73 : RB_IO_HDF5;
     else if (is_mat5_header(buf, n))
         *kind = RB_IO_MAT5;
     else if (n >= 19 && (memcmp(buf, "MATLAB 5.0 MAT-file", 19) == 0 || memcmp(buf, "MATLAB 7.3 MAT-file", 19) == 0))
         rc = rb_err_set(err, RB_EINPUT, "%s: not %s (truncated or corrupt MATLAB header)", path, what);
-    else if (looks_like_csv(buf, n, n == SNIFF_BYTES && (long long)n < (long long)st.st_size,
-                            arrays ? is_array_header : is_log_header))
+    else if (looks_like_csv(buf, n, n == SNIFF_BYTES && (long long)n < size, arrays ? is_array_header : is_log_header))
         *kind = RB_IO_CSV;
     else if (n >= 6 && memcmp(buf, "MATLAB", 6) == 0)
         rc = rb_err_set(err, RB_EINPUT, "%s: not %s (unsupported or corrupt MATLAB header)", path, what);
@@ -204,6 +210,24 @@ static int read_as(const char *path, rb_log_format fmt, rb_log *log, rb_err *err
     return rb_err_set(err, RB_EINPUT, "%s: not a log file", path);
 }
 
+/* A log without channels is an error saying why (the first entry skipped), and text is UTF-8 whichever reader
+ * produced it (the writers need it, and a message naming the output would blame the wrong file). */
+static int check_read(const char *path, const rb_log *log, rb_err *err)
+{
+    if (log->n_channels == 0 && log->n_skipped > 0) {
+        const rb_skipped *s = &log->skipped[0];
+        size_t more = log->n_skipped - 1;
+        if (more == 0)
+            return rb_err_set(err, RB_EINPUT, "%s: no channel to read: %s skipped: %s", path, s->name, s->reason);
+        return rb_err_set(err, RB_EINPUT, "%s: no channel to read: %s skipped: %s (and %zu more %s skipped)", path,
+                          s->name, s->reason, more, more == 1 ? "entry" : "entries");
+    }
+    if (log->n_channels == 0)
+        return rb_err_set(err, RB_EINPUT, "%s: no channels", path);
+    int rc = rb_io_check_utf8(log, path, err);
+    return rc ? rc : rb_io_check_element_names(log, path, err);
+}
+
 int rb_log_read(const char *path, rb_log **out, rb_err *err)
 {
     if (!path || !out)
@@ -218,6 +242,8 @@ int rb_log_read(const char *path, rb_log **out, rb_err *err)
         log->format = fmt;
         rc = read_as(path, fmt, log, err);
     }
+    if (rc == RB_OK)
+        rc = check_read(path, log, err);
     if (rc) {
         rb_log_free(log);
         return rc;

@@ -14,6 +14,7 @@
 #define ROBOEST_IO_INTERNAL_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "roboest/io.h"
 
@@ -60,6 +61,9 @@ bool rb_io_utf8_to_utf16(const char *s, uint16_t *out, size_t *n_units);
 /* RB_EINPUT naming `shown` and the string unless every channel name, element name, unit and
  * attribute of the log is valid UTF-8 (HDF5 and MATLAB files store text as Unicode). */
 int rb_io_check_utf8(const rb_log *log, const char *shown, rb_err *err);
+/* RB_EINPUT naming `shown`, the channel, both element indices and the name when two elements of a channel share a
+ * name (binding an element by name would be ambiguous); RB_ENOMEM. */
+int rb_io_check_element_names(const rb_log *log, const char *shown, rb_err *err);
 /* RB_EIO with "shown: " + the formatted text + the innermost message on HDF5's error stack
  * (write_h5.c; for callers of HDF5 whose automatic error printing is off). */
 int rb_io_h5_fail(const char *shown, rb_err *err, const char *fmt, ...) RB_PRINTF(3, 4);
@@ -118,6 +122,10 @@ void rb_io_attrs_free(rb_attr *attrs, size_t n);
 int rb_io_grow(void **items, size_t *cap, size_t need, size_t size, rb_err *err);
 
 /* ---- shared helpers (common.c) ---- */
+/* Open `path` for reading (*out, fclose) only when it is a regular file: a FIFO, device or folder is refused
+ * without blocking, before anything is read; *size (may be NULL) its size. RB_ENOTFOUND "<path>: no such file";
+ * RB_EINPUT "<path>: not <what> (not a regular file)" or "<path>: cannot open: <reason>"; RB_ENOMEM. */
+int rb_io_open_regular(const char *path, const char *what, FILE **out, long long *size, rb_err *err);
 /* `time`, `t` or `timestamps`: the names of a plain file's time vector, in order of preference. */
 extern const char *const rb_io_time_names[3];
 
@@ -142,6 +150,19 @@ size_t rb_io_utf8_decode(const uint8_t *b, size_t n, uint32_t *cp);
 char *rb_io_utf16_to_utf8(const uint16_t *codes, size_t n);
 /* UTF-8 text of 8-bit char codes: kept as is when they are valid UTF-8, else read as Latin-1. */
 char *rb_io_bytes_to_utf8(const uint8_t *bytes, size_t n);
+
+/* Entries of a file that are not channels, recorded in log->skipped (rb_log_note_skipped) so `roboest info` can
+ * list them; errors prefixed with the path. The reasons every reader gives alike: */
+#define RB_IO_SKIP_DATA_STRUCT "data is a struct, not a numeric array"
+#define RB_IO_SKIP_NO_SAMPLES "zero samples"
+#define RB_IO_SKIP_NO_ELEMENTS "zero elements"
+#define RB_IO_SKIP_EMPTY_STRUCT "an empty struct (how the logger writes a channel with no samples)"
+#define RB_IO_SKIP_NOT_STRUCT "not a struct, so neither a channel nor a group of channels"
+int rb_io_skip(rb_log *log, const char *path, const char *name, const char *reason, rb_err *err);
+/* A plain file's entry that is not a channel for a time vector of T samples: rank < 0 when it is not a real
+ * numeric array, else its rank and, for rank <= 2, its rows x cols in the writer's view. */
+int rb_io_skip_plain(rb_log *log, const char *path, const char *name, int rank, size_t rows, size_t cols, size_t T,
+                     rb_err *err);
 
 /* Transpose a rows x cols row-major matrix into dst (cols x rows); dst and src must not overlap. */
 void rb_io_transpose(double *dst, const double *src, size_t rows, size_t cols);

@@ -21,17 +21,22 @@ typedef struct column {
 
 typedef struct csv {
     const char *path;
+    const char *what;  /* "a log file" or "an array file", for messages */
     rb_log *log;       /* the log being read (NULL for arrays) */
     rb_io_attrs attrs; /* where `# key: value` comments go */
     rb_err *err;
     FILE *f;
-    char *line; /* getline's buffer (libc-allocated) */
-    size_t line_cap;
-    size_t line_no;
-    char **fields; /* pointers into line */
+    char *buf; /* READ_BYTES read ahead; buf_pos..buf_len not yet used */
+    size_t buf_pos, buf_len;
+    char *line; /* the current record, NUL-terminated, without its line end */
+    size_t line_len, line_cap;
+    size_t line_no; /* the physical line the record starts on */
+    size_t phys_no; /* physical lines read so far */
+    char **fields;  /* pointers into line */
     size_t n_fields, cap_fields;
-    column *cols; /* cols[0] is the time column */
-    size_t n_cols;
+    column *cols;    /* cols[0] is the time column */
+    size_t n_cols;   /* named columns: the header without its empty trailing fields */
+    size_t n_header; /* fields of the header row, empty trailing ones included */
     size_t header_line;
 } csv;
 
@@ -45,18 +50,109 @@ static char *trim(char *s)
     return s;
 }
 
-/* Next line into c->line without its end-of-line; false at end of file. */
-static bool next_line(csv *c)
+enum { READ_BYTES = 64 * 1024 };
+
+static int append(csv *c, const char *bytes, size_t n)
 {
-    ssize_t len = getline(&c->line, &c->line_cap, c->f);
-    if (len < 0)
-        return false;
-    c->line_no++;
-    while (len > 0 && (c->line[len - 1] == '\n' || c->line[len - 1] == '\r'))
-        c->line[--len] = '\0';
-    if (c->line_no == 1 && len >= 3 && memcmp(c->line, "\xEF\xBB\xBF", 3) == 0)
-        memmove(c->line, c->line + 3, (size_t)len - 2);
-    return true;
+    if (c->line_len + n >= c->line_cap) {
+        size_t cap = c->line_cap ? c->line_cap : 256;
+        while (c->line_len + n >= cap)
+            cap *= 2;
+        char *grown = rb_realloc(c->line, cap);
+        if (!grown)
+            return rb_err_set(c->err, RB_ENOMEM, "%s: out of memory", c->path);
+        c->line = grown;
+        c->line_cap = cap;
+    }
+    memcpy(c->line + c->line_len, bytes, n);
+    c->line_len += n;
+    return RB_OK;
+}
+
+/* More bytes into c->buf; false at the end of the file (or on a read error: ferror tells). */
+static bool refill(csv *c)
+{
+    c->buf_pos = 0;
+    c->buf_len = fread(c->buf, 1, READ_BYTES, c->f);
+    return c->buf_len > 0;
+}
+
+/* The quoting state of a record while it is read: a line end inside a quoted field is part of the field
+ * (RFC 4180), so the record goes on. Mirrors split(). */
+typedef enum quoting { FIELD_START, UNQUOTED, QUOTED, QUOTE_SEEN } quoting;
+
+static quoting quote_step(quoting q, char ch)
+{
+    switch (q) {
+    case FIELD_START: return ch == '"' ? QUOTED : ch == ' ' || ch == '\t' || ch == ',' ? FIELD_START : UNQUOTED;
+    case UNQUOTED: return ch == ',' ? FIELD_START : UNQUOTED;
+    case QUOTED: return ch == '"' ? QUOTE_SEEN : QUOTED;
+    case QUOTE_SEEN: return ch == '"' ? QUOTED : ch == ',' ? FIELD_START : UNQUOTED;
+    }
+    return UNQUOTED;
+}
+
+/* One physical line appended to c->line, its line end (LF, CRLF or a lone CR, as old Mac files have) included;
+ * *got false at the end of the file. A NUL byte is an error: the text after it would be lost. */
+static int read_physical(csv *c, quoting *q, bool *got)
+{
+    int rc = RB_OK;
+    size_t start = c->line_len;
+    *got = false;
+    while (rc == RB_OK && (c->buf_pos < c->buf_len || refill(c))) {
+        *got = true;
+        const char *b = c->buf + c->buf_pos, *e = c->buf + c->buf_len, *p = b;
+        quoting s = *q;
+        for (; p < e && *p != '\n' && *p != '\r' && *p != '\0'; p++)
+            s = quote_step(s, *p);
+        *q = s;
+        c->buf_pos += (size_t)(p - b);
+        if ((rc = append(c, b, (size_t)(p - b))) || p == e)
+            continue;
+        char end = *p;
+        c->buf_pos++;
+        if (end == '\0')
+            return rb_err_set(c->err, RB_EINPUT, "%s:%zu: a NUL byte: not text", c->path, c->phys_no + 1);
+        rc = append(c, &end, 1);
+        if (rc == RB_OK && end == '\r' && (c->buf_pos < c->buf_len || refill(c)) && c->buf[c->buf_pos] == '\n') {
+            c->buf_pos++;
+            rc = append(c, "\n", 1);
+        }
+        break;
+    }
+    if (rc)
+        return rc;
+    if (ferror(c->f))
+        return rb_err_set(c->err, RB_EINPUT, "%s: read error", c->path);
+    if (*got && ++c->phys_no == 1 && c->line_len - start >= 3 && memcmp(c->line + start, "\xEF\xBB\xBF", 3) == 0) {
+        memmove(c->line + start, c->line + start + 3, c->line_len - start - 3);
+        c->line_len -= 3;
+    }
+    return RB_OK;
+}
+
+/* Next record into c->line without its line end; *got false at the end of the file. A quoted field may span
+ * lines; comment lines never do. */
+static int next_line(csv *c, bool *got)
+{
+    c->line_len = 0;
+    quoting q = FIELD_START;
+    int rc = read_physical(c, &q, got);
+    if (rc || !*got)
+        return rc;
+    c->line_no = c->phys_no;
+    size_t k = 0;
+    while (k < c->line_len && (c->line[k] == ' ' || c->line[k] == '\t'))
+        k++;
+    bool comment = k < c->line_len && c->line[k] == '#', more = true;
+    while (!comment && q == QUOTED && more && rc == RB_OK)
+        rc = read_physical(c, &q, &more);
+    if (rc)
+        return rc;
+    while (c->line_len > 0 && (c->line[c->line_len - 1] == '\n' || c->line[c->line_len - 1] == '\r'))
+        c->line_len--;
+    c->line[c->line_len] = '\0'; /* append always leaves room for it */
+    return RB_OK;
 }
 
 static bool is_blank(const char *s) { return *s == '\0'; }
@@ -74,6 +170,10 @@ static int comment_attr(csv *c, char *text)
     for (const char *k = key; *k; k++)
         if (!((*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') || (*k >= '0' && *k <= '9') || strchr("_.-", *k)))
             return RB_OK; /* prose, not a key */
+    size_t units;
+    if (!rb_io_utf8_to_utf16(value, NULL, &units))
+        return rb_err_set(c->err, RB_EINPUT, "%s:%zu: attribute %s: the value is not valid UTF-8", c->path, c->line_no,
+                          key);
     int rc = rb_io_attrs_set(c->attrs, key, value, c->err);
     return rc ? rb_err_prefix(c->err, rc, "%s:%zu: ", c->path, c->line_no) : RB_OK;
 }
@@ -123,9 +223,13 @@ static int split(csv *c)
     }
 }
 
-/* "channel:element [unit]" (unit optional; no ':' -> a one-element channel named by the column). */
-static int parse_column(csv *c, column *col, const char *text)
+/* Column k (1-based, for messages) "channel:element [unit]" (unit optional; no ':' -> a one-element channel named
+ * by the column). */
+static int parse_column(csv *c, column *col, size_t k, const char *text)
 {
+    size_t units;
+    if (!rb_io_utf8_to_utf16(text, NULL, &units))
+        return rb_err_set(c->err, RB_EINPUT, "%s:%zu: column %zu: the name is not valid UTF-8", c->path, c->line_no, k);
     char *copy = rb_strdup(text);
     if (!copy)
         return rb_err_set(c->err, RB_ENOMEM, "%s: out of memory", c->path);
@@ -150,24 +254,119 @@ static int parse_column(csv *c, column *col, const char *text)
     if (!ok)
         return rb_err_set(c->err, RB_ENOMEM, "%s: out of memory", c->path);
     if (!col->channel[0])
-        return rb_err_set(c->err, RB_EINPUT, "%s:%zu: column '%s' has no channel name", c->path, c->line_no, text);
+        return rb_err_set(c->err, RB_EINPUT, "%s:%zu: column %zu ('%s') has no channel name", c->path, c->line_no, k,
+                          text);
+    if (col->element && !col->element[0])
+        return rb_err_set(c->err, RB_EINPUT, "%s:%zu: column %zu ('%s') has no element name after ':'", c->path,
+                          c->line_no, k, text);
     return RB_OK;
+}
+
+static bool is_empty_field(const char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    return *s == '\0';
+}
+
+/* Columns i < j (0-based) of one channel clash when they name the same element, or when either is bare (a bare
+ * column is a whole one-element channel): binding an element by name would be ambiguous. */
+static int check_pair(csv *c, size_t i, size_t j)
+{
+    const column *a = &c->cols[i], *b = &c->cols[j];
+    if (!a->element && !b->element)
+        return rb_err_set(c->err, RB_EINPUT, "%s:%zu: columns %zu and %zu are both channel %s", c->path, c->header_line,
+                          i + 1, j + 1, a->channel);
+    if (!a->element || !b->element)
+        return rb_err_set(c->err, RB_EINPUT,
+                          "%s:%zu: columns %zu and %zu: channel %s has a column without ':' (a one-element channel) "
+                          "and another column",
+                          c->path, c->header_line, i + 1, j + 1, a->channel);
+    if (strcmp(a->element, b->element) == 0)
+        return rb_err_set(c->err, RB_EINPUT, "%s:%zu: columns %zu and %zu: channel %s has element %s twice", c->path,
+                          c->header_line, i + 1, j + 1, a->channel, a->element);
+    return RB_OK;
+}
+
+static int cmp_col(const void *pa, const void *pb)
+{
+    const column *a = *(const column *const *)pa, *b = *(const column *const *)pb;
+    int d = strcmp(a->channel, b->channel);
+    if (d == 0 && (!a->element || !b->element))
+        d = (b->element == NULL) - (a->element == NULL); /* bare first */
+    else if (d == 0)
+        d = strcmp(a->element, b->element);
+    return d ? d : (a > b) - (a < b);
+}
+
+/* Every channel's columns are consecutive and hold distinct elements; of several clashes, the one completed first
+ * in column order is named. Sorting keeps wide headers fast. */
+static int check_columns(csv *c)
+{
+    size_t n = c->n_cols - 1, best_i = 0, best_j = SIZE_MAX;
+    bool apart = false;
+    const column **by = rb_malloc((n ? n : 1) * sizeof *by);
+    size_t *group = rb_malloc((n ? n : 1) * sizeof *group), *first = rb_malloc((n ? n : 1) * sizeof *first);
+    size_t *last = rb_malloc((n ? n : 1) * sizeof *last);
+    int rc = by && group && first && last ? RB_OK : rb_err_set(c->err, RB_ENOMEM, "%s: out of memory", c->path);
+    for (size_t k = 0; rc == RB_OK && k < n; k++)
+        by[k] = &c->cols[k + 1];
+    if (rc == RB_OK)
+        qsort(by, n, sizeof *by, cmp_col);
+    for (size_t g = 0, k = 0; rc == RB_OK && k < n; k++) { /* group ids by channel; clashes inside a group */
+        size_t idx = (size_t)(by[k] - c->cols);
+        bool same = k > 0 && strcmp(by[k - 1]->channel, by[k]->channel) == 0;
+        g = same ? g : k;
+        group[idx - 1] = g;
+        first[k] = last[k] = SIZE_MAX;
+        /* a bare column clashes with every other column of its channel (it sorts first), equal elements meet */
+        size_t other = k == 0 ? 0 : (size_t)((by[g]->element ? by[k - 1] : by[g]) - c->cols);
+        size_t i = other < idx ? other : idx, j = other < idx ? idx : other;
+        bool clash = same && (!by[g]->element || strcmp(by[k - 1]->element, by[k]->element) == 0);
+        if (clash && j < best_j) {
+            best_i = i;
+            best_j = j;
+        }
+    }
+    for (size_t k = 1; rc == RB_OK && k <= n; k++) { /* in column order: a channel met again after another one */
+        size_t g = group[k - 1];
+        if (first[g] != SIZE_MAX && last[g] != k - 1 && k < best_j) {
+            best_i = first[g];
+            best_j = k;
+            apart = true;
+        }
+        if (first[g] == SIZE_MAX)
+            first[g] = k;
+        last[g] = k;
+    }
+    rb_free(by);
+    rb_free(group);
+    rb_free(first);
+    rb_free(last);
+    if (rc || best_j == SIZE_MAX)
+        return rc;
+    if (apart)
+        return rb_err_set(c->err, RB_EINPUT,
+                          "%s:%zu: channel %s appears twice: columns %zu and %zu (the columns of a channel must be "
+                          "together)",
+                          c->path, c->header_line, c->cols[best_j].channel, best_i + 1, best_j + 1);
+    return check_pair(c, best_i, best_j);
 }
 
 /* Skips comments (collecting their attributes when `attrs`) and blank lines; false at end of file. */
 static int next_record(csv *c, bool attrs, bool *got)
 {
-    while ((*got = next_line(c))) {
+    int rc;
+    while ((rc = next_line(c, got)) == RB_OK && *got) {
         char *s = trim(c->line);
         if (is_blank(s))
             continue;
         if (*s != '#')
             return RB_OK;
-        int rc = attrs ? comment_attr(c, s + 1) : RB_OK;
-        if (rc)
+        if (attrs && (rc = comment_attr(c, s + 1)))
             return rc;
     }
-    return RB_OK;
+    return rc;
 }
 
 static int read_header(csv *c)
@@ -181,16 +380,23 @@ static int read_header(csv *c)
     c->header_line = c->line_no;
     if ((rc = split(c)))
         return rc;
-    if (c->n_fields < 2)
+    /* Spreadsheets end rows with commas: empty trailing fields are no columns. */
+    c->n_header = c->n_fields;
+    c->n_cols = c->n_fields;
+    while (c->n_cols > 1 && is_empty_field(c->fields[c->n_cols - 1]))
+        c->n_cols--;
+    if (c->n_cols < 2)
         return rb_err_set(c->err, RB_EINPUT, "%s:%zu: the header needs a time column and at least one more", c->path,
                           c->line_no);
-    c->cols = rb_calloc(c->n_fields, sizeof *c->cols);
+    for (size_t k = 1; k < c->n_cols; k++)
+        if (is_empty_field(c->fields[k]))
+            return rb_err_set(c->err, RB_EINPUT, "%s:%zu: column %zu has no name", c->path, c->line_no, k + 1);
+    c->cols = rb_calloc(c->n_cols, sizeof *c->cols);
     if (!c->cols)
         return rb_err_set(c->err, RB_ENOMEM, "%s: out of memory", c->path);
-    c->n_cols = c->n_fields;
     for (size_t k = 0; rc == RB_OK && k < c->n_cols; k++)
-        rc = parse_column(c, &c->cols[k], c->fields[k]);
-    return rc;
+        rc = parse_column(c, &c->cols[k], k + 1, c->fields[k]);
+    return rc ? rc : check_columns(c);
 }
 
 static int count_rows(csv *c, size_t *T)
@@ -253,6 +459,12 @@ static int next_row(csv *c)
         return rb_err_set(c->err, RB_EINPUT, "%s: the file changed while being read", c->path);
     if ((rc = split(c)))
         return rc;
+    /* Fields past the named columns (trailing commas) must be empty: a value there would be dropped. */
+    for (; c->n_fields > c->n_cols && is_empty_field(c->fields[c->n_fields - 1]); c->n_fields--)
+        ;
+    if (c->n_fields > c->n_cols && c->n_cols < c->n_header)
+        return rb_err_set(c->err, RB_EINPUT, "%s:%zu: column %zu has no name but holds '%s'", c->path, c->line_no,
+                          c->n_cols + 1, c->fields[c->n_cols]);
     if (c->n_fields != c->n_cols) {
         size_t k = c->n_fields < c->n_cols ? c->n_fields : c->n_cols - 1;
         return rb_err_set(c->err, RB_EINPUT, "%s:%zu: %zu fields, the header has %zu (column '%s' %s)", c->path,
@@ -288,8 +500,10 @@ static int parse_rows(csv *c, const void *ctx, size_t T)
 
 static int csv_open(csv *c)
 {
-    c->f = fopen(c->path, "r");
-    return c->f ? RB_OK : rb_err_set(c->err, RB_ENOTFOUND, "%s: no such file", c->path);
+    int rc = rb_io_open_regular(c->path, c->what, &c->f, NULL, c->err);
+    if (rc == RB_OK && !(c->buf = rb_malloc(READ_BYTES)))
+        rc = rb_err_set(c->err, RB_ENOMEM, "%s: out of memory", c->path);
+    return rc;
 }
 
 static void csv_close(csv *c)
@@ -302,7 +516,8 @@ static void csv_close(csv *c)
     }
     rb_free(c->cols);
     rb_free(c->fields);
-    free(c->line);
+    rb_free(c->line);
+    rb_free(c->buf);
     if (c->f)
         fclose(c->f);
 }
@@ -313,7 +528,7 @@ static void csv_close(csv *c)
 static int parse_again(csv *c, int (*parse)(csv *, const void *, size_t), const void *ctx, size_t rows)
 {
     rewind(c->f);
-    c->line_no = 0;
+    c->line_no = c->phys_no = c->buf_pos = c->buf_len = 0;
     bool got;
     int rc = next_record(c, false, &got); /* the header again */
     if (rc)
@@ -328,7 +543,7 @@ static int parse_again(csv *c, int (*parse)(csv *, const void *, size_t), const 
 
 int rb_io_read_csv(const char *path, rb_log *log, rb_err *err)
 {
-    csv c = {.path = path, .log = log, .attrs = RB_IO_ATTRS(log), .err = err};
+    csv c = {.path = path, .what = "a log file", .log = log, .attrs = RB_IO_ATTRS(log), .err = err};
     int rc = csv_open(&c);
     size_t T = 0;
     if (rc == RB_OK)
@@ -469,7 +684,7 @@ static int parse_array_rows(csv *c, const void *ctx, size_t N)
 
 int rb_io_read_arrays_csv(const char *path, rb_arrays *a, rb_err *err)
 {
-    csv c = {.path = path, .attrs = RB_IO_ATTRS(a), .err = err};
+    csv c = {.path = path, .what = "an array file", .attrs = RB_IO_ATTRS(a), .err = err};
     size_t *name_len = NULL, *n_idx = NULL, (*idx)[2] = NULL, N = 0;
     array_cols ac = {a, NULL, NULL};
     int rc = csv_open(&c);

@@ -60,14 +60,15 @@ static int plain_dataset(plain_ctx *p, hid_t dset, const char *obj, const char *
 {
     int rank;
     hsize_t dims[RB_H5_MAX_RANK];
-    size_t npoints, rows, cols, n;
+    size_t npoints, rows = 0, cols = 0, n;
     bool transposed;
     if (!plain_numeric(dset, p->matlab))
-        return RB_OK;
+        return rb_io_skip_plain(p->r->log, p->r->path, channel, -1, 0, 0, p->T, p->r->err);
     int rc = rb_h5r_shape(p->r, dset, obj, &rank, dims, &npoints);
-    if (rc || !plain_rows_cols(rank, dims, p->matlab, &rows, &cols) ||
-        !rb_io_plain_shape(rows, cols, p->T, &n, &transposed))
+    if (rc)
         return rc;
+    if (!plain_rows_cols(rank, dims, p->matlab, &rows, &cols) || !rb_io_plain_shape(rows, cols, p->T, &n, &transposed))
+        return rb_io_skip_plain(p->r->log, p->r->path, channel, rank, rows, cols, p->T, p->r->err);
     rb_channel *ch;
     rc = rb_log_add_channel(p->r->log, channel, p->T, n, &ch, p->r->err);
     if (rc)

@@ -262,8 +262,8 @@ static int read_channel(m5 *m, matvar_t *st, const char *obj, const char *channe
     snprintf(path, sizeof path, "%s.data", obj);
     if (!numeric_ok(data, &count))
         return fail(m, path, "not a real numeric array");
-    if (T == 0 || count == 0)
-        return RB_OK; /* an empty channel */
+    if (T == 0 || count == 0) /* an empty channel */
+        return rb_io_skip(m->log, m->path, channel, T == 0 ? RB_IO_SKIP_NO_SAMPLES : RB_IO_SKIP_NO_ELEMENTS, m->err);
     /* MATLAB d1 x ... x T: each sample's values are contiguous; T x n is taken transposed. */
     bool sample_major = data->dims[data->rank - 1] == T;
     if (sample_major)
@@ -293,6 +293,13 @@ static bool is_channel(matvar_t *st)
     return data && data->class_type != MAT_C_STRUCT;
 }
 
+/* A channel's fields around a struct where its data should be: not a channel, nor a group of them. */
+static bool has_struct_data(matvar_t *st)
+{
+    matvar_t *data = field(st, "data");
+    return data && data->class_type == MAT_C_STRUCT && field(st, "timestamps");
+}
+
 static int root_field(m5 *m, matvar_t *v, const char *obj, const char *name)
 {
     char *value = NULL, **items = NULL;
@@ -308,7 +315,7 @@ static int root_field(m5 *m, matvar_t *v, const char *obj, const char *name)
         if (!value)
             rc = no_memory(m);
     } else {
-        return RB_OK;
+        return rb_io_skip(m->log, m->path, name, RB_IO_SKIP_NOT_STRUCT, m->err);
     }
     if (rc == RB_OK)
         rc = rb_log_set_attr(m->log, name, value, m->err);
@@ -331,11 +338,19 @@ static int logger_struct(m5 *m, matvar_t *st, const char *obj, const char *prefi
         char *channel = rb_io_join_path(prefix, names[k]);
         if (!child_obj || !channel)
             rc = no_memory(m);
+        else if (depth == 0 && strcmp(names[k], RB_MAT_PROVENANCE_FIELD) == 0)
+            ; /* roboest's own metadata, not data */
         else if (v && depth == 0 && (v->class_type == MAT_C_CHAR || v->class_type == MAT_C_CELL))
             rc = root_field(m, v, child_obj, names[k]);
+        else if (is_struct(v) && is_channel(v))
+            rc = read_channel(m, v, child_obj, channel);
+        else if (is_struct(v) && has_struct_data(v))
+            rc = rb_io_skip(m->log, m->path, channel, RB_IO_SKIP_DATA_STRUCT, m->err);
         else if (is_struct(v))
-            rc = is_channel(v) ? read_channel(m, v, child_obj, channel)
-                               : logger_struct(m, v, child_obj, channel, depth + 1);
+            rc = logger_struct(m, v, child_obj, channel, depth + 1);
+        else if (v)
+            rc = rb_io_skip(m->log, m->path, channel,
+                            v->class_type == MAT_C_STRUCT ? RB_IO_SKIP_EMPTY_STRUCT : RB_IO_SKIP_NOT_STRUCT, m->err);
         rb_free(child_obj);
         rb_free(channel);
     }
@@ -370,8 +385,11 @@ static int plain_var(m5 *m, plain *p, matvar_t *v, const char *channel, int dept
         }
         return rc;
     }
-    if (!numeric_ok(v, &count) || v->rank != 2 || !rb_io_plain_shape(v->dims[0], v->dims[1], p->T, &n, &transposed))
-        return RB_OK; /* not a channel: ignored */
+    if (!numeric_ok(v, &count))
+        return rb_io_skip_plain(m->log, m->path, channel, -1, 0, 0, p->T, m->err);
+    if (v->rank != 2 || !rb_io_plain_shape(v->dims[0], v->dims[1], p->T, &n, &transposed))
+        return rb_io_skip_plain(m->log, m->path, channel, v->rank, v->dims[0], v->rank > 1 ? v->dims[1] : 1, p->T,
+                                m->err);
     rb_channel *ch;
     int rc = rb_log_add_channel(m->log, channel, p->T, n, &ch, m->err);
     if (rc)

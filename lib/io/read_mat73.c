@@ -26,6 +26,25 @@ static bool is_struct_group(hid_t obj, H5I_type_t type)
 /* A leaf struct is a channel when its `data` field is an array (not a nested struct). */
 static bool is_channel(hid_t grp) { return rb_h5r_has_dataset(grp, "data"); }
 
+/* A channel's fields around a struct where its data should be: not a channel, nor a group of them. */
+static bool has_struct_data(hid_t grp)
+{
+    H5I_type_t type;
+    hid_t data = rb_h5r_open_child(grp, "data", &type);
+    bool yes = data >= 0 && is_struct_group(data, type) && rb_h5r_has_dataset(grp, "timestamps");
+    if (data >= 0)
+        H5Oclose(data);
+    return yes;
+}
+
+/* Why a field that is not a struct to read is skipped (MATLAB writes an empty struct as a marked dataset). */
+static const char *not_channel_reason(hid_t obj)
+{
+    char cls[32];
+    rb_h5r_matlab_class(obj, cls);
+    return strcmp(cls, "struct") == 0 ? RB_IO_SKIP_EMPTY_STRUCT : RB_IO_SKIP_NOT_STRUCT;
+}
+
 /* RB_EINPUT naming the class unless dset's MATLAB_class is `want` ("numeric": any numeric class). */
 static int require_class(rb_h5r *r, hid_t dset, const char *obj, const char *want)
 {
@@ -239,12 +258,20 @@ static int read_channel(rb_h5r *r, hid_t grp, const char *obj, const char *chann
         goto done;
     }
     /* Empty channels: written as MATLAB_empty arrays, or with no samples. */
-    if (rb_h5r_attr_true(c.data, "MATLAB_empty") || rb_h5r_attr_true(c.ts, "MATLAB_empty"))
+    if (rb_h5r_attr_true(c.ts, "MATLAB_empty") || rb_h5r_attr_true(c.data, "MATLAB_empty")) {
+        rc =
+            rb_io_skip(r->log, r->path, channel,
+                       rb_h5r_attr_true(c.ts, "MATLAB_empty") ? RB_IO_SKIP_NO_SAMPLES : RB_IO_SKIP_NO_ELEMENTS, r->err);
         goto done;
-    if ((rc = timestamps_length(r, c.ts, c.ts_obj, &T)) || T == 0)
+    }
+    if ((rc = timestamps_length(r, c.ts, c.ts_obj, &T)) || T == 0) {
+        rc = rc ? rc : rb_io_skip(r->log, r->path, channel, RB_IO_SKIP_NO_SAMPLES, r->err);
         goto done;
-    if ((rc = data_layout(r, c.data, c.data_obj, channel, T, &n, &transposed)) || n == 0)
+    }
+    if ((rc = data_layout(r, c.data, c.data_obj, channel, T, &n, &transposed)) || n == 0) {
+        rc = rc ? rc : rb_io_skip(r->log, r->path, channel, RB_IO_SKIP_NO_ELEMENTS, r->err);
         goto done;
+    }
     if ((rc = rb_h5r_check_storage(r, c.ts, c.ts_obj, T)) || (rc = rb_h5r_check_storage(r, c.data, c.data_obj, T * n)))
         goto done;
     rb_channel *ch;
@@ -280,7 +307,7 @@ static int root_field(rb_h5r *r, hid_t dset, const char *obj, const char *name)
         if (!value)
             rc = rb_h5r_nomem(r);
     } else {
-        return RB_OK;
+        return rb_io_skip(r->log, r->path, name, not_channel_reason(dset), r->err);
     }
     if (rc == RB_OK)
         rc = rb_log_set_attr(r->log, name, value, r->err);
@@ -298,11 +325,18 @@ static int logger_struct(rb_h5r *r, hid_t grp, const char *obj, const char *pref
         char *child_obj = rb_h5r_child_path(obj, it.name), *channel = rb_io_join_path(prefix, it.name);
         if (!child_obj || !channel)
             rc = rb_h5r_nomem(r);
+        else if (depth == 0 && strcmp(it.name, RB_MAT_PROVENANCE_FIELD) == 0)
+            ; /* roboest's own metadata, not data */
         else if (it.type == H5I_DATASET && depth == 0)
             rc = root_field(r, it.id, child_obj, it.name);
+        else if (is_struct_group(it.id, it.type) && is_channel(it.id))
+            rc = read_channel(r, it.id, child_obj, channel);
+        else if (is_struct_group(it.id, it.type) && has_struct_data(it.id))
+            rc = rb_io_skip(r->log, r->path, channel, RB_IO_SKIP_DATA_STRUCT, r->err);
         else if (is_struct_group(it.id, it.type))
-            rc = is_channel(it.id) ? read_channel(r, it.id, child_obj, channel)
-                                   : logger_struct(r, it.id, child_obj, channel, depth + 1);
+            rc = logger_struct(r, it.id, child_obj, channel, depth + 1);
+        else
+            rc = rb_io_skip(r->log, r->path, channel, not_channel_reason(it.id), r->err);
         rb_free(child_obj);
         rb_free(channel);
     }

@@ -1,5 +1,6 @@
 /* Timestamps: checks and statistics, sample clocks, resampling in one merge pass. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "roboest/io.h"
@@ -92,6 +93,32 @@ int rb_channel_check_time(const rb_channel *ch, double gap_factor, rb_time_repor
     return RB_OK;
 }
 
+/* ---- clocks ----------------------------------------------------------------------------------- */
+
+/* More samples than any log's clock: 8 GB of times alone. Reached, it is the input's units, not the memory. */
+#define CLOCK_MAX_SAMPLES 1e9
+/* Resampling refuses clocks this many times longer than the longest channel (and above RESAMPLE_FLOOR samples). */
+#define RESAMPLE_MAX_FACTOR 1000.0
+#define RESAMPLE_FLOOR 1e7
+
+/* The likely cause of an impossible clock at `rate` over [t0, t1], from the timestamps' size and, when known (not
+ * NaN), a channel's median interval dt. */
+static void clock_cause(double t0, double t1, double rate, double dt, const char *channel, char *buf, size_t n)
+{
+    double top = fmax(fabs(t0), fabs(t1)), span = t1 - t0;
+    if ((top >= 1e17 && top < 1e20) || (dt >= 1e5 && dt < 1e11))
+        snprintf(buf, n, "timestamps look like nanoseconds: scale them by 1e-9");
+    else if ((top >= 1e14 && top < 1e17) || (dt >= 100 && dt < 1e5))
+        snprintf(buf, n, "timestamps look like microseconds: scale them by 1e-6");
+    else if (!(span < 1e9))
+        snprintf(buf, n, "timestamps spanning %g s are not seconds", span);
+    else if (dt > 0 && channel)
+        snprintf(buf, n, "%g Hz is %.3g times the rate of channel %s (%g Hz, 1 / median interval)", rate, rate * dt,
+                 channel, 1.0 / dt);
+    else
+        snprintf(buf, n, "%g Hz is too high a rate for %g s", rate, span);
+}
+
 void rb_clock_free(rb_clock *clk)
 {
     if (!clk)
@@ -112,8 +139,12 @@ int rb_clock_uniform(rb_clock *clk, double t0, double t1, double rate, rb_err *e
                           t0, t1, rate);
     /* The 1e-9 keeps t1 when (t1 - t0) rate lands just below an integer through rounding. */
     double steps = floor((t1 - t0) * rate + 1e-9);
-    if (!(steps < (double)(SIZE_MAX / sizeof(double) - 1)))
-        return rb_err_set(err, RB_ENOMEM, "uniform clock from %g s to %g s at %g Hz: too many samples", t0, t1, rate);
+    if (!(steps < CLOCK_MAX_SAMPLES)) {
+        char cause[160];
+        clock_cause(t0, t1, rate, NAN, NULL, cause, sizeof cause);
+        return rb_err_set(err, RB_EINPUT, "uniform clock from %g s to %g s at %g Hz: %.3g samples: %s", t0, t1, rate,
+                          steps + 1, cause);
+    }
     size_t n = (size_t)steps + 1;
     double *t = rb_malloc(n * sizeof *t);
     if (!t)
@@ -311,6 +342,28 @@ done:
     return rc;
 }
 
+/* A clock far longer than the log itself comes from timestamps in other units or a rate no log holds: refused
+ * with the likely cause before it is allocated. */
+static int check_resample_size(const rb_log *in, double t0, double t1, double rate, rb_err *err)
+{
+    const rb_channel *ref = NULL;
+    for (size_t c = 0; c < in->n_channels; c++)
+        if (!ref || in->channels[c].n_samples > ref->n_samples)
+            ref = &in->channels[c];
+    double samples = floor((t1 - t0) * rate + 1e-9) + 1;
+    if (!ref || samples <= fmax(RESAMPLE_FLOOR, RESAMPLE_MAX_FACTOR * (double)ref->n_samples))
+        return RB_OK;
+    rb_time_report rep;
+    rb_err ignored;
+    double dt = rb_channel_check_time(ref, 3.0, &rep, &ignored) == RB_OK ? rep.median_dt : NAN;
+    char cause[200];
+    clock_cause(t0, t1, rate, dt, ref->name, cause, sizeof cause);
+    return rb_err_set(err, RB_EINPUT,
+                      "resampling [%.17g, %.17g] s at %g Hz would make %.3g samples (channel %s has "
+                      "%zu): %s",
+                      t0, t1, rate, samples, ref->name, ref->n_samples, cause);
+}
+
 int rb_log_resample(const rb_log *in, double rate, rb_log **out, rb_err *err)
 {
     double t0 = -INFINITY, t1 = INFINITY;
@@ -323,9 +376,11 @@ int rb_log_resample(const rb_log *in, double rate, rb_log **out, rb_err *err)
     }
     if (!(t1 >= t0))
         return rb_err_set(err, RB_EINPUT, "the channels share no common time span to resample");
-    rb_clock clk = {0, NULL};
-    int rc = rb_clock_uniform(&clk, t0, t1, rate, err);
+    int rc = check_resample_size(in, t0, t1, rate, err);
     if (rc)
+        return rc;
+    rb_clock clk = {0, NULL};
+    if ((rc = rb_clock_uniform(&clk, t0, t1, rate, err)))
         return rc;
     rc = rb_log_new(out, err);
     for (size_t c = 0; rc == RB_OK && c < in->n_channels; c++) {

@@ -38,6 +38,11 @@ int rb_out_format_from_path(const char *path, rb_out_format *fmt, rb_err *err)
 static int write_as(const void *what, const char *file, const char *shown, const rb_write_opts *opts, rb_err *err)
 {
     const rb_log *log = what;
+    if (log->n_channels == 0) /* every reader refuses such a file */
+        return rb_err_set(err, RB_EINPUT, "%s: no channels to write (an empty log reads back as an error)", shown);
+    int rc = rb_io_check_element_names(log, shown, err); /* the readers refuse them too */
+    if (rc)
+        return rc;
     switch (opts->format) {
     case RB_OUT_H5: return rb_io_write_h5(log, file, shown, err);
     case RB_OUT_MAT73: return rb_io_write_mat(log, file, shown, true, opts->root_name, err);

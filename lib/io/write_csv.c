@@ -36,6 +36,45 @@ static int check_common_clock(const rb_log *log, const char *shown, rb_err *err)
     return RB_OK;
 }
 
+static bool has_edge_space(const char *s)
+{
+    size_t n = strlen(s);
+    return n > 0 && (strchr(" \t\r\n", s[0]) || strchr(" \t\r\n", s[n - 1]));
+}
+
+/* Names and units the reader would give back changed are refused: it trims spaces around a name, splits the
+ * channel from the element at the first ':' and takes a final "[...]" as the unit. */
+static int check_text(const rb_log *log, const char *shown, rb_err *err)
+{
+    static const char cannot[] = "(CSV cannot hold it)";
+    for (size_t c = 0; c < log->n_channels; c++) {
+        const rb_channel *ch = &log->channels[c];
+        if (ch->n_elements == 0)
+            return rb_err_set(err, RB_EINPUT, "%s: channel %s has no elements (CSV holds a channel as its columns)",
+                              shown, ch->name);
+        if (!ch->name[0] || strchr(ch->name, ':') || has_edge_space(ch->name))
+            return rb_err_set(err, RB_EINPUT,
+                              "%s: channel '%s': a name that is empty, holds ':' or starts or ends with "
+                              "a space %s",
+                              shown, ch->name, cannot);
+        bool bare = ch->n_elements == 1 && strcmp(ch->element_names[0], "0") == 0;
+        for (size_t i = 0; i < ch->n_elements; i++) {
+            const char *el = ch->element_names[i], *unit = ch->units[i];
+            if (!bare && (!el[0] || has_edge_space(el)))
+                return rb_err_set(err, RB_EINPUT,
+                                  "%s: channel %s: element '%s': a name that is empty or starts or ends "
+                                  "with a space %s",
+                                  shown, ch->name, el, cannot);
+            if (strpbrk(unit, "[]") || has_edge_space(unit))
+                return rb_err_set(err, RB_EINPUT,
+                                  "%s: channel %s: element %s: unit '%s' holds '[' or ']' or starts or "
+                                  "ends with a space %s",
+                                  shown, ch->name, el, unit, cannot);
+        }
+    }
+    return RB_OK;
+}
+
 static bool needs_quotes(const char *s) { return s && strpbrk(s, ",\"\r\n") != NULL; }
 
 static void put_escaped(FILE *f, const char *s)
@@ -97,7 +136,9 @@ static void put_header(FILE *f, const rb_log *log)
                 parts[n++] = ":";
                 parts[n++] = ch->element_names[i];
             }
-            if (ch->units[i][0]) {
+            /* a name ending in "]" gets an empty unit, else the reader would take its end for one */
+            size_t len = strlen(parts[n - 1]);
+            if (ch->units[i][0] || (len > 0 && parts[n - 1][len - 1] == ']')) {
                 parts[n++] = " [";
                 parts[n++] = ch->units[i];
                 parts[n++] = "]";
@@ -151,7 +192,9 @@ static int write_text(const char *file, const char *shown, void (*put)(FILE *, c
 
 int rb_io_write_csv(const rb_log *log, const char *file, const char *shown, rb_err *err)
 {
-    int rc = check_common_clock(log, shown, err);
+    int rc = check_text(log, shown, err);
+    if (rc == RB_OK)
+        rc = check_common_clock(log, shown, err);
     return rc ? rc : write_text(file, shown, put_log, log, err);
 }
 

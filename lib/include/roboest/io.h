@@ -57,10 +57,22 @@
  *     (variable-length UTF-8 as written; fixed-length accepted), each optional. Channels with no
  *     samples are kept. Root string attributes other than `roboest_layout` are the log's attributes.
  *   - CSV: comment lines (`#`) may appear anywhere; `# key: value` (key of letters, digits, `_.-`)
- *     sets an attribute, other comments are ignored; blank lines are skipped; fields may be quoted
- *     ("a, b" with "" for a quote). The header's first column names the time; a column without ':'
- *     has one element named "0". Numbers are parsed under the C locale; an empty field, "nan" or
- *     "NaN" is NaN. Errors name the line ("<path>:<line>: ...") and the column.
+ *     sets an attribute, other comments are ignored; blank lines are skipped; lines end with LF,
+ *     CRLF or a lone CR; a UTF-8 BOM is dropped; fields may be quoted as in RFC 4180 ("a, b" with ""
+ *     for a quote, line ends inside the quotes are part of the field). The header's first column
+ *     names the time; a column without ':' is a whole one-element channel (element "0"); a
+ *     channel's columns are consecutive and name distinct elements (else RB_EINPUT naming both
+ *     column numbers); empty trailing header fields (trailing commas) are no columns and must stay
+ *     empty in the rows; an empty name inside the header is RB_EINPUT naming the column number, as
+ *     is a name or attribute that is not UTF-8, and a NUL byte names its line. Numbers (quoted or
+ *     not) are parsed under the C locale; an empty field, "nan" or "NaN" is NaN. Errors name the
+ *     line ("<path>:<line>: ...") and the column.
+ *   - entries that are not channels (a struct whose `data` is a struct, zero samples or elements, an
+ *     empty struct, a non-struct field in a logger file, a plain matrix whose length is not T, ...)
+ *     are recorded in rb_log.skipped with the reason; a file with no channel is RB_EINPUT naming the
+ *     first of them (or "no channels"). Two elements of one channel with the same name are RB_EINPUT
+ *     in every format. Only regular files are opened (a FIFO is refused without blocking); a Git LFS
+ *     pointer is RB_EINPUT "<path>: this is a Git LFS pointer, not the log: fetch it with git lfs pull".
  *   - channel order: HDF5 creation order when the file tracks it, else link-name order (v7.3,
  *     HDF5); file / field order (v5); column order (CSV).
  *   - sizes read from a file are checked before anything is allocated: a dataset claiming more
@@ -239,9 +251,10 @@ typedef struct rb_write_opts {
  *     every channel must have bit-identical timestamps, else RB_EINPUT naming the first channel
  *     and sample that differ.
  * Errors (messages start with `path`): RB_EEXISTS (path exists and !overwrite), RB_EIO (missing
- * folder, HDF5/libmatio/stdio failure), RB_EINPUT (text that is not UTF-8, an empty/'.'/'..' path
- * component, a channel path that collides with another channel's dataset or .mat field),
- * RB_ENOMEM. */
+ * folder, HDF5/libmatio/stdio failure), RB_EINPUT (a log without channels, two elements of a channel
+ * with one name, text that is not UTF-8, an empty/'.'/'..' path component, a channel path that
+ * collides with another channel's dataset or .mat field; CSV: a channel without elements, a name or
+ * unit the CSV reader would give back changed), RB_ENOMEM. */
 int rb_log_write(const rb_log *log, const char *path, const rb_write_opts *opts, rb_err *err);
 /* Write directly to `path`, creating or truncating it (for callers managing rb_outfile); on error
  * a partial file may be left there. */
@@ -330,7 +343,8 @@ typedef struct rb_clock {
 /* Uniform clock at `rate` Hz: t0, t0 + 1/rate, ... up to t1 (inclusive within 1e-9 of a step):
  * floor((t1 - t0) rate + 1e-9) + 1 times, each t0 + k / rate (divided, not accumulated, so 0.3 s at
  * 10 Hz is exactly 0.3). RB_EINVAL unless t0, t1, rate are finite, t0 <= t1 and rate > 0, or when a
- * step is below the resolution of the times; RB_ENOMEM. On error the clock is empty (n 0, t NULL).
+ * step is below the resolution of the times; RB_EINPUT naming the likely cause (nanosecond
+ * timestamps, ...) above 1e9 times; RB_ENOMEM. On error the clock is empty (n 0, t NULL).
  * Free with rb_clock_free. */
 int rb_clock_uniform(rb_clock *clk, double t0, double t1, double rate, rb_err *err);
 /* The timestamps of a channel that fall in [t0, t1] (use -INFINITY / INFINITY for no bound).
@@ -366,7 +380,9 @@ int rb_resample(const rb_channel *ch, const size_t *sel, size_t n_sel, const rb_
 
 /* Every channel of `in` resampled (linear, non-finite samples an error) onto one uniform clock at `rate` Hz
  * (rb_clock_uniform) over the span all non-empty channels cover, names, units and attributes copied: a new
- * log (rb_log_free). RB_EINPUT "the channels share no common time span to resample", rb_resample's errors,
+ * log (rb_log_free). RB_EINPUT "the channels share no common time span to resample", or when the clock would
+ * hold over 1000 times the samples of the longest channel and over 1e7 (naming the likely cause: timestamps in
+ * nanoseconds or microseconds, or the rate against the channel's 1 / median interval); rb_resample's errors,
  * RB_ENOMEM. */
 int rb_log_resample(const rb_log *in, double rate, rb_log **out, rb_err *err);
 
