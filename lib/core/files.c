@@ -229,37 +229,56 @@ int rb_texts_write(const char *dir, const char *const *names, const char *const 
     return rc;
 }
 
-/* ---- reading a whole file ------------------------------------------------------------------------------ */
+/* ---- reading input files ------------------------------------------------------------------------------ */
+int rb_file_open_regular(const char *path, const char *what, FILE **out, long long *size, rb_err *err)
+{
+    *out = NULL;
+    rb_input_note(path); /* never an output of this command */
+    /* Opening a FIFO for reading waits for a writer: open without waiting, look, then read blocking. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            return rb_err_set(err, RB_ENOTFOUND, "%s: no such file", path);
+        return rb_err_set(err, RB_EINPUT, "%s: cannot open: %s", path, strerror(errno));
+    }
+    /* Checked before reading: a device (/dev/zero, /dev/urandom) or a FIFO never ends. */
+    struct stat st;
+    int flags;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        if (what)
+            return rb_err_set(err, RB_EINPUT, "%s: not %s (not a regular file)", path, what);
+        return rb_err_set(err, RB_EINPUT, "%s: not a regular file", path);
+    }
+    FILE *f = NULL;
+    if ((flags = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == -1 ||
+        !(f = fdopen(fd, "rb"))) {
+        int e = errno;
+        close(fd);
+        return rb_err_set(err, e == ENOMEM ? RB_ENOMEM : RB_EINPUT, "%s: cannot open: %s", path, strerror(e));
+    }
+    if (size)
+        *size = (long long)st.st_size;
+    *out = f;
+    return RB_OK;
+}
+
 int rb_file_read_all(const char *path, size_t max_bytes, char **text, size_t *len, rb_err *err)
 {
     *text = NULL;
     *len = 0;
-    rb_input_note(path); /* never an output of this command */
-    /* Non-blocking, so that opening a FIFO without a writer returns (regular files ignore the flag). */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return rb_err_set(err, errno == ENOENT || errno == ENOTDIR ? RB_ENOTFOUND : RB_EINPUT, "%s: cannot open: %s",
-                          path, strerror(errno));
-    /* Checked before reading: a device (/dev/zero, /dev/urandom) or a FIFO never ends, a huge file is refused
-     * before it is in memory. */
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return rb_err_set(err, RB_EINPUT, "%s: not a regular file", path);
-    }
-    FILE *f = fdopen(fd, "rb");
-    if (!f) {
-        close(fd);
-        return rb_err_set(err, RB_ENOMEM, "%s: out of memory", path);
-    }
-    int rc = RB_OK;
+    FILE *f;
+    long long size;
+    int rc = rb_file_open_regular(path, NULL, &f, &size, err);
+    if (rc)
+        return rc;
     char *buf = NULL;
-    if (st.st_size < 0 || (unsigned long long)st.st_size > max_bytes) {
+    if (size < 0 || (unsigned long long)size > max_bytes) { /* refused before it is in memory */
         rc = rb_err_set(err, RB_EINPUT, "%s: larger than %zu MiB", path, max_bytes >> 20);
         goto done;
     }
     /* One byte more than the size says, to notice a file that grew in between. */
-    size_t want = (size_t)st.st_size + 1;
+    size_t want = (size_t)size + 1;
     if (!(buf = rb_malloc(want + 1))) {
         rc = rb_err_set(err, RB_ENOMEM, "%s: out of memory", path);
         goto done;

@@ -15,35 +15,6 @@
 
 const char *const rb_io_time_names[3] = {"time", "t", "timestamps"};
 
-int rb_io_open_regular(const char *path, const char *what, FILE **out, long long *size, rb_err *err)
-{
-    *out = NULL;
-    /* Opening a FIFO for reading waits for a writer: open without waiting, look, then read blocking. */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno == ENOENT || errno == ENOTDIR)
-            return rb_err_set(err, RB_ENOTFOUND, "%s: no such file", path);
-        return rb_err_set(err, RB_EINPUT, "%s: cannot open: %s", path, strerror(errno));
-    }
-    struct stat st;
-    int flags;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return rb_err_set(err, RB_EINPUT, "%s: not %s (not a regular file)", path, what);
-    }
-    FILE *f = NULL;
-    if ((flags = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == -1 ||
-        !(f = fdopen(fd, "rb"))) {
-        int e = errno;
-        close(fd);
-        return rb_err_set(err, e == ENOMEM ? RB_ENOMEM : RB_EINPUT, "%s: cannot open: %s", path, strerror(e));
-    }
-    if (size)
-        *size = (long long)st.st_size;
-    *out = f;
-    return RB_OK;
-}
-
 bool rb_io_plain_shape(size_t rows, size_t cols, size_t T, size_t *n, bool *transposed)
 {
     if (rows == T) {

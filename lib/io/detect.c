@@ -139,8 +139,7 @@ int rb_io_sniff(const char *path, bool arrays, rb_io_kind *kind, rb_err *err)
     unsigned char *buf = NULL;
     long long size = 0;
     FILE *f;
-    rb_input_note(path); /* never an output of this command */
-    int rc = rb_io_open_regular(path, what, &f, &size, err);
+    int rc = rb_file_open_regular(path, what, &f, &size, err);
     if (rc)
         return rc;
     if (size == 0) {

@@ -122,10 +122,6 @@ void rb_io_attrs_free(rb_attr *attrs, size_t n);
 int rb_io_grow(void **items, size_t *cap, size_t need, size_t size, rb_err *err);
 
 /* ---- shared helpers (common.c) ---- */
-/* Open `path` for reading (*out, fclose) only when it is a regular file: a FIFO, device or folder is refused
- * without blocking, before anything is read; *size (may be NULL) its size. RB_ENOTFOUND "<path>: no such file";
- * RB_EINPUT "<path>: not <what> (not a regular file)" or "<path>: cannot open: <reason>"; RB_ENOMEM. */
-int rb_io_open_regular(const char *path, const char *what, FILE **out, long long *size, rb_err *err);
 /* `time`, `t` or `timestamps`: the names of a plain file's time vector, in order of preference. */
 extern const char *const rb_io_time_names[3];
 

@@ -500,7 +500,7 @@ static int parse_rows(csv *c, const void *ctx, size_t T)
 
 static int csv_open(csv *c)
 {
-    int rc = rb_io_open_regular(c->path, c->what, &c->f, NULL, c->err);
+    int rc = rb_file_open_regular(c->path, c->what, &c->f, NULL, c->err);
     if (rc == RB_OK && !(c->buf = rb_malloc(READ_BYTES)))
         rc = rb_err_set(c->err, RB_ENOMEM, "%s: out of memory", c->path);
     return rc;

@@ -275,7 +275,7 @@ Test(experiments_suite, loader_messages)
         {"\"estimate\": \"tau_hat\"}\n  ],",
          "\"estimate\": \"tau_hta\"}\n  ],",
          {"suite.json:6:43: variants[2].estimate", "signal 'tau_hta' is not in pipeline", "did you mean 'tau_hat'"}},
-        {"\"lp.json\"", "\"missing.json\"", {"variants[2].pipeline", "missing.json", "cannot open"}},
+        {"\"lp.json\"", "\"missing.json\"", {"variants[2].pipeline", "missing.json", "no such file"}},
         {"\"name\": \"swapped\"", "\"name\": \"raw\"", {"variants[1].name", "already used by variants[0]", NULL}},
         {"\"log\": \"b\"", "\"log\": \"c\"", {"figures.traces[0].log", "unknown log 'c'", NULL}},
         {"\"max_abs\"", "\"max_abss\"", {"statistics[3]", "did you mean 'max_abs'", NULL}},

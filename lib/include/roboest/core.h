@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define RB_VERSION "0.1.0"
 
@@ -249,6 +250,11 @@ int rb_dir_make(const char *dir, bool *made, rb_err *err);
  * RB_ENOMEM. */
 int rb_texts_write(const char *dir, const char *const *names, const char *const *texts, size_t n, bool overwrite,
                    rb_err *err);
+/* Open `path` for reading (*out, fclose) only when it is a regular file, noting it with rb_input_note: a FIFO,
+ * device or folder is refused without blocking, before anything is read; *size (may be NULL) its size in bytes.
+ * RB_ENOTFOUND "<path>: no such file"; RB_EINPUT "<path>: not <what> (not a regular file)" ("<path>: not a regular
+ * file" when what is NULL) or "<path>: cannot open: <reason>"; RB_ENOMEM. */
+int rb_file_open_regular(const char *path, const char *what, FILE **out, long long *size, rb_err *err);
 /* The whole of the regular file `path` (at most max_bytes, checked before reading; noted by rb_input_note) as
  * *text, NUL-terminated,
  * *len bytes before the terminator (caller frees *text with rb_free; NULL on failure). RB_ENOTFOUND / RB_EINPUT
