@@ -14,6 +14,7 @@
 #   make test-valgrind  the same under valgrind
 #   make fuzz-smoke libFuzzer targets (config parser, log readers), bounded time each
 #   make bench      reader and runner benchmarks (prints a table)
+#   make bench-read-channels  reading v7.3 logs of 1,000 and 5,000 channels (BENCH_CHANNELS)
 #   make bench-dynamics  RNEA / mass matrix / ABA against Orocos KDL on ergoCub (prints a table)
 #   make bench-filters   UKF steps at the joint-torque problem sizes against the OpenBLAS floor
 #   make bench-sim       simulator real-time factors (leg on a pole, standing humanoid)
@@ -64,7 +65,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo closed-loop stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-dynamics bench-filters bench-sim bench-compare bench-ukf clean format format-check
+.PHONY: FORCE all deps demo closed-loop stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf clean format format-check
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -225,6 +226,12 @@ $(BUILD)/bench_%: tests/bench/bench_%.c $(BUILD)/libroboest.a
 bench: all $(BUILD)/bench_read $(BUILD)/bench_runner
 	scripts/bench-read.sh $(BUILD) $(BENCH_MB)
 	$(BUILD)/bench_runner
+
+# Reading robot-logger v7.3 files of many channels in one struct (HDF5 dense link storage).
+BENCH_CHANNELS ?= 1000 5000
+bench-read-channels: all $(BUILD)/bench_read
+	@mkdir -p $(BUILD)/bench
+	$(BUILD)/bench_read --channels $(BUILD)/bench $(BENCH_CHANNELS)
 
 bench-dynamics: all $(BUILD)/bench_dynamics $(BUILD)/bench_kdl
 	scripts/bench-dynamics.sh $(BUILD) 5

@@ -63,26 +63,33 @@ char *rb_h5r_child_path(const char *obj, const char *name)
     return rb_asprintf("%s%s%s", obj, strcmp(obj, "/") == 0 ? "" : "/", name);
 }
 
-/* Name of link k of a group into *name (NULL when HDF5 cannot tell it). */
-static int link_name(hid_t grp, H5_index_t index, hsize_t k, char **name)
+typedef struct link_list {
+    char **names;
+    size_t n, cap;
+    bool nomem;
+} link_list;
+
+/* H5Literate callback: keep the name of every hard link, up to the count H5Gget_info gave. */
+static herr_t collect_link(hid_t grp, const char *name, const H5L_info_t *info, void *data)
 {
-    *name = NULL;
-    ssize_t len = H5Lget_name_by_idx(grp, ".", index, H5_ITER_INC, k, NULL, 0, H5P_DEFAULT);
-    if (len < 0 || len > RB_H5_MAX_NAME)
-        return RB_OK;
-    char *s = rb_malloc((size_t)len + 1);
-    if (!s)
-        return RB_ENOMEM;
-    if (H5Lget_name_by_idx(grp, ".", index, H5_ITER_INC, k, s, (size_t)len + 1, H5P_DEFAULT) != len) {
-        rb_free(s);
-        return RB_OK;
+    (void)grp;
+    link_list *l = data;
+    if (info->type != H5L_TYPE_HARD || strlen(name) > RB_H5_MAX_NAME)
+        return 0;
+    if (l->n == l->cap)
+        return 1; /* more links than the group said it had: stop, the caller reports it */
+    if (!(l->names[l->n] = rb_strdup(name))) {
+        l->nomem = true;
+        return -1;
     }
-    *name = s;
-    return RB_OK;
+    l->n++;
+    return 0;
 }
 
 /* Names of the hard links in a group, in creation order when tracked, else in name order (caller
- * frees with rb_strings_free). Counts every child against the visit bound. */
+ * frees with rb_strings_free). Counts every child against the visit bound. One H5Literate pass:
+ * looking the names up one index at a time (H5Lget_name_by_idx) rebuilds a table of the whole group
+ * per call in dense link storage, quadratic in the group's size. */
 static int children(rb_h5r *r, hid_t grp, const char *obj, char ***names, size_t *n)
 {
     *names = NULL;
@@ -95,26 +102,21 @@ static int children(rb_h5r *r, hid_t grp, const char *obj, char ***names, size_t
     r->visits += (size_t)info.nlinks;
     if (info.nlinks == 0)
         return RB_OK;
-    char **out = rb_calloc((size_t)info.nlinks, sizeof *out);
-    if (!out)
+    link_list l = {rb_calloc((size_t)info.nlinks, sizeof(char *)), 0, (size_t)info.nlinks, false};
+    if (!l.names)
         return rb_err_set(r->err, RB_ENOMEM, "%s: %s: out of memory", r->path, obj);
     /* Creation order keeps the writer's channel order; files that do not track it list by name. */
-    H5_index_t index = H5_INDEX_CRT_ORDER;
-    for (hsize_t k = 0; k < info.nlinks; k++) {
-        int rc = link_name(grp, index, k, &out[k]);
-        if (rc == RB_OK && !out[k] && k == 0 && index == H5_INDEX_CRT_ORDER) {
-            index = H5_INDEX_NAME;
-            rc = link_name(grp, index, k, &out[k]);
-        }
-        if (rc || !out[k]) {
-            rb_strings_free(out, (size_t)k);
-            if (rc)
-                return rb_err_set(r->err, RB_ENOMEM, "%s: %s: out of memory", r->path, obj);
-            return rb_h5r_fail(r, obj, "cannot read the name of link %llu", (unsigned long long)k);
-        }
+    herr_t status = H5Literate(grp, H5_INDEX_CRT_ORDER, H5_ITER_INC, NULL, collect_link, &l);
+    if (status < 0 && !l.nomem && l.n == 0)
+        status = H5Literate(grp, H5_INDEX_NAME, H5_ITER_INC, NULL, collect_link, &l);
+    if (status < 0 || l.nomem) {
+        rb_strings_free(l.names, l.n);
+        if (l.nomem)
+            return rb_err_set(r->err, RB_ENOMEM, "%s: %s: out of memory", r->path, obj);
+        return rb_h5r_fail(r, obj, "cannot list the group's links");
     }
-    *names = out;
-    *n = (size_t)info.nlinks;
+    *names = l.names;
+    *n = l.n;
     return RB_OK;
 }
 
