@@ -12,7 +12,7 @@
 #   make format / make format-check  apply .clang-format to every source and header / fail on any difference
 #   make test-plain / make test-asan  one of the two
 #   make test-valgrind  the same under valgrind
-#   make fuzz-smoke libFuzzer targets (config parser, log readers), bounded time each
+#   make fuzz-smoke libFuzzer targets (config parser, log readers, HDF5 readers isolated), bounded time each
 #   make bench      reader and runner benchmarks (prints a table)
 #   make bench-read-channels  reading v7.3 logs of 1,000 and 5,000 channels (BENCH_CHANNELS)
 #   make bench-dynamics  RNEA / mass matrix / ABA against Orocos KDL on ergoCub (prints a table)
@@ -249,8 +249,10 @@ bench-ukf: all $(BUILD)/bench_ukf
 	$(BUILD)/bench_ukf $(abspath .) $(abspath ..)/shared
 
 # libFuzzer targets (clang), each run for FUZZ_SECONDS on a corpus seeded from the test fixtures.
-# The log reader target skips HDF5 inputs (FUZZ_DEFS): Debian's libhdf5 1.10 itself overflows on
-# mutated metadata (see tests/fuzz/fuzz_log_read.c); FUZZ_DEFS= fuzzes them too.
+# fuzz_log_read reads in-process and skips HDF5 inputs (FUZZ_DEFS): Debian's libhdf5 1.10 itself overflows
+# on mutated metadata (see tests/fuzz/fuzz_log_read.c); FUZZ_DEFS= fuzzes them too. fuzz_h5_read takes the
+# HDF5 inputs the way the roboest command reads them, in a child process (rb_io_set_hdf5_isolation), and
+# fails on any crash, hang or error message that is not one line naming the file.
 FUZZ_SECONDS ?= 60
 FUZZ_DEFS ?= -DRB_FUZZ_NO_HDF5
 FUZZ_PACKAGES := clang libclang-rt-14-dev
@@ -261,7 +263,7 @@ fuzz-smoke: deps
 	@for p in $(FUZZ_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" \
 	  || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(FUZZ_PACKAGES) >/dev/null; break; }; done
 	$(MAKE) BUILD=build-fuzz CC=clang OPT="-O1 -g" SAN="-fsanitize=fuzzer-no-link,address,undefined" \
-	  build-fuzz/fuzz_config build-fuzz/fuzz_log_read build-fuzz/fuzz_urdf fixtures
+	  build-fuzz/fuzz_config build-fuzz/fuzz_log_read build-fuzz/fuzz_h5_read build-fuzz/fuzz_urdf fixtures
 	scripts/fuzz-smoke.sh build-fuzz $(FUZZ_SECONDS)
 
 clean:

@@ -1,8 +1,10 @@
 /* HDF5 reading helpers of h5read.h (read_h5.c, read_mat73.c): files, groups, children, attributes, datasets. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "h5isolate.h"
 #include "h5read.h"
 
 enum {
@@ -12,6 +14,35 @@ enum {
      * bytes could decompress to is corrupt. */
     MAX_DEFLATE_RATIO = 1100
 };
+
+/* ---- the fork lock (h5isolate.h) -------------------------------------------------------------- */
+
+static pthread_rwlock_t fork_lock = PTHREAD_RWLOCK_INITIALIZER;
+static bool in_child; /* set in a reading child, single-threaded, whose copy of the lock stays held */
+
+void rb_io_h5_enter(void)
+{
+    if (!in_child)
+        pthread_rwlock_rdlock(&fork_lock);
+}
+
+void rb_io_h5_leave(void)
+{
+    if (!in_child)
+        pthread_rwlock_unlock(&fork_lock);
+}
+
+void rb_io_h5_fork_begin(void) { pthread_rwlock_wrlock(&fork_lock); }
+
+void rb_io_h5_fork_end(bool child)
+{
+    if (child)
+        in_child = true;
+    else
+        pthread_rwlock_unlock(&fork_lock);
+}
+
+bool rb_io_h5_in_child(void) { return in_child; }
 
 /* ---- helpers (h5read.h) --------------------------------------------------------------------- */
 
@@ -34,18 +65,23 @@ int rb_h5r_open(rb_h5r *r, const char *path, rb_log *log, rb_err *err)
     r->log = log;
     r->err = err;
     r->file = -1;
+    rb_io_h5_enter();
+    r->entered = true;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* the library never prints */
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     /* STRONG: closing the file also closes any object a failure path might have left open. */
     if (fapl < 0 || H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0) {
         if (fapl >= 0)
             H5Pclose(fapl);
+        rb_h5r_close(r);
         return rb_h5r_fail(r, NULL, "HDF5 could not set up file access");
     }
     r->file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
     H5Pclose(fapl);
-    if (r->file < 0)
+    if (r->file < 0) {
+        rb_h5r_close(r);
         return rb_h5r_fail(r, NULL, "not a readable HDF5 file (truncated or corrupt)");
+    }
     return RB_OK;
 }
 
@@ -54,6 +90,9 @@ void rb_h5r_close(rb_h5r *r)
     if (r->file >= 0)
         H5Fclose(r->file);
     r->file = -1;
+    if (r->entered)
+        rb_io_h5_leave();
+    r->entered = false;
 }
 
 /* ---- groups and their children ---------------------------------------------------------------- */
@@ -285,7 +324,7 @@ bool rb_h5r_attr_true(hid_t obj, const char *name)
     long long v = 0;
     if (!rb_h5r_attr_open(obj, name, &a))
         return false;
-    bool yes = a.type >= 0 && a.space >= 0 && H5Tget_class(a.type) == H5T_INTEGER &&
+    bool yes = a.type >= 0 && a.space >= 0 && H5Tget_class(a.type) == H5T_INTEGER && rb_h5r_valid_number_type(a.type) &&
                H5Sget_simple_extent_npoints(a.space) == 1 && H5Aread(a.id, H5T_NATIVE_LLONG, &v) >= 0 && v != 0;
     rb_h5r_attr_close(&a);
     return yes;
@@ -349,6 +388,22 @@ bool rb_h5r_is_vector(int rank, const hsize_t *dims)
     return non_singleton <= 1;
 }
 
+bool rb_h5r_valid_number_type(hid_t type)
+{
+    H5T_class_t cls = H5Tget_class(type);
+    size_t size = H5Tget_size(type), prec = H5Tget_precision(type), bits = 8 * size;
+    int offset = H5Tget_offset(type);
+    H5T_order_t order = H5Tget_order(type);
+    bool ok = (cls == H5T_INTEGER || cls == H5T_FLOAT) && (size == 1 || size == 2 || size == 4 || size == 8) &&
+              (order == H5T_ORDER_LE || order == H5T_ORDER_BE) && offset >= 0 && prec >= 1 &&
+              prec + (size_t)offset <= bits;
+    if (!ok || cls == H5T_INTEGER)
+        return ok;
+    size_t spos, epos, esize, mpos, msize, end = (size_t)offset + prec;
+    return H5Tget_fields(type, &spos, &epos, &esize, &mpos, &msize) >= 0 && esize >= 1 && msize >= 1 && spos < end &&
+           epos + esize <= end && mpos + msize <= end && esize < 64;
+}
+
 bool rb_h5r_is_numeric(hid_t dset)
 {
     hid_t type = H5Dget_type(dset);
@@ -357,6 +412,18 @@ bool rb_h5r_is_numeric(hid_t dset)
     H5T_class_t cls = H5Tget_class(type);
     H5Tclose(type);
     return cls == H5T_INTEGER || cls == H5T_FLOAT;
+}
+
+int rb_h5r_check_number_type(rb_h5r *r, hid_t dset, const char *obj)
+{
+    hid_t type = H5Dget_type(dset);
+    bool ok = type >= 0 && rb_h5r_valid_number_type(type);
+    size_t size = type >= 0 ? H5Tget_size(type) : 0, prec = type >= 0 ? H5Tget_precision(type) : 0;
+    int offset = type >= 0 ? H5Tget_offset(type) : -1;
+    if (type >= 0)
+        H5Tclose(type);
+    return ok ? RB_OK
+              : rb_h5r_fail(r, obj, "corrupt number type (%zu bytes, %zu bits at offset %d)", size, prec, offset);
 }
 
 int rb_h5r_check_storage(rb_h5r *r, hid_t dset, const char *obj, size_t npoints)
@@ -397,7 +464,8 @@ static int check_numeric(rb_h5r *r, hid_t dset, const char *obj, size_t npoints)
 {
     if (!rb_h5r_is_numeric(dset))
         return rb_h5r_fail(r, obj, "not a real numeric array");
-    return rb_h5r_check_storage(r, dset, obj, npoints);
+    int rc = rb_h5r_check_number_type(r, dset, obj);
+    return rc ? rc : rb_h5r_check_storage(r, dset, obj, npoints);
 }
 
 /* Our writers' compressed doubles are decompressed outside HDF5's lock (rb_h5r_read_chunks); anything
