@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <valgrind/valgrind.h>
 
 #include "harness.h"
 
@@ -28,6 +29,9 @@ static char *write_heap_size_mutant(const char *dir)
 
 Test(cli_h5_hostile, info_on_a_file_that_crashes_libhdf5, .timeout = 60)
 {
+    if (RUNNING_ON_VALGRIND) /* make test-valgrind: the child's reads past libhdf5's buffers are reported */
+        cr_skip_test(
+            "valgrind reports libhdf5's reads past its buffers in the reading child, which this test provokes");
     char *dir = test_tmpdir(), *path = write_heap_size_mutant(dir);
     cli_result r = cli_run(NULL, (const char *[]){"info", path, NULL});
     cr_assert_eq(r.status, CLI_EXIT_INPUT, "status %d, stderr: %s", r.status, r.err);
