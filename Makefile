@@ -12,8 +12,9 @@
 #   make format / make format-check  apply .clang-format to every source and header / fail on any difference
 #   make test-plain / make test-asan  one of the two
 #   make test-valgrind  the same under valgrind
-#   make fuzz-smoke libFuzzer targets (config parser, log readers), bounded time each
+#   make fuzz-smoke libFuzzer targets (config parser, log readers, HDF5 readers isolated), bounded time each
 #   make bench      reader and runner benchmarks (prints a table)
+#   make bench-read-channels  reading v7.3 logs of 1,000 and 5,000 channels (BENCH_CHANNELS)
 #   make bench-dynamics  RNEA / mass matrix / ABA against Orocos KDL on ergoCub (prints a table)
 #   make bench-filters   UKF steps at the joint-torque problem sizes against the OpenBLAS floor
 #   make bench-sim       simulator real-time factors (leg on a pole, standing humanoid)
@@ -65,7 +66,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo closed-loop stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-model clean format format-check
+.PHONY: FORCE all deps demo closed-loop stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-model clean format format-check
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -227,6 +228,12 @@ bench: all $(BUILD)/bench_read $(BUILD)/bench_runner
 	scripts/bench-read.sh $(BUILD) $(BENCH_MB)
 	$(BUILD)/bench_runner
 
+# Reading robot-logger v7.3 files of many channels in one struct (HDF5 dense link storage).
+BENCH_CHANNELS ?= 1000 5000
+bench-read-channels: all $(BUILD)/bench_read
+	@mkdir -p $(BUILD)/bench
+	$(BUILD)/bench_read --channels $(BUILD)/bench $(BENCH_CHANNELS)
+
 bench-dynamics: all $(BUILD)/bench_dynamics $(BUILD)/bench_kdl
 	scripts/bench-dynamics.sh $(BUILD) 5
 
@@ -246,8 +253,10 @@ bench-model: all $(BUILD)/bench_model
 	$(BUILD)/bench_model
 
 # libFuzzer targets (clang), each run for FUZZ_SECONDS on a corpus seeded from the test fixtures.
-# The log reader target skips HDF5 inputs (FUZZ_DEFS): Debian's libhdf5 1.10 itself overflows on
-# mutated metadata (see tests/fuzz/fuzz_log_read.c); FUZZ_DEFS= fuzzes them too.
+# fuzz_log_read reads in-process and skips HDF5 inputs (FUZZ_DEFS): Debian's libhdf5 1.10 itself overflows
+# on mutated metadata (see tests/fuzz/fuzz_log_read.c); FUZZ_DEFS= fuzzes them too. fuzz_h5_read takes the
+# HDF5 inputs the way the roboest command reads them, in a child process (rb_io_set_hdf5_isolation), and
+# fails on any crash, hang or error message that is not one line naming the file.
 FUZZ_SECONDS ?= 60
 FUZZ_DEFS ?= -DRB_FUZZ_NO_HDF5
 FUZZ_PACKAGES := clang libclang-rt-14-dev
@@ -258,7 +267,7 @@ fuzz-smoke: deps
 	@for p in $(FUZZ_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" \
 	  || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(FUZZ_PACKAGES) >/dev/null; break; }; done
 	$(MAKE) BUILD=build-fuzz CC=clang OPT="-O1 -g" SAN="-fsanitize=fuzzer-no-link,address,undefined" \
-	  build-fuzz/fuzz_config build-fuzz/fuzz_log_read build-fuzz/fuzz_urdf fixtures
+	  build-fuzz/fuzz_config build-fuzz/fuzz_log_read build-fuzz/fuzz_h5_read build-fuzz/fuzz_urdf fixtures
 	scripts/fuzz-smoke.sh build-fuzz $(FUZZ_SECONDS)
 
 clean:

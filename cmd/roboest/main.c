@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "roboest/io.h"
 
 static const char *const MAIN_HELP =
     "Usage: roboest [--help] [--version] COMMAND [ARGS...]\n"
@@ -37,7 +38,9 @@ static const char *const MAIN_HELP =
     "                      friction compensation): tracking and CoM tables, the paper's Tables I, II\n"
     "\n"
     "Logs are read by content: robot-logger MATLAB v7.3 and v5/v7 files, plain .mat/.h5 files of\n"
-    "named matrices with a time vector, roboest .h5 files, and CSV with a header row.\n"
+    "named matrices with a time vector, roboest .h5 files, and CSV with a header row. HDF5-based\n"
+    "files (v7.3, .h5) are read in a child process: a file that crashes the HDF5 library is an input\n"
+    "error (exit 3).\n"
     "'roboest COMMAND --help' describes each command.\n"
     "\n" CLI_EXIT_CODES_HELP;
 
@@ -66,6 +69,9 @@ int main(int argc, char **argv)
      * threaded level-3 code allocates on every call. Parallelism belongs across logs, not inside a step. */
     openblas_set_num_threads(1);
     cli_guard_outputs();
+    /* libhdf5 1.10 can crash on a corrupt file: read HDF5-based files in a child process, so that a
+     * corrupt file is an input error (exit 3), never a crash. */
+    rb_io_set_hdf5_isolation(true);
     if (argc < 2)
         return cli_usage_error(NULL, "missing command");
     const char *cmd = argv[1];

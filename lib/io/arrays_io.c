@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "h5isolate.h"
 #include "io_internal.h"
 
 int rb_arrays_read(const char *path, rb_arrays **out, rb_err *err)
@@ -15,7 +16,9 @@ int rb_arrays_read(const char *path, rb_arrays **out, rb_err *err)
     int rc = rb_io_sniff(path, true, &kind, err);
     if (rc == RB_OK && (rc = rb_arrays_new(&a, err)) != RB_OK)
         rb_err_prefix(err, rc, "%s: ", path);
-    if (rc == RB_OK) {
+    if (rc == RB_OK && (kind == RB_IO_HDF5 || kind == RB_IO_MAT73) && rb_io_hdf5_isolation()) {
+        rc = rb_io_h5_isolated_arrays(path, kind, a, err);
+    } else if (rc == RB_OK) {
         switch (kind) {
         case RB_IO_HDF5: rc = rb_io_read_arrays_h5(path, a, err); break;
         case RB_IO_MAT73: rc = rb_io_read_arrays_mat73(path, a, err); break;
@@ -87,8 +90,13 @@ static int write_as(const void *what, const char *file, const char *shown, const
     if (rc)
         return rc;
     switch (opts->format) {
-    case RB_OUT_H5: return rb_io_write_arrays_h5(a, file, shown, err);
-    case RB_OUT_MAT73: return rb_io_write_arrays_mat(a, file, shown, true, err);
+    case RB_OUT_H5:
+    case RB_OUT_MAT73: /* in-process HDF5 use: no fork for an isolated read meanwhile (h5isolate.h) */
+        rb_io_h5_enter();
+        rc = opts->format == RB_OUT_H5 ? rb_io_write_arrays_h5(a, file, shown, err)
+                                       : rb_io_write_arrays_mat(a, file, shown, true, err);
+        rb_io_h5_leave();
+        return rc;
     case RB_OUT_MAT5: return rb_io_write_arrays_mat(a, file, shown, false, err);
     case RB_OUT_CSV: return rb_io_write_arrays_csv(a, file, shown, err);
     }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "h5isolate.h"
 #include "io_internal.h"
 
 enum { SNIFF_BYTES = 64 * 1024 };
@@ -185,6 +186,8 @@ int rb_log_detect(const char *path, rb_log_format *fmt, rb_err *err)
     int rc = rb_io_sniff(path, false, &kind, err);
     if (rc)
         return rc;
+    if ((kind == RB_IO_MAT73 || kind == RB_IO_HDF5) && rb_io_hdf5_isolation())
+        return rb_io_h5_isolated_detect(path, kind, fmt, err);
     switch (kind) {
     case RB_IO_MAT73: return rb_io_classify_mat73(path, fmt, err);
     case RB_IO_HDF5: return rb_io_classify_h5(path, fmt, err);
@@ -234,12 +237,21 @@ int rb_log_read(const char *path, rb_log **out, rb_err *err)
     *out = NULL;
     rb_log_format fmt;
     rb_log *log = NULL;
-    int rc = rb_log_detect(path, &fmt, err);
-    if (rc == RB_OK)
-        rc = rb_log_new(&log, err);
-    if (rc == RB_OK) {
-        log->format = fmt;
-        rc = read_as(path, fmt, log, err);
+    rb_io_kind kind = RB_IO_CSV;
+    int rc = rb_io_sniff(path, false, &kind, err);
+    if (rc == RB_OK && (kind == RB_IO_MAT73 || kind == RB_IO_HDF5) && rb_io_hdf5_isolation()) {
+        /* one child process detects the layout and reads it */
+        if ((rc = rb_log_new(&log, err)) == RB_OK)
+            rc = rb_io_h5_isolated_log(path, kind, log, err);
+    } else {
+        if (rc == RB_OK)
+            rc = rb_log_detect(path, &fmt, err);
+        if (rc == RB_OK)
+            rc = rb_log_new(&log, err);
+        if (rc == RB_OK) {
+            log->format = fmt;
+            rc = read_as(path, fmt, log, err);
+        }
     }
     if (rc == RB_OK)
         rc = check_read(path, log, err);

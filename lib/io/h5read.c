@@ -1,8 +1,10 @@
 /* HDF5 reading helpers of h5read.h (read_h5.c, read_mat73.c): files, groups, children, attributes, datasets. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "h5isolate.h"
 #include "h5read.h"
 
 enum {
@@ -12,6 +14,35 @@ enum {
      * bytes could decompress to is corrupt. */
     MAX_DEFLATE_RATIO = 1100
 };
+
+/* ---- the fork lock (h5isolate.h) -------------------------------------------------------------- */
+
+static pthread_rwlock_t fork_lock = PTHREAD_RWLOCK_INITIALIZER;
+static bool in_child; /* set in a reading child, single-threaded, whose copy of the lock stays held */
+
+void rb_io_h5_enter(void)
+{
+    if (!in_child)
+        pthread_rwlock_rdlock(&fork_lock);
+}
+
+void rb_io_h5_leave(void)
+{
+    if (!in_child)
+        pthread_rwlock_unlock(&fork_lock);
+}
+
+void rb_io_h5_fork_begin(void) { pthread_rwlock_wrlock(&fork_lock); }
+
+void rb_io_h5_fork_end(bool child)
+{
+    if (child)
+        in_child = true;
+    else
+        pthread_rwlock_unlock(&fork_lock);
+}
+
+bool rb_io_h5_in_child(void) { return in_child; }
 
 /* ---- helpers (h5read.h) --------------------------------------------------------------------- */
 
@@ -34,18 +65,23 @@ int rb_h5r_open(rb_h5r *r, const char *path, rb_log *log, rb_err *err)
     r->log = log;
     r->err = err;
     r->file = -1;
+    rb_io_h5_enter();
+    r->entered = true;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* the library never prints */
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     /* STRONG: closing the file also closes any object a failure path might have left open. */
     if (fapl < 0 || H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0) {
         if (fapl >= 0)
             H5Pclose(fapl);
+        rb_h5r_close(r);
         return rb_h5r_fail(r, NULL, "HDF5 could not set up file access");
     }
     r->file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
     H5Pclose(fapl);
-    if (r->file < 0)
+    if (r->file < 0) {
+        rb_h5r_close(r);
         return rb_h5r_fail(r, NULL, "not a readable HDF5 file (truncated or corrupt)");
+    }
     return RB_OK;
 }
 
@@ -54,6 +90,9 @@ void rb_h5r_close(rb_h5r *r)
     if (r->file >= 0)
         H5Fclose(r->file);
     r->file = -1;
+    if (r->entered)
+        rb_io_h5_leave();
+    r->entered = false;
 }
 
 /* ---- groups and their children ---------------------------------------------------------------- */
@@ -63,26 +102,33 @@ char *rb_h5r_child_path(const char *obj, const char *name)
     return rb_asprintf("%s%s%s", obj, strcmp(obj, "/") == 0 ? "" : "/", name);
 }
 
-/* Name of link k of a group into *name (NULL when HDF5 cannot tell it). */
-static int link_name(hid_t grp, H5_index_t index, hsize_t k, char **name)
+typedef struct link_list {
+    char **names;
+    size_t n, cap;
+    bool nomem;
+} link_list;
+
+/* H5Literate callback: keep the name of every hard link, up to the count H5Gget_info gave. */
+static herr_t collect_link(hid_t grp, const char *name, const H5L_info_t *info, void *data)
 {
-    *name = NULL;
-    ssize_t len = H5Lget_name_by_idx(grp, ".", index, H5_ITER_INC, k, NULL, 0, H5P_DEFAULT);
-    if (len < 0 || len > RB_H5_MAX_NAME)
-        return RB_OK;
-    char *s = rb_malloc((size_t)len + 1);
-    if (!s)
-        return RB_ENOMEM;
-    if (H5Lget_name_by_idx(grp, ".", index, H5_ITER_INC, k, s, (size_t)len + 1, H5P_DEFAULT) != len) {
-        rb_free(s);
-        return RB_OK;
+    (void)grp;
+    link_list *l = data;
+    if (info->type != H5L_TYPE_HARD || strlen(name) > RB_H5_MAX_NAME)
+        return 0;
+    if (l->n == l->cap)
+        return 1; /* more links than the group said it had: stop, the caller reports it */
+    if (!(l->names[l->n] = rb_strdup(name))) {
+        l->nomem = true;
+        return -1;
     }
-    *name = s;
-    return RB_OK;
+    l->n++;
+    return 0;
 }
 
 /* Names of the hard links in a group, in creation order when tracked, else in name order (caller
- * frees with rb_strings_free). Counts every child against the visit bound. */
+ * frees with rb_strings_free). Counts every child against the visit bound. One H5Literate pass:
+ * looking the names up one index at a time (H5Lget_name_by_idx) rebuilds a table of the whole group
+ * per call in dense link storage, quadratic in the group's size. */
 static int children(rb_h5r *r, hid_t grp, const char *obj, char ***names, size_t *n)
 {
     *names = NULL;
@@ -95,26 +141,21 @@ static int children(rb_h5r *r, hid_t grp, const char *obj, char ***names, size_t
     r->visits += (size_t)info.nlinks;
     if (info.nlinks == 0)
         return RB_OK;
-    char **out = rb_calloc((size_t)info.nlinks, sizeof *out);
-    if (!out)
+    link_list l = {rb_calloc((size_t)info.nlinks, sizeof(char *)), 0, (size_t)info.nlinks, false};
+    if (!l.names)
         return rb_err_set(r->err, RB_ENOMEM, "%s: %s: out of memory", r->path, obj);
     /* Creation order keeps the writer's channel order; files that do not track it list by name. */
-    H5_index_t index = H5_INDEX_CRT_ORDER;
-    for (hsize_t k = 0; k < info.nlinks; k++) {
-        int rc = link_name(grp, index, k, &out[k]);
-        if (rc == RB_OK && !out[k] && k == 0 && index == H5_INDEX_CRT_ORDER) {
-            index = H5_INDEX_NAME;
-            rc = link_name(grp, index, k, &out[k]);
-        }
-        if (rc || !out[k]) {
-            rb_strings_free(out, (size_t)k);
-            if (rc)
-                return rb_err_set(r->err, RB_ENOMEM, "%s: %s: out of memory", r->path, obj);
-            return rb_h5r_fail(r, obj, "cannot read the name of link %llu", (unsigned long long)k);
-        }
+    herr_t status = H5Literate(grp, H5_INDEX_CRT_ORDER, H5_ITER_INC, NULL, collect_link, &l);
+    if (status < 0 && !l.nomem && l.n == 0)
+        status = H5Literate(grp, H5_INDEX_NAME, H5_ITER_INC, NULL, collect_link, &l);
+    if (status < 0 || l.nomem) {
+        rb_strings_free(l.names, l.n);
+        if (l.nomem)
+            return rb_err_set(r->err, RB_ENOMEM, "%s: %s: out of memory", r->path, obj);
+        return rb_h5r_fail(r, obj, "cannot list the group's links");
     }
-    *names = out;
-    *n = (size_t)info.nlinks;
+    *names = l.names;
+    *n = l.n;
     return RB_OK;
 }
 
@@ -283,7 +324,7 @@ bool rb_h5r_attr_true(hid_t obj, const char *name)
     long long v = 0;
     if (!rb_h5r_attr_open(obj, name, &a))
         return false;
-    bool yes = a.type >= 0 && a.space >= 0 && H5Tget_class(a.type) == H5T_INTEGER &&
+    bool yes = a.type >= 0 && a.space >= 0 && H5Tget_class(a.type) == H5T_INTEGER && rb_h5r_valid_number_type(a.type) &&
                H5Sget_simple_extent_npoints(a.space) == 1 && H5Aread(a.id, H5T_NATIVE_LLONG, &v) >= 0 && v != 0;
     rb_h5r_attr_close(&a);
     return yes;
@@ -347,6 +388,22 @@ bool rb_h5r_is_vector(int rank, const hsize_t *dims)
     return non_singleton <= 1;
 }
 
+bool rb_h5r_valid_number_type(hid_t type)
+{
+    H5T_class_t cls = H5Tget_class(type);
+    size_t size = H5Tget_size(type), prec = H5Tget_precision(type), bits = 8 * size;
+    int offset = H5Tget_offset(type);
+    H5T_order_t order = H5Tget_order(type);
+    bool ok = (cls == H5T_INTEGER || cls == H5T_FLOAT) && (size == 1 || size == 2 || size == 4 || size == 8) &&
+              (order == H5T_ORDER_LE || order == H5T_ORDER_BE) && offset >= 0 && prec >= 1 &&
+              prec + (size_t)offset <= bits;
+    if (!ok || cls == H5T_INTEGER)
+        return ok;
+    size_t spos, epos, esize, mpos, msize, end = (size_t)offset + prec;
+    return H5Tget_fields(type, &spos, &epos, &esize, &mpos, &msize) >= 0 && esize >= 1 && msize >= 1 && spos < end &&
+           epos + esize <= end && mpos + msize <= end && esize < 64;
+}
+
 bool rb_h5r_is_numeric(hid_t dset)
 {
     hid_t type = H5Dget_type(dset);
@@ -355,6 +412,18 @@ bool rb_h5r_is_numeric(hid_t dset)
     H5T_class_t cls = H5Tget_class(type);
     H5Tclose(type);
     return cls == H5T_INTEGER || cls == H5T_FLOAT;
+}
+
+int rb_h5r_check_number_type(rb_h5r *r, hid_t dset, const char *obj)
+{
+    hid_t type = H5Dget_type(dset);
+    bool ok = type >= 0 && rb_h5r_valid_number_type(type);
+    size_t size = type >= 0 ? H5Tget_size(type) : 0, prec = type >= 0 ? H5Tget_precision(type) : 0;
+    int offset = type >= 0 ? H5Tget_offset(type) : -1;
+    if (type >= 0)
+        H5Tclose(type);
+    return ok ? RB_OK
+              : rb_h5r_fail(r, obj, "corrupt number type (%zu bytes, %zu bits at offset %d)", size, prec, offset);
 }
 
 int rb_h5r_check_storage(rb_h5r *r, hid_t dset, const char *obj, size_t npoints)
@@ -395,7 +464,8 @@ static int check_numeric(rb_h5r *r, hid_t dset, const char *obj, size_t npoints)
 {
     if (!rb_h5r_is_numeric(dset))
         return rb_h5r_fail(r, obj, "not a real numeric array");
-    return rb_h5r_check_storage(r, dset, obj, npoints);
+    int rc = rb_h5r_check_number_type(r, dset, obj);
+    return rc ? rc : rb_h5r_check_storage(r, dset, obj, npoints);
 }
 
 /* Our writers' compressed doubles are decompressed outside HDF5's lock (rb_h5r_read_chunks); anything

@@ -18,10 +18,11 @@ typedef struct rb_h5r {
     rb_log *log;
     rb_err *err;
     size_t visits; /* objects looked at: bounded, hard links may form cycles */
+    bool entered;  /* rb_io_h5_enter called (h5isolate.h): no fork while the file is read */
 } rb_h5r;
 
 /* Open read-only with HDF5's error printing off; RB_EINPUT naming the path if it is not HDF5.
- * Call rb_h5r_close whatever it returns. */
+ * Call rb_h5r_close whatever it returns. Open to close is in-process HDF5 use (rb_io_h5_enter). */
 int rb_h5r_open(rb_h5r *r, const char *path, rb_log *log, rb_err *err);
 void rb_h5r_close(rb_h5r *r);
 
@@ -106,6 +107,12 @@ int rb_h5r_shape(rb_h5r *r, hid_t dset, const char *obj, int *rank, hsize_t dims
 bool rb_h5r_is_vector(int rank, const hsize_t *dims);
 /* True if the dataset's element type is an integer or a float. */
 bool rb_h5r_is_numeric(hid_t dset);
+/* An integer or float type whose layout HDF5's conversions can follow: 1, 2, 4 or 8 bytes, its bits
+ * (and a float's sign, exponent and mantissa) inside them. libhdf5 1.10 converts a corrupt one by
+ * reading past its buffers: check before any read that converts numbers. */
+bool rb_h5r_valid_number_type(hid_t type);
+/* RB_EINPUT "<path>: <obj>: corrupt number type (...)" unless the dataset's type is valid as above. */
+int rb_h5r_check_number_type(rb_h5r *r, hid_t dset, const char *obj);
 /* RB_EINPUT unless the file can hold npoints values of the dataset: call before allocating room for
  * them, so that a corrupt header cannot cost a giant allocation. */
 int rb_h5r_check_storage(rb_h5r *r, hid_t dset, const char *obj, size_t npoints);

@@ -75,7 +75,9 @@ static int read_char(rb_h5r *r, hid_t dset, const char *obj, char **out)
         H5Tclose(type);
     if (width != 1 && width != 2)
         return rb_h5r_fail(r, obj, "char array is not made of 8- or 16-bit codes");
-    rc = rb_h5r_shape(r, dset, obj, &rank, dims, &n);
+    rc = rb_h5r_check_number_type(r, dset, obj);
+    if (rc == RB_OK)
+        rc = rb_h5r_shape(r, dset, obj, &rank, dims, &n);
     if (rc == RB_OK && n > MAX_CHARS)
         rc = rb_h5r_fail(r, obj, "char array of %zu characters is too long", n);
     if (rc == RB_OK)

@@ -2,6 +2,7 @@
  * rb_arrays_write). */
 #include <string.h>
 
+#include "h5isolate.h"
 #include "io_internal.h"
 
 /* ASCII-only case folding: the C library's tolower() depends on the locale. */
@@ -44,8 +45,14 @@ static int write_as(const void *what, const char *file, const char *shown, const
     if (rc)
         return rc;
     switch (opts->format) {
-    case RB_OUT_H5: return rb_io_write_h5(log, file, shown, err);
-    case RB_OUT_MAT73: return rb_io_write_mat(log, file, shown, true, opts->root_name, err);
+    case RB_OUT_H5:
+    case RB_OUT_MAT73: { /* in-process HDF5 use: no fork for an isolated read meanwhile (h5isolate.h) */
+        rb_io_h5_enter();
+        rc = opts->format == RB_OUT_H5 ? rb_io_write_h5(log, file, shown, err)
+                                       : rb_io_write_mat(log, file, shown, true, opts->root_name, err);
+        rb_io_h5_leave();
+        return rc;
+    }
     case RB_OUT_MAT5: return rb_io_write_mat(log, file, shown, false, opts->root_name, err);
     case RB_OUT_CSV: return rb_io_write_csv(log, file, shown, err);
     }

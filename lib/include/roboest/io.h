@@ -197,6 +197,15 @@ int rb_log_detect(const char *path, rb_log_format *fmt, rb_err *err);
  * and, for structured files, name the object ("<path>: /root/joints_state/positions/data: ...").
  * RB_ENOTFOUND, RB_EINPUT, RB_ENOMEM. The library's HDF5 error printing is turned off. */
 int rb_log_read(const char *path, rb_log **out, rb_err *err);
+/* Process-wide, off by default (the roboest command turns it on): read HDF5-based files (MATLAB v7.3,
+ * .h5; rb_log_detect, rb_log_read, rb_arrays_read) in a child process (fork) that sends the result back
+ * through a pipe. libhdf5 1.10 overflows buffers on some corrupt files below any check the API allows; a
+ * child that dies reading a file is RB_EINPUT "<path>: corrupt HDF5 file (the HDF5 library failed reading
+ * it: SIGSEGV)" (or "exit status N") instead of a crash of the caller. Costs a fork and a copy of the data
+ * through the pipe per file. Threads: safe while every HDF5 call of the process goes through this
+ * library (a fork waits until no thread is inside HDF5); HDF5 calls of the caller's own may leave HDF5's
+ * lock held in the child, which then never ends. */
+void rb_io_set_hdf5_isolation(bool on);
 
 /* ---- sessions: the files of one recording, which the logger splits every 30 min ---------------------- */
 /* What identifies a session's files in provenance: their names (basenames) and their SHA-256, each list in
