@@ -5,6 +5,8 @@
  * Layers, each calling only those below it (no circle between the files):
  *   dispatch    detect.c (rb_log_detect, rb_log_read), write.c (rb_log_write), arrays_io.c (rb_arrays_read,
  *               rb_arrays_write), session.c: the format from the content or the path, then its reader or writer
+ *   isolation   h5isolate.c: an HDF5-based read in a child process when asked (a corrupt file that crashes
+ *               libhdf5 is an input error), and the lock that keeps a fork out of in-process HDF5 use
  *   formats     read_csv.c, read_h5.c (+ h5read.c, h5chunks.c), read_mat5.c (+ read_mat5_check.c), read_mat73.c,
  *               write_csv.c, write_h5.c, write_mat.c
  *   containers  log.c (logs, channels, attribute lists), arrays.c (named arrays), time.c (clocks, resampling)

@@ -301,5 +301,14 @@ int rb_log_append(rb_log *log, const rb_log *next, rb_err *err)
         memcpy(a->data + a->n_samples * n, b->data, b->n_samples * n * sizeof(double));
         a->n_samples = T;
     }
+    /* What the session's files skipped, each entry once (the same entry is usually skipped in every file). */
+    for (size_t i = 0; i < next->n_skipped; i++) {
+        bool listed = false;
+        for (size_t k = 0; k < log->n_skipped && !listed; k++)
+            listed = strcmp(log->skipped[k].name, next->skipped[i].name) == 0;
+        int rc = listed ? RB_OK : rb_log_note_skipped(log, next->skipped[i].name, next->skipped[i].reason, err);
+        if (rc)
+            return rc;
+    }
     return RB_OK;
 }

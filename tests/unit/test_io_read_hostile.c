@@ -501,3 +501,32 @@ Test(io_read_hostile, duplicate_element_names_are_not_written)
     cr_assert_eq(test_count_entries(dir), 0);
     rb_log_free(log);
 }
+
+static rb_log *one_channel_log(double t0, const char *skipped, const char *why)
+{
+    rb_log *log = NULL;
+    rb_err err;
+    double time[2] = {t0, t0 + 0.01}, data[2] = {1, 2};
+    cr_assert_eq(rb_log_new(&log, &err), RB_OK);
+    cr_assert_eq(rb_log_add_channel_copy(log, "q", 2, 1, time, data, NULL, NULL, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(rb_log_note_skipped(log, skipped, why, &err), RB_OK);
+    return log;
+}
+
+Test(io_read_hostile, a_session_lists_what_each_of_its_files_skipped_once)
+{
+    rb_log *first = one_channel_log(0, "labels", "data is a struct, not a numeric array");
+    rb_log *second = one_channel_log(1, "labels", "data is a struct, not a numeric array");
+    rb_log *third = one_channel_log(2, "pwm", "zero elements");
+    rb_err err;
+    cr_assert_eq(rb_log_append(first, second, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(rb_log_append(first, third, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(first->n_skipped, 2);
+    cr_assert_str_eq(first->skipped[0].name, "labels");
+    cr_assert_str_eq(first->skipped[1].name, "pwm");
+    cr_assert_str_eq(first->skipped[1].reason, "zero elements");
+    cr_assert_eq(first->channels[0].n_samples, 6);
+    rb_log_free(first);
+    rb_log_free(second);
+    rb_log_free(third);
+}

@@ -184,7 +184,8 @@ const char *rb_log_get_attr(const rb_log *log, const char *key);
 
 /* Append the samples of `next` to `log` channel by channel (a session the logger split over
  * several files). Both must hold the same channels with the same elements, and every channel of
- * `next` must start after the matching channel of `log` ends; errors name the channel. Mismatches
+ * `next` must start after the matching channel of `log` ends; errors name the channel. Entries `next`
+ * skipped are added to log->skipped unless listed there already. Mismatches
  * leave `log` untouched; after RB_ENOMEM some channels may already hold the appended samples. */
 int rb_log_append(rb_log *log, const rb_log *next, rb_err *err);
 
