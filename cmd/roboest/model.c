@@ -1,7 +1,6 @@
 /* roboest model: whole-body model queries (info, eval). */
 #include <cjson/cJSON.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -251,57 +250,6 @@ static int model_info(int argc, char **argv)
 }
 
 /* ---- model eval ----------------------------------------------------------------------------------- */
-/* Array `name` of the states if the op reads it and it has the shape rb_dyn_eval expects (which reports any
- * other shape): its values as rows of `cols`. */
-static const rb_array *read_array(const rb_arrays *states, const char *name, bool read, size_t cols)
-{
-    const rb_array *a = read ? rb_arrays_find(states, name) : NULL;
-    size_t numel = a ? a->dims[0] * a->dims[1] * a->dims[2] : 0;
-    return a && a->ndim <= 2 && cols && numel % cols == 0 && (a->ndim == 1 || a->dims[1] == cols) ? a : NULL;
-}
-
-/* What rb_dyn_eval would silently get wrong: base arrays given to a fixed-base model (ignored: the results
- * would be a fixed base's), and non-finite values in the arrays the op reads (NaN results). */
-static int check_states(const rb_model *m, rb_dyn_eval_op op, const rb_arrays *states, const char *path, rb_err *err)
-{
-    static const char *const base[] = {"base_pose", "base_twist", "base_acc"};
-    for (size_t i = 0; i < 3 && !m->floating; i++)
-        if (rb_arrays_find(states, base[i]))
-            return rb_err_set(err, RB_EINPUT,
-                              "%s: has %s, but the model has a fixed base (use --floating for a floating base, or "
-                              "leave %s out)",
-                              path, base[i], base[i]);
-    unsigned needs = rb_dyn_eval_op_needs(op);
-    bool dq = needs & RB_DYN_EVAL_NEEDS_DQ, ddq = needs & RB_DYN_EVAL_NEEDS_DDQ, fl = m->floating;
-    const struct {
-        const char *name;
-        bool read;
-        size_t cols, first_joint; /* columns, and the column of joint 0 (cols: none) */
-    } arrays[] = {{"q", true, m->n_dofs, 0},
-                  {"base_pose", fl, 7, 7},
-                  {"dq", dq, m->n_dofs, 0},
-                  {"base_twist", fl && dq, 6, 6},
-                  {"ddq", ddq, m->n_dofs, 0},
-                  {"base_acc", fl && ddq, 6, 6},
-                  {"tau", needs & RB_DYN_EVAL_NEEDS_TAU, m->nv, fl ? 6 : 0},
-                  {"gravity", true, 3, 3}};
-    for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
-        const rb_array *a = read_array(states, arrays[k].name, arrays[k].read, arrays[k].cols);
-        size_t numel = a ? a->dims[0] * a->dims[1] * a->dims[2] : 0, cols = arrays[k].cols;
-        for (size_t i = 0; i < numel; i++) {
-            if (isfinite(a->data[i]))
-                continue;
-            size_t row = i / cols, col = i % cols, first = arrays[k].first_joint;
-            char what[300] = "";
-            if (col >= first && col - first < m->n_dofs)
-                snprintf(what, sizeof what, " (joint %s)", m->dof_names[col - first]);
-            return rb_err_set(err, RB_ENUMERIC, "%s: %s: state %zu, element %zu%s is %g: states must be finite", path,
-                              arrays[k].name, row, col, what, a->data[i]);
-        }
-    }
-    return RB_OK;
-}
-
 /* Read the states, evaluate (the library's batch engine) and write the results through a temporary file. */
 static int run_eval(const rb_model *m, rb_dyn_eval_op op, rb_dyn_eval_opts *eopts, const char *states_path,
                     const char *out, const rb_write_opts *wopts, rb_err *err)
@@ -309,8 +257,6 @@ static int run_eval(const rb_model *m, rb_dyn_eval_op op, rb_dyn_eval_opts *eopt
     rb_arrays *states = NULL, *res = NULL;
     char hex[65];
     int rc = rb_arrays_read(states_path, &states, err);
-    if (!rc)
-        rc = check_states(m, op, states, states_path, err);
     if (!rc)
         rc = rb_sha256_file(states_path, hex, err);
     eopts->states_name = states_path;

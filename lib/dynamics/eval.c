@@ -1,5 +1,8 @@
 /* Batch evaluation (roboest model eval): states packed from named arrays, one op per row, result shapes and
  * provenance attributes. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "roboest/dynamics.h"
@@ -46,9 +49,27 @@ typedef struct eval_ctx {
     double *qv, *nu, *nu_dot, *tau_v; /* one state, nq / nv sized */
 } eval_ctx;
 
-/* The states array `name` as N x cols (N from q); NULL with an error if required and absent. */
-static int state_array(eval_ctx *c, const rb_arrays *states, const char *name, size_t cols, bool required,
-                       const rb_array **out, rb_err *err)
+/* RB_ENUMERIC naming the first non-finite value of the rows x cols array `name` (a NaN state gives NaN results
+ * silently otherwise); column first_joint is joint 0 (cols: none). */
+static int check_finite(const eval_ctx *c, const char *name, const double *v, size_t rows, size_t cols,
+                        size_t first_joint, rb_err *err)
+{
+    for (size_t i = 0; i < rows * cols; i++) {
+        if (isfinite(v[i]))
+            continue;
+        size_t row = i / cols, col = i % cols;
+        char joint[300] = "";
+        if (col >= first_joint && col - first_joint < c->model->n_dofs)
+            snprintf(joint, sizeof joint, " (joint %s)", c->model->dof_names[col - first_joint]);
+        return rb_err_set(err, RB_ENUMERIC, "%s: %s: state %zu, element %zu%s is %g: states must be finite",
+                          c->states_name, name, row, col, joint, v[i]);
+    }
+    return RB_OK;
+}
+
+/* The states array `name` as N x cols (N from q), all finite; NULL with an error if required and absent. */
+static int state_array(eval_ctx *c, const rb_arrays *states, const char *name, size_t cols, size_t first_joint,
+                       bool required, const rb_array **out, rb_err *err)
 {
     const rb_array *a = rb_arrays_find(states, name);
     *out = a;
@@ -63,7 +84,7 @@ static int state_array(eval_ctx *c, const rb_arrays *states, const char *name, s
         return rb_err_set(err, RB_EDIM, "%s: %s is %zu x %zu, expected %zu x %zu", c->states_name, name, a->dims[0],
                           a->dims[1], rows, cols);
     c->N = rows;
-    return RB_OK;
+    return check_finite(c, name, a->data, rows, cols, first_joint, err);
 }
 
 /* The arrays the op needs; `gravity_model` receives the model with the states' gravity, if they hold one. */
@@ -71,22 +92,32 @@ static int load_states(eval_ctx *c, const rb_arrays *states, unsigned needs, rb_
 {
     const rb_model *m = c->model;
     bool fl = m->floating;
-    int rc = state_array(c, states, "q", m->n_dofs, true, &c->q, err);
+    const size_t none = SIZE_MAX, tau_joint0 = fl ? 6 : 0;
+    static const char *const base[] = {"base_pose", "base_twist", "base_acc"};
+    int rc = RB_OK;
+    for (size_t i = 0; i < 3 && !fl && !rc; i++) /* a fixed base would ignore them: not the results asked for */
+        if (rb_arrays_find(states, base[i]))
+            rc = rb_err_set(err, RB_EINPUT,
+                            "%s: has %s, but the model has a fixed base (load it floating, roboest model eval "
+                            "--floating, or leave %s out)",
+                            c->states_name, base[i], base[i]);
+    if (!rc)
+        rc = state_array(c, states, "q", m->n_dofs, 0, true, &c->q, err);
     if (!rc && fl)
-        rc = state_array(c, states, "base_pose", 7, true, &c->base_pose, err);
+        rc = state_array(c, states, "base_pose", 7, none, true, &c->base_pose, err);
     if (!rc && (needs & RB_DYN_EVAL_NEEDS_DQ))
-        rc = state_array(c, states, "dq", m->n_dofs, true, &c->dq, err);
+        rc = state_array(c, states, "dq", m->n_dofs, 0, true, &c->dq, err);
     if (!rc && (needs & RB_DYN_EVAL_NEEDS_DQ) && fl)
-        rc = state_array(c, states, "base_twist", 6, true, &c->base_twist, err);
+        rc = state_array(c, states, "base_twist", 6, none, true, &c->base_twist, err);
     if (!rc && (needs & RB_DYN_EVAL_NEEDS_DDQ))
-        rc = state_array(c, states, "ddq", m->n_dofs, true, &c->ddq, err);
+        rc = state_array(c, states, "ddq", m->n_dofs, 0, true, &c->ddq, err);
     if (!rc && (needs & RB_DYN_EVAL_NEEDS_DDQ) && fl)
-        rc = state_array(c, states, "base_acc", 6, true, &c->base_acc, err);
+        rc = state_array(c, states, "base_acc", 6, none, true, &c->base_acc, err);
     if (!rc && (needs & RB_DYN_EVAL_NEEDS_TAU))
-        rc = state_array(c, states, "tau", m->nv, true, &c->tau, err);
+        rc = state_array(c, states, "tau", m->nv, tau_joint0, true, &c->tau, err);
     const rb_array *g = NULL;
     if (!rc)
-        rc = state_array(c, states, "gravity", 3, false, &g, err);
+        rc = state_array(c, states, "gravity", 3, none, false, &g, err);
     for (size_t i = 1; !rc && g && i < g->dims[0]; i++)
         if (memcmp(g->data, g->data + 3 * i, 3 * sizeof(double)) != 0)
             rc = rb_err_set(err, RB_EINPUT, "%s: gravity: row %zu differs from row 0 (one gravity per file)",

@@ -329,9 +329,46 @@ Test(dynamics_eval, missing_state_matrix)
     expect_fail(mf, RB_DYN_EVAL_COM, s, NULL, RB_ENOTFOUND, "states: no array base_pose (needed here)");
     add(s, "base_pose", 2, 7);
     expect_fail(mf, RB_DYN_EVAL_GENERALISED_FORCES, s, NULL, RB_ENOTFOUND, "states: no array base_twist (needed here)");
+    /* a fixed base would ignore the base arrays: the results would not be the ones asked for */
+    expect_fail(m, RB_DYN_EVAL_GENERALISED_FORCES, s, NULL, RB_EINPUT,
+                "states: has base_pose, but the model has a fixed base (load it floating, roboest model eval "
+                "--floating, or leave base_pose out)");
+    rb_arrays_free(s);
+    cr_assert_eq(rb_arrays_new(&s, &err), RB_OK);
+    add(s, "q", 2, 4);
+    add(s, "dq", 2, 4);
     rb_arrays *ok = eval_ok(m, RB_DYN_EVAL_GENERALISED_FORCES, s, NULL); /* fixed base: dq is enough */
     result(ok, "h", 2, 2, 4, 1);
     rb_arrays_free(ok), rb_arrays_free(s);
+    rb_model_free(m), rb_model_free(mf);
+}
+
+/* A non-finite value in an array the op reads: RB_ENUMERIC naming the array, state, element and joint, not NaN
+ * results; an array the op does not read is not looked at. */
+Test(dynamics_eval, non_finite_states)
+{
+    rb_model *m = load_arm(false), *mf = load_arm(true);
+    rb_arrays *s = NULL;
+    rb_err err;
+    cr_assert_eq(rb_arrays_new(&s, &err), RB_OK);
+    add(s, "q", 3, 4);
+    double *dq = add(s, "dq", 3, 4), *ddq = add(s, "ddq", 3, 4);
+    ddq[5] = NAN;
+    rb_arrays *ok = eval_ok(m, RB_DYN_EVAL_GENERALISED_FORCES, s, NULL); /* ddq not read */
+    rb_arrays_free(ok);
+    dq[4 * 2 + 1] = -INFINITY;
+    char want[256];
+    snprintf(want, sizeof want, "states: dq: state 2, element 1 (joint %s) is -inf: states must be finite",
+             m->dof_names[1]);
+    expect_fail(m, RB_DYN_EVAL_GENERALISED_FORCES, s, NULL, RB_ENUMERIC, want);
+    dq[4 * 2 + 1] = 0;
+    expect_fail(m, RB_DYN_EVAL_RNEA, s, NULL, RB_ENUMERIC, NULL);
+    /* base arrays of a floating base: no joint to name */
+    add(s, "base_pose", 3, 7)[7 + 3] = NAN;
+    add(s, "base_twist", 3, 6);
+    expect_fail(mf, RB_DYN_EVAL_GENERALISED_FORCES, s, NULL, RB_ENUMERIC,
+                "states: base_pose: state 1, element 3 is nan: states must be finite");
+    rb_arrays_free(s);
     rb_model_free(m), rb_model_free(mf);
 }
 

@@ -541,6 +541,9 @@ int rb_cut_dyn_frame_bias(const rb_model *model, const rb_cut_dyn *cd, size_t fr
  * Errors (the states' messages start with opts->states_name, or "states" without one):
  *   RB_ENOTFOUND  an array the op needs is missing: "states.csv: no array dq (needed here)";
  *   RB_EDIM       an array of the wrong shape: "states.csv: q is 5 x 3, expected 5 x 4";
+ *   RB_ENUMERIC   a non-finite value in an array the op reads: "states.csv: dq: state 3, element 1 (joint elbow)
+ *                 is nan: states must be finite";
+ *   RB_EINPUT     base_pose, base_twist or base_acc for a fixed-base model (they would be ignored);
  *   RB_EINPUT     gravity rows that differ: "states.csv: gravity: row 2 differs from row 0 (one gravity per
  *                 file)";
  *   a dynamics function's code for a state it fails on (RB_ENUMERIC: a singular articulated inertia), its
