@@ -418,6 +418,8 @@ static int parse_root(fsp *x, const cJSON *root)
     rb_cfg *c = &x->c;
     rb_friction_spec *s = x->s;
     rb_friction_net_train_opts_init(&s->train);
+    /* signals a spec leaves out (friction, or current and torque beside it) scale by 1 too */
+    s->joint_velocity.scale = s->motor_velocity.scale = s->current.scale = s->torque.scale = s->friction.scale = 1;
     s->H = 20;
     s->split_block = 500;
     int rc = rb_cfg_check_object(c, root, keys, sizeof keys / sizeof keys[0]);

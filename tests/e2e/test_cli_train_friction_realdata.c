@@ -212,6 +212,7 @@ Test(cli_train_friction_realdata, early_stopping_is_reported, .timeout = 120)
     rb_err err;
     cr_assert_eq(rb_friction_net_file_read(net, &f, &err), RB_OK, "%s", err.msg);
     char *text = test_read_file(net, NULL);
+    cr_assert_null(strstr(text, ".scale\""), "no signal is scaled, none recorded as scaled: %s", text);
     int firsts = 0;
     for (size_t j = 0; j < 2; j++) {
         const rb_friction_net_train_result *t = &f->joints[j].result;
