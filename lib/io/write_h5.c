@@ -383,7 +383,8 @@ int rb_io_h5_finish(int64_t file, rb_io_h5_image *im, int rc, const char *path, 
     if (rc == RB_OK && (n == 0 || n < head_len))
         rc = rb_err_set(err, RB_EIO, "%s: HDF5 left no whole file image in memory", shown);
     if (rc == RB_OK) {
-        memcpy(im->kept, head, head_len);
+        if (head_len) /* the .mat header over the userblock; .h5 files have none */
+            memcpy(im->kept, head, head_len);
         rc = write_image(path, shown, im->kept, n, err);
     }
     rb_free(im->kept);
