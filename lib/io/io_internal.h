@@ -72,8 +72,9 @@ int rb_io_h5_fail(const char *shown, rb_err *err, const char *fmt, ...) RB_PRINT
 /* HDF5 writers build the file in memory and write it out at the end (write_h5.c: why). hid_t is int64_t
  * here, so this header needs no HDF5 include. rb_io_h5_memory_fapl sets the in-memory driver on a file
  * access list, its buffer recorded in *im (which must outlive the file; -1 on failure). rb_io_h5_finish
- * closes the file (always) and, if rc is RB_OK, writes its bytes to `path`, the first head_len of them
- * replaced by `head` (a user block); the status. */
+ * closes the file (always; file -1: none was created, rc is then an error) and, if rc is RB_OK, writes its
+ * bytes to `path`, the first head_len of them replaced by `head` (a user block); the status. Call it after
+ * every rb_io_h5_memory_fapl: a failed H5Fcreate may have left a buffer in *im too. */
 typedef struct rb_io_h5_image {
     unsigned char *kept; /* the buffer the driver freed at close */
     size_t cap;          /* its allocated size */

@@ -267,8 +267,7 @@ static int create_file(h5w *w, const char *file, rb_err *err)
 
 static int close_file(h5w *w, const char *file, int rc, rb_err *err)
 {
-    if (w->file >= 0)
-        rc = rb_io_h5_finish(w->file, &w->image, rc, file, w->shown, NULL, 0, err);
+    rc = rb_io_h5_finish(w->file, &w->image, rc, file, w->shown, NULL, 0, err);
     close_plists(w);
     return rc;
 }
@@ -377,7 +376,7 @@ static int write_image(const char *path, const char *shown, const unsigned char 
 int rb_io_h5_finish(int64_t file, rb_io_h5_image *im, int rc, const char *path, const char *shown, const void *head,
                     size_t head_len, rb_err *err)
 {
-    if (H5Fclose(file) < 0 && rc == RB_OK) /* in memory: only the library itself can fail here */
+    if (file >= 0 && H5Fclose(file) < 0 && rc == RB_OK) /* in memory: only the library itself can fail here */
         rc = rb_io_h5_fail(shown, err, "cannot close the file");
     size_t n = im->kept ? image_length(im->kept, im->cap) : 0;
     if (rc == RB_OK && (n == 0 || n < head_len))

@@ -758,8 +758,7 @@ done:
         H5Gclose(w.refs);
     unsigned char head[128];
     header73(head);
-    if (w.file >= 0)
-        rc = rb_io_h5_finish(w.file, &image, rc, file, shown, head, sizeof head, err);
+    rc = rb_io_h5_finish(w.file, &image, rc, file, shown, head, sizeof head, err);
     hid_t plists[] = {w.fcpl, w.fapl, w.gcpl, w.lcpl};
     for (size_t k = 0; k < 4; k++)
         if (plists[k] >= 0)

@@ -27,8 +27,9 @@ static char *write_heap_size_mutant(const char *dir)
     return path;
 }
 
-Test(cli_h5_hostile, info_on_a_file_that_crashes_libhdf5, .timeout = 60)
+Test(cli_h5_hostile, info_on_a_file_that_crashes_libhdf5)
 {
+    test_deadline(60);
     if (RUNNING_ON_VALGRIND) /* make test-valgrind: the child's reads past libhdf5's buffers are reported */
         cr_skip_test(
             "valgrind reports libhdf5's reads past its buffers in the reading child, which this test provokes");

@@ -12,7 +12,9 @@
 
 #include "harness.h"
 
-TestSuite(cli_inputs_hostile, .timeout = 60);
+static void deadline(void) { test_deadline(60); }
+
+TestSuite(cli_inputs_hostile, .init = deadline);
 
 static void expect_failure(cli_result *r, int code, const char *const *fragments)
 {

@@ -49,8 +49,9 @@ static void expect_failure(const char *const *args, int status, const char *need
     cli_result_free(&r);
 }
 
-Test(cli_model_hostile, devices_and_oversized_urdfs_are_refused, .timeout = 30)
+Test(cli_model_hostile, devices_and_oversized_urdfs_are_refused)
 {
+    test_deadline(30);
     expect_failure((const char *[]){"model", "info", "/dev/zero", NULL}, CLI_EXIT_INPUT, "/dev/zero",
                    "not a regular file", NULL);
     expect_failure((const char *[]){"model", "info", "/dev/urandom", NULL}, CLI_EXIT_INPUT, "/dev/urandom",

@@ -270,6 +270,14 @@ static void stop_while_writing(int sig)
     cr_assert_fail("the conversion never was caught while writing");
 }
 
-Test(outputs_safety, sigterm_removes_the_temporary, .timeout = 120) { stop_while_writing(SIGTERM); }
+Test(outputs_safety, sigterm_removes_the_temporary)
+{
+    test_deadline(120);
+    stop_while_writing(SIGTERM);
+}
 
-Test(outputs_safety, sigint_removes_the_temporary, .timeout = 120) { stop_while_writing(SIGINT); }
+Test(outputs_safety, sigint_removes_the_temporary)
+{
+    test_deadline(120);
+    stop_while_writing(SIGINT);
+}

@@ -118,8 +118,9 @@ static void write_pipeline(const char *dir, const char *name, const char *stage)
 /* Trained network in a pipeline: RMSE against the true friction below 0.15 N m per joint (the targets' noise
  * is 0.1-0.16 N m, the zero-friction RMSE about 0.9) and below a quarter of zero friction's; the printed scv
  * parameters, pasted into a friction_model stage, below half of zero friction's. */
-Test(cli_train_friction, trained_network_tracks_the_true_friction, .timeout = 120)
+Test(cli_train_friction, trained_network_tracks_the_true_friction)
 {
+    test_deadline(120);
     char *dir = test_temp_dir();
     prepare(dir, "log.h5", ", \"analytic\": [\"scv\"]");
     const char *train[] = {"train-friction", "spec.json", "-o", "net.json", "-q", NULL};
@@ -169,8 +170,9 @@ Test(cli_train_friction, trained_network_tracks_the_true_friction, .timeout = 12
     test_remove_tree(dir);
 }
 
-Test(cli_train_friction, training_is_deterministic, .timeout = 120)
+Test(cli_train_friction, training_is_deterministic)
 {
+    test_deadline(120);
     char *dir = test_temp_dir();
     prepare(dir, "log.h5", NULL);
     const char *a[] = {"train-friction", "spec.json", "-o", "a.json", "-q", NULL};
@@ -219,8 +221,9 @@ static void expect_failure(const char *dir, const char *const *args, int status,
     cli_result_free(&r);
 }
 
-Test(cli_train_friction, bad_inputs_fail_with_one_line_and_no_file, .timeout = 120)
+Test(cli_train_friction, bad_inputs_fail_with_one_line_and_no_file)
 {
+    test_deadline(120);
     char *dir = test_temp_dir(), *net = test_path(dir, "net.json"), *spec = test_path(dir, "spec.json"), text[2048];
     prepare(dir, "bad.h5", NULL);
     const char *train[] = {"train-friction", "spec.json", "-o", "net.json", "-q", NULL};

@@ -80,8 +80,9 @@ static void printed(const char *out, const char *model, const char *key, double 
 
 /* (a) + (b): the friction column is the target; the analytic fits run without any motor velocity channel and
  * recover F_c and F_v (their standard errors are ~0.1 % here) to 1 %; the RMSE is the noise's (within 5 %). */
-Test(cli_train_friction_realdata, friction_channel_target_recovers_parameters, .timeout = 120)
+Test(cli_train_friction_realdata, friction_channel_target_recovers_parameters)
 {
+    test_deadline(120);
     char *dir = test_tmpdir();
     write_log(dir, 0, false);
     write_spec(dir, NULL);
@@ -107,8 +108,9 @@ Test(cli_train_friction_realdata, friction_channel_target_recovers_parameters, .
 
 /* (b): the network does need the motor velocity: one line naming the channel and the spec key, exit 3, no
  * file. */
-Test(cli_train_friction_realdata, network_without_motor_velocity_names_the_channel, .timeout = 60)
+Test(cli_train_friction_realdata, network_without_motor_velocity_names_the_channel)
 {
+    test_deadline(60);
     char *dir = test_tmpdir(), *net = test_path(dir, "net.json");
     write_log(dir, 0, false);
     write_spec(dir, NULL);
@@ -151,8 +153,9 @@ static void stage_rmse(const char *dir, double rmse[2])
 /* (c): with --fit-offset (or the spec key) the constant 0.1 N m is fitted (within 0.005: its standard error
  * is ~3e-4) and printed as the stage's "offset"; pasted into a friction_model stage, the stage's output
  * tracks the friction column to the noise level (without the offset parameter it could not: RMSE >= 0.1). */
-Test(cli_train_friction_realdata, offset_is_fitted_and_used_by_the_stage, .timeout = 120)
+Test(cli_train_friction_realdata, offset_is_fitted_and_used_by_the_stage)
 {
+    test_deadline(120);
     char *dir = test_tmpdir();
     write_log(dir, 0.1, false);
     write_spec(dir, ", \"analytic_offset\": true");
@@ -198,8 +201,9 @@ Test(cli_train_friction_realdata, offset_is_fitted_and_used_by_the_stage, .timeo
  * epoch is kept (on this data, seed 1: for both joints): stdout says "kept epoch B of R" per joint as the file's
  * training record has them, and where B is 1 of several, stderr warns and the file's record carries the
  * warning; the file still reads back. */
-Test(cli_train_friction_realdata, early_stopping_is_reported, .timeout = 120)
+Test(cli_train_friction_realdata, early_stopping_is_reported)
 {
+    test_deadline(120);
     char *dir = test_tmpdir(), *net = test_path(dir, "net.json");
     write_log(dir, 0, true);
     write_spec(dir,

@@ -8,8 +8,9 @@
 #include "harness.h"
 #include "roboest/core.h"
 
-Test(datasets, regenerate_byte_for_byte_with_the_listed_checksums, .timeout = 600)
+Test(datasets, regenerate_byte_for_byte_with_the_listed_checksums)
 {
+    test_deadline(600);
     char *dir = test_tmpdir();
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "cd '%s' && ROBOEST='%s/roboest' scripts/make-datasets.sh '%s' >/dev/null 2>&1",

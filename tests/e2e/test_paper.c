@@ -12,8 +12,9 @@
 #define PAPER RB_SOURCE "/configs/paper"
 #define CLOSED_LOOP RB_SOURCE "/configs/closed_loop"
 
-Test(paper, leg_pole_suite_keeps_the_papers_ordering, .timeout = 120)
+Test(paper, leg_pole_suite_keeps_the_papers_ordering)
 {
+    test_deadline(120);
     const char *logs[] = {RB_SOURCE "/datasets/leg_pole_free.mat", RB_SOURCE "/datasets/leg_pole_ground.mat"};
     for (size_t i = 0; i < 2; i++)
         cr_assert(test_exists(logs[i]), "%s is missing: run scripts/make-datasets.sh", logs[i]);
@@ -69,8 +70,9 @@ static char *write_quick_humanoid_suite(const char *dir)
     return path;
 }
 
-Test(paper, humanoid_right_leg_keeps_the_claims_that_hold, .timeout = 120)
+Test(paper, humanoid_right_leg_keeps_the_claims_that_hold)
 {
+    test_deadline(120);
     const char *logs[] = {RB_SOURCE "/datasets/humanoid_balance.mat", RB_SOURCE "/datasets/humanoid_balance_push.mat"};
     for (size_t i = 0; i < 2; i++)
         cr_assert(test_exists(logs[i]), "%s is missing: run scripts/make-datasets.sh", logs[i]);

@@ -29,4 +29,10 @@ char *test_slurp(const char *path, size_t *len);
  * "[SKIP] suite::test: reason" (a report hook in support.c) and counted by scripts/check-test-log.sh. */
 const char *test_need_shared(const char *rel);
 
+/* The current test's worker ends by SIGALRM (a crash in Criterion's report) if it runs longer than `seconds`:
+ * a guard against a hang (a FIFO opened for reading waits forever). Instead of Criterion's .timeout, whose
+ * entries its runner 2.4 leaks when tests run in parallel (LeakSanitizer reports them in make test-asan).
+ * Call it first in a test or its suite's .init. */
+void test_deadline(unsigned seconds);
+
 #endif

@@ -205,8 +205,9 @@ static void small_opts(rb_friction_net_train_opts *o)
  * be below 0.05 N m, a tenth of the law's spread (the acceleration term alone has an RMS of 0.32 N m), and
  * below a third of what the physics model alone achieves. lambda 0.05 pulls the optimum towards the SCV
  * curve by 5 % of the acceleration term (~0.016 N m RMS), which the bound leaves room for. */
-Test(friction_network, learns_a_friction_law_with_a_history_term, .timeout = 60)
+Test(friction_network, learns_a_friction_law_with_a_history_term)
 {
+    test_deadline(60);
     dataset d;
     make_dataset(&d, 4000, 5, 0.005);
     rb_friction_net_train_opts o;
@@ -283,8 +284,9 @@ Test(friction_network, normalization_uses_mean_and_interquartile_range)
     rb_friction_net_free(&net);
 }
 
-Test(friction_network, training_is_deterministic, .timeout = 60)
+Test(friction_network, training_is_deterministic)
 {
+    test_deadline(60);
     dataset d;
     make_dataset(&d, 1500, 4, 0.005);
     rb_friction_net_train_opts o;

@@ -11,6 +11,7 @@
 #include "roboest/filters.h"
 #include "roboest/friction.h"
 #include "roboest/training.h"
+#include "support.h"
 
 enum { NS = 20000 }; /* 20 s at 1 kHz */
 
@@ -42,8 +43,9 @@ static double rmse_of(const rb_friction_model *m, double c)
 /* tanh6 is never worse than the Coulomb-viscous fit on the same samples: on clean Coulomb-viscous data with
  * noise (exact sign and a smooth sign) and on data with a noisy velocity near rest, where the grid-only start
  * (scales bounded by 1e3 / max|v|) ended above it. */
-Test(friction_realdata, tanh6_never_worse_than_coulomb_viscous, .timeout = 60)
+Test(friction_realdata, tanh6_never_worse_than_coulomb_viscous)
 {
+    test_deadline(60);
     const struct {
         double sd_v, sd_tau, v_eps;
     } cases[] = {{0, 0.02, 0}, {0, 0.02, 0.01}, {0.002, 0.02, 0}, {0.01, 0.05, 0}, {0.0005, 0.001, 0}};
@@ -142,8 +144,9 @@ Test(friction_realdata, analytic_fits_use_every_sample)
 /* The constant term: on Coulomb-viscous data with a bias of 0.15 N m (noise 0.02), every fitted model finds the
  * bias within 0.005 and its RMSE (of model + c) is the noise's within 5 %, while the fits without the term are
  * far worse; offset NULL is rb_friction_fit exactly. */
-Test(friction_realdata, offset_term_is_recovered, .timeout = 60)
+Test(friction_realdata, offset_term_is_recovered)
 {
+    test_deadline(60);
     make_cv_data(0.3, 0.6, 0, 0.02, 0.15, 3);
     const rb_friction_kind kinds[] = {RB_FRICTION_CV, RB_FRICTION_SCV, RB_FRICTION_TANH6};
     for (size_t i = 0; i < 3; i++) {

@@ -75,10 +75,14 @@ static void skip_under_valgrind(void)
             "valgrind reports libhdf5's reads past its buffers in the reading child, which this test provokes");
 }
 
-static void isolate(void) { rb_io_set_hdf5_isolation(true); }
+static void isolate(void)
+{
+    test_deadline(60);
+    rb_io_set_hdf5_isolation(true);
+}
 static void in_process(void) { rb_io_set_hdf5_isolation(false); }
 
-TestSuite(io_h5_hostile, .init = isolate, .fini = in_process, .timeout = 60);
+TestSuite(io_h5_hostile, .init = isolate, .fini = in_process);
 
 Test(io_h5_hostile, heap_object_size)
 {

@@ -17,10 +17,14 @@
 
 static char *dir;
 
-static void setup(void) { dir = test_temp_dir(); }
+static void setup(void)
+{
+    test_deadline(30);
+    dir = test_temp_dir();
+}
 static void teardown(void) { test_remove_tree(dir); }
 
-TestSuite(io_read_hostile, .init = setup, .fini = teardown, .timeout = 30);
+TestSuite(io_read_hostile, .init = setup, .fini = teardown);
 
 static char *in_dir(const char *name) { return rb_asprintf("%s/%s", dir, name); }
 

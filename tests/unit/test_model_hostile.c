@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "roboest/model.h"
+#include "support.h"
 
 #define INERTIAL                                                                                                       \
     "<inertial><mass value='1'/><inertia ixx='0.1' ixy='0' ixz='0' iyy='0.1' iyz='0' izz='0.1'/></inertial>"
@@ -37,16 +38,18 @@ static void expect_refused(const char *path, int code, const char *needle)
 }
 
 /* A device or a folder is no URDF: refused before reading (/dev/zero used to be read until memory ran out). */
-Test(model_hostile, devices_and_folders_are_refused, .timeout = 20)
+Test(model_hostile, devices_and_folders_are_refused)
 {
+    test_deadline(20);
     expect_refused("/dev/zero", RB_EINPUT, "not a regular file");
     expect_refused("/dev/urandom", RB_EINPUT, "not a regular file");
     expect_refused("/tmp", RB_EINPUT, "not a regular file");
 }
 
 /* A FIFO without a writer used to block the open for ever. */
-Test(model_hostile, fifo_is_refused_without_waiting, .timeout = 10)
+Test(model_hostile, fifo_is_refused_without_waiting)
 {
+    test_deadline(10);
     char dir[] = "/tmp/rb_hostile_fifo_XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
     char path[64];

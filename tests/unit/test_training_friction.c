@@ -248,8 +248,9 @@ Test(training_friction, kf_velocities_equal_the_pipeline_stage)
 /* The torque from a second file (an estimates file), and the driver end to end on a log whose friction target
  * is an exact SCV curve of the joint velocity: the physics fit recovers it, the analytic fits reproduce it,
  * the network learns it and records its training in the file. */
-Test(training_friction, driver_on_an_exact_scv_law, .timeout = 60)
+Test(training_friction, driver_on_an_exact_scv_law)
 {
+    test_deadline(60);
     char *dir = test_temp_dir(), p1[512], pt[512];
     snprintf(p1, sizeof p1, "%s/l1.h5", dir);
     snprintf(pt, sizeof pt, "%s/est.h5", dir);
