@@ -1,9 +1,11 @@
 #include "harness.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -86,11 +88,8 @@ void test_truncate_copy(const char *src, const char *dst, size_t len)
     free(data);
 }
 
-cli_result cli_run(const char *cwd, const char *const *args)
+pid_t cli_spawn(const char *cwd, const char *const *args, int out_fd, int err_fd, long file_size)
 {
-    cli_result r = {-1, NULL, NULL};
-    char out_tmpl[] = "/tmp/roboest_out_XXXXXX", err_tmpl[] = "/tmp/roboest_err_XXXXXX";
-    int out_fd = mkstemp(out_tmpl), err_fd = mkstemp(err_tmpl);
     size_t argc = 0;
     while (args[argc])
         argc++;
@@ -105,13 +104,30 @@ cli_result cli_run(const char *cwd, const char *const *args)
         dup2(null_fd, STDIN_FILENO);
         dup2(out_fd, STDOUT_FILENO);
         dup2(err_fd, STDERR_FILENO);
+        signal(SIGINT, SIG_DFL); /* a shell may start a background job with SIGINT ignored */
+        signal(SIGTERM, SIG_DFL);
+        if (file_size > 0) {
+            struct rlimit rl = {(rlim_t)file_size, (rlim_t)file_size};
+            signal(SIGXFSZ, SIG_IGN);
+            if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+                _exit(126);
+        }
         if (cwd && chdir(cwd) != 0)
             _exit(126);
         execv(argv[0], argv);
         _exit(127);
     }
+    free(argv);
+    return pid;
+}
+
+cli_result cli_run(const char *cwd, const char *const *args)
+{
+    cli_result r = {-1, NULL, NULL};
+    char out_tmpl[] = "/tmp/roboest_out_XXXXXX", err_tmpl[] = "/tmp/roboest_err_XXXXXX";
+    int out_fd = mkstemp(out_tmpl), err_fd = mkstemp(err_tmpl);
     int wstatus = 0;
-    waitpid(pid, &wstatus, 0);
+    waitpid(cli_spawn(cwd, args, out_fd, err_fd, 0), &wstatus, 0);
     r.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
     close(out_fd);
     close(err_fd);
@@ -119,7 +135,6 @@ cli_result cli_run(const char *cwd, const char *const *args)
     r.err = test_read_file(err_tmpl, NULL);
     unlink(out_tmpl);
     unlink(err_tmpl);
-    free(argv);
     return r;
 }
 

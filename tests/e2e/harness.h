@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "../unit/support.h" /* test_count_entries, test_need_shared */
 
@@ -27,6 +28,10 @@ typedef struct cli_result {
 /* Run build/roboest with the NULL-terminated arguments (not including the program name), in `cwd`
  * (NULL: the test's working directory). */
 cli_result cli_run(const char *cwd, const char *const *args);
+/* Start build/roboest with the arguments, not waited for: stdin from /dev/null, stdout to out_fd, stderr to
+ * err_fd, in cwd (NULL: here), SIGINT and SIGTERM at their default action; file_size > 0: a file size limit
+ * of that many bytes with SIGXFSZ ignored (a write past it fails with EFBIG, as on a full disk). */
+pid_t cli_spawn(const char *cwd, const char *const *args, int out_fd, int err_fd, long file_size);
 void cli_result_free(cli_result *r);
 
 /* A fresh empty folder under /tmp (caller frees the string with free()). */

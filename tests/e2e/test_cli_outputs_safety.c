@@ -43,38 +43,13 @@ static bool same_bytes(const char *a, const char *b)
     return same;
 }
 
-/* Start build/roboest with args (stdout and stderr into err_path), the signals it is told about at their
- * default action, and, if fsize > 0, a file size limit of fsize bytes with SIGXFSZ ignored (so a write
- * past it fails with EFBIG, as on a full disk). */
+/* Start build/roboest with args, stdout to /dev/null and stderr into err_path (cli_spawn: file size limit). */
 static pid_t spawn(const char *const *args, const char *err_path, rlim_t fsize)
 {
-    size_t argc = 0;
-    while (args[argc])
-        argc++;
-    char **argv = calloc(argc + 2, sizeof *argv);
-    argv[0] = RB_BUILD "/roboest";
-    for (size_t i = 0; i < argc; i++)
-        argv[i + 1] = (char *)args[i];
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int null_fd = open("/dev/null", O_RDWR);
-        dup2(null_fd, STDIN_FILENO);
-        dup2(null_fd, STDOUT_FILENO);
-        dup2(fd, STDERR_FILENO);
-        signal(SIGINT, SIG_DFL); /* a shell may start a background job with SIGINT ignored */
-        signal(SIGTERM, SIG_DFL);
-        if (fsize > 0) {
-            struct rlimit rl = {fsize, fsize};
-            signal(SIGXFSZ, SIG_IGN);
-            if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
-                _exit(126);
-        }
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    free(argv);
+    int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600), null_fd = open("/dev/null", O_WRONLY);
+    pid_t pid = cli_spawn(NULL, args, null_fd, fd, (long)fsize);
+    close(fd);
+    close(null_fd);
     return pid;
 }
 
