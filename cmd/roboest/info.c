@@ -14,9 +14,11 @@ static const char *const INFO_HELP =
     "Lists the channels of a log: samples, elements, element names and units, rate, time span,\n"
     "gaps (intervals longer than X times the median interval; default X = 3), non-monotonic\n"
     "timestamps and non-finite sample counts. The rate is 1 / median sample interval, in Hz\n"
-    "(timestamps are seconds). Entries of the file that are not channels are listed as skipped,\n"
-    "with the reason (a struct where data should be, zero elements, a matrix whose length is not\n"
-    "the time vector's, ...); a file with no channel at all is an input error naming the first.\n"
+    "(timestamps are seconds; a channel whose timestamps look like nanoseconds or microseconds\n"
+    "gets a line saying so, and \"time_hint\" in --json). Entries of the file that are not\n"
+    "channels are listed as skipped, with the reason (a struct where data should be, zero\n"
+    "elements, a matrix whose length is not the time vector's, ...); a file with no channel at\n"
+    "all is an input error naming the first.\n"
     "\n"
     "CSV: a header row (time first, then `channel:element [unit]` or `channel` columns; each\n"
     "channel's columns together, no element twice), then one row per sample. Accepted: a UTF-8\n"
@@ -93,6 +95,9 @@ static cJSON *channel_json(const rb_channel *ch, double gap_factor)
     cJSON_AddItemToObject(o, "rate", json_number(time_rc == RB_OK ? 1.0 / rep.median_dt : NAN));
     cJSON_AddItemToObject(o, "gaps", json_number(time_rc == RB_OK ? (double)rep.n_gaps : 0));
     cJSON_AddItemToObject(o, "time_error", time_rc == RB_OK ? cJSON_CreateNull() : cJSON_CreateString(err.msg));
+    char hint[96];
+    if (time_rc == RB_OK && rb_time_units_hint(&rep, hint, sizeof hint)) /* only then: other logs keep their bytes */
+        cJSON_AddStringToObject(o, "time_hint", hint);
     cJSON *mins = cJSON_AddArrayToObject(o, "min");
     cJSON *maxs = cJSON_AddArrayToObject(o, "max");
     cJSON *means = cJSON_AddArrayToObject(o, "mean");
@@ -156,9 +161,12 @@ static void print_table(const char *path, const rb_log *log, double gap_factor)
         double duration = ch->n_samples ? ch->time[ch->n_samples - 1] - ch->time[0] : 0;
         printf("%-40s %9zu %8zu %10.4g %12.6g %6zu %9zu\n", ch->name, ch->n_samples, ch->n_elements,
                time_rc == RB_OK ? 1.0 / rep.median_dt : NAN, duration, time_rc == RB_OK ? rep.n_gaps : 0, nonfinite);
+        char hint[96];
         if (time_rc != RB_OK)
             printf("  timestamps: %s\n", err.msg);
-        else if (rep.n_gaps)
+        else if (rb_time_units_hint(&rep, hint, sizeof hint))
+            printf("  %s\n", hint);
+        if (time_rc == RB_OK && rep.n_gaps)
             printf("  gaps: %zu, longest %.6g s, first before sample %zu\n", rep.n_gaps, rep.max_gap, rep.first_gap);
         printf("  elements:");
         for (size_t i = 0; i < ch->n_elements; i++)

@@ -103,13 +103,28 @@ int rb_channel_check_time(const rb_channel *ch, double gap_factor, rb_time_repor
 
 /* The likely cause of an impossible clock at `rate` over [t0, t1], from the timestamps' size and, when known (not
  * NaN), a channel's median interval dt. */
-static void clock_cause(double t0, double t1, double rate, double dt, const char *channel, char *buf, size_t n)
+static bool units_hint(double t0, double t1, double dt, char *buf, size_t n)
 {
-    double top = fmax(fabs(t0), fabs(t1)), span = t1 - t0;
+    double top = fmax(fabs(t0), fabs(t1));
     if ((top >= 1e17 && top < 1e20) || (dt >= 1e5 && dt < 1e11))
         snprintf(buf, n, "timestamps look like nanoseconds: scale them by 1e-9");
     else if ((top >= 1e14 && top < 1e17) || (dt >= 100 && dt < 1e5))
         snprintf(buf, n, "timestamps look like microseconds: scale them by 1e-6");
+    else
+        return false;
+    return true;
+}
+
+bool rb_time_units_hint(const rb_time_report *rep, char *buf, size_t n)
+{
+    return units_hint(rep->t_first, rep->t_last, rep->median_dt, buf, n);
+}
+
+static void clock_cause(double t0, double t1, double rate, double dt, const char *channel, char *buf, size_t n)
+{
+    double span = t1 - t0;
+    if (units_hint(t0, t1, dt, buf, n))
+        ;
     else if (!(span < 1e9))
         snprintf(buf, n, "timestamps spanning %g s are not seconds", span);
     else if (dt > 0 && channel)

@@ -229,6 +229,13 @@ static int check_channel(runner *r, const rb_channel *ch, span *sp, double *medi
         sp->hi = rep.t_last;
     if (median_dt)
         *median_dt = rep.median_dt;
+    char hint[96];
+    if (rb_time_units_hint(&rep, hint, sizeof hint) &&
+        (rc = warn(r,
+                   "channel %s: median sample interval %g s, last timestamp %g: %s (every rate and derivative is "
+                   "off by that factor)",
+                   ch->name, rep.median_dt, rep.t_last, hint)))
+        return rc;
     if (rep.n_gaps)
         return warn(r,
                     "channel %s: %zu gap%s longer than %g x the median interval %g s (longest %g s, first before "

@@ -161,6 +161,52 @@ Test(cli_inputs_hostile, impossible_clocks_exit_3_with_the_cause)
     free(ns), free(big), free(ok), free(out), free(dir);
 }
 
+/* Nanosecond timestamps on their own clock used to run silently, every rate and derivative off by 1e9: info and
+ * run say so (run still runs: the log is readable, its units are the user's to fix); seconds say nothing. */
+Test(cli_inputs_hostile, timestamps_in_other_units_are_named)
+{
+    char *dir = test_tmpdir(), *ns = test_path(dir, "ns.csv"), *us = test_path(dir, "us.csv");
+    char *s = test_path(dir, "s.csv"), *cfg = test_path(dir, "p.json");
+    FILE *f = fopen(ns, "w"), *g = fopen(us, "w"), *h = fopen(s, "w");
+    fprintf(f, "time,q:a\n");
+    fprintf(g, "time,q:a\n");
+    fprintf(h, "time,q:a\n");
+    for (int k = 0; k < 50; k++) {
+        fprintf(f, "%lld,%d\n", 1700000000000000000LL + 10000000LL * k, k);
+        fprintf(g, "%lld,%d\n", 1700000000000000LL + 10000LL * k, k);
+        fprintf(h, "%.17g,%d\n", 1700000000.0 + 0.01 * k, k);
+    }
+    fclose(f), fclose(g), fclose(h);
+    test_write_file(cfg,
+                    "{\"name\": \"p\", \"clock\": {\"channel\": \"q\"}, \"signals\": {\"q\": {\"channel\": \"q\"}},\n"
+                    " \"stages\": [{\"id\": \"d\", \"type\": \"finite_difference\", \"in\": {\"x\": \"q\"},"
+                    " \"out\": {\"dx\": \"qd\"}}],\n"
+                    " \"outputs\": [{\"path\": \"est.csv\", \"signals\": [\"qd\"]}]}\n");
+    const char *logs[] = {ns, us, s},
+               *hints[] = {"nanoseconds: scale them by 1e-9", "microseconds: scale them by 1e-6", NULL};
+    for (int i = 0; i < 3; i++) {
+        cli_result r = run((const char *[]){"info", logs[i], NULL});
+        cr_assert_eq(r.status, CLI_EXIT_OK, "%s", r.err);
+        cr_expect_eq(strstr(r.out, "timestamps look like") != NULL, hints[i] != NULL, "%s", r.out);
+        cr_expect(!hints[i] || strstr(r.out, hints[i]), "%s", r.out);
+        cli_result_free(&r);
+        r = run((const char *[]){"info", "--json", logs[i], NULL});
+        cr_expect_eq(strstr(r.out, "\"time_hint\"") != NULL, hints[i] != NULL, "%s", r.out);
+        cli_result_free(&r);
+        char name[16];
+        snprintf(name, sizeof name, "out%d", i);
+        char *out = test_path(dir, name);
+        r = run((const char *[]){"run", cfg, logs[i], "-o", out, "-q", NULL});
+        cr_assert_eq(r.status, CLI_EXIT_OK, "%s", r.err);
+        cr_expect_eq(strstr(r.err, "warning") != NULL, hints[i] != NULL, "%s", r.err);
+        cr_expect(!hints[i] || (strstr(r.err, "channel q: median sample interval") && strstr(r.err, hints[i])), "%s",
+                  r.err);
+        cli_result_free(&r);
+        free(out);
+    }
+    free(ns), free(us), free(s), free(cfg), free(dir);
+}
+
 Test(cli_inputs_hostile, csv_from_spreadsheets_converts)
 {
     char *dir = test_tmpdir(), *csv = test_path(dir, "in.csv"), *out = test_path(dir, "out.csv");

@@ -343,6 +343,11 @@ typedef struct rb_time_report {
  * number of intervals is the mean of the middle two. gap_factor must be finite and > 0
  * (RB_EINVAL); RB_ENOMEM when the interval copy cannot be allocated. */
 int rb_channel_check_time(const rb_channel *ch, double gap_factor, rb_time_report *rep, rb_err *err);
+/* True, with the likely unit in buf ("timestamps look like nanoseconds: scale them by 1e-9"), when a channel's
+ * timestamps (rep from rb_channel_check_time) cannot be seconds: nanoseconds when the largest |t| is in
+ * [1e17, 1e20) or the median interval in [1e5, 1e11) s, microseconds when |t| is in [1e14, 1e17) or the interval
+ * in [100, 1e5) s. A log in other units runs, with every rate and derivative wrong by that factor. */
+bool rb_time_units_hint(const rb_time_report *rep, char *buf, size_t n);
 
 /* A sample clock: strictly increasing times (owned). */
 typedef struct rb_clock {
