@@ -1,7 +1,6 @@
 /* roboest check: gate a CI job on rules over a compare report (or a run report's fault counts). */
 #include <getopt.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "cli.h"
 #include "roboest/experiments.h"

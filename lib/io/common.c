@@ -1,13 +1,9 @@
 /* What the readers and writers of lib/io share: shapes (plain layouts, transposes, MATLAB's reversed axes), names
  * and paths, UTF-8 / UTF-16 text and the checks a written name must pass. No reader, writer or dispatch here. */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "io_internal.h"
 
