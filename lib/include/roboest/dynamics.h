@@ -600,6 +600,51 @@ typedef struct rb_dyn_eval_opts {
 int rb_dyn_eval(const rb_model *model, rb_dyn_eval_op op, const rb_arrays *states, const rb_dyn_eval_opts *opts,
                 rb_arrays **out, rb_err *err);
 
+/* ---- inertial parameters: full physical consistency and the log-Cholesky parameterization -----------------------
+ * Seed 001 (online inertial-parameter estimation) and ../shared/design/PAPERS.md section 1. pi = [m, hx, hy, hz,
+ * Ixx, Ixy, Ixz, Iyy, Iyz, Izz] about the body origin in body axes (roboest/spatial.h), h = m c.
+ * Pseudo-inertia J(pi) = [[tr(I)/2 1 - I, h], [h^T, m]] (4 x 4); pi is FULLY physically consistent when J is
+ * positive definite (m > 0, I positive definite about the CoM, and the triangle inequalities of its principal
+ * moments; Wensing, Kim, Slotine 2017).
+ * log-Cholesky theta = [alpha, d1, d2, d3, s12, s13, s23, t1, t2, t3], U = e^alpha [[e^d1, s12, s13, t1],
+ * [0, e^d2, s23, t2], [0, 0, e^d3, t3], [0, 0, 0, 1]]:
+ *   RB_LCHOL_UUT         J = U U^T (Rucker and Wensing 2022): m = e^(2 alpha), h = m t (t is the centre of mass)
+ *   RB_LCHOL_PAPER_EQ17  J = U^T U, the map seed 001 prints as eq. 17 (m = e^(2 alpha) (|t|^2 + 1), ...)
+ * Both are smooth bijections from R^10 onto the fully consistent parameters; the theta vectors of the two forms
+ * are NOT interchangeable (the same pi has different theta). */
+typedef enum rb_lchol_form { RB_LCHOL_UUT = 0, RB_LCHOL_PAPER_EQ17 } rb_lchol_form;
+
+/* J(pi) (16, row-major). */
+void rb_inertia_pseudo(const double pi[10], double J[16]);
+/* True when J(pi) is positive definite (a Cholesky factorization with every pivot > 1e-12 times the largest
+ * diagonal element; NaN: false). */
+bool rb_inertia_is_consistent(const double pi[10]);
+/* pi = g(theta). A non-finite result (alpha or d too large) gives RB_ENUMERIC "log-Cholesky: theta overflows"
+ * (pi left NaN). */
+int rb_lchol_to_pi(rb_lchol_form form, const double theta[10], double pi[10], rb_err *err);
+/* theta = g^-1(pi) (closed form through the Cholesky factor of J). RB_EINPUT "... not fully physically consistent
+ * (pseudo-inertia not positive definite)" when J(pi) is not positive definite, m <= 0 included. */
+int rb_lchol_from_pi(rb_lchol_form form, const double pi[10], double theta[10], rb_err *err);
+/* pi = g(theta) and its Jacobian G = d pi / d theta (10 x 10 row-major, G[i * 10 + j] = d pi_i / d theta_j),
+ * analytic. RB_ENUMERIC as rb_lchol_to_pi. */
+int rb_lchol_jacobian(rb_lchol_form form, const double theta[10], double pi[10], double G[100], rb_err *err);
+
+/* The regressor restricted to chosen bodies, and the torques of the rest (seed 001 eq. 6-7):
+ *     RNEA_pi(q, nu, nu_dot) = Y_est(q, nu, nu_dot) pi_est + tau_nom(q, nu, nu_dot)
+ * Y_est: the nv x 10 n_est columns of rb_dyn_regressor for the chosen bodies (in the order given); tau_nom: one
+ * RNEA with the chosen bodies' inertial parameters zeroed and every other body's the model's (a workspace of its
+ * own). No external wrenches (contact terms J^T lambda are the caller's).
+ * rb_dyn_condensed_alloc copies the body list (distinct indices in 1..n_bodies-1 or 0 for a floating base's base
+ * body; RB_EINVAL otherwise, naming the body) and allocates every array; rb_dyn_condensed_eval allocates nothing.
+ * Y_est is written row-major (nv x 10 n_est). The workspace ws is the model's (rb_dyn_alloc) and is used for the
+ * passes (its kinematic state is left at (q, nu, nu_dot)). RB_ENUMERIC: a non-finite input. */
+typedef struct rb_dyn_condensed rb_dyn_condensed;
+int rb_dyn_condensed_alloc(const rb_model *model, const size_t *bodies, size_t n_est, rb_dyn_condensed **out,
+                           rb_err *err);
+void rb_dyn_condensed_free(rb_dyn_condensed *c); /* NULL is a no-op */
+int rb_dyn_condensed_eval(const rb_model *model, rb_dyn *ws, rb_dyn_condensed *c, const double *q, const double *nu,
+                          const double *nu_dot, double *Y_est, double *tau_nom, rb_err *err);
+
 /* ---- the joint-torque UKF's model: process f, measurement h, start ---------------------------------------------
  * The physics of the ukf_torque stage (configs/stages.md describes the estimator: state, process, measurements,
  * start; seed 000 eq. 5-8) over the cut system above: the filter is the caller's (the stage runs the filters
