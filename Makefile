@@ -38,7 +38,7 @@ else
 Q := @
 say = @printf '  %-6s %s\n' $(1) $(2)
 endif
-MODULES ?= core config io metrics model dynamics filters friction sim pipeline estimators training experiments rde
+MODULES ?= core config io metrics model dynamics filters friction observers sim pipeline estimators training experiments rde
 CC ?= cc
 PYTHON ?= /usr/bin/python3
 

@@ -16,12 +16,13 @@ import re
 import subprocess
 import sys
 
-LAYERS = ['core', 'config', 'io', 'metrics', 'model', 'dynamics', 'filters', 'friction', 'sim', 'pipeline',
+LAYERS = ['core', 'config', 'io', 'metrics', 'model', 'dynamics', 'filters', 'friction', 'observers', 'sim',
+          'pipeline',
           'estimators', 'training', 'experiments', 'rde']
 # the public header of each module (lib/include/roboest/<name>.h)
 HEADER_MODULE = {'core': 'core', 'spatial': 'core', 'config': 'config', 'io': 'io', 'metrics': 'metrics',
                  'model': 'model', 'dynamics': 'dynamics', 'filters': 'filters', 'friction': 'friction',
-                 'sim': 'sim', 'stage': 'pipeline', 'pipeline': 'pipeline', 'estimators': 'estimators',
+                 'observers': 'observers', 'sim': 'sim', 'stage': 'pipeline', 'pipeline': 'pipeline', 'estimators': 'estimators',
                  'training': 'training', 'experiments': 'experiments', 'rde': 'rde'}
 
 

@@ -414,6 +414,14 @@ static int run_loop(runner *r)
         const rb_config_stage *st = &r->p->stages[s];
         return rb_err_prefix(r->err, rc, "%s: stage %s (%s): finish: ", r->label, st->id, st->type->name);
     }
+    for (s = 0; s < r->p->n_stages; s++) { /* the stages' notes join the warnings */
+        const rb_config_stage *st = &r->p->stages[s];
+        const char *const *lines = NULL;
+        size_t n = st->type->notes && r->eng.state[s] ? st->type->notes(r->eng.state[s], &lines) : 0;
+        for (size_t i = 0; i < n; i++)
+            if ((rc = warn(r, "stage %s: %s", st->id, lines[i])))
+                return rc;
+    }
     return RB_OK;
 }
 

@@ -133,8 +133,9 @@ typedef struct rb_stage_innovations {
  *   finish   end-of-run work (may be NULL).
  *   destroy  free the state (may be NULL when create allocates nothing).
  *   innovations  (optional) what a filter compares with its measurements, for the fault monitor.
+ *   notes    (optional) lines for the run's warnings, read after finish().
  */
-#define RB_STAGE_TYPE_VERSION 3 /* 2: rb_param_spec.details; 3: rb_stage_type.innovations */
+#define RB_STAGE_TYPE_VERSION 4 /* 2: rb_param_spec.details; 3: rb_stage_type.innovations; 4: .notes */
 
 typedef struct rb_stage_type {
     int version;         /* RB_STAGE_TYPE_VERSION: the registry refuses a type written against another layout */
@@ -161,6 +162,10 @@ typedef struct rb_stage_type {
      * after create(); from then on every step() fills z. The pointers stay valid until destroy(). A NULL
      * return: this instance has none. */
     const rb_stage_innovations *(*innovations)(void *state);
+    /* Lines the stage adds to the run's warnings after finish() (counts, findings it wants a user to read), each
+     * printed as "<log>: stage <id>: <line>"; *lines (n entries) is owned by the state, valid until destroy().
+     * May be NULL: no notes. */
+    size_t (*notes)(void *state, const char *const **lines);
 } rb_stage_type;
 
 /* ---- registry ------------------------------------------------------------------------------------ */
