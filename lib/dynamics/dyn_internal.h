@@ -137,6 +137,13 @@ bool rbd_spd6_solve(const double A[36], const double b[6], double x[6]);
 /* RNEA into tau (no argument checks); leaves Xup, v, a, f of the configuration. */
 int rbd_rnea(const rb_model *model, rb_dyn *ws, const double *q, const double *nu, const double *nu_dot,
              const rb_ext_wrench *ext, size_t n_ext, double *tau);
+/* The inertial-parameter regressor's block of one body: f = I(pi) a + v x* I(pi) v = K pi, F[c] the column of
+ * pi_c (v, a the body's twist and proper acceleration, body coordinates). */
+void rbd_regressor_block(const double v[6], const double a[6], double F[10][6]);
+/* Writes body i's block F onto the generalized forces its parameters produce: tau_j = S_j^T X*_{j<-i} F for the
+ * joints j from i to the root (floating base: the base's 6 rows), at Y[row * stride + col + c]; other rows are
+ * not touched. F is overwritten. Uses ws->Xup (a forward pass at the configuration). */
+void rbd_regressor_project(const rb_dyn *ws, size_t i, double F[10][6], double *Y, size_t stride, size_t col);
 /* Kinematic state (no argument checks); with_vel: velocities and accelerations, NULL nu / nu_dot as zero. */
 void rbd_kinematics(rb_dyn *ws, const double *q, const double *nu, const double *nu_dot, bool with_vel);
 

@@ -224,6 +224,42 @@ static void inertia_basis(const double m[6], double K[10][6])
     K[9][5] = w[2];                 /* Izz */
 }
 
+void rbd_regressor_block(const double v[6], const double a[6], double F[10][6])
+{
+    double Ka[10][6], Kv[10][6], t[6];
+    inertia_basis(a, Ka);
+    inertia_basis(v, Kv);
+    for (int c = 0; c < 10; c++) {
+        rb_cross_force(v, Kv[c], t);
+        for (int k = 0; k < 6; k++)
+            F[c][k] = Ka[c][k] + t[k];
+    }
+}
+
+void rbd_regressor_project(const rb_dyn *ws, size_t i, double F[10][6], double *Y, size_t stride, size_t col)
+{
+    double t[6];
+    for (int j = (int)i;; j = ws->body[j].parent) {
+        const dyn_body *b = &ws->body[j];
+        if (j == 0) {
+            if (ws->floating)
+                for (int k = 0; k < 6; k++)
+                    for (int c = 0; c < 10; c++)
+                        Y[(size_t)k * stride + col + (size_t)c] = F[c][k];
+            return;
+        }
+        if (b->vi >= 0)
+            for (int c = 0; c < 10; c++)
+                Y[(size_t)b->vi * stride + col + (size_t)c] = dyn_St(b, F[c]);
+        if (b->parent == 0 && !ws->floating)
+            return; /* the fixed base takes no row */
+        for (int c = 0; c < 10; c++) {
+            rb_xform_force(&ws->Xup[j], F[c], t);
+            memcpy(F[c], t, sizeof t);
+        }
+    }
+}
+
 int rb_dyn_regressor(const rb_model *model, rb_dyn *ws, const double *q, const double *nu, const double *nu_dot,
                      rb_mat *Y, rb_err *err)
 {
@@ -239,34 +275,11 @@ int rb_dyn_regressor(const rb_model *model, rb_dyn *ws, const double *q, const d
     rnea_forward(ws, model->gravity, q, nu, nu_dot, &X0base, false);
     for (size_t r = 0; r < Y->rows; r++)
         memset(Y->data + r * Y->stride, 0, Y->cols * sizeof *Y->data);
-    double Ka[10][6], Kv[10][6], F[10][6], t[6];
+    double F[10][6];
     for (size_t i = 0; i < ws->nb; i++) {
         /* f_i = I_i a_i + v_i x* I_i v_i = (K(a_i) + v_i x* K(v_i)) pi_i; its share of every ancestor's tau */
-        inertia_basis(ws->a[i], Ka);
-        inertia_basis(ws->v[i], Kv);
-        for (int c = 0; c < 10; c++) {
-            rb_cross_force(ws->v[i], Kv[c], t);
-            for (int k = 0; k < 6; k++)
-                F[c][k] = Ka[c][k] + t[k];
-        }
-        size_t col = 10 * i;
-        for (int j = (int)i;; j = ws->body[j].parent) {
-            const dyn_body *b = &ws->body[j];
-            if (j == 0) {
-                if (ws->floating)
-                    for (int k = 0; k < 6; k++)
-                        for (int c = 0; c < 10; c++)
-                            Y->data[(size_t)k * Y->stride + col + (size_t)c] = F[c][k];
-                break;
-            }
-            if (b->vi >= 0)
-                for (int c = 0; c < 10; c++)
-                    Y->data[(size_t)b->vi * Y->stride + col + (size_t)c] = dyn_St(b, F[c]);
-            for (int c = 0; c < 10; c++) {
-                rb_xform_force(&ws->Xup[j], F[c], t);
-                memcpy(F[c], t, sizeof t);
-            }
-        }
+        rbd_regressor_block(ws->v[i], ws->a[i], F);
+        rbd_regressor_project(ws, i, F, Y->data, Y->stride, 10 * i);
     }
     ws->rnea_valid = 0;
     return RB_OK;

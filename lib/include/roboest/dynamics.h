@@ -620,10 +620,13 @@ void rb_inertia_pseudo(const double pi[10], double J[16]);
  * diagonal element; NaN: false). */
 bool rb_inertia_is_consistent(const double pi[10]);
 /* pi = g(theta). A non-finite result (alpha or d too large) gives RB_ENUMERIC "log-Cholesky: theta overflows"
- * (pi left NaN). */
+ * (pi left NaN; a non-finite theta: "log-Cholesky: theta is not finite"). A very negative alpha (below about -370)
+ * underflows to m = 0 without an error: check rb_inertia_is_consistent where that can happen. */
 int rb_lchol_to_pi(rb_lchol_form form, const double theta[10], double pi[10], rb_err *err);
-/* theta = g^-1(pi) (closed form through the Cholesky factor of J). RB_EINPUT "... not fully physically consistent
- * (pseudo-inertia not positive definite)" when J(pi) is not positive definite, m <= 0 included. */
+/* theta = g^-1(pi) (closed form through the Cholesky factor of J: the reversed, upper-times-its-transpose one for
+ * RB_LCHOL_UUT, the ordinary one for RB_LCHOL_PAPER_EQ17). RB_EINPUT "... not fully physically consistent
+ * (pseudo-inertia not positive definite)" when J(pi) is not positive definite (rb_inertia_is_consistent), m <= 0
+ * and NaN included; theta is then NaN. g^-1 loses digits as the body gets thin (small d) and sheared (large s). */
 int rb_lchol_from_pi(rb_lchol_form form, const double pi[10], double theta[10], rb_err *err);
 /* pi = g(theta) and its Jacobian G = d pi / d theta (10 x 10 row-major, G[i * 10 + j] = d pi_i / d theta_j),
  * analytic. RB_ENUMERIC as rb_lchol_to_pi. */
