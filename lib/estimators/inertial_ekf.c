@@ -1,6 +1,7 @@
 /* inertial_ekf: ports and parameters over the observers module's inertial-parameter estimator (seed 001,
  * roboest/observers.h, rb_iekf_*); the documentation and schema are in inertial_ekf_type.c. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "inertial_ekf.h"
@@ -313,8 +314,13 @@ int ie_step(void *state, size_t k, double t, const double *const *in, double *co
         memcpy(s->nu_dot + b6, in[IE_DDQ], n * sizeof(double));
     int rc = rb_iekf_step(s->est, k, t, s->q, s->nu, s->given_ddq ? s->nu_dot : NULL, in[IE_TAU],
                           s->nc ? in[IE_CONTACTS] : NULL, err);
-    if (rc)
+    if (rc) { /* the runner names the sample already */
+        char head[40];
+        int len = snprintf(head, sizeof head, "sample %zu: ", k);
+        if (err && len > 0 && strncmp(err->msg, head, (size_t)len) == 0)
+            memmove(err->msg, err->msg + len, strlen(err->msg + len) + 1);
         return rc;
+    }
     rb_iekf_out o;
     rb_iekf_get_out(s->est, &o);
     size_t np = s->np, nb = s->nb;

@@ -444,8 +444,10 @@ static int measurement(rb_iekf *e, const double *q, const double *nu, const doub
     if (rc)
         return rc;
     size_t nv = e->nv, base = e->m->floating ? 6 : 0;
-    for (size_t i = 0; i < nv; i++)
-        e->z[i] = (i < base ? 0 : tau[i - base]) - e->tau_nom[i];
+    for (size_t i = 0; i < nv; i++) { /* a non-finite torque (NaN, an overflow) is a missing row */
+        double to = i < base ? 0 : tau[i - base];
+        e->z[i] = isfinite(to) ? to - e->tau_nom[i] : NAN;
+    }
     rb_mat J = {6, nv, nv, e->Jc};
     for (size_t c = 0; c < e->nc; c++) {
         if ((rc = rb_dyn_frame_jacobian(e->m, e->ws, (size_t)e->contacts[c].frame, e->contacts[c].rep, &J, err)))

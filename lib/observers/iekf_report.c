@@ -130,8 +130,8 @@ int rb_iekf_warnings(const rb_iekf *e, char ***lines, size_t *n, rb_err *err)
 int rb_iekf_summary(const rb_iekf *e, char **line, rb_err *err)
 {
     long tried = e->updates + e->n_gated;
-    *line = rb_asprintf("%ld updates, %ld gated (%.1f %%), %ld rows skipped (NaN torque), %ld predict-only steps",
-                        e->updates, e->n_gated, tried ? 100.0 * (double)e->n_gated / (double)tried : 0.0,
-                        e->rows_skipped, e->predict_only);
+    *line = rb_asprintf(
+        "%ld updates, %ld gated (%.1f %%), %ld rows skipped (non-finite torque), %ld predict-only steps", e->updates,
+        e->n_gated, tried ? 100.0 * (double)e->n_gated / (double)tried : 0.0, e->rows_skipped, e->predict_only);
     return *line ? RB_OK : rb_err_set(err, RB_ENOMEM, "out of memory");
 }

@@ -80,7 +80,7 @@
  * (Delta tau - Y_est pi_raw^- per row: the prior innovation; NaN for rows not used), nis, gated, var (diagonal
  * of P, state units), bias b.
  *
- * NaN handling. A NaN torque row is skipped (the filter's missing element; counted in rows_skipped); when every
+ * NaN handling. A non-finite (NaN, infinite) torque row is skipped (the filter's missing element; counted in rows_skipped); when every
  * row is NaN, or q, nu, nu_dot or a contact wrench hold a non-finite value, the step only predicts
  * (predict_only counted). Diagnostics (rb_iekf_get_diag): updates, gated updates, rows skipped, predict-only
  * steps, the largest variance seen per parameter, and the information matrix A = sum Y_est^T R^-1 Y_est over
@@ -156,7 +156,7 @@ void rb_iekf_free(rb_iekf *e); /* NULL is a no-op */
 
 /* One sample. q (nq), nu (nv), nu_dot (nv; ignored, may be NULL under RB_IEKF_DDQ_CENTRAL), tau (model->n_dofs
  * joint torques, NaN: missing), lambda (6 per contact, NULL when n_contacts is 0). k names the sample in
- * messages. Allocates nothing. On error the state is left as before the step's update. */
+ * messages. Allocates nothing. After an error the estimator must not be stepped again. */
 int rb_iekf_step(rb_iekf *e, size_t k, double t, const double *q, const double *nu, const double *nu_dot,
                  const double *tau, const double *lambda, rb_err *err);
 
