@@ -20,6 +20,7 @@
 #   make bench-sim       simulator real-time factors (leg on a pole, standing humanoid)
 #   make bench-compare   roboest compare on two logs: one thread against two, and the speed-up
 #   make bench-ukf       ukf_torque real-time factors (ergoCub leg on a pole, floating humanoid lower body)
+#   make bench-inertial  inertial-parameter estimator step per sample (humanoid lower body, one and two bodies)
 #   make bench-model     URDF loading time of 10,000- and 50,000-link chains
 #   make stages-doc regenerate configs/stages.md, the stage reference, from the stage types (lib/estimators/)
 #   make deps       install missing Debian packages (apt-get; needs root)
@@ -66,7 +67,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo closed-loop stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-model clean format format-check
+.PHONY: FORCE all deps demo closed-loop stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-model clean format format-check
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -248,6 +249,9 @@ bench-compare: all $(BUILD)/bench_compare
 
 bench-ukf: all $(BUILD)/bench_ukf
 	$(BUILD)/bench_ukf $(abspath .) $(abspath ..)/shared
+
+bench-inertial: all $(BUILD)/bench_inertial
+	$(BUILD)/bench_inertial $(abspath .)
 
 bench-model: all $(BUILD)/bench_model
 	$(BUILD)/bench_model
