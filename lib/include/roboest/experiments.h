@@ -180,8 +180,9 @@ typedef struct rb_suite_result {
  * their order decides the error,
  * whatever the timing: a pair's
  * message starts with "variant <name>: " and names the log. Errors: those of rb_log_read / rb_log_append
- * (prefixed with the log path), RB_ENOTFOUND (reference or contact channel, joint, estimate element),
- * RB_EINPUT (the reference covers no part of a run's clock), RB_EDIM, RB_ENUMERIC (a non-finite estimate in
+ * (prefixed with the log path), RB_ENOTFOUND (reference, contact or events channel, joint, estimate element, a
+ * published value's joint), RB_EINPUT (the reference covers no part of a run's clock; with "steps" a scored joint
+ * without a step, with "events" a log without an event in its scored window), RB_EDIM, RB_ENUMERIC (a non-finite estimate in
  * the scored window), rb_pipeline_run_log's errors, RB_ENOMEM. The calling thread works too; a thread that
  * cannot start only lowers the parallelism. */
 int rb_suite_run(const rb_suite *s, const rb_suite_opts *opts, rb_suite_result **out, rb_err *err);
@@ -195,7 +196,10 @@ int rb_suite_result_write(const rb_suite_result *r, const char *dir, bool overwr
  * A rule compares two operands:  OPERAND OP OPERAND  with OP one of < <= > >=; an operand is a number or
  * VARIANT.STAT[JOINT].FIELD where [JOINT] (a joint of the report; default: all joints pooled) and .FIELD
  * (mean (default), sd, lo, hi, min or max of the summary across logs) are optional. Blanks between tokens
- * are ignored. Examples: "ukf_pinn.rmse < rnea.rmse", "ukf_pinn.rmse < 1.2", "ukf.mae[r_knee].hi <= 0.5". */
+ * are ignored. Examples: "ukf_pinn.rmse < rnea.rmse", "ukf_pinn.rmse < 1.2", "ukf.mae[r_knee].hi <= 0.5".
+ * Either side may be two operands joined by '*' or '/' (one level, no parentheses): "kf.rmse[torso] <= 0.1 * 5",
+ * "noadapt.rmse / adapt.rmse >= 2.0"; a side that is not finite (a division by zero) makes the rule fail, its
+ * message saying so. */
 typedef struct rb_rule_result {
     char *rule;  /* the rule's text, trimmed */
     char *where; /* where it came from ("rules.txt:3", "--rule 1") */
