@@ -414,37 +414,82 @@ static bool holds(double a, enum op op, double b)
     }
 }
 
-static char *describe(const char *text, const operand *o, double v)
+/* One side of a rule: an operand, or two joined by '*' or '/' (a bound scaled by a number, a ratio of two
+ * variants' values). */
+typedef struct term {
+    operand f[2];
+    size_t n;     /* 1 or 2 */
+    char op;      /* '*' or '/' when n == 2 */
+    double v[2];  /* the operands' values */
+    double value; /* the term's */
+} term;
+
+static int parse_term(rule_ctx *r, term *t)
 {
-    if (o->is_number)
-        return rb_asprintf("%.*s", (int)(o->end - o->start), text + o->start);
-    return rb_asprintf("%.*s = %.6g", (int)(o->end - o->start), text + o->start, v);
+    t->n = 1;
+    int rc = parse_operand(r, &t->f[0]);
+    skip_blank(r);
+    if (!rc && (r->text[r->pos] == '*' || r->text[r->pos] == '/')) {
+        t->op = r->text[r->pos++];
+        t->n = 2;
+        rc = parse_operand(r, &t->f[1]);
+    }
+    return rc;
+}
+
+static bool all_numbers(const term *t) { return t->f[0].is_number && (t->n == 1 || t->f[1].is_number); }
+
+static int eval_term(rule_ctx *r, const report *rep, term *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        int rc = lookup(r, rep, &t->f[i], &t->v[i]);
+        if (rc)
+            return rc;
+    }
+    t->value = t->n == 1 ? t->v[0] : t->op == '*' ? t->v[0] * t->v[1] : t->v[0] / t->v[1];
+    return RB_OK;
+}
+
+static char *describe(const char *text, const term *t)
+{
+    size_t a = t->f[0].start, z = t->f[t->n - 1].end;
+    if (all_numbers(t))
+        return rb_asprintf("%.*s", (int)(z - a), text + a);
+    if (t->n == 1)
+        return rb_asprintf("%.*s = %.6g", (int)(z - a), text + a, t->value);
+    return rb_asprintf("%.*s = %.6g %c %.6g = %.6g", (int)(z - a), text + a, t->v[0], t->op, t->v[1], t->value);
 }
 
 static int eval_rule(const report *rep, const char *text, const char *where, rb_rule_result *res, rb_err *err)
 {
     rule_ctx r = {text, where, 0, err};
-    operand a, b;
+    term a, b;
     enum op op = LT;
-    int rc = parse_operand(&r, &a);
+    int rc = parse_term(&r, &a);
     if (!rc)
         rc = parse_op(&r, &op);
     if (!rc)
-        rc = parse_operand(&r, &b);
+        rc = parse_term(&r, &b);
     skip_blank(&r);
     if (!rc && text[r.pos])
         rc = rule_error(&r, "column %zu: unexpected '%c' after the rule", r.pos + 1, text[r.pos]);
-    if (!rc && a.is_number && b.is_number)
+    if (!rc && all_numbers(&a) && all_numbers(&b))
         rc = rule_error(&r, "compares two numbers: name a VARIANT.STAT on one side");
     if (!rc)
-        rc = lookup(&r, rep, &a, &res->left);
+        rc = eval_term(&r, rep, &a);
     if (!rc)
-        rc = lookup(&r, rep, &b, &res->right);
+        rc = eval_term(&r, rep, &b);
     if (rc)
         return rc;
-    res->passed = holds(res->left, op, res->right);
-    char *l = describe(text, &a, res->left), *rt = describe(text, &b, res->right);
-    res->message = l && rt ? rb_asprintf("%s %s%s %s", l, res->passed ? "" : "is not ", OP_TEXT[op], rt) : NULL;
+    res->left = a.value;
+    res->right = b.value;
+    /* a ratio over a zero (0 / 0, or x / 0) is no evidence either way: the rule fails, saying why */
+    bool undefined = !isfinite(a.value) || !isfinite(b.value);
+    res->passed = !undefined && holds(res->left, op, res->right);
+    char *l = describe(text, &a), *rt = describe(text, &b);
+    res->message = l && rt ? rb_asprintf("%s %s%s %s%s", l, res->passed ? "" : "is not ", OP_TEXT[op], rt,
+                                         undefined ? " (a division by zero: no value)" : "")
+                           : NULL;
     rb_free(l);
     rb_free(rt);
     return res->message ? RB_OK : nomem(err);

@@ -166,25 +166,186 @@ static int parse_window(rb_cfg *c, const cJSON *v)
     return rb_cfg_want_window(c, v, &x->s->t0, &x->s->t1);
 }
 
+/* A statistic that needs a section of the suite names it; NULL when it needs none. */
+static const char *stat_needs(const rb_suite *s, size_t k)
+{
+    if ((k == RB_STAT_RISE_TIME || k == RB_STAT_STEP_DELAY || k == RB_STAT_STEPS_UNSETTLED) && !(s->step_min_jump > 0))
+        return "\"steps\": {\"min_jump\": ...}";
+    if ((k == RB_STAT_EVENT_PEAK || k == RB_STAT_EVENT_MAX) && !s->events_channel)
+        return "\"events\": {\"channel\": ..., \"window\": [a, b]}";
+    return NULL;
+}
+
+static int want_stat(rb_cfg *c, const cJSON *e, size_t *k)
+{
+    sload *x = (sload *)c;
+    const char *keys[RB_N_STATS + 1];
+    for (size_t i = 0; i < RB_N_STATS; i++)
+        keys[i] = rb_stat_key(i);
+    keys[RB_N_STATS] = NULL;
+    int rc = rb_cfg_want_choice(c, e, keys, k);
+    const char *needs = rc ? NULL : stat_needs(x->s, *k);
+    return needs ? rb_cfg_error(c, "'%s' needs %s in the suite", keys[*k], needs) : rc;
+}
+
+static bool shown(const rb_suite *s, size_t k)
+{
+    for (size_t m = 0; m < s->n_stats; m++)
+        if (s->stats[m] == k)
+            return true;
+    return false;
+}
+
 static int parse_statistics(rb_cfg *c, const cJSON *v)
 {
     sload *x = (sload *)c;
-    static const char *const keys[] = {"mse", "rmse", "mae", "max_abs", "mean_abs_est", "mean_abs_ref", NULL};
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0)
         return rb_cfg_error(c, "expected a non-empty array of statistics (mse, rmse, mae, max_abs, mean_abs_est, "
-                               "mean_abs_ref)");
+                               "mean_abs_ref, min_est, max_est, mean_est, count_zero_est, rise_time, step_delay, "
+                               "steps_unsettled, event_peak, event_max)");
     size_t i = 0;
     int rc = RB_OK;
     x->s->n_stats = 0;
     for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
         rb_cfg_push_index(c, i);
         size_t k = 0;
-        rc = rb_cfg_want_choice(c, e, keys, &k);
-        for (size_t m = 0; !rc && m < x->s->n_stats; m++)
-            if (x->s->stats[m] == k)
-                rc = rb_cfg_error(c, "'%s' is already listed", keys[k]);
+        rc = want_stat(c, e, &k);
+        if (!rc && shown(x->s, k))
+            rc = rb_cfg_error(c, "'%s' is already listed", rb_stat_key(k));
         if (!rc)
             x->s->stats[x->s->n_stats++] = k;
+        rb_cfg_pop(c);
+    }
+    /* a rise time that may hold pessimistic bounds is never shown without the count of those */
+    if (!rc && (shown(x->s, RB_STAT_RISE_TIME) || shown(x->s, RB_STAT_STEP_DELAY)) &&
+        !shown(x->s, RB_STAT_STEPS_UNSETTLED))
+        x->s->stats[x->s->n_stats++] = RB_STAT_STEPS_UNSETTLED;
+    return rc;
+}
+
+/* ---- steps, events, published --------------------------------------------------------------------------------- */
+static int parse_steps(rb_cfg *c, const cJSON *v)
+{
+    sload *x = (sload *)c;
+    static const char *const keys[] = {"min_jump"};
+    int rc = rb_cfg_check_object(c, v, keys, 1);
+    if (!rc && !rb_cfg_member(v, "min_jump"))
+        rc = rb_cfg_error(c, "missing key 'min_jump'");
+    if (!rc)
+        rc = rb_cfg_member_number(c, v, "min_jump", RB_CFG_POSITIVE, &x->s->step_min_jump);
+    return rc;
+}
+
+static int parse_events(rb_cfg *c, const cJSON *v)
+{
+    sload *x = (sload *)c;
+    static const char *const keys[] = {"channel", "window"};
+    int rc = rb_cfg_check_object(c, v, keys, 2);
+    if (!rc)
+        rc = rb_cfg_member_string(c, v, "channel", true, &x->s->events_channel);
+    const cJSON *e = rc ? NULL : rb_cfg_member(v, "window");
+    if (!rc && !e)
+        rc = rb_cfg_error(c, "missing key 'window' ([a, b] in s, relative to each event)");
+    if (!rc) {
+        rb_cfg_push_key(c, "window", 0);
+        rc = rb_cfg_want_window(c, e, &x->s->events_a, &x->s->events_b);
+        rb_cfg_pop(c);
+    }
+    return rc;
+}
+
+/* An unknown name among `names`, with the closest as a suggestion. */
+static int unknown_name(rb_cfg *c, const char *what, const char *name, const char *const *names, size_t n)
+{
+    rb_suggest sg;
+    rb_suggest_init(&sg, name);
+    for (size_t i = 0; i < n; i++)
+        rb_suggest_consider(&sg, names[i]);
+    const char *best = rb_suggest_best(&sg);
+    if (best)
+        return rb_cfg_error(c, "unknown %s '%s' (did you mean '%s'?)", what, name, best);
+    return rb_cfg_error(c, "unknown %s '%s'", what, name);
+}
+
+static int published_variant(sload *x, const cJSON *v, rb_suite_published *p)
+{
+    rb_cfg *c = &x->c;
+    char *name = NULL;
+    int rc = rb_cfg_member_string(c, v, "variant", true, &name);
+    if (rc)
+        return rc;
+    const char *names[64];
+    size_t n = 0;
+    for (size_t i = 0; i < x->s->n_variants; i++) {
+        if (strcmp(x->s->variants[i].name, name) == 0) {
+            p->variant = i;
+            rb_free(name);
+            return RB_OK;
+        }
+        if (n < 64)
+            names[n++] = x->s->variants[i].name;
+    }
+    rb_cfg_push_key(c, "variant", 0);
+    rc = unknown_name(c, "variant", name, names, n);
+    rb_cfg_pop(c);
+    rb_free(name);
+    return rc;
+}
+
+static int published_joint(sload *x, const cJSON *v, rb_suite_published *p)
+{
+    rb_cfg *c = &x->c;
+    int rc = rb_cfg_member_string(c, v, "joint", false, &p->joint);
+    if (rc || !p->joint || !x->s->n_joints) /* without "joints": checked against the reference at run time */
+        return rc;
+    for (size_t j = 0; j < x->s->n_joints; j++)
+        if (strcmp(x->s->joints[j], p->joint) == 0)
+            return RB_OK;
+    rb_cfg_push_key(c, "joint", 0);
+    rc = unknown_name(c, "joint", p->joint, (const char *const *)x->s->joints, x->s->n_joints);
+    rb_cfg_pop(c);
+    return rc;
+}
+
+static int one_published(sload *x, const cJSON *v, rb_suite_published *p)
+{
+    static const char *const keys[] = {"variant", "joint", "statistic", "value", "source"};
+    rb_cfg *c = &x->c;
+    int rc = rb_cfg_check_object(c, v, keys, 5);
+    if (!rc)
+        rc = published_variant(x, v, p);
+    if (!rc)
+        rc = published_joint(x, v, p);
+    const cJSON *e = rc ? NULL : rb_cfg_member(v, "statistic");
+    if (!rc && !e)
+        rc = rb_cfg_error(c, "missing key 'statistic'");
+    if (!rc) {
+        rb_cfg_push_key(c, "statistic", 0);
+        rc = want_stat(c, e, &p->stat);
+        rb_cfg_pop(c);
+    }
+    if (!rc && !rb_cfg_member(v, "value"))
+        rc = rb_cfg_error(c, "missing key 'value'");
+    if (!rc)
+        rc = rb_cfg_member_number(c, v, "value", RB_CFG_ANY, &p->value);
+    if (!rc)
+        rc = rb_cfg_member_string(c, v, "source", true, &p->source);
+    return rc;
+}
+
+static int parse_published(rb_cfg *c, const cJSON *v)
+{
+    sload *x = (sload *)c;
+    if (!cJSON_IsArray(v))
+        return rb_cfg_error(c, "expected an array of {\"variant\", \"joint\", \"statistic\", \"value\", \"source\"}");
+    size_t n = (size_t)cJSON_GetArraySize(v), i = 0;
+    if (!(x->s->published = rb_calloc(n ? n : 1, sizeof *x->s->published)))
+        return rb_cfg_nomem(c);
+    int rc = RB_OK;
+    for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
+        rb_cfg_push_index(c, i);
+        x->s->n_published = i + 1;
+        rc = one_published(x, e, &x->s->published[i]);
         rb_cfg_pop(c);
     }
     return rc;
@@ -386,7 +547,8 @@ static int parse_name(rb_cfg *c, const cJSON *v)
     return rb_cfg_want_string(c, v, false, &x->s->name);
 }
 
-/* In reading order: the logs before the figures (traces name logs), the joints before the traces. */
+/* In reading order: the logs before the figures (traces name logs), the joints before the traces; steps and events
+ * before the statistics that need them, the variants, joints and statistics before the published values. */
 static const rb_cfg_section sections[] = {
     {"name", false, parse_name},
     {"variants", true, parse_variants},
@@ -394,7 +556,10 @@ static const rb_cfg_section sections[] = {
     {"reference", true, parse_reference},
     {"joints", false, parse_joints},
     {"window", false, parse_window},
+    {"steps", false, parse_steps},
+    {"events", false, parse_events},
     {"statistics", false, parse_statistics},
+    {"published", false, parse_published},
     {"bootstrap", false, parse_bootstrap},
     {"figures", false, parse_figures},
     {"outputs", false, parse_outputs},
@@ -422,6 +587,12 @@ void rb_suite_free(rb_suite *s)
     rb_free(s->traces);
     rb_free(s->reference);
     rb_free(s->contact_channel);
+    rb_free(s->events_channel);
+    for (size_t i = 0; s->published && i < s->n_published; i++) {
+        rb_free(s->published[i].joint);
+        rb_free(s->published[i].source);
+    }
+    rb_free(s->published);
     rb_free(s->outputs);
     rb_free(s->name);
     rb_free(s->path);

@@ -16,6 +16,8 @@ typedef struct log_data {
     size_t *sel; /* n_joints element indices into ref */
     size_t n_shaded;
     rb_interval *shaded; /* active stretches of the contact channel */
+    size_t n_events;
+    double *event_times; /* samples of the events channel at which an element changed value */
 } log_data;
 
 /* What one pair leaves behind (its own slot, written by one thread only). */
@@ -121,6 +123,28 @@ static int contact_intervals(const rb_suite *s, log_data *ld, rb_err *err)
     return RB_OK;
 }
 
+/* The times at which any element of the events channel changes value (NaN to NaN is no change). */
+static int event_times(const rb_suite *s, log_data *ld, rb_err *err)
+{
+    const rb_channel *ch = rb_log_find(ld->log, s->events_channel);
+    if (!ch)
+        return rb_err_set(err, RB_ENOTFOUND, "%s: events channel %s not found (events.channel)", ld->label,
+                          s->events_channel);
+    if (!(ld->event_times = rb_malloc((ch->n_samples ? ch->n_samples : 1) * sizeof *ld->event_times)))
+        return nomem(err);
+    size_t n = ch->n_elements;
+    for (size_t t = 1; t < ch->n_samples; t++) {
+        bool changed = false;
+        for (size_t i = 0; i < n && !changed; i++) {
+            double a = ch->data[(t - 1) * n + i], b = ch->data[t * n + i];
+            changed = a != b && !(isnan(a) && isnan(b));
+        }
+        if (changed)
+            ld->event_times[ld->n_events++] = ch->time[t];
+    }
+    return RB_OK;
+}
+
 /* Run by the pool, one log per task: reading is the part of a log that needs no other log. */
 static int read_log(void *ctx, size_t l, rb_err *err)
 {
@@ -149,7 +173,20 @@ static int prepare_log(job *jb, size_t l, rb_err *err)
     rc = select_joints(jb, ld, err);
     if (!rc && s->contact_channel)
         rc = contact_intervals(s, ld, err);
+    if (!rc && s->events_channel)
+        rc = event_times(s, ld, err);
     return rc;
+}
+
+/* The index of a joint name (NULL: all joints, n_joints); SIZE_MAX when it is not scored. */
+static size_t joint_of(const job *jb, const char *name)
+{
+    if (!name)
+        return jb->n_joints;
+    for (size_t j = 0; j < jb->n_joints; j++)
+        if (strcmp(jb->joints[j], name) == 0)
+            return j;
+    return SIZE_MAX;
 }
 
 static int check_trace_joints(const job *jb, rb_err *err)
@@ -164,6 +201,11 @@ static int check_trace_joints(const job *jb, rb_err *err)
                               "reference channel %s",
                               jb->s->path, k, jb->s->traces[k].joint, jb->s->reference);
     }
+    for (size_t k = 0; k < jb->s->n_published; k++)
+        if (joint_of(jb, jb->s->published[k].joint) == SIZE_MAX)
+            return rb_err_set(err, RB_ENOTFOUND,
+                              "%s: published[%zu]: joint '%s' is not an element of the reference channel %s",
+                              jb->s->path, k, jb->s->published[k].joint, jb->s->reference);
     return RB_OK;
 }
 
@@ -229,6 +271,32 @@ static int scored_range(const job *jb, const log_data *ld, const rb_clock *clk, 
                       clk->n ? clk->t[clk->n - 1] : NAN);
 }
 
+/* The step and event statistics, when the suite asks for them: every joint must have a step, the log an event. */
+static int score_response(const job *jb, const log_data *ld, const rb_metric_input *in, pair_out *po, rb_err *err)
+{
+    const rb_suite *s = jb->s;
+    size_t J = jb->n_joints, n = in->n_samples;
+    int rc = RB_OK;
+    if (s->step_min_jump > 0 && !(rc = rb_metrics_steps(in, s->step_min_jump, po->stats, &po->stats[J], err)))
+        for (size_t j = 0; j < J; j++)
+            if (po->stats[j].n_steps == 0)
+                return rb_err_set(err, RB_EINPUT,
+                                  "%s: joint '%s': reference channel %s has no step larger than steps.min_jump = %g "
+                                  "in the scored window (t from %.17g to %.17g s): rise_time and step_delay need one",
+                                  ld->label, jb->joints[j], s->reference, s->step_min_jump, in->time[0],
+                                  in->time[n - 1]);
+    if (!rc && s->events_channel &&
+        !(rc = rb_metrics_events(in, ld->event_times, ld->n_events, s->events_a, s->events_b, po->stats, &po->stats[J],
+                                 err)) &&
+        po->stats[J].n_events == 0)
+        return rb_err_set(err, RB_EINPUT,
+                          "%s: events channel %s has no event (%zu changes of value) whose window [%g, %g] s holds a "
+                          "scored sample (t from %.17g to %.17g s)",
+                          ld->label, s->events_channel, ld->n_events, s->events_a, s->events_b, in->time[0],
+                          in->time[n - 1]);
+    return rc ? rb_err_prefix(err, rc, "%s: ", ld->label) : RB_OK;
+}
+
 static int score(const job *jb, const log_data *ld, const rb_suite_variant *var, const rb_run_result *res,
                  const rb_run_signal *est, pair_out *po, rb_err *err)
 {
@@ -253,6 +321,8 @@ static int score(const job *jb, const log_data *ld, const rb_suite_variant *var,
         rb_metric_input in = {var->estimate, jb->s->reference, e, r, res->clock.t + k0, n, J, -INFINITY, INFINITY};
         if ((rc = rb_metrics_compute(&in, po->stats, &po->stats[J], err)) != RB_OK)
             rb_err_prefix(err, rc, "%s: ", ld->label);
+        if (!rc)
+            rc = score_response(jb, ld, &in, po, err);
     }
     for (size_t k = 0; !rc && k < jb->s->n_traces; k++) {
         const rb_suite_trace *tr = &jb->s->traces[k];
@@ -371,11 +441,16 @@ static int make_table(const job *jb, rb_comparison **out, rb_err *err)
     c->n_shown = s->n_stats;
     memcpy(c->shown, s->stats, sizeof c->shown);
     c->bootstrap = s->bootstrap;
+    for (size_t k = 0; !rc && k < s->n_published; k++) {
+        const rb_suite_published *p = &s->published[k];
+        rc = rb_comparison_add_published(c, p->variant, joint_of(jb, p->joint), p->stat, p->value, p->source, err);
+    }
     for (size_t v = 0; v < s->n_variants; v++)
         for (size_t l = 0; l < s->n_logs; l++)
             for (size_t j = 0; j <= jb->n_joints; j++)
                 *rb_comparison_at(c, v, j, l) = jb->out[v * s->n_logs + l].stats[j];
-    rc = provenance(jb, c, err);
+    if (!rc)
+        rc = provenance(jb, c, err);
     if (!rc)
         rc = rb_comparison_summarize(c, err);
     if (rc)
@@ -556,6 +631,7 @@ static void free_job(job *jb)
         rb_free(ld->files);
         rb_free(ld->sel);
         rb_free(ld->shaded);
+        rb_free(ld->event_times);
     }
     rb_free(jb->logs);
     for (size_t i = 0; jb->out && i < jb->n_pairs; i++) {

@@ -5,8 +5,12 @@
 
 #include "metrics_internal.h"
 
-static const char *const STAT_KEYS[RB_N_STATS] = {"mse", "rmse", "mae", "max_abs", "mean_abs_est", "mean_abs_ref"};
-static const char *const STAT_TITLES[RB_N_STATS] = {"MSE", "RMSE", "MAE", "max abs", "mean abs est", "mean abs ref"};
+static const char *const STAT_KEYS[RB_N_STATS] = {
+    "mse",      "rmse",           "mae",       "max_abs",    "mean_abs_est",    "mean_abs_ref", "min_est",  "max_est",
+    "mean_est", "count_zero_est", "rise_time", "step_delay", "steps_unsettled", "event_peak",   "event_max"};
+static const char *const STAT_TITLES[RB_N_STATS] = {
+    "MSE",      "RMSE",           "MAE",       "max abs",    "mean abs est",    "mean abs ref", "min est",  "max est",
+    "mean est", "count zero est", "rise time", "step delay", "steps unsettled", "event peak",   "event max"};
 
 const char *rb_stat_key(size_t k) { return k < RB_N_STATS ? STAT_KEYS[k] : NULL; }
 const char *rb_stat_title(size_t k) { return k < RB_N_STATS ? STAT_TITLES[k] : NULL; }
@@ -19,7 +23,16 @@ double rb_stat_value(const rb_stats *s, size_t k)
     case 2: return s->mae;
     case 3: return s->max_abs;
     case 4: return s->mean_abs_est;
-    default: return s->mean_abs_ref;
+    case 5: return s->mean_abs_ref;
+    case 6: return s->min_est;
+    case 7: return s->max_est;
+    case 8: return s->mean_est;
+    case 9: return s->count_zero_est;
+    case RB_STAT_RISE_TIME: return s->rise_time;
+    case RB_STAT_STEP_DELAY: return s->step_delay;
+    case RB_STAT_STEPS_UNSETTLED: return s->steps_unsettled;
+    case RB_STAT_EVENT_PEAK: return s->event_peak;
+    default: return s->event_max;
     }
 }
 
@@ -62,6 +75,9 @@ void rb_comparison_free(rb_comparison *c)
     rb_free(c->summary);
     free_strings(c->attr_keys, c->n_attrs);
     free_strings(c->attr_values, c->n_attrs);
+    for (size_t i = 0; i < c->n_published; i++)
+        rb_free(c->published[i].source);
+    rb_free(c->published);
     rb_free(c);
 }
 
@@ -90,8 +106,8 @@ int rb_comparison_new(rb_comparison **out, const char *title, const char *refere
     c->joints = copy_strings(joints, n_joints);
     c->values = rb_calloc(count, sizeof *c->values);
     c->summary = rb_calloc(cells * RB_N_STATS, sizeof *c->summary);
-    c->n_shown = RB_N_STATS;
-    for (size_t k = 0; k < RB_N_STATS; k++)
+    c->n_shown = RB_N_ERROR_STATS;
+    for (size_t k = 0; k < RB_N_ERROR_STATS; k++)
         c->shown[k] = k;
     c->bootstrap = (rb_bootstrap){2000, 0, 0.95};
     if (!c->title || !c->reference || !c->variants || !c->logs || !c->joints || !c->values || !c->summary) {
@@ -110,6 +126,22 @@ rb_stats *rb_comparison_at(const rb_comparison *c, size_t v, size_t j, size_t l)
 const rb_summary *rb_comparison_summary(const rb_comparison *c, size_t v, size_t j, size_t k)
 {
     return &c->summary[(v * (c->n_joints + 1) + j) * RB_N_STATS + k];
+}
+
+int rb_comparison_add_published(rb_comparison *c, size_t v, size_t j, size_t k, double value, const char *source,
+                                rb_err *err)
+{
+    if (!c || !source || v >= c->n_variants || j > c->n_joints || k >= RB_N_STATS || !isfinite(value))
+        return rb_err_set(err, RB_EINVAL, "rb_comparison_add_published: index out of range or value not finite");
+    rb_published *grown = rb_realloc(c->published, (c->n_published + 1) * sizeof *grown);
+    if (!grown)
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    c->published = grown;
+    char *copy = rb_strdup(source);
+    if (!copy)
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    c->published[c->n_published++] = (rb_published){v, j, k, value, copy};
+    return RB_OK;
 }
 
 int rb_comparison_set_attr(rb_comparison *c, const char *key, const char *value, rb_err *err)
@@ -277,6 +309,37 @@ static void md_per_joint(const rb_comparison *c, size_t k, sbuf *b)
     }
 }
 
+/* ---- published numbers beside ours ---- */
+static double published_ours(const rb_comparison *c, const rb_published *p)
+{
+    return rb_comparison_summary(c, p->variant, p->joint, p->stat)->mean;
+}
+
+static void md_published(const rb_comparison *c, sbuf *b)
+{
+    if (!c->n_published)
+        return;
+    rb_sb_puts(b, "\n## Published beside ours\n\nOurs: the mean across logs. Ratio: ours / paper.\n\n"
+                  "| source | variant | joint | statistic | paper | ours | ratio |\n"
+                  "| --- | --- | --- | --- | ---: | ---: | ---: |\n");
+    for (size_t i = 0; i < c->n_published; i++) {
+        const rb_published *p = &c->published[i];
+        const char *cells[] = {p->source, c->variants[p->variant], joint_name(c, p->joint)};
+        rb_sb_putc(b, '|');
+        for (size_t k = 0; k < 3; k++) {
+            rb_sb_putc(b, ' ');
+            md_text(b, cells[k]);
+            rb_sb_puts(b, " |");
+        }
+        double ours = published_ours(c, p), ratio = ours / p->value;
+        rb_sb_printf(b, " %s | %.4g | %.4g |", STAT_KEYS[p->stat], p->value, ours);
+        if (isfinite(ratio))
+            rb_sb_printf(b, " %.4g |\n", ratio);
+        else
+            rb_sb_puts(b, " n/a |\n");
+    }
+}
+
 static void render_markdown(const rb_comparison *c, sbuf *b)
 {
     rb_sb_puts(b, "# ");
@@ -295,6 +358,7 @@ static void render_markdown(const rb_comparison *c, sbuf *b)
     md_all_joints(c, b);
     for (size_t i = 0; i < c->n_shown; i++)
         md_per_joint(c, c->shown[i], b);
+    md_published(c, b);
 }
 
 /* ---- JSON (written by hand: numbers must be round-trip text, and the key order fixed) ------------------------ */
@@ -398,7 +462,34 @@ static void render_json(const rb_comparison *c, sbuf *b)
     rb_sb_puts(b, "[\n");
     for (size_t v = 0; v < c->n_variants; v++)
         json_variant(c, v, b);
-    rb_sb_puts(b, "  ]\n}\n");
+    rb_sb_puts(b, "  ]");
+    if (c->n_published) {
+        rb_sb_puts(b, ",\n");
+        json_key(b, "published", 2);
+        rb_sb_puts(b, "[\n");
+        for (size_t i = 0; i < c->n_published; i++) {
+            const rb_published *p = &c->published[i];
+            double ours = published_ours(c, p), ratio = ours / p->value;
+            rb_sb_puts(b, "    {\"source\": ");
+            rb_sb_put_json_string(b, p->source);
+            rb_sb_puts(b, ", \"variant\": ");
+            rb_sb_put_json_string(b, c->variants[p->variant]);
+            rb_sb_puts(b, ", \"joint\": ");
+            rb_sb_put_json_string(b, joint_name(c, p->joint));
+            rb_sb_printf(b, ", \"statistic\": \"%s\", \"paper\": ", STAT_KEYS[p->stat]);
+            rb_sb_put_double(b, p->value);
+            rb_sb_puts(b, ", \"ours\": ");
+            rb_sb_put_double(b, ours);
+            rb_sb_puts(b, ", \"ratio\": ");
+            if (isfinite(ratio)) /* a paper value of 0 has no ratio */
+                rb_sb_put_double(b, ratio);
+            else
+                rb_sb_puts(b, "null");
+            rb_sb_printf(b, "}%s\n", i + 1 < c->n_published ? "," : "");
+        }
+        rb_sb_puts(b, "  ]");
+    }
+    rb_sb_puts(b, "\n}\n");
 }
 
 /* ---- CSV ---------------------------------------------------------------------------------------------------- */

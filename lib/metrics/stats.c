@@ -32,9 +32,12 @@ static void csum_merge(csum *into, const csum *from)
 static double csum_value(const csum *s) { return s->sum + s->comp; }
 
 typedef struct acc {
-    csum sq, abs_err, abs_est, abs_ref;
-    double max_abs;
+    csum sq, abs_err, abs_est, abs_ref, est;
+    double max_abs, min_est, max_est;
+    size_t zero_est;
 } acc;
+
+static const acc ACC_EMPTY = {.min_est = INFINITY, .max_est = -INFINITY};
 
 typedef struct bad_sample {
     bool found;
@@ -131,6 +134,10 @@ static void accumulate_block(const rb_metric_input *in, size_t i0, size_t n_bloc
             csum_add(&a[k].abs_ref, fabs(r[k]));
             if (ad > a[k].max_abs)
                 a[k].max_abs = ad;
+            csum_add(&a[k].est, e[k]);
+            a[k].min_est = fmin(a[k].min_est, e[k]);
+            a[k].max_est = fmax(a[k].max_est, e[k]);
+            a[k].zero_est += e[k] == 0;
         }
     }
 }
@@ -143,11 +150,16 @@ static void merge_acc(acc *into, const acc *from)
     csum_merge(&into->abs_ref, &from->abs_ref);
     if (from->max_abs > into->max_abs)
         into->max_abs = from->max_abs;
+    csum_merge(&into->est, &from->est);
+    into->min_est = fmin(into->min_est, from->min_est);
+    into->max_est = fmax(into->max_est, from->max_est);
+    into->zero_est += from->zero_est;
 }
 
 static void finish(const acc *a, size_t count, rb_stats *s)
 {
     double n = (double)count;
+    *s = (rb_stats){0};
     s->n = count;
     s->mse = csum_value(&a->sq) / n;
     s->rmse = sqrt(s->mse);
@@ -155,6 +167,10 @@ static void finish(const acc *a, size_t count, rb_stats *s)
     s->max_abs = a->max_abs;
     s->mean_abs_est = csum_value(&a->abs_est) / n;
     s->mean_abs_ref = csum_value(&a->abs_ref) / n;
+    s->min_est = a->min_est;
+    s->max_est = a->max_est;
+    s->mean_est = csum_value(&a->est) / n; /* |sum e| <= sum |e|: finite when mean_abs_est is */
+    s->count_zero_est = (double)a->zero_est;
 }
 
 /* Finite inputs can still overflow: |e - r|, its square or a sum beyond DBL_MAX. */
@@ -214,13 +230,15 @@ int rb_metrics_compute(const rb_metric_input *in, rb_stats *per_element, rb_stat
         rc = count_window(in, &count, err);
     if (rc)
         return rc;
-    acc pooled = {0};
+    acc pooled = ACC_EMPTY;
     bad_sample bad = {0};
     int overflow = RB_OK;
     /* Every block is scanned even after a bad sample: a later block may hold an earlier one. */
     for (size_t i0 = 0; i0 < in->n_elements; i0 += ACC_BLOCK) {
-        acc block[ACC_BLOCK] = {0};
+        acc block[ACC_BLOCK];
         size_t n_block = in->n_elements - i0 < ACC_BLOCK ? in->n_elements - i0 : ACC_BLOCK;
+        for (size_t k = 0; k < n_block; k++)
+            block[k] = ACC_EMPTY;
         accumulate_block(in, i0, n_block, block, &bad);
         if (!bad.found)
             finish_block(in, block, i0, n_block, count, per_element, &pooled, &overflow, err);

@@ -138,7 +138,13 @@ static rb_comparison *table(size_t n_logs, const double *rmse_per_log)
         for (size_t j = 0; j <= 2; j++)
             for (size_t l = 0; l < n_logs; l++) {
                 double r = rmse_per_log[l] * (double)(v + 1) + 0.01 * (double)j;
-                *rb_comparison_at(c, v, j, l) = (rb_stats){100, r * r, r, 0.8 * r, 2 * r, 1.5, 1.25};
+                *rb_comparison_at(c, v, j, l) = (rb_stats){.n = 100,
+                                                           .mse = r * r,
+                                                           .rmse = r,
+                                                           .mae = 0.8 * r,
+                                                           .max_abs = 2 * r,
+                                                           .mean_abs_est = 1.5,
+                                                           .mean_abs_ref = 1.25};
             }
     c->bootstrap = (rb_bootstrap){4000, 1, 0.95};
     return c;

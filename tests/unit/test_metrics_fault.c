@@ -122,7 +122,7 @@ static rb_report *report_with_fault(void)
     rb_report *rep = NULL;
     rb_err err;
     cr_assert_eq(rb_report_new(&rep, "t", &err), RB_OK);
-    rb_stats s = {10, 1, 1, 1, 1, 1, 1};
+    rb_stats s = {.n = 10, .mse = 1, .rmse = 1, .mae = 1, .max_abs = 1, .mean_abs_est = 1, .mean_abs_ref = 1};
     cr_assert_eq(rb_report_add(rep, "p/log", "est", "ref", "a", &s, &err), RB_OK);
     cr_assert_eq(rb_report_set_fault_settings(rep, &OPTS, &err), RB_OK);
     rb_report_fault f = {"p/log", "cur", "motors/currents", "elbow", {{0, SIZE_MAX}, {0, SIZE_MAX}, {0, SIZE_MAX}},

@@ -17,7 +17,8 @@
 
 static rb_stats stats_of(size_t n, double mse, double rmse, double mae, double max_abs, double est, double ref)
 {
-    rb_stats s = {n, mse, rmse, mae, max_abs, est, ref};
+    rb_stats s = {
+        .n = n, .mse = mse, .rmse = rmse, .mae = mae, .max_abs = max_abs, .mean_abs_est = est, .mean_abs_ref = ref};
     return s;
 }
 

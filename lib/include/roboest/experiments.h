@@ -44,8 +44,37 @@ RB_API_BEGIN
  *               instead (it must then have as many elements as the reference channel).
  *   window      [t0, t1], optional: absolute log times (s) scored; samples outside are never read. Scoring
  *               always keeps to the part of each run's clock that the reference channel covers.
- *   statistics  array, optional (default ["mse", "rmse", "mae"]): shown statistics, from mse rmse mae max_abs
- *               mean_abs_est mean_abs_ref (rb_stat_key).
+ *   statistics  array, optional (default ["mse", "rmse", "mae"]): shown statistics (rb_stat_key, metrics.h):
+ *               the errors mse rmse mae max_abs mean_abs_est mean_abs_ref; the estimate alone min_est max_est
+ *               mean_est count_zero_est (a 0/1 flag output: min_est == 1 means set on every sample, mean_est
+ *               is the fraction, count_zero_est the samples where it is not); the step response rise_time
+ *               (10-90 %) step_delay (to 50 %) steps_unsettled (need "steps"); the error around events
+ *               event_peak event_max (need "events"). Showing rise_time or step_delay shows steps_unsettled
+ *               too (appended when not listed): an unsettled step's rise time is a pessimistic bound.
+ *   steps       {"min_jump": number > 0 (required), in the reference channel's unit}: a step is a jump of the
+ *               reference larger than min_jump between consecutive samples of a run's clock (use "interp":
+ *               "hold" so that a square wave's jump is not split over two samples). For each step, until the
+ *               next one or the window's end, the first times the estimate gets 10 %, 50 %, 90 % of the way
+ *               from the reference's value before the step to its value after: rise_time = t90 - t10,
+ *               step_delay = t50 - the step's time, means over the steps of the (variant, log, joint);
+ *               "all": over every joint's steps. A step never taken to 90 % is counted in steps_unsettled and
+ *               its missing crossings are taken at the step's end: its rise time is then the time left, a
+ *               pessimistic bound, never NaN (rb_metrics_steps). Every scored joint of every log must hold a
+ *               step (an error names the log and joint otherwise: list in "joints" only those that step).
+ *   events      {"channel": name (required), "window": [a, b] (required, s relative to each event, a < b)}:
+ *               an event is a sample of that channel (of each log) at which any element changes value (e.g.
+ *               "truth/contacts_active": a contact made or broken); event_peak is the mean over the events of
+ *               max |estimate - reference| over the clock samples in [t_e + a, t_e + b] clipped to the scored
+ *               window (events whose interval holds no scored sample are skipped; intervals may overlap),
+ *               event_max the largest; "all": per event the max over the joints. A log without the channel,
+ *               or without an event in its scored window, is an error naming the log and the channel.
+ *   published   array, optional: [{"variant": a variant's name (required), "joint": a joint (optional,
+ *               default all joints pooled), "statistic": a statistic key (required; a step or event one needs
+ *               "steps" / "events"), "value": finite number (required), "source": string (required, e.g.
+ *               "Table II, no adaptation")}]: a paper's numbers, shown beside ours (the mean across logs) in
+ *               report.md's "Published beside ours" table (source, variant, joint, statistic, paper, ours,
+ *               ratio = ours / paper; %.4g) and report.json's "published" array. A joint the suite does not
+ *               list in "joints" is checked against the reference channel when the suite runs.
  *   bootstrap   {"samples": integer >= 1 (default 2000), "seed": integer >= 0 (default 0), "level": number
  *               in (0, 1) (default 0.95)}: percentile bootstrap of the mean across logs (logs resampled with
  *               replacement; with one log the interval is the value itself).
@@ -74,6 +103,14 @@ typedef struct rb_suite_trace {
     double t0, t1; /* absolute s; -INFINITY / INFINITY without a window */
 } rb_suite_trace;
 
+typedef struct rb_suite_published {
+    size_t variant; /* index into rb_suite.variants */
+    char *joint;    /* NULL: all joints pooled */
+    size_t stat;    /* rb_stat_key index */
+    double value;
+    char *source;
+} rb_suite_published;
+
 typedef struct rb_suite {
     char *name, *path, *sha256; /* name, file as given, SHA-256 of its text */
     size_t n_variants;
@@ -94,8 +131,13 @@ typedef struct rb_suite {
     rb_suite_trace *traces;
     char *contact_channel; /* NULL: no shading */
     double contact_threshold;
-    char *outputs;  /* resolved folder; NULL when not given */
-    size_t threads; /* 0: one per online core */
+    char *outputs;        /* resolved folder; NULL when not given */
+    size_t threads;       /* 0: one per online core */
+    double step_min_jump; /* > 0: the step statistics are computed ("steps"); 0: not */
+    char *events_channel; /* NULL: no event statistics */
+    double events_a, events_b;
+    size_t n_published;
+    rb_suite_published *published;
 } rb_suite;
 
 /* Load and validate a suite and every variant's pipeline (caller frees with rb_suite_free). */
@@ -138,8 +180,9 @@ typedef struct rb_suite_result {
  * their order decides the error,
  * whatever the timing: a pair's
  * message starts with "variant <name>: " and names the log. Errors: those of rb_log_read / rb_log_append
- * (prefixed with the log path), RB_ENOTFOUND (reference or contact channel, joint, estimate element),
- * RB_EINPUT (the reference covers no part of a run's clock), RB_EDIM, RB_ENUMERIC (a non-finite estimate in
+ * (prefixed with the log path), RB_ENOTFOUND (reference, contact or events channel, joint, estimate element, a
+ * published value's joint), RB_EINPUT (the reference covers no part of a run's clock; with "steps" a scored joint
+ * without a step, with "events" a log without an event in its scored window), RB_EDIM, RB_ENUMERIC (a non-finite estimate in
  * the scored window), rb_pipeline_run_log's errors, RB_ENOMEM. The calling thread works too; a thread that
  * cannot start only lowers the parallelism. */
 int rb_suite_run(const rb_suite *s, const rb_suite_opts *opts, rb_suite_result **out, rb_err *err);
@@ -153,7 +196,10 @@ int rb_suite_result_write(const rb_suite_result *r, const char *dir, bool overwr
  * A rule compares two operands:  OPERAND OP OPERAND  with OP one of < <= > >=; an operand is a number or
  * VARIANT.STAT[JOINT].FIELD where [JOINT] (a joint of the report; default: all joints pooled) and .FIELD
  * (mean (default), sd, lo, hi, min or max of the summary across logs) are optional. Blanks between tokens
- * are ignored. Examples: "ukf_pinn.rmse < rnea.rmse", "ukf_pinn.rmse < 1.2", "ukf.mae[r_knee].hi <= 0.5". */
+ * are ignored. Examples: "ukf_pinn.rmse < rnea.rmse", "ukf_pinn.rmse < 1.2", "ukf.mae[r_knee].hi <= 0.5".
+ * Either side may be two operands joined by '*' or '/' (one level, no parentheses): "kf.rmse[torso] <= 0.1 * 5",
+ * "noadapt.rmse / adapt.rmse >= 2.0"; a side that is not finite (a division by zero) makes the rule fail, its
+ * message saying so. */
 typedef struct rb_rule_result {
     char *rule;  /* the rule's text, trimmed */
     char *where; /* where it came from ("rules.txt:3", "--rule 1") */

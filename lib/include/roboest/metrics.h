@@ -3,7 +3,11 @@
  *
  * For estimate e and reference r over the samples in the window:
  *   MSE = mean((e - r)^2), RMSE = sqrt(MSE), MAE = mean|e - r|, max_abs = max|e - r|,
- *   mean_abs_est = mean|e|, mean_abs_ref = mean|r| (for energy-like comparisons).
+ *   mean_abs_est = mean|e|, mean_abs_ref = mean|r| (for energy-like comparisons),
+ *   min_est = min e, max_est = max e, mean_est = mean e, count_zero_est = #{e == 0} (the estimate alone:
+ *   for a 0/1 flag output, min_est == 1 means set on every sample, mean_est is the fraction set and
+ *   count_zero_est the samples where it is not).
+ * rb_metrics_steps and rb_metrics_events add the step response and the error around events (below).
  * Statistics are given per element and over all elements (every element's samples pooled).
  * A non-finite estimate or reference sample is an RB_ENUMERIC error naming the signal, the
  * element and the first bad sample: NaN never turns silently into a number or a JSON null.
@@ -20,6 +24,10 @@ RB_API_BEGIN
 typedef struct rb_stats {
     size_t n; /* values used: samples in the window (per element), samples x elements (pooled) */
     double mse, rmse, mae, max_abs, mean_abs_est, mean_abs_ref;
+    double min_est, max_est, mean_est, count_zero_est; /* the estimate alone (rb_metrics_compute) */
+    double rise_time, step_delay, steps_unsettled;     /* rb_metrics_steps; 0 until it runs */
+    double event_peak, event_max;                      /* rb_metrics_events; 0 until it runs */
+    size_t n_steps, n_events;                          /* steps and events these cover */
 } rb_stats;
 
 /* Two signals on one clock, T x n sample-major each, with their names for messages. */
@@ -48,6 +56,32 @@ typedef struct rb_metric_input {
  *   RB_EINVAL    in == NULL, NULL data with T x n > 0, a NaN bound, or a bounded window
  *                without a time vector. */
 int rb_metrics_compute(const rb_metric_input *in, rb_stats *per_element, rb_stats *overall, rb_err *err);
+
+/* ---- step response and errors around events (response.c) ----
+ * Both read the samples of rb_metrics_compute's window (time required, increasing; samples finite: call
+ * rb_metrics_compute first, which checks them) and set only their own fields of per_element (n_elements
+ * entries, may be NULL) and overall (may be NULL). Nothing is allocated.
+ *
+ * rb_metrics_steps: a step of element i is a jump |r[k] - r[k-1]| > min_jump between consecutive window
+ * samples; its time is t[k] (the first sample at the new value) and it lasts until the next step of the
+ * element (exclusive) or the window's end. Within it, the first times the estimate reaches 10 %, 50 % and
+ * 90 % of the way from r[k-1] to r[k] (linear interpolation between the sample before the crossing and the
+ * crossing sample, never before t[k]) give rise_time = t90 - t10 and step_delay = t50 - t[k], means over the
+ * element's steps. A step the estimate never takes to 90 % is unsettled: counted in steps_unsettled, and a
+ * crossing it never reaches is taken at the step's end (the next step's time, or the last window sample's),
+ * t10 at t[k] if 10 % is never reached: the rise time is then a pessimistic bound (the time left), never
+ * NaN. n_steps counts the steps; an element without one gets NaN rise_time and step_delay. Pooled: the
+ * means over every element's steps, the sum of the unsettled counts.
+ * RB_EINVAL: in == NULL, no time vector, min_jump not > 0 or not finite; the errors of a window with no
+ * sample as rb_metrics_compute. */
+int rb_metrics_steps(const rb_metric_input *in, double min_jump, rb_stats *per_element, rb_stats *overall, rb_err *err);
+/* rb_metrics_events: for each event time te (n_events of them, any order), the window samples with time in
+ * [te + a, te + b] (a <= b); an event whose interval holds no window sample is skipped. event_peak is the
+ * mean over the events of max |e - r| over the interval, event_max the largest of these; n_events counts the
+ * events used (NaN statistics when none). Pooled: per event the max over every element. Intervals may
+ * overlap. RB_EINVAL: in == NULL, no time vector, events NULL with n_events > 0, a or b not finite, a > b. */
+int rb_metrics_events(const rb_metric_input *in, const double *event_times, size_t n_events, double a, double b,
+                      rb_stats *per_element, rb_stats *overall, rb_err *err);
 
 /* ---- the sensor-fault monitor (fault.c) ----
  * Three kinds of fault of one sensor element (a log channel's element, or a measurement a filter compares
@@ -174,8 +208,18 @@ int rb_report_write(const rb_report *rep, const char *path, rb_report_format fmt
  * (n - 1; 0 with one log), the extremes and a percentile-bootstrap interval of the mean. */
 
 /* The statistics of rb_stats in report order: 0 "mse", 1 "rmse", 2 "mae", 3 "max_abs", 4 "mean_abs_est",
- * 5 "mean_abs_ref". */
-enum { RB_N_STATS = 6 };
+ * 5 "mean_abs_ref" (the error statistics, RB_N_ERROR_STATS of them), 6 "min_est", 7 "max_est", 8 "mean_est",
+ * 9 "count_zero_est", 10 "rise_time", 11 "step_delay", 12 "steps_unsettled", 13 "event_peak", 14
+ * "event_max". */
+enum {
+    RB_N_STATS = 15,
+    RB_N_ERROR_STATS = 6,
+    RB_STAT_RISE_TIME = 10,
+    RB_STAT_STEP_DELAY = 11,
+    RB_STAT_STEPS_UNSETTLED = 12,
+    RB_STAT_EVENT_PEAK = 13,
+    RB_STAT_EVENT_MAX = 14
+};
 const char *rb_stat_key(size_t k);   /* "rmse"; NULL for k >= RB_N_STATS */
 const char *rb_stat_title(size_t k); /* "RMSE" */
 double rb_stat_value(const rb_stats *s, size_t k);
@@ -223,6 +267,13 @@ typedef struct rb_summary {
     double mean, sd, lo, hi, min, max; /* across logs; [lo, hi] the bootstrap interval of the mean */
 } rb_summary;
 
+/* A published value of one statistic (the mean across logs: "ours"), for the "Published beside ours" table. */
+typedef struct rb_published {
+    size_t variant, joint, stat; /* joint == n_joints: all joints pooled; stat as rb_stat_key */
+    double value;                /* the paper's, finite */
+    char *source;                /* e.g. "Table II, no adaptation" */
+} rb_published;
+
 typedef struct rb_comparison {
     char *title;
     char *reference; /* what the estimates were compared with (a channel name) */
@@ -239,9 +290,12 @@ typedef struct rb_comparison {
     bool summarized;
     size_t n_attrs;
     char **attr_keys, **attr_values; /* provenance, in setting order */
+    size_t n_published;
+    rb_published *published; /* numbers of a publication shown beside ours, in adding order */
 } rb_comparison;
 
-/* A table for the given names (copied); every statistic starts at zero and every statistic is shown.
+/* A table for the given names (copied); every statistic starts at zero and the error statistics (the first
+ * RB_N_ERROR_STATS) are shown.
  * Caller frees with rb_comparison_free. RB_EINVAL for no variant, log or joint; RB_ENOMEM. */
 int rb_comparison_new(rb_comparison **out, const char *title, const char *reference, const char *const *variants,
                       size_t n_variants, const char *const *logs, size_t n_logs, const char *const *joints,
@@ -251,6 +305,10 @@ void rb_comparison_free(rb_comparison *c);
 rb_stats *rb_comparison_at(const rb_comparison *c, size_t v, size_t j, size_t l);
 /* The summary of statistic k (after rb_comparison_summarize). */
 const rb_summary *rb_comparison_summary(const rb_comparison *c, size_t v, size_t j, size_t k);
+/* Add a published value (source copied). RB_EINVAL for an index out of range or a non-finite value,
+ * RB_ENOMEM (the table is then unchanged). */
+int rb_comparison_add_published(rb_comparison *c, size_t v, size_t j, size_t k, double value, const char *source,
+                                rb_err *err);
 /* Set provenance key = value (copied; an existing key's value is replaced). */
 int rb_comparison_set_attr(rb_comparison *c, const char *key, const char *value, rb_err *err);
 int rb_comparison_set_provenance(rb_comparison *c, const rb_provenance *pv, rb_err *err);
@@ -268,6 +326,10 @@ int rb_comparison_summarize(rb_comparison *c, rb_err *err);
  *     "samples", "seed", "level"}, "logs": [names], "joints": [names], "variants": [{"name", "all": {stat:
  *     summary}, "joints": {joint: {stat: summary}}}]} with summary = {"mean", "sd", "lo", "hi", "min",
  *     "max", "per_log": [values in log order]}; only shown statistics appear.
+ *   With published values: Markdown ends with "## Published beside ours" (source | variant | joint |
+ *     statistic | paper | ours | ratio, ratio = ours / paper, "n/a" when the paper's value is 0 or the ratio overflows; %.4g), JSON
+ *     gets "published": [{"source", "variant", "joint", "statistic", "paper", "ours", "ratio" (null when
+ *     the paper's value is 0)}] after "variants"; ours is the summary's mean. The CSV does not show them.
  *   CSV: "# key: value" comment lines, then the header variant,joint,statistic,mean,sd,lo,hi,min,max and one
  *     column per log (its name), one line per variant, joint ("all" first, then the joints) and statistic.
  * RB_EINVAL when not summarized or for an unknown format, RB_ENOMEM. */
