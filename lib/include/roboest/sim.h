@@ -642,20 +642,38 @@ double rb_sensor_next_time(const rb_sensor *s);
  *   pushes      [{frame, shape: "rect"|"half_sine"|"triangle", start, duration, wrench [fx fy fz mx my mz]
  *               (MIXED: world axes, about the frame origin)}]
  *   random_pushes {frame, shape, rate (1/s), duration, force_min, force_max}
- *   payload     {link (a model body, named after its URDF link; a link merged into another body by a fixed
+ *   payload     one payload object or an array of them (a body at most once; the single object is a one-element
+ *               list) -> rb_sim_payload. Two forms:
+ *               {link (a model body, named after its URDF link; a link merged into another body by a fixed
  *               joint is refused with that body's name), kind: "square"|"sine"|"steps" (required), t0 (s,
  *               >= 0, default 0), period (s, > 0; required for square and sine, refused for steps),
  *               pi_a (10 numbers, default: the body's parameters in the model), and exactly one of
  *               pi_b (10 numbers) or added: {mass (kg, > 0, required), com [x y z] (m, body frame,
  *               default 0), inertia [Ixx Ixy Ixz Iyy Iyz Izz] (kg m^2, about the added mass's centre of
- *               mass in body axes, default 0: a point mass)}} -> rb_sim_payload. Parameters follow
+ *               mass in body axes, default 0: a point mass)}} (RB_PAYLOAD_MIX). Parameters follow
  *               roboest/spatial.h: [m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz] about the body frame.
  *               `added` gives pi_b = pi_a + [m_a, m_a c, I_c + m_a (|c|^2 1 - c c^T)] (parallel axes).
  *               pi_a, the added mass's own inertia and pi_b must be physically valid
  *               (rb_inertia_is_physical).
- *   balance     {amplitude (m, >= 0), freq (Hz, >= 0), ik_T (s, > 0, default 0.02)} -> rb_sim_balance:
+ *               Or {link, mode: "density"|"point", at [x y z] (m, body frame; mode "point" only, required),
+ *               segments: [{kind: "square"|"sine"|"steps"|"constant", from (s, >= 0; default 0 for the
+ *               first, required after), until (s, > from; default: open), t0 (s, in [from, until); default
+ *               from), period (s) or freq (Hz) (exactly one, square and sine only), offset (kg, > 0;
+ *               default the body's mass), amplitude (kg, default 0)}, ...]}: the body mass m(t) follows the
+ *               segments (rb_sim_payload: square offset +- amplitude, sine offset + amplitude sin, steps
+ *               offset then offset + amplitude from t0, constant offset; the nominal mass outside every
+ *               segment); segments in time order, not overlapping. "density" scales the whole body
+ *               (pi_nom m / m_nom: the centre of mass stays), "point" adds m - m_nom at `at`. The body mass
+ *               must stay > 0 and the parameters physically valid over every segment.
+ *               Truth: truth/payload/<body> (10 parameters) per payload and truth/payload_mass (one element
+ *               per payload, named after its body, kg).
+ *   balance     {amplitude (m, >= 0), freq (Hz, >= 0), ik_T (s, > 0, default 0.02), pelvis_height: {offset
+ *               (m, default 0), amplitude (m, >= 0, default 0), freq (Hz, >= 0, default 0)}} -> rb_sim_balance:
  *               the CoM moves sideways (world y) by amplitude sin(2 pi freq t) while the contacts stay
- *               planted; needs a floating base, contacts and a controller; no references with it
+ *               planted; with pelvis_height the base's height follows z(0) + offset + amplitude sin(2 pi freq
+ *               t) instead of the CoM's (truth/tasks/pelvis_height: reference, actual). Needs a floating base,
+ *               contacts and a controller. Joints given in `references` keep those references (free joints:
+ *               the IK leaves them alone, rb_sim_balance); the others follow the IK
  *   sensors     [{kind: "joint_encoder"|"motor_encoder"|"motor_current"|"ft"|"accelerometer"|"gyroscope"|
  *               "orientation", name (channel leaf; default: the FT sensor or frame name), ft (FT kind:
  *               model FT sensor), frame (IMU kinds: model frame or IMU sensor name), and overrides of the
@@ -717,7 +735,8 @@ typedef struct rb_scenario {
  *   truth/motors/{torques,currents,current_commands,positions,velocities,accelerations}, truth/joints/at_limit
  *   (joint_limits), truth/contacts/<frame> (per contact), truth/contacts_active (contacts), truth/pushes
  *   (pushes: <i>_fx ... <i>_mz), truth/base/{position,orientation,twist,acceleration}, truth/com,
- *   truth/payload/<body> (payload), truth/energy.
+ *   truth/payload/<body> (per payload), truth/payload_mass (payloads), truth/tasks/pelvis_height
+ *   (balance.pelvis_height), truth/energy.
  * Joint-level channels without a configured sensor and the truth are noise-free at log_rate. The log's
  * attributes: roboest_version, scenario, scenario_sha256, model, seed, yarp_robot_name, description_list. */
 
