@@ -45,6 +45,8 @@ static const char *const SIMULATE_HELP =
     "  truth/base/position, orientation (qw qx qy qz), twist and acceleration (body-fixed, linear first)\n"
     "  truth/com                       centre of mass of the plant (payload included), world, m\n"
     "  truth/payload/<body>            m hx hy hz Ixx Ixy Ixz Iyy Iyz Izz about the body frame (with a payload)\n"
+    "  truth/payload_mass              each payload body's mass, kg, elements named after the bodies\n"
+    "  truth/tasks/pelvis_height       reference actual: the base height and its reference, m (balance.pelvis_height)\n"
     "  truth/energy                    kinetic potential, J\n"
     "Attributes: roboest_version, scenario, scenario_sha256, model, seed (a .mat puts them in the root\n"
     "struct roboest_provenance), yarp_robot_name and description_list.\n"

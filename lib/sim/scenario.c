@@ -543,10 +543,17 @@ static int parse_root(scn *x, const cJSON *root)
         rc = rb_cfg_error(c, "references need a controller (controller.kind \"pd\" or \"torque\")");
         rb_cfg_pop(c);
     }
-    if (!rc && x->s->sim.balance.enabled && rb_cfg_member(root, "references")) {
-        rb_cfg_push_key(c, "references", 0);
-        rc = rb_cfg_error(c, "not with 'balance' (balancing makes every joint's reference)");
-        rb_cfg_pop(c);
+    const cJSON *refs = rb_cfg_member(root, "references");
+    if (!rc && x->s->sim.balance.enabled && refs) {
+        /* joints given a reference keep it: the balance IK leaves them alone (free joints) */
+        const rb_model *m = x->s->model;
+        if (!(x->s->free_joints = rb_calloc(m->n_dofs ? m->n_dofs : 1, sizeof *x->s->free_joints)))
+            return rb_cfg_nomem(c);
+        for (const cJSON *e = refs->child; e; e = e->next)
+            for (size_t j = 0; j < m->n_dofs; j++)
+                if (e->string && strcmp(e->string, m->dof_names[j]) == 0)
+                    x->s->free_joints[j] = 1;
+        x->s->sim.balance.free_joints = x->s->free_joints;
     }
     if (!rc && x->s->sim.balance.enabled && x->s->sim.ctrl == RB_CTRL_NONE) {
         rb_cfg_push_key(c, "balance", 0);
@@ -578,6 +585,9 @@ void rb_scenario_free(rb_scenario *s)
     rb_free(s->contacts);
     rb_free(s->events);
     rb_free(s->pushes);
+    rb_free(s->payloads);
+    rb_free(s->segments);
+    rb_free(s->free_joints);
     rb_model_free(s->model);
     rb_free(s->urdf);
     rb_free(s->name);

@@ -41,6 +41,8 @@ typedef enum src {
     T_BASE_ACC,
     T_COM,
     T_PAYLOAD,
+    T_PAYLOAD_MASS,
+    T_PELVIS,
     T_ENERGY
 } src;
 
@@ -64,6 +66,7 @@ typedef struct recorder {
     size_t n, cap, max_samples;
     bool keep_all;              /* keep every sample (the log), else only each channel's latest row */
     const char **contact_names; /* the contacts' frame names (element names of truth/contacts_active) */
+    const char **payload_names; /* the payload bodies' names (element names of truth/payload_mass) */
     rb_channel_info *channels;  /* the hook's view of recs */
     const double **latest;      /* per channel: its newest row, NULL before its first sample */
     bool *fresh;                /* per channel: measured at the current sample */
@@ -75,6 +78,7 @@ static const char *const QUAT[] = {"qw", "qx", "qy", "qz"};
 static const char *const TWIST[] = {"vx", "vy", "vz", "wx", "wy", "wz"};
 static const char *const ENERGY[] = {"kinetic", "potential"};
 static const char *const RPY[] = {"roll", "pitch", "yaw"};
+static const char *const PELVIS[] = {"reference", "actual"};
 static const char *const INERTIAL[] = {"m", "hx", "hy", "hz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz"};
 
 /* Unit of element i (unit: the channel's single unit, or NULL when it has none). */
@@ -162,6 +166,7 @@ static void recorder_free(recorder *r)
     }
     rb_free(r->recs);
     rb_free(r->contact_names);
+    rb_free(r->payload_names);
     rb_free(r->channels);
     rb_free(r->latest);
     rb_free(r->fresh);
@@ -202,7 +207,15 @@ static void truth_of(const rec *c, const rb_sim_truth *t, double *v)
         for (size_t k = 0; k < c->n; k++)
             v[k] = t->contact_active[k];
         break;
-    case T_PAYLOAD: copy(v, t->payload_pi, 10); break;
+    case T_PAYLOAD: copy(v, t->payload_pi + 10 * c->index, 10); break;
+    case T_PAYLOAD_MASS:
+        for (size_t k = 0; k < c->n; k++)
+            v[k] = t->payload_pi[10 * k];
+        break;
+    case T_PELVIS:
+        v[0] = t->pelvis_height_ref;
+        v[1] = t->base_pose.p[2];
+        break;
     case T_AT_LIMIT:
         for (size_t j = 0; j < n; j++)
             v[j] = t->at_limit[j];
@@ -364,11 +377,20 @@ static int add_truth_channels(const rb_scenario *s, const rb_sim_scenario *sc, c
         rc = add_rec(r, "truth/base/acceleration", T_BASE_ACC, 0, 6, TWIST, NULL, NULL, seed, lr, err);
     if (!rc)
         rc = add_rec(r, "truth/com", T_COM, 0, 3, XYZ, "m", NULL, seed, lr, err);
-    if (!rc && sc->payload.kind != RB_PAYLOAD_NONE) {
+    for (size_t k = 0; !rc && k < sc->n_payloads; k++) {
         char name[300];
-        snprintf(name, sizeof name, "truth/payload/%s", m->bodies[sc->payload.body].name);
-        rc = add_rec(r, name, T_PAYLOAD, 0, 10, INERTIAL, NULL, NULL, seed, lr, err);
+        snprintf(name, sizeof name, "truth/payload/%s", m->bodies[sc->payloads[k].body].name);
+        rc = add_rec(r, name, T_PAYLOAD, k, 10, INERTIAL, NULL, NULL, seed, lr, err);
     }
+    if (!rc && sc->n_payloads && !(r->payload_names = rb_malloc(sc->n_payloads * sizeof *r->payload_names)))
+        rc = rb_err_set(err, RB_ENOMEM, "out of memory");
+    for (size_t k = 0; !rc && k < sc->n_payloads; k++)
+        r->payload_names[k] = m->bodies[sc->payloads[k].body].name;
+    if (!rc && sc->n_payloads)
+        rc = add_rec(r, "truth/payload_mass", T_PAYLOAD_MASS, 0, sc->n_payloads, r->payload_names, "kg", NULL, seed, lr,
+                     err);
+    if (!rc && sc->balance.enabled && sc->balance.pelvis_height.enabled)
+        rc = add_rec(r, "truth/tasks/pelvis_height", T_PELVIS, 0, 2, PELVIS, "m", NULL, seed, lr, err);
     if (!rc)
         rc = add_rec(r, "truth/energy", T_ENERGY, 0, 2, ENERGY, "J", NULL, seed, lr, err);
     return rc;

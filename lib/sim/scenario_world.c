@@ -188,145 +188,13 @@ int sim_scn_parse_random_pushes(rb_cfg *c, const cJSON *v)
     return rc;
 }
 
-/* ---- payload and balancing --------------------------------------------------------------------------------------- */
-/* A model body by name (string value at the current path). A link merged into a body by a fixed joint is
- * named with its body, since the payload changes a whole body. */
-static int want_body(scn *x, const cJSON *v, int *body)
-{
-    rb_cfg *c = &x->c;
-    const rb_model *m = x->s->model;
-    if (!cJSON_IsString(v) || !v->valuestring[0])
-        return rb_cfg_error(c, "expected a body (link) name");
-    long b = rb_model_body_index(m, v->valuestring);
-    if (b >= 0) {
-        *body = (int)b;
-        return RB_OK;
-    }
-    long f = rb_model_frame_index(m, v->valuestring);
-    if (f >= 0 && m->frames[f].kind == RB_FRAME_LINK)
-        return rb_cfg_error(c, "link '%s' is merged into body '%s' (fixed joint): name the body", v->valuestring,
-                            m->bodies[m->frames[f].body].name);
-    rb_suggest sg;
-    rb_suggest_init(&sg, v->valuestring);
-    for (size_t i = 0; i < m->n_bodies; i++)
-        rb_suggest_consider(&sg, m->bodies[i].name);
-    const char *best = rb_suggest_best(&sg);
-    if (best)
-        return rb_cfg_error(c, "unknown body '%s' (did you mean '%s'?)", v->valuestring, best);
-    return rb_cfg_error(c, "unknown body '%s'", v->valuestring);
-}
-
-static int physical_or_error(rb_cfg *c, const char *key, const double pi[10])
-{
-    if (rb_inertia_is_physical(pi))
-        return RB_OK;
-    rb_cfg_push_key(c, key, 0);
-    int rc = rb_cfg_error(c,
-                          "not physically valid (mass %g; the inertia about the centre of mass must be positive "
-                          "semi-definite and satisfy the triangle inequalities)",
-                          pi[0]);
-    rb_cfg_pop(c);
-    return rc;
-}
-
-/* Parameters (about the body frame) of a rigid mass `mass` with its centre of mass at com (body frame) and
- * rotational inertia Ic about that centre, in body axes (parallel axes: I = Ic + m (|c|^2 1 - c c^T)). */
-static void added_mass_params(double mass, const double com[3], const double Ic[6], double pi[10])
-{
-    double cc = com[0] * com[0] + com[1] * com[1] + com[2] * com[2];
-    pi[0] = mass;
-    for (int i = 0; i < 3; i++)
-        pi[1 + i] = mass * com[i];
-    pi[4] = Ic[0] + mass * (cc - com[0] * com[0]);
-    pi[5] = Ic[1] - mass * com[0] * com[1];
-    pi[6] = Ic[2] - mass * com[0] * com[2];
-    pi[7] = Ic[3] + mass * (cc - com[1] * com[1]);
-    pi[8] = Ic[4] - mass * com[1] * com[2];
-    pi[9] = Ic[5] + mass * (cc - com[2] * com[2]);
-}
-
-static int parse_added(rb_cfg *c, const cJSON *v, const double pi_a[10], double pi_b[10])
-{
-    static const char *const keys[] = {"mass", "com", "inertia"};
-    double mass = -1, com[3] = {0, 0, 0}, Ic[6] = {0, 0, 0, 0, 0, 0}, own[10];
-    int rc = rb_cfg_check_object(c, v, keys, 3);
-    if (!rc && !rb_cfg_member(v, "mass"))
-        rc = rb_cfg_error(c, "missing key 'mass'");
-    if (!rc)
-        rc = rb_cfg_member_number(c, v, "mass", RB_CFG_POSITIVE, &mass);
-    if (!rc)
-        rc = sim_scn_opt_numbers(c, v, "com", 3, com);
-    if (!rc)
-        rc = sim_scn_opt_numbers(c, v, "inertia", 6, Ic);
-    double about_com[10] = {mass, 0, 0, 0, Ic[0], Ic[1], Ic[2], Ic[3], Ic[4], Ic[5]};
-    if (!rc)
-        rc = physical_or_error(c, "inertia", about_com);
-    if (!rc) {
-        added_mass_params(mass, com, Ic, own);
-        for (int i = 0; i < 10; i++)
-            pi_b[i] = pi_a[i] + own[i];
-    }
-    return rc;
-}
-
-int sim_scn_parse_payload(rb_cfg *c, const cJSON *v)
-{
-    scn *x = (scn *)c;
-    static const char *const keys[] = {"link", "kind", "t0", "period", "pi_a", "pi_b", "added"};
-    static const char *const kinds[] = {"square", "sine", "steps", NULL};
-    rb_sim_payload *p = &x->s->sim.payload;
-    size_t kind = 0;
-    int rc = rb_cfg_check_object(c, v, keys, 7);
-    if (!rc && !rb_cfg_member(v, "link"))
-        rc = rb_cfg_error(c, "missing key 'link'");
-    if (!rc) {
-        rb_cfg_push_key(c, "link", 0);
-        rc = want_body(x, rb_cfg_member(v, "link"), &p->body);
-        rb_cfg_pop(c);
-    }
-    if (!rc && !rb_cfg_member(v, "kind"))
-        rc = rb_cfg_error(c, "missing key 'kind'");
-    if (!rc)
-        rc = rb_cfg_member_choice(c, v, "kind", kinds, &kind);
-    p->kind = (rb_payload_kind)(kind + 1);
-    if (!rc)
-        rc = rb_cfg_member_number(c, v, "t0", RB_CFG_NON_NEGATIVE, &p->t0);
-    if (!rc)
-        rc = rb_cfg_member_number(c, v, "period", RB_CFG_POSITIVE, &p->period);
-    if (!rc && p->kind == RB_PAYLOAD_STEPS && rb_cfg_member(v, "period")) {
-        rb_cfg_push_key(c, "period", 0);
-        rc = rb_cfg_error(c, "only for kind \"square\" or \"sine\" (\"steps\" changes once, at t0)");
-        rb_cfg_pop(c);
-    } else if (!rc && p->kind != RB_PAYLOAD_STEPS && !rb_cfg_member(v, "period")) {
-        rc = rb_cfg_error(c, "missing key 'period' (kind \"%s\" repeats)", kinds[kind]);
-    }
-    if (!rc)
-        memcpy(p->pi_a, x->s->model->bodies[p->body].inertia, sizeof p->pi_a);
-    if (!rc)
-        rc = sim_scn_opt_numbers(c, v, "pi_a", 10, p->pi_a);
-    if (!rc)
-        rc = physical_or_error(c, "pi_a", p->pi_a);
-    const cJSON *added = rb_cfg_member(v, "added"), *pi_b = rb_cfg_member(v, "pi_b");
-    if (!rc && !!added == !!pi_b)
-        rc = rb_cfg_error(c, "expected either 'pi_b' (10 parameters) or 'added' (a rigid mass on the body)");
-    if (!rc && pi_b)
-        rc = sim_scn_opt_numbers(c, v, "pi_b", 10, p->pi_b);
-    if (!rc && added) {
-        rb_cfg_push_key(c, "added", 0);
-        rc = parse_added(c, added, p->pi_a, p->pi_b);
-        rb_cfg_pop(c);
-    }
-    if (!rc)
-        rc = physical_or_error(c, added ? "added" : "pi_b", p->pi_b);
-    return rc;
-}
-
+/* ---- balancing ---------------------------------------------------------------------------------------------------- */
 int sim_scn_parse_balance(rb_cfg *c, const cJSON *v)
 {
     scn *x = (scn *)c;
-    static const char *const keys[] = {"amplitude", "freq", "ik_T"};
+    static const char *const keys[] = {"amplitude", "freq", "ik_T", "pelvis_height"};
     rb_sim_balance *b = &x->s->sim.balance;
-    int rc = rb_cfg_check_object(c, v, keys, 3);
+    int rc = rb_cfg_check_object(c, v, keys, 4);
     for (size_t k = 0; !rc && k < 2; k++)
         if (!rb_cfg_member(v, keys[k]))
             rc = rb_cfg_error(c, "missing key '%s'", keys[k]);
@@ -337,6 +205,20 @@ int sim_scn_parse_balance(rb_cfg *c, const cJSON *v)
         rc = rb_cfg_member_number(c, v, "freq", RB_CFG_NON_NEGATIVE, &b->freq);
     if (!rc)
         rc = rb_cfg_member_number(c, v, "ik_T", RB_CFG_POSITIVE, &b->ik_T);
+    const cJSON *ph = rb_cfg_member(v, "pelvis_height");
+    if (!rc && ph) {
+        static const char *const pkeys[] = {"offset", "amplitude", "freq"};
+        rb_cfg_push_key(c, "pelvis_height", 0);
+        rc = rb_cfg_check_object(c, ph, pkeys, 3);
+        if (!rc)
+            rc = rb_cfg_member_number(c, ph, "offset", RB_CFG_ANY, &b->pelvis_height.offset);
+        if (!rc)
+            rc = rb_cfg_member_number(c, ph, "amplitude", RB_CFG_NON_NEGATIVE, &b->pelvis_height.amplitude);
+        if (!rc)
+            rc = rb_cfg_member_number(c, ph, "freq", RB_CFG_NON_NEGATIVE, &b->pelvis_height.freq);
+        rb_cfg_pop(c);
+        b->pelvis_height.enabled = true;
+    }
     if (!rc && !x->s->model->floating)
         rc = rb_cfg_error(c, "needs a floating base (model.floating: true)");
     if (!rc && x->s->sim.n_contacts == 0)

@@ -385,8 +385,19 @@ static int balance_ik(rb_sim *s, rb_err *err)
     double cdot[3] = {0.0, s->sc.balance.amplitude * w * cos(w * s->t), 0.0};
     for (int i = 0; i < 3; i++)
         s->rhs[rows + (size_t)i] = cdot[i] + k * (cref[i] - com[i]);
-    rows += 3;
     const rb_xform *XB = rb_dyn_body_pose(s->ctrl, 0);
+    if (s->sc.balance.pelvis_height.enabled) {
+        /* the base height instead of the CoM's: world z of the base velocity, e_z^T R_B v_B */
+        double wz = 2 * M_PI * s->sc.balance.pelvis_height.freq, a = s->sc.balance.pelvis_height.amplitude;
+        double zr = s->z_B0 + s->sc.balance.pelvis_height.offset + a * sin(wz * s->t), zd = a * wz * cos(wz * s->t);
+        double *row = s->A + (rows + 2) * nv;
+        memset(row, 0, nv * sizeof *row);
+        for (int i = 0; i < 3; i++)
+            row[i] = XB->R[6 + i];
+        s->rhs[rows + 2] = zd + k * (zr - XB->p[2]);
+        s->truth.pelvis_height_ref = zr;
+    }
+    rows += 3;
     double RRt[9], lw[3], wB[3];
     rb_m3_mul(XB->R, s->R_B0, RRt); /* R_B R_B0^T: R_B0 holds the transpose */
     rot_log(RRt, lw);
@@ -398,7 +409,22 @@ static int balance_ik(rb_sim *s, rb_err *err)
         s->A[rows * nv + 3 + (size_t)i] = 1.0;
         s->rhs[rows] = wB[i];
     }
-    return damped_least_squares(s, rows, err);
+    /* free joints: given (their reference's velocity moves to the right-hand side), out of the solve */
+    for (size_t j = 0; j < s->n; j++) {
+        if (!s->free_j[j])
+            continue;
+        size_t col = s->voff + j;
+        for (size_t r = 0; r < rows; r++) {
+            s->rhs[r] -= s->A[r * nv + col] * s->ref_d[j];
+            s->A[r * nv + col] = 0.0;
+        }
+    }
+    if ((rc = damped_least_squares(s, rows, err)) < 0)
+        return rc;
+    for (size_t j = 0; j < s->n; j++)
+        if (s->free_j[j])
+            s->nu_r[s->voff + j] = s->ref_d[j];
+    return RB_OK;
 }
 
 /* ---- per-sample computation ----------------------------------------------------------------------------- */
@@ -412,19 +438,6 @@ static double push_shape(const rb_sim_push *p, double t)
     case RB_PUSH_HALF_SINE: return sin(M_PI * u);
     case RB_PUSH_TRIANGLE: return 1.0 - fabs(2.0 * u - 1.0);
     default: return 1.0;
-    }
-}
-
-static double payload_weight(const rb_sim_payload *p, double t)
-{
-    if (t < p->t0)
-        return 0.0;
-    double u = t - p->t0;
-    switch (p->kind) {
-    case RB_PAYLOAD_SQUARE: return fmod(u, p->period) >= 0.5 * p->period ? 1.0 : 0.0;
-    case RB_PAYLOAD_SINE: return 0.5 * (1.0 - cos(2 * M_PI * u / p->period));
-    case RB_PAYLOAD_STEPS: return 1.0;
-    default: return 0.0;
     }
 }
 
@@ -454,14 +467,8 @@ static int sample_inputs(rb_sim *s, rb_err *err)
             s->active[ev->contact] = 0;
         }
     }
-    if (s->sc.payload.kind != RB_PAYLOAD_NONE) {
-        const rb_sim_payload *p = &s->sc.payload;
-        double w = payload_weight(p, t);
-        for (int i = 0; i < 10; i++)
-            s->payload_pi[i] = p->pi_a[i] + w * (p->pi_b[i] - p->pi_a[i]);
-        if ((rc = rb_dyn_set_body_inertia(s->m, s->plant, (size_t)p->body, s->payload_pi, err)) < 0)
-            return rc;
-    }
+    if ((rc = sim_payload_sample(s, err)) < 0)
+        return rc;
     s->n_ext_push = 0;
     for (size_t k = 0; k < s->npush; k++) {
         double a = push_shape(&s->pushes[k], t);
@@ -481,10 +488,23 @@ static int sample_refs(rb_sim *s, rb_err *err)
 {
     size_t n = s->n, vo = s->voff;
     if (s->sc.balance.enabled) {
+        for (size_t j = 0; j < n; j++) {
+            if (!s->free_j[j])
+                continue;
+            double r[3];
+            rb_sim_ref_eval(&s->refs[j], s->t, r);
+            s->q_r[7 + j] = r[0], s->ref_d[j] = r[1];
+        }
         int rc = balance_ik(s, err);
         if (rc < 0)
             return rc;
         for (size_t j = 0; j < n; j++) {
+            if (s->free_j[j]) {
+                double r[3];
+                rb_sim_ref_eval(&s->refs[j], s->t, r);
+                s->ref[j] = r[0], s->ref_d[j] = r[1], s->ref_dd[j] = r[2];
+                continue;
+            }
             s->ref[j] = s->q_r[7 + j];
             s->ref_d[j] = s->nu_r[vo + j];
             s->ref_dd[j] = s->step == 0 ? 0.0 : (s->nu_r[vo + j] - s->nu_r_prev[vo + j]) / s->sc.dt;
@@ -712,7 +732,6 @@ int sim_compute_sample(rb_sim *s, rb_err *err)
         memcpy(tr->base_twist, s->nu, sizeof tr->base_twist);
         memcpy(tr->base_acc, s->nu_dot, sizeof tr->base_acc);
     }
-    memcpy(tr->payload_pi, s->payload_pi, sizeof tr->payload_pi);
     for (size_t i = 0; i < nv; i++)
         if (!isfinite(s->nu[i]))
             return rb_err_set(err, RB_ENUMERIC, "sim: t = %.6g s: non-finite velocity", s->t);

@@ -65,15 +65,11 @@ static int validate(const rb_sim_scenario *sc, rb_err *err)
         return rb_err_set(err, RB_ECONFIG,
                           "sim: random pushes: need rate > 0, a model frame, duration > 0, "
                           "0 <= force_min <= force_max");
-    const rb_sim_payload *p = &sc->payload;
-    if (p->kind != RB_PAYLOAD_NONE) {
-        if (p->body < 0 || (size_t)p->body >= m->n_bodies)
-            return rb_err_set(err, RB_ECONFIG, "sim: payload: no body %d", p->body);
-        if (!rb_inertia_is_physical(p->pi_a) || !rb_inertia_is_physical(p->pi_b))
-            return rb_err_set(err, RB_ECONFIG, "sim: payload: inertial parameters not physically valid");
-        if (p->kind != RB_PAYLOAD_STEPS && !(p->period > 0))
-            return rb_err_set(err, RB_ECONFIG, "sim: payload: period must be > 0");
-    }
+    if (sc->n_payloads && !sc->payloads)
+        return rb_err_set(err, RB_ECONFIG, "sim: payloads: NULL list");
+    int rc = sim_payload_validate(m, sc->payloads, sc->n_payloads, err);
+    if (rc < 0)
+        return rc;
     if (sc->balance.enabled && (!m->floating || sc->n_contacts == 0))
         return rb_err_set(err, RB_ECONFIG, "sim: balance needs a floating base and contacts");
     for (size_t k = 0; sc->frames && k < sc->n_frames; k++)
@@ -223,6 +219,17 @@ int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
     ALLOC(s->A, ik_rows * nv);
     ALLOC(s->AtA, nv * nv);
     ALLOC(s->rhs, ik_rows);
+    s->npl = sc->n_payloads;
+    size_t nseg = 0;
+    for (size_t k = 0; k < s->npl; k++)
+        nseg += sc->payloads[k].n_segments;
+    ALLOC(s->payloads, s->npl);
+    ALLOC(s->segs, nseg);
+    ALLOC(s->pl_pi, 10 * s->npl);
+    ALLOC(s->body_pi, m->n_bodies);
+    ALLOC(s->ctrl_pi, 10 * m->n_bodies);
+    ALLOC(s->ctrl_dirty, m->n_bodies);
+    ALLOC(s->free_j, n);
 
     /* copies */
     if (sc->q0)
@@ -269,7 +276,24 @@ int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
         s->cleaf[k] = tree_leaf(m, s->vpos, m->frames[s->contacts[k].frame].body);
     for (size_t j = 0; j < n; j++)
         s->arm_v[s->voff + j] = act_armature(&s->act[j]);
-    s->share_ctrl = sc->payload.kind == RB_PAYLOAD_NONE;
+    for (size_t b = 0; b < m->n_bodies; b++)
+        s->body_pi[b] = m->bodies[b].inertia;
+    for (size_t k = 0, g = 0; k < s->npl; k++) {
+        rb_sim_payload *p = &s->payloads[k];
+        *p = sc->payloads[k];
+        if (p->mode != RB_PAYLOAD_MIX && p->n_segments) {
+            memcpy(s->segs + g, p->segments, p->n_segments * sizeof *s->segs);
+            p->segments = s->segs + g;
+            g += p->n_segments;
+        } else {
+            p->segments = NULL, p->n_segments = 0;
+        }
+        s->body_pi[p->body] = s->pl_pi + 10 * k;
+    }
+    if (sc->balance.free_joints)
+        memcpy(s->free_j, sc->balance.free_joints, n * sizeof *s->free_j);
+    s->sc.payloads = NULL, s->sc.balance.free_joints = NULL;
+    s->share_ctrl = s->npl == 0;
     if (sc->joint_limits)
         sim_apply_limits(s);
 
@@ -282,6 +306,7 @@ int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
             (rc = rb_dyn_com(m, s->ctrl, s->com0, err)) < 0)
             goto fail;
         const rb_xform *XB = rb_dyn_body_pose(s->ctrl, 0);
+        s->z_B0 = XB->p[2];
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 3; j++)
                 s->R_B0[3 * i + j] = XB->R[3 * j + i];
@@ -304,6 +329,8 @@ int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
     tr->n_frames = s->nf, tr->frames = s->frames, tr->frame_pose = s->fpose, tr->frame_vel = s->fvel,
     tr->frame_acc = s->facc;
     tr->n_ft = m->n_ft, tr->ft = s->ft;
+    tr->n_payloads = s->npl, tr->payload_pi = s->pl_pi;
+    tr->pelvis_height_ref = NAN;
 
     if ((rc = sim_compute_sample(s, err)) < 0)
         goto fail;
@@ -322,17 +349,26 @@ void rb_sim_finish(rb_sim *s)
         return;
     rb_dyn_free(s->plant);
     rb_dyn_free(s->ctrl);
-    void *arrays[] = {s->refs,   s->gains,   s->act,     s->fric,      s->fst,        s->contacts,  s->events,
-                      s->pushes, s->frames,  s->active,  s->cref,      s->vperm,      s->vpos,      s->vpar,
-                      s->arm_v,  s->Mraw,    s->L,       s->h,         s->tau_g_prev, s->wdot_prev, s->at_limit,
-                      s->gv,     s->yleaf,   s->cleaf,   s->q,         s->nu,         s->nu_dot,    s->tau_net,
-                      s->held,   s->tau_j,   s->tau_m,   s->tau_f,     s->tau_des,    s->cur,       s->cur_cmd,
-                      s->mpos,   s->mvel,    s->macc,    s->ref,       s->ref_d,      s->ref_dd,    s->stuck,
-                      s->cw,     s->pw,      s->ft,      s->fpose,     s->fvel,       s->facc,      s->tau_prev,
-                      s->int_e,  s->tau_ref, s->tau_hat, s->tau_f_hat, s->ext,        s->a0,        s->Jc,
-                      s->Y,      s->S,       s->c,       s->lam,       s->J6,         s->tmp,       s->hold,
-                      s->qs,     s->nus,     s->kv,      s->ka,        s->q_r,        s->nu_r,      s->nu_r_prev,
-                      s->A,      s->AtA,     s->rhs};
+    void *arrays[] = {s->refs,      s->gains,     s->act,        s->fric,
+                      s->fst,       s->contacts,  s->events,     s->pushes,
+                      s->frames,    s->active,    s->cref,       s->vperm,
+                      s->vpos,      s->vpar,      s->arm_v,      s->Mraw,
+                      s->L,         s->h,         s->tau_g_prev, s->wdot_prev,
+                      s->at_limit,  s->gv,        s->yleaf,      s->cleaf,
+                      s->q,         s->nu,        s->nu_dot,     s->tau_net,
+                      s->held,      s->tau_j,     s->tau_m,      s->tau_f,
+                      s->tau_des,   s->cur,       s->cur_cmd,    s->mpos,
+                      s->mvel,      s->macc,      s->ref,        s->ref_d,
+                      s->ref_dd,    s->stuck,     s->cw,         s->pw,
+                      s->ft,        s->fpose,     s->fvel,       s->facc,
+                      s->tau_prev,  s->int_e,     s->tau_ref,    s->tau_hat,
+                      s->tau_f_hat, s->ext,       s->a0,         s->Jc,
+                      s->Y,         s->S,         s->c,          s->lam,
+                      s->J6,        s->tmp,       s->hold,       s->qs,
+                      s->nus,       s->kv,        s->ka,         s->q_r,
+                      s->nu_r,      s->nu_r_prev, s->A,          s->AtA,
+                      s->rhs,       s->payloads,  s->segs,       (void *)s->body_pi,
+                      s->pl_pi,     s->ctrl_pi,   s->ctrl_dirty, s->free_j};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         rb_free(arrays[i]);
     rb_free(s);

@@ -39,7 +39,7 @@ struct rb_sim {
     size_t ncr;        /* contact rows of that evaluation (first rows of Jc, c) */
     size_t n_ext_push; /* pushes in effect at the sample: the first entries of ext */
     int kin;           /* what the plant's kinematic state holds of the current sample (KIN_*) */
-    bool share_ctrl;   /* the controller's nominal model is the plant's (no payload): M and h shared */
+    bool share_ctrl; /* the controller's model is the plant's (no payload, no rb_sim_set_model_inertia): M, h shared */
 
     /* state and per-sample values */
     double *q, *nu, *nu_dot;
@@ -55,8 +55,17 @@ struct rb_sim {
     double *tau_hat, *tau_f_hat;    /* n each: the estimates of rb_sim_set_torque_feedback (NaN: none) */
     double *tau_g_prev, *wdot_prev; /* gear windup: previous sample's gear torque and windup rate */
     unsigned char *at_limit;
-    double payload_pi[10];
-    rb_ext_wrench *ext; /* the pushes in effect, then the contacts (for the FT wrenches) */
+    /* payloads (copies; segments of all of them in one array), their current parameters (10 each) */
+    rb_sim_payload *payloads;
+    rb_sim_payload_segment *segs;
+    size_t npl;
+    double *pl_pi;
+    const double **body_pi; /* n_bodies: each body's current parameters in the plant (model or payload) */
+    /* the controller's model: values of rb_sim_set_model_inertia waiting for the next sample (10 per body) */
+    double *ctrl_pi;
+    unsigned char *ctrl_dirty;
+    unsigned char *free_j; /* n: balance free joints */
+    rb_ext_wrench *ext;    /* the pushes in effect, then the contacts (for the FT wrenches) */
 
     /* linear algebra scratch */
     double *a0, *Jc, *Y, *S, *c, *lam, *J6, *tmp, *gv, *hold;
@@ -65,7 +74,7 @@ struct rb_sim {
     /* RK4 */
     double *qs, *nus, *kv, *ka;
     /* balance IK (controller model) */
-    double *q_r, *nu_r, *nu_r_prev, *A, *AtA, *rhs, com0[3], R_B0[9];
+    double *q_r, *nu_r, *nu_r_prev, *A, *AtA, *rhs, com0[3], R_B0[9], z_B0;
 
     rb_sim_truth truth;
 };
@@ -77,6 +86,10 @@ static inline double act_kt(const rb_sim_actuator *a) { return a->k_t > 0 ? a->k
 static inline double act_R(const rb_sim_actuator *a) { return a->R != 0 ? a->R : 1.0; }
 static inline double act_armature(const rb_sim_actuator *a) { return act_R(a) * act_R(a) * a->J_m; }
 
+/* Payloads (payload.c): validation of the scenario's list; at each sample the plant's payload bodies and the
+ * controller's model (the values given since the last sample). */
+int sim_payload_validate(const rb_model *m, const rb_sim_payload *pl, size_t n, rb_err *err);
+int sim_payload_sample(rb_sim *s, rb_err *err);
 /* Switch contact k on with the frame's current pose as its reference. */
 int sim_activate_contact(rb_sim *s, size_t k, rb_err *err);
 /* Everything of the sample at s->t (controller, actuators, friction, accelerations, truth). */

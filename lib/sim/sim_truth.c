@@ -75,9 +75,7 @@ static int truth_energy(rb_sim *s, rb_err *err)
     for (size_t i = 0; i < nv; i++)
         T += s->nu[i] * (sim_dot(s->Mraw + i * nv, s->nu, nv) + s->arm_v[i] * s->nu[i]);
     for (size_t i = 0; i < m->n_bodies; i++) {
-        const double *pi = s->sc.payload.kind != RB_PAYLOAD_NONE && (size_t)s->sc.payload.body == i
-                               ? s->payload_pi
-                               : m->bodies[i].inertia;
+        const double *pi = s->body_pi[i];
         const rb_xform *X = rb_dyn_body_pose(s->plant, i);
         double Rh[3];
         rb_m3_mul_v(X->R, pi + 1, Rh);
@@ -98,9 +96,7 @@ static int truth_com(rb_sim *s, rb_err *err)
         return rc;
     double mass = 0.0, sum[3] = {0.0, 0.0, 0.0};
     for (size_t b = 0; b < m->n_bodies; b++) {
-        const double *pi = s->sc.payload.kind != RB_PAYLOAD_NONE && (size_t)s->sc.payload.body == b
-                               ? s->payload_pi
-                               : m->bodies[b].inertia;
+        const double *pi = s->body_pi[b];
         const rb_xform *X = rb_dyn_body_pose(s->plant, b);
         double Rh[3];
         rb_m3_mul_v(X->R, pi + 1, Rh);

@@ -343,11 +343,13 @@ Test(sim, payload_changes_static_torque_by_m_g_l)
     int body = (int)m->n_bodies - 1, dm_body = body;
     double dm = 0.8, c[3] = {0.05, 0.02, 0.1};
     rb_sim_scenario sc = {0};
+    rb_sim_payload pl = {0};
     sc.model = m, sc.dt = 1e-3, sc.duration = 0.6, sc.q0 = q0, sc.friction = fr;
-    sc.payload.kind = RB_PAYLOAD_STEPS, sc.payload.body = body, sc.payload.t0 = 0.3;
-    memcpy(sc.payload.pi_a, m->bodies[body].inertia, sizeof sc.payload.pi_a);
-    memcpy(sc.payload.pi_b, m->bodies[body].inertia, sizeof sc.payload.pi_b);
-    double *pb = sc.payload.pi_b, cc = c[0] * c[0] + c[1] * c[1] + c[2] * c[2];
+    sc.payloads = &pl, sc.n_payloads = 1;
+    pl.kind = RB_PAYLOAD_STEPS, pl.body = body, pl.t0 = 0.3;
+    memcpy(pl.pi_a, m->bodies[body].inertia, sizeof pl.pi_a);
+    memcpy(pl.pi_b, m->bodies[body].inertia, sizeof pl.pi_b);
+    double *pb = pl.pi_b, cc = c[0] * c[0] + c[1] * c[1] + c[2] * c[2];
     pb[0] += dm;
     for (int i = 0; i < 3; i++)
         pb[1 + i] += dm * c[i];
@@ -379,7 +381,7 @@ Test(sim, payload_changes_static_torque_by_m_g_l)
         cr_assert_float_eq(tr->tau_j[j] - before[j], want, 1e-9, "joint %zu: %g vs %g", j, tr->tau_j[j] - before[j],
                            want);
     }
-    cr_assert_float_eq(tr->payload_pi[0], sc.payload.pi_b[0], 1e-15);
+    cr_assert_float_eq(tr->payload_pi[0], pl.pi_b[0], 1e-15);
     rb_dyn_free(ws);
     rb_sim_finish(s);
     rb_model_free(m);

@@ -248,7 +248,8 @@ Test(sim_feedback, truth_com_matches_independent_formulations)
     arm_setup(&a, RB_TFB_TRUTH);
     const rb_model *m = a.m;
     size_t last = m->n_bodies - 1, nv = m->nv;
-    rb_sim_payload *p = &a.sc.payload;
+    rb_sim_payload pl = {0}, *p = &pl;
+    a.sc.payloads = p, a.sc.n_payloads = 1;
     p->kind = RB_PAYLOAD_STEPS, p->body = (int)last, p->t0 = 0.0;
     memcpy(p->pi_a, m->bodies[last].inertia, sizeof p->pi_a);
     memcpy(p->pi_b, p->pi_a, sizeof p->pi_b);

@@ -133,9 +133,10 @@ void rb_sim_ref_eval(const rb_sim_ref *r, double t, double out[3]);
  * robot still at q with the active contacts, tau = g_s(q) - J_cs^T lambda with lambda the minimum-norm
  * solution of the base rows J_cb^T lambda = g_b(q) (g = rb_dyn_gravity_forces, J_c the MIXED contact
  * Jacobians, b/s their base/joint columns).
- * The controller uses the NOMINAL model (payload changes and friction are unknown to it). Without a payload
- * schedule the nominal model is the plant's, and the controller takes M(q), the bias forces (when no push is in
- * effect) and the contact Jacobians from the plant's evaluation of the sample instead of passes of its own. */
+ * The controller uses its own model: the NOMINAL one (payload changes and friction are unknown to it) unless a
+ * program sets bodies' parameters (rb_sim_set_model_inertia). While it is the plant's (no payload, no such
+ * call), the controller takes M(q), the bias forces (when no push is in effect) and the contact Jacobians from
+ * the plant's evaluation of the sample instead of passes of its own. */
 typedef enum rb_ctrl_kind { RB_CTRL_NONE = 0, RB_CTRL_PD, RB_CTRL_TORQUE } rb_ctrl_kind;
 
 /* Feedback of the torque loop (RB_CTRL_TORQUE; the other controllers ignore it). */
@@ -211,28 +212,68 @@ typedef struct rb_sim_contact_event {
     bool active;
 } rb_sim_contact_event;
 
-/* ---- payload -------------------------------------------------------------------------------------------
- * One body's inertial parameters (roboest/spatial.h order, about the body origin) follow a schedule
- * between pi_a (the value at "low") and pi_b ("high"): pi(t) = pi_a + w(t) (pi_b - pi_a) with
- *   RB_PAYLOAD_SQUARE  w = 0 for the first half of each period, 1 for the second (from t0)
- *   RB_PAYLOAD_SINE    w = (1 - cos(2 pi (t - t0) / period)) / 2 (smooth, 0 at t0)
- *   RB_PAYLOAD_STEPS   w = 1 for t >= t0 (one step)
- * (w = 0 before t0). Every value must be physically valid (rb_inertia_is_physical; checked for pi_a and
- * pi_b; the mixture of two valid parameter sets is valid). The plant's workspace is updated through
- * rb_dyn_set_body_inertia; the controller keeps the nominal model. */
+/* ---- payloads ------------------------------------------------------------------------------------------
+ * Bodies whose inertial parameters (roboest/spatial.h order, about the body origin) change over time; several
+ * at once, one entry per body (a body at most once). pi_nom = the body's parameters in the model. Modes:
+ *   RB_PAYLOAD_MIX      pi(t) = pi_a + w(t) (pi_b - pi_a), the weight w of `kind` from t0 (w = 0 before t0):
+ *                         RB_PAYLOAD_SQUARE  w = 0 for the first half of each period, 1 for the second
+ *                         RB_PAYLOAD_SINE    w = (1 - cos(2 pi (t - t0) / period)) / 2 (smooth, 0 at t0)
+ *                         RB_PAYLOAD_STEPS   w = 1 for t >= t0 (one step)
+ *                         RB_PAYLOAD_CONST   w = 1
+ *   RB_PAYLOAD_DENSITY  the body's mass m(t) follows the segments (below); pi(t) = pi_nom m(t) / m_nom: the
+ *                       mass scales uniformly (the centre of mass stays put, the inertia scales with it)
+ *   RB_PAYLOAD_POINT    pi(t) = pi_nom + point(m(t) - m_nom, at): a point mass of m(t) - m_nom (negative: a
+ *                       point mass removed) at `at` (m, body frame), parallel axes:
+ *                       point(d, c) = [d, d c, d (|c|^2 1 - c c^T)]. The centre of mass moves towards `at`
+ *                       as m(t) grows: c(t) = (m_nom c_nom + (m(t) - m_nom) at) / m(t)
+ * Segments (DENSITY, POINT): n_segments > 0, segment i covers [from, until) (until: INFINITY or the next
+ * segment's from at most; from strictly increasing); outside every segment m(t) = m_nom. Within a segment
+ * (u = t - t0, t0 >= from its waveform's origin; t < t0: m = offset):
+ *   RB_PAYLOAD_SQUARE  m = offset + amplitude for the first half of each period, offset - amplitude for the
+ *                      second (duty 0.5)
+ *   RB_PAYLOAD_SINE    m = offset + amplitude sin(2 pi u / period)
+ *   RB_PAYLOAD_STEPS   m = offset + amplitude (t >= t0)
+ *   RB_PAYLOAD_CONST   m = offset
+ * (offset, amplitude in kg: Table I's "30 kg +- 5 kg" is offset 30, amplitude 5). Every value must be
+ * physically valid: checked at the extremes of each segment (pi is affine in m, and the physically valid
+ * parameters form a convex set), and m(t) > 0. The consistency test is rb_inertia_is_physical (TODO: the full
+ * rb_inertia_is_consistent once lib/dynamics has it). The plant's workspace is updated through
+ * rb_dyn_set_body_inertia; the controller keeps its own model (rb_sim_set_model_inertia). */
 typedef enum rb_payload_kind {
     RB_PAYLOAD_NONE = 0,
     RB_PAYLOAD_SQUARE,
     RB_PAYLOAD_SINE,
-    RB_PAYLOAD_STEPS
+    RB_PAYLOAD_STEPS,
+    RB_PAYLOAD_CONST
 } rb_payload_kind;
 
-typedef struct rb_sim_payload {
+typedef enum rb_payload_mode { RB_PAYLOAD_MIX = 0, RB_PAYLOAD_DENSITY, RB_PAYLOAD_POINT } rb_payload_mode;
+
+typedef struct rb_sim_payload_segment {
     rb_payload_kind kind;
+    double from, until;       /* s: the segment's window (until INFINITY: open) */
+    double t0;                /* s: the waveform's origin, >= from */
+    double period;            /* s (square, sine) */
+    double offset, amplitude; /* kg */
+} rb_sim_payload_segment;
+
+typedef struct rb_sim_payload {
+    rb_payload_mode mode;
     int body;
+    /* RB_PAYLOAD_MIX */
+    rb_payload_kind kind;
     double pi_a[10], pi_b[10];
     double t0, period; /* s */
+    /* RB_PAYLOAD_DENSITY, RB_PAYLOAD_POINT */
+    double at[3];                           /* POINT: where the mass changes, m, body frame */
+    const rb_sim_payload_segment *segments; /* n_segments (copied by rb_sim_init) */
+    size_t n_segments;
 } rb_sim_payload;
+
+/* The body mass m(t) of a DENSITY / POINT payload at time t (m_nom outside its segments). */
+double rb_sim_payload_mass(const rb_sim_payload *p, double m_nom, double t);
+/* pi(t) of a payload at time t (any mode); pi_nom: the body's nominal parameters. */
+void rb_sim_payload_eval(const rb_sim_payload *p, const double pi_nom[10], double t, double pi[10]);
 
 /* ---- balancing -----------------------------------------------------------------------------------------
  * Floating base with contacts: the centre of mass moves sideways (world y) along
@@ -247,12 +288,26 @@ typedef struct rb_sim_payload {
  * A has full row rank, e.g. the humanoid's torso joints, not asked for, stay still; solved as
  * A^T (A A^T + 1e-10 1)^-1 b when A has fewer rows than columns), k = 1 / ik_T; its joint part gives r and
  * r_dot for every joint (r_ddot by finite difference of r_dot), overriding scenario->refs. The controller
- * (PD or torque) tracks them with the contact-consistent gravity compensation as feedforward. */
+ * (PD or torque) tracks them with the contact-consistent gravity compensation as feedforward.
+ * Pelvis height (pelvis_height): the base's world height follows z_ref(t) = z_B(0) + offset + amplitude
+ * sin(2 pi freq t); its row (world z of the base velocity: third row of R_B times v_B) replaces the CoM's z row:
+ *     e_z^T R_B v_B = z_dot_ref + k (z_ref - z_B(q_r))
+ * truth->pelvis_height_ref is z_ref(t).
+ * Free joints (free_joints[j] non-zero): joint j keeps its own reference scenario->refs[j] and the IK treats it
+ * as given: q_r's joint j is set to r(t) before each solve, its column is left out of A (its velocity r_dot(t)
+ * moved to the right-hand side: b - A_j r_dot) and nu_r's joint j is r_dot(t). The other joints compensate its
+ * motion (the arms' swing in the CoM, say). */
 typedef struct rb_sim_balance {
     bool enabled;
     double amplitude; /* m */
     double freq;      /* Hz */
     double ik_T;      /* s, IK correction time constant (0: 0.02) */
+    struct {
+        bool enabled;
+        double offset, amplitude; /* m */
+        double freq;              /* Hz */
+    } pelvis_height;
+    const unsigned char *free_joints; /* n (copied by rb_sim_init); NULL: none */
 } rb_sim_balance;
 
 /* ---- scenario ------------------------------------------------------------------------------------------- */
@@ -286,7 +341,8 @@ typedef struct rb_sim_scenario {
     size_t n_pushes;
     rb_sim_random_pushes random_pushes; /* rate 0: none */
 
-    rb_sim_payload payload; /* kind NONE: none */
+    const rb_sim_payload *payloads; /* n_payloads (copied by rb_sim_init), a body at most once */
+    size_t n_payloads;
     rb_sim_balance balance;
 
     const int *frames; /* frames whose motion the truth exposes (sensors); NULL: the model's IMU frames */
@@ -332,8 +388,10 @@ typedef struct rb_sim_truth {
     size_t n_pushes;
     const double *push_wrench;
     const rb_sim_push *push_list; /* the pushes in effect (scenario ones, then the random ones drawn at init) */
-    /* payload body's current inertial parameters (10; zero without payload) */
-    double payload_pi[10];
+    /* the payload bodies' current inertial parameters (10 per scenario payload, in scenario order) */
+    size_t n_payloads;
+    const double *payload_pi;
+    double pelvis_height_ref; /* balance.pelvis_height: the base height reference z_ref(t), m; NaN otherwise */
     /* The parts below (RB_SIM_TRUTH_FRAMES, _FT, _ENERGY, _COM) hold the current sample's values when their bit
      * is set in `valid`: always all of them, unless scenario->truth_on_demand (then only those
      * rb_sim_truth_compute computed for this sample; the others keep older values). */
@@ -386,6 +444,15 @@ int rb_sim_truth_compute(rb_sim *sim, unsigned parts, rb_err *err);
  * to k + 1 enters the controller at k + 1 exactly as RB_TFB_TRUTH's tau_j(k) does. RB_EINVAL on a NULL engine.
  * Allocates nothing. */
 int rb_sim_set_torque_feedback(rb_sim *sim, const double *tau_hat, const double *tau_f_hat, rb_err *err);
+/* The inertial parameters pi (10, roboest/spatial.h order, about the body frame) of `body` in the CONTROLLER's
+ * model (the nominal one until then): the inverse dynamics, the (contact-consistent) gravity compensation and
+ * the balance IK's centre of mass use it from the next rb_sim_step's new sample on (one control period later,
+ * as rb_sim_set_torque_feedback): a value given at sample k (e.g. an estimate from the data up to k) acts at
+ * k + 1. The last call before a step wins; the value stays until the next call. The plant is unchanged. After
+ * the first call the controller evaluates its own model (no longer the plant's evaluation: sim.h controllers).
+ * RB_EINVAL: NULL engine or pi, body out of range, pi not physically valid (rb_inertia_is_physical; the
+ * message names the body). Allocates nothing. */
+int rb_sim_set_model_inertia(rb_sim *sim, size_t body, const double pi[10], rb_err *err);
 /* Number of steps the scenario takes: ceil(duration / dt - 1e-9). */
 size_t rb_sim_n_steps(const rb_sim *sim);
 void rb_sim_finish(rb_sim *sim);
@@ -575,20 +642,38 @@ double rb_sensor_next_time(const rb_sensor *s);
  *   pushes      [{frame, shape: "rect"|"half_sine"|"triangle", start, duration, wrench [fx fy fz mx my mz]
  *               (MIXED: world axes, about the frame origin)}]
  *   random_pushes {frame, shape, rate (1/s), duration, force_min, force_max}
- *   payload     {link (a model body, named after its URDF link; a link merged into another body by a fixed
+ *   payload     one payload object or an array of them (a body at most once; the single object is a one-element
+ *               list) -> rb_sim_payload. Two forms:
+ *               {link (a model body, named after its URDF link; a link merged into another body by a fixed
  *               joint is refused with that body's name), kind: "square"|"sine"|"steps" (required), t0 (s,
  *               >= 0, default 0), period (s, > 0; required for square and sine, refused for steps),
  *               pi_a (10 numbers, default: the body's parameters in the model), and exactly one of
  *               pi_b (10 numbers) or added: {mass (kg, > 0, required), com [x y z] (m, body frame,
  *               default 0), inertia [Ixx Ixy Ixz Iyy Iyz Izz] (kg m^2, about the added mass's centre of
- *               mass in body axes, default 0: a point mass)}} -> rb_sim_payload. Parameters follow
+ *               mass in body axes, default 0: a point mass)}} (RB_PAYLOAD_MIX). Parameters follow
  *               roboest/spatial.h: [m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz] about the body frame.
  *               `added` gives pi_b = pi_a + [m_a, m_a c, I_c + m_a (|c|^2 1 - c c^T)] (parallel axes).
  *               pi_a, the added mass's own inertia and pi_b must be physically valid
  *               (rb_inertia_is_physical).
- *   balance     {amplitude (m, >= 0), freq (Hz, >= 0), ik_T (s, > 0, default 0.02)} -> rb_sim_balance:
+ *               Or {link, mode: "density"|"point", at [x y z] (m, body frame; mode "point" only, required),
+ *               segments: [{kind: "square"|"sine"|"steps"|"constant", from (s, >= 0; default 0 for the
+ *               first, required after), until (s, > from; default: open), t0 (s, in [from, until); default
+ *               from), period (s) or freq (Hz) (exactly one, square and sine only), offset (kg, > 0;
+ *               default the body's mass), amplitude (kg, default 0)}, ...]}: the body mass m(t) follows the
+ *               segments (rb_sim_payload: square offset +- amplitude, sine offset + amplitude sin, steps
+ *               offset then offset + amplitude from t0, constant offset; the nominal mass outside every
+ *               segment); segments in time order, not overlapping. "density" scales the whole body
+ *               (pi_nom m / m_nom: the centre of mass stays), "point" adds m - m_nom at `at`. The body mass
+ *               must stay > 0 and the parameters physically valid over every segment.
+ *               Truth: truth/payload/<body> (10 parameters) per payload and truth/payload_mass (one element
+ *               per payload, named after its body, kg).
+ *   balance     {amplitude (m, >= 0), freq (Hz, >= 0), ik_T (s, > 0, default 0.02), pelvis_height: {offset
+ *               (m, default 0), amplitude (m, >= 0, default 0), freq (Hz, >= 0, default 0)}} -> rb_sim_balance:
  *               the CoM moves sideways (world y) by amplitude sin(2 pi freq t) while the contacts stay
- *               planted; needs a floating base, contacts and a controller; no references with it
+ *               planted; with pelvis_height the base's height follows z(0) + offset + amplitude sin(2 pi freq
+ *               t) instead of the CoM's (truth/tasks/pelvis_height: reference, actual). Needs a floating base,
+ *               contacts and a controller. Joints given in `references` keep those references (free joints:
+ *               the IK leaves them alone, rb_sim_balance); the others follow the IK
  *   sensors     [{kind: "joint_encoder"|"motor_encoder"|"motor_current"|"ft"|"accelerometer"|"gyroscope"|
  *               "orientation", name (channel leaf; default: the FT sensor or frame name), ft (FT kind:
  *               model FT sensor), frame (IMU kinds: model frame or IMU sensor name), and overrides of the
@@ -636,6 +721,9 @@ typedef struct rb_scenario {
     rb_sim_contact_event *events;
     rb_sim_push *pushes;
     int *frames;
+    rb_sim_payload *payloads;
+    rb_sim_payload_segment *segments;
+    unsigned char *free_joints; /* n: joints with references under balance */
 } rb_scenario;
 
 /* ---- scenario runs (lib/sim/scenario_run.c) ----
@@ -647,7 +735,8 @@ typedef struct rb_scenario {
  *   truth/motors/{torques,currents,current_commands,positions,velocities,accelerations}, truth/joints/at_limit
  *   (joint_limits), truth/contacts/<frame> (per contact), truth/contacts_active (contacts), truth/pushes
  *   (pushes: <i>_fx ... <i>_mz), truth/base/{position,orientation,twist,acceleration}, truth/com,
- *   truth/payload/<body> (payload), truth/energy.
+ *   truth/payload/<body> (per payload), truth/payload_mass (payloads), truth/tasks/pelvis_height
+ *   (balance.pelvis_height), truth/energy.
  * Joint-level channels without a configured sensor and the truth are noise-free at log_rate. The log's
  * attributes: roboest_version, scenario, scenario_sha256, model, seed, yarp_robot_name, description_list. */
 
