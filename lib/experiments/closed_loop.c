@@ -227,12 +227,40 @@ static int parse_torque_sensor(clload *x, const cJSON *v, rb_closed_loop_config 
     return rc;
 }
 
+/* "inertia": a signal whose elements are "<body>/<p>", or {"signal", "body"}: one body's m..Izz. */
+static int parse_inertia(clload *x, const cJSON *v, rb_closed_loop_config *cf)
+{
+    static const char *const keys[] = {"signal", "body"};
+    rb_cfg *c = &x->c;
+    const cJSON *e = rb_cfg_member(v, "inertia");
+    if (!e || cJSON_IsString(e))
+        return rb_cfg_member_string(c, v, "inertia", false, &cf->inertia);
+    rb_cfg_push_key(c, "inertia", 0);
+    int rc = cJSON_IsObject(e) ? rb_cfg_check_object(c, e, keys, 2)
+                               : rb_cfg_error(c, "expected a signal name or {\"signal\": name, \"body\": link}");
+    if (!rc)
+        rc = rb_cfg_member_string(c, e, "signal", true, &cf->inertia);
+    if (!rc)
+        rc = rb_cfg_member_string(c, e, "body", true, &cf->inertia_body);
+    if (!rc && rb_model_body_index(x->cl->scenario->model, cf->inertia_body) < 0) {
+        rb_cfg_push_key(c, "body", 0);
+        rc = rb_cfg_error(c,
+                          "'%s' is not a body of the scenario's model (a link merged into another body is named "
+                          "by that body)",
+                          cf->inertia_body);
+        rb_cfg_pop(c);
+    }
+    rb_cfg_pop(c);
+    return rc;
+}
+
 static int one_config(clload *x, const cJSON *v, rb_closed_loop_config *cf)
 {
-    static const char *const keys[] = {"name", "label", "pipeline", "feedback", "torque_sensor", "compensation"};
+    static const char *const keys[] = {"name",          "label",        "pipeline", "feedback",
+                                       "torque_sensor", "compensation", "inertia"};
     rb_cfg *c = &x->c;
     char *rel = NULL;
-    int rc = rb_cfg_check_object(c, v, keys, 6);
+    int rc = rb_cfg_check_object(c, v, keys, 7);
     if (!rc)
         rc = rb_cfg_member_string(c, v, "name", true, &cf->name);
     if (!rc && !rb_cfg_valid_name(cf->name)) {
@@ -251,6 +279,8 @@ static int one_config(clload *x, const cJSON *v, rb_closed_loop_config *cf)
     if (!rc)
         rc = rb_cfg_member_string(c, v, "compensation", false, &cf->compensation);
     if (!rc)
+        rc = parse_inertia(x, v, cf);
+    if (!rc)
         rc = parse_torque_sensor(x, v, cf);
     if (!rc && rel)
         rc = load_pipeline(x, cf, rel);
@@ -258,6 +288,8 @@ static int one_config(clload *x, const cJSON *v, rb_closed_loop_config *cf)
         rc = check_signal(x, cf, "feedback", cf->feedback);
     if (!rc)
         rc = check_signal(x, cf, "compensation", cf->compensation);
+    if (!rc)
+        rc = check_signal(x, cf, "inertia", cf->inertia);
     rb_free(rel);
     return rc;
 }
@@ -285,6 +317,41 @@ static int parse_configs(rb_cfg *c, const cJSON *v)
             }
         rb_cfg_pop(c);
     }
+    return rc;
+}
+
+/* ---- the task ------------------------------------------------------------------------------------------------ */
+/* {"channel", "element"}, both required (whether the log has them is known when the scenario runs). */
+static int channel_element(rb_cfg *c, const cJSON *v, const char *key, char **channel, char **element)
+{
+    static const char *const keys[] = {"channel", "element"};
+    const cJSON *e = rb_cfg_member(v, key);
+    rb_cfg_push_key(c, key, 0);
+    int rc = RB_OK;
+    if (!e)
+        rc = rb_cfg_error(c, "required: {\"channel\": name, \"element\": name}");
+    if (!rc)
+        rc = rb_cfg_check_object(c, e, keys, 2);
+    if (!rc)
+        rc = rb_cfg_member_string(c, e, "channel", true, channel);
+    if (!rc)
+        rc = rb_cfg_member_string(c, e, "element", true, element);
+    rb_cfg_pop(c);
+    return rc;
+}
+
+static int parse_task(rb_cfg *c, const cJSON *v)
+{
+    static const char *const keys[] = {"name", "actual", "reference"};
+    clload *x = (clload *)c;
+    rb_closed_loop_task *t = &x->cl->task;
+    int rc = rb_cfg_check_object(c, v, keys, 3);
+    if (!rc)
+        rc = rb_cfg_member_string(c, v, "name", true, &t->name);
+    if (!rc)
+        rc = channel_element(c, v, "actual", &t->actual_channel, &t->actual_element);
+    if (!rc)
+        rc = channel_element(c, v, "reference", &t->reference_channel, &t->reference_element);
     return rc;
 }
 
@@ -329,6 +396,7 @@ static const rb_cfg_section sections[] = {
     {"threads", false, parse_threads},
     {"bootstrap", false, parse_bootstrap},
     {"configurations", true, parse_configs},
+    {"task", false, parse_task},
 };
 
 void rb_closed_loop_free(rb_closed_loop *cl)
@@ -343,7 +411,14 @@ void rb_closed_loop_free(rb_closed_loop *cl)
         rb_pipeline_free(cf->pipeline);
         rb_free(cf->feedback);
         rb_free(cf->compensation);
+        rb_free(cf->inertia);
+        rb_free(cf->inertia_body);
     }
+    rb_free(cl->task.name);
+    rb_free(cl->task.actual_channel);
+    rb_free(cl->task.actual_element);
+    rb_free(cl->task.reference_channel);
+    rb_free(cl->task.reference_element);
     rb_free(cl->configs);
     rb_scenario_free(cl->scenario);
     rb_strings_free(cl->joints, cl->n_joints);

@@ -8,8 +8,6 @@
 
 #include "experiments_internal.h"
 
-enum { ST_MSE = 0, ST_RMSE, ST_MAE, ST_MAX_ABS, ST_MEAN_ABS_EST };
-
 static const char *const AXES[] = {"x", "y", "z"};
 
 /* What one run leaves behind (its own slot, written by one thread only). */
@@ -19,6 +17,7 @@ typedef struct run_out {
     double *tau_j, *tau_ref, *tau_hat; /* n x n_joints each; tau_hat NULL without feedback */
     double *tau_f, *tau_f_hat;         /* n x n_joints each: true friction, its estimate; NULL without compensation */
     double *com, *com_ref;             /* n x 3 */
+    double *task, *task_ref;           /* n each: the task's actual value and reference; NULL without a task */
     rb_closed_loop_status status;
 } run_out;
 
@@ -41,6 +40,8 @@ typedef struct loop {
     long *fb_elem, *comp_elem; /* per model joint: element of the feedback / compensation signal, -1: none */
     const double *fb_row, *comp_row;
     double *fb, *comp; /* per model joint, given to the simulator */
+    rb_cl_inertia inertia;
+    rb_cl_task_map task;
 } loop;
 
 static int nomem(rb_err *err) { return rb_err_set(err, RB_ENOMEM, "out of memory"); }
@@ -70,6 +71,11 @@ static int on_start(void *user, const rb_channel_info *channels, size_t n_channe
 {
     loop *lp = user;
     const rb_closed_loop_config *cf = lp->cf;
+    if (lp->cl->task.name) {
+        int rc = rb_cl_task_map_channels(&lp->task, &lp->cl->task, channels, n_channels, err);
+        if (rc)
+            return rc;
+    }
     if (!cf->pipeline)
         return RB_OK;
     size_t n = lp->cl->scenario->model->n_dofs;
@@ -87,6 +93,9 @@ static int on_start(void *user, const rb_channel_info *channels, size_t n_channe
         rc = map_signal(lp, cf->feedback, lp->fb_elem, &lp->fb_row, err);
     if (!rc && cf->compensation)
         rc = map_signal(lp, cf->compensation, lp->comp_elem, &lp->comp_row, err);
+    if (!rc && cf->inertia)
+        rc = rb_cl_inertia_map(&lp->inertia, lp->cl->scenario->model, lp->stream, cf->inertia, cf->inertia_body,
+                               cf->pipeline_path, err);
     return rc;
 }
 
@@ -110,10 +119,16 @@ static int step_estimator(loop *lp, rb_sim *sim, const double *const *latest, co
         gather(lp->fb_row, lp->fb_elem, n, lp->fb);
     if (lp->comp_row)
         gather(lp->comp_row, lp->comp_elem, n, lp->comp);
-    return rb_sim_set_torque_feedback(sim, lp->fb_row ? lp->fb : NULL, lp->comp_row ? lp->comp : NULL, err);
+    rc = rb_sim_set_torque_feedback(sim, lp->fb_row ? lp->fb : NULL, lp->comp_row ? lp->comp : NULL, err);
+    return rc ? rc : rb_cl_inertia_feed(&lp->inertia, sim, err);
 }
 
-static int record(loop *lp, rb_sim *sim, double t, rb_err *err)
+static double element_of(const double *const *latest, size_t channel, size_t element)
+{
+    return latest[channel] ? latest[channel][element] : NAN;
+}
+
+static int record(loop *lp, rb_sim *sim, double t, const double *const *latest, rb_err *err)
 {
     const rb_closed_loop *cl = lp->cl;
     run_out *o = lp->out;
@@ -136,6 +151,10 @@ static int record(loop *lp, rb_sim *sim, double t, rb_err *err)
             o->tau_f_hat[k * J + j] = lp->comp[d];
         }
     }
+    if (o->task) {
+        o->task[k] = element_of(latest, lp->task.actual_channel, lp->task.actual_element);
+        o->task_ref[k] = element_of(latest, lp->task.reference_channel, lp->task.reference_element);
+    }
     double worst = 0.0;
     for (size_t a = 0; a < 3; a++) {
         o->com[k * 3 + a] = tr->com[a];
@@ -154,10 +173,10 @@ static int on_sample(void *user, rb_sim *sim, size_t k, double t, const double *
     (void)k;
     loop *lp = user;
     int rc = lp->stream ? step_estimator(lp, sim, latest, fresh, err) : RB_OK;
-    return rc ? rc : record(lp, sim, t, err);
+    return rc ? rc : record(lp, sim, t, latest, err);
 }
 
-static int alloc_out(run_out *o, size_t cap, size_t J, bool with_hat, bool with_comp)
+static int alloc_out(run_out *o, size_t cap, size_t J, bool with_hat, bool with_comp, bool with_task)
 {
     o->cap = cap;
     o->t = rb_malloc(cap * sizeof *o->t);
@@ -168,7 +187,10 @@ static int alloc_out(run_out *o, size_t cap, size_t J, bool with_hat, bool with_
     o->tau_f_hat = with_comp ? rb_malloc(cap * J * sizeof *o->tau_f_hat) : NULL;
     o->com = rb_malloc(cap * 3 * sizeof *o->com);
     o->com_ref = rb_malloc(cap * 3 * sizeof *o->com_ref);
-    bool ok = o->t && o->tau_j && o->tau_ref && (o->tau_hat || !with_hat) && o->com && o->com_ref;
+    o->task = with_task ? rb_malloc(cap * sizeof *o->task) : NULL;
+    o->task_ref = with_task ? rb_malloc(cap * sizeof *o->task_ref) : NULL;
+    bool ok = o->t && o->tau_j && o->tau_ref && (o->tau_hat || !with_hat) && o->com && o->com_ref &&
+              ((o->task && o->task_ref) || !with_task);
     return ok && ((o->tau_f && o->tau_f_hat) || !with_comp) ? RB_OK : RB_ENOMEM;
 }
 
@@ -180,6 +202,7 @@ static void free_loop(loop *lp)
     rb_free(lp->comp_elem);
     rb_free(lp->fb);
     rb_free(lp->comp);
+    rb_cl_inertia_free(&lp->inertia);
 }
 
 /* Numeric failures of the plant or the estimator, and the CoM leaving its reference, end the run as diverged. */
@@ -199,7 +222,8 @@ static int run_one(void *ctx, size_t i, rb_err *err) /* a pool task */
     lp.fb = rb_malloc((n ? n : 1) * sizeof *lp.fb);
     lp.comp = rb_malloc((n ? n : 1) * sizeof *lp.comp);
     bool ok = lp.fb && lp.comp &&
-              alloc_out(o, lp.n_samples, cl->n_joints, cf->feedback != NULL, cf->compensation != NULL) == RB_OK;
+              alloc_out(o, lp.n_samples, cl->n_joints, cf->feedback != NULL, cf->compensation != NULL,
+                        cl->task.name != NULL) == RB_OK;
     int rc = ok ? RB_OK : nomem(err);
     for (size_t j = 0; ok && j < n; j++)
         lp.fb[j] = lp.comp[j] = NAN;
@@ -299,10 +323,10 @@ static const double *ref_tau_ref(const run_out *o) { return o->tau_ref; }
 static const double *est_tau_hat(const run_out *o) { return o->tau_hat; }
 static const double *est_tau_f_hat(const run_out *o) { return o->tau_f_hat; }
 static const double *ref_tau_f(const run_out *o) { return o->tau_f; }
-static bool with_feedback(const rb_closed_loop_config *cf) { return cf->feedback != NULL; }
-static bool with_compensation(const rb_closed_loop_config *cf) { return cf->compensation != NULL; }
 static const double *est_com(const run_out *o) { return o->com; }
 static const double *ref_com(const run_out *o) { return o->com_ref; }
+static const double *est_task(const run_out *o) { return o->task; }
+static const double *ref_task(const run_out *o) { return o->task_ref; }
 
 static int score(const job *jb, const table_spec *ts, size_t v, size_t s, rb_comparison *c, size_t row, rb_err *err)
 {
@@ -430,7 +454,7 @@ static int make_tables(const job *jb, rb_closed_loop_result *r, rb_err *err)
                       cl->n_joints,
                       est_stats,
                       4,
-                      with_feedback,
+                      rb_cl_with_feedback,
                       est_tau_hat,
                       est_tau_j,
                       t0,
@@ -443,9 +467,25 @@ static int make_tables(const job *jb, rb_closed_loop_result *r, rb_err *err)
                        cl->n_joints,
                        est_stats,
                        4,
-                       with_compensation,
+                       rb_cl_with_compensation,
                        est_tau_f_hat,
                        ref_tau_f,
+                       t0,
+                       INFINITY};
+    const char *const task_elements[] = {cl->task.actual_element};
+    char task_title[512];
+    snprintf(task_title, sizeof task_title, "task tracking: %s", cl->task.name ? cl->task.name : "");
+    table_spec task = {task_title,
+                       cl->task.actual_channel,
+                       cl->task.reference_channel,
+                       w_all,
+                       task_elements,
+                       1,
+                       est_stats,
+                       4,
+                       NULL,
+                       est_task,
+                       ref_task,
                        t0,
                        INFINITY};
     int rc = make_table(jb, &torque, &r->torque, err);
@@ -457,6 +497,8 @@ static int make_tables(const job *jb, rb_closed_loop_result *r, rb_err *err)
         rc = make_table(jb, &est, &r->estimation, err);
     if (!rc)
         rc = make_table(jb, &fric, &r->friction, err);
+    if (!rc && cl->task.name)
+        rc = make_table(jb, &task, &r->task, err);
     return rc;
 }
 
@@ -565,6 +607,8 @@ static void free_out(run_out *o)
     rb_free(o->tau_f_hat);
     rb_free(o->com);
     rb_free(o->com_ref);
+    rb_free(o->task);
+    rb_free(o->task_ref);
     rb_free(o->status.why);
 }
 
@@ -577,6 +621,7 @@ void rb_closed_loop_result_free(rb_closed_loop_result *r)
     rb_comparison_free(r->com_all);
     rb_comparison_free(r->estimation);
     rb_comparison_free(r->friction);
+    rb_comparison_free(r->task);
     for (size_t i = 0; r->status && i < r->n_runs; i++)
         rb_free(r->status[i].why);
     rb_free(r->status);
@@ -634,175 +679,5 @@ int rb_closed_loop_run(const rb_closed_loop *cl, const rb_closed_loop_opts *opts
         rb_closed_loop_result_free(r);
     else
         *out = r;
-    return rc;
-}
-
-/* ---- the paper's layout -------------------------------------------------------------------------------------------
- */
-/* Mean over the seeds of statistic k, "± sd" added with several seeds. */
-static void cell(FILE *f, const rb_closed_loop *cl, const rb_comparison *c, size_t v, size_t j, size_t k, double scale)
-{
-    const rb_summary *su = rb_comparison_summary(c, v, j, k);
-    /* equal values across the seeds (a loop that reads no noisy sensor) leave rounding in the sd: show 0 */
-    double sd = su->sd <= 1e-12 * fabs(su->mean) ? 0.0 : su->sd;
-    if (cl->n_seeds > 1)
-        fprintf(f, "%.3g ± %.2g", su->mean * scale, sd * scale);
-    else
-        fprintf(f, "%.3g", su->mean * scale);
-}
-
-static void axes_cell(FILE *f, const rb_closed_loop *cl, const rb_comparison *c, size_t v, size_t k)
-{
-    fputs("[", f);
-    for (size_t a = 0; a < 3; a++) {
-        if (a)
-            fputs(", ", f);
-        cell(f, cl, c, v, a, k, 1000.0);
-    }
-    fputs("]", f);
-}
-
-static void com_table(FILE *f, const rb_closed_loop *cl, const rb_comparison *c)
-{
-    fputs("| Configuration | Mean error [x, y, z] (mm) | Max error [x, y, z] (mm) |\n|---|---|---|\n", f);
-    for (size_t v = 0; v < cl->n_configs; v++) {
-        fprintf(f, "| %s | ", cl->configs[v].label);
-        axes_cell(f, cl, c, v, ST_MAE);
-        fputs(" | ", f);
-        axes_cell(f, cl, c, v, ST_MAX_ABS);
-        fputs(" |\n", f);
-    }
-}
-
-/* RMSE, MAE, max abs over all joints of the configurations `takes` keeps (the rows of c, in order). */
-static void estimate_table(FILE *f, const rb_closed_loop *cl, const rb_comparison *c,
-                           bool (*takes)(const rb_closed_loop_config *))
-{
-    static const size_t ks[] = {ST_RMSE, ST_MAE, ST_MAX_ABS};
-    fputs("| Configuration | RMSE | MAE | max abs |\n|---|---|---|---|\n", f);
-    for (size_t v = 0, row = 0; v < cl->n_configs; v++) {
-        if (!takes(&cl->configs[v]))
-            continue;
-        fprintf(f, "| %s |", cl->configs[v].label);
-        for (size_t i = 0; i < 3; i++) {
-            fputc(' ', f);
-            cell(f, cl, c, row, cl->n_joints, ks[i], 1.0);
-            fputs(" |", f);
-        }
-        fputc('\n', f);
-        row++;
-    }
-}
-
-static void runs_table(FILE *f, const rb_closed_loop *cl, const rb_closed_loop_result *r)
-{
-    fputs("| Configuration | seed | status |\n|---|---|---|\n", f);
-    for (size_t v = 0; v < cl->n_configs; v++)
-        for (size_t s = 0; s < cl->n_seeds; s++) {
-            const rb_closed_loop_status *st = &r->status[v * cl->n_seeds + s];
-            fprintf(f, "| %s | %llu | ", cl->configs[v].label, (unsigned long long)cl->seeds[s]);
-            if (st->diverged)
-                fprintf(f, "diverged: %s |\n", st->why);
-            else
-                fprintf(f, "completed (%.4g s) |\n", st->t_end);
-        }
-}
-
-static void markdown(FILE *f, const rb_closed_loop *cl, const rb_closed_loop_result *r)
-{
-    size_t J = cl->n_joints;
-    fprintf(f, "# %s\n\n", cl->name);
-    fprintf(f, "- closed loop: %s (sha256 %s)\n- scenario: %s (sha256 %s)\n", rb_path_basename(cl->path), cl->sha256,
-            rb_path_basename(cl->scenario->path), cl->scenario->sha256);
-    fprintf(f, "- seeds: %zu; %s\n- scored joints: %zu\n\n", cl->n_seeds,
-            cl->n_seeds > 1 ? "cells are mean ± sd over the seeds" : "one run per configuration", J);
-    fprintf(f, "## Table I: CoM error before the disturbances, t in [%g s, %g s)\n\n", cl->settle,
-            cl->disturbances_from);
-    com_table(f, cl, r->com_before);
-    fprintf(f, "\n## Table II: torque tracking, tau_j against tau_ref (N m), t in [%g s, end]\n\n", cl->settle);
-    fputs("| Configuration | MSE | RMSE | MAE | max abs | mean abs tau_j |\n|---|---|---|---|---|---|\n", f);
-    for (size_t v = 0; v < cl->n_configs; v++) {
-        static const size_t ks[] = {ST_MSE, ST_RMSE, ST_MAE, ST_MAX_ABS, ST_MEAN_ABS_EST};
-        fprintf(f, "| %s |", cl->configs[v].label);
-        for (size_t i = 0; i < 5; i++) {
-            fputc(' ', f);
-            cell(f, cl, r->torque, v, J, ks[i], 1.0);
-            fputs(" |", f);
-        }
-        fputc('\n', f);
-    }
-    if (r->estimation) {
-        fprintf(f, "\n## Torque estimation inside the loop, tau_hat against tau_j (N m), t in [%g s, end]\n\n",
-                cl->settle);
-        estimate_table(f, cl, r->estimation, with_feedback);
-    }
-    if (r->friction) {
-        fprintf(f, "\n## Friction estimation inside the loop, tau_F_hat against tau_F (N m), t in [%g s, end]\n\n",
-                cl->settle);
-        estimate_table(f, cl, r->friction, with_compensation);
-    }
-    fprintf(f, "\n## CoM error over the whole run, t in [%g s, end]\n\n", cl->settle);
-    com_table(f, cl, r->com_all);
-    fputs("\n## Runs\n\n", f);
-    runs_table(f, cl, r);
-    fputs("\nPer-joint tables: torque.md, com_before.md, com_all.md, estimation.md, friction.md (JSON and CSV beside "
-          "them, for `roboest check`).\n",
-          f);
-}
-
-int rb_closed_loop_markdown(const rb_closed_loop *cl, const rb_closed_loop_result *r, char **text, rb_err *err)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    *text = NULL;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return nomem(err);
-    markdown(f, cl, r);
-    bool ok = !ferror(f);
-    if (fclose(f) == 0 && ok)
-        *text = rb_strndup(buf, len);
-    free(buf); /* open_memstream's buffer comes from malloc */
-    return *text ? RB_OK : nomem(err);
-}
-
-int rb_closed_loop_write(const rb_closed_loop *cl, const rb_closed_loop_result *r, const char *dir, bool overwrite,
-                         rb_err *err)
-{
-    static const char *const ext[] = {"md", "json", "csv"};
-    static const rb_report_format formats[] = {RB_REPORT_MARKDOWN, RB_REPORT_JSON, RB_REPORT_CSV};
-    const rb_comparison *tables[] = {r->torque, r->com_before, r->com_all, r->estimation, r->friction};
-    static const char *const stems[] = {"torque", "com_before", "com_all", "estimation", "friction"};
-    size_t cap = 1 + 5 * 3 + r->n_figures, n = 0;
-    char **names = rb_calloc(cap, sizeof *names), **texts = rb_calloc(cap, sizeof *texts);
-    int rc = names && texts ? RB_OK : nomem(err);
-    char *md = NULL;
-    if (!rc && !(rc = rb_closed_loop_markdown(cl, r, &md, err))) {
-        names[n] = rb_strdup("report.md");
-        texts[n++] = md;
-        rc = names[0] ? RB_OK : nomem(err);
-    }
-    for (size_t t = 0; !rc && t < 5; t++)
-        for (size_t i = 0; !rc && tables[t] && i < 3; i++) {
-            names[n] = rb_asprintf("%s.%s", stems[t], ext[i]);
-            rc = rb_comparison_render(tables[t], formats[i], &texts[n], err);
-            if (!rc && !names[n])
-                rc = nomem(err);
-            n++;
-        }
-    for (size_t i = 0; !rc && i < r->n_figures; i++) {
-        names[n] = rb_strdup(r->figures[i].name);
-        texts[n] = rb_strdup(r->figures[i].svg);
-        rc = names[n] && texts[n] ? RB_OK : nomem(err);
-        n++;
-    }
-    if (!rc)
-        rc = rb_texts_write(dir, (const char *const *)names, (const char *const *)texts, n, overwrite, err);
-    for (size_t i = 0; i < n; i++) {
-        rb_free(names[i]);
-        rb_free(texts[i]);
-    }
-    rb_free(names);
-    rb_free(texts);
     return rc;
 }

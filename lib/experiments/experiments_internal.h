@@ -3,6 +3,8 @@
  *   suite.c, closed_loop.c  the suite and closed-loop files (the loader helpers below)
  *   suite_run.c, closed_loop_run.c  the runs, on the pool of threads (pool.c)
  *   check.c  rules over a comparison report
+ *   closed_loop_report.c  the closed loop's Markdown report and files
+ *   closed_loop_feed.c  what a closed-loop run reads besides the torque signals: the inertia feedback, the task
  */
 #ifndef ROBOEST_EXPERIMENTS_INTERNAL_H
 #define ROBOEST_EXPERIMENTS_INTERNAL_H
@@ -38,5 +40,41 @@ typedef struct rb_pool {
  * message. When progress cancels: *cancelled = true and the return is the callback's value if it is a negative
  * rb_status, RB_EINVAL otherwise (err untouched). */
 int rb_pool_run(const rb_pool *pl, bool *cancelled, rb_err *err);
+
+/* ---- the closed loop's tables (closed_loop_run.c makes them, closed_loop_report.c shows them) ---------------- */
+/* Statistics of the closed-loop tables (rb_stat_key indices). */
+enum { ST_MSE = 0, ST_RMSE, ST_MAE, ST_MAX_ABS, ST_MEAN_ABS_EST };
+
+static inline bool rb_cl_with_feedback(const rb_closed_loop_config *cf) { return cf->feedback != NULL; }
+static inline bool rb_cl_with_compensation(const rb_closed_loop_config *cf) { return cf->compensation != NULL; }
+
+/* ---- the closed loop's inertia feedback and task (closed_loop_feed.c) ------------------------------------------ */
+/* The inertia feedback of one run: the pipeline signal's elements "<body>/<p>" per model body (seed 001). */
+typedef struct rb_cl_inertia {
+    size_t n;          /* bodies fed */
+    size_t *body;      /* n model bodies */
+    long *elem;        /* 10 per body: the signal's element of each parameter */
+    const double *row; /* the signal's current row (the stream's) */
+    double *pi;        /* 10 per body: gathered values */
+} rb_cl_inertia;
+
+/* Map `signal` of the stream (elements "<body>/<p>", p in m hx hy hz Ixx Ixy Ixz Iyy Iyz Izz; or, with `body`
+ * not NULL, elements "<p>" of that one body) onto the model's bodies: every element must name a body of the model
+ * and a parameter, and every body named must have all ten. RB_ENOTFOUND / RB_EINPUT naming the element (prefixed
+ * with `who`), RB_ENOMEM. */
+int rb_cl_inertia_map(rb_cl_inertia *in, const rb_model *m, rb_stream *stream, const char *signal, const char *body,
+                      const char *who, rb_err *err);
+/* Give the controller's model every body whose ten values are finite and physically valid; the others keep their
+ * parameters. rb_sim_set_model_inertia's errors. */
+int rb_cl_inertia_feed(rb_cl_inertia *in, rb_sim *sim, rb_err *err);
+void rb_cl_inertia_free(rb_cl_inertia *in);
+
+/* The task's two values: channel and element index of the actual value and of the reference among the run's
+ * channels. RB_ENOTFOUND naming the channel or element. */
+typedef struct rb_cl_task_map {
+    size_t actual_channel, actual_element, reference_channel, reference_element;
+} rb_cl_task_map;
+int rb_cl_task_map_channels(rb_cl_task_map *tm, const rb_closed_loop_task *task, const rb_channel_info *channels,
+                            size_t n_channels, rb_err *err);
 
 #endif

@@ -271,7 +271,20 @@ int rb_check_junit(const rb_check *c, const char *suite_name, char **xml, rb_err
  *                      compensation nothing is added; feedback or compensation need a pipeline; the signals'
  *                      element names are joint names of the scenario's model (joints the signal lacks get no
  *                      feedback / compensation). The pipeline's clock rate, when it has one, must be 1 / the
- *                      scenario's dt: it is stepped every control period.
+ *                      scenario's dt: it is stepped every control period. inertia (a signal of the pipeline,
+ *                      optional: inertial-parameter estimates, elements "<body>/<p>" with p one of m hx hy hz Ixx
+ *                      Ixy Ixz Iyy Iyz Izz, e.g. the inertial_ekf stage's rate-limited "pi"): the controller's
+ *                      model takes each body's estimate (rb_sim_set_model_inertia) one control period later, as
+ *                      the torque feedback; a body whose ten values are not all finite and physically valid
+ *                      (rb_inertia_is_physical) at a sample keeps its previous parameters (seed 001, Table II).
+ *                      Or {"signal": name, "body": link}: a signal of one body's ten parameters, elements m hx hy
+ *                      hz Ixx Ixy Ixz Iyy Iyz Izz (e.g. the simulator's truth/payload/<body>: an oracle).
+ *   task               {"name": string (required: the table's title, e.g. "elbow angle (rad)"), "actual":
+ *                      {"channel", "element"}, "reference": {"channel", "element"}} (both required; channels of
+ *                      the scenario's log, e.g. truth/joints/positions and truth/joints/references with the
+ *                      element "l_elbow"), optional: a task-tracking table (task.{md,json,csv}: actual against
+ *                      reference over [settle, end], MSE RMSE MAE max |e|) for every configuration; the values
+ *                      are the channels' newest rows at each control period (held between their samples).
  * Errors: RB_ENOTFOUND (the file), RB_ECONFIG "<file>:<line>:<col>: <key path>: <what>" (also for a scenario or
  * pipeline that fails to load, with its own message), RB_ENOMEM. */
 typedef struct rb_closed_loop_config {
@@ -281,7 +294,16 @@ typedef struct rb_closed_loop_config {
     char *feedback;        /* signal name, NULL: feedforward (or the torque sensor) */
     bool torque_sensor;    /* feedback from the true joint torque (an ideal joint torque sensor, RB_TFB_TRUTH) */
     char *compensation;    /* signal name, NULL: no friction compensation */
+    char *inertia;         /* signal name, NULL: the controller keeps the nominal inertial parameters */
+    char *inertia_body;    /* NULL: the signal's elements name their bodies; else the one body its m..Izz are of */
 } rb_closed_loop_config;
+
+/* A task scored by the closed loop: one element of a logged channel against one element of another. */
+typedef struct rb_closed_loop_task {
+    char *name;                            /* NULL: no task */
+    char *actual_channel, *actual_element; /* e.g. truth/joints/positions, l_elbow */
+    char *reference_channel, *reference_element;
+} rb_closed_loop_task;
 
 typedef struct rb_closed_loop {
     char *name, *path, *sha256; /* name, file as given, SHA-256 of its text */
@@ -296,6 +318,7 @@ typedef struct rb_closed_loop {
     rb_bootstrap bootstrap;
     size_t n_configs;
     rb_closed_loop_config *configs;
+    rb_closed_loop_task task;
 } rb_closed_loop;
 
 int rb_closed_loop_load(const char *path, const rb_registry *reg, rb_closed_loop **out, rb_err *err);
@@ -323,6 +346,7 @@ typedef struct rb_closed_loop_result {
     rb_comparison *com_all;        /* CoM over [settle, end] */
     rb_comparison *estimation;     /* tau_hat vs tau_j; variants = configurations with feedback; NULL if none */
     rb_comparison *friction;       /* tau_F_hat vs tau_F; variants = configurations with compensation; NULL if none */
+    rb_comparison *task;           /* the task's actual against its reference; NULL without a task */
     size_t n_runs;                 /* n_configs x n_seeds */
     rb_closed_loop_status *status; /* n_runs, configuration-major */
     size_t n_figures;
@@ -343,8 +367,8 @@ void rb_closed_loop_result_free(rb_closed_loop_result *r);
  * every run), a new string (rb_free). RB_ENOMEM. */
 int rb_closed_loop_markdown(const rb_closed_loop *cl, const rb_closed_loop_result *r, char **text, rb_err *err);
 /* Into dir (created if missing, one level), all or nothing: report.md (rb_closed_loop_markdown), torque.{md,json,
- * csv}, com_before.*, com_all.*, estimation.*, friction.* (each rb_comparison_render, the last two only when
- * some configuration has feedback / compensation; `roboest check` reads the .json) and
+ * csv}, com_before.*, com_all.*, estimation.*, friction.*, task.* (each rb_comparison_render, the last three only
+ * when some configuration has feedback / compensation, or the file a task; `roboest check` reads the .json) and
  * the figures. RB_EEXISTS (a target exists and !overwrite, before anything is written), RB_EIO, RB_ENOMEM. */
 int rb_closed_loop_write(const rb_closed_loop *cl, const rb_closed_loop_result *r, const char *dir, bool overwrite,
                          rb_err *err);
