@@ -355,6 +355,74 @@ static int parse_task(rb_cfg *c, const cJSON *v)
     return rc;
 }
 
+/* ---- published values of the task ---------------------------------------------------------------------------- */
+static const char *const TASK_STATS[] = {"mse", "rmse", "mae", "max_abs"};
+
+static int one_published(clload *x, const cJSON *v, struct rb_closed_loop_published *p)
+{
+    static const char *const keys[] = {"configuration", "statistic", "value", "source"};
+    rb_cfg *c = &x->c;
+    rb_closed_loop *cl = x->cl;
+    char *config = NULL, *stat = NULL;
+    int rc = rb_cfg_check_object(c, v, keys, 4);
+    if (!rc)
+        rc = rb_cfg_member_string(c, v, "configuration", true, &config);
+    if (!rc)
+        rc = rb_cfg_member_string(c, v, "statistic", true, &stat);
+    if (!rc)
+        rc = rb_cfg_member_string(c, v, "source", true, &p->source);
+    const cJSON *val = rb_cfg_member(v, "value");
+    if (!rc) {
+        rb_cfg_push_key(c, "value", 0);
+        rc = val ? rb_cfg_want_number(c, val, &p->value) : rb_cfg_error(c, "required: the publication's number");
+        rb_cfg_pop(c);
+    }
+    size_t i = 0;
+    while (!rc && i < cl->n_configs && strcmp(cl->configs[i].name, config) != 0)
+        i++;
+    if (!rc && i == cl->n_configs) {
+        rb_cfg_push_key(c, "configuration", 0);
+        rc = rb_cfg_error(c, "'%s' is not a configuration of this file", config);
+        rb_cfg_pop(c);
+    }
+    p->config = i;
+    size_t k = 0;
+    while (!rc && k < 4 && strcmp(TASK_STATS[k], stat) != 0)
+        k++;
+    if (!rc && k == 4) {
+        rb_cfg_push_key(c, "statistic", 0);
+        rc = rb_cfg_error(c, "'%s': the task table has mse, rmse, mae and max_abs", stat);
+        rb_cfg_pop(c);
+    }
+    if (!rc)
+        for (p->stat = 0; rb_stat_key(p->stat) && strcmp(rb_stat_key(p->stat), stat) != 0; p->stat++)
+            ;
+    rb_free(config);
+    rb_free(stat);
+    return rc;
+}
+
+static int parse_published(rb_cfg *c, const cJSON *v)
+{
+    clload *x = (clload *)c;
+    rb_closed_loop *cl = x->cl;
+    if (!cl->task.name)
+        return rb_cfg_error(c, "published values are the task's: it needs \"task\"");
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0)
+        return rb_cfg_error(c, "expected a non-empty array of {configuration, statistic, value, source}");
+    size_t n = (size_t)cJSON_GetArraySize(v), i = 0;
+    if (!(cl->published = rb_calloc(n, sizeof *cl->published)))
+        return rb_cfg_nomem(c);
+    int rc = RB_OK;
+    for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
+        rb_cfg_push_index(c, i);
+        cl->n_published = i + 1;
+        rc = one_published(x, e, &cl->published[i]);
+        rb_cfg_pop(c);
+    }
+    return rc;
+}
+
 /* ---- the file ------------------------------------------------------------------------------------------------ */
 /* Defaults that depend on the scenario: Table I's window ends at the first push. */
 static int finish_defaults(clload *x)
@@ -397,6 +465,7 @@ static const rb_cfg_section sections[] = {
     {"bootstrap", false, parse_bootstrap},
     {"configurations", true, parse_configs},
     {"task", false, parse_task},
+    {"published", false, parse_published},
 };
 
 void rb_closed_loop_free(rb_closed_loop *cl)
@@ -419,6 +488,9 @@ void rb_closed_loop_free(rb_closed_loop *cl)
     rb_free(cl->task.actual_element);
     rb_free(cl->task.reference_channel);
     rb_free(cl->task.reference_element);
+    for (size_t i = 0; cl->published && i < cl->n_published; i++)
+        rb_free(cl->published[i].source);
+    rb_free(cl->published);
     rb_free(cl->configs);
     rb_scenario_free(cl->scenario);
     rb_strings_free(cl->joints, cl->n_joints);

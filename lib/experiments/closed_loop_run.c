@@ -499,6 +499,10 @@ static int make_tables(const job *jb, rb_closed_loop_result *r, rb_err *err)
         rc = make_table(jb, &fric, &r->friction, err);
     if (!rc && cl->task.name)
         rc = make_table(jb, &task, &r->task, err);
+    for (size_t i = 0; !rc && i < cl->n_published; i++) {
+        const struct rb_closed_loop_published *p = &cl->published[i];
+        rc = rb_comparison_add_published(r->task, p->config, 0, p->stat, p->value, p->source, err);
+    }
     return rc;
 }
 

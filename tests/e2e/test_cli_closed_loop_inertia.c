@@ -83,7 +83,12 @@ static const char *const TWO = "{\"name\": \"nominal\", \"torque_sensor\": true}
 
 Test(cli_closed_loop_inertia, the_true_parameters_fed_to_the_controller_cut_the_task_error)
 {
-    fixture fx = make_fixture(TWO, TASK, 1.5);
+    char task[2048];
+    snprintf(task, sizeof task,
+             "%s \"published\": [{\"configuration\": \"nominal\", \"statistic\": \"rmse\", \"value\": 0.0352, "
+             "\"source\": \"Table II, no adaptation\"}],",
+             TASK);
+    fixture fx = make_fixture(TWO, task, 1.5);
     cli_result r = cli_run(NULL, (const char *const[]){"closed-loop", fx.config, "-o", fx.out, "-q", NULL});
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     char *md = test_path(fx.out, "report.md");
@@ -91,6 +96,14 @@ Test(cli_closed_loop_inertia, the_true_parameters_fed_to_the_controller_cut_the_
     cr_assert(strstr(text, "## Task tracking: pelvis height (m)"), "%s", text);
     free(text);
     free(md);
+    /* the published value sits beside ours in the task table */
+    char *tmd = test_path(fx.out, "task.md");
+    text = test_read_file(tmd, NULL);
+    cr_assert(strstr(text, "## Published beside ours") && strstr(text, "Table II, no adaptation") &&
+                  strstr(text, "0.0352"),
+              "%s", text);
+    free(text);
+    free(tmd);
     double nominal = task_stat(fx.out, "nominal", "rmse"), oracle = task_stat(fx.out, "oracle", "rmse");
     /* the torso load sinks the pelvis under a controller that does not know it */
     cr_assert(oracle < 0.5 * nominal, "task RMSE with the true torso parameters %g, nominal %g", oracle, nominal);
@@ -121,6 +134,19 @@ Test(cli_closed_loop_inertia, bad_inertia_and_task_are_refused)
          "\"reference\": {\"channel\": \"truth/joints/references\", \"element\": \"l_elbow\"}},",
          "has no element 'elbow'"},
         {"{\"name\": \"a\"}", " \"task\": {\"name\": \"t\", \"actual\": {\"channel\": \"x\"}},", "element"},
+        {"{\"name\": \"a\"}",
+         " \"published\": [{\"configuration\": \"a\", \"statistic\": \"rmse\", \"value\": 1, \"source\": \"s\"}],",
+         "it needs \"task\""},
+        {"{\"name\": \"a\"}",
+         " \"task\": {\"name\": \"t\", \"actual\": {\"channel\": \"truth/tasks/pelvis_height\", \"element\": "
+         "\"actual\"}, \"reference\": {\"channel\": \"truth/tasks/pelvis_height\", \"element\": \"reference\"}}, "
+         "\"published\": [{\"configuration\": \"b\", \"statistic\": \"rmse\", \"value\": 1, \"source\": \"s\"}],",
+         "'b' is not a configuration"},
+        {"{\"name\": \"a\"}",
+         " \"task\": {\"name\": \"t\", \"actual\": {\"channel\": \"truth/tasks/pelvis_height\", \"element\": "
+         "\"actual\"}, \"reference\": {\"channel\": \"truth/tasks/pelvis_height\", \"element\": \"reference\"}}, "
+         "\"published\": [{\"configuration\": \"a\", \"statistic\": \"rise_time\", \"value\": 1, \"source\": \"s\"}],",
+         "the task table has mse"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fixture fx = make_fixture(cases[i].configs, cases[i].task, 0.3);

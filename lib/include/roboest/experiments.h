@@ -285,6 +285,10 @@ int rb_check_junit(const rb_check *c, const char *suite_name, char **xml, rb_err
  *                      element "l_elbow"), optional: a task-tracking table (task.{md,json,csv}: actual against
  *                      reference over [settle, end], MSE RMSE MAE max |e|) for every configuration; the values
  *                      are the channels' newest rows at each control period (held between their samples).
+ *   published          [{"configuration": name, "statistic": "mse" | "rmse" | "mae" | "max_abs", "value": number
+ *                      (finite), "source": string}], optional, needs a task: a publication's task-tracking value
+ *                      shown beside ours in task.md / task.json ("Published beside ours", rb_comparison_add_published:
+ *                      the paper's value, ours, ratio ours / paper).
  * Errors: RB_ENOTFOUND (the file), RB_ECONFIG "<file>:<line>:<col>: <key path>: <what>" (also for a scenario or
  * pipeline that fails to load, with its own message), RB_ENOMEM. */
 typedef struct rb_closed_loop_config {
@@ -319,6 +323,12 @@ typedef struct rb_closed_loop {
     size_t n_configs;
     rb_closed_loop_config *configs;
     rb_closed_loop_task task;
+    size_t n_published;
+    struct rb_closed_loop_published {
+        size_t config, stat; /* configuration index, rb_stat_key index */
+        double value;
+        char *source;
+    } * published; /* the task's published values, in file order */
 } rb_closed_loop;
 
 int rb_closed_loop_load(const char *path, const rb_registry *reg, rb_closed_loop **out, rb_err *err);
