@@ -411,13 +411,20 @@ static void stream_out(rb_iekf *e, double dt)
         memcpy(e->pi_lp, e->pi_raw, np * sizeof *e->pi_lp);
     }
     e->est_lp_started = true;
-    for (size_t i = 0; i < np; i++) {
-        double rate = e->cfg.rate[i % 10], d = e->pi_lp[i] - e->pi[i];
-        if (rate > 0 && dt > 0) {
-            double lim = rate * dt;
-            d = d > lim ? lim : d < -lim ? -lim : d;
+    /* Per body, one step along the straight line towards the estimate, as long as every parameter's rate allows:
+     * pi stays a convex combination of fully consistent parameters (the pseudo-inertia is linear in pi), so the
+     * controller never gets a body whose mass moved without its first moment (a CoM h / m thrown off). */
+    for (size_t b = 0; b < e->nb; b++) {
+        double *pi = e->pi + 10 * b;
+        const double *target = e->pi_lp + 10 * b;
+        double frac = 1.0;
+        for (size_t j = 0; j < 10 && dt > 0; j++) {
+            double rate = e->cfg.rate[j], d = fabs(target[j] - pi[j]);
+            if (rate > 0 && d > rate * dt)
+                frac = fmin(frac, rate * dt / d);
         }
-        e->pi[i] += d;
+        for (size_t j = 0; j < 10; j++)
+            pi[j] += frac * (target[j] - pi[j]);
     }
     set_outputs_from_x(e);
 }

@@ -69,10 +69,12 @@
  * Low-passes (first order, y += a (x - y), a = 1 - exp(-2 pi fc dt), the first value taken as is; fc 0: off):
  *   residual_cutoff  Delta tau before the update (ours; the paper low-passes nothing it names);
  *   estimate_cutoff  the estimate pi_raw before the rate limit.
- * Rate limit (the paper's 3 kg/s for mass, sec. IV-B): the streamed pi moves towards the (low-passed) estimate
- * by at most rate_j dt per step, per parameter j (rate 0: no limit). Defaults: 3 kg/s for m [paper], no limit
- * for h and I [ours: the paper names none]. The limited pi starts at the nominal parameters; it need not be
- * fully consistent while it moves (a per-element limit is no convex combination); pi_raw always is (EKF).
+ * Rate limit (the paper's 3 kg/s for mass, sec. IV-B): per body, the streamed pi moves along the straight line
+ * towards the (low-passed) estimate, pi += f (pi_lp - pi), by the largest fraction f <= 1 that keeps every
+ * parameter j within rate_j dt per step (rate 0: no limit on j) [ours: the paper limits the mass and says no
+ * more]. Defaults: 3 kg/s for m [paper], no limit for h and I [ours]. The limited pi starts at the nominal
+ * parameters and stays a convex combination of fully consistent parameters, hence fully consistent itself (a
+ * per-element clamp would move the mass without its first moment, throwing the CoM h / m off while it moves).
  *
  * Outputs of each step (rb_iekf_out, borrowed until the next step): pi (rate-limited), pi_raw (the filter's
  * estimate), theta (EKF: the state; KF: g^-1(pi_raw) in cfg.form when pi_raw is fully consistent, NaN
