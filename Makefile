@@ -7,6 +7,8 @@
 #                   paper's six estimators on the leg-on-a-pole logs (configs/paper/suite_leg_pole.json), then
 #                   its closed loop on two robots (make closed-loop)
 #   make closed-loop  the paper's six torque-control configurations in the simulated loop (Tables I and II)
+#   make paper-001  seed 001 (online inertial parameters): Table I, consistency, gating, the dumbbell offline on
+#                   the logs of datasets/, then Table II in the simulated loop, each beside the paper, rules checked
 #   make test       the formatting check, the unit and end-to-end tests (Criterion), then the same under
 #                   ASan + UBSan
 #   make format / make format-check  apply .clang-format to every source and header / fail on any difference
@@ -67,7 +69,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo closed-loop stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-model clean format format-check
+.PHONY: FORCE all deps demo closed-loop paper-001 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-model clean format format-check
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -153,6 +155,24 @@ closed-loop: all
 	  --force -q
 	$(BUILD)/roboest check $(BUILD)/demo/closed_loop_second_robot/torque.json configs/closed_loop/rules.txt
 	$(BUILD)/roboest check $(BUILD)/demo/closed_loop_second_robot/estimation.json configs/closed_loop/rules_estimation.txt
+
+# Seed 001 (configs/inertial/README.md): every offline suite on the shipped inertial_* logs with its rules, then the
+# two Table II closed loops; the tables on stdout (task.md holds the paper's Table II beside ours). About 1 min.
+PAPER_001_SUITES = table1_torso:rules_table1_torso table1_forearm:rules_table1_forearm \
+  low_excitation: consistency_torso:rules_consistency consistency_forearm:rules_consistency gating:rules_gating \
+  dumbbell:rules_dumbbell
+paper-001: all
+	@mkdir -p $(BUILD)/paper-001
+	@set -e; for sr in $(PAPER_001_SUITES); do s=$${sr%%:*}; r=$${sr#*:}; \
+	  $(BUILD)/roboest compare configs/inertial/$$s.json -o $(BUILD)/paper-001/$$s --force -q; \
+	  sed -n '/^# /p;/^## All joints/,/^## [A-Z]/p' $(BUILD)/paper-001/$$s/report.md | sed '$$d'; \
+	  if [ -n "$$r" ]; then $(BUILD)/roboest check $(BUILD)/paper-001/$$s/report.json configs/inertial/$$r.txt; fi; \
+	  echo; done
+	@set -e; for t in pelvis elbow; do \
+	  $(BUILD)/roboest closed-loop configs/inertial/table2_$$t.json -o $(BUILD)/paper-001/table2_$$t --force -q; \
+	  cat $(BUILD)/paper-001/table2_$$t/task.md; \
+	  $(BUILD)/roboest check $(BUILD)/paper-001/table2_$$t/task.json configs/inertial/rules_table2_$$t.txt; echo; done
+	@echo "seed 001: reports and figures in $(BUILD)/paper-001/"
 
 # The stage reference is generated from each stage type's doc, port docs and parameter schema; an end-to-end
 # test fails when configs/stages.md is not what `roboest stages --markdown` prints.

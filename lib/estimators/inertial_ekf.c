@@ -358,11 +358,20 @@ int ie_finish(void *state, rb_err *err)
         rb_strings_free(w, nw);
         return rb_err_set(err, RB_ENOMEM, "out of memory");
     }
-    s->notes[0] = summary;
+    /* the counts are a warning only when samples went unused (a NaN torque, a non-finite motion); the two
+     * predict-only steps that start the central difference are no news */
+    rb_iekf_diag d;
+    rb_iekf_get_diag(s->est, &d);
+    bool news = d.rows_skipped > 0 || d.predict_only > (s->given_ddq ? 0 : 2);
+    size_t n = 0;
+    if (news)
+        s->notes[n++] = summary;
+    else
+        rb_free(summary);
     for (size_t i = 0; i < nw; i++)
-        s->notes[1 + i] = w[i];
+        s->notes[n++] = w[i];
     rb_free(w);
-    s->n_notes = nw + 1;
+    s->n_notes = n;
     return RB_OK;
 }
 

@@ -332,7 +332,7 @@ static void md_published(const rb_comparison *c, sbuf *b)
             rb_sb_puts(b, " |");
         }
         double ours = published_ours(c, p), ratio = ours / p->value;
-        rb_sb_printf(b, " %s | %.4g | %.4g |", STAT_KEYS[p->stat], p->value, ours);
+        rb_sb_printf(b, " %s | %.10g | %.4g |", STAT_KEYS[p->stat], p->value, ours);
         if (isfinite(ratio))
             rb_sb_printf(b, " %.4g |\n", ratio);
         else
