@@ -724,6 +724,8 @@ typedef struct rb_scenario {
     rb_sim_payload *payloads;
     rb_sim_payload_segment *segments;
     unsigned char *free_joints; /* n: joints with references under balance */
+    char **log_channels;        /* n_log_channels entries of log_channels (NULL: every channel is logged) */
+    size_t n_log_channels;
 } rb_scenario;
 
 /* ---- scenario runs (lib/sim/scenario_run.c) ----
