@@ -1,6 +1,7 @@
 /* The scenario key log_channels (rb_scenario_run): the log keeps the channels named or under a prefix, in log
  * order, with the very samples a full log has; the hook still sees every channel; entries that match nothing are
- * refused with a suggestion. */
+ * refused with a suggestion. The dataset scenarios of paper 001 are the paper's scenarios with only the duration,
+ * log rate and channels changed. */
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -223,4 +224,61 @@ Test(sim_log_channels, refuses_entries_that_match_nothing)
     assert_refused("[]", "log_channels", "must not be empty");
     assert_refused("[\"truth/com\", 3]", "log_channels[1]", "expected a string");
     assert_refused("\"truth/com\"", "log_channels", "expected an array of strings");
+}
+
+/* ---- the dataset scenarios of paper 001 ---- */
+static const char *const INERTIAL[] = {"inertial_torso_square", "inertial_forearm", "inertial_low_excitation",
+                                       "inertial_impacts", "inertial_dumbbell"};
+
+static const char *const KEPT[] = {"joints_state/positions", "joints_state/velocities",
+                                   "truth/joints/torques",   "truth/joints/references",
+                                   "truth/joints/positions", "truth/base/position",
+                                   "truth/base/orientation", "truth/base/twist",
+                                   "truth/contacts/",        "truth/contacts_active",
+                                   "truth/payload_mass",     "truth/payload/",
+                                   "truth/tasks/",           "truth/com"};
+
+/* Only duration, log_rate and log_channels differ (and the model path, relative to another folder). */
+Test(sim_log_channels, the_inertial_dataset_scenarios_are_the_papers_with_fewer_channels)
+{
+    for (size_t i = 0; i < sizeof INERTIAL / sizeof INERTIAL[0]; i++) {
+        char path[512], copy[512];
+        snprintf(path, sizeof path, RB_SOURCE "/configs/scenarios/%s.json", INERTIAL[i]);
+        snprintf(copy, sizeof copy, RB_SOURCE "/configs/scenarios/datasets/%s.json", INERTIAL[i]);
+        cJSON *a = read_json(path), *b = read_json(copy);
+        cJSON *dur_a = cJSON_GetObjectItem(a, "duration"), *dur_b = cJSON_GetObjectItem(b, "duration");
+        cr_assert(cJSON_IsNumber(dur_b) && dur_b->valuedouble > 0 && dur_b->valuedouble <= dur_a->valuedouble,
+                  "%s: duration", copy);
+        const cJSON *lc = cJSON_GetObjectItem(b, "log_channels");
+        cr_assert(cJSON_IsArray(lc), "%s: log_channels", copy);
+        size_t n_lc = (size_t)cJSON_GetArraySize(lc);
+        bool has_tasks = cJSON_GetObjectItem(cJSON_GetObjectItem(a, "balance"), "pelvis_height") != NULL;
+        size_t k = 0;
+        for (size_t e = 0; e < sizeof KEPT / sizeof KEPT[0]; e++) {
+            if (!has_tasks && strcmp(KEPT[e], "truth/tasks/") == 0)
+                continue;
+            cr_assert_lt(k, n_lc, "%s: log_channels lacks %s", copy, KEPT[e]);
+            cr_assert_str_eq(cJSON_GetArrayItem(lc, (int)k)->valuestring, KEPT[e], "%s: log_channels[%zu]", copy, k);
+            k++;
+        }
+        cr_assert_eq(k, n_lc, "%s: log_channels has more entries", copy);
+        const char *drop[] = {"duration", "log_rate", "log_channels"};
+        for (size_t d = 0; d < 3; d++) {
+            cJSON_DeleteItemFromObject(a, drop[d]);
+            cJSON_DeleteItemFromObject(b, drop[d]);
+        }
+        cJSON *ua = cJSON_GetObjectItem(cJSON_GetObjectItem(a, "model"), "urdf");
+        cJSON *ub = cJSON_GetObjectItem(cJSON_GetObjectItem(b, "model"), "urdf");
+        cr_assert_str_eq(ua->valuestring, "../../datasets/humanoid_arms.urdf");
+        cr_assert_str_eq(ub->valuestring, "../../../datasets/humanoid_arms.urdf", "%s", copy);
+        cJSON_SetValuestring(ub, ua->valuestring);
+        cr_assert(cJSON_Compare(a, b, true), "%s: more than duration, log_rate and log_channels differ from %s", copy,
+                  path);
+        cJSON_Delete(a);
+        cJSON_Delete(b);
+        rb_scenario *s = NULL;
+        rb_err err;
+        cr_assert_eq(rb_scenario_load(copy, &s, &err), RB_OK, "%s", err.msg);
+        rb_scenario_free(s);
+    }
 }
