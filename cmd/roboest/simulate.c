@@ -29,7 +29,10 @@ static const char *const SIMULATE_HELP =
     "                          world orientation R = Rz(yaw) Ry(pitch) Rx(roll), wrapped into [-pi, pi))\n"
     "Positions and currents go through the scenario's encoder / current sensors when given (else they\n"
     "are exact); velocities, accelerations and desired torques are exact, at log_rate.\n"
-    "\n"
+    "\n";
+
+/* The help in two parts: one string literal stays within the 4095 characters C requires compilers to take. */
+static const char *const SIMULATE_HELP_TRUTH =
     "The truth, noise-free at log_rate, under the root truth/ (a field `truth` of the .mat root):\n"
     "  truth/joints/{positions,velocities,accelerations,references}   rad, rad/s, rad/s^2, rad\n"
     "  truth/joints/torques            joint-side torque tau_j, N m\n"
@@ -50,6 +53,8 @@ static const char *const SIMULATE_HELP =
     "  truth/energy                    kinetic potential, J\n"
     "Attributes: roboest_version, scenario, scenario_sha256, model, seed (a .mat puts them in the root\n"
     "struct roboest_provenance), yarp_robot_name and description_list.\n"
+    "The scenario key log_channels (names, or prefixes ending in '/' such as \"truth/base/\") keeps only\n"
+    "the channels it matches, in this order; an entry matching none is an error.\n"
     "\n"
     "  -o, --output LOG  output file (.mat or .h5); its folder must exist\n"
     "  --force           overwrite LOG\n"
@@ -98,7 +103,7 @@ int cmd_simulate(int argc, char **argv)
         case 'o': out = optarg; break;
         case 'F': force = true; break;
         case 'q': quiet = true; break;
-        case 'h': fputs(SIMULATE_HELP, stdout); return CLI_EXIT_OK;
+        case 'h': fputs(SIMULATE_HELP, stdout), fputs(SIMULATE_HELP_TRUTH, stdout); return CLI_EXIT_OK;
         case ':': return cli_usage_error("simulate", "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage_error("simulate", "unknown option '%s'", argv[optind - 1]);
         }

@@ -481,6 +481,56 @@ static int parse_log_rate(rb_cfg *c, const cJSON *v)
     return !rc && !(x->s->log_rate > 0) ? rb_cfg_error(c, "must be > 0") : rc;
 }
 
+static int parse_log_channels(rb_cfg *c, const cJSON *v)
+{
+    rb_scenario *s = ((scn *)c)->s;
+    return rb_cfg_want_strings(c, v, false, &s->log_channels, &s->n_log_channels);
+}
+
+/* Every entry of log_channels matches a channel the scenario logs (read last: the channels follow from the model,
+ * sensors, contacts, pushes, payloads and balance). A miss suggests the closest channel or prefix. */
+static int check_log_channels(rb_cfg *c, rb_scenario *s)
+{
+    char **names = NULL;
+    size_t n = 0;
+    int rc = sim_scn_channel_names(s, &names, &n, c->err);
+    for (size_t i = 0; !rc && i < s->n_log_channels; i++) {
+        const char *entry = s->log_channels[i];
+        bool found = false;
+        for (size_t k = 0; k < n && !found; k++)
+            found = sim_scn_entry_matches(entry, names[k]);
+        if (found)
+            continue;
+        rb_suggest sg;
+        rb_suggest_init(&sg, entry);
+        char prefix[512], best_prefix[512];
+        for (size_t k = 0; k < n; k++) {
+            rb_suggest_consider(&sg, names[k]);
+            for (const char *slash = strchr(names[k], '/'); slash; slash = strchr(slash + 1, '/')) {
+                size_t len = (size_t)(slash - names[k]) + 1;
+                if (len >= sizeof prefix)
+                    break;
+                memcpy(prefix, names[k], len);
+                prefix[len] = '\0';
+                rb_suggest_consider(&sg, prefix);
+                if (sg.best == prefix) /* prefix is reused: keep the best one apart */
+                    sg.best = memcpy(best_prefix, prefix, len + 1);
+            }
+        }
+        const char *best = rb_suggest_best(&sg);
+        rb_cfg_push_key(c, "log_channels", 0);
+        rb_cfg_push_index(c, i);
+        if (best)
+            rc = rb_cfg_error(c, "'%s' matches no channel the scenario logs (did you mean '%s'?)", entry, best);
+        else
+            rc = rb_cfg_error(c, "'%s' matches no channel the scenario logs", entry);
+        rb_cfg_pop(c);
+        rb_cfg_pop(c);
+    }
+    rb_strings_free(names, n);
+    return rc;
+}
+
 /* In reading order: the model first (the other sections name its joints and frames), q0 before the references
  * (their default offset). */
 static const rb_cfg_section sections[] = {
@@ -505,6 +555,7 @@ static const rb_cfg_section sections[] = {
     {"payload", false, sim_scn_parse_payload},
     {"balance", false, sim_scn_parse_balance},
     {"sensors", false, sim_scn_parse_sensors},
+    {"log_channels", false, parse_log_channels},
 };
 
 /* The per-joint arrays, once the model is known. */
@@ -560,6 +611,8 @@ static int parse_root(scn *x, const cJSON *root)
         rc = rb_cfg_error(c, "needs a controller (controller.kind \"pd\" or \"torque\")");
         rb_cfg_pop(c);
     }
+    if (!rc && x->s->log_channels)
+        rc = check_log_channels(c, x->s);
     return rc;
 }
 
@@ -588,6 +641,7 @@ void rb_scenario_free(rb_scenario *s)
     rb_free(s->payloads);
     rb_free(s->segments);
     rb_free(s->free_joints);
+    rb_strings_free(s->log_channels, s->n_log_channels);
     rb_model_free(s->model);
     rb_free(s->urdf);
     rb_free(s->name);

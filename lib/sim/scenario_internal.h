@@ -34,4 +34,13 @@ int sim_scn_parse_payload(rb_cfg *c, const cJSON *v);
 int sim_scn_parse_balance(rb_cfg *c, const cJSON *v);
 int sim_scn_parse_sensors(rb_cfg *c, const cJSON *v);
 
+/* ---- log_channels (scenario_run.c) ---- */
+/* Whether an entry of log_channels (a channel name, or a prefix ending in '/') matches the channel. */
+bool sim_scn_entry_matches(const char *entry, const char *channel);
+/* Whether a run of s writes the channel to its log (every channel when log_channels is absent). */
+bool sim_scn_log_keeps(const rb_scenario *s, const char *channel);
+/* The channels a run of s logs, in log order (*names: n new strings, rb_strings_free). truth/pushes is counted
+ * when random pushes are configured, though a run may draw none. */
+int sim_scn_channel_names(const rb_scenario *s, char ***names, size_t *n, rb_err *err);
+
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "roboest/sim.h"
+#include "scenario_internal.h"
 
 typedef enum src {
     S_JPOS,
@@ -56,6 +57,7 @@ typedef struct rec {
     char *generated;       /* generated element names (truth/pushes: <i>_fx ...), or NULL */
     rb_sensor sensor;
     bool has_sensor;
+    bool kept;                   /* written to the log (log_channels), else only its latest row is kept */
     bool due;                    /* a sample is due at the current step */
     size_t count;                /* samples measured so far */
     double *time, *data, *truth; /* every sample (a log is built), else only the latest row */
@@ -64,7 +66,10 @@ typedef struct rec {
 typedef struct recorder {
     rec *recs;
     size_t n, cap, max_samples;
-    bool keep_all;              /* keep every sample (the log), else only each channel's latest row */
+    bool keep_all;              /* keep every sample of the kept channels (the log), else only the latest rows */
+    bool measure_all;           /* measure the channels the log does not keep too (a hook reads them) */
+    bool names_only;            /* only the channels' names (the scenario loader checks log_channels) */
+    const rb_scenario *s;       /* its log_channels choose the kept channels */
     const char **contact_names; /* the contacts' frame names (element names of truth/contacts_active) */
     const char **payload_names; /* the payload bodies' names (element names of truth/payload_mass) */
     rb_channel_info *channels;  /* the hook's view of recs */
@@ -130,11 +135,14 @@ static int add_rec(recorder *r, const char *name, src source, size_t index, size
     }
     rec *c = &r->recs[r->n++];
     memset(c, 0, sizeof *c);
+    c->name = rb_strdup(name);
+    if (r->names_only)
+        return c->name ? RB_OK : rb_err_set(err, RB_ENOMEM, "out of memory");
     c->source = source;
     c->index = index;
     c->n = n;
-    size_t rows = r->keep_all ? r->max_samples : 1;
-    c->name = rb_strdup(name);
+    c->kept = sim_scn_log_keeps(r->s, name);
+    size_t rows = r->keep_all && c->kept ? r->max_samples : 1;
     c->time = rb_malloc(rows * sizeof *c->time);
     c->data = rb_malloc(rows * n * sizeof *c->data);
     c->truth = rb_malloc(n * sizeof *c->truth);
@@ -255,7 +263,7 @@ static int sample(recorder *r, rb_sim *sim, rb_err *err)
     unsigned parts = 0;
     for (size_t i = 0; i < r->n; i++) {
         rec *c = &r->recs[i];
-        c->due = c->count < r->max_samples && rb_sensor_due(&c->sensor, t->t);
+        c->due = (c->kept || r->measure_all) && c->count < r->max_samples && rb_sensor_due(&c->sensor, t->t);
         r->fresh[i] = false;
         if (c->due)
             parts |= parts_of(c->source);
@@ -266,7 +274,7 @@ static int sample(recorder *r, rb_sim *sim, rb_err *err)
         if (!c->due)
             continue;
         truth_of(c, t, c->truth);
-        size_t row = r->keep_all ? c->count : 0;
+        size_t row = r->keep_all && c->kept ? c->count : 0;
         if (rb_sensor_step(&c->sensor, t->t, c->truth, c->data + row * c->n, c->time + row)) {
             r->latest[i] = c->data + row * c->n;
             r->fresh[i] = true;
@@ -422,6 +430,8 @@ static int to_log(const recorder *r, rb_log *log, rb_err *err)
     int rc = RB_OK;
     for (size_t i = 0; !rc && i < r->n; i++) {
         const rec *c = &r->recs[i];
+        if (!c->kept)
+            continue;
         rb_channel *ch = NULL;
         rc = rb_log_add_channel(log, c->name, c->count, c->n, &ch, err);
         if (rc)
@@ -511,6 +521,8 @@ int rb_scenario_run(const rb_scenario *s, const rb_sim_scenario *simsc, const rb
         return rc;
     r.max_samples = rb_sim_n_steps(sim) + 1;
     r.keep_all = out != NULL;
+    r.measure_all = hook && hook->sample; /* the hook reads every channel, kept or not */
+    r.s = s;
     rc = build_recorder(s, &sc, rb_sim_truth_get(sim), &r, err);
     if (!rc && hook && hook->start)
         rc = hook->start(hook->user, r.channels, r.n, err);
@@ -528,5 +540,44 @@ int rb_scenario_run(const rb_scenario *s, const rb_sim_scenario *simsc, const rb
     rb_log_free(log);
     recorder_free(&r);
     rb_sim_finish(sim);
+    return rc;
+}
+
+bool sim_scn_entry_matches(const char *entry, const char *channel)
+{
+    size_t n = strlen(entry);
+    return n && entry[n - 1] == '/' ? strncmp(entry, channel, n) == 0 : strcmp(entry, channel) == 0;
+}
+
+bool sim_scn_log_keeps(const rb_scenario *s, const char *channel)
+{
+    if (!s->log_channels)
+        return true;
+    for (size_t i = 0; i < s->n_log_channels; i++)
+        if (sim_scn_entry_matches(s->log_channels[i], channel))
+            return true;
+    return false;
+}
+
+int sim_scn_channel_names(const rb_scenario *s, char ***names, size_t *n, rb_err *err)
+{
+    *names = NULL;
+    *n = 0;
+    recorder r = {.names_only = true, .s = s};
+    rb_sim_truth t = {0};
+    t.n_contacts = s->sim.n_contacts;
+    t.n_pushes = s->sim.n_pushes + (s->sim.random_pushes.rate > 0);
+    int rc = add_robot_channels(s, &s->sim, &r, err);
+    if (!rc)
+        rc = add_truth_channels(s, &s->sim, &t, &r, err);
+    if (!rc && !(*names = rb_calloc(r.n ? r.n : 1, sizeof **names)))
+        rc = rb_err_set(err, RB_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < r.n; i++) {
+        (*names)[i] = r.recs[i].name;
+        r.recs[i].name = NULL;
+    }
+    if (!rc)
+        *n = r.n;
+    recorder_free(&r);
     return rc;
 }

@@ -682,6 +682,11 @@ double rb_sensor_next_time(const rb_sensor *s);
  *               logs roll pitch yaw (rad) of the frame's world orientation, R = Rz(yaw) Ry(pitch) Rx(roll)
  *               (rb_m3_to_rpy: iDynTree's RPY, the robot logger's orientations channels), each wrapped
  *               into [-pi, pi) after noise.
+ *   log_channels  [names] (non-empty): the channels the log keeps (scenario runs below), each a channel name or a
+ *               prefix ending in '/' ("truth/base/": every channel under it); in the usual order; default: every
+ *               channel. An entry matching no channel the scenario logs is an error with the closest channel or
+ *               prefix suggested (truth/pushes counts as logged with random_pushes, though a run may draw none).
+ *               Only the log is filtered: a hook sees every channel.
  *   Not supported (rejected as unknown keys): per-element subsets of joint-level sensors.
  */
 typedef enum rb_scn_source {
@@ -724,6 +729,8 @@ typedef struct rb_scenario {
     rb_sim_payload *payloads;
     rb_sim_payload_segment *segments;
     unsigned char *free_joints; /* n: joints with references under balance */
+    char **log_channels;        /* n_log_channels entries of log_channels (NULL: every channel is logged) */
+    size_t n_log_channels;
 } rb_scenario;
 
 /* ---- scenario runs (lib/sim/scenario_run.c) ----
@@ -737,13 +744,16 @@ typedef struct rb_scenario {
  *   (pushes: <i>_fx ... <i>_mz), truth/base/{position,orientation,twist,acceleration}, truth/com,
  *   truth/payload/<body> (per payload), truth/payload_mass (payloads), truth/tasks/pelvis_height
  *   (balance.pelvis_height), truth/energy.
- * Joint-level channels without a configured sensor and the truth are noise-free at log_rate. The log's
- * attributes: roboest_version, scenario, scenario_sha256, model, seed, yarp_robot_name, description_list. */
+ * Joint-level channels without a configured sensor and the truth are noise-free at log_rate. log_channels
+ * (s->log_channels) keeps only the channels it matches in the log; the others are kept only as their latest row
+ * while a hook's `sample` reads them, and are not measured at all without one (the kept ones are the same bits
+ * either way: every sensor has its own noise stream). The log's attributes: roboest_version, scenario, scenario_sha256, model, seed, yarp_robot_name, description_list. */
 
 /* What a scenario run offers a program that acts inside the loop. */
 typedef struct rb_scenario_hook {
-    /* Once, after the engine is initialized and before the first sample: the run's channels (every logged
-     * channel: sensors and truth, in log order; borrowed for the call). NULL: not called. */
+    /* Once, after the engine is initialized and before the first sample: the run's channels (every channel the
+     * scenario measures: sensors and truth, in log order, log_channels or not; borrowed for the call). NULL: not
+     * called. */
     int (*start)(void *user, const rb_channel_info *channels, size_t n_channels, rb_err *err);
     /* Every simulation sample (k = 0 .. n_steps, t = k dt), after the channels due at it have been
      * measured, before the step that follows: latest[c] = channel c's newest measured row (NULL before
@@ -754,8 +764,8 @@ typedef struct rb_scenario_hook {
     void *user;
 } rb_scenario_hook;
 
-/* Run a loaded scenario: simulate, measure every sensor, record every channel, build the log exactly as
- * `roboest simulate` writes it (sensor channels, truth/..., attributes). `sim` overrides s->sim (a copy the
+/* Run a loaded scenario: simulate, measure every sensor, record every channel (those log_channels keeps), build
+ * the log exactly as `roboest simulate` writes it (sensor channels, truth/..., attributes). `sim` overrides s->sim (a copy the
  * caller modified, e.g. torque_feedback), NULL: s->sim. hook NULL: none. *out: the log (rb_log_free), NULL
  * when out == NULL (then nothing is recorded beyond what the hook needs). Errors: rb_sim_*'s,
  * the hook's, RB_ENOMEM. Deterministic: the same scenario gives the same log. */
