@@ -164,12 +164,12 @@ PAPER_001_SUITES = table1_torso:rules_table1_torso table1_forearm:rules_table1_f
 paper-001: all
 	@mkdir -p $(BUILD)/paper-001
 	@set -e; for sr in $(PAPER_001_SUITES); do s=$${sr%%:*}; r=$${sr#*:}; \
-	  $(BUILD)/roboest compare configs/inertial/$$s.json -o $(BUILD)/paper-001/$$s --force -q; \
-	  sed -n '/^# /p;/^## All joints/,/^## [A-Z]/p' $(BUILD)/paper-001/$$s/report.md | sed '$$d'; \
+	  $(BUILD)/roboest compare configs/inertial/$$s.json -o $(BUILD)/paper-001/$$s --force -q > /dev/null; \
+	  sed -n '/^# /p;/^## All joints/,/^## .* per joint/p' $(BUILD)/paper-001/$$s/report.md | sed '$$d'; \
 	  if [ -n "$$r" ]; then $(BUILD)/roboest check $(BUILD)/paper-001/$$s/report.json configs/inertial/$$r.txt; fi; \
 	  echo; done
 	@set -e; for t in pelvis elbow; do \
-	  $(BUILD)/roboest closed-loop configs/inertial/table2_$$t.json -o $(BUILD)/paper-001/table2_$$t --force -q; \
+	  $(BUILD)/roboest closed-loop configs/inertial/table2_$$t.json -o $(BUILD)/paper-001/table2_$$t --force -q > /dev/null; \
 	  cat $(BUILD)/paper-001/table2_$$t/task.md; \
 	  $(BUILD)/roboest check $(BUILD)/paper-001/table2_$$t/task.json configs/inertial/rules_table2_$$t.txt; echo; done
 	@echo "seed 001: reports and figures in $(BUILD)/paper-001/"
