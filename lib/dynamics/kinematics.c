@@ -314,13 +314,16 @@ static double com_sum(const rb_dyn *ws, double mc[3])
     return m;
 }
 
-static int com_of(const rb_dyn *ws, double com[3], const char *what, rb_err *err)
+/* The CoM and (mass not NULL) the total mass of the workspace's parameters. */
+static int com_of(const rb_dyn *ws, double com[3], double *mass, const char *what, rb_err *err)
 {
     double mc[3], m = com_sum(ws, mc);
     if (!(m > 0.0))
         return rb_err_set(err, RB_ENUMERIC, "%s: the model has no mass", what);
     for (int k = 0; k < 3; k++)
         com[k] = mc[k] / m;
+    if (mass)
+        *mass = m;
     return RB_OK;
 }
 
@@ -331,7 +334,7 @@ int rb_dyn_com(const rb_model *model, const rb_dyn *ws, double com[3], rb_err *e
         return rc;
     if (!com)
         return rb_err_set(err, RB_EINVAL, "rb_dyn_com: NULL output");
-    return com_of(ws, com, "rb_dyn_com", err);
+    return com_of(ws, com, NULL, "rb_dyn_com", err);
 }
 
 /* Composite inertias of the state: IC_p += pXi* IC_i iXp (Featherstone table 6.2, first loop). */
@@ -404,9 +407,9 @@ int rb_dyn_com_jacobian(const rb_model *model, rb_dyn *ws, rb_mat *J, double com
     if (rc < 0 || (rc = check_mat(J, 3, ws->nv, "rb_dyn_com_jacobian", err)) < 0)
         return rc;
     col_ctx c = {J, {0, 0, 0}, 0.0};
-    if ((rc = com_of(ws, c.com, "rb_dyn_com_jacobian", err)) < 0)
+    /* the workspace's mass, as its momentum columns and CoM (rb_dyn_set_body_inertia): J nu is c_dot */
+    if ((rc = com_of(ws, c.com, &c.m, "rb_dyn_com_jacobian", err)) < 0)
         return rc;
-    c.m = rb_dyn_total_mass(model);
     mat_zero(J);
     momentum_columns(ws, emit_com_col, &c);
     if (com)
@@ -420,7 +423,7 @@ int rb_dyn_centroidal_matrix(const rb_model *model, rb_dyn *ws, rb_mat *A, doubl
     if (rc < 0 || (rc = check_mat(A, 6, ws->nv, "rb_dyn_centroidal_matrix", err)) < 0)
         return rc;
     col_ctx c = {A, {0, 0, 0}, 0.0};
-    if ((rc = com_of(ws, c.com, "rb_dyn_centroidal_matrix", err)) < 0)
+    if ((rc = com_of(ws, c.com, NULL, "rb_dyn_centroidal_matrix", err)) < 0)
         return rc;
     mat_zero(A);
     momentum_columns(ws, emit_cmm_col, &c);
@@ -437,7 +440,7 @@ int rb_dyn_centroidal_momentum(const rb_model *model, const rb_dyn *ws, double h
     if (!hG)
         return rb_err_set(err, RB_EINVAL, "rb_dyn_centroidal_momentum: NULL output");
     double c[3];
-    if ((rc = com_of(ws, c, "rb_dyn_centroidal_momentum", err)) < 0)
+    if ((rc = com_of(ws, c, NULL, "rb_dyn_centroidal_momentum", err)) < 0)
         return rc;
     double h[6] = {0}, hi[6], hW[6], cl[3];
     for (size_t i = 0; i < ws->nb; i++) {

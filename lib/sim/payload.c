@@ -173,7 +173,31 @@ int sim_payload_sample(rb_sim *s, rb_err *err)
         if ((rc = rb_dyn_set_body_inertia(m, s->plant, (size_t)p->body, pi, err)) < 0)
             return rc;
     }
-    /* the controller's model: the values given since the last sample */
+    return RB_OK;
+}
+
+/* The model's CoM at the IK's configuration q_r (controller workspace). */
+static int ctrl_com(rb_sim *s, double c[3], rb_err *err)
+{
+    int rc = rb_dyn_kinematics(s->m, s->ctrl, s->q_r, NULL, NULL, err);
+    return rc < 0 ? rc : rb_dyn_com(s->m, s->ctrl, c, err);
+}
+
+int sim_ctrl_model_sample(rb_sim *s, rb_err *err)
+{
+    const rb_model *m = s->m;
+    bool any = false;
+    int rc;
+    for (size_t b = 0; b < m->n_bodies && !any; b++)
+        any = s->ctrl_dirty[b];
+    if (!any)
+        return RB_OK;
+    /* The balance CoM reference moves with the model's CoM at q_r (sim.h, rb_sim_set_model_inertia): kept at
+     * com0, the IK would correct the model's CoM step within ik_T, a step of its velocity whose finite difference
+     * is an acceleration spike of k dc / dt (0.4 % of a forearm's mass: ~13 rad/s^2, 50 N m at the torso). */
+    double c0[3], c1[3];
+    if (s->sc.balance.enabled && (rc = ctrl_com(s, c0, err)) < 0)
+        return rc;
     for (size_t b = 0; b < m->n_bodies; b++) {
         if (!s->ctrl_dirty[b])
             continue;
@@ -182,5 +206,11 @@ int sim_payload_sample(rb_sim *s, rb_err *err)
         if ((rc = rb_dyn_set_body_inertia(m, s->ctrl, b, s->ctrl_pi + 10 * b, err)) < 0)
             return rc;
     }
+    if (!s->sc.balance.enabled)
+        return RB_OK;
+    if ((rc = ctrl_com(s, c1, err)) < 0)
+        return rc;
+    for (int i = 0; i < 3; i++)
+        s->com0[i] += c1[i] - c0[i];
     return RB_OK;
 }

@@ -483,10 +483,12 @@ static int sample_inputs(rb_sim *s, rb_err *err)
     return RB_OK;
 }
 
-/* Joint references (scenario curves, or the balance IK's) at the sample. */
+/* The controller model's new values (sim_ctrl_model_sample), then the joint references (scenario curves, or the
+ * balance IK's) at the sample. */
 static int sample_refs(rb_sim *s, rb_err *err)
 {
     size_t n = s->n, vo = s->voff;
+    int rc;
     if (s->sc.balance.enabled) {
         for (size_t j = 0; j < n; j++) {
             if (!s->free_j[j])
@@ -495,8 +497,7 @@ static int sample_refs(rb_sim *s, rb_err *err)
             rb_sim_ref_eval(&s->refs[j], s->t, r);
             s->q_r[7 + j] = r[0], s->ref_d[j] = r[1];
         }
-        int rc = balance_ik(s, err);
-        if (rc < 0)
+        if ((rc = sim_ctrl_model_sample(s, err)) < 0 || (rc = balance_ik(s, err)) < 0)
             return rc;
         for (size_t j = 0; j < n; j++) {
             if (s->free_j[j]) {
@@ -511,6 +512,8 @@ static int sample_refs(rb_sim *s, rb_err *err)
         }
         return RB_OK;
     }
+    if ((rc = sim_ctrl_model_sample(s, err)) < 0)
+        return rc;
     for (size_t j = 0; j < n; j++) {
         double r[3];
         rb_sim_ref_eval(&s->refs[j], s->t, r);

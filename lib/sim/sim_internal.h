@@ -86,10 +86,12 @@ static inline double act_kt(const rb_sim_actuator *a) { return a->k_t > 0 ? a->k
 static inline double act_R(const rb_sim_actuator *a) { return a->R != 0 ? a->R : 1.0; }
 static inline double act_armature(const rb_sim_actuator *a) { return act_R(a) * act_R(a) * a->J_m; }
 
-/* Payloads (payload.c): validation of the scenario's list; at each sample the plant's payload bodies and the
- * controller's model (the values given since the last sample). */
+/* Payloads (payload.c): validation of the scenario's list; at each sample the plant's payload bodies. */
 int sim_payload_validate(const rb_model *m, const rb_sim_payload *pl, size_t n, rb_err *err);
 int sim_payload_sample(rb_sim *s, rb_err *err);
+/* The controller's model takes the values given since the last sample; under balance the CoM reference's origin
+ * com0 moves by the model's CoM change at q_r (call it with q_r final for the sample). */
+int sim_ctrl_model_sample(rb_sim *s, rb_err *err);
 /* Switch contact k on with the frame's current pose as its reference. */
 int sim_activate_contact(rb_sim *s, size_t k, rb_err *err);
 /* Everything of the sample at s->t (controller, actuators, friction, accelerations, truth). */

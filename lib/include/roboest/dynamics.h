@@ -104,9 +104,9 @@ int rb_dyn_reserve_contacts(rb_dyn *ws, size_t rows, rb_err *err);
 /* Override body `body`'s inertial parameters (pi: [m, h, I] about the body origin, body axes) in this
  * workspace only, for a plant whose inertia changes over time (a payload; the simulator's payload schedule).
  * The model is not changed: every algorithm that takes this workspace (kinematics, RNEA, CRBA, ABA, forward
- * dynamics, kinetic energy, FT wrenches) then uses the new parameters, while functions reading the model's
- * inertias keep the model's values (rb_dyn_total_mass, rb_dyn_com and the CoM Jacobian's mass,
- * rb_dyn_inertial_params); the kinematic state is invalidated. No allocation. RB_EINVAL: NULL arguments, a
+ * dynamics, kinetic energy, FT wrenches, the CoM, its Jacobian and the centroidal momentum, their total mass
+ * included) then uses the new parameters, while functions reading the model's inertias keep the model's values
+ * (rb_dyn_total_mass, rb_dyn_inertial_params); the kinematic state is invalidated. No allocation. RB_EINVAL: NULL arguments, a
  * workspace made for another model, body out of range, or pi not physically valid (rb_inertia_is_physical);
  * a massless pi on a body whose subtree then has no mass makes later forward dynamics fail (RB_ENUMERIC). */
 int rb_dyn_set_body_inertia(const rb_model *model, rb_dyn *ws, size_t body, const double pi[10], rb_err *err);

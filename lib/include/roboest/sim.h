@@ -289,6 +289,15 @@ void rb_sim_payload_eval(const rb_sim_payload *p, const double pi_nom[10], doubl
  * A^T (A A^T + 1e-10 1)^-1 b when A has fewer rows than columns), k = 1 / ik_T; its joint part gives r and
  * r_dot for every joint (r_ddot by finite difference of r_dot), overriding scenario->refs. The controller
  * (PD or torque) tracks them with the contact-consistent gravity compensation as feedforward.
+ * Model changes (rb_sim_set_model_inertia): c(q_r) is the controller model's CoM, and c_ref moves with it: at
+ * the sample the new parameters take effect, c(0) in c_ref shifts by the change they make to c(q_r) (c(0) is the
+ * model's initial CoM plus every such shift), so a model change does not move q_r. Kept at the nominal model's
+ * c(0), the IK would correct the model's CoM step within ik_T: a step of nu_r whose finite difference is an
+ * acceleration spike k dc / dt (the forearm 0.4 % heavier: dc 0.08 mm, 13 rad/s^2 at a knee, 1 N m at the elbow,
+ * 50 N m at the torso, against the sway's own 0.05 m/s^2), a jolt a real controller's CoM reference does not
+ * give. The new model still acts through the inverse dynamics, the gravity compensation and the CoM Jacobian
+ * (the free joints' motion compensated with the new masses: a change of nu_r in proportion to the parameters'
+ * change; a large step, e.g. a payload square's 6 kg, still jolts the references for one sample).
  * Pelvis height (pelvis_height): the base's world height follows z_ref(t) = z_B(0) + offset + amplitude
  * sin(2 pi freq t); its row (world z of the base velocity: third row of R_B times v_B) replaces the CoM's z row:
  *     e_z^T R_B v_B = z_dot_ref + k (z_ref - z_B(q_r))
@@ -368,7 +377,8 @@ typedef struct rb_sim_truth {
     const double *tau_ref; /* the controller's desired JOINT torque, N m: RB_CTRL_TORQUE the inverse dynamics /
                                  * gravity-compensation feedforward before the rotor term, the PI and the friction
                                  * compensation; RB_CTRL_PD the PD output (= tau_des); RB_CTRL_NONE zero */
-    double com_ref[3];     /* balance: the CoM reference c_ref(t) the IK tracks, world, m; NaN without balance */
+    double com_ref[3];     /* balance: the CoM reference c_ref(t) the IK tracks (of the controller's model:
+                            * rb_sim_balance), world, m; NaN without balance */
     const double *current; /* motor current I_m (saturated), A */
     const double *current_cmd;                       /* commanded current before saturation, A */
     const double *motor_pos, *motor_vel, *motor_acc; /* rotor side: R s, R s_dot, R s_ddot (k_gear: with the windup) */
@@ -446,7 +456,8 @@ int rb_sim_truth_compute(rb_sim *sim, unsigned parts, rb_err *err);
 int rb_sim_set_torque_feedback(rb_sim *sim, const double *tau_hat, const double *tau_f_hat, rb_err *err);
 /* The inertial parameters pi (10, roboest/spatial.h order, about the body frame) of `body` in the CONTROLLER's
  * model (the nominal one until then): the inverse dynamics, the (contact-consistent) gravity compensation and
- * the balance IK's centre of mass use it from the next rb_sim_step's new sample on (one control period later,
+ * the balance IK's centre of mass (its reference moves with it: rb_sim_balance) use it from the next
+ * rb_sim_step's new sample on (one control period later,
  * as rb_sim_set_torque_feedback): a value given at sample k (e.g. an estimate from the data up to k) acts at
  * k + 1. The last call before a step wins; the value stays until the next call. The plant is unchanged. After
  * the first call the controller evaluates its own model (no longer the plant's evaluation: sim.h controllers).
