@@ -149,6 +149,13 @@ static void render_markdown(const rb_report *rep, sbuf *b)
     }
     if (rep->has_faults)
         md_faults(rep, b);
+    if (rep->n_warnings)
+        rb_sb_puts(b, "\n## Warnings\n\n");
+    for (size_t k = 0; k < rep->n_warnings; k++) {
+        rb_sb_puts(b, "- ");
+        rb_sb_put_line_text(b, rep->warnings[k]);
+        rb_sb_putc(b, '\n');
+    }
 }
 
 /* ---- JSON ----------------------------------------------------------------------------------- */
@@ -243,6 +250,10 @@ static cJSON *json_tree(const rb_report *rep)
         ok = ok && json_row(rows, &rep->rows[k]);
     if (ok && rows && rep->has_faults)
         ok = json_faults(root, rep);
+    cJSON *warnings = ok && rows && rep->n_warnings ? cJSON_AddArrayToObject(root, "warnings") : NULL;
+    for (size_t k = 0; warnings && k < rep->n_warnings; k++)
+        ok = ok && cJSON_AddItemToArray(warnings, cJSON_CreateString(rep->warnings[k]));
+    ok = ok && (warnings || !rep->n_warnings);
     if (ok && rows)
         return root;
     cJSON_Delete(root);
@@ -306,6 +317,11 @@ static void render_csv(const rb_report *rep, sbuf *b)
     }
     if (rep->has_faults)
         csv_faults(rep, b);
+    for (size_t k = 0; k < rep->n_warnings; k++) {
+        rb_sb_puts(b, "# warning: ");
+        rb_sb_put_line_text(b, rep->warnings[k]);
+        rb_sb_putc(b, '\n');
+    }
     rb_sb_puts(b, "run,estimate,reference,element,n");
     for (int j = 0; j < N_STATS; j++)
         rb_sb_printf(b, ",%s", stat_keys[j]);

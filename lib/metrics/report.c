@@ -53,6 +53,7 @@ void rb_report_free(rb_report *rep)
     for (size_t k = 0; k < rep->n_faults; k++)
         free_fault(&rep->faults[k]);
     rb_free(rep->faults);
+    rb_strings_free(rep->warnings, rep->n_warnings);
     rb_free(rep->rows);
     rb_free(rep->attr_keys);
     rb_free(rep->attr_values);
@@ -103,6 +104,19 @@ int rb_report_add(rb_report *rep, const char *run, const char *estimate, const c
     memmove(&rep->rows[at + 1], &rep->rows[at], (rep->n_rows - at) * sizeof *rep->rows);
     rep->rows[at] = row;
     rep->n_rows++;
+    return RB_OK;
+}
+
+int rb_report_add_warning(rb_report *rep, const char *line, rb_err *err)
+{
+    if (!rep || !line)
+        return rb_err_set(err, RB_EINVAL, "rb_report_add_warning: NULL argument");
+    char *copy = rb_strdup(line);
+    if (!copy || !reserve((void **)&rep->warnings, &rep->cap_warnings, rep->n_warnings, sizeof *rep->warnings)) {
+        rb_free(copy);
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    }
+    rep->warnings[rep->n_warnings++] = copy;
     return RB_OK;
 }
 

@@ -128,6 +128,8 @@ static int summarize(rb_run_summary *sum, rb_run_result *res, char **inputs, cha
         rc = rb_report_set_fault_settings(sum->report, &res->report->fault_opts, err);
     for (size_t i = 0; !rc && i < res->report->n_faults; i++)
         rc = rb_report_add_fault(sum->report, &res->report->faults[i], err);
+    for (size_t i = 0; !rc && i < res->report->n_warnings; i++)
+        rc = rb_report_add_warning(sum->report, res->report->warnings[i], err);
     return rc;
 }
 

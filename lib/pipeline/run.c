@@ -491,6 +491,16 @@ static int report_faults(runner *r)
     return rc;
 }
 
+/* The run's warnings (the log's gaps and held samples, the stages' findings) close the report too: a CI job that
+ * keeps only the report still sees them. */
+static int report_warnings(runner *r)
+{
+    int rc = RB_OK;
+    for (size_t k = 0; !rc && r->res->report && k < r->res->n_warnings; k++)
+        rc = rb_report_add_warning(r->res->report, r->res->warnings[k], r->err);
+    return rc;
+}
+
 /* ---- result --------------------------------------------------------------------------------------------- */
 /* Recorded signals move from the runner into the result. */
 static int collect(runner *r)
@@ -588,7 +598,7 @@ int rb_pipeline_run_log(const rb_pipeline *p, const rb_log *log, const char *con
     /* In order: each phase uses what the ones before it made. Only run_loop is per sample. */
     static int (*const phases[])(runner *) = {
         runner_init,  describe_input, bind_channels,   make_clock,    resample_bindings, create_stages,
-        watch_faults, run_loop,       compute_metrics, report_faults, collect,
+        watch_faults, run_loop,       compute_metrics, report_faults, report_warnings,   collect,
     };
     runner r = {0};
     r.p = p;

@@ -86,7 +86,8 @@ static double time_case(const rb_model *m, const char *const *names, size_t nb, 
         double t0 = thread_seconds();
         for (size_t i = 0; i < count; i++, k++) {
             size_t s = k % SAMPLES;
-            if (rb_iekf_step(e, k, 1e-3 * (double)k, q + s * nq, nu + s * nv, nud + s * nv, tau + s * n, lam + s * 6, &err)) {
+            if (rb_iekf_step(e, k, 1e-3 * (double)k, q + s * nq, nu + s * nv, nud + s * nv, tau + s * n, lam + s * 6,
+                             &err)) {
                 fprintf(stderr, "bench_inertial: %s\n", err.msg);
                 exit(1);
             }

@@ -99,7 +99,8 @@ static char *write_config(const char *dir, const char *urdf, const char *params,
              "  {\"id\": \"iekf\", \"type\": \"inertial_ekf\", \"in\": {\"q\": \"q\", \"dq\": \"dq\", \"ddq\": "
              "\"ddq\", \"tau\": \"tau\"%s},\n   \"out\": {\"mass\": \"mass\", \"consistent\": \"cons\"}, \"params\": "
              "{%s}}],\n"
-             " \"outputs\": [{\"path\": \"est.csv\", \"signals\": [\"mass\", \"cons\"]}]}\n",
+             " \"outputs\": [{\"path\": \"est.csv\", \"signals\": [\"mass\", \"cons\"]}],\n"
+             " \"metrics\": [{\"estimate\": \"dq\", \"reference\": \"dq\"}], \"reports\": [\"report.md\"]}\n",
              urdf, contacts ? ", \"contacts\": {\"channel\": \"contacts\"}" : "", offset ? offset : "[0]",
              contacts ? ", \"contacts\": \"contacts\"" : "", params);
     test_write_file(path, text);
@@ -258,6 +259,12 @@ Test(cli_inertial, a_nan_torque_row_is_skipped_and_counted)
     char *csv = test_path(oc.out_dir, "est.csv");
     cr_expect(test_exists(csv));
     free(csv);
+    /* the warning is in the run's report too */
+    char *md = test_path(oc.out_dir, "report.md"), *text = test_read_file(md, NULL);
+    cr_assert_not_null(text, "%s", md);
+    const char *w = strstr(text, "## Warnings");
+    cr_expect(w && strstr(w, "stage iekf") && strstr(w, want), "report.md: %s", text);
+    free(text), free(md);
     done(&oc);
 }
 

@@ -231,9 +231,9 @@ static const char *const INERTIAL[] = {"inertial_torso_square", "inertial_forear
                                        "inertial_impacts", "inertial_dumbbell"};
 
 static const char *const KEPT[] = {"joints_state/positions", "joints_state/velocities", "motors_state/currents",
-                                   "truth/joints/torques", "truth/base/position", "truth/base/orientation",
-                                   "truth/base/twist", "truth/contacts/", "truth/contacts_active", "truth/payload_mass",
-                                   "truth/payload/", "truth/tasks/"};
+                                   "truth/joints/torques",   "truth/base/position",     "truth/base/orientation",
+                                   "truth/base/twist",       "truth/contacts/",         "truth/contacts_active",
+                                   "truth/payload_mass",     "truth/payload/",          "truth/tasks/"};
 
 /* Only duration, log_rate and log_channels differ (and the model path, relative to another folder). */
 Test(sim_log_channels, the_inertial_dataset_scenarios_are_the_papers_with_fewer_channels)

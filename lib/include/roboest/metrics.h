@@ -154,6 +154,8 @@ typedef struct rb_report {
     rb_fault_opts fault_opts; /* its settings */
     size_t n_faults, cap_faults;
     rb_report_fault *faults; /* every monitored element, grouped by run as the rows */
+    size_t n_warnings, cap_warnings;
+    char **warnings; /* one line each (the run's warnings: the logs', the stages' findings), in adding order */
 } rb_report;
 
 /* New empty report titled `title` (copied); *out is freed with rb_report_free.
@@ -171,6 +173,10 @@ int rb_report_add(rb_report *rep, const char *run, const char *estimate, const c
  * order of their first setting. RB_EINVAL on a NULL argument, RB_ENOMEM (report unchanged). */
 int rb_report_set_attr(rb_report *rep, const char *key, const char *value, rb_err *err);
 int rb_report_set_provenance(rb_report *rep, const rb_provenance *pv, rb_err *err);
+/* Add a warning line (copied): Markdown "## Warnings" (a list after the table), JSON "warnings" (an array), CSV
+ * "# warning: " comment lines before the header; nothing is written without warnings. RB_EINVAL on a NULL
+ * argument, RB_ENOMEM (report unchanged). */
+int rb_report_add_warning(rb_report *rep, const char *line, rb_err *err);
 /* Mark the report as holding a fault monitor's findings, with its settings (the faults section is then
  * written even when no element has a fault). RB_EINVAL on a NULL argument. */
 int rb_report_set_fault_settings(rb_report *rep, const rb_fault_opts *o, rb_err *err);
