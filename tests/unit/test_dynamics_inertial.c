@@ -21,6 +21,7 @@
 #define ERGOCUB RB_SHARED "/models/ergoCubSN000.urdf"
 #define ARM RB_SOURCE "/datasets/arm_2ft.urdf"
 #define HUMANOID RB_SOURCE "/datasets/humanoid_lower_body.urdf"
+#define HUMANOID_ARMS RB_SOURCE "/datasets/humanoid_arms.urdf"
 
 static const rb_lchol_form FORMS[2] = {RB_LCHOL_UUT, RB_LCHOL_PAPER_EQ17};
 static const char *const FORM_NAME[2] = {"UU^T", "eq17"};
@@ -414,6 +415,9 @@ Test(dynamics_inertial, condensed_humanoid_floating_and_arm_fixed)
 {
     check_condensed(HUMANOID, true, 23);
     check_condensed(ARM, false, 24);
+    /* seed 001's humanoid with arms, floating and fixed (the experiments' bodies among the random ones) */
+    check_condensed(HUMANOID_ARMS, true, 25);
+    check_condensed(HUMANOID_ARMS, false, 26);
 }
 
 Test(dynamics_inertial, condensed_refuses_bad_bodies_and_inputs)
