@@ -381,9 +381,13 @@ static int one_published(clload *x, const cJSON *v, struct rb_closed_loop_publis
     while (!rc && i < cl->n_configs && strcmp(cl->configs[i].name, config) != 0)
         i++;
     if (!rc && i == cl->n_configs) {
+        const char **names = rb_calloc(cl->n_configs, sizeof *names);
+        for (size_t k = 0; names && k < cl->n_configs; k++)
+            names[k] = cl->configs[k].name;
         rb_cfg_push_key(c, "configuration", 0);
-        rc = rb_cfg_error(c, "'%s' is not a configuration of this file", config);
+        rc = names ? rb_experiments_unknown_name(c, "configuration", config, names, cl->n_configs) : rb_cfg_nomem(c);
         rb_cfg_pop(c);
+        rb_free(names);
     }
     p->config = i;
     size_t k = 0;
@@ -391,7 +395,8 @@ static int one_published(clload *x, const cJSON *v, struct rb_closed_loop_publis
         k++;
     if (!rc && k == 4) {
         rb_cfg_push_key(c, "statistic", 0);
-        rc = rb_cfg_error(c, "'%s': the task table has mse, rmse, mae and max_abs", stat);
+        rc = rb_experiments_unknown_name(c, "statistic (the task table has mse, rmse, mae, max_abs)", stat, TASK_STATS,
+                                         4);
         rb_cfg_pop(c);
     }
     if (!rc)

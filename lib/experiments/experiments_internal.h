@@ -19,6 +19,8 @@
 int rb_experiments_want_bootstrap(rb_cfg *c, const cJSON *v, rb_bootstrap *bs);
 /* An integer in [1, 1024]. */
 int rb_experiments_want_threads(rb_cfg *c, const cJSON *v, size_t *out);
+/* RB_ECONFIG "unknown <what> 'name'" with the closest of `names` as a suggestion. */
+int rb_experiments_unknown_name(rb_cfg *c, const char *what, const char *name, const char *const *names, size_t n);
 /* RB_ECONFIG "signal 'x' is not in pipeline <file>" with the closest signal as a suggestion. */
 int rb_experiments_signal_suggestion(rb_cfg *c, const rb_pipeline *p, const char *name);
 

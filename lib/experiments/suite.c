@@ -254,8 +254,7 @@ static int parse_events(rb_cfg *c, const cJSON *v)
     return rc;
 }
 
-/* An unknown name among `names`, with the closest as a suggestion. */
-static int unknown_name(rb_cfg *c, const char *what, const char *name, const char *const *names, size_t n)
+int rb_experiments_unknown_name(rb_cfg *c, const char *what, const char *name, const char *const *names, size_t n)
 {
     rb_suggest sg;
     rb_suggest_init(&sg, name);
@@ -286,7 +285,7 @@ static int published_variant(sload *x, const cJSON *v, rb_suite_published *p)
             names[n++] = x->s->variants[i].name;
     }
     rb_cfg_push_key(c, "variant", 0);
-    rc = unknown_name(c, "variant", name, names, n);
+    rc = rb_experiments_unknown_name(c, "variant", name, names, n);
     rb_cfg_pop(c);
     rb_free(name);
     return rc;
@@ -302,7 +301,7 @@ static int published_joint(sload *x, const cJSON *v, rb_suite_published *p)
         if (strcmp(x->s->joints[j], p->joint) == 0)
             return RB_OK;
     rb_cfg_push_key(c, "joint", 0);
-    rc = unknown_name(c, "joint", p->joint, (const char *const *)x->s->joints, x->s->n_joints);
+    rc = rb_experiments_unknown_name(c, "joint", p->joint, (const char *const *)x->s->joints, x->s->n_joints);
     rb_cfg_pop(c);
     return rc;
 }

@@ -141,12 +141,12 @@ Test(cli_closed_loop_inertia, bad_inertia_and_task_are_refused)
          " \"task\": {\"name\": \"t\", \"actual\": {\"channel\": \"truth/tasks/pelvis_height\", \"element\": "
          "\"actual\"}, \"reference\": {\"channel\": \"truth/tasks/pelvis_height\", \"element\": \"reference\"}}, "
          "\"published\": [{\"configuration\": \"b\", \"statistic\": \"rmse\", \"value\": 1, \"source\": \"s\"}],",
-         "'b' is not a configuration"},
+         "unknown configuration 'b'"},
         {"{\"name\": \"a\"}",
          " \"task\": {\"name\": \"t\", \"actual\": {\"channel\": \"truth/tasks/pelvis_height\", \"element\": "
          "\"actual\"}, \"reference\": {\"channel\": \"truth/tasks/pelvis_height\", \"element\": \"reference\"}}, "
          "\"published\": [{\"configuration\": \"a\", \"statistic\": \"rise_time\", \"value\": 1, \"source\": \"s\"}],",
-         "the task table has mse"},
+         "the task table has mse, rmse, mae, max_abs) 'rise_time'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fixture fx = make_fixture(cases[i].configs, cases[i].task, 0.3);
