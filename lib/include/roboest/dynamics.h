@@ -648,6 +648,33 @@ void rb_dyn_condensed_free(rb_dyn_condensed *c); /* NULL is a no-op */
 int rb_dyn_condensed_eval(const rb_model *model, rb_dyn *ws, rb_dyn_condensed *c, const double *q, const double *nu,
                           const double *nu_dot, double *Y_est, double *tau_nom, rb_err *err);
 
+/* ---- jet engines (seed 004, section III-B; ../shared/design/PAPERS.md section 4) ----------------------------------
+ * A jet's thrust T (N, >= 0) follows the identified second-order (SINDy) model
+ *     T_ddot = d(T, T_dot) + g(T, T_dot) v(u)
+ *     d = K_T T + K_TT T^2 + K_D T_dot + K_DD T_dot^2 + K_TD T T_dot + c,  g = B_U + B_T T + B_D T_dot,
+ *     v(u) = u + B_UU u^2
+ * with u the throttle (the presets' unit: 0 .. 120). The paper prints the parameter list with a typo (B_TT for B_T)
+ * and without B_UU; the public implementation's order, followed here, is [K_T, K_TT, K_D, K_DD, K_TD, B_U, B_T, B_D,
+ * B_UU, c]. Presets are the public values (numbers only) named by their source. */
+typedef struct rb_jet_params {
+    double K_T, K_TT, K_D, K_DD, K_TD, B_U, B_T, B_D, B_UU, c;
+    double T_max;        /* N: the thrust is clamped to [0, T_max] by rb_jet_step */
+    double u_min, u_max; /* the throttle's range */
+} rb_jet_params;
+
+/* A preset by name (RB_ENOTFOUND with the closest name as a suggestion otherwise): "ironcub_p100",
+ * "ironcub_p160", "ironcub_p220_simulink", "ironcub_p220_gazebo" (PAPERS.md 4.5); *source (may be NULL) gets
+ * where the numbers come from, e.g. "ami-iit/ironcub-mk1-software@36e4586 configJetControlParams.m". */
+int rb_jet_preset(const char *name, rb_jet_params *out, const char **source, rb_err *err);
+size_t rb_jet_preset_count(void);
+const char *rb_jet_preset_name(size_t i); /* NULL past the end */
+/* T_ddot of the model at (T, T_dot, u); and its partial derivatives d[0] = d/dT, d[1] = d/dT_dot, d[2] = d/du. */
+double rb_jet_accel(const rb_jet_params *p, double T, double T_dot, double u);
+void rb_jet_accel_partials(const rb_jet_params *p, double T, double T_dot, double u, double d[3]);
+/* One step of dt as the public simulator plugin integrates it: a = T_ddot(T, T_dot, u), T += T_dot dt + a dt^2 / 2,
+ * T_dot += a dt; then T clamped to [0, T_max] and T_dot >= 0 where T = 0 (and T_dot <= 0 where T = T_max). */
+void rb_jet_step(const rb_jet_params *p, double u, double dt, double *T, double *T_dot);
+
 /* ---- the joint-torque UKF's model: process f, measurement h, start ---------------------------------------------
  * The physics of the ukf_torque stage (configs/stages.md describes the estimator: state, process, measurements,
  * start; seed 000 eq. 5-8) over the cut system above: the filter is the caller's (the stage runs the filters
