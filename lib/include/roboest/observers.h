@@ -196,6 +196,94 @@ int rb_iekf_warnings(const rb_iekf *e, char ***lines, size_t *n, rb_err *err);
 /* One line summing the counts: "N updates, G gated (P %), S rows skipped (NaN torque), O predict-only steps". */
 int rb_iekf_summary(const rb_iekf *e, char **line, rb_err *err);
 
+/* ---- rb_lodo: legged odometry, the floating base from stance feet held in place (seed 004's floating base,
+ * "legged odometry (feet fixed)"; ../shared/design/PAPERS.md sec. 4.2)
+ *
+ * Estimates a floating base's world pose W_X_B and its body-fixed twist nu_B = [v_B; w_B] (roboest/dynamics.h)
+ * from the joint positions s and velocities s_dot alone, given which feet (model frames, e.g. the soles) are in
+ * stance: a stance foot does not move, so the legs carry the base.
+ *
+ * Stance. Per foot, from flags (RB_LODO_FLAGS: one value per foot, > 0.5 in stance) or from wrenches
+ * (RB_LODO_WRENCHES: 6 per foot [f; tau] ON the robot, N and N m; the normal force is element 2, f_z: the world
+ * vertical for the simulator's MIXED truth/contacts, the sole normal for a wrench in the foot's own axes) with
+ * hysteresis: a foot enters stance when f_z > force_on and leaves it when f_z < force_off (force_off <=
+ * force_on). A non-finite flag or f_z keeps the foot's previous state. Every foot starts out of stance.
+ *
+ * Pose. When a foot enters stance its world pose W_X_F = W_X_B B_X_F is recorded (B_X_F from the kinematics,
+ * W_X_B the estimate of that sample). At the first sample the base is at cfg.base0 and the feet then in stance
+ * are where the kinematics put them: they anchor the world. While at least one foot stays in stance from the
+ * previous sample, the base pose is the one that puts those feet at their recorded poses:
+ *     W_X_B(i) = W_X_F(i) (B_X_F(i))^-1     per held foot i,
+ * one foot: exact; several: the positions averaged and the orientations averaged as quaternions (signs aligned
+ * with the first, summed, normalized: for two feet this is the exact maximizer of sum_i (q_i . q)^2, Markley's
+ * average with equal weights; for more an approximation of it). Feet entering stance at this sample do not move
+ * the pose; they are recorded at it.
+ *
+ * Twist. The least-squares solution over the stance feet (this sample's) of
+ *     J_F,base(i) nu_B = -J_F,joints(i) s_dot          (6 rows per foot, BODY representation)
+ * (J_F,base = the motion transform F_X_B: no dependence on the world pose), solved through the 6 x 6 normal
+ * matrix by a Cholesky factorization (one foot: exact). The feet's BODY rows weigh linear velocity (m/s) and
+ * angular velocity (rad/s) alike, each foot's linear rows about its own origin.
+ * slip (per stance foot): |linear part of J_F nu| with the solution nu = [nu_B; s_dot], the speed (m/s) of the
+ * foot origin the solution implies: 0 (rounding) with one foot; with several a measure of how far the joint
+ * readings are from keeping every stance foot still (kinematic inconsistency, a slipping or rolling foot). NaN
+ * for a foot not in stance.
+ *
+ * Flight (no foot in stance): not observable from the legs. The base pose integrates the last twist, held
+ * constant (W_X_B exp(dt nu_B), rb_dyn_integrate), the twist stays, `flight` is set and counted. The same
+ * prediction is used at a sample whose s or s_dot holds a non-finite value (`predict_only` counted; the stance
+ * states and recorded poses are left as they were). A foot touching down after a flight is recorded at the
+ * predicted pose.
+ *
+ * Errors (one line, rb_err): RB_ECONFIG (a fixed-base model; no feet; a foot frame out of range or listed twice;
+ * thresholds not finite, negative or force_off > force_on; base0 not finite), RB_EINPUT "sample k: t = ... is
+ * not after the previous sample's ... (dt <= 0)", RB_ENUMERIC "sample k: ..." (the normal matrix not positive
+ * definite), RB_ENOMEM.
+ */
+typedef enum rb_lodo_source { RB_LODO_FLAGS = 0, RB_LODO_WRENCHES } rb_lodo_source;
+
+typedef struct rb_lodo_config {
+    const int *feet; /* n_feet model frame indices (copied) */
+    size_t n_feet;
+    rb_lodo_source source;
+    double force_on, force_off; /* N: stance thresholds on f_z (RB_LODO_WRENCHES) */
+    rb_xform base0;             /* W_X_B at the first sample */
+} rb_lodo_config;
+
+/* Defaults: no feet, flags, force_on 50 N, force_off 25 N (ours), base0 the identity (world origin). */
+void rb_lodo_config_init(rb_lodo_config *cfg);
+
+typedef struct rb_lodo rb_lodo; /* opaque */
+
+/* Allocate everything. `model` (floating base) must outlive the estimator. Errors above. */
+int rb_lodo_alloc(const rb_model *model, const rb_lodo_config *cfg, rb_lodo **out, rb_err *err);
+void rb_lodo_free(rb_lodo *e); /* NULL is a no-op */
+
+/* One sample at time t (s): s, s_dot (model->n_dofs each, joint-list order), contact (n_feet flags or 6 n_feet
+ * wrench values, cfg.source). k names the sample in messages. Allocates nothing. After an error the estimator must
+ * not be stepped again. */
+int rb_lodo_step(rb_lodo *e, size_t k, double t, const double *s, const double *s_dot, const double *contact,
+                 rb_err *err);
+
+/* Borrowed until the next step or free. */
+typedef struct rb_lodo_out {
+    const double *position;      /* 3, m, world: W_p_B */
+    const double *orientation;   /* 4, unit quaternion w x y z of W_R_B (w >= 0) */
+    const double *twist;         /* 6, body-fixed [v_B; w_B], m/s and rad/s */
+    const unsigned char *stance; /* n_feet: 1 in stance */
+    const double *slip;          /* n_feet, m/s; NaN out of stance */
+    size_t n_stance;
+    bool flight;       /* no foot in stance: pose and twist predicted */
+    bool predict_only; /* a non-finite joint reading: pose and twist predicted */
+} rb_lodo_out;
+void rb_lodo_get_out(const rb_lodo *e, rb_lodo_out *out);
+
+typedef struct rb_lodo_diag {
+    long steps, flight, predict_only, touchdowns; /* touchdowns: feet entering stance, the first sample's too */
+    double max_slip;                              /* m/s, over every stance foot and sample */
+} rb_lodo_diag;
+void rb_lodo_get_diag(const rb_lodo *e, rb_lodo_diag *d);
+
 RB_API_END
 
 #endif
