@@ -176,6 +176,7 @@ int rb_thrust_drift_estimate(const rb_thrust_validation *tv, const rb_log *log, 
 typedef struct job {
     const rb_thrust_validation *tv;
     const rb_log *log;
+    bool read; /* the log was read from the file's paths (else given in memory: no paths to hash) */
     chans ch;
     const rb_thrust_drift *drift;
     double bound;
@@ -335,8 +336,8 @@ static int run_variant(void *ctx, size_t v, rb_err *err) /* a pool task */
     const rb_thrust_variant *var = &jb->tv->variants[v];
     const rb_cfg_session *ses = &jb->tv->log;
     rb_run_result *res = NULL;
-    int rc =
-        rb_pipeline_run_log(var->pipeline, jb->log, (const char *const *)ses->paths, ses->n_paths, NULL, &res, err);
+    int rc = rb_pipeline_run_log(var->pipeline, jb->log, jb->read ? (const char *const *)ses->paths : NULL,
+                                 jb->read ? ses->n_paths : 0, NULL, &res, err);
     const rb_run_signal *sig = rc ? NULL : rb_run_result_signal(res, var->support);
     if (!rc && !sig)
         rc = rb_err_set(err, RB_EINVAL, "support %s was not recorded", var->support);
@@ -380,7 +381,9 @@ static int provenance(const job *jb, rb_comparison *c, rb_err *err)
         if (!rc)
             rc = rb_provenance_addf(&pv, tv->variants[v].support, err, "variant %s: support", name);
     }
-    for (size_t i = 0; !rc && i < tv->log.n_paths; i++) {
+    if (!rc && !jb->read && !(files = rb_strdup("memory")))
+        rc = nomem(err);
+    for (size_t i = 0; !rc && jb->read && i < tv->log.n_paths; i++) {
         char *next = rb_asprintf("%s%s%s", files ? files : "", files ? "," : "", rb_path_basename(tv->log.paths[i]));
         rb_free(files);
         files = next;
@@ -595,8 +598,10 @@ int rb_thrust_validation_run(const rb_thrust_validation *tv, const rb_log *log, 
     size_t V = tv->n_variants;
     rb_log *owned = NULL;
     rb_thrust_result *r = rb_calloc(1, sizeof *r);
-    job jb = {tv,   log, {rb_calloc(tv->n_scales, sizeof *jb.ch.scales), NULL, -1, NULL}, NULL, 0, NULL, NULL,
-              NULL, NULL};
+    job jb = {0};
+    jb.tv = tv;
+    jb.log = log;
+    jb.ch = (chans){rb_calloc(tv->n_scales, sizeof *jb.ch.scales), NULL, -1, NULL};
     if (r) {
         jb.drift = &r->drift;
         r->n_variants = V;
@@ -609,6 +614,7 @@ int rb_thrust_validation_run(const rb_thrust_validation *tv, const rb_log *log, 
     if (!rc && !log) {
         rc = rb_log_read_session((const char *const *)tv->log.paths, tv->log.n_paths, &owned, NULL, err);
         jb.log = owned;
+        jb.read = true;
     }
     if (!rc)
         rc = run_all(&jb, opts, r, err);

@@ -513,7 +513,8 @@ typedef struct rb_thrust_opts {
     void *user;
 } rb_thrust_opts;
 
-/* Read the log (or take `log` when not NULL: its paths are then only names), estimate the drift
+/* Read the log (or take `log` when not NULL: the file's log paths are then not read, the provenance says "memory"),
+ * estimate the drift
  * (rb_thrust_drift_estimate), run every variant's pipeline on the log (a pool of threads; the lowest failing variant
  * decides the error, "variant <name>: ..."), compute E_T on its clock (the scales and the temperature resampled
  * linearly onto it, over the part they cover), the statistics, the table and the figures. Errors: rb_log_read's,
