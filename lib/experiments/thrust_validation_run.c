@@ -33,9 +33,9 @@ static int find_channel(const rb_thrust_validation *tv, const rb_log *log, const
 {
     const rb_channel *ch = rb_log_find(log, name);
     if (!ch)
-        return rb_err_set(err, RB_ENOTFOUND, "%s: channel %s not found (%s)", tv->log_name, name, key);
+        return rb_err_set(err, RB_ENOTFOUND, "%s: channel %s not found (%s)", tv->log.paths[0], name, key);
     if (ch->n_samples == 0 || ch->n_elements == 0)
-        return rb_err_set(err, RB_EINPUT, "%s: channel %s has no samples (%s)", tv->log_name, name, key);
+        return rb_err_set(err, RB_EINPUT, "%s: channel %s has no samples (%s)", tv->log.paths[0], name, key);
     *out = ch;
     return RB_OK;
 }
@@ -52,7 +52,7 @@ static int find_channels(const rb_thrust_validation *tv, const rb_log *log, chan
     if (!rc && tv->temperature &&
         !(rc = find_channel(tv, log, tv->temperature, "temperature.channel", &ch->temp, err)) &&
         tv->temperature_element && (ch->temp_el = rb_channel_element_index(ch->temp, tv->temperature_element)) < 0)
-        rc = rb_err_set(err, RB_ENOTFOUND, "%s: channel %s has no element '%s' (temperature.element)", tv->log_name,
+        rc = rb_err_set(err, RB_ENOTFOUND, "%s: channel %s has no element '%s' (temperature.element)", tv->log.paths[0],
                         tv->temperature, tv->temperature_element);
     if (!rc && tv->throttles)
         rc = find_channel(tv, log, tv->throttles, "throttles.channel", &ch->thr, err);
@@ -73,8 +73,8 @@ static int window_inside(const rb_thrust_validation *tv, const char *what, rb_in
     if (w.t0 >= a && w.t1 <= b && holds)
         return RB_OK;
     return rb_err_set(err, RB_EINPUT, "%s: %s [%g, %g] s is outside the log: channel %s %s (t from %.17g to %.17g s)",
-                      tv->log_name, what, w.t0, w.t1, ch->name, holds ? "does not cover it" : "has no sample in it", a,
-                      b);
+                      tv->log.paths[0], what, w.t0, w.t1, ch->name, holds ? "does not cover it" : "has no sample in it",
+                      a, b);
 }
 
 static int windows_inside(const rb_thrust_validation *tv, const chans *ch, const char *what, rb_interval w, rb_err *err)
@@ -102,7 +102,7 @@ static int throttles_off(const rb_thrust_validation *tv, const chans *ch, size_t
                 return rb_err_set(err, RB_EINPUT,
                                   "%s: jets_off[%zu] (the %s window, [%g, %g] s): jet '%s' of %s has throttle %g > "
                                   "throttle_off_tolerance %g at t = %.17g s: the jets must be off there",
-                                  tv->log_name, i, WINDOW_NAMES[i], w.t0, w.t1, c->element_names[j], c->name, u,
+                                  tv->log.paths[0], i, WINDOW_NAMES[i], w.t0, w.t1, c->element_names[j], c->name, u,
                                   tv->throttle_off_tolerance, c->time[k]);
         }
     }
@@ -122,7 +122,7 @@ static int window_mean(const rb_thrust_validation *tv, size_t i, const rb_channe
         double v = row_value(c, k, el, mean);
         if (!isfinite(v))
             return rb_err_set(err, RB_EINPUT, "%s: jets_off[%zu]: channel %s is not finite at t = %.17g s",
-                              tv->log_name, i, c->name, c->time[k]);
+                              tv->log.paths[0], i, c->name, c->time[k]);
         s += v;
         n++;
     }
@@ -158,7 +158,7 @@ static int drift(const rb_thrust_validation *tv, const chans *ch, rb_thrust_drif
                           "%s: no temperature change between the jets-off windows (%s: mean %.17g then %.17g): the "
                           "drift alpha = dW / dT is undefined; set \"temperature_correction\": false to use the raw "
                           "readings",
-                          tv->log_name, tv->temperature, d->temp0, d->temp1);
+                          tv->log.paths[0], tv->temperature, d->temp0, d->temp1);
     return RB_OK;
 }
 
@@ -209,7 +209,7 @@ static int covered(const job *jb, const rb_thrust_variant *var, const rb_clock *
     return rb_err_set(err, RB_EINPUT,
                       "%s: the scales%s (t from %.17g to %.17g s) cover %zu sample(s) of variant %s's clock (t from "
                       "%.17g to %.17g s): at least two are needed",
-                      jb->tv->log_name, jb->drift->corrected ? " and the temperature" : "", lo, hi, *k1 - *k0,
+                      jb->tv->log.paths[0], jb->drift->corrected ? " and the temperature" : "", lo, hi, *k1 - *k0,
                       var->name, clk->n ? clk->t[0] : NAN, clk->n ? clk->t[clk->n - 1] : NAN);
 }
 
@@ -224,7 +224,7 @@ static int scale_load(const job *jb, const rb_clock *sub, double *load, double *
     for (size_t i = 0; !rc && i < tv->n_scales; i++) {
         const rb_channel *c = jb->ch.scales[i];
         if ((rc = rb_resample(c, NULL, 0, sub, RB_INTERP_LINEAR, RB_NONFINITE_ERROR, tmp, NULL, err)))
-            return rb_err_prefix(err, rc, "%s: scales[%zu]: ", tv->log_name, i);
+            return rb_err_prefix(err, rc, "%s: scales[%zu]: ", tv->log.paths[0], i);
         for (size_t k = 0; k < n; k++)
             for (size_t e = 0; e < c->n_elements; e++)
                 load[k] += tmp[k * c->n_elements + e];
@@ -236,7 +236,7 @@ static int scale_load(const job *jb, const rb_clock *sub, double *load, double *
         rc = rb_resample(c, jb->ch.temp_el >= 0 ? &sel : NULL, jb->ch.temp_el >= 0 ? 1 : 0, sub, RB_INTERP_LINEAR,
                          RB_NONFINITE_ERROR, tmp, NULL, err);
         if (rc)
-            return rb_err_prefix(err, rc, "%s: temperature: ", tv->log_name);
+            return rb_err_prefix(err, rc, "%s: temperature: ", tv->log.paths[0]);
         for (size_t k = 0; k < n; k++) {
             double temp = 0;
             for (size_t e = 0; e < w; e++)
@@ -283,7 +283,7 @@ static int variant_stats(const job *jb, const rb_thrust_variant *var, rb_thrust_
             return rb_err_set(err, RB_EINPUT,
                               "%s: ramp [%g, %g] s holds no scored sample of variant %s's clock (t from %.17g to "
                               "%.17g s)",
-                              tv->log_name, tv->ramp.t0, tv->ramp.t1, var->name, vr->t[0], vr->t[n - 1]);
+                              tv->log.paths[0], tv->ramp.t0, tv->ramp.t1, var->name, vr->t[0], vr->t[n - 1]);
         rc = stats_of("E_T", vr->e_t, zeros, vr->t, n, tv->ramp.t0, tv->ramp.t1, &vr->rows[RB_THRUST_E_T_RAMP], err);
     }
     vr->passed = vr->rows[RB_THRUST_E_T].max_abs < jb->bound;
@@ -316,7 +316,7 @@ static int score(const job *jb, const rb_thrust_variant *var, const rb_run_resul
     for (size_t k = 0; k < n && !rc; k++) {
         vr->support[k] = sig->data[k0 + k];
         if (!isfinite(vr->support[k]))
-            rc = rb_err_set(err, RB_ENUMERIC, "%s: support %s is not finite (%g) at t = %.17g s", jb->tv->log_name,
+            rc = rb_err_set(err, RB_ENUMERIC, "%s: support %s is not finite (%g) at t = %.17g s", jb->tv->log.paths[0],
                             var->support, vr->support[k], vr->t[k]);
     }
     rb_clock sub = {n, vr->t};
