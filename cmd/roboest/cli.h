@@ -90,5 +90,6 @@ int cmd_compare(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_train_friction(int argc, char **argv);
 int cmd_closed_loop(int argc, char **argv);
+int cmd_validate_thrust(int argc, char **argv);
 
 #endif

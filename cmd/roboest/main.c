@@ -36,6 +36,9 @@ static const char *const MAIN_HELP =
     "  closed-loop CONFIG.json\n"
     "                      the simulator's torque loop with estimators inside it (torque feedback,\n"
     "                      friction compensation): tracking and CoM tables, the paper's Tables I, II\n"
+    "  validate-thrust CONFIG.json\n"
+    "                      thrust estimates against weighing scales (seed 004, V-B): E_T per variant,\n"
+    "                      the scales' temperature drift, the 35 N / 7 % acceptance\n"
     "\n"
     "Logs are read by content: robot-logger MATLAB v7.3 and v5/v7 files, plain .mat/.h5 files of\n"
     "named matrices with a time vector, roboest .h5 files, and CSV with a header row. HDF5-based\n"
@@ -60,7 +63,8 @@ static const struct command COMMANDS[] = {{"info", cmd_info},
                                           {"compare", cmd_compare},
                                           {"check", cmd_check},
                                           {"train-friction", cmd_train_friction},
-                                          {"closed-loop", cmd_closed_loop}};
+                                          {"closed-loop", cmd_closed_loop},
+                                          {"validate-thrust", cmd_validate_thrust}};
 
 int main(int argc, char **argv)
 {

@@ -383,6 +383,157 @@ int rb_closed_loop_markdown(const rb_closed_loop *cl, const rb_closed_loop_resul
 int rb_closed_loop_write(const rb_closed_loop *cl, const rb_closed_loop_result *r, const char *dir, bool overwrite,
                          rb_err *err);
 
+/* ==== the scale validation of thrust estimates (thrust_validation.c, thrust_validation_run.c) ====================
+ * Seed 004 (momentum-based thrust EKF, iRonCub), section V-B: a jet humanoid stands on two weighing scales while its
+ * jets thrust; each estimator variant gives the vertical support the feet should carry, W_jets . e3 = (m g e3 - A(q)
+ * T) . e3 (N, eq. 9), as a signal of its pipeline; the scales (kg) measure it:
+ *     E_T(t) = g (sum of the scales' readings at t - alpha (T_s(t) - T_s0)) - support(t)
+ * with the scales' temperature drift W_scale(T_s) = W + alpha (T_s - T_s0) estimated from two jets-off windows (the
+ * start and the end of the run): alpha = (W_1 - W_0) / (T_1 - T_0), W_i and T_i the mean summed reading and the mean
+ * temperature over window i, and T_s0 = T_0. The acceptance is max |E_T| < min(bound.N, bound.percent % of m g)
+ * (the paper: 35 N and 7 %; only both binding above about 51 kg, PAPERS.md 0.6).
+ *
+ * Configuration file (JSON; unknown or duplicated keys are errors with suggestions; relative paths resolve against
+ * the file's folder):
+ *   name         string, optional (default: the file's stem): the report's title.
+ *   log          required: a path, or an array of paths forming one session (as a suite's logs); its stem names it.
+ *   variants     array, required, non-empty: {"name": [A-Za-z_][A-Za-z0-9_-]* unique (required), "pipeline": path
+ *                (required, loaded like `roboest run`'s), "support": a signal of that pipeline with one element (the
+ *                vertical support W_jets . e3, N; required)}. The pipeline's "logs", "outputs", "metrics" and
+ *                "reports" are ignored; its clock is the clock E_T is computed on.
+ *   scales       array of channel names, required, non-empty: every element of every listed channel is summed (kg).
+ *   temperature  {"channel": name (required), "element": name (optional; default the mean of the channel's
+ *                elements)}: the scales' temperature (the paper: the feet FT sensors' temperature channels). Required
+ *                unless temperature_correction is false.
+ *   throttles    {"channel": name (required)}: one element per jet; every sample inside a jets-off window must be at
+ *                most throttle_off_tolerance. Required with jets_off.
+ *   jets_off     [[t0, t1], [t0, t1]], absolute s, the start window then the end window (t0 < t1, the first ending
+ *                before the second starts). Required unless temperature_correction is false (then optional: its
+ *                means are still reported, alpha stays 0).
+ *   temperature_correction  bool, optional (default true).
+ *   ramp         [t0, t1], optional, absolute s: the ramp phase (the paper's 100-300 s), scored separately.
+ *   mass         kg > 0, required: for the bound's percent of m g.
+ *   g            m/s^2 > 0, optional (default 9.81).
+ *   bound        {"N": > 0 (default 35), "percent": > 0 (default 7)}, optional.
+ *   throttle_off_tolerance  number >= 0, optional (default 0), in the throttle channel's unit.
+ *
+ * Loader errors: RB_ENOTFOUND (the file), RB_ECONFIG "<file>:<line>:<col>: <key path>: <what>" (also a variant's
+ * pipeline that fails to load, with its message, and a support that is no signal of it), RB_ENOMEM. */
+typedef struct rb_thrust_variant {
+    char *name;
+    char *pipeline_path;   /* resolved */
+    char *support;         /* signal name in the pipeline (N) */
+    rb_pipeline *pipeline; /* loaded (owned); the support signal is marked recorded */
+} rb_thrust_variant;
+
+typedef struct rb_thrust_validation {
+    char *name, *path, *sha256; /* name, file as given, SHA-256 of its text */
+    rb_cfg_session log;         /* paths resolved */
+    char *log_name;             /* the stem of its first file */
+    size_t n_variants;
+    rb_thrust_variant *variants;
+    size_t n_scales;
+    char **scales;                 /* channels (kg) */
+    char *temperature;             /* channel, NULL: none (only without correction) */
+    char *temperature_element;     /* NULL: the mean of the channel's elements */
+    char *throttles;               /* channel, NULL: none (only without jets_off) */
+    bool has_jets_off;             /* false only without correction */
+    rb_interval jets_off[2];       /* start, end (absolute s) */
+    bool temperature_correction;   /* default true */
+    bool has_ramp;                 /* false: no ramp statistics */
+    rb_interval ramp;              /* absolute s */
+    double mass, g;                /* kg, m/s^2 */
+    double bound_n, bound_percent; /* N, % of m g */
+    double throttle_off_tolerance; /* the throttle channel's unit */
+} rb_thrust_validation;
+
+int rb_thrust_validation_load(const char *path, const rb_registry *reg, rb_thrust_validation **out, rb_err *err);
+int rb_thrust_validation_load_text(const char *text, size_t len, const char *name_for_messages, const char *base_file,
+                                   const rb_registry *reg, rb_thrust_validation **out, rb_err *err);
+void rb_thrust_validation_free(rb_thrust_validation *tv);
+
+/* The acceptance bound min(bound_n, bound_percent / 100 m g) in N; *binds (may be NULL) says which side: "N" when
+ * bound_n is the smaller, "percent" when the percent of m g is, "both" when they are equal. */
+double rb_thrust_bound(double bound_n, double bound_percent, double mass, double g, const char **binds);
+
+/* The scales' drift estimated from the jets-off windows. */
+typedef struct rb_thrust_drift {
+    bool corrected;      /* temperature_correction: alpha estimated; false: alpha 0 */
+    bool has_windows;    /* jets_off given: the means below are set (else NaN) */
+    double w0, w1;       /* mean summed scale reading over the start / end window, kg */
+    double temp0, temp1; /* mean temperature over them, the temperature channel's unit (NaN without a channel) */
+    double alpha;        /* kg per temperature unit */
+} rb_thrust_drift;
+
+/* Check the log against the file and estimate the drift: every channel named (scales, temperature and its element,
+ * throttles) must exist with samples; each window must lie inside every one of those channels' time spans and hold
+ * a sample of each; no throttle element may exceed throttle_off_tolerance inside a jets-off window; with correction
+ * the temperatures of the two windows must differ (by more than 1e-9 relative). Errors: RB_ENOTFOUND (a channel or
+ * element), RB_EINPUT "jets_off[i] [t0, t1] s: jet '<element>' throttle <u> > throttle_off_tolerance <tol> at t = <t>
+ * s", "... is outside the log ...", "... no temperature change between the jets-off windows ... (alpha is
+ * undefined: set \"temperature_correction\": false ...)", a non-finite reading inside a window. */
+int rb_thrust_drift_estimate(const rb_thrust_validation *tv, const rb_log *log, rb_thrust_drift *out, rb_err *err);
+
+/* What one variant's run gives. Joints of the table (rb_thrust_result.table): */
+enum { RB_THRUST_E_T = 0, RB_THRUST_E_T_RAMP, RB_THRUST_E_T_PERCENT, RB_THRUST_D_SUPPORT, RB_THRUST_N_ROWS };
+typedef struct rb_thrust_variant_result {
+    /* E_T against 0 over the clock samples the scales and the temperature cover (N): max_abs, rmse, mae, mean_est,
+     * min_est, max_est; the same over the ramp (zero without a ramp); E_T as % of m g; d support / dt (N/s, finite
+     * differences on the clock: rmse is the RMS, the smoothness). */
+    rb_stats rows[RB_THRUST_N_ROWS];
+    bool passed;     /* rows[E_T].max_abs < the bound */
+    size_t n;        /* clock samples scored */
+    double *t;       /* n times (s) */
+    double *e_t;     /* n values of E_T (N) */
+    double *support; /* n values of the support (N) */
+    double *load;    /* n values of g times the corrected scale sum (N) */
+} rb_thrust_variant_result;
+
+typedef struct rb_thrust_result {
+    rb_thrust_drift drift;
+    double bound;      /* N */
+    const char *binds; /* "N", "percent" or "both" (static) */
+    size_t n_variants;
+    rb_thrust_variant_result *variants;
+    /* variants = the variants, logs = [the log's name], joints = "E_T", "E_T_ramp" (with a ramp), "E_T_percent",
+     * "d_support"; shown: max_abs, rmse, mae, mean_est; "all" holds E_T's (so "v.max_abs < 28.4" reads the whole
+     * run). Provenance: roboest version, the file and SHA-256, each variant's pipeline and SHA-256, the log's files
+     * and SHA-256. */
+    rb_comparison *table;
+    size_t n_figures;
+    rb_suite_figure *figures; /* E_T.svg (every variant), support.svg (every variant and the corrected scales),
+                                 E_T_<variant>.svg per variant; the ramp shaded */
+    size_t n_warnings;
+    char **warnings; /* the runs' warnings (gaps, held samples), in variant order, repeats dropped */
+} rb_thrust_result;
+
+typedef struct rb_thrust_opts {
+    size_t threads;                                         /* 0: one per online core */
+    int (*progress)(void *user, size_t done, size_t total); /* after each variant's run, as rb_suite_opts' */
+    void *user;
+} rb_thrust_opts;
+
+/* Read the log (or take `log` when not NULL: the file's log paths are then not read, the provenance says "memory"),
+ * estimate the drift
+ * (rb_thrust_drift_estimate), run every variant's pipeline on the log (a pool of threads; the lowest failing variant
+ * decides the error, "variant <name>: ..."), compute E_T on its clock (the scales and the temperature resampled
+ * linearly onto it, over the part they cover), the statistics, the table and the figures. Errors: rb_log_read's,
+ * rb_thrust_drift_estimate's, rb_pipeline_run_log's, RB_EDIM (a support signal with more than one element),
+ * RB_EINPUT (the scales cover no sample of a clock; a ramp holding no scored sample), RB_ENUMERIC (a non-finite
+ * support or scale sample), RB_ENOMEM. */
+int rb_thrust_validation_run(const rb_thrust_validation *tv, const rb_log *log, const rb_thrust_opts *opts,
+                             rb_thrust_result **out, rb_err *err);
+void rb_thrust_result_free(rb_thrust_result *r);
+/* report.md: the drift (windows, means, alpha), the bound and which side binds, a summary table and one table per
+ * variant; a new string (rb_free). RB_ENOMEM. */
+int rb_thrust_validation_markdown(const rb_thrust_validation *tv, const rb_thrust_result *r, char **text, rb_err *err);
+/* Into dir (created if missing, one level), all or nothing: report.md, report.json (rb_comparison_render's JSON, which
+ * `roboest check` reads, with a "validation" object added: drift, bound, binds, and per variant max_abs, percent,
+ * passed) and the figures. RB_EEXISTS (a target exists and !overwrite, before anything is written), RB_EIO,
+ * RB_ENOMEM. */
+int rb_thrust_validation_write(const rb_thrust_validation *tv, const rb_thrust_result *r, const char *dir,
+                               bool overwrite, rb_err *err);
+
 RB_API_END
 
 #endif
