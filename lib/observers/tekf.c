@@ -241,8 +241,8 @@ static int check_config(const rb_model *m, const rb_tekf_config *c, rb_err *err)
 static int alloc_arrays(rb_tekf *e, rb_err *err)
 {
     size_t nt = e->nt, n = e->n;
-    size_t total = 6 * nt + 36 * e->nf + 3 * nt /* u u_new t_high */ + n /* qvar */ + e->mz + n /* z x */ +
-                   6 + 6 + n /* L_meas W_jets var */;
+    size_t total = 6 * nt + 36 * e->nf + 3 * nt /* u u_new t_high */ + n /* qvar */ + e->mz + n /* z x */ + 6 + 6 +
+                   n /* L_meas W_jets var */;
     double *p = rb_calloc(total, sizeof *p);
     e->sched = rb_calloc(nt, 1);
     if (!p || !e->sched) {
@@ -288,9 +288,10 @@ static int make_filter(rb_tekf *e, rb_err *err)
     for (size_t i = 0; i < n; i++) {
         bool T = i < nt, Td = !T && i < 2 * nt, L = !T && !Td && i < iW(e);
         P0[i * n + i] = T ? c->p0_T : Td ? c->p0_T_dot : L ? c->p0_L : c->p0_W;
-        e->qvar[i] = T ? (centroidal ? c->q_T_centroidal : c->q_T) : Td ? (centroidal ? 0 : c->q_T_dot)
-                     : L                                                   ? c->q_L
-                                                                           : c->q_W;
+        e->qvar[i] = T    ? (centroidal ? c->q_T_centroidal : c->q_T)
+                     : Td ? (centroidal ? 0 : c->q_T_dot)
+                     : L  ? c->q_L
+                          : c->q_W;
     }
     for (size_t j = 0; j < mz; j++)
         R[j * mz + j] = j < 6 ? c->r_L : c->r_W;
@@ -526,7 +527,7 @@ int rb_tekf_step(rb_tekf *e, size_t k, double t, const double *q, const double *
             e->L_meas[i] = NAN;
         e->predict_only++;
     }
-    /* T >= 0 (a thrust cannot pull) */
+    /* T >= 0: a thrust cannot pull */
     const double *x = rb_filter_x(e->f);
     bool neg = false;
     for (size_t i = 0; i < e->nt; i++)
@@ -534,8 +535,8 @@ int rb_tekf_step(rb_tekf *e, size_t k, double t, const double *q, const double *
     if (neg) {
         memcpy(e->x, x, e->n * sizeof *e->x);
         for (size_t i = 0; i < e->nt; i++)
-            if (e->x[i] < 0)
-                e->x[i] = 0, e->clamped_thrust++;
+            if (e->x[i] < 0) /* as the simulator plugin: T_dot >= 0 where T = 0, or T_dot keeps pulling */
+                e->x[i] = 0, e->x[e->nt + i] = fmax(e->x[e->nt + i], 0), e->clamped_thrust++;
         if ((rc = rb_filter_set_state(e->f, e->x, NULL, err)))
             return rb_err_prefix(err, rc, "sample %zu: ", k);
     }

@@ -241,7 +241,7 @@ int rb_iekf_summary(const rb_iekf *e, char **line, rb_err *err);
  * after it last was; while scheduled, the process variance of its T and T_dot is sched_var (per second) instead
  * of q_T, q_T_dot, so the estimate follows the centroidal dynamics (a jet failing to deliver). A NaN e_i leaves
  * the jet's state as it was. The paper gives no threshold, value or hold [choice: defaults below].
- * After every step each T_i < 0 is set to 0 (counted). Perturbation (sec. IV, the robustness test): with
+ * After every step each T_i < 0 is set to 0 and its T_dot to max(T_dot, 0) (as the simulator plugin; counted). Perturbation (sec. IV, the robustness test): with
  * perturb > 0 each of the ten coefficients of each jet's model used by the estimator is multiplied by 1 + U,
  * U uniform in [-perturb, perturb) from rb_rng seeded with seed (jet by jet, coefficient by coefficient in the
  * order K_T .. c): rb_tekf_jet_params gives what is used.
