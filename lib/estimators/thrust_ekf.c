@@ -299,7 +299,7 @@ int te_finish(void *state, rb_err *err)
     const struct {
         long count;
         const char *what;
-    } items[] = {{d.nan_throttle, "NaN throttle value(s): the jet's previous throttle used"},
+    } items[] = {{d.nan_throttle, "non-finite throttle value(s): the jet's previous throttle used"},
                  {d.clamped_throttle, "throttle value(s) outside the preset's range clamped"},
                  {d.predict_only, "sample(s) with a non-finite motion: predict only"},
                  {d.clamped_thrust, "negative thrust estimate(s) set to 0"}};

@@ -47,8 +47,9 @@ static const char te_doc[] =
     "total mass; `W_jets = m g e3 - A T` (eq. 9) is what the feet or the scales must carry, `support` its vertical\n"
     "part in N and `support_kg` in kg (the paper's comparison with the scales).\n"
     "\n"
-    "NaN: a NaN foot wrench element is a missing measurement; a non-finite motion: predict only; a NaN throttle:\n"
-    "the last one (0 before any). A throttle outside the preset's range: clamped (`throttle_range` `\"clamp\"`) or\n"
+    "NaN: a NaN foot wrench element is a missing measurement; a non-finite motion: predict only; a non-finite\n"
+    "throttle (NaN, an overflow upstream): the last one (0 before any). A throttle outside the preset's range: clamped "
+    "(`throttle_range` `\"clamp\"`) or\n"
     "an input error naming the sample and jet (`\"error\"`, exit 3). The counts are added to the run's warnings.\n"
     "Configuration errors (exit 3): a jet or foot frame not in the model (with a suggestion), an axis of zero\n"
     "length, an unknown preset, the mass check, foot wrench inputs not wired while `in_flight` is false, `rpm_error`\n"
@@ -61,7 +62,7 @@ static const char *const te_in_docs[] = {
     "3 values, m: the floating base's position in the world (legged odometry, `truth/base/position`)",
     "4 values: its orientation, quaternion w x y z",
     "6 values, m/s and rad/s: its body-fixed twist [v; w]",
-    "one per jet: the throttles u (the presets' unit, 0 .. 120); NaN: the last one",
+    "one per jet: the throttles u (the presets' unit, 0 .. 120); not finite: the last one",
     "6 values ([f; tau], N and N m): the left foot's wrench ON the robot in `foot_convention`; unless `in_flight`",
     "6 values: the right foot's, likewise",
     "one per jet: the rotor speed error (desired minus measured, e.g. rpm); with `schedule` only",

@@ -447,13 +447,13 @@ static int filter_failed(rb_tekf *e, size_t k, int rc, rb_err *err)
     return rb_err_prefix(err, rc, "sample %zu: %s: ", k, what);
 }
 
-/* This sample's throttles into u_new: NaN -> the last one (counted), out of range -> clamped (counted) or RB_EINPUT. */
+/* This sample's throttles into u_new: not finite -> the last one (counted), out of range -> clamped (counted) or RB_EINPUT. */
 static int throttles(rb_tekf *e, size_t k, const double *u, rb_err *err)
 {
     for (size_t i = 0; i < e->nt; i++) {
         const rb_jet_params *p = &e->jets[i].params;
         double v = u[i];
-        if (isnan(v)) {
+        if (!isfinite(v)) { /* NaN, or an overflow upstream */
             e->nan_throttle++;
             v = e->u[i];
         } else if (!(v >= p->u_min && v <= p->u_max)) {

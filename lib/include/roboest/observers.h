@@ -257,8 +257,8 @@ int rb_iekf_summary(const rb_iekf *e, char **line, rb_err *err);
  * (t flags), var (n: diag P), nis (of the update; NaN without one).
  *
  * NaN handling: a NaN element of z is a missing measurement (the filter skips it); a non-finite q or nu: the
- * step only predicts (with the previous sample's A, G_X_f; counted) and L_meas is NaN; a NaN throttle: the last
- * finite one is used (0 before any; counted). A throttle outside [u_min, u_max] of the jet's parameters: clamped
+ * step only predicts (with the previous sample's A, G_X_f; counted) and L_meas is NaN; a non-finite throttle (NaN,
+ * an overflow): the last finite one is used (0 before any; counted in nan_throttle). A throttle outside [u_min, u_max] of the jet's parameters: clamped
  * and counted, or with cfg.throttle_error RB_EINPUT "sample k: jet <frame>: throttle u outside [min, max]".
  *
  * Errors (rb_err): RB_ECONFIG (no jet; a jet or foot frame out of range; a zero or non-finite axis; a frame listed
@@ -308,7 +308,7 @@ typedef struct rb_tekf rb_tekf; /* opaque */
 int rb_tekf_alloc(const rb_model *model, const rb_tekf_config *cfg, rb_tekf **out, rb_err *err);
 void rb_tekf_free(rb_tekf *e); /* NULL is a no-op */
 
-/* One sample at time t: q (nq), nu (nv), u (n_jets throttles; NaN: the last one), w_feet (6 per foot in the
+/* One sample at time t: q (nq), nu (nv), u (n_jets throttles; not finite: the last one), w_feet (6 per foot in the
  * feet's conventions, NaN elements missing; NULL when n_feet is 0), rpm_err (n_jets; NULL unless cfg.schedule).
  * Allocates nothing. After an error the estimator must not be stepped again. */
 int rb_tekf_step(rb_tekf *e, size_t k, double t, const double *q, const double *nu, const double *u,
