@@ -283,6 +283,144 @@ typedef struct rb_lodo_diag {
     double max_slip;                              /* m/s, over every stance foot and sample */
 } rb_lodo_diag;
 void rb_lodo_get_diag(const rb_lodo *e, rb_lodo_diag *d);
+/* ---- rb_tekf: momentum-based thrust estimation (seed 004, Mohamed et al., RA-L 2022, iRonCub; PAPERS.md sec. 4) -----
+ *
+ * Estimates the thrust intensities T (N, >= 0) of t jets rigidly attached to a floating-base robot from their
+ * throttles u, the robot's motion (q, nu: treated as exact, e.g. from legged odometry or the truth) and the
+ * contact wrenches of its feet, by an EKF on the centroidal momentum dynamics combined with the jet-engine model
+ * of roboest/dynamics.h (rb_jet_*).
+ *
+ * State (eq. 5): x = [T (t), T_dot (t), L (6), W_1 (6), ..., W_nf (6)], n = 2 t + 6 + 6 nf (26 for four jets and
+ * two feet; nf = 0 in flight). L = [l; k_G] the centroidal momentum (rb_dyn_centroidal_momentum: linear momentum
+ * and angular momentum about the CoM, world axes; kg m/s, kg m^2/s). W_f the wrench [f; tau] the environment
+ * exerts ON the robot at foot frame f, in the foot's convention (rb_tekf_foot.rep): RB_DYN_BODY (default; the
+ * paper's: an FT-derived wrench, foot frame axes, moment about the frame origin) or RB_DYN_MIXED (world axes,
+ * moment about the frame origin: the simulator's truth/contacts/<frame>).
+ * Input: the throttles u (t), in the unit of the jet parameters (the presets': 0 .. 120).
+ * Measurement (eq. 6-7): z = [L_meas (6), W_1, ..., W_nf], m = 6 + 6 nf; L_meas = A_G(q) nu (the centroidal
+ * momentum of the given motion), W_f the given foot wrenches. h(x) = [L; W]: linear, H constant.
+ * Process (continuous, eq. 3, 8):
+ *     T' = T_dot,   T_dot' = f_jet(T, T_dot, u) (rb_jet_accel per jet),
+ *     L' = A(q) T - m g e3 + sum_f G_X_f W_f,   W_f' = 0
+ * A = [S(r_1) l_1 ... S(r_t) l_t] (6 x t), S(r) = [I3; skew(r)] (force first, then the moment about the CoM:
+ * roboest's 6D order), l_i the jet's thrust direction in world axes (R_i axis_i: the frame's world rotation times
+ * the configured axis, default [0, 0, -1], normalized), r_i = p_i - c the jet frame's origin relative to the CoM
+ * c; G_X_f the wrench transform from foot f's convention to G[I] (world axes, about the CoM): f_G = R f,
+ * tau_G = R tau + (p_f - c) x (R f), with R the foot frame's world rotation (RB_DYN_BODY) or I (RB_DYN_MIXED).
+ * m = cfg.mass, g = cfg.gravity, e3 = [0 0 1 0 0 0].
+ *
+ * Discretization [choice; the paper's filter is continuous, PAPERS.md 4.3]: explicit Euler over the interval
+ * dt = t_k - t_{k-1} with the previous sample's inputs (u, q and its A, G_X_f): x_k^- = x_{k-1} + dt f(x_{k-1},
+ * u_{k-1}), F = I + dt df/dx (analytic: rb_jet_accel_partials for the jet rows, A and G_X_f for the momentum
+ * rows), Q_d = Q dt (Q diagonal, variance per second); R is per sample. The first sample only updates.
+ *
+ * Variants (cfg.variant):
+ *   RB_TEKF_COMBINED         the paper's proposal (above).
+ *   RB_TEKF_CENTROIDAL_ONLY  the jet model unused (sec. IV): T' = 0 (a random walk with the large process
+ *                            variance q_T_centroidal per second on each T); the T_dot rows are uncoupled with zero
+ *                            process noise, so T_dot stays at its start (0) with its initial variance.
+ *   RB_TEKF_JETS_ONLY        the jet model open loop (sec. V-C): T, T_dot integrated from the start by the Euler
+ *                            step above from the throttles alone; L and W are filtered with T taken as exact in
+ *                            their Jacobian (dL'/dT = 0 in F), so no covariance links T to the measurements and the
+ *                            update never changes T or T_dot (their variances grow open loop).
+ * Covariance scheduling (sec. V-E; every variant): with cfg.schedule, jet i is scheduled while |e_i| >
+ * sched_threshold (e the rotor speed error input, e.g. desired minus measured rpm) and for sched_hold seconds
+ * after it last was; while scheduled, the process variance of its T and T_dot is sched_var (per second) instead
+ * of q_T, q_T_dot, so the estimate follows the centroidal dynamics (a jet failing to deliver). A NaN e_i leaves
+ * the jet's state as it was. The paper gives no threshold, value or hold [choice: defaults below].
+ * After every step each T_i < 0 is set to 0 and its T_dot to max(T_dot, 0) (as the simulator plugin; counted). Perturbation (sec. IV, the robustness test): with
+ * perturb > 0 each of the ten coefficients of each jet's model used by the estimator is multiplied by 1 + U,
+ * U uniform in [-perturb, perturb) from rb_rng seeded with seed (jet by jet, coefficient by coefficient in the
+ * order K_T .. c): rb_tekf_jet_params gives what is used.
+ *
+ * Defaults (rb_tekf_config_init), where the paper is silent from the public implementation [anchor, PAPERS.md
+ * 4.5: thrust_estimation_v1.slx]: P0 = Q = 10 I per block (T, T_dot, L, W), R = 10 I, x0 = 0; ours:
+ * q_T_centroidal 1e4, sched_threshold 1000 (rpm), sched_var 1e4, sched_hold 0.5 s, perturb 0, seed 1, gravity
+ * 9.81, mass 0 (the model's total mass).
+ *
+ * Outputs of each step (rb_tekf_out, borrowed until the next step): T, T_dot (t), L (6, the estimate), L_meas (6),
+ * W (6 nf, the filtered foot wrenches), W_jets = m g e3 - A T (eq. 9: the wrench the feet / scales must carry,
+ * world axes about the CoM, at the step's q), support_N = W_jets[2] and support_kg = support_N / g, scheduled
+ * (t flags), var (n: diag P), nis (of the update; NaN without one).
+ *
+ * NaN handling: a NaN element of z is a missing measurement (the filter skips it); a non-finite q or nu: the
+ * step only predicts (with the previous sample's A, G_X_f; counted) and L_meas is NaN; a non-finite throttle (NaN,
+ * an overflow): the last finite one is used (0 before any; counted in nan_throttle). A throttle outside [u_min, u_max] of the jet's parameters: clamped
+ * and counted, or with cfg.throttle_error RB_EINPUT "sample k: jet <frame>: throttle u outside [min, max]".
+ *
+ * Errors (rb_err): RB_ECONFIG (no jet; a jet or foot frame out of range; a zero or non-finite axis; a frame listed
+ * twice; a variance not finite or <= 0 (Q >= 0); bad schedule or perturbation keys; mass given and more than 2 %
+ * from the model's total, "mass 50 kg differs from the model's total mass 41.4 kg by 21 % (more than 2 %)"),
+ * RB_EINPUT (time not increasing; the throttle above), RB_ENUMERIC (the filter's failures, naming the sample and
+ * the state block), RB_ENOMEM. No allocation per step. */
+typedef enum rb_tekf_variant { RB_TEKF_COMBINED = 0, RB_TEKF_CENTROIDAL_ONLY, RB_TEKF_JETS_ONLY } rb_tekf_variant;
+
+typedef struct rb_tekf_jet {
+    int frame;            /* model frame index of the jet */
+    double axis[3];       /* thrust direction (the force ON the robot) in the frame's axes; any length > 0 */
+    rb_jet_params params; /* the jet's model (before any perturbation) */
+} rb_tekf_jet;
+
+typedef struct rb_tekf_foot {
+    int frame;      /* model frame index */
+    rb_dyn_rep rep; /* RB_DYN_BODY or RB_DYN_MIXED */
+} rb_tekf_foot;
+
+typedef struct rb_tekf_config {
+    const rb_tekf_jet *jets; /* n_jets (copied) */
+    size_t n_jets;
+    const rb_tekf_foot *feet; /* n_feet (copied); 0: in flight */
+    size_t n_feet;
+    rb_tekf_variant variant;
+    double q_T, q_T_dot, q_L, q_W;     /* process variance per second per element, >= 0 */
+    double q_T_centroidal;             /* RB_TEKF_CENTROIDAL_ONLY: the T block's, > 0 */
+    double p0_T, p0_T_dot, p0_L, p0_W; /* initial variances, > 0 */
+    double r_L, r_W;                   /* measurement variance per element per sample, > 0 */
+    bool schedule;
+    double sched_threshold; /* the rotor speed error's unit, >= 0 */
+    double sched_var;       /* per second, > 0 */
+    double sched_hold;      /* s, >= 0 */
+    double perturb;         /* fraction in [0, 1); 0: none */
+    uint64_t seed;
+    double mass;    /* kg; 0: the model's total mass */
+    double gravity; /* m/s^2, > 0 */
+    bool throttle_error;
+} rb_tekf_config;
+
+void rb_tekf_config_init(rb_tekf_config *cfg);
+
+typedef struct rb_tekf rb_tekf; /* opaque */
+
+/* Allocate everything; `model` must outlive the estimator (a floating base is expected: the robot's momentum). */
+int rb_tekf_alloc(const rb_model *model, const rb_tekf_config *cfg, rb_tekf **out, rb_err *err);
+void rb_tekf_free(rb_tekf *e); /* NULL is a no-op */
+
+/* One sample at time t: q (nq), nu (nv), u (n_jets throttles; not finite: the last one), w_feet (6 per foot in the
+ * feet's conventions, NaN elements missing; NULL when n_feet is 0), rpm_err (n_jets; NULL unless cfg.schedule).
+ * Allocates nothing. After an error the estimator must not be stepped again. */
+int rb_tekf_step(rb_tekf *e, size_t k, double t, const double *q, const double *nu, const double *u,
+                 const double *w_feet, const double *rpm_err, rb_err *err);
+
+typedef struct rb_tekf_out {
+    const double *T, *T_dot;        /* n_jets, N and N/s */
+    const double *L, *L_meas;       /* 6 */
+    const double *W;                /* 6 n_feet */
+    const double *W_jets;           /* 6 */
+    double support_N, support_kg;   /* W_jets . e3 and / g */
+    const unsigned char *scheduled; /* n_jets */
+    const double *var;              /* n */
+    double nis;
+} rb_tekf_out;
+void rb_tekf_get_out(const rb_tekf *e, rb_tekf_out *out);
+
+typedef struct rb_tekf_diag {
+    long steps, updates, predict_only, nan_throttle, clamped_throttle, clamped_thrust, scheduled_steps;
+} rb_tekf_diag;
+void rb_tekf_get_diag(const rb_tekf *e, rb_tekf_diag *d);
+/* The model jet i uses (after the perturbation); NULL out of range. */
+const rb_jet_params *rb_tekf_jet_params(const rb_tekf *e, size_t i);
+/* The state dimension n and the measurement dimension m. */
+void rb_tekf_dims(const rb_tekf *e, size_t *n, size_t *m);
 
 RB_API_END
 
