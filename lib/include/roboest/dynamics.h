@@ -662,9 +662,14 @@ typedef struct rb_jet_params {
     double u_min, u_max; /* the throttle's range */
 } rb_jet_params;
 
-/* A preset by name (RB_ENOTFOUND with the closest name as a suggestion otherwise): "ironcub_p100",
- * "ironcub_p160", "ironcub_p220_simulink", "ironcub_p220_gazebo" (PAPERS.md 4.5); *source (may be NULL) gets
- * where the numbers come from, e.g. "ami-iit/ironcub-mk1-software@36e4586 configJetControlParams.m". */
+/* A preset by name (RB_ENOTFOUND with the closest name as a suggestion otherwise, *out untouched): "ironcub_p100",
+ * "ironcub_p160", "ironcub_p220_simulink", "ironcub_p220_gazebo" (PAPERS.md 4.5); *source (may be NULL; static)
+ * gets where the numbers come from, e.g. "ami-iit/ironcub-mk1-software@36e4586, configJetControlParams.m (P100)".
+ * Every preset has u in [0, 120]; T_max is 100 N (P100), 160 N (P160: its rating; the anchor's controllers use
+ * 100 N, aliasing it to the P100) and 220 N (both P220 sets). Behaviour worth knowing before using one (the suite
+ * dynamics_jet logs it): from rest, throttle 0 gives no thrust with every set; the P100 gives thrust only above a
+ * throttle of about 27.3; after running, the P220 Simulink set never shuts off at throttle 0 (it settles at about
+ * 15 N) and the P160 set takes about 36 s to, while the P100 and P220 Gazebo sets shut off within 2 s (cut from 80). */
 int rb_jet_preset(const char *name, rb_jet_params *out, const char **source, rb_err *err);
 size_t rb_jet_preset_count(void);
 const char *rb_jet_preset_name(size_t i); /* NULL past the end */
@@ -672,7 +677,8 @@ const char *rb_jet_preset_name(size_t i); /* NULL past the end */
 double rb_jet_accel(const rb_jet_params *p, double T, double T_dot, double u);
 void rb_jet_accel_partials(const rb_jet_params *p, double T, double T_dot, double u, double d[3]);
 /* One step of dt as the public simulator plugin integrates it: a = T_ddot(T, T_dot, u), T += T_dot dt + a dt^2 / 2,
- * T_dot += a dt; then T clamped to [0, T_max] and T_dot >= 0 where T = 0 (and T_dot <= 0 where T = T_max). */
+ * T_dot += a dt; then T clamped to [0, T_max] and T_dot >= 0 where T = 0 (and T_dot <= 0 where T = T_max). The
+ * throttle is used as given (the caller keeps it in [u_min, u_max]). First order in dt (T_dot by explicit Euler). */
 void rb_jet_step(const rb_jet_params *p, double u, double dt, double *T, double *T_dot);
 
 /* ---- the joint-torque UKF's model: process f, measurement h, start ---------------------------------------------
