@@ -89,9 +89,19 @@ RB_API_BEGIN
  *                    n_points >= 2): a C1 cubic Hermite curve with Catmull-Rom slopes (one-sided at the
  *                    ends); held at the end values outside [times[0], times[n-1]]. The arrays are borrowed:
  *                    they must outlive the engine.
+ *   RB_REF_RAMP      offset + the piecewise-linear curve through the same points (r_dot the segment's
+ *                    slope, 0 outside; r_ddot 0): ramps and holds without a spline's overshoot (the jets'
+ *                    throttles; not a joint-reference kind of the scenario files).
  * The reference of a joint is offset + the curve, offset being the initial joint position for
  * RB_REF_CONST unless set. */
-typedef enum rb_ref_kind { RB_REF_CONST = 0, RB_REF_SINE, RB_REF_CHIRP, RB_REF_STEP, RB_REF_SPLINE } rb_ref_kind;
+typedef enum rb_ref_kind {
+    RB_REF_CONST = 0,
+    RB_REF_SINE,
+    RB_REF_CHIRP,
+    RB_REF_STEP,
+    RB_REF_SPLINE,
+    RB_REF_RAMP
+} rb_ref_kind;
 
 typedef struct rb_sim_ref {
     rb_ref_kind kind;
@@ -319,6 +329,49 @@ typedef struct rb_sim_balance {
     const unsigned char *free_joints; /* n (copied by rb_sim_init); NULL: none */
 } rb_sim_balance;
 
+/* ---- jets (seed 004: thrusters on a jet humanoid) ------------------------------------------------------------
+ * A jet at model frame `frame` pushes along `axis` (frame axes; normalized by rb_sim_init; [0, 0, -1], the
+ * frame's -z, is the public plugin's convention) with the delivered thrust T_d >= 0: an external wrench
+ * [T_d axis; 0] in the frame's own axes about its origin (RB_DYN_BODY: it turns with the frame), unknown to the
+ * controller like the pushes, included in the FT sensors' wrenches. Its thrust model (roboest/dynamics.h, "jet
+ * engines") runs inside the engine at dt:
+ *     u_k = clamp(throttle(t_k), u_min, u_max)            (rb_sim_ref_eval's value; held over the step)
+ *     (T, T_dot)_{k+1} = rb_jet_step(params, u_k, dt, (T, T_dot)_k),   T_0 = T_dot_0 = 0
+ *                        (steady_start: T_0 = rb_sim_jet_steady_thrust(params, u_0))
+ *     T_d = f(t) T, T_d_dot = f(t) T_dot,   f(t) = a failure's fraction in [from, until), 1 elsewhere
+ * (a failure is a fuel-line defect: the jet delivers a fraction of what its model, i.e. its throttle, asks for;
+ * the thrust steps at the window's edges).
+ * Rotor speed (what the jet's ECU logs; the paper's failure indicator, seed 004 V-E): a static map thrust -> speed,
+ *     rpm(T) = rpm_max sqrt(clamp(T / T_max, 0, 1))    (thrust grows with the square of the rotor speed)
+ * gives the desired speed rpm(T_ss(u_k)) (T_ss: the model's steady thrust at the throttle) and the measured speed
+ * follows rpm(T_d) through a first-order lag of time constant rotor_tau (exact over each step:
+ * w_{k+1} = rpm(T_d,k) + (w_k - rpm(T_d,k)) exp(-dt / rotor_tau); rotor_tau 0: w = rpm(T_d)); w_0 = rpm(T_d,0).
+ * Without a failure the error rpm_des - w is the jet's own lag (zero in a steady state); a failure of fraction f
+ * shows as about (1 - sqrt(f)) rpm_des.
+ * Failures: in time order, from < until, not overlapping, fraction in [0, 1]. */
+typedef struct rb_sim_jet_failure {
+    double from, until; /* s */
+    double fraction;    /* of the model's thrust delivered, [0, 1] */
+} rb_sim_jet_failure;
+
+typedef struct rb_sim_jet {
+    int frame;
+    rb_jet_params params;               /* rb_jet_preset or custom: T_max > 0, u_min <= u_max */
+    double axis[3];                     /* thrust direction in the frame's axes (non-zero) */
+    rb_sim_ref throttle;                /* u(t) (spline / ramp points borrowed, like the references) */
+    bool steady_start;                  /* start at the steady thrust of u(0) instead of rest */
+    const rb_sim_jet_failure *failures; /* n_failures (copied by rb_sim_init) */
+    size_t n_failures;
+    double rotor_tau; /* s, >= 0 */
+    double rpm_max;   /* rpm at T_max, > 0 */
+} rb_sim_jet;
+
+/* The model's steady thrust at a constant throttle u (N, in [0, T_max]): the larger root of d(T, 0) + g(T, 0) v(u)
+ * = 0 (the stable one while K_TT < 0), 0 when there is none or it is negative. */
+double rb_sim_jet_steady_thrust(const rb_jet_params *p, double u);
+/* rpm(T) of the rotor map above. */
+double rb_sim_jet_rpm(const rb_sim_jet *jet, double T);
+
 /* ---- scenario ------------------------------------------------------------------------------------------- */
 typedef enum rb_sim_method { RB_SIM_EULER = 0, RB_SIM_RK4 } rb_sim_method;
 
@@ -356,6 +409,9 @@ typedef struct rb_sim_scenario {
 
     const int *frames; /* frames whose motion the truth exposes (sensors); NULL: the model's IMU frames */
     size_t n_frames;
+
+    const rb_sim_jet *jets; /* n_jets (copied by rb_sim_init; the throttles' points borrowed) */
+    size_t n_jets;
 
     bool joint_limits;    /* stop the joints at the model's position limits (physics step 4) */
     bool truth_on_demand; /* false: every sample computes the whole truth; true: the frame motion, the FT
@@ -402,6 +458,10 @@ typedef struct rb_sim_truth {
     size_t n_payloads;
     const double *payload_pi;
     double pelvis_height_ref; /* balance.pelvis_height: the base height reference z_ref(t), m; NaN otherwise */
+    /* jets (scenario order): throttle u_k (clamped), delivered thrust T_d (N) and its rate (N/s), the rotor's
+     * desired and measured speeds (rpm) */
+    size_t n_jets;
+    const double *jet_throttle, *jet_thrust, *jet_thrust_rate, *jet_rpm_des, *jet_rpm;
     /* The parts below (RB_SIM_TRUTH_FRAMES, _FT, _ENERGY, _COM) hold the current sample's values when their bit
      * is set in `valid`: always all of them, unless scenario->truth_on_demand (then only those
      * rb_sim_truth_compute computed for this sample; the others keep older values). */
