@@ -777,7 +777,28 @@ typedef struct rb_scenario_sensor {
     size_t index;            /* FT sensor or frame slot (see rb_scn_source) */
     rb_sensor_params params; /* name = channel; per-element arrays point into `values` */
     double *values;          /* owned storage of the per-element arrays */
+    bool temperature_log;    /* FT: temperature_drift given: drifts with the temperature, logs temperatures/<leaf> */
+    double temperature_drift[6]; /* FT: offset per kelvin of temperature change (N/K, N m/K), added to the truth */
 } rb_scenario_sensor;
+
+/* The scenario's temperature (degC): T(t) = t0 + rate (clamp(t, from, until) - from); logged by the FT sensors that
+ * drift with it (temperatures/<leaf>, with noise and resolution) and read by the scales' drift. */
+typedef struct rb_scn_temperature {
+    bool enabled;
+    double t0, rate, from, until; /* degC, K/s, s, s (until INFINITY: open) */
+    double noise, resolution;     /* K */
+} rb_scn_temperature;
+
+/* A weighing scale under a contact: reading (kg) = f_z / |g| + drift_per_kelvin (T(t) - t0) (+ noise, quantization),
+ * f_z the contact's vertical force on the robot; channel scales/<contact frame> at `rate`. */
+typedef struct rb_scn_scale {
+    size_t contact;                 /* index in contacts */
+    double drift_per_kelvin;        /* kg/K */
+    double noise, resolution, rate; /* kg, kg, Hz */
+} rb_scn_scale;
+
+/* T(t) of a temperature (degC; t0 when not enabled). */
+double rb_scn_temperature_at(const rb_scn_temperature *temp, double t);
 
 typedef struct rb_scenario {
     char *name, *path, *sha256; /* scenario name, file and the SHA-256 of its text */
@@ -802,6 +823,12 @@ typedef struct rb_scenario {
     unsigned char *free_joints; /* n: joints with references under balance */
     char **log_channels;        /* n_log_channels entries of log_channels (NULL: every channel is logged) */
     size_t n_log_channels;
+    rb_sim_jet *jets; /* sim.n_jets */
+    rb_sim_jet_failure *jet_failures;
+    double *jet_noise; /* per jet: rotor speed error noise std, rpm */
+    rb_scn_temperature temperature;
+    rb_scn_scale *scales;
+    size_t n_scales;
 } rb_scenario;
 
 /* ---- scenario runs (lib/sim/scenario_run.c) ----
