@@ -386,3 +386,38 @@ Test(sim_jets, the_take_off_pose_keeps_the_centre_of_pressure_inside_the_soles)
     }
     rb_log_free(log);
 }
+
+/* The dataset copies of the thrust scenarios are the scenarios themselves (only the model path differs). */
+Test(sim_jets, the_thrust_dataset_scenarios_are_the_shipped_ones)
+{
+    static const char *const NAMES[] = {"thrust_scales", "thrust_failure", "thrust_flight"};
+    for (size_t i = 0; i < 3; i++) {
+        char path[512], copy[512];
+        snprintf(path, sizeof path, RB_SOURCE "/configs/scenarios/%s.json", NAMES[i]);
+        snprintf(copy, sizeof copy, RB_SOURCE "/configs/scenarios/datasets/%s.json", NAMES[i]);
+        cJSON *j[2];
+        const char *files[2] = {path, copy};
+        for (int k = 0; k < 2; k++) {
+            FILE *f = fopen(files[k], "rb");
+            cr_assert_not_null(f, "%s", files[k]);
+            char buf[1 << 16];
+            size_t n = fread(buf, 1, sizeof buf - 1, f);
+            fclose(f);
+            buf[n] = '\0';
+            j[k] = cJSON_Parse(buf);
+            cr_assert_not_null(j[k], "%s", files[k]);
+        }
+        cJSON *ua = cJSON_GetObjectItem(cJSON_GetObjectItem(j[0], "model"), "urdf"),
+              *ub = cJSON_GetObjectItem(cJSON_GetObjectItem(j[1], "model"), "urdf");
+        cr_assert_str_eq(ua->valuestring, "../../datasets/jet_humanoid.urdf");
+        cr_assert_str_eq(ub->valuestring, "../../../datasets/jet_humanoid.urdf", "%s", copy);
+        cJSON_SetValuestring(ub, ua->valuestring);
+        cr_assert(cJSON_Compare(j[0], j[1], true), "%s differs from %s", copy, path);
+        cJSON_Delete(j[0]);
+        cJSON_Delete(j[1]);
+        rb_scenario *s = NULL;
+        rb_err err;
+        cr_assert_eq(rb_scenario_load(copy, &s, &err), RB_OK, "%s", err.msg);
+        rb_scenario_free(s);
+    }
+}

@@ -745,6 +745,19 @@ double rb_sensor_next_time(const rb_sensor *s);
  *               t) instead of the CoM's (truth/tasks/pelvis_height: reference, actual). Needs a floating base,
  *               contacts and a controller. Joints given in `references` keep those references (free joints:
  *               the IK leaves them alone, rb_sim_balance); the others follow the IK
+ *   jets        [{frame (model frame, one jet per frame), preset (rb_jet_preset name, required), axis [x y z] (frame
+ *               axes, non-zero, default [0 0 -1]), throttle (required: {kind: "const"|"sine"|"chirp"|"step"|"ramp"|
+ *               "spline", offset (default 0), amplitude, freq, freq_end, phase, t0, t1, times, values}: rb_sim_ref,
+ *               "ramp" = RB_REF_RAMP), steady_start (bool), failure: [{from, until (> from), fraction [0, 1]}]
+ *               (in time order, apart), rotor: {tau (s, default 0.1), rpm_max (default 100000), noise (rpm std,
+ *               default 0)}}] -> rb_sim_jet (the model: "jets" above). Channels jets/throttles,
+ *               jets/rotor_speed_error (rpm_des - rpm, rpm, with the rotor noise), truth/jets/thrusts,
+ *               truth/jets/thrust_rates (elements: the jet frames)
+ *   temperature {t0 (degC, default 25), rate (K/s), from (s), until (s, > from, default open), noise (K), resolution
+ *               (K)} -> rb_scn_temperature
+ *   scales      [{contact (index in contacts or its frame name; one scale per contact), drift_per_kelvin (kg/K;
+ *               non-zero needs temperature), noise (kg), resolution (kg), rate (Hz, default log_rate)}] ->
+ *               rb_scn_scale, channel scales/<contact frame> (kg)
  *   sensors     [{kind: "joint_encoder"|"motor_encoder"|"motor_current"|"ft"|"accelerometer"|"gyroscope"|
  *               "orientation", name (channel leaf; default: the FT sensor or frame name), ft (FT kind:
  *               model FT sensor), frame (IMU kinds: model frame or IMU sensor name), and overrides of the
@@ -752,7 +765,9 @@ double rb_sensor_next_time(const rb_sensor *s);
  *               number for every element or an array of one per element)}]. An orientation sensor
  *               logs roll pitch yaw (rad) of the frame's world orientation, R = Rz(yaw) Ry(pitch) Rx(roll)
  *               (rb_m3_to_rpy: iDynTree's RPY, the robot logger's orientations channels), each wrapped
- *               into [-pi, pi) after noise.
+ *               into [-pi, pi) after noise. An FT sensor may add temperature_drift (a number for every axis or
+ *               6, per kelvin; needs temperature): truth += drift (T(t) - t0), and a channel
+ *               temperatures/<name> (degC).
  *   log_channels  [names] (non-empty): the channels the log keeps (scenario runs below), each a channel name or a
  *               prefix ending in '/' ("truth/base/": every channel under it); in the usual order; default: every
  *               channel. An entry matching no channel the scenario logs is an error with the closest channel or
@@ -836,10 +851,11 @@ typedef struct rb_scenario {
  * build the log. The channels, in log order (element names and units as the log gets them):
  *   joints_state/{positions,velocities,accelerations,desired_torques}, motors_state/{positions,velocities,
  *   currents} (joints), the scenario's sensors (FTs/..., accelerometers/..., gyros/..., orientations/...) in
- *   file order, truth/joints/{positions,velocities,accelerations,references,torques,friction_torques},
+ *   file order, temperatures/<FT leaf> (FT sensors with temperature_drift), scales/<contact frame>,
+ *   jets/{throttles,rotor_speed_error} (jets), truth/joints/{positions,velocities,accelerations,references,torques,friction_torques},
  *   truth/motors/{torques,currents,current_commands,positions,velocities,accelerations}, truth/joints/at_limit
  *   (joint_limits), truth/contacts/<frame> (per contact), truth/contacts_active (contacts), truth/pushes
- *   (pushes: <i>_fx ... <i>_mz), truth/base/{position,orientation,twist,acceleration}, truth/com,
+ *   (pushes: <i>_fx ... <i>_mz), truth/jets/{thrusts,thrust_rates} (jets), truth/base/{position,orientation,twist,acceleration}, truth/com,
  *   truth/payload/<body> (per payload), truth/payload_mass (payloads), truth/tasks/pelvis_height
  *   (balance.pelvis_height), truth/energy.
  * Joint-level channels without a configured sensor and the truth are noise-free at log_rate. log_channels
