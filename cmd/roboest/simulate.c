@@ -27,6 +27,8 @@ static const char *const SIMULATE_HELP =
     "  gyros/<name>            x y z; rad/s                  (one per \"gyroscope\" sensor)\n"
     "  orientations/<name>     roll pitch yaw; rad           (one per \"orientation\" sensor: the frame's\n"
     "                          world orientation R = Rz(yaw) Ry(pitch) Rx(roll), wrapped into [-pi, pi))\n"
+    "  temperatures/<FT>       degC (FT sensors with temperature_drift);  scales/<contact frame>  kg\n"
+    "  jets/throttles, jets/rotor_speed_error    one element per jet (its frame); n.d., rpm (desired - measured)\n"
     "Positions and currents go through the scenario's encoder / current sensors when given (else they\n"
     "are exact); velocities, accelerations and desired torques are exact, at log_rate.\n"
     "\n";
@@ -45,6 +47,7 @@ static const char *const SIMULATE_HELP_TRUTH =
     "  truth/contacts/<frame>          fx fy fz mx my mz on the robot (world axes), N, N m\n"
     "  truth/contacts_active           1 (active) or 0 per contact, named after its frame\n"
     "  truth/pushes                    <i>_fx ... <i>_mz per push (world axes), N, N m\n"
+    "  truth/jets/{thrusts,thrust_rates}  delivered thrust per jet, N, N/s\n"
     "  truth/base/position, orientation (qw qx qy qz), twist and acceleration (body-fixed, linear first)\n"
     "  truth/com                       centre of mass of the plant (payload included), world, m\n"
     "  truth/payload/<body>            m hx hy hz Ixx Ixy Ixz Iyy Iyz Izz about the body frame (with a payload)\n"

@@ -1,4 +1,4 @@
-/* lib/sim: joint references (sinusoid, chirp, step, cubic Hermite spline). */
+/* lib/sim: joint references (sinusoid, chirp, step, cubic Hermite spline, piecewise-linear ramp). */
 #include <math.h>
 
 #include "roboest/sim.h"
@@ -30,6 +30,24 @@ static void spline_eval(const rb_sim_ref *r, double t, double out[3])
     out[0] = h00 * y[k] + h10 * h * m0 + h01 * y[k + 1] + h11 * h * m1;
     out[1] = (d00 * y[k] + d10 * h * m0 + d01 * y[k + 1] + d11 * h * m1) / h;
     out[2] = (s00 * y[k] + s10 * h * m0 + s01 * y[k + 1] + s11 * h * m1) / (h * h);
+}
+
+/* Piecewise-linear through the points, held outside them. */
+static void ramp_eval(const rb_sim_ref *r, double t, double out[3])
+{
+    const double *x = r->times, *y = r->values;
+    size_t n = r->n_points;
+    out[1] = out[2] = 0.0;
+    if (t <= x[0] || t >= x[n - 1]) {
+        out[0] = t <= x[0] ? y[0] : y[n - 1];
+        return;
+    }
+    size_t k = 0;
+    while (k + 2 < n && t >= x[k + 1])
+        k++;
+    double slope = (y[k + 1] - y[k]) / (x[k + 1] - x[k]);
+    out[0] = y[k] + slope * (t - x[k]);
+    out[1] = slope;
 }
 
 void rb_sim_ref_eval(const rb_sim_ref *r, double t, double out[3])
@@ -68,6 +86,11 @@ void rb_sim_ref_eval(const rb_sim_ref *r, double t, double out[3])
         break;
     case RB_REF_SPLINE: {
         spline_eval(r, t, out);
+        out[0] += r->offset;
+        break;
+    }
+    case RB_REF_RAMP: {
+        ramp_eval(r, t, out);
         out[0] += r->offset;
         break;
     }

@@ -554,6 +554,9 @@ static const rb_cfg_section sections[] = {
     {"random_pushes", false, sim_scn_parse_random_pushes},
     {"payload", false, sim_scn_parse_payload},
     {"balance", false, sim_scn_parse_balance},
+    {"jets", false, sim_scn_parse_jets},
+    {"temperature", false, sim_scn_parse_temperature},
+    {"scales", false, sim_scn_parse_scales},
     {"sensors", false, sim_scn_parse_sensors},
     {"log_channels", false, parse_log_channels},
 };
@@ -641,6 +644,7 @@ void rb_scenario_free(rb_scenario *s)
     rb_free(s->payloads);
     rb_free(s->segments);
     rb_free(s->free_joints);
+    sim_scn_free_jets(s);
     rb_strings_free(s->log_channels, s->n_log_channels);
     rb_model_free(s->model);
     rb_free(s->urdf);

@@ -34,6 +34,15 @@ int sim_scn_parse_payload(rb_cfg *c, const cJSON *v);
 int sim_scn_parse_balance(rb_cfg *c, const cJSON *v);
 int sim_scn_parse_sensors(rb_cfg *c, const cJSON *v);
 
+/* ---- jets, temperature, scales (scenario_jets.c), read before the sensors ---- */
+int sim_scn_parse_jets(rb_cfg *c, const cJSON *v);
+int sim_scn_parse_temperature(rb_cfg *c, const cJSON *v);
+int sim_scn_parse_scales(rb_cfg *c, const cJSON *v);
+/* An FT sensor's temperature_drift key (is_ft: the sensor is an FT sensor). */
+int sim_scn_parse_temperature_drift(scn *x, const cJSON *e, bool is_ft, rb_scenario_sensor *ss);
+/* The jets' and scales' owned arrays (rb_scenario_free). */
+void sim_scn_free_jets(rb_scenario *s);
+
 /* ---- log_channels (scenario_run.c) ---- */
 /* Whether an entry of log_channels (a channel name, or a prefix ending in '/') matches the channel. */
 bool sim_scn_entry_matches(const char *entry, const char *channel);

@@ -20,6 +20,10 @@ typedef enum src {
     S_ACC,
     S_GYRO,
     S_RPY,
+    S_TEMP,
+    S_SCALE,
+    S_THROTTLE,
+    S_RPM_ERR,
     T_JPOS,
     T_JVEL,
     T_JACC,
@@ -36,6 +40,8 @@ typedef enum src {
     T_CONTACT,
     T_CONTACT_ACTIVE,
     T_PUSHES,
+    T_JET_THRUST,
+    T_JET_RATE,
     T_BASE_POS,
     T_BASE_QUAT,
     T_BASE_TWIST,
@@ -55,6 +61,7 @@ typedef struct rec {
     const char **elements; /* n element names (static, the model's, or in `generated`) */
     const char **units;    /* n units (static strings) */
     char *generated;       /* generated element names (truth/pushes: <i>_fx ...), or NULL */
+    const double *tdrift;  /* FT: its temperature drift (6, per kelvin), or NULL */
     rb_sensor sensor;
     bool has_sensor;
     bool kept;                   /* written to the log (log_channels), else only its latest row is kept */
@@ -72,6 +79,7 @@ typedef struct recorder {
     const rb_scenario *s;       /* its log_channels choose the kept channels */
     const char **contact_names; /* the contacts' frame names (element names of truth/contacts_active) */
     const char **payload_names; /* the payload bodies' names (element names of truth/payload_mass) */
+    const char **jet_names;     /* the jets' frame names (element names of jets/... and truth/jets/...) */
     rb_channel_info *channels;  /* the hook's view of recs */
     const double **latest;      /* per channel: its newest row, NULL before its first sample */
     bool *fresh;                /* per channel: measured at the current sample */
@@ -175,6 +183,7 @@ static void recorder_free(recorder *r)
     rb_free(r->recs);
     rb_free(r->contact_names);
     rb_free(r->payload_names);
+    rb_free(r->jet_names);
     rb_free(r->channels);
     rb_free(r->latest);
     rb_free(r->fresh);
@@ -182,10 +191,11 @@ static void recorder_free(recorder *r)
 
 static void copy(double *dst, const double *src_, size_t n) { memcpy(dst, src_, n * sizeof *dst); }
 
-/* The true values of a channel at the current sample. */
-static void truth_of(const rec *c, const rb_sim_truth *t, double *v)
+/* The true values of a channel at the current sample (s: the scenario, for the temperature and the scales). */
+static void truth_of(const rb_scenario *s, const rec *c, const rb_sim_truth *t, double *v)
 {
     size_t n = t->n;
+    double dT = rb_scn_temperature_at(&s->temperature, t->t) - s->temperature.t0;
     switch (c->source) {
     case S_JPOS:
     case T_JPOS: copy(v, t->s, n); break;
@@ -206,7 +216,26 @@ static void truth_of(const rec *c, const rb_sim_truth *t, double *v)
     case T_TAUJ: copy(v, t->tau_j, n); break;
     case T_TAUF: copy(v, t->tau_f, n); break;
     case T_MTAU: copy(v, t->tau_m, n); break;
-    case S_FT: copy(v, t->ft + 6 * c->index, 6); break;
+    case S_FT:
+        copy(v, t->ft + 6 * c->index, 6);
+        for (size_t i = 0; c->tdrift && i < 6; i++)
+            v[i] += c->tdrift[i] * dT;
+        break;
+    case S_TEMP: v[0] = s->temperature.t0 + dT; break;
+    case S_SCALE: {
+        const rb_scn_scale *sc = &s->scales[c->index];
+        const double *g = s->model->gravity;
+        v[0] = t->contact_wrench[6 * sc->contact + 2] / sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]) +
+               sc->drift_per_kelvin * dT;
+        break;
+    }
+    case S_THROTTLE: copy(v, t->jet_throttle, c->n); break;
+    case S_RPM_ERR:
+        for (size_t k = 0; k < c->n; k++)
+            v[k] = t->jet_rpm_des[k] - t->jet_rpm[k];
+        break;
+    case T_JET_THRUST: copy(v, t->jet_thrust, c->n); break;
+    case T_JET_RATE: copy(v, t->jet_thrust_rate, c->n); break;
     case S_ACC: copy(v, t->frame_acc + 6 * c->index, 3); break;
     case S_GYRO: copy(v, t->frame_vel + 6 * c->index + 3, 3); break;
     case S_RPY: rb_m3_to_rpy(t->frame_pose[c->index].R, v); break;
@@ -273,7 +302,7 @@ static int sample(recorder *r, rb_sim *sim, rb_err *err)
         rec *c = &r->recs[i];
         if (!c->due)
             continue;
-        truth_of(c, t, c->truth);
+        truth_of(r->s, c, t, c->truth);
         size_t row = r->keep_all && c->kept ? c->count : 0;
         if (rb_sensor_step(&c->sensor, t->t, c->truth, c->data + row * c->n, c->time + row)) {
             r->latest[i] = c->data + row * c->n;
@@ -290,6 +319,55 @@ static const rb_scenario_sensor *configured(const rb_scenario *s, rb_scn_source 
         if (s->sensors[i].source == source)
             return &s->sensors[i];
     return NULL;
+}
+
+/* The thrust experiments' channels (after the sensors): temperatures/<FT leaf> (the FT sensors drifting with the
+ * temperature), scales/<contact frame>, jets/throttles, jets/rotor_speed_error. */
+static int add_thrust_channels(const rb_scenario *s, const rb_sim_scenario *sc, recorder *r, rb_err *err)
+{
+    const rb_model *m = s->model;
+    uint64_t seed = sc->seed;
+    double lr = s->log_rate;
+    static const char *const DEG[] = {"temperature"}, *const KG[] = {"weight"};
+    int rc = RB_OK;
+    for (size_t i = 0; !rc && i < s->n_sensors; i++) {
+        const rb_scenario_sensor *ss = &s->sensors[i];
+        if (!ss->temperature_log)
+            continue;
+        char name[300];
+        const char *leaf = strchr(ss->channel, '/');
+        snprintf(name, sizeof name, "temperatures/%s", leaf ? leaf + 1 : ss->channel);
+        rb_sensor_params p = rb_sensor_params_default(name, 1);
+        p.rate_hz = lr;
+        p.noise_std.all = s->temperature.noise;
+        p.resolution.all = s->temperature.resolution;
+        rc = add_rec(r, name, S_TEMP, i, 1, DEG, "degC", &p, seed, lr, err);
+    }
+    for (size_t k = 0; !rc && k < s->n_scales; k++) {
+        const rb_scn_scale *scale = &s->scales[k];
+        char name[300];
+        snprintf(name, sizeof name, "scales/%s", m->frames[sc->contacts[scale->contact].frame].name);
+        rb_sensor_params p = rb_sensor_params_default(name, 1);
+        p.rate_hz = scale->rate > 0 ? scale->rate : lr;
+        p.noise_std.all = scale->noise;
+        p.resolution.all = scale->resolution;
+        rc = add_rec(r, name, S_SCALE, k, 1, KG, "kg", &p, seed, lr, err);
+    }
+    size_t nj = sc->n_jets;
+    if (rc || nj == 0)
+        return rc;
+    if (!(r->jet_names = rb_malloc(nj * sizeof *r->jet_names)))
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    for (size_t k = 0; k < nj; k++)
+        r->jet_names[k] = m->frames[sc->jets[k].frame].name;
+    rc = add_rec(r, "jets/throttles", S_THROTTLE, 0, nj, r->jet_names, "n.d.", NULL, seed, lr, err);
+    if (!rc) {
+        rb_sensor_params p = rb_sensor_params_default("jets/rotor_speed_error", nj);
+        p.rate_hz = lr;
+        p.noise_std.each = s->jet_noise && sc->n_jets == s->sim.n_jets ? s->jet_noise : NULL;
+        rc = add_rec(r, "jets/rotor_speed_error", S_RPM_ERR, 0, nj, r->jet_names, "rpm", &p, seed, lr, err);
+    }
+    return rc;
 }
 
 /* The joint-level channels a robot logs, then the scenario's sensors. */
@@ -325,8 +403,10 @@ static int add_robot_channels(const rb_scenario *s, const rb_sim_scenario *sc, r
             rc = add_rec(r, ss->channel, S_GYRO, ss->index, 3, XYZ, "rad/s", &ss->params, seed, lr, err);
         else if (ss->source == RB_SCN_ORIENTATION)
             rc = add_rec(r, ss->channel, S_RPY, ss->index, 3, RPY, "rad", &ss->params, seed, lr, err);
+        if (!rc && ss->temperature_log)
+            r->recs[r->n - 1].tdrift = ss->temperature_drift;
     }
-    return rc;
+    return rc ? rc : add_thrust_channels(s, sc, r, err);
 }
 
 /* The truth channels, noise-free at log_rate. */
@@ -375,6 +455,10 @@ static int add_truth_channels(const rb_scenario *s, const rb_sim_scenario *sc, c
                      seed, lr, err);
     if (!rc && t->n_pushes)
         rc = add_rec(r, "truth/pushes", T_PUSHES, 0, 6 * t->n_pushes, NULL, NULL, NULL, seed, lr, err);
+    if (!rc && sc->n_jets)
+        rc = add_rec(r, "truth/jets/thrusts", T_JET_THRUST, 0, sc->n_jets, r->jet_names, "N", NULL, seed, lr, err);
+    if (!rc && sc->n_jets)
+        rc = add_rec(r, "truth/jets/thrust_rates", T_JET_RATE, 0, sc->n_jets, r->jet_names, "N/s", NULL, seed, lr, err);
     if (!rc)
         rc = add_rec(r, "truth/base/position", T_BASE_POS, 0, 3, XYZ, "m", NULL, seed, lr, err);
     if (!rc)

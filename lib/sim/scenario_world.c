@@ -300,13 +300,14 @@ static int frame_slot(scn *x, int frame, size_t *slot)
 
 static int one_sensor(scn *x, const cJSON *e, rb_scenario_sensor *ss)
 {
-    static const char *const keys[] = {"kind", "name",     "ft",         "frame",      "rate",   "jitter", "noise",
-                                       "bias", "drift_rw", "drift_rate", "resolution", "offset", "lo",     "hi"};
+    static const char *const keys[] = {"kind",       "name",   "ft",   "frame",    "rate",
+                                       "jitter",     "noise",  "bias", "drift_rw", "drift_rate",
+                                       "resolution", "offset", "lo",   "hi",       "temperature_drift"};
     rb_cfg *c = &x->c;
     const rb_model *m = x->s->model;
     size_t kind = 0;
     char *name = NULL;
-    int rc = rb_cfg_check_object(c, e, keys, 14);
+    int rc = rb_cfg_check_object(c, e, keys, 15);
     if (!rc && !rb_cfg_member(e, "kind"))
         rc = rb_cfg_error(c, "missing key 'kind'");
     if (!rc)
@@ -379,6 +380,8 @@ static int one_sensor(scn *x, const cJSON *e, rb_scenario_sensor *ss)
         rc = rb_cfg_member_number(c, e, "jitter", RB_CFG_NON_NEGATIVE, &ss->params.jitter_s);
     for (size_t k = 0; !rc && k < N_VECS; k++)
         rc = sensor_vec(c, e, k, ss);
+    if (!rc)
+        rc = sim_scn_parse_temperature_drift(x, e, ss->source == RB_SCN_FT, ss);
     rb_err err;
     if (!rc && rb_sensor_params_validate(&ss->params, &err) != RB_OK)
         rc = rb_cfg_error(c, "%s", err.msg);

@@ -453,7 +453,8 @@ int sim_activate_contact(rb_sim *s, size_t k, rb_err *err)
     return RB_OK;
 }
 
-/* Contact events, the payload and the pushes at the sample's time; the pushes in effect head s->ext. */
+/* Contact events, the payload, the pushes and the jets at the sample's time; the pushes in effect and the jets head
+ * s->ext. */
 static int sample_inputs(rb_sim *s, rb_err *err)
 {
     double t = s->t;
@@ -480,6 +481,7 @@ static int sample_inputs(rb_sim *s, rb_err *err)
         e->frame = s->pushes[k].frame, e->rep = RB_DYN_MIXED;
         memcpy(e->w, s->pw + 6 * k, sizeof e->w);
     }
+    sim_jets_sample(s);
     return RB_OK;
 }
 
@@ -811,6 +813,7 @@ int rb_sim_step(rb_sim *s, rb_err *err)
         memcpy(s->nu_r_prev, s->nu_r, nv * sizeof *s->nu_r);
         rb_dyn_integrate(m, s->q_r, s->nu_r, dt, s->q_r);
     }
+    sim_jets_advance(s);
     s->step++;
     s->t = (double)s->step * dt;
     if ((rc = sim_compute_sample(s, err)) < 0)

@@ -75,7 +75,7 @@ static int validate(const rb_sim_scenario *sc, rb_err *err)
     for (size_t k = 0; sc->frames && k < sc->n_frames; k++)
         if (sc->frames[k] < 0 || (size_t)sc->frames[k] >= m->n_frames)
             return rb_err_set(err, RB_ECONFIG, "sim: frame %d out of range", sc->frames[k]);
-    return RB_OK;
+    return sim_jets_validate(sc, err);
 }
 
 /* Poisson push times over [0, duration); fills `out` when non-NULL, returns the count. */
@@ -196,7 +196,7 @@ int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
     ALLOC(s->tau_g_prev, n);
     ALLOC(s->wdot_prev, n);
     ALLOC(s->at_limit, n);
-    ALLOC(s->ext, s->npush + s->nc);
+    ALLOC(s->ext, s->npush + sc->n_jets + s->nc);
     ALLOC(s->a0, nv);
     ALLOC(s->Jc, rows * nv);
     ALLOC(s->Y, rows * nv);
@@ -294,6 +294,8 @@ int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
         memcpy(s->free_j, sc->balance.free_joints, n * sizeof *s->free_j);
     s->sc.payloads = NULL, s->sc.balance.free_joints = NULL;
     s->share_ctrl = s->npl == 0;
+    if ((rc = sim_jets_init(s, sc, err)) < 0)
+        goto fail;
     if (sc->joint_limits)
         sim_apply_limits(s);
 
@@ -349,6 +351,7 @@ void rb_sim_finish(rb_sim *s)
         return;
     rb_dyn_free(s->plant);
     rb_dyn_free(s->ctrl);
+    sim_jets_free(s);
     void *arrays[] = {s->refs,      s->gains,     s->act,        s->fric,
                       s->fst,       s->contacts,  s->events,     s->pushes,
                       s->frames,    s->active,    s->cref,       s->vperm,

@@ -65,7 +65,12 @@ struct rb_sim {
     double *ctrl_pi;
     unsigned char *ctrl_dirty;
     unsigned char *free_j; /* n: balance free joints */
-    rb_ext_wrench *ext;    /* the pushes in effect, then the contacts (for the FT wrenches) */
+    rb_ext_wrench *ext;    /* the pushes in effect and the jets, then the contacts (for the FT wrenches) */
+    /* jets (jets.c): copies (failures of all of them in one array), the model's state, the sample's values */
+    size_t njet;
+    rb_sim_jet *jets;
+    rb_sim_jet_failure *jfail;
+    double *jet_T, *jet_Td, *jet_u, *jet_thr, *jet_thr_rate, *jet_rpm_des, *jet_rpm;
 
     /* linear algebra scratch */
     double *a0, *Jc, *Y, *S, *c, *lam, *J6, *tmp, *gv, *hold;
@@ -98,6 +103,15 @@ int sim_activate_contact(rb_sim *s, size_t k, rb_err *err);
 int sim_compute_sample(rb_sim *s, rb_err *err);
 /* Joint limits on: clamp the joints at their limits, zero the velocity into them, mark at_limit. */
 void sim_apply_limits(rb_sim *s);
+/* Jets (jets.c). validate: the scenario's list (RB_ECONFIG naming the jet); init: copies, state, truth views
+ * (before the first sample); sample: the throttles, thrusts and rotor speeds at s->t, each jet's wrench appended to
+ * the wrenches in effect (s->ext, s->n_ext_push); advance: the thrust model and the rotor over one step of dt
+ * (before the next sample); free. */
+int sim_jets_validate(const rb_sim_scenario *sc, rb_err *err);
+int sim_jets_init(rb_sim *s, const rb_sim_scenario *sc, rb_err *err);
+void sim_jets_sample(rb_sim *s);
+void sim_jets_advance(rb_sim *s);
+void sim_jets_free(rb_sim *s);
 /* The dot product sum_i a_i b_i, summed in index order. */
 static inline double sim_dot(const double *a, const double *b, size_t n)
 {

@@ -89,9 +89,19 @@ RB_API_BEGIN
  *                    n_points >= 2): a C1 cubic Hermite curve with Catmull-Rom slopes (one-sided at the
  *                    ends); held at the end values outside [times[0], times[n-1]]. The arrays are borrowed:
  *                    they must outlive the engine.
+ *   RB_REF_RAMP      offset + the piecewise-linear curve through the same points (r_dot the segment's
+ *                    slope, 0 outside; r_ddot 0): ramps and holds without a spline's overshoot (the jets'
+ *                    throttles; not a joint-reference kind of the scenario files).
  * The reference of a joint is offset + the curve, offset being the initial joint position for
  * RB_REF_CONST unless set. */
-typedef enum rb_ref_kind { RB_REF_CONST = 0, RB_REF_SINE, RB_REF_CHIRP, RB_REF_STEP, RB_REF_SPLINE } rb_ref_kind;
+typedef enum rb_ref_kind {
+    RB_REF_CONST = 0,
+    RB_REF_SINE,
+    RB_REF_CHIRP,
+    RB_REF_STEP,
+    RB_REF_SPLINE,
+    RB_REF_RAMP
+} rb_ref_kind;
 
 typedef struct rb_sim_ref {
     rb_ref_kind kind;
@@ -319,6 +329,49 @@ typedef struct rb_sim_balance {
     const unsigned char *free_joints; /* n (copied by rb_sim_init); NULL: none */
 } rb_sim_balance;
 
+/* ---- jets (seed 004: thrusters on a jet humanoid) ------------------------------------------------------------
+ * A jet at model frame `frame` pushes along `axis` (frame axes; normalized by rb_sim_init; [0, 0, -1], the
+ * frame's -z, is the public plugin's convention) with the delivered thrust T_d >= 0: an external wrench
+ * [T_d axis; 0] in the frame's own axes about its origin (RB_DYN_BODY: it turns with the frame), unknown to the
+ * controller like the pushes, included in the FT sensors' wrenches. Its thrust model (roboest/dynamics.h, "jet
+ * engines") runs inside the engine at dt:
+ *     u_k = clamp(throttle(t_k), u_min, u_max)            (rb_sim_ref_eval's value; held over the step)
+ *     (T, T_dot)_{k+1} = rb_jet_step(params, u_k, dt, (T, T_dot)_k),   T_0 = T_dot_0 = 0
+ *                        (steady_start: T_0 = rb_sim_jet_steady_thrust(params, u_0))
+ *     T_d = f(t) T, T_d_dot = f(t) T_dot,   f(t) = a failure's fraction in [from, until), 1 elsewhere
+ * (a failure is a fuel-line defect: the jet delivers a fraction of what its model, i.e. its throttle, asks for;
+ * the thrust steps at the window's edges).
+ * Rotor speed (what the jet's ECU logs; the paper's failure indicator, seed 004 V-E): a static map thrust -> speed,
+ *     rpm(T) = rpm_max sqrt(clamp(T / T_max, 0, 1))    (thrust grows with the square of the rotor speed)
+ * gives the desired speed rpm(T_ss(u_k)) (T_ss: the model's steady thrust at the throttle) and the measured speed
+ * follows rpm(T_d) through a first-order lag of time constant rotor_tau (exact over each step:
+ * w_{k+1} = rpm(T_d,k) + (w_k - rpm(T_d,k)) exp(-dt / rotor_tau); rotor_tau 0: w = rpm(T_d)); w_0 = rpm(T_d,0).
+ * Without a failure the error rpm_des - w is the jet's own lag (zero in a steady state); a failure of fraction f
+ * shows as about (1 - sqrt(f)) rpm_des.
+ * Failures: in time order, from < until, not overlapping, fraction in [0, 1]. */
+typedef struct rb_sim_jet_failure {
+    double from, until; /* s */
+    double fraction;    /* of the model's thrust delivered, [0, 1] */
+} rb_sim_jet_failure;
+
+typedef struct rb_sim_jet {
+    int frame;
+    rb_jet_params params;               /* rb_jet_preset or custom: T_max > 0, u_min <= u_max */
+    double axis[3];                     /* thrust direction in the frame's axes (non-zero) */
+    rb_sim_ref throttle;                /* u(t) (spline / ramp points borrowed, like the references) */
+    bool steady_start;                  /* start at the steady thrust of u(0) instead of rest */
+    const rb_sim_jet_failure *failures; /* n_failures (copied by rb_sim_init) */
+    size_t n_failures;
+    double rotor_tau; /* s, >= 0 */
+    double rpm_max;   /* rpm at T_max, > 0 */
+} rb_sim_jet;
+
+/* The model's steady thrust at a constant throttle u (N, in [0, T_max]): the larger root of d(T, 0) + g(T, 0) v(u)
+ * = 0 (the stable one while K_TT < 0), 0 when there is none or it is negative. */
+double rb_sim_jet_steady_thrust(const rb_jet_params *p, double u);
+/* rpm(T) of the rotor map above. */
+double rb_sim_jet_rpm(const rb_sim_jet *jet, double T);
+
 /* ---- scenario ------------------------------------------------------------------------------------------- */
 typedef enum rb_sim_method { RB_SIM_EULER = 0, RB_SIM_RK4 } rb_sim_method;
 
@@ -356,6 +409,9 @@ typedef struct rb_sim_scenario {
 
     const int *frames; /* frames whose motion the truth exposes (sensors); NULL: the model's IMU frames */
     size_t n_frames;
+
+    const rb_sim_jet *jets; /* n_jets (copied by rb_sim_init; the throttles' points borrowed) */
+    size_t n_jets;
 
     bool joint_limits;    /* stop the joints at the model's position limits (physics step 4) */
     bool truth_on_demand; /* false: every sample computes the whole truth; true: the frame motion, the FT
@@ -402,6 +458,10 @@ typedef struct rb_sim_truth {
     size_t n_payloads;
     const double *payload_pi;
     double pelvis_height_ref; /* balance.pelvis_height: the base height reference z_ref(t), m; NaN otherwise */
+    /* jets (scenario order): throttle u_k (clamped), delivered thrust T_d (N) and its rate (N/s), the rotor's
+     * desired and measured speeds (rpm) */
+    size_t n_jets;
+    const double *jet_throttle, *jet_thrust, *jet_thrust_rate, *jet_rpm_des, *jet_rpm;
     /* The parts below (RB_SIM_TRUTH_FRAMES, _FT, _ENERGY, _COM) hold the current sample's values when their bit
      * is set in `valid`: always all of them, unless scenario->truth_on_demand (then only those
      * rb_sim_truth_compute computed for this sample; the others keep older values). */
@@ -685,6 +745,19 @@ double rb_sensor_next_time(const rb_sensor *s);
  *               t) instead of the CoM's (truth/tasks/pelvis_height: reference, actual). Needs a floating base,
  *               contacts and a controller. Joints given in `references` keep those references (free joints:
  *               the IK leaves them alone, rb_sim_balance); the others follow the IK
+ *   jets        [{frame (model frame, one jet per frame), preset (rb_jet_preset name, required), axis [x y z] (frame
+ *               axes, non-zero, default [0 0 -1]), throttle (required: {kind: "const"|"sine"|"chirp"|"step"|"ramp"|
+ *               "spline", offset (default 0), amplitude, freq, freq_end, phase, t0, t1, times, values}: rb_sim_ref,
+ *               "ramp" = RB_REF_RAMP), steady_start (bool), failure: [{from, until (> from), fraction [0, 1]}]
+ *               (in time order, apart), rotor: {tau (s, default 0.1), rpm_max (default 100000), noise (rpm std,
+ *               default 0)}}] -> rb_sim_jet (the model: "jets" above). Channels jets/throttles,
+ *               jets/rotor_speed_error (rpm_des - rpm, rpm, with the rotor noise), truth/jets/thrusts,
+ *               truth/jets/thrust_rates (elements: the jet frames)
+ *   temperature {t0 (degC, default 25), rate (K/s), from (s), until (s, > from, default open), noise (K), resolution
+ *               (K)} -> rb_scn_temperature
+ *   scales      [{contact (index in contacts or its frame name; one scale per contact), drift_per_kelvin (kg/K;
+ *               non-zero needs temperature), noise (kg), resolution (kg), rate (Hz, default log_rate)}] ->
+ *               rb_scn_scale, channel scales/<contact frame> (kg)
  *   sensors     [{kind: "joint_encoder"|"motor_encoder"|"motor_current"|"ft"|"accelerometer"|"gyroscope"|
  *               "orientation", name (channel leaf; default: the FT sensor or frame name), ft (FT kind:
  *               model FT sensor), frame (IMU kinds: model frame or IMU sensor name), and overrides of the
@@ -692,7 +765,9 @@ double rb_sensor_next_time(const rb_sensor *s);
  *               number for every element or an array of one per element)}]. An orientation sensor
  *               logs roll pitch yaw (rad) of the frame's world orientation, R = Rz(yaw) Ry(pitch) Rx(roll)
  *               (rb_m3_to_rpy: iDynTree's RPY, the robot logger's orientations channels), each wrapped
- *               into [-pi, pi) after noise.
+ *               into [-pi, pi) after noise. An FT sensor may add temperature_drift (a number for every axis or
+ *               6, per kelvin; needs temperature): truth += drift (T(t) - t0), and a channel
+ *               temperatures/<name> (degC).
  *   log_channels  [names] (non-empty): the channels the log keeps (scenario runs below), each a channel name or a
  *               prefix ending in '/' ("truth/base/": every channel under it); in the usual order; default: every
  *               channel. An entry matching no channel the scenario logs is an error with the closest channel or
@@ -717,7 +792,28 @@ typedef struct rb_scenario_sensor {
     size_t index;            /* FT sensor or frame slot (see rb_scn_source) */
     rb_sensor_params params; /* name = channel; per-element arrays point into `values` */
     double *values;          /* owned storage of the per-element arrays */
+    bool temperature_log;    /* FT: temperature_drift given: drifts with the temperature, logs temperatures/<leaf> */
+    double temperature_drift[6]; /* FT: offset per kelvin of temperature change (N/K, N m/K), added to the truth */
 } rb_scenario_sensor;
+
+/* The scenario's temperature (degC): T(t) = t0 + rate (clamp(t, from, until) - from); logged by the FT sensors that
+ * drift with it (temperatures/<leaf>, with noise and resolution) and read by the scales' drift. */
+typedef struct rb_scn_temperature {
+    bool enabled;
+    double t0, rate, from, until; /* degC, K/s, s, s (until INFINITY: open) */
+    double noise, resolution;     /* K */
+} rb_scn_temperature;
+
+/* A weighing scale under a contact: reading (kg) = f_z / |g| + drift_per_kelvin (T(t) - t0) (+ noise, quantization),
+ * f_z the contact's vertical force on the robot; channel scales/<contact frame> at `rate`. */
+typedef struct rb_scn_scale {
+    size_t contact;                 /* index in contacts */
+    double drift_per_kelvin;        /* kg/K */
+    double noise, resolution, rate; /* kg, kg, Hz */
+} rb_scn_scale;
+
+/* T(t) of a temperature (degC; t0 when not enabled). */
+double rb_scn_temperature_at(const rb_scn_temperature *temp, double t);
 
 typedef struct rb_scenario {
     char *name, *path, *sha256; /* scenario name, file and the SHA-256 of its text */
@@ -742,6 +838,12 @@ typedef struct rb_scenario {
     unsigned char *free_joints; /* n: joints with references under balance */
     char **log_channels;        /* n_log_channels entries of log_channels (NULL: every channel is logged) */
     size_t n_log_channels;
+    rb_sim_jet *jets; /* sim.n_jets */
+    rb_sim_jet_failure *jet_failures;
+    double *jet_noise; /* per jet: rotor speed error noise std, rpm */
+    rb_scn_temperature temperature;
+    rb_scn_scale *scales;
+    size_t n_scales;
 } rb_scenario;
 
 /* ---- scenario runs (lib/sim/scenario_run.c) ----
@@ -749,10 +851,11 @@ typedef struct rb_scenario {
  * build the log. The channels, in log order (element names and units as the log gets them):
  *   joints_state/{positions,velocities,accelerations,desired_torques}, motors_state/{positions,velocities,
  *   currents} (joints), the scenario's sensors (FTs/..., accelerometers/..., gyros/..., orientations/...) in
- *   file order, truth/joints/{positions,velocities,accelerations,references,torques,friction_torques},
+ *   file order, temperatures/<FT leaf> (FT sensors with temperature_drift), scales/<contact frame>,
+ *   jets/{throttles,rotor_speed_error} (jets), truth/joints/{positions,velocities,accelerations,references,torques,friction_torques},
  *   truth/motors/{torques,currents,current_commands,positions,velocities,accelerations}, truth/joints/at_limit
  *   (joint_limits), truth/contacts/<frame> (per contact), truth/contacts_active (contacts), truth/pushes
- *   (pushes: <i>_fx ... <i>_mz), truth/base/{position,orientation,twist,acceleration}, truth/com,
+ *   (pushes: <i>_fx ... <i>_mz), truth/jets/{thrusts,thrust_rates} (jets), truth/base/{position,orientation,twist,acceleration}, truth/com,
  *   truth/payload/<body> (per payload), truth/payload_mass (payloads), truth/tasks/pelvis_height
  *   (balance.pelvis_height), truth/energy.
  * Joint-level channels without a configured sensor and the truth are noise-free at log_rate. log_channels
