@@ -9,6 +9,8 @@
 #   make closed-loop  the paper's six torque-control configurations in the simulated loop (Tables I and II)
 #   make paper-001  seed 001 (online inertial parameters): Table I, consistency, gating, the dumbbell offline on
 #                   the logs of datasets/, then Table II in the simulated loop, each beside the paper, rules checked
+#   make paper-004  seed 004 (thrust estimation): the scale validation with and without the temperature
+#                   correction, the jet failure with and without scheduling, a short free flight; rules checked
 #   make test       the formatting check, the unit and end-to-end tests (Criterion), then the same under
 #                   ASan + UBSan
 #   make format / make format-check  apply .clang-format to every source and header / fail on any difference
@@ -71,7 +73,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo closed-loop paper-001 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-model clean format format-check
+.PHONY: FORCE all deps demo closed-loop paper-001 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-model clean format format-check
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -178,6 +180,22 @@ paper-001: all
 	  grep 'diverged' $(BUILD)/paper-001/$$t/report.md || true; \
 	  $(BUILD)/roboest check $(BUILD)/paper-001/$$t/task.json configs/inertial/rules_$$t.txt; echo; done
 	@echo "seed 001: reports and figures in $(BUILD)/paper-001/"
+
+# Seed 004 (configs/thrust/README.md): roboest validate-thrust on datasets/thrust_scales.mat (three estimators,
+# with and without the scales' temperature correction), then the failure and flight suites; tables on stdout,
+# rules checked. About 15 s.
+paper-004: all
+	@mkdir -p $(BUILD)/paper-004
+	@set -e; for vr in validate_scales:rules_scales validate_scales_uncorrected:rules_scales_uncorrected; do \
+	  v=$${vr%%:*}; r=$${vr#*:}; \
+	  $(BUILD)/roboest validate-thrust configs/thrust/$$v.json -o $(BUILD)/paper-004/$$v --force -q > /dev/null; \
+	  sed -n '/^# /p;/^## Acceptance/,/^## [a-z]/p' $(BUILD)/paper-004/$$v/report.md | sed '$$d'; \
+	  $(BUILD)/roboest check $(BUILD)/paper-004/$$v/report.json configs/thrust/$$r.txt; echo; done
+	@set -e; for s in failure flight; do \
+	  $(BUILD)/roboest compare configs/thrust/$$s.json -o $(BUILD)/paper-004/$$s --force -q > /dev/null; \
+	  sed -n '/^# /p;/^## RMSE per joint/,/^## max abs per joint/p' $(BUILD)/paper-004/$$s/report.md | sed '$$d'; \
+	  $(BUILD)/roboest check $(BUILD)/paper-004/$$s/report.json configs/thrust/rules_$$s.txt; echo; done
+	@echo "seed 004: reports and figures in $(BUILD)/paper-004/"
 
 # The stage reference is generated from each stage type's doc, port docs and parameter schema; an end-to-end
 # test fails when configs/stages.md is not what `roboest stages --markdown` prints.

@@ -126,16 +126,13 @@ static int check_ports(const rb_stage_setup *st, size_t nt, size_t nf, bool sche
         (rc = tq_check_port(st, TE_DQ, n, "one per model joint", true, err)) ||
         (rc = tq_check_port(st, TE_THROTTLE, nt, "one per jet of jet_frames", false, err)))
         return rc;
-    for (size_t i = TE_LF; i <= TE_RF; i++) {
-        const char *name = st->params->type->inputs[i];
-        if (nf && !st->in[i].width)
-            return rb_err_set(err, RB_ECONFIG,
-                              "input %s is not wired: the foot wrenches are needed unless in_flight is true", name);
-        if (!nf && st->in[i].width)
-            return rb_err_set(err, RB_ECONFIG, "input %s is wired but in_flight is true", name);
-        if (nf && (rc = tq_check_port(st, i, 6, "[f; tau] of the foot", false, err)))
-            return rc;
-    }
+    if (nf && !st->in[TE_FEET].width)
+        return rb_err_set(err, RB_ECONFIG,
+                          "input feet is not wired: the foot wrenches are needed unless in_flight is true");
+    if (!nf && st->in[TE_FEET].width)
+        return rb_err_set(err, RB_ECONFIG, "input feet is wired but in_flight is true");
+    if (nf && (rc = tq_check_port(st, TE_FEET, 6 * nf, "[f; tau] per foot of feet", false, err)))
+        return rc;
     if (schedule && !st->in[TE_RPM_ERR].width)
         return rb_err_set(err, RB_ECONFIG,
                           "input rpm_error is not wired but schedule is on (the rotor speed error "
@@ -255,8 +252,7 @@ int te_step(void *state, size_t k, double t, const double *const *in, double *co
     memcpy(s->q + b7, in[TE_Q], n * sizeof(double));
     memcpy(s->nu + b6, in[TE_DQ], n * sizeof(double));
     if (s->nf) {
-        memcpy(s->w, in[TE_LF], 6 * sizeof(double));
-        memcpy(s->w + 6, in[TE_RF], 6 * sizeof(double));
+        memcpy(s->w, in[TE_FEET], 6 * s->nf * sizeof(double));
     }
     int rc = rb_tekf_step(s->est, k, t, s->q, s->nu, in[TE_THROTTLE], s->nf ? s->w : NULL,
                           s->schedule ? in[TE_RPM_ERR] : NULL, err);

@@ -5,7 +5,7 @@
 
 #include "roboest/stage.h"
 
-enum { TE_Q, TE_DQ, TE_BASE_POS, TE_BASE_QUAT, TE_BASE_TWIST, TE_THROTTLE, TE_LF, TE_RF, TE_RPM_ERR, TE_N_IN };
+enum { TE_Q, TE_DQ, TE_BASE_POS, TE_BASE_QUAT, TE_BASE_TWIST, TE_THROTTLE, TE_FEET, TE_RPM_ERR, TE_N_IN };
 enum {
     TE_T,
     TE_T_DOT,

@@ -5,8 +5,8 @@
 #include "roboest/estimators.h"
 #include "thrust_ekf.h"
 
-static const char *const te_in[] = {"q",  "dq", "base_position", "base_orientation", "base_twist", "throttle",
-                                    "lf", "rf", "rpm_error"};
+static const char *const te_in[] = {"q",          "dq",       "base_position", "base_orientation",
+                                    "base_twist", "throttle", "feet",          "rpm_error"};
 static const char *const te_out[] = {"T",      "T_dot",   "L",          "L_meas",    "W_lf", "W_rf",
                                      "W_jets", "support", "support_kg", "scheduled", "var",  "nis"};
 
@@ -63,8 +63,8 @@ static const char *const te_in_docs[] = {
     "4 values: its orientation, quaternion w x y z",
     "6 values, m/s and rad/s: its body-fixed twist [v; w]",
     "one per jet: the throttles u (the presets' unit, 0 .. 120); not finite: the last one",
-    "6 values ([f; tau], N and N m): the left foot's wrench ON the robot in `foot_convention`; unless `in_flight`",
-    "6 values: the right foot's, likewise",
+    "6 per foot of `feet` ([f; tau], N and N m, left then right): the foot wrenches ON the robot in "
+    "`foot_convention` (e.g. `rnea_torque`'s `contacts` from the leg FT sensors, as the paper); unless `in_flight`",
     "one per jet: the rotor speed error (desired minus measured, e.g. rpm); with `schedule` only",
 };
 static const char *const te_out_docs[] = {
@@ -112,10 +112,11 @@ static const rb_param_spec te_params[] = {
     {.name = "feet",
      .kind = RB_PARAM_STRING_ARRAY,
      .max_count = 2,
-     .doc = "the left and right foot frames of the inputs lf and rf; [] (or absent) only with in_flight"},
+     .doc = "the left and right foot frames of the input feet (6 values each, in this order); [] (or absent) only with "
+            "in_flight"},
     {.name = "in_flight",
      .kind = RB_PARAM_BOOLEAN,
-     .doc = "true: no foot touches anything (no lf, rf; the state has no foot wrenches)"},
+     .doc = "true: no foot touches anything (no feet input; the state has no foot wrenches)"},
     {.name = "foot_convention",
      .kind = RB_PARAM_STRING,
      .def_string = "body",
@@ -232,8 +233,8 @@ const rb_stage_type rb_stage_thrust_ekf = {
     .inputs = te_in,
     .input_docs = te_in_docs,
     .n_inputs = TE_N_IN,
-    .optional_inputs = (1u << TE_BASE_POS) | (1u << TE_BASE_QUAT) | (1u << TE_BASE_TWIST) | (1u << TE_LF) |
-                       (1u << TE_RF) | (1u << TE_RPM_ERR),
+    .optional_inputs =
+        (1u << TE_BASE_POS) | (1u << TE_BASE_QUAT) | (1u << TE_BASE_TWIST) | (1u << TE_FEET) | (1u << TE_RPM_ERR),
     .outputs = te_out,
     .output_docs = te_out_docs,
     .n_outputs = TE_N_OUT,

@@ -74,7 +74,7 @@ static char *write_log(const char *dir, const log_opts *o)
 #define FEET "\"feet\": [\"l_sole\", \"r_sole\"]"
 
 /* The pipeline: the throttles through a difference stage (offset: a JSON array, to make overflows), every channel
- * wired (but lf, rf and rpm as told), params a JSON fragment; T and support_kg to est.csv. */
+ * wired (but the feet and rpm as told), params a JSON fragment; T and support_kg to est.csv. */
 static char *write_config(const char *dir, const char *params, bool feet, bool rpm, const char *offset)
 {
     char *path = test_path(dir, "p.json"), text[4096];
@@ -83,7 +83,7 @@ static char *write_config(const char *dir, const char *params, bool feet, bool r
         "{\"model\": {\"urdf\": \"%s\", \"floating\": true}, \"clock\": {\"channel\": \"q\"},\n"
         " \"signals\": {\"q\": {\"channel\": \"q\"}, \"dq\": {\"channel\": \"dq\"}, \"pos\": {\"channel\": "
         "\"pos\"}, \"quat\": {\"channel\": \"quat\"}, \"twist\": {\"channel\": \"twist\"}, \"u_raw\": {\"channel\": "
-        "\"u\"}, \"lf\": {\"channel\": \"lf\"}, \"rf\": {\"channel\": \"rf\"}, \"rpm\": {\"channel\": "
+        "\"u\"}, \"feet\": {\"channel\": [\"lf\", \"rf\"]}, \"rpm\": {\"channel\": "
         "\"rpm\"}},\n"
         " \"stages\": [{\"id\": \"neg\", \"type\": \"difference\", \"in\": {\"a\": \"u_raw\"}, \"out\": "
         "{\"y\": \"u\"}, \"params\": {\"offset\": %s}},\n  {\"id\": \"tekf\", \"type\": \"thrust_ekf\", \"in\": "
@@ -91,8 +91,8 @@ static char *write_config(const char *dir, const char *params, bool feet, bool r
         "\"base_position\": \"pos\", \"base_orientation\": \"quat\", \"base_twist\": \"twist\", \"throttle\": "
         "\"u\"%s%s},\n   \"out\": {\"T\": \"T\", \"support_kg\": \"kg\"}, \"params\": {%s}}],\n"
         " \"outputs\": [{\"path\": \"est.csv\", \"signals\": [\"T\", \"kg\"]}]}\n",
-        URDF, offset ? offset : "[0]", feet ? ", \"lf\": \"lf\", \"rf\": \"rf\"" : "",
-        rpm ? ", \"rpm_error\": \"rpm\"" : "", params);
+        URDF, offset ? offset : "[0]", feet ? ", \"feet\": \"feet\"" : "", rpm ? ", \"rpm_error\": \"rpm\"" : "",
+        params);
     test_write_file(path, text);
     return path;
 }
@@ -215,7 +215,7 @@ Test(cli_thrust, a_mass_far_from_the_model_is_refused_naming_both)
 Test(cli_thrust, foot_wrenches_missing_on_the_ground_are_refused)
 {
     outcome oc = run_case(&PLAIN, JETS ", " FEET, false, false);
-    expect_refusal(&oc, CLI_EXIT_INPUT, (const char *const[]){"input lf is not wired", "in_flight", NULL});
+    expect_refusal(&oc, CLI_EXIT_INPUT, (const char *const[]){"input feet is not wired", "in_flight", NULL});
     done(&oc);
 }
 
