@@ -19,6 +19,15 @@
 int rb_experiments_want_bootstrap(rb_cfg *c, const cJSON *v, rb_bootstrap *bs);
 /* An integer in [1, 1024]. */
 int rb_experiments_want_threads(rb_cfg *c, const cJSON *v, size_t *out);
+/* Where a variant {"name", "pipeline", <key>} of a suite or a validation goes (each a field of the caller's struct). */
+typedef struct rb_experiments_variant {
+    char **name, **pipeline_path, **signal;
+    rb_pipeline **pipeline;
+} rb_experiments_variant;
+/* Parse one variant: the keys checked, the name valid, the pipeline (relative to the file) loaded, the signal named
+ * by `key` found in it (with a suggestion) and marked recorded. RB_ECONFIG, RB_ENOMEM. */
+int rb_experiments_parse_variant(rb_cfg *c, const rb_registry *reg, const cJSON *v, const char *key,
+                                 rb_experiments_variant *var);
 /* RB_ECONFIG "unknown <what> 'name'" with the closest of `names` as a suggestion. */
 int rb_experiments_unknown_name(rb_cfg *c, const char *what, const char *name, const char *const *names, size_t n);
 /* RB_ECONFIG "signal 'x' is not in pipeline <file>" with the closest signal as a suggestion. */

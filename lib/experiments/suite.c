@@ -25,49 +25,56 @@ int rb_experiments_signal_suggestion(rb_cfg *c, const rb_pipeline *p, const char
     return rb_cfg_error(c, "signal '%s' is not in pipeline %s", name, p->config_path);
 }
 
-static int load_variant_pipeline(sload *x, rb_suite_variant *var)
+/* The pipeline at `path`, with `signal` (named by `key` in messages) marked recorded. */
+static int load_variant_pipeline(rb_cfg *c, const rb_registry *reg, const char *path, const char *key,
+                                 const char *signal, rb_pipeline **out)
 {
-    rb_cfg *c = &x->c;
     rb_cfg_push_key(c, "pipeline", 0);
     rb_err e;
     int rc = RB_OK;
-    if (rb_pipeline_load(var->pipeline_path, x->reg, &var->pipeline, &e) != RB_OK)
+    if (rb_pipeline_load(path, reg, out, &e) != RB_OK)
         rc = e.code == RB_ENOMEM ? rb_cfg_nomem(c) : rb_cfg_error(c, "%s", e.msg);
     rb_cfg_pop(c);
     if (rc)
         return rc;
-    long t = rb_pipeline_signal_index(var->pipeline, var->estimate);
+    long t = rb_pipeline_signal_index(*out, signal);
     if (t < 0) {
-        rb_cfg_push_key(c, "estimate", 0);
-        rc = rb_experiments_signal_suggestion(c, var->pipeline, var->estimate);
+        rb_cfg_push_key(c, key, 0);
+        rc = rb_experiments_signal_suggestion(c, *out, signal);
         rb_cfg_pop(c);
         return rc;
     }
-    var->pipeline->signal_table[t].recorded = true; /* the runner keeps every sample of it */
+    (*out)->signal_table[t].recorded = true; /* the runner keeps every sample of it */
     return RB_OK;
 }
 
-static int one_variant(sload *x, const cJSON *v, rb_suite_variant *var)
+int rb_experiments_parse_variant(rb_cfg *c, const rb_registry *reg, const cJSON *v, const char *key,
+                                 rb_experiments_variant *var)
 {
-    static const char *const keys[] = {"name", "pipeline", "estimate"};
-    rb_cfg *c = &x->c;
+    const char *const keys[] = {"name", "pipeline", key};
     char *rel = NULL;
     int rc = rb_cfg_check_object(c, v, keys, 3);
     if (!rc)
-        rc = rb_cfg_member_string(c, v, "name", true, &var->name);
-    if (!rc && !rb_cfg_valid_name(var->name)) {
+        rc = rb_cfg_member_string(c, v, "name", true, var->name);
+    if (!rc && !rb_cfg_valid_name(*var->name)) {
         rb_cfg_push_key(c, "name", 0);
-        rc = rb_cfg_error(c, "'%s': use letters, digits, '_' and '-', starting with a letter or '_'", var->name);
+        rc = rb_cfg_error(c, "'%s': use letters, digits, '_' and '-', starting with a letter or '_'", *var->name);
         rb_cfg_pop(c);
     }
     if (!rc)
         rc = rb_cfg_member_string(c, v, "pipeline", true, &rel);
     if (!rc)
-        rc = rb_cfg_member_string(c, v, "estimate", true, &var->estimate);
-    if (!rc && !(var->pipeline_path = rb_path_relative_to(c->base_file, rel)))
+        rc = rb_cfg_member_string(c, v, key, true, var->signal);
+    if (!rc && !(*var->pipeline_path = rb_path_relative_to(c->base_file, rel)))
         rc = rb_cfg_nomem(c);
     rb_free(rel);
-    return rc ? rc : load_variant_pipeline(x, var);
+    return rc ? rc : load_variant_pipeline(c, reg, *var->pipeline_path, key, *var->signal, var->pipeline);
+}
+
+static int one_variant(sload *x, const cJSON *v, rb_suite_variant *var)
+{
+    rb_experiments_variant f = {&var->name, &var->pipeline_path, &var->estimate, &var->pipeline};
+    return rb_experiments_parse_variant(&x->c, x->reg, v, "estimate", &f);
 }
 
 static int parse_variants(rb_cfg *c, const cJSON *v)

@@ -13,49 +13,10 @@ typedef struct tload {
 } tload;
 
 /* ---- variants ----------------------------------------------------------------------------------------------- */
-static int load_pipeline(tload *x, rb_thrust_variant *var)
-{
-    rb_cfg *c = &x->c;
-    rb_cfg_push_key(c, "pipeline", 0);
-    rb_err e;
-    int rc = RB_OK;
-    if (rb_pipeline_load(var->pipeline_path, x->reg, &var->pipeline, &e) != RB_OK)
-        rc = e.code == RB_ENOMEM ? rb_cfg_nomem(c) : rb_cfg_error(c, "%s", e.msg);
-    rb_cfg_pop(c);
-    if (rc)
-        return rc;
-    long t = rb_pipeline_signal_index(var->pipeline, var->support);
-    if (t < 0) {
-        rb_cfg_push_key(c, "support", 0);
-        rc = rb_experiments_signal_suggestion(c, var->pipeline, var->support);
-        rb_cfg_pop(c);
-        return rc;
-    }
-    var->pipeline->signal_table[t].recorded = true; /* the runner keeps every sample of it */
-    return RB_OK;
-}
-
 static int one_variant(tload *x, const cJSON *v, rb_thrust_variant *var)
 {
-    static const char *const keys[] = {"name", "pipeline", "support"};
-    rb_cfg *c = &x->c;
-    char *rel = NULL;
-    int rc = rb_cfg_check_object(c, v, keys, 3);
-    if (!rc)
-        rc = rb_cfg_member_string(c, v, "name", true, &var->name);
-    if (!rc && !rb_cfg_valid_name(var->name)) {
-        rb_cfg_push_key(c, "name", 0);
-        rc = rb_cfg_error(c, "'%s': use letters, digits, '_' and '-', starting with a letter or '_'", var->name);
-        rb_cfg_pop(c);
-    }
-    if (!rc)
-        rc = rb_cfg_member_string(c, v, "pipeline", true, &rel);
-    if (!rc)
-        rc = rb_cfg_member_string(c, v, "support", true, &var->support);
-    if (!rc && !(var->pipeline_path = rb_path_relative_to(c->base_file, rel)))
-        rc = rb_cfg_nomem(c);
-    rb_free(rel);
-    return rc ? rc : load_pipeline(x, var);
+    rb_experiments_variant f = {&var->name, &var->pipeline_path, &var->support, &var->pipeline};
+    return rb_experiments_parse_variant(&x->c, x->reg, v, "support", &f);
 }
 
 static int parse_variants(rb_cfg *c, const cJSON *v)
