@@ -68,13 +68,17 @@ typedef struct outcome {
     char *dir, *out_dir;
 } outcome;
 
+/* The simulated log, made once per test process (each test case is one) and shared by its runs. */
 static char *g_log_dir, *g_log;
+
+static void free_log(void) { free(g_log_dir), free(g_log); }
 
 static void make_log(void)
 {
     if (!g_log) {
         g_log_dir = test_tmpdir();
         g_log = simulate(g_log_dir);
+        atexit(free_log);
     }
 }
 

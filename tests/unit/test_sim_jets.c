@@ -74,7 +74,7 @@ static cJSON *base_scenario(double duration, bool standing, const char *extra)
         cJSON *x = cJSON_Parse(extra);
         cr_assert_not_null(x, "%s", extra);
         for (cJSON *e = x->child; e; e = e->next)
-            cJSON_AddItemReferenceToObject(j, e->string, cJSON_Duplicate(e, true));
+            cJSON_AddItemToObject(j, e->string, cJSON_Duplicate(e, true));
         cJSON_Delete(x);
     }
     return j;
