@@ -144,86 +144,12 @@ static int parse_q0(rb_cfg *c, const cJSON *v)
 }
 
 /* ---- references ------------------------------------------------------------------------------------------------ */
-static int want_series(rb_cfg *c, const cJSON *obj, const char *key, size_t *n, double **out)
-{
-    const cJSON *v = rb_cfg_member(obj, key);
-    if (!v)
-        return rb_cfg_error(c, "missing key '%s'", key);
-    rb_cfg_push_key(c, key, 0);
-    int rc = RB_OK;
-    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) < 2)
-        rc = rb_cfg_error(c, "expected an array of at least 2 numbers");
-    else if (*n && (size_t)cJSON_GetArraySize(v) != *n)
-        rc = rb_cfg_error(c, "expected %zu numbers (as many as times)", *n);
-    if (!rc) {
-        *n = (size_t)cJSON_GetArraySize(v);
-        *out = rb_malloc(*n * sizeof **out);
-        rc = *out ? sim_scn_want_numbers(c, v, *n, *out) : rb_cfg_nomem(c);
-    }
-    rb_cfg_pop(c);
-    return rc;
-}
-
 static int one_ref(scn *x, const cJSON *v, size_t j)
 {
-    static const char *const keys[] = {"kind",  "offset", "amplitude", "freq",  "freq_end",
-                                       "phase", "t0",     "t1",        "times", "values"};
-    static const char *const kinds[] = {"const", "sine", "chirp", "step", "spline", NULL};
-    rb_cfg *c = &x->c;
-    rb_sim_ref *r = &x->s->refs[j];
     const rb_model *m = x->s->model;
-    size_t kind = 0;
-    r->offset = x->s->q0[m->nq - m->n_dofs + j];
-    int rc = rb_cfg_check_object(c, v, keys, 10);
-    if (!rc && !rb_cfg_member(v, "kind"))
-        rc = rb_cfg_error(c, "missing key 'kind'");
-    if (!rc)
-        rc = rb_cfg_member_choice(c, v, "kind", kinds, &kind);
-    r->kind = (rb_ref_kind)kind;
-    if (!rc)
-        rc = rb_cfg_member_number(c, v, "offset", RB_CFG_ANY, &r->offset);
-    if (!rc)
-        rc = rb_cfg_member_number(c, v, "amplitude", RB_CFG_ANY, &r->amplitude);
-    if (!rc)
-        rc = rb_cfg_member_number(c, v, "freq", RB_CFG_NON_NEGATIVE, &r->freq);
-    r->freq_end = r->freq;
-    if (!rc)
-        rc = rb_cfg_member_number(c, v, "freq_end", RB_CFG_NON_NEGATIVE, &r->freq_end);
-    if (!rc)
-        rc = rb_cfg_member_number(c, v, "phase", RB_CFG_ANY, &r->phase);
-    if (!rc)
-        rc = rb_cfg_member_number(c, v, "t0", RB_CFG_ANY, &r->t0);
-    r->t1 = r->t0;
-    if (!rc)
-        rc = rb_cfg_member_number(c, v, "t1", RB_CFG_ANY, &r->t1);
-    if (!rc && r->kind == RB_REF_CHIRP && !(r->t1 > r->t0)) {
-        rb_cfg_push_key(c, rb_cfg_member(v, "t1") ? "t1" : "kind", 0);
-        rc = rb_cfg_error(c, "a chirp needs t1 > t0");
-        rb_cfg_pop(c);
-    }
-    if (!rc && r->kind == RB_REF_SPLINE) {
-        size_t n = 0;
-        double *times = NULL, *values = NULL;
-        rc = want_series(c, v, "times", &n, &times);
-        r->times = times;
-        for (size_t i = 1; !rc && i < n; i++)
-            if (!(times[i] > times[i - 1])) {
-                rb_cfg_push_key(c, "times", 0);
-                rb_cfg_push_index(c, i);
-                rc = rb_cfg_error(c, "times must increase strictly");
-                rb_cfg_pop(c);
-                rb_cfg_pop(c);
-            }
-        if (!rc)
-            rc = want_series(c, v, "values", &n, &values);
-        r->values = values;
-        r->n_points = n;
-    } else if (!rc && (rb_cfg_member(v, "times") || rb_cfg_member(v, "values"))) {
-        rb_cfg_push_key(c, rb_cfg_member(v, "times") ? "times" : "values", 0);
-        rc = rb_cfg_error(c, "only for kind \"spline\"");
-        rb_cfg_pop(c);
-    }
-    return rc;
+    rb_sim_ref *r = &x->s->refs[j];
+    r->offset = x->s->q0[m->nq - m->n_dofs + j]; /* the default: hold the initial position */
+    return sim_scn_parse_ref(&x->c, v, r);
 }
 
 static int parse_refs(rb_cfg *c, const cJSON *v)

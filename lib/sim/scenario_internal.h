@@ -12,6 +12,10 @@ typedef struct scn {
 } scn;
 
 /* ---- key helpers (scenario_keys.c) ---- */
+/* A reference r(t) {kind: "const" | "sine" | "chirp" | "step" | "spline" | "ramp", offset, amplitude, freq, freq_end,
+ * phase, t0, t1, times, values} (roboest/sim.h, rb_sim_ref): a joint's reference or a jet's throttle. Keys absent
+ * keep r's values (set the default offset before); times and values (allocated) only for spline and ramp. */
+int sim_scn_parse_ref(rb_cfg *c, const cJSON *v, rb_sim_ref *r);
 /* Optional member `key`: true or false (*out untouched when absent). */
 int sim_scn_opt_bool(rb_cfg *c, const cJSON *obj, const char *key, bool *out);
 /* A fixed-length array of numbers. */

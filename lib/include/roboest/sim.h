@@ -690,7 +690,7 @@ double rb_sensor_next_time(const rb_sensor *s);
  *   base_pose   floating base only: {position [x y z] (m), rpy [roll pitch yaw] (rad, R = Rz Ry Rx)}, the
  *               base's initial pose in the world (default: the origin, identity)
  *   q0          {joint: rad}: initial joint positions (others 0)
- *   references  {joint: {kind: "const"|"sine"|"chirp"|"step"|"spline", offset, amplitude, freq, freq_end,
+ *   references  {joint: {kind: "const"|"sine"|"chirp"|"step"|"spline"|"ramp", offset, amplitude, freq, freq_end,
  *               phase, t0, t1, times [s], values [rad]}} (rb_sim_ref; joints left out hold their q0)
  *   controller  {kind: "none"|"pd"|"torque" (default "none"), gravity_comp (bool), gains: {joint:
  *               {kp, kd, kp_tau, ki_tau}}, torque_feedback, friction_compensation}
