@@ -16,6 +16,9 @@ typedef struct scn {
  * phase, t0, t1, times, values} (roboest/sim.h, rb_sim_ref): a joint's reference or a jet's throttle. Keys absent
  * keep r's values (set the default offset before); times and values (allocated) only for spline and ramp. */
 int sim_scn_parse_ref(rb_cfg *c, const cJSON *v, rb_sim_ref *r);
+/* A contact named by another section (an event, a scale): its index in "contacts" or its frame's name (with a
+ * suggestion); `purpose` ends the message when the scenario has none ("the scenario has no contacts <purpose>"). */
+int sim_scn_want_contact(scn *x, const cJSON *v, const char *purpose, size_t *k);
 /* Optional member `key`: true or false (*out untouched when absent). */
 int sim_scn_opt_bool(rb_cfg *c, const cJSON *obj, const char *key, bool *out);
 /* A fixed-length array of numbers. */

@@ -227,33 +227,6 @@ int sim_scn_parse_temperature_drift(scn *x, const cJSON *e, bool is_ft, rb_scena
 
 /* ---- scales ------------------------------------------------------------------------------------------------------ */
 
-/* The contact a scale sits under: its index in contacts or its frame's name. */
-static int scale_contact(scn *x, const cJSON *v, size_t *k)
-{
-    rb_cfg *c = &x->c;
-    const rb_scenario *s = x->s;
-    size_t n = s->sim.n_contacts;
-    if (n == 0)
-        return rb_cfg_error(c, "the scenario has no contacts to put a scale under (add them under 'contacts')");
-    if (cJSON_IsNumber(v)) {
-        double d = v->valuedouble;
-        if (!(d >= 0 && d < (double)n && d == floor(d)))
-            return rb_cfg_error(c, "expected a contact index in [0, %zu] or a contact's frame name", n - 1);
-        *k = (size_t)d;
-        return RB_OK;
-    }
-    if (!cJSON_IsString(v))
-        return rb_cfg_error(c, "expected a contact index or a contact's frame name");
-    char **names = rb_malloc(n * sizeof *names);
-    if (!names)
-        return rb_cfg_nomem(c);
-    for (size_t i = 0; i < n; i++)
-        names[i] = s->model->frames[s->contacts[i].frame].name;
-    int rc = sim_scn_want_name(c, "contact frame", v->valuestring, names, n, k);
-    rb_free(names);
-    return rc;
-}
-
 int sim_scn_parse_scales(rb_cfg *c, const cJSON *v)
 {
     static const char *const keys[] = {"contact", "drift_per_kelvin", "noise", "resolution", "rate"};
@@ -274,7 +247,7 @@ int sim_scn_parse_scales(rb_cfg *c, const cJSON *v)
             rc = rb_cfg_error(c, "missing key 'contact'");
         if (!rc) {
             rb_cfg_push_key(c, "contact", 0);
-            rc = scale_contact(x, rb_cfg_member(e, "contact"), &sc->contact);
+            rc = sim_scn_want_contact(x, rb_cfg_member(e, "contact"), "to put a scale under", &sc->contact);
             for (size_t k = 0; !rc && k < i; k++)
                 if (s->scales[k].contact == sc->contact)
                     rc = rb_cfg_error(c, "contact %zu already has scales[%zu]", sc->contact, k);

@@ -1,5 +1,6 @@
 /* lib/sim's scenario loader: the key helpers its sections share (booleans, fixed-length number arrays, names and
  * model frames with suggestions). */
+#include <math.h>
 #include <string.h>
 
 #include "scenario_internal.h"
@@ -172,5 +173,32 @@ int sim_scn_parse_ref(rb_cfg *c, const cJSON *v, rb_sim_ref *r)
     } else if (!rc && (rb_cfg_member(v, "times") || rb_cfg_member(v, "values"))) {
         rc = key_error(c, rb_cfg_member(v, "times") ? "times" : "values", "only for kind \"ramp\" or \"spline\"");
     }
+    return rc;
+}
+
+/* ---- contacts named by other sections (events, scales) ---- */
+int sim_scn_want_contact(scn *x, const cJSON *v, const char *purpose, size_t *k)
+{
+    rb_cfg *c = &x->c;
+    const rb_scenario *s = x->s;
+    size_t n = s->sim.n_contacts;
+    if (n == 0)
+        return rb_cfg_error(c, "the scenario has no contacts %s (add them under 'contacts')", purpose);
+    if (cJSON_IsNumber(v)) {
+        double d = v->valuedouble;
+        if (!(d >= 0 && d < (double)n && d == floor(d)))
+            return rb_cfg_error(c, "expected a contact index in [0, %zu] or a contact's frame name", n - 1);
+        *k = (size_t)d;
+        return RB_OK;
+    }
+    if (!cJSON_IsString(v))
+        return rb_cfg_error(c, "expected a contact index or a contact's frame name");
+    char **names = rb_malloc(n * sizeof *names);
+    if (!names)
+        return rb_cfg_nomem(c);
+    for (size_t i = 0; i < n; i++)
+        names[i] = s->model->frames[s->contacts[i].frame].name;
+    int rc = sim_scn_want_name(c, "contact frame", v->valuestring, names, n, k);
+    rb_free(names);
     return rc;
 }

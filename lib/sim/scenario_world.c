@@ -52,33 +52,6 @@ int sim_scn_parse_contacts(rb_cfg *c, const cJSON *v)
     return rc;
 }
 
-/* The contact an event switches: its index in "contacts" or the name of its frame. */
-static int event_contact(scn *x, const cJSON *v, size_t *k)
-{
-    rb_cfg *c = &x->c;
-    const rb_scenario *s = x->s;
-    size_t n = s->sim.n_contacts;
-    if (n == 0)
-        return rb_cfg_error(c, "the scenario has no contacts to switch (add them under 'contacts')");
-    if (cJSON_IsNumber(v)) {
-        double d = v->valuedouble;
-        if (!(d >= 0 && d < (double)n && d == floor(d)))
-            return rb_cfg_error(c, "expected a contact index in [0, %zu] or a contact's frame name", n - 1);
-        *k = (size_t)d;
-        return RB_OK;
-    }
-    if (!cJSON_IsString(v))
-        return rb_cfg_error(c, "expected a contact index or a contact's frame name");
-    char **names = rb_malloc(n * sizeof *names);
-    if (!names)
-        return rb_cfg_nomem(c);
-    for (size_t i = 0; i < n; i++)
-        names[i] = s->model->frames[s->contacts[i].frame].name;
-    int rc = sim_scn_want_name(c, "contact frame", v->valuestring, names, n, k);
-    rb_free(names);
-    return rc;
-}
-
 int sim_scn_parse_events(rb_cfg *c, const cJSON *v)
 {
     scn *x = (scn *)c;
@@ -102,7 +75,7 @@ int sim_scn_parse_events(rb_cfg *c, const cJSON *v)
             rc = rb_cfg_member_number(c, e, "t", RB_CFG_NON_NEGATIVE, &ev->t);
         if (!rc) {
             rb_cfg_push_key(c, "contact", 0);
-            rc = event_contact(x, rb_cfg_member(e, "contact"), &ev->contact);
+            rc = sim_scn_want_contact(x, rb_cfg_member(e, "contact"), "to switch", &ev->contact);
             rb_cfg_pop(c);
         }
         if (!rc)
