@@ -166,17 +166,7 @@ static int check_ports(const rb_stage_setup *st, bool central, rb_err *err)
     if ((nc || st->in[IE_CONTACTS].width) &&
         (rc = tq_check_port(st, IE_CONTACTS, 6 * nc, "6 per frame of contacts: [f; tau]", false, err)))
         return rc;
-    if (!m->floating) {
-        for (size_t i = IE_BASE_POS; i <= IE_BASE_ACC; i++)
-            if (st->in[i].width)
-                return rb_err_set(err, RB_ECONFIG, "input %s is wired but the model has a fixed base",
-                                  st->params->type->inputs[i]);
-        return RB_OK;
-    }
-    if ((rc = tq_check_port(st, IE_BASE_POS, 3, "a floating base: the base position, world, m", false, err)) ||
-        (rc = tq_check_port(st, IE_BASE_QUAT, 4, "a floating base: the base orientation, quaternion w x y z", false,
-                            err)) ||
-        (rc = tq_check_port(st, IE_BASE_TWIST, 6, "a floating base: the body-fixed base twist [v; w]", false, err)))
+    if ((rc = tq_check_base_ports(st, IE_BASE_POS, IE_BASE_ACC, err)) || !m->floating)
         return rc;
     if (central && st->in[IE_BASE_ACC].width)
         return rb_err_set(err, RB_ECONFIG, "ddq is \"central_difference\" but input base_acc is wired: unwire it");
@@ -300,27 +290,16 @@ int ie_step(void *state, size_t k, double t, const double *const *in, double *co
 {
     ie_stage *s = state;
     const rb_model *m = s->model;
-    size_t n = s->n, b6 = m->floating ? 6 : 0, b7 = m->floating ? 7 : 0;
-    if (m->floating) {
-        memcpy(s->q, in[IE_BASE_POS], 3 * sizeof(double));
-        memcpy(s->q + 3, in[IE_BASE_QUAT], 4 * sizeof(double));
-        memcpy(s->nu, in[IE_BASE_TWIST], 6 * sizeof(double));
-        if (s->given_ddq)
-            memcpy(s->nu_dot, in[IE_BASE_ACC], 6 * sizeof(double));
-    }
-    memcpy(s->q + b7, in[IE_Q], n * sizeof(double));
-    memcpy(s->nu + b6, in[IE_DQ], n * sizeof(double));
+    size_t n = s->n, b6 = m->floating ? 6 : 0;
+    tq_gather_state(m, in, IE_Q, IE_DQ, IE_BASE_POS, s->q, s->nu);
+    if (s->given_ddq && m->floating)
+        memcpy(s->nu_dot, in[IE_BASE_ACC], 6 * sizeof(double));
     if (s->given_ddq)
         memcpy(s->nu_dot + b6, in[IE_DDQ], n * sizeof(double));
     int rc = rb_iekf_step(s->est, k, t, s->q, s->nu, s->given_ddq ? s->nu_dot : NULL, in[IE_TAU],
                           s->nc ? in[IE_CONTACTS] : NULL, err);
-    if (rc) { /* the runner names the sample already */
-        char head[40];
-        int len = snprintf(head, sizeof head, "sample %zu: ", k);
-        if (err && len > 0 && strncmp(err->msg, head, (size_t)len) == 0)
-            memmove(err->msg, err->msg + len, strlen(err->msg + len) + 1);
-        return rc;
-    }
+    if (rc)
+        return tq_unname_sample(rc, k, err);
     rb_iekf_out o;
     rb_iekf_get_out(s->est, &o);
     size_t np = s->np, nb = s->nb;

@@ -123,13 +123,8 @@ static int lo_step(void *state, size_t k, double t, const double *const *in, dou
 {
     lo_stage *s = state;
     int rc = rb_lodo_step(s->est, k, t, in[LO_Q], in[LO_DQ], in[s->wrenches ? LO_WRENCHES : LO_CONTACTS], err);
-    if (rc) { /* the runner names the sample already */
-        char head[40];
-        int len = snprintf(head, sizeof head, "sample %zu: ", k);
-        if (err && len > 0 && strncmp(err->msg, head, (size_t)len) == 0)
-            memmove(err->msg, err->msg + len, strlen(err->msg + len) + 1);
-        return rc;
-    }
+    if (rc)
+        return tq_unname_sample(rc, k, err);
     rb_lodo_out o;
     rb_lodo_get_out(s->est, &o);
     memcpy(out[LO_POS], o.position, 3 * sizeof(double));

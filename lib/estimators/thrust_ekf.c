@@ -139,19 +139,7 @@ static int check_ports(const rb_stage_setup *st, size_t nt, size_t nf, bool sche
                           "drives the scheduling)");
     if (st->in[TE_RPM_ERR].width && (rc = tq_check_port(st, TE_RPM_ERR, nt, "one per jet of jet_frames", false, err)))
         return rc;
-    if (!m->floating) {
-        for (size_t i = TE_BASE_POS; i <= TE_BASE_TWIST; i++)
-            if (st->in[i].width)
-                return rb_err_set(err, RB_ECONFIG, "input %s is wired but the model has a fixed base",
-                                  st->params->type->inputs[i]);
-        return RB_OK;
-    }
-    if ((rc = tq_check_port(st, TE_BASE_POS, 3, "a floating base: the base position, world, m", false, err)) ||
-        (rc = tq_check_port(st, TE_BASE_QUAT, 4, "a floating base: the base orientation, quaternion w x y z", false,
-                            err)) ||
-        (rc = tq_check_port(st, TE_BASE_TWIST, 6, "a floating base: the body-fixed base twist [v; w]", false, err)))
-        return rc;
-    return RB_OK;
+    return tq_check_base_ports(st, TE_BASE_POS, TE_BASE_TWIST, err);
 }
 
 static int make_names(te_stage *s, const rb_tekf_config *c, rb_err *err)
@@ -243,26 +231,14 @@ int te_step(void *state, size_t k, double t, const double *const *in, double *co
 {
     te_stage *s = state;
     const rb_model *m = s->model;
-    size_t n = s->n, b6 = m->floating ? 6 : 0, b7 = m->floating ? 7 : 0, nt = s->nt;
-    if (m->floating) {
-        memcpy(s->q, in[TE_BASE_POS], 3 * sizeof(double));
-        memcpy(s->q + 3, in[TE_BASE_QUAT], 4 * sizeof(double));
-        memcpy(s->nu, in[TE_BASE_TWIST], 6 * sizeof(double));
-    }
-    memcpy(s->q + b7, in[TE_Q], n * sizeof(double));
-    memcpy(s->nu + b6, in[TE_DQ], n * sizeof(double));
-    if (s->nf) {
+    size_t nt = s->nt;
+    tq_gather_state(m, in, TE_Q, TE_DQ, TE_BASE_POS, s->q, s->nu);
+    if (s->nf)
         memcpy(s->w, in[TE_FEET], 6 * s->nf * sizeof(double));
-    }
     int rc = rb_tekf_step(s->est, k, t, s->q, s->nu, in[TE_THROTTLE], s->nf ? s->w : NULL,
                           s->schedule ? in[TE_RPM_ERR] : NULL, err);
-    if (rc) { /* the runner names the sample already */
-        char head[40];
-        int len = snprintf(head, sizeof head, "sample %zu: ", k);
-        if (err && len > 0 && strncmp(err->msg, head, (size_t)len) == 0)
-            memmove(err->msg, err->msg + len, strlen(err->msg + len) + 1);
-        return rc;
-    }
+    if (rc)
+        return tq_unname_sample(rc, k, err);
     rb_tekf_out o;
     rb_tekf_get_out(s->est, &o);
     memcpy(out[TE_T], o.T, nt * sizeof(double));

@@ -166,3 +166,44 @@ bool tq_finite(const double *x, size_t n)
             return false;
     return true;
 }
+
+int tq_check_base_ports(const rb_stage_setup *setup, size_t pos, size_t last, rb_err *err)
+{
+    if (!setup->model->floating) {
+        for (size_t i = pos; i <= last; i++)
+            if (setup->in[i].width)
+                return rb_err_set(err, RB_ECONFIG, "input %s is wired but the model has a fixed base",
+                                  setup->params->type->inputs[i]);
+        return RB_OK;
+    }
+    int rc;
+    if ((rc = tq_check_port(setup, pos, 3, "a floating base: the base position, world, m", false, err)) ||
+        (rc = tq_check_port(setup, pos + 1, 4, "a floating base: the base orientation, quaternion w x y z", false,
+                            err)) ||
+        (rc = tq_check_port(setup, pos + 2, 6, "a floating base: the body-fixed base twist [v; w]", false, err)))
+        return rc;
+    return RB_OK;
+}
+
+void tq_gather_state(const rb_model *model, const double *const *in, size_t q_port, size_t dq_port, size_t pos,
+                     double *q, double *nu)
+{
+    size_t n = model->n_dofs, b7 = 0, b6 = 0;
+    if (model->floating) {
+        memcpy(q, in[pos], 3 * sizeof(double));
+        memcpy(q + 3, in[pos + 1], 4 * sizeof(double));
+        memcpy(nu, in[pos + 2], 6 * sizeof(double));
+        b7 = 7, b6 = 6;
+    }
+    memcpy(q + b7, in[q_port], n * sizeof(double));
+    memcpy(nu + b6, in[dq_port], n * sizeof(double));
+}
+
+int tq_unname_sample(int rc, size_t k, rb_err *err)
+{
+    char head[40];
+    int len = snprintf(head, sizeof head, "sample %zu: ", k);
+    if (rc && err && len > 0 && strncmp(err->msg, head, (size_t)len) == 0)
+        memmove(err->msg, err->msg + len, strlen(err->msg + len) + 1);
+    return rc;
+}

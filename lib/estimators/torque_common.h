@@ -1,5 +1,5 @@
-/* Private to lib/estimators: the set-up checks and helpers the model-based torque stages (rnea_torque,
- * ukf_torque) share. Every function returns RB_OK or RB_ECONFIG with a one-line message
+/* Private to lib/estimators: the set-up checks and helpers the model-based stages (rnea_torque, ukf_torque,
+ * inertial_ekf, thrust_ekf, legged_odometry) share. Every function returns RB_OK or RB_ECONFIG with a one-line message
  * (the runner prefixes the stage). */
 #ifndef ROBOEST_TORQUE_COMMON_H
 #define ROBOEST_TORQUE_COMMON_H
@@ -47,6 +47,16 @@ extern const char *const tq_wrench_units[6];
 
 /* The proper acceleration a fixed base has (base = world: -g). */
 void tq_fixed_base_acc(const rb_model *model, double acc[3]);
+
+/* A floating base's state inputs: ports pos (3), pos + 1 (the quaternion, 4) and pos + 2 (the body-fixed twist, 6)
+ * have those widths; on a fixed base every port pos .. last must be unwired (RB_ECONFIG naming it). */
+int tq_check_base_ports(const rb_stage_setup *setup, size_t pos, size_t last, rb_err *err);
+/* q (nq) and nu (nv) from the joint inputs (n each) and, on a floating base, the base inputs pos, pos + 1, pos + 2
+ * of the check above. */
+void tq_gather_state(const rb_model *model, const double *const *in, size_t q_port, size_t dq_port, size_t pos,
+                     double *q, double *nu);
+/* An algorithm's error message starts "sample k: ": drop it, the runner names the sample already. Returns rc. */
+int tq_unname_sample(int rc, size_t k, rb_err *err);
 
 /* True when every value is finite. */
 bool tq_finite(const double *x, size_t n);

@@ -71,6 +71,17 @@ int rb_experiments_parse_variant(rb_cfg *c, const rb_registry *reg, const cJSON 
     return rc ? rc : load_variant_pipeline(c, reg, *var->pipeline_path, key, *var->signal, var->pipeline);
 }
 
+int rb_experiments_variant_provenance(rb_provenance *pv, const char *name, const rb_pipeline *p, const char *key,
+                                      const char *signal, rb_err *err)
+{
+    int rc = rb_provenance_addf(pv, rb_path_basename(p->config_path), err, "variant %s: pipeline", name);
+    if (!rc)
+        rc = rb_provenance_addf(pv, p->config_sha256, err, "variant %s: config_sha256", name);
+    if (!rc)
+        rc = rb_provenance_addf(pv, signal, err, "variant %s: %s", name, key);
+    return rc;
+}
+
 static int one_variant(sload *x, const cJSON *v, rb_suite_variant *var)
 {
     rb_experiments_variant f = {&var->name, &var->pipeline_path, &var->estimate, &var->pipeline};

@@ -404,15 +404,9 @@ static int provenance(const job *jb, rb_comparison *c, rb_err *err)
         rc = rb_provenance_add(&pv, "suite", rb_path_basename(s->path), err);
     if (!rc)
         rc = rb_provenance_add(&pv, "suite_sha256", s->sha256, err);
-    for (size_t v = 0; !rc && v < s->n_variants; v++) {
-        const rb_pipeline *p = s->variants[v].pipeline;
-        const char *name = s->variants[v].name;
-        rc = rb_provenance_addf(&pv, rb_path_basename(p->config_path), err, "variant %s: pipeline", name);
-        if (!rc)
-            rc = rb_provenance_addf(&pv, p->config_sha256, err, "variant %s: config_sha256", name);
-        if (!rc)
-            rc = rb_provenance_addf(&pv, s->variants[v].estimate, err, "variant %s: estimate", name);
-    }
+    for (size_t v = 0; !rc && v < s->n_variants; v++)
+        rc = rb_experiments_variant_provenance(&pv, s->variants[v].name, s->variants[v].pipeline, "estimate",
+                                               s->variants[v].estimate, err);
     for (size_t l = 0; !rc && l < s->n_logs; l++) {
         rc = rb_provenance_addf(&pv, jb->logs[l].files, err, "log %s: input", s->log_names[l]);
         if (!rc) /* variant 0's */

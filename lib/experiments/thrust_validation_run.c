@@ -372,15 +372,9 @@ static int provenance(const job *jb, rb_comparison *c, rb_err *err)
         rc = rb_provenance_add(&pv, "validation", rb_path_basename(tv->path), err);
     if (!rc)
         rc = rb_provenance_add(&pv, "validation_sha256", tv->sha256, err);
-    for (size_t v = 0; !rc && v < tv->n_variants; v++) {
-        const rb_pipeline *p = tv->variants[v].pipeline;
-        const char *name = tv->variants[v].name;
-        rc = rb_provenance_addf(&pv, rb_path_basename(p->config_path), err, "variant %s: pipeline", name);
-        if (!rc)
-            rc = rb_provenance_addf(&pv, p->config_sha256, err, "variant %s: config_sha256", name);
-        if (!rc)
-            rc = rb_provenance_addf(&pv, tv->variants[v].support, err, "variant %s: support", name);
-    }
+    for (size_t v = 0; !rc && v < tv->n_variants; v++)
+        rc = rb_experiments_variant_provenance(&pv, tv->variants[v].name, tv->variants[v].pipeline, "support",
+                                               tv->variants[v].support, err);
     if (!rc && !jb->read && !(files = rb_strdup("memory")))
         rc = nomem(err);
     for (size_t i = 0; !rc && jb->read && i < tv->log.n_paths; i++) {

@@ -190,7 +190,8 @@ static void predict(rb_lodo *e, double dt)
 }
 
 /* In-place Cholesky A = L L^T of a 6 x 6 and the solve of A x = b (x overwrites b); false if not positive
- * definite. */
+ * definite. Plain loops, not LAPACK: at this size a call into OpenBLAS costs more than the work and takes its
+ * process-wide lock on the per-sample path (the filters module's rule for dimensions up to 8, roboest/filters.h). */
 static bool chol6_solve(double A[36], double b[6])
 {
     for (int j = 0; j < 6; j++) {
