@@ -140,7 +140,12 @@ static int one_q0(scn *x, const cJSON *v, size_t j)
 static int parse_q0(rb_cfg *c, const cJSON *v)
 {
     scn *x = (scn *)c;
-    return per_joint(x, v, one_q0);
+    int rc = per_joint(x, v, one_q0);
+    /* every joint's reference holds its q0 unless the references say otherwise */
+    const rb_model *m = x->s->model;
+    for (size_t j = 0; !rc && j < m->n_dofs; j++)
+        x->s->refs[j].offset = x->s->q0[m->nq - m->n_dofs + j];
+    return rc;
 }
 
 /* ---- references ------------------------------------------------------------------------------------------------ */

@@ -505,3 +505,21 @@ Test(sim_scenario, torque_feedback_keys)
     expect_error(TORQUE(", \"torque_feedbak\": \"none\""), "did you mean 'torque_feedback'");
 #undef TORQUE
 }
+
+/* A joint with a q0 but no reference holds its q0 (sim.h), not 0. */
+Test(sim_scenario, joint_without_reference_holds_its_q0)
+{
+    static const char text[] = "{\"name\": \"t\", " MODEL ", \"duration\": 0.1, "
+                               "\"q0\": {\"shoulder_pitch\": 0.3, \"elbow\": -0.2}, "
+                               "\"references\": {\"elbow\": {\"kind\": \"sine\", \"amplitude\": 0.1, \"freq\": 1}}, "
+                               "\"controller\": {\"kind\": \"pd\"}}";
+    rb_scenario *s = NULL;
+    rb_err err;
+    int rc = load(text, &s, &err);
+    cr_assert_eq(rc, RB_OK, "%s", err.msg);
+    cr_assert_eq(s->sim.refs[1].kind, RB_REF_CONST);
+    cr_assert_eq(s->sim.refs[1].offset, 0.3);  /* left out: holds its q0 */
+    cr_assert_eq(s->sim.refs[2].offset, -0.2); /* given without an offset: its q0 too */
+    cr_assert_eq(s->sim.refs[0].offset, 0.0);
+    rb_scenario_free(s);
+}
