@@ -242,3 +242,4 @@ const double *rb_akf_P(const rb_akf *a) { return rb_filter_P(a->kf); }
 const double *rb_akf_Q(const rb_akf *a) { return a->Q; }
 const double *rb_akf_R(const rb_akf *a) { return a->R; }
 const rb_filter *rb_akf_filter(const rb_akf *a) { return a->kf; }
+rb_filter_mats rb_akf_get_mats(rb_akf *a) { return rb_filter_get_mats(a->kf); }

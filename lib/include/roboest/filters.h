@@ -382,6 +382,9 @@ const double *rb_akf_Q(const rb_akf *a); /* n: diagonal of the current Q (Q_k) *
 const double *rb_akf_R(const rb_akf *a); /* m: diagonal of the current R (R_k) */
 /* The underlying linear KF, for rb_filter_get_diag / rb_filter_innovation_cov (borrowed). */
 const rb_filter *rb_akf_filter(const rb_akf *a);
+/* The KF's model views (rb_filter_get_mats): a time-varying model may rewrite F and B (and H) between steps
+ * (e.g. a sample period that changes); Q and R are the AKF's own, rewritten from its diagonals every step. */
+rb_filter_mats rb_akf_get_mats(rb_akf *a);
 
 /* ---- recursive least squares with forgetting ---------------------------------------------------
  * Model y_k = Phi_k^T theta + noise, theta p parameters, y_k m outputs, Phi_k p x m (column j is

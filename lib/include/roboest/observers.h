@@ -422,6 +422,126 @@ const rb_jet_params *rb_tekf_jet_params(const rb_tekf *e, size_t i);
 /* The state dimension n and the measurement dimension m. */
 void rb_tekf_dims(const rb_tekf *e, size_t *n, size_t *m);
 
+/* ---- rb_lipm: CoM estimation on the linear inverted pendulum (seed 003, Hashlamon thesis ch. 3; PAPERS.md 3.1) ------
+ *
+ * Per horizontal world axis (x and y, two independent filters), from the measured ZMP p (3.1) and the measured CoM
+ * acceleration a (3.4), an adaptive Kalman filter (rb_akf, thesis eq. 2.28-2.42) on the LIPM
+ *     c_ddot = (g / z_c) (c - p)                                                              (3.3)
+ * in one of two state-space forms (T = t_k - t_{k-1}, the sample's own period: A and B are rebuilt when it changes):
+ *   RB_LIPM_FORM1 (3.7-3.11): x = [c, c_dot, c_ddot], A = [[1, T, T^2/2], [0, 1, T], [0, 0, 1]], B = [0, 0, T]^T,
+ *       input the jerk u_k = (a_k - a_{k-1}) / T (3.11: the extraction prints c_ddot on the left; it is the
+ *       jerk), measurement z = p = [1, 0, -z_c / g] x (3.8). A constant error in a cancels in the input.
+ *   RB_LIPM_FORM2 (3.14-3.18): x = [c, c_dot, c_ddot, p], A = [[1, T, T^2/2, 0], [0, 1, T, 0], [0, (g/z_c) T, 1,
+ *       0], [0, 0, 0, 1]], B = [0, 0, -(g/z_c) T, T]^T, input the ZMP rate u_k = (p_k - p_{k-1}) / T (3.16),
+ *       measurement z = a = [0, 0, 1, 0] x (3.18). A constant error in p cancels in the input.
+ * The first sample steps with a zero input and the configured dt. Filter start (Table 3.1, per axis): x0 = [c0, 0,
+ * 0(, 0)] (c0 the configured initial CoM, 0 in the thesis), P0 = p0 I, Q0 = q0 I, R0 = r0, windows N_Q, N_R;
+ * defaults 100, 1, 1, 2000, 1000.
+ * ZMP error (3.21-3.24): e_p = p - (c^ - (z_c / g) a'), a' the acceleration chosen by cfg.perr_acc:
+ *   RB_LIPM_PERR_MEASURED (default): the measured a ("the p_ZMP based on acceleration sensor measurements", the
+ *       thesis's reading of 3.24; the only one under which form 1 sees an acceleration error: its estimate c_ddot^
+ *       follows the ZMP, not a);
+ *   RB_LIPM_PERR_ESTIMATED: the estimate c_ddot^ (3.24 as printed, with the dots the extraction dropped).
+ * Low-pass [choice: the thesis gives none]: first order, y += b (x - y), b = 1 - exp(-2 pi fc T), starting at 0
+ * (the thesis's offset estimate "converges exponentially" from 0), fc = cfg.lpf_cutoff:
+ *     offset = LPF(e_p)  (3.21-3.26; form 2's CoM offset),    acc_error = (g / z_c) LPF(e_p)  (form 1's)
+ *     corrected = c^ + offset (form 2, 3.26); c^ (form 1).
+ * Velocity (3.19): form 2's velocity output is the post-filtered v_f = g3 c_dot^ + (1 - g3) v_f (from 0; g3 0.002 in
+ * the thesis's simulation, 0.0025 in its experiment); form 1's is the state c_dot^.
+ * Missing data: p NaN (both feet unloaded): form 1 only predicts (the AKF skips the update), form 2 steps with a
+ * zero ZMP rate (the ZMP state holds) and the rate restarts from the next defined p; e_p and the low-pass hold.
+ * a NaN: form 2 only predicts, form 1 steps with a zero jerk and the next finite a is differenced against the last
+ * finite one. e_p is NaN when p or the acceleration it uses is, and the low-pass then holds. Counted (rb_lipm_diag).
+ * Errors (rb_err, one line): RB_ECONFIG (z_c, g, dt, p0, q0 not finite or <= 0 (q0 >= 0), r0 <= 0, N_Q or N_R <= 1,
+ * g3 outside (0, 1], lpf_cutoff <= 0), RB_EINPUT "sample k: t = ... is not after the previous sample's ...",
+ * RB_ENUMERIC "sample k: axis x: ..." (the AKF's failure), RB_ENOMEM. No allocation per step. */
+typedef enum rb_lipm_form { RB_LIPM_FORM1 = 1, RB_LIPM_FORM2 = 2 } rb_lipm_form;
+typedef enum rb_lipm_perr { RB_LIPM_PERR_MEASURED = 0, RB_LIPM_PERR_ESTIMATED } rb_lipm_perr;
+
+typedef struct rb_lipm_config {
+    rb_lipm_form form;
+    double z_c;        /* m, CoM height, > 0 (the thesis does not give it) */
+    double gravity;    /* m/s^2, > 0 */
+    double dt;         /* s, the first sample's period, > 0 */
+    double N_Q, N_R;   /* AKF windows, > 1 */
+    double p0, q0, r0; /* P0 = p0 I (> 0), Q0 = q0 I (>= 0), R0 = r0 (> 0) */
+    double c0[2];      /* m, the initial CoM position per axis */
+    double g3;         /* form 2 velocity post-filter, (0, 1] */
+    double lpf_cutoff; /* Hz, > 0 */
+    rb_lipm_perr perr_acc;
+} rb_lipm_config;
+
+/* Defaults: form 1, z_c 0 (must be set), g 9.81, dt 0.001, Table 3.1 (N_Q 2000, N_R 1000, p0 100, q0 1, r0 1, c0 0,
+ * g3 0.002), lpf_cutoff 0.1 Hz (ours), perr_acc measured. */
+void rb_lipm_config_init(rb_lipm_config *cfg);
+
+typedef struct rb_lipm rb_lipm; /* opaque: both axes */
+
+int rb_lipm_alloc(const rb_lipm_config *cfg, rb_lipm **out, rb_err *err);
+void rb_lipm_free(rb_lipm *e); /* NULL is a no-op */
+/* One sample: p (2, m, the measured ZMP x y; NaN: undefined), a (2, m/s^2, the measured CoM acceleration x y;
+ * NaN: missing). After an error the estimator must not be stepped again. Allocates nothing. */
+int rb_lipm_step(rb_lipm *e, size_t k, double t, const double p[2], const double a[2], rb_err *err);
+
+typedef struct rb_lipm_axis_out {
+    double pos, vel, acc;     /* the state's c, the velocity output (above), c_ddot */
+    double vel_state;         /* the state's c_dot */
+    double zmp, zmp_err;      /* p as given; e_p (NaN when p or the acceleration it uses is not) */
+    double offset, acc_error; /* LPF(e_p), (g / z_c) LPF(e_p) */
+    double corrected;         /* form 2: pos + offset; form 1: pos */
+    double var[4];            /* diagonal of P (3 or 4 used) */
+} rb_lipm_axis_out;
+typedef struct rb_lipm_out {
+    rb_lipm_axis_out axis[2];
+} rb_lipm_out;
+void rb_lipm_get_out(const rb_lipm *e, rb_lipm_out *out);
+
+typedef struct rb_lipm_diag {
+    long steps, zmp_undefined, acc_missing;
+} rb_lipm_diag;
+void rb_lipm_get_diag(const rb_lipm *e, rb_lipm_diag *d);
+/* The state dimension: 3 (form 1) or 4 (form 2). */
+size_t rb_lipm_dim(const rb_lipm *e);
+
+/* The centre of pressure of one foot from its 6-D wrench w = [f; tau] (N, N m) ON the robot, moment about the
+ * wrench frame's origin, in some axes with z the sole normal (the foot frame's, or the world's for a MIXED wrench):
+ * the point of the plane z = -h (h >= 0: the sole's depth below the frame origin) where the moment's x and y parts
+ * vanish,
+ *     cop = [-(tau_y + h f_x) / f_z, (tau_x - h f_y) / f_z, -h]   in the same axes, relative to the origin;
+ * *fn = f_z, the normal force. NaN cop when f_z is not > 0. */
+void rb_lipm_foot_cop(const double w[6], double h, double cop[3], double *fn);
+
+/* (3.1): the ZMP p (2) of n feet with normal forces fn (n) at points rho (2 per foot, x y): p = sum fn_i rho_i / sum
+ * fn_i over the feet with use[i] != 0 (NULL: all) and fn_i > fn_min. Returns the number of feet counted; with none p
+ * is NaN. */
+size_t rb_lipm_zmp(size_t n, const double *fn, const double *rho, const unsigned char *use, double fn_min, double p[2]);
+
+/* (3.4) with the physically signed lever arm: the CoM's acceleration in world axes from an IMU's proper
+ * acceleration f (3, IMU axes, +g up at rest: f = R^T (a - g_vec), g_vec = (0, 0, -g)), angular velocity w and its
+ * derivative w_dot (3 each, IMU axes), its attitude R = W_R_I (9, row-major) and r, the IMU's position relative to
+ * the CoM (3, IMU axes):
+ *     c_ddot^w = R f + g_vec - R (w_dot x r + w x (w x r)).
+ * The thesis prints + for the two lever-arm terms with r_I + c_offset "the IMU's position w.r.t. the CoM"; the +
+ * holds for the CoM's position w.r.t. the IMU (a_P = a_O + w_dot x (P - O) + w x (w x (P - O))). */
+void rb_lipm_com_acc(const double R[9], const double f[3], const double w[3], const double w_dot[3], const double r[3],
+                     double g, double c_ddot[3]);
+
+/* Stance-foot anchoring of the feet in the world (the frame of the CoM estimate): a foot loaded at this sample and the
+ * previous one stays where it was; the base's position is the one that puts such feet where they are (averaged over
+ * them) and otherwise holds; every other foot is placed by the kinematics relative to the base. Caller-owned state,
+ * zeroed by rb_lipm_anchor_init. */
+typedef struct rb_lipm_anchor {
+    double foot[2][3]; /* world positions of the two foot frames */
+    double base[3];    /* world position of the base */
+    unsigned char loaded[2];
+    bool started;
+    long held_none; /* samples with no foot held (the base position held) */
+} rb_lipm_anchor;
+void rb_lipm_anchor_init(rb_lipm_anchor *a);
+/* rel: the foot frames' positions relative to the base in world axes (2 x 3: W_R_B B_p_F), loaded (2), base0: the
+ * base's world position at the first sample (ignored afterwards). Updates a->foot and a->base. */
+void rb_lipm_anchor_step(rb_lipm_anchor *a, const double rel[6], const unsigned char loaded[2], const double base0[3]);
+
 RB_API_END
 
 #endif
