@@ -27,6 +27,7 @@
 #   make bench-inertial  inertial-parameter estimator step per sample (humanoid with arms, one and two bodies)
 #   make bench-odometry  legged odometry step per sample (humanoid lower body, two feet in stance)
 #   make bench-thrust    thrust estimator step per sample (four jets; two feet and in flight; each variant)
+#   make bench-attitude  attitude estimator step per sample (one IMU) and its allocations
 #   make bench-model     URDF loading time of 10,000- and 50,000-link chains
 #   make stages-doc regenerate configs/stages.md, the stage reference, from the stage types (lib/estimators/)
 #   make deps       install missing Debian packages (apt-get; needs root)
@@ -73,7 +74,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo closed-loop paper-001 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-model clean format format-check
+.PHONY: FORCE all deps demo closed-loop paper-001 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-attitude bench-model clean format format-check
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -301,6 +302,9 @@ bench-odometry: all $(BUILD)/bench_odometry
 
 bench-thrust: all $(BUILD)/bench_thrust
 	$(BUILD)/bench_thrust $(abspath .)
+
+bench-attitude: all $(BUILD)/bench_attitude
+	$(BUILD)/bench_attitude
 
 bench-model: all $(BUILD)/bench_model
 	$(BUILD)/bench_model

@@ -443,7 +443,8 @@ void rb_tekf_dims(const rb_tekf *e, size_t *n, size_t *m);
  * Q = blockdiag((gyro_noise dt)^2 (|g_b|^2 I - g_b g_b^T) (the gyro noise turning g_b, at the prior g_b),
  * lin_acc_rw^2 dt I, bias_rw^2 dt I); R = acc_noise^2 I. The KF is written out for its structure (F block
  * diagonal, H = [-I I I]): x += K nu, P -= W W^T with W = P H^T L^-T, S = L L^T (Cholesky), the same update as the
- * filters module's (test_observers_attitude checks one against the other), at a fifth of rb_kf's cost at n = 9.
+ * filters module's (test_observers_attitude checks one against the other), without rb_kf's dense 9 x 9 BLAS path
+ * (above its 8-element loop limit: 1.6 us a step alone; the whole rb_att_step takes 1.1 us, make bench-attitude).
  * Start-up (the thesis: "decomposing the first accelerometer sample with a pseudo inverse"): at the first sample
  * with a finite accelerometer, x_0 = P_0 H^T (H P_0 H^T)^-1 acc (the minimum-norm solution of acc = H x weighted by
  * P_0 = diag(gravity_std0^2, lin_acc_std0^2, bias_std0^2): with equal weights the plain pseudo-inverse, each term a
