@@ -28,6 +28,7 @@
 #   make bench-odometry  legged odometry step per sample (humanoid lower body, two feet in stance)
 #   make bench-thrust    thrust estimator step per sample (four jets; two feet and in flight; each variant)
 #   make bench-lipm      LIPM CoM estimator step per sample (two axes; forms 1 and 2)
+#   make bench-attitude  attitude estimator step per sample (one IMU) and its allocations
 #   make bench-model     URDF loading time of 10,000- and 50,000-link chains
 #   make stages-doc regenerate configs/stages.md, the stage reference, from the stage types (lib/estimators/)
 #   make deps       install missing Debian packages (apt-get; needs root)
@@ -75,6 +76,7 @@ TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(ab
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
 .PHONY: FORCE all deps demo closed-loop paper-001 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-model clean format format-check
+.PHONY: FORCE all deps demo closed-loop paper-001 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-attitude bench-model clean format format-check
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -305,6 +307,9 @@ bench-thrust: all $(BUILD)/bench_thrust
 
 bench-lipm: all $(BUILD)/bench_lipm
 	$(BUILD)/bench_lipm
+
+bench-attitude: all $(BUILD)/bench_attitude
+	$(BUILD)/bench_attitude
 
 bench-model: all $(BUILD)/bench_model
 	$(BUILD)/bench_model

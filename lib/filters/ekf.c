@@ -1,6 +1,6 @@
 /* Extended Kalman filter: x = f(x, u, dt), P = F P F^T + Q with F = df/dx at the prior state;
- * the update is the shared path of filter.c with zhat = h(x), H = dh/dx. Jacobians come from the
- * caller or from central differences. */
+ * the update is the shared path of filter.c with zhat = h(x), H = dh/dx, then the caller's optional
+ * projection. Jacobians come from the caller or from central differences. */
 #include <math.h>
 #include <string.h>
 
@@ -88,7 +88,23 @@ static int ekf_measure(rb_filter *f, const double *z, long step, rb_err *err)
     return RB_OK;
 }
 
-static const rb_filt_ops ekf_ops = {ekf_predict, ekf_measure};
+/* The caller's projection of the updated xn, Pn (before they replace x, P: a failure leaves the filter as it was). */
+static int ekf_project(rb_filter *f, long step, rb_err *err)
+{
+    int rc = f->project(f->user, f->xn, f->Pn, err);
+    if (rc != RB_OK)
+        return callback_failed(f, rc, "update", step, "projection", err);
+    size_t bad = rb_filt_first_nonfinite(f->xn, f->n);
+    if (bad < f->n) {
+        f->fail = RB_FILTER_FAIL_X, f->fail_index = bad;
+        return rb_err_set(err, RB_ENUMERIC, "%s update, step %ld: projected state element %zu is not finite", f->name,
+                          step, bad);
+    }
+    rb_filt_symmetrize(f->Pn, f->n);
+    return RB_OK;
+}
+
+static const rb_filt_ops ekf_ops = {ekf_predict, ekf_measure, ekf_project};
 
 int rb_ekf_create(const rb_filter_opts *o, rb_filter **out, rb_err *err)
 {

@@ -84,6 +84,8 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, const rb_filt_op
         return rb_err_set(
             err, RB_EINVAL,
             "%s create: the process model (f or f_batch) and measurement model (h or h_batch) are required", name);
+    if (o->project && !ops->project)
+        return rb_err_set(err, RB_EINVAL, "%s create: project is for the EKF only", name);
     if (!(o->fd_step >= 0.0) || !isfinite(o->fd_step))
         return rb_err_set(err, RB_EINVAL, "%s create: fd_step must be >= 0 (got %g)", name, o->fd_step);
     if (!(o->jitter >= 0.0) || !isfinite(o->jitter))
@@ -184,6 +186,7 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, const rb_filt_op
     f->jac_f = o->jac_f;
     f->jac_h = o->jac_h;
     f->residual = o->residual;
+    f->project = o->project;
     f->user = o->user;
     f->fd_step = o->fd_step > 0.0 ? o->fd_step : cbrt(DBL_EPSILON);
     f->schedule = o->schedule;
@@ -557,6 +560,8 @@ int rb_filt_update(rb_filter *f, const double *z, rb_err *err)
             rb_filt_trsm_rln(n, k, f->S, k, f->K, n);
             joseph(f);
         }
+        if (f->project && (rc = f->ops->project(f, step, err)) != RB_OK)
+            return rc;
         for (size_t i = 0; i < n; i++) {
             if (!isfinite(f->Pn[i * n + i])) {
                 f->fail = RB_FILTER_FAIL_P, f->fail_index = i;

@@ -39,6 +39,7 @@ struct rb_filter {
     rb_filter_jac_f_fn jac_f;
     rb_filter_jac_h_fn jac_h;
     rb_filter_residual_fn residual;
+    rb_filter_project_fn project;
     void *user;
     double fd_step;
     rb_filter_schedule_fn schedule;
@@ -81,6 +82,8 @@ struct rb_filt_ops {
     /* KF / EKF: zhat (and H) at x for the shared update; UKF: fresh sigma points, Z = h(X), zhat, then for the
      * used elements idx[0..k) nuc, S (lower, with R), C */
     int (*measure)(rb_filter *f, const double *z, long step, rb_err *err);
+    /* EKF: the caller's projection of the updated xn, Pn (NULL: the kind has none, and refuses the option) */
+    int (*project)(rb_filter *f, long step, rb_err *err);
 };
 
 /* filter.c: allocation shared by the three constructors (validates the common options, copies x0,

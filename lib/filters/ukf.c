@@ -147,7 +147,7 @@ static int ukf_measure(rb_filter *f, const double *z, long step, rb_err *err)
     return RB_OK;
 }
 
-static const rb_filt_ops ukf_ops = {ukf_predict, ukf_measure};
+static const rb_filt_ops ukf_ops = {ukf_predict, ukf_measure, NULL};
 
 int rb_ukf_create(const rb_filter_opts *o, rb_filter **out, rb_err *err)
 {

@@ -695,7 +695,7 @@ Test(pipeline_config, registry_lists_in_name_order_and_rejects_bad_types)
     cr_assert_geq(count, 4);
     for (size_t i = 1; i < count; i++)
         cr_assert(strcmp(rb_registry_at(reg, i - 1)->name, rb_registry_at(reg, i)->name) < 0, "name order at %zu", i);
-    cr_assert_str_eq(rb_registry_at(reg, 0)->name, "difference"); /* the first name in alphabetical order */
+    cr_assert_str_eq(rb_registry_at(reg, 0)->name, "attitude"); /* the first name in alphabetical order */
     cr_assert_not_null(rb_registry_find(reg, "probe"));
     cr_assert_not_null(rb_registry_find(reg, "kf_derivative"));
     cr_assert_null(rb_registry_at(reg, count));

@@ -106,6 +106,13 @@ typedef int (*rb_filter_jac_h_fn)(void *user, const double *x, double *H, rb_err
  * angle elements into (-pi, pi]. Applied to the innovation (missing elements are NaN there: leave
  * them NaN) and to the UKF's sigma-point deviations. */
 typedef void (*rb_filter_residual_fn)(void *user, double *dz);
+/* EKF only, optional: project the estimate after an update back onto what the linear update does not keep (a unit
+ * quaternion: x / |x|). Called after every update that changed x and P (not after one with no element left, nor one
+ * the vector gate rejected), with the updated x (n) and P (n x n row-major) to rewrite in place; what it writes is
+ * the filter's state (P is then symmetrized; keep it positive semi-definite: for x / |x| the consistent covariance is
+ * J P J^T, J = (I - u u^T) / |x|, u = x / |x|, the normalization's Jacobian). Its error, or a non-finite value it
+ * writes, fails the update (prefixed "ekf update, step k: projection: ") with x and P left as before it. */
+typedef int (*rb_filter_project_fn)(void *user, double *x, double *P, rb_err *err);
 
 /* Writable views of the filter's own model matrices (borrowed; valid for the filter's life).
  * F, B, H are the KF's model (EKF, UKF: empty views, data NULL); Q (n x n) and R (m x m) are every
@@ -165,6 +172,7 @@ typedef struct rb_filter_opts {
     rb_filter_process_batch_fn f_batch;
     rb_filter_measure_batch_fn h_batch;
     rb_filter_residual_fn residual; /* optional */
+    rb_filter_project_fn project;   /* EKF only, optional (RB_EINVAL for the KF and the UKF) */
     void *user;
     double fd_step;
     /* UKF: sigma-point scaling (defaults alpha 1, beta 2, kappa 0). */

@@ -541,6 +541,128 @@ void rb_lipm_anchor_init(rb_lipm_anchor *a);
 /* rel: the foot frames' positions relative to the base in world axes (2 x 3: W_R_B B_p_F), loaded (2), base0: the
  * base's world position at the first sample (ignored afterwards). Updates a->foot and a->base. */
 void rb_lipm_anchor_step(rb_lipm_anchor *a, const double rel[6], const unsigned char loaded[2], const double base0[3]);
+/* ---- rb_att: attitude from one IMU, a gravity-vector KF feeding a quaternion EKF (seed 003, Hashlamon's thesis
+ * sec. 2.6 and its reference [100]; the thesis prints no equation: the standard form of ../shared/design/PAPERS.md
+ * sec. 3.1 "Attitude (2.6)")
+ *
+ * Estimates the world orientation of an IMU frame from its accelerometer (proper acceleration, m/s^2: an IMU at rest
+ * reads +9.81 along its up axis, as roboest's simulator and the robot logger) and gyroscope (BODY angular velocity,
+ * rad/s), both in the IMU frame. No model is needed.
+ *
+ * Gravity KF: state x = [g_b (3); a_b (3); b_a (3)]: g_b gravity in the IMU frame (its world value [0 0 -g]),
+ * a_b the linear acceleration of the IMU in its own axes, b_a the accelerometer bias. Per sample, with the gyroscope
+ * w and dt = t_k - t_{k-1}:
+ *     g_b,k = exp(-[w]x dt) g_b,k-1         (the world's gravity seen from a frame turning at w: g_b' = -w x g_b)
+ *     a_b,k = d a_b,k-1,  d = exp(-lin_acc_decay dt)   (a random walk for decay 0)
+ *     b_a,k = b_a,k-1
+ *     acc  = -g_b + a_b + b_a + v            (proper acceleration: R^T (a_W - g_W) + bias)
+ * The exponential is the exact step of g_b' = -w x g_b at a constant w [ours]; PAPERS.md's I - [w]x dt (cfg.first_order)
+ * is its first-order truncation, which lengthens g_b by a factor 1 + (|w| dt)^2 / 2 per step (4 % in a minute at
+ * 0.6 rad/s and 100 Hz) that the update, seeing no variance along g_b, hardly corrects.
+ * Q = blockdiag((gyro_noise dt)^2 (|g_b|^2 I - g_b g_b^T) (the gyro noise turning g_b, at the prior g_b),
+ * lin_acc_rw^2 dt I, bias_rw^2 dt I); R = acc_noise^2 I. The KF is written out for its structure (F block
+ * diagonal, H = [-I I I]): x += K nu, P -= W W^T with W = P H^T L^-T, S = L L^T (Cholesky), the same update as the
+ * filters module's (test_observers_attitude checks one against the other), without rb_kf's dense 9 x 9 BLAS path
+ * (above its 8-element loop limit: 1.6 us a step alone; the whole rb_att_step takes 1.1 us, make bench-attitude).
+ * Start-up (the thesis: "decomposing the first accelerometer sample with a pseudo inverse"): at the first sample
+ * with a finite accelerometer, x_0 = P_0 H^T (H P_0 H^T)^-1 acc (the minimum-norm solution of acc = H x weighted by
+ * P_0 = diag(gravity_std0^2, lin_acc_std0^2, bias_std0^2): with equal weights the plain pseudo-inverse, each term a
+ * third of the reading; the defaults give gravity almost all of it), P = P_0. Samples before it: outputs NaN.
+ *
+ * Observability. acc = -g_b + a_b + b_a is one equation in three unknowns: g_b and b_a come apart only through
+ * rotation (g_b turns with the IMU as the gyroscope says, b_a does not) and a_b only through its own model (its
+ * decay pulls it to zero: a robot that does not drift away). While the IMU does not rotate, the filter splits a
+ * constant reading by its prior variances, and the bias estimate is not a measurement: the part of a real bias
+ * across gravity appears as a tilt error of about |b_perp| / g rad (0.01 m/s^2: 0.06 deg).
+ *
+ * Tilt: with f = -g_b / |g_b| (the world's up in the IMU frame) and R = Rz(yaw) Ry(pitch) Rx(roll)
+ * (rb_m3_from_rpy, the robot logger's orientations channels), roll = atan2(f_y, f_z), pitch = atan2(-f_x,
+ * hypot(f_y, f_z)).
+ *
+ * Quaternion EKF: state q (4, w x y z, W_R_I), q_k = (I + dt/2 Omega(w)) q_{k-1} (q' = q (x) [0; w] / 2),
+ * Q = (gyro_noise dt / 2)^2 (I - q q^T) (the gyro noise through the process, at the prior q); measurement the
+ * "measured quaternion" q_meas = quat(Rz(yaw) Ry(pitch) Rx(roll)) with the KF's roll and pitch and the yaw of the
+ * EKF's prediction q_k^- (the thesis borrows the yaw "from the quaternion estimate of the EKF", 0 initially; the
+ * prediction's rather than the previous sample's, which would pull the gyro's yaw motion back at every update),
+ * flipped to -q_meas when q_meas . q_k^- < 0 (q and -q are one rotation: the innovation is taken in the prediction's
+ * hemisphere), h(q) = q, R = quat_noise^2 I. After every update q is normalized by the EKF's projection hook
+ * (rb_filter_opts.project): q / |q| with P = J P J^T, J = (I - u u^T) / |q| (u = q / |q|), so P keeps no variance
+ * along q (the norm is not uncertain). A sample without an update (no finite accelerometer element) normalizes the
+ * prediction the same way. Start-up: q_0 = cfg.q0 when have_q0 (normalized; its roll and pitch are corrected from
+ * the next sample, its yaw kept), else quat(roll, pitch of the first gravity estimate, yaw 0); P = quat_std0^2
+ * (I - q_0 q_0^T). The two filters feed each other cyclically as the thesis says: the KF gives the EKF roll and
+ * pitch, the EKF the KF its yaw (through q_meas; the KF itself needs none).
+ *
+ * Yaw is NOT observable: gravity fixes roll and pitch only, and without a magnetometer the yaw integrates the
+ * gyroscope from its start (0, or cfg.q0's) and drifts with its noise and bias. A gyroscope bias is not estimated
+ * (the thesis' form has none): a constant bias b_w tilts roll and pitch by about |b_w| times the filters' time
+ * constant and turns the yaw at b_w.
+ *
+ * Each sample: the gyroscope's non-finite elements hold their last finite value (0 before any; counted); the KF
+ * predicts, then updates with the finite accelerometer elements (a NaN or infinite element is skipped; counted); if
+ * any was used the EKF predicts and updates with q_meas, else it only predicts. Output q with w >= 0 (the EKF's own
+ * state keeps a continuous sign), rpy from it (rb_m3_to_rpy).
+ *
+ * Errors (one line): RB_ECONFIG "<key> = <value> must be ..." for a noise or std not finite or out of range (> 0:
+ * acc_noise, quat_noise, the std0; >= 0 the others), "initial orientation [w, x, y, z] has zero norm" (or a
+ * non-finite element); RB_EINPUT "sample k: t = ... is not after the previous sample's ... (dt <= 0)"; RB_ENUMERIC
+ * "sample k: ..." (the gravity KF's S not positive definite, a non-finite estimate, the EKF's failures); RB_ENOMEM.
+ * No allocation per step. */
+typedef struct rb_att_config {
+    double acc_noise;                             /* m/s^2: accelerometer white-noise std per sample, > 0 */
+    double gyro_noise;                            /* rad/s: gyroscope white-noise std per sample, >= 0 */
+    double lin_acc_rw;                            /* m/s^2 per sqrt(s): random walk of a_b, >= 0 */
+    double lin_acc_decay;                         /* 1/s: decay rate of a_b, >= 0 (0: a random walk) */
+    double bias_rw;                               /* m/s^2 per sqrt(s): random walk of b_a, >= 0 */
+    double gravity_std0, lin_acc_std0, bias_std0; /* m/s^2, > 0: initial std (and the start-up split's weights) */
+    double quat_noise;                            /* std of each element of the measured quaternion, > 0 */
+    double quat_std0;                             /* initial std of each element of q, > 0 */
+    bool have_q0;
+    double q0[4];     /* w x y z, any non-zero norm (normalized) */
+    bool first_order; /* the gravity step I - [w]x dt as PAPERS.md prints it (default: exp(-[w]x dt)) */
+} rb_att_config;
+
+/* Defaults (the thesis gives no value; every one ours): acc_noise 0.02 and gyro_noise 0.005 (the simulator's IMU
+ * preset, rb_sensor_preset), lin_acc_rw 3, lin_acc_decay 5, bias_rw 1e-3 (the preset's random walk), gravity_std0
+ * 10, lin_acc_std0 1, bias_std0 0.1, quat_noise 0.003, quat_std0 0.1, no q0. */
+void rb_att_config_init(rb_att_config *cfg);
+
+typedef struct rb_att rb_att; /* opaque */
+
+/* Allocate everything (the two filters). Errors above. */
+int rb_att_alloc(const rb_att_config *cfg, rb_att **out, rb_err *err);
+void rb_att_free(rb_att *a); /* NULL is a no-op */
+
+/* One sample at time t (s): acc (3, m/s^2) and gyro (3, rad/s) in the IMU frame; non-finite elements as above. k
+ * names the sample in messages. Allocates nothing. After an error the estimator must not be stepped again. */
+int rb_att_step(rb_att *a, size_t k, double t, const double acc[3], const double gyro[3], rb_err *err);
+
+/* The estimate after the last step (every value NaN before the first finite accelerometer sample). */
+typedef struct rb_att_out {
+    double q[4];       /* W_R_I as a unit quaternion w x y z, w >= 0 */
+    double rpy[3];     /* rad: roll pitch yaw of q (rb_m3_to_rpy) */
+    double gravity[3]; /* m/s^2: g_b, gravity in the IMU frame */
+    double lin_acc[3]; /* m/s^2: a_b */
+    double bias[3];    /* m/s^2: b_a */
+    double q_meas[4];  /* the last measured quaternion (as used: in the prediction's hemisphere); NaN without one */
+    double var[13];    /* diag P: g_b, a_b, b_a ((m/s^2)^2), then q (w x y z) */
+    bool initialized;  /* the start-up sample has been seen */
+    bool updated;      /* this sample updated both filters */
+} rb_att_out;
+void rb_att_get_out(const rb_att *a, rb_att_out *out);
+
+typedef struct rb_att_diag {
+    long steps;       /* samples stepped */
+    long waiting;     /* samples before the start-up (no finite accelerometer sample yet) */
+    long acc_missing; /* samples from the start-up on with a non-finite accelerometer element */
+    long no_update;   /* of those, samples with none finite (predict only) */
+    long gyro_held;   /* samples with a non-finite gyroscope element (held) */
+    long flips;       /* measured quaternions flipped to the prediction's hemisphere */
+} rb_att_diag;
+void rb_att_get_diag(const rb_att *a, rb_att_diag *d);
+/* The gravity KF's 3 x 3 transition (row-major) for the rate w (rad/s) over dt: exp(-[w]x dt), or I - [w]x dt when
+ * first_order. */
+void rb_att_gravity_step(const double w[3], double dt, bool first_order, double A[9]);
 
 RB_API_END
 
