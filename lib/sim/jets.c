@@ -7,24 +7,7 @@
 
 #include "sim_internal.h"
 
-double rb_sim_jet_steady_thrust(const rb_jet_params *p, double u)
-{
-    /* T_dot = 0: K_TT T^2 + (K_T + B_T v) T + c + B_U v = 0 */
-    double v = u + p->B_UU * u * u, a = p->K_TT, b = p->K_T + p->B_T * v, c = p->c + p->B_U * v, T;
-    if (a == 0.0) {
-        T = b != 0.0 ? -c / b : 0.0;
-    } else {
-        double disc = b * b - 4 * a * c;
-        if (disc < 0)
-            return 0.0;
-        /* the larger root: there dT_ddot/dT = 2 a T + b < 0 when a < 0 (the stable rest point) */
-        double r1 = (-b - sqrt(disc)) / (2 * a), r2 = (-b + sqrt(disc)) / (2 * a);
-        T = r1 > r2 ? r1 : r2;
-    }
-    if (!(T > 0))
-        return 0.0;
-    return T < p->T_max ? T : p->T_max;
-}
+double rb_sim_jet_steady_thrust(const rb_jet_params *p, double u) { return rb_jet_steady_thrust(p, u); }
 
 double rb_sim_jet_rpm(const rb_sim_jet *jet, double T)
 {

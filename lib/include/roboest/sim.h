@@ -366,8 +366,7 @@ typedef struct rb_sim_jet {
     double rpm_max;   /* rpm at T_max, > 0 */
 } rb_sim_jet;
 
-/* The model's steady thrust at a constant throttle u (N, in [0, T_max]): the larger root of d(T, 0) + g(T, 0) v(u)
- * = 0 (the stable one while K_TT < 0), 0 when there is none or it is negative. */
+/* The model's steady thrust at a constant throttle u: rb_jet_steady_thrust (roboest/dynamics.h), the older name. */
 double rb_sim_jet_steady_thrust(const rb_jet_params *p, double u);
 /* rpm(T) of the rotor map above. */
 double rb_sim_jet_rpm(const rb_sim_jet *jet, double T);
