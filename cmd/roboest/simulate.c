@@ -48,6 +48,7 @@ static const char *const SIMULATE_HELP_TRUTH =
     "  truth/contacts_active           1 (active) or 0 per contact, named after its frame\n"
     "  truth/pushes                    <i>_fx ... <i>_mz per push (world axes), N, N m\n"
     "  truth/jets/{thrusts,thrust_rates}  delivered thrust per jet, N, N/s\n"
+    "  truth/flight/{com_ref,desired_thrusts}  the flight controller's CoM reference (m) and thrusts (N)\n"
     "  truth/base/position, orientation (qw qx qy qz), twist and acceleration (body-fixed, linear first)\n"
     "  truth/com                       centre of mass of the plant (payload included), world, m\n"
     "  truth/payload/<body>            m hx hy hz Ixx Ixy Ixz Iyy Iyz Izz about the body frame (with a payload)\n"

@@ -1,6 +1,7 @@
 /* Jet engines (seed 004, section III-B; ../shared/design/PAPERS.md sections 4.1 and 4.5): the identified
  * second-order thrust model, its partial derivatives, the public simulator plugin's integration step and the public
  * coefficient sets (numbers only, each named by the file it comes from). */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -100,4 +101,74 @@ void rb_jet_step(const rb_jet_params *p, double u, double dt, double *T, double 
     }
     *T = T1;
     *T_dot = Td1;
+}
+
+double rb_jet_steady_thrust(const rb_jet_params *p, double u)
+{
+    /* T_dot = 0: K_TT T^2 + (K_T + B_T v) T + c + B_U v = 0 */
+    double v = u + p->B_UU * u * u, a = p->K_TT, b = p->K_T + p->B_T * v, c = p->c + p->B_U * v, T;
+    if (a == 0.0) {
+        T = b != 0.0 ? -c / b : 0.0;
+    } else {
+        double disc = b * b - 4 * a * c;
+        if (disc < 0)
+            return 0.0;
+        /* the larger root: there dT_ddot/dT = 2 a T + b < 0 when a < 0 (the stable rest point) */
+        double r1 = (-b - sqrt(disc)) / (2 * a), r2 = (-b + sqrt(disc)) / (2 * a);
+        T = r1 > r2 ? r1 : r2;
+    }
+    if (!(T > 0))
+        return 0.0;
+    return T < p->T_max ? T : p->T_max;
+}
+
+/* u with u + B_UU u^2 = v on the branch through u = 0 (the vertex when v is past it); written so that B_UU = 0
+ * loses no digits. */
+static double throttle_of_v(const rb_jet_params *p, double v)
+{
+    double disc = 1.0 + 4.0 * p->B_UU * v;
+    if (disc < 0.0)
+        return -0.5 / p->B_UU;
+    return 2.0 * v / (1.0 + sqrt(disc));
+}
+
+static double clamp_throttle(const rb_jet_params *p, double u)
+{
+    return u < p->u_min ? p->u_min : u > p->u_max ? p->u_max : u;
+}
+
+double rb_jet_steady_throttle(const rb_jet_params *p, double T)
+{
+    double lo = p->u_min, hi = p->u_max, T_lo = rb_jet_steady_thrust(p, lo), T_hi = rb_jet_steady_thrust(p, hi);
+    if (!(T > T_lo))
+        return lo;
+    if (!(T < T_hi))
+        return hi;
+    /* closed form: T_ddot = 0 at (T, 0) gives v; kept when it is the stable rest point of T */
+    double g = p->B_U + p->B_T * T;
+    if (g != 0.0) {
+        double u = throttle_of_v(p, -(p->K_TT * T * T + p->K_T * T + p->c) / g);
+        if (u >= lo && u <= hi && fabs(rb_jet_steady_thrust(p, u) - T) <= 1e-9 * (1.0 + T))
+            return u;
+    }
+    /* otherwise bisection: T_ss is non-decreasing in u over the presets' ranges */
+    for (int i = 0; i < 200; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (!(mid > lo && mid < hi))
+            break;
+        if (rb_jet_steady_thrust(p, mid) < T)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return hi;
+}
+
+double rb_jet_throttle_for_accel(const rb_jet_params *p, double T, double T_dot, double T_ddot)
+{
+    double d = p->K_T * T + p->K_TT * T * T + p->K_D * T_dot + p->K_DD * T_dot * T_dot + p->K_TD * T * T_dot + p->c;
+    double g = p->B_U + p->B_T * T + p->B_D * T_dot;
+    if (!(g > 0.0))
+        return NAN;
+    return clamp_throttle(p, throttle_of_v(p, (T_ddot - d) / g));
 }

@@ -7,24 +7,7 @@
 
 #include "sim_internal.h"
 
-double rb_sim_jet_steady_thrust(const rb_jet_params *p, double u)
-{
-    /* T_dot = 0: K_TT T^2 + (K_T + B_T v) T + c + B_U v = 0 */
-    double v = u + p->B_UU * u * u, a = p->K_TT, b = p->K_T + p->B_T * v, c = p->c + p->B_U * v, T;
-    if (a == 0.0) {
-        T = b != 0.0 ? -c / b : 0.0;
-    } else {
-        double disc = b * b - 4 * a * c;
-        if (disc < 0)
-            return 0.0;
-        /* the larger root: there dT_ddot/dT = 2 a T + b < 0 when a < 0 (the stable rest point) */
-        double r1 = (-b - sqrt(disc)) / (2 * a), r2 = (-b + sqrt(disc)) / (2 * a);
-        T = r1 > r2 ? r1 : r2;
-    }
-    if (!(T > 0))
-        return 0.0;
-    return T < p->T_max ? T : p->T_max;
-}
+double rb_sim_jet_steady_thrust(const rb_jet_params *p, double u) { return rb_jet_steady_thrust(p, u); }
 
 double rb_sim_jet_rpm(const rb_sim_jet *jet, double T)
 {
@@ -71,7 +54,7 @@ int sim_jets_validate(const rb_sim_scenario *sc, rb_err *err)
                                   i, i - 1);
         }
     }
-    return RB_OK;
+    return sim_flight_validate(sc, err);
 }
 
 int sim_jets_init(rb_sim *s, const rb_sim_scenario *sc, rb_err *err)
@@ -98,12 +81,17 @@ int sim_jets_init(rb_sim *s, const rb_sim_scenario *sc, rb_err *err)
             memcpy(s->jfail + g, j->failures, j->n_failures * sizeof *s->jfail);
         j->failures = s->jfail + g;
         g += j->n_failures;
-        if (j->steady_start) {
-            double u[3];
-            rb_sim_ref_eval(&j->throttle, 0.0, u);
-            s->jet_T[k] = rb_sim_jet_steady_thrust(&j->params, u[0]);
-        }
         s->jet_rpm[k] = NAN; /* the first sample sets it to rpm(T_d) */
+    }
+    int rc = sim_flight_init(s, sc, err);
+    if (rc < 0)
+        return rc;
+    for (size_t k = 0; k < n; k++) {
+        const rb_sim_jet *j = &s->jets[k];
+        double u[3];
+        rb_sim_ref_eval(&j->throttle, 0.0, u);
+        if (j->steady_start)
+            s->jet_T[k] = rb_jet_steady_thrust(&j->params, s->flight ? sim_flight_throttle(s, k) : u[0]);
     }
     s->sc.jets = NULL;
     rb_sim_truth *tr = &s->truth;
@@ -122,13 +110,19 @@ static double delivered_fraction(const rb_sim_jet *j, double t)
     return 1.0;
 }
 
-void sim_jets_sample(rb_sim *s)
+int sim_jets_sample(rb_sim *s, rb_err *err)
 {
     double t = s->t;
+    int rc = s->flight ? sim_flight_sample(s, err) : RB_OK;
+    if (rc < 0)
+        return rc;
     for (size_t k = 0; k < s->njet; k++) {
         const rb_sim_jet *j = &s->jets[k];
         double u[3], f = delivered_fraction(j, t);
-        rb_sim_ref_eval(&j->throttle, t, u);
+        if (s->flight)
+            u[0] = sim_flight_throttle(s, k);
+        else
+            rb_sim_ref_eval(&j->throttle, t, u);
         s->jet_u[k] = u[0] < j->params.u_min ? j->params.u_min : u[0] > j->params.u_max ? j->params.u_max : u[0];
         s->jet_thr[k] = f * s->jet_T[k];
         s->jet_thr_rate[k] = f * s->jet_Td[k];
@@ -140,6 +134,7 @@ void sim_jets_sample(rb_sim *s)
         for (int i = 0; i < 3; i++)
             e->w[i] = s->jet_thr[k] * j->axis[i], e->w[3 + i] = 0.0;
     }
+    return RB_OK;
 }
 
 void sim_jets_advance(rb_sim *s)
@@ -157,6 +152,7 @@ void sim_jets_advance(rb_sim *s)
 
 void sim_jets_free(rb_sim *s)
 {
+    sim_flight_free(s);
     void *arrays[] = {s->jets,    s->jfail,        s->jet_T,       s->jet_Td, s->jet_u,
                       s->jet_thr, s->jet_thr_rate, s->jet_rpm_des, s->jet_rpm};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)

@@ -486,6 +486,7 @@ static const rb_cfg_section sections[] = {
     {"payload", false, sim_scn_parse_payload},
     {"balance", false, sim_scn_parse_balance},
     {"jets", false, sim_scn_parse_jets},
+    {"flight", false, sim_scn_parse_flight},
     {"temperature", false, sim_scn_parse_temperature},
     {"scales", false, sim_scn_parse_scales},
     {"sensors", false, sim_scn_parse_sensors},
@@ -598,7 +599,7 @@ static int init_scenario(void *doc, const char *file, const char *name, const ch
 static int parse_scenario(const rb_cfg *c, const cJSON *root, void *doc, const void *unused)
 {
     (void)unused;
-    scn x = {*c, doc};
+    scn x = {*c, doc, root};
     return parse_root(&x, root);
 }
 

@@ -9,6 +9,7 @@
 typedef struct scn {
     rb_cfg c;
     rb_scenario *s;
+    const cJSON *root; /* the whole file (a section that depends on another's presence) */
 } scn;
 
 /* ---- key helpers (scenario_keys.c) ---- */
@@ -47,8 +48,12 @@ int sim_scn_parse_temperature(rb_cfg *c, const cJSON *v);
 int sim_scn_parse_scales(rb_cfg *c, const cJSON *v);
 /* An FT sensor's temperature_drift key (is_ft: the sensor is an FT sensor). */
 int sim_scn_parse_temperature_drift(scn *x, const cJSON *e, bool is_ft, rb_scenario_sensor *ss);
-/* The jets' and scales' owned arrays (rb_scenario_free). */
+/* The jets' and scales' owned arrays (rb_scenario_free); the flight's too. */
 void sim_scn_free_jets(rb_scenario *s);
+
+/* ---- flight (scenario_flight.c), read after the jets ---- */
+int sim_scn_parse_flight(rb_cfg *c, const cJSON *v);
+void sim_scn_free_flight(rb_scenario *s);
 
 /* ---- log_channels (scenario_run.c) ---- */
 /* Whether an entry of log_channels (a channel name, or a prefix ending in '/') matches the channel. */

@@ -112,9 +112,12 @@ static int one_jet(scn *x, const cJSON *e, size_t k, size_t *used)
     if (!rc && !(j->axis[0] * j->axis[0] + j->axis[1] * j->axis[1] + j->axis[2] * j->axis[2] > 0))
         rc = key_error(c, "axis", "must be non-zero");
     const cJSON *thr = rb_cfg_member(e, "throttle");
-    if (!rc && !thr)
+    bool flight = rb_cfg_member(x->root, "flight") != NULL; /* it sets the throttles */
+    if (!rc && !thr && !flight)
         rc = rb_cfg_error(c, "missing key 'throttle'");
-    if (!rc) {
+    if (!rc && thr && flight)
+        rc = key_error(c, "throttle", "not allowed with 'flight' (the flight controller sets the throttles)");
+    if (!rc && thr) {
         rb_cfg_push_key(c, "throttle", 0);
         rc = sim_scn_parse_ref(c, thr, &j->throttle);
         rb_cfg_pop(c);
@@ -174,6 +177,7 @@ void sim_scn_free_jets(rb_scenario *s)
     rb_free(s->jet_failures);
     rb_free(s->jet_noise);
     rb_free(s->scales);
+    sim_scn_free_flight(s);
 }
 
 /* ---- temperature ------------------------------------------------------------------------------------------------ */

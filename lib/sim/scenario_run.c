@@ -42,6 +42,8 @@ typedef enum src {
     T_PUSHES,
     T_JET_THRUST,
     T_JET_RATE,
+    T_FLIGHT_REF,
+    T_FLIGHT_TDES,
     T_BASE_POS,
     T_BASE_QUAT,
     T_BASE_TWIST,
@@ -236,6 +238,8 @@ static void truth_of(const rb_scenario *s, const rec *c, const rb_sim_truth *t, 
         break;
     case T_JET_THRUST: copy(v, t->jet_thrust, c->n); break;
     case T_JET_RATE: copy(v, t->jet_thrust_rate, c->n); break;
+    case T_FLIGHT_REF: copy(v, t->com_ref, 3); break;
+    case T_FLIGHT_TDES: copy(v, t->jet_thrust_des, c->n); break;
     case S_ACC: copy(v, t->frame_acc + 6 * c->index, 3); break;
     case S_GYRO: copy(v, t->frame_vel + 6 * c->index + 3, 3); break;
     case S_RPY: rb_m3_to_rpy(t->frame_pose[c->index].R, v); break;
@@ -459,6 +463,11 @@ static int add_truth_channels(const rb_scenario *s, const rb_sim_scenario *sc, c
         rc = add_rec(r, "truth/jets/thrusts", T_JET_THRUST, 0, sc->n_jets, r->jet_names, "N", NULL, seed, lr, err);
     if (!rc && sc->n_jets)
         rc = add_rec(r, "truth/jets/thrust_rates", T_JET_RATE, 0, sc->n_jets, r->jet_names, "N/s", NULL, seed, lr, err);
+    if (!rc && sc->flight.enabled)
+        rc = add_rec(r, "truth/flight/com_ref", T_FLIGHT_REF, 0, 3, XYZ, "m", NULL, seed, lr, err);
+    if (!rc && sc->flight.enabled)
+        rc = add_rec(r, "truth/flight/desired_thrusts", T_FLIGHT_TDES, 0, sc->n_jets, r->jet_names, "N", NULL, seed, lr,
+                     err);
     if (!rc)
         rc = add_rec(r, "truth/base/position", T_BASE_POS, 0, 3, XYZ, "m", NULL, seed, lr, err);
     if (!rc)

@@ -481,8 +481,7 @@ static int sample_inputs(rb_sim *s, rb_err *err)
         e->frame = s->pushes[k].frame, e->rep = RB_DYN_MIXED;
         memcpy(e->w, s->pw + 6 * k, sizeof e->w);
     }
-    sim_jets_sample(s);
-    return RB_OK;
+    return sim_jets_sample(s, err);
 }
 
 /* The controller model's new values (sim_ctrl_model_sample), then the joint references (scenario curves, or the

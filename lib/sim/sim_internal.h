@@ -71,6 +71,7 @@ struct rb_sim {
     rb_sim_jet *jets;
     rb_sim_jet_failure *jfail;
     double *jet_T, *jet_Td, *jet_u, *jet_thr, *jet_thr_rate, *jet_rpm_des, *jet_rpm;
+    struct sim_flight *flight; /* the flight controller (flight.c), NULL when off */
 
     /* linear algebra scratch */
     double *a0, *Jc, *Y, *S, *c, *lam, *J6, *tmp, *gv, *hold;
@@ -109,9 +110,17 @@ void sim_apply_limits(rb_sim *s);
  * (before the next sample); free. */
 int sim_jets_validate(const rb_sim_scenario *sc, rb_err *err);
 int sim_jets_init(rb_sim *s, const rb_sim_scenario *sc, rb_err *err);
-void sim_jets_sample(rb_sim *s);
+int sim_jets_sample(rb_sim *s, rb_err *err);
 void sim_jets_advance(rb_sim *s);
 void sim_jets_free(rb_sim *s);
+/* The flight controller (flight.c; roboest/sim_flight.h), run by the jets' functions: validate (with the jets'),
+ * init (after the jets' copies, before their steady start), sample (updates at its rate, sets truth->com_ref),
+ * throttle (jet k's, held between updates), free. */
+int sim_flight_validate(const rb_sim_scenario *sc, rb_err *err);
+int sim_flight_init(rb_sim *s, const rb_sim_scenario *sc, rb_err *err);
+int sim_flight_sample(rb_sim *s, rb_err *err);
+double sim_flight_throttle(const rb_sim *s, size_t k);
+void sim_flight_free(rb_sim *s);
 /* The dot product sum_i a_i b_i, summed in index order. */
 static inline double sim_dot(const double *a, const double *b, size_t n)
 {

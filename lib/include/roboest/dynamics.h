@@ -680,6 +680,19 @@ void rb_jet_accel_partials(const rb_jet_params *p, double T, double T_dot, doubl
  * T_dot += a dt; then T clamped to [0, T_max] and T_dot >= 0 where T = 0 (and T_dot <= 0 where T = T_max). The
  * throttle is used as given (the caller keeps it in [u_min, u_max]). First order in dt (T_dot by explicit Euler). */
 void rb_jet_step(const rb_jet_params *p, double u, double dt, double *T, double *T_dot);
+/* The steady thrust at a constant throttle u (N, in [0, T_max]): the larger root of d(T, 0) + g(T, 0) v(u) = 0 (the
+ * stable one while K_TT < 0), 0 when there is none or it is negative. Non-decreasing in u over every preset's range. */
+double rb_jet_steady_thrust(const rb_jet_params *p, double u);
+/* Its inverse: the throttle in [u_min, u_max] whose steady thrust is T: u_min when T <= T_ss(u_min) (below it the
+ * jet cannot rest: off, or the P220 Simulink set's 15 N floor), u_max when T >= T_ss(u_max), else the closed form
+ * v = -(K_TT T^2 + K_T T + c) / (B_U + B_T T), u = the root of u + B_UU u^2 = v through 0 (bisection on T_ss if
+ * that is not T's stable rest point). rb_jet_steady_thrust(p, rb_jet_steady_throttle(p, T)) = T to 1e-9 (1 + T)
+ * for every T the jet can rest at (the suite dynamics_jet_steady checks 1e-6 N); where T_ss jumps (the P160: from 0
+ * to about 6 N near u = 0.016) a T in the gap gets the smallest throttle whose steady thrust exceeds it. */
+double rb_jet_steady_throttle(const rb_jet_params *p, double T);
+/* The throttle that gives T_ddot at (T, T_dot) now: v = (T_ddot - d) / g, u from v as above, clamped to
+ * [u_min, u_max] (a lag compensation: rb_sim_flight drives the thrust with it); NaN when g(T, T_dot) <= 0. */
+double rb_jet_throttle_for_accel(const rb_jet_params *p, double T, double T_dot, double T_ddot);
 
 /* ---- the joint-torque UKF's model: process f, measurement h, start ---------------------------------------------
  * The physics of the ukf_torque stage (configs/stages.md describes the estimator: state, process, measurements,

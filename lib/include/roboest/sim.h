@@ -74,6 +74,7 @@
 #include "roboest/friction.h"
 #include "roboest/io.h"
 #include "roboest/model.h"
+#include "roboest/sim_flight.h" /* rb_sim_flight: the jets' flight controller */
 #include "roboest/spatial.h"
 
 RB_API_BEGIN
@@ -366,8 +367,7 @@ typedef struct rb_sim_jet {
     double rpm_max;   /* rpm at T_max, > 0 */
 } rb_sim_jet;
 
-/* The model's steady thrust at a constant throttle u (N, in [0, T_max]): the larger root of d(T, 0) + g(T, 0) v(u)
- * = 0 (the stable one while K_TT < 0), 0 when there is none or it is negative. */
+/* The model's steady thrust at a constant throttle u: rb_jet_steady_thrust (roboest/dynamics.h), the older name. */
 double rb_sim_jet_steady_thrust(const rb_jet_params *p, double u);
 /* rpm(T) of the rotor map above. */
 double rb_sim_jet_rpm(const rb_sim_jet *jet, double T);
@@ -412,6 +412,7 @@ typedef struct rb_sim_scenario {
 
     const rb_sim_jet *jets; /* n_jets (copied by rb_sim_init; the throttles' points borrowed) */
     size_t n_jets;
+    rb_sim_flight flight; /* the jets' flight controller (roboest/sim_flight.h); all zero: off */
 
     bool joint_limits;    /* stop the joints at the model's position limits (physics step 4) */
     bool truth_on_demand; /* false: every sample computes the whole truth; true: the frame motion, the FT
@@ -434,7 +435,7 @@ typedef struct rb_sim_truth {
                                  * gravity-compensation feedforward before the rotor term, the PI and the friction
                                  * compensation; RB_CTRL_PD the PD output (= tau_des); RB_CTRL_NONE zero */
     double com_ref[3];     /* balance: the CoM reference c_ref(t) the IK tracks (of the controller's model:
-                            * rb_sim_balance), world, m; NaN without balance */
+                            * rb_sim_balance), flight: the flight's (sim_flight.h), world, m; NaN without either */
     const double *current; /* motor current I_m (saturated), A */
     const double *current_cmd;                       /* commanded current before saturation, A */
     const double *motor_pos, *motor_vel, *motor_acc; /* rotor side: R s, R s_dot, R s_ddot (k_gear: with the windup) */
@@ -459,9 +460,9 @@ typedef struct rb_sim_truth {
     const double *payload_pi;
     double pelvis_height_ref; /* balance.pelvis_height: the base height reference z_ref(t), m; NaN otherwise */
     /* jets (scenario order): throttle u_k (clamped), delivered thrust T_d (N) and its rate (N/s), the rotor's
-     * desired and measured speeds (rpm) */
+     * desired and measured speeds (rpm), the flight controller's T_des (N; NULL without flight: sim_flight.h) */
     size_t n_jets;
-    const double *jet_throttle, *jet_thrust, *jet_thrust_rate, *jet_rpm_des, *jet_rpm;
+    const double *jet_throttle, *jet_thrust, *jet_thrust_rate, *jet_rpm_des, *jet_rpm, *jet_thrust_des;
     /* The parts below (RB_SIM_TRUTH_FRAMES, _FT, _ENERGY, _COM) hold the current sample's values when their bit
      * is set in `valid`: always all of them, unless scenario->truth_on_demand (then only those
      * rb_sim_truth_compute computed for this sample; the others keep older values). */
@@ -746,13 +747,14 @@ double rb_sensor_next_time(const rb_sensor *s);
  *               contacts and a controller. Joints given in `references` keep those references (free joints:
  *               the IK leaves them alone, rb_sim_balance); the others follow the IK
  *   jets        [{frame (model frame, one jet per frame), preset (rb_jet_preset name, required), axis [x y z] (frame
- *               axes, non-zero, default [0 0 -1]), throttle (required: {kind: "const"|"sine"|"chirp"|"step"|"ramp"|
- *               "spline", offset (default 0), amplitude, freq, freq_end, phase, t0, t1, times, values}: rb_sim_ref,
- *               "ramp" = RB_REF_RAMP), steady_start (bool), failure: [{from, until (> from), fraction [0, 1]}]
- *               (in time order, apart), rotor: {tau (s, default 0.1), rpm_max (default 100000), noise (rpm std,
- *               default 0)}}] -> rb_sim_jet (the model: "jets" above). Channels jets/throttles,
- *               jets/rotor_speed_error (rpm_des - rpm, rpm, with the rotor noise), truth/jets/thrusts,
- *               truth/jets/thrust_rates (elements: the jet frames)
+ *               axes, non-zero, default [0 0 -1]), throttle (required; refused with flight: {kind: "const"|"sine"|
+ *               "chirp"|"step"|"ramp"|"spline", offset (default 0), amplitude, freq, freq_end, phase, t0, t1, times,
+ *               values}: rb_sim_ref, "ramp" = RB_REF_RAMP), steady_start (bool; with flight: its hover thrust),
+ *               failure: [{from, until (> from), fraction [0, 1]}] (in time order, apart), rotor: {tau (s, default
+ *               0.1), rpm_max (default 100000), noise (rpm std, default 0)}}] -> rb_sim_jet ("jets" above).
+ *               Channels jets/throttles, jets/rotor_speed_error (rpm_des - rpm, rpm, with the rotor noise),
+ *               truth/jets/thrusts, truth/jets/thrust_rates (elements: the jet frames)
+ *   flight      the jets' flight controller (keys: roboest/sim_flight.h); with it every jet's throttle is refused
  *   temperature {t0 (degC, default 25), rate (K/s), from (s), until (s, > from, default open), noise (K), resolution
  *               (K)} -> rb_scn_temperature
  *   scales      [{contact (index in contacts or its frame name; one scale per contact), drift_per_kelvin (kg/K;
@@ -855,7 +857,7 @@ typedef struct rb_scenario {
  *   jets/{throttles,rotor_speed_error} (jets), truth/joints/{positions,velocities,accelerations,references,torques,friction_torques},
  *   truth/motors/{torques,currents,current_commands,positions,velocities,accelerations}, truth/joints/at_limit
  *   (joint_limits), truth/contacts/<frame> (per contact), truth/contacts_active (contacts), truth/pushes
- *   (pushes: <i>_fx ... <i>_mz), truth/jets/{thrusts,thrust_rates} (jets), truth/base/{position,orientation,twist,acceleration}, truth/com,
+ *   (pushes: <i>_fx ... <i>_mz), truth/jets/{thrusts,thrust_rates} (jets), truth/flight/{com_ref,desired_thrusts} (flight), truth/base/{position,orientation,twist,acceleration}, truth/com,
  *   truth/payload/<body> (per payload), truth/payload_mass (payloads), truth/tasks/pelvis_height
  *   (balance.pelvis_height), truth/energy.
  * Joint-level channels without a configured sensor and the truth are noise-free at log_rate. log_channels
