@@ -10,7 +10,7 @@
 #   make paper-001  seed 001 (online inertial parameters): Table I, consistency, gating, the dumbbell offline on
 #                   the logs of datasets/, then Table II in the simulated loop, each beside the paper, rules checked
 #   make paper-004  seed 004 (thrust estimation): the scale validation with and without the temperature
-#                   correction, the jet failure with and without scheduling, a short free flight; rules checked
+#                   correction, the jet failure with and without scheduling, a 20 s controlled flight; rules checked
 #   make test       the formatting check, the unit and end-to-end tests (Criterion), then the same under
 #                   ASan + UBSan
 #   make format / make format-check  apply .clang-format to every source and header / fail on any difference
