@@ -50,6 +50,10 @@ int sim_scn_parse_temperature_drift(scn *x, const cJSON *e, bool is_ft, rb_scena
 /* The jets' and scales' owned arrays (rb_scenario_free). */
 void sim_scn_free_jets(rb_scenario *s);
 
+/* ---- floor friction (scenario_friction.c), read after the contacts; its arrays live in s->sim.floor ---- */
+int sim_scn_parse_floor(rb_cfg *c, const cJSON *v);
+void sim_scn_free_floor(rb_scenario *s);
+
 /* ---- log_channels (scenario_run.c) ---- */
 /* Whether an entry of log_channels (a channel name, or a prefix ending in '/') matches the channel. */
 bool sim_scn_entry_matches(const char *entry, const char *channel);

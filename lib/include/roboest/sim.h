@@ -74,6 +74,7 @@
 #include "roboest/friction.h"
 #include "roboest/io.h"
 #include "roboest/model.h"
+#include "roboest/sim_contact.h"
 #include "roboest/spatial.h"
 
 RB_API_BEGIN
@@ -398,6 +399,7 @@ typedef struct rb_sim_scenario {
     size_t n_contacts;
     const rb_sim_contact_event *events; /* n_events, any order */
     size_t n_events;
+    rb_sim_floor floor; /* friction: contacts that stick or slip (scenario key "floor", roboest/sim_contact.h) */
 
     const rb_sim_push *pushes; /* n_pushes */
     size_t n_pushes;
