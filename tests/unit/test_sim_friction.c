@@ -246,6 +246,43 @@ Test(sim_friction, a_low_friction_patch_slips_only_where_it_lies)
     run_free(&r);
 }
 
+/* A contact's own coefficients replace the floor's; a patch where the contact stands replaces both. */
+Test(sim_friction, contact_coefficients_and_their_precedence)
+{
+    slip_run r;
+    run("euler", MILD, "{\"mu_s\": 1.0, \"mu_d\": 0.8, \"contacts\": {\"r_sole\": {\"mu_s\": 0.1, \"mu_d\": 0.08}}}",
+        0.1, 0.08, 0.0, &r);
+    cr_assert_gt(slipping_in(&r, 1, PUSH_START, PUSH_END), 50);
+    cr_assert_eq(slipping_in(&r, 0, 0.0, 2.0), 0);
+    cr_assert_lt(r.mu_err, 1e-9);
+    run_free(&r);
+    run("euler", MILD,
+        "{\"mu_s\": 1.0, \"mu_d\": 0.8, \"contacts\": {\"r_sole\": {\"mu_s\": 0.1, \"mu_d\": 0.08}},"
+        " \"patches\": [{\"min\": [-0.3, -0.5], \"max\": [0.3, 0.0], \"mu_s\": 2.0, \"mu_d\": 1.5}]}",
+        2.0, 1.5, 0.0, &r);
+    for (int c = 0; c < 2; c++)
+        cr_assert_eq(slipping_in(&r, c, 0.0, 2.0), 0, "foot %d", c);
+    run_free(&r);
+    /* the coefficients in effect, in the truth */
+    rb_scenario *s = load_floor(
+        "euler", 0.0, "{\"mu_s\": 0.7, \"contacts\": {\"r_sole\": {\"mu_s\": 0.3, \"mu_d\": 0.2, \"v_s\": 0.01}}}");
+    rb_sim *sim = NULL;
+    rb_err err;
+    cr_assert_eq(rb_sim_init(&s->sim, &sim, &err), RB_OK, "%s", err.msg);
+    const rb_sim_contact_truth *ct = rb_sim_contact_truth_get(sim);
+    cr_assert_eq(ct->mu_s[0], 0.7);
+    cr_assert_eq(ct->mu_d[0], 0.7); /* mu_d defaults to mu_s */
+    cr_assert_eq(ct->mu_s[1], 0.3);
+    cr_assert_eq(ct->mu_d[1], 0.2);
+    rb_sim_finish(sim);
+    rb_scenario_free(s);
+    s = load_floor("euler", 0.0, "{\"patches\": [{\"min\": [5, 5], \"max\": [6, 6], \"mu_d\": 0.2}]}");
+    cr_assert(isinf(s->sim.floor.coef.mu_s) && isinf(s->sim.floor.coef.mu_d), "no limit outside the patches");
+    cr_assert_eq(s->sim.floor.patches[0].coef.mu_s, 0.2); /* mu_s defaults to mu_d */
+    cr_assert_eq(s->sim.floor.v_stick, 1e-3);
+    rb_scenario_free(s);
+}
+
 Test(sim_friction, the_friction_ratio_follows_the_stribeck_curve)
 {
     slip_run r;

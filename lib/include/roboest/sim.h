@@ -856,10 +856,10 @@ typedef struct rb_scenario {
  *   file order, temperatures/<FT leaf> (FT sensors with temperature_drift), scales/<contact frame>,
  *   jets/{throttles,rotor_speed_error} (jets), truth/joints/{positions,velocities,accelerations,references,torques,friction_torques},
  *   truth/motors/{torques,currents,current_commands,positions,velocities,accelerations}, truth/joints/at_limit
- *   (joint_limits), truth/contacts/<frame> (per contact), truth/contacts_active (contacts), truth/pushes
- *   (pushes: <i>_fx ... <i>_mz), truth/jets/{thrusts,thrust_rates} (jets), truth/base/{position,orientation,twist,acceleration}, truth/com,
- *   truth/payload/<body> (per payload), truth/payload_mass (payloads), truth/tasks/pelvis_height
- *   (balance.pelvis_height), truth/energy.
+ *   (joint_limits), truth/contacts/<frame> (per contact), truth/contacts_active (contacts), truth/contacts/{slip_velocity,slipping,
+ *   friction_ratio,pulling} (floor), truth/pushes (pushes: <i>_fx ... <i>_mz), truth/jets/{thrusts,thrust_rates} (jets),
+ *   truth/base/{position,orientation,twist,acceleration}, truth/com, truth/payload/<body> (per payload), truth/payload_mass (payloads),
+ *   truth/tasks/pelvis_height (balance.pelvis_height), truth/energy.
  * Joint-level channels without a configured sensor and the truth are noise-free at log_rate. log_channels
  * (s->log_channels) keeps only the channels it matches in the log; the others are kept only as their latest row
  * while a hook's `sample` reads them, and are not measured at all without one (the kept ones are the same bits
