@@ -34,10 +34,12 @@
  * contact only). Iterating f_n through repeated solves would converge only while mu times the coupling between a
  * foot's tangential force and the normal forces (about the CoM height over the feet's separation, 4 for the
  * humanoid) stays below 1.
- * Reference pose: a slipping contact's reference follows its frame in world x, y and yaw at every evaluation (its
- * z, roll and pitch keep the floor's), so a contact that sticks again is held where it stopped: Baumgarte does not
- * pull it back. Its remaining slip velocity (< v_stick) decays with the contact's Baumgarte damping (with
- * baumgarte_T 0 it stays).
+ * Reference pose: a slipping contact's Baumgarte reference follows its frame in world x, y and yaw at every
+ * evaluation (its z, roll and pitch keep the floor's), so a contact that sticks again is held where it stopped:
+ * Baumgarte does not pull it back. Its remaining slip velocity (< v_stick) decays with the contact's Baumgarte
+ * damping (with baumgarte_T 0 it stays). The balance IK (rb_sim_balance) keeps its own target, the pose where the
+ * contact became active: the controller does not know of the slip (an event that switches the contact off and on
+ * again gives both the new pose).
  * Coefficients of a contact (at the sample): those of the first floor patch holding its frame origin's world x-y,
  * else the contact's own (contact_coef), else the floor's.
  * What is logged is what is applied: truth->contact_wrench of a slipping contact holds its friction force and zero
