@@ -481,6 +481,7 @@ static const rb_cfg_section sections[] = {
     {"joint_limits", false, parse_joint_limits},
     {"contacts", false, sim_scn_parse_contacts},
     {"events", false, sim_scn_parse_events},
+    {"floor", false, sim_scn_parse_floor},
     {"pushes", false, sim_scn_parse_pushes},
     {"random_pushes", false, sim_scn_parse_random_pushes},
     {"payload", false, sim_scn_parse_payload},
@@ -577,6 +578,7 @@ void rb_scenario_free(rb_scenario *s)
     rb_free(s->segments);
     rb_free(s->free_joints);
     sim_scn_free_jets(s);
+    sim_scn_free_floor(s);
     rb_strings_free(s->log_channels, s->n_log_channels);
     rb_model_free(s->model);
     rb_free(s->urdf);

@@ -54,6 +54,9 @@ void sim_scn_free_jets(rb_scenario *s);
 /* ---- flight (scenario_flight.c), read after the jets ---- */
 int sim_scn_parse_flight(rb_cfg *c, const cJSON *v);
 void sim_scn_free_flight(rb_scenario *s);
+/* ---- floor friction (scenario_friction.c), read after the contacts; its arrays live in s->sim.floor ---- */
+int sim_scn_parse_floor(rb_cfg *c, const cJSON *v);
+void sim_scn_free_floor(rb_scenario *s);
 
 /* ---- log_channels (scenario_run.c) ---- */
 /* Whether an entry of log_channels (a channel name, or a prefix ending in '/') matches the channel. */

@@ -39,6 +39,10 @@ typedef enum src {
     T_AT_LIMIT,
     T_CONTACT,
     T_CONTACT_ACTIVE,
+    T_SLIP_VEL, /* floor friction (roboest/sim_contact.h) */
+    T_SLIPPING,
+    T_FRIC_RATIO,
+    T_PULLING,
     T_PUSHES,
     T_JET_THRUST,
     T_JET_RATE,
@@ -82,9 +86,11 @@ typedef struct recorder {
     const char **contact_names; /* the contacts' frame names (element names of truth/contacts_active) */
     const char **payload_names; /* the payload bodies' names (element names of truth/payload_mass) */
     const char **jet_names;     /* the jets' frame names (element names of jets/... and truth/jets/...) */
-    rb_channel_info *channels;  /* the hook's view of recs */
-    const double **latest;      /* per channel: its newest row, NULL before its first sample */
-    bool *fresh;                /* per channel: measured at the current sample */
+    char *slip_buf;             /* truth/contacts/slip_velocity's element names <frame>_x, <frame>_y */
+    const char **slip_names;
+    rb_channel_info *channels; /* the hook's view of recs */
+    const double **latest;     /* per channel: its newest row, NULL before its first sample */
+    bool *fresh;               /* per channel: measured at the current sample */
 } recorder;
 
 static const char *const WRENCH[] = {"fx", "fy", "fz", "mx", "my", "mz"};
@@ -186,6 +192,8 @@ static void recorder_free(recorder *r)
     rb_free(r->contact_names);
     rb_free(r->payload_names);
     rb_free(r->jet_names);
+    rb_free(r->slip_buf);
+    rb_free(r->slip_names);
     rb_free(r->channels);
     rb_free(r->latest);
     rb_free(r->fresh);
@@ -193,8 +201,10 @@ static void recorder_free(recorder *r)
 
 static void copy(double *dst, const double *src_, size_t n) { memcpy(dst, src_, n * sizeof *dst); }
 
-/* The true values of a channel at the current sample (s: the scenario, for the temperature and the scales). */
-static void truth_of(const rb_scenario *s, const rec *c, const rb_sim_truth *t, double *v)
+/* The true values of a channel at the current sample (s: the scenario, for the temperature and the scales; ct: the
+ * floor's friction truth, NULL without a floor). */
+static void truth_of(const rb_scenario *s, const rec *c, const rb_sim_truth *t, const rb_sim_contact_truth *ct,
+                     double *v)
 {
     size_t n = t->n;
     double dT = rb_scn_temperature_at(&s->temperature, t->t) - s->temperature.t0;
@@ -247,6 +257,13 @@ static void truth_of(const rb_scenario *s, const rec *c, const rb_sim_truth *t, 
     case T_CONTACT_ACTIVE:
         for (size_t k = 0; k < c->n; k++)
             v[k] = t->contact_active[k];
+        break;
+    case T_SLIP_VEL: copy(v, ct->slip_velocity, c->n); break;
+    case T_FRIC_RATIO: copy(v, ct->friction_ratio, c->n); break;
+    case T_SLIPPING:
+    case T_PULLING:
+        for (size_t k = 0; k < c->n; k++)
+            v[k] = (c->source == T_SLIPPING ? ct->slipping : ct->pulling)[k];
         break;
     case T_PAYLOAD: copy(v, t->payload_pi + 10 * c->index, 10); break;
     case T_PAYLOAD_MASS:
@@ -306,7 +323,7 @@ static int sample(recorder *r, rb_sim *sim, rb_err *err)
         rec *c = &r->recs[i];
         if (!c->due)
             continue;
-        truth_of(r->s, c, t, c->truth);
+        truth_of(r->s, c, t, rb_sim_contact_truth_get(sim), c->truth);
         size_t row = r->keep_all && c->kept ? c->count : 0;
         if (rb_sensor_step(&c->sensor, t->t, c->truth, c->data + row * c->n, c->time + row)) {
             r->latest[i] = c->data + row * c->n;
@@ -413,6 +430,34 @@ static int add_robot_channels(const rb_scenario *s, const rb_sim_scenario *sc, r
     return rc ? rc : add_thrust_channels(s, sc, r, err);
 }
 
+/* With a floor: truth/contacts/{slip_velocity,slipping,friction_ratio,pulling} (roboest/sim_contact.h). */
+static int add_friction_channels(const rb_scenario *s, const rb_sim_scenario *sc, recorder *r, rb_err *err)
+{
+    const rb_model *m = s->model;
+    size_t nc = sc->n_contacts, len = 0;
+    for (size_t k = 0; k < nc; k++)
+        len += 2 * (strlen(m->frames[sc->contacts[k].frame].name) + 3);
+    if (!(r->slip_buf = rb_malloc(len)) || !(r->slip_names = rb_malloc(2 * nc * sizeof *r->slip_names)))
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    char *at = r->slip_buf;
+    for (size_t e = 0; e < 2 * nc; e++) {
+        r->slip_names[e] = at;
+        at += sprintf(at, "%s_%s", m->frames[sc->contacts[e / 2].frame].name, XYZ[e % 2]) + 1;
+    }
+    uint64_t seed = sc->seed;
+    double lr = s->log_rate;
+    int rc =
+        add_rec(r, "truth/contacts/slip_velocity", T_SLIP_VEL, 0, 2 * nc, r->slip_names, "m/s", NULL, seed, lr, err);
+    if (!rc)
+        rc = add_rec(r, "truth/contacts/slipping", T_SLIPPING, 0, nc, r->contact_names, "n.d.", NULL, seed, lr, err);
+    if (!rc)
+        rc = add_rec(r, "truth/contacts/friction_ratio", T_FRIC_RATIO, 0, nc, r->contact_names, "n.d.", NULL, seed, lr,
+                     err);
+    if (!rc)
+        rc = add_rec(r, "truth/contacts/pulling", T_PULLING, 0, nc, r->contact_names, "n.d.", NULL, seed, lr, err);
+    return rc;
+}
+
 /* The truth channels, noise-free at log_rate. */
 static int add_truth_channels(const rb_scenario *s, const rb_sim_scenario *sc, const rb_sim_truth *t, recorder *r,
                               rb_err *err)
@@ -457,6 +502,8 @@ static int add_truth_channels(const rb_scenario *s, const rb_sim_scenario *sc, c
     if (!rc && t->n_contacts)
         rc = add_rec(r, "truth/contacts_active", T_CONTACT_ACTIVE, 0, t->n_contacts, r->contact_names, "n.d.", NULL,
                      seed, lr, err);
+    if (!rc && t->n_contacts && sc->floor.enabled)
+        rc = add_friction_channels(s, sc, r, err);
     if (!rc && t->n_pushes)
         rc = add_rec(r, "truth/pushes", T_PUSHES, 0, 6 * t->n_pushes, NULL, NULL, NULL, seed, lr, err);
     if (!rc && sc->n_jets)

@@ -94,10 +94,12 @@ static int contact_rows(rb_sim *s, rb_err *err)
             (rc = rb_dyn_frame_velocity(m, s->plant, (size_t)ct->frame, RB_DYN_MIXED, v, err)) < 0 ||
             (rc = rb_dyn_frame_pose(m, s->plant, (size_t)ct->frame, &X, err)) < 0)
             return rc;
+        /* with a floor, the reference moved by the contact's slip (contact_friction.c) */
+        const rb_xform *ref = s->fr ? sim_fric_follow(s, k, &X, v) : &s->cref[k];
         double kp = 0.0, kd = 0.0;
         if (ct->baumgarte_T > 0) {
             kp = 1.0 / (ct->baumgarte_T * ct->baumgarte_T), kd = 2.0 / ct->baumgarte_T;
-            pose_error(&X, &s->cref[k], e);
+            pose_error(&X, ref, e);
         }
         for (int r = 0; r < ct->dim; r++) {
             memcpy(s->Jc + rows * nv, s->J6 + (size_t)r * nv, nv * sizeof *s->Jc);
@@ -208,7 +210,9 @@ static void constraint_row(rb_sim *s, size_t r, const double *J, size_t unit, in
 /* nu_dot of the last plant_eval's state: a0 = M^-1 ([0; tau_net] - h), then the constraint rows (the active
  * contacts, the held joints) J a = c by the Schur complement S = J M^-1 J^T = Y^T Y, Y = L^-T J^T (tree order):
  * lambda = S^-1 (c - J a0), a = a0 + L^-1 (Y lambda). Writes the contact wrenches (6 per scenario contact, zero
- * when inactive) into cw (may be NULL) and the generalized force on every held joint into hold (n). */
+ * when inactive) into cw (may be NULL) and the generalized force on every held joint into hold (n).
+ * Slipping contacts (roboest/sim_contact.h): their released rows are left out and a normal row's force acts along
+ * its force row F (J_f = J_n - mu d^T J_t): S = Y^T F, not symmetric, solved by LU; a = a0 + L^-1 (F lambda). */
 static int plant_solve(rb_sim *s, const unsigned char *held, double *nu_dot, double *cw, double *hold, rb_err *err)
 {
     size_t nv = s->nv, n = s->n, vo = s->voff;
@@ -217,10 +221,12 @@ static int plant_solve(rb_sim *s, const unsigned char *held, double *nu_dot, dou
     mass_solve(s, s->a0, s->a0);
     memcpy(nu_dot, s->a0, nv * sizeof *nu_dot);
 
-    size_t rows = 0;
+    size_t rows = 0, jr = 0;
     for (size_t k = 0; k < s->nc; k++)
-        for (int r = 0; s->active[k] && r < s->contacts[k].dim; r++, rows++)
-            constraint_row(s, rows, s->Jc + rows * nv, 0, s->cleaf[k], s->c[rows]);
+        for (int r = 0; s->active[k] && r < s->contacts[k].dim; r++, jr++)
+            if (!s->fr || !sim_fric_released(s->fr, k, r))
+                constraint_row(s, rows++, s->Jc + jr * nv, 0, s->cleaf[k], s->c[jr]);
+    const double *const *F = s->fr ? sim_fric_force_rows(s, rows) : NULL; /* NULL: symmetric */
     for (size_t j = 0; j < n; j++)
         if (held[j])
             constraint_row(s, rows++, NULL, vo + j, (int)s->vpos[vo + j], 0.0);
@@ -228,14 +234,20 @@ static int plant_solve(rb_sim *s, const unsigned char *held, double *nu_dot, dou
         for (size_t r = 0; r < rows; r++)
             for (size_t r2 = 0; r2 <= r; r2++) {
                 int leaf = s->yleaf[r] >= 0 ? s->yleaf[r] : s->yleaf[r2];
-                s->S[r * rows + r2] = s->S[r2 * rows + r] = chain_dot(s, leaf, s->Y + r * nv, s->Y + r2 * nv);
+                const double *yr = s->Y + r * nv, *y2 = s->Y + r2 * nv;
+                s->S[r * rows + r2] = s->S[r2 * rows + r] = chain_dot(s, leaf, yr, y2);
+                if (F && (F[r] || F[r2])) { /* Y_r . F_r2 and Y_r2 . F_r */
+                    s->S[r * rows + r2] = chain_dot(s, leaf, yr, F[r2] ? F[r2] : y2);
+                    s->S[r2 * rows + r] = chain_dot(s, leaf, y2, F[r] ? F[r] : yr);
+                }
             }
-        if (!chol(s->S, rows))
+        if (F ? !sim_fric_lu_solve(s, rows) : !chol(s->S, rows))
             return rb_err_set(err, RB_ENUMERIC, "sim: t = %.6g s: contact system singular (redundant contacts?)", s->t);
-        chol_solve(s->S, rows, s->lam);
+        if (!F)
+            chol_solve(s->S, rows, s->lam);
         memset(s->tmp, 0, nv * sizeof *s->tmp);
         for (size_t r = 0; r < rows; r++) {
-            const double *y = s->Y + r * nv;
+            const double *y = F && F[r] ? F[r] : s->Y + r * nv;
             double l = s->lam[r];
             if (s->yleaf[r] < 0)
                 for (size_t k = 0; k < nv; k++)
@@ -254,10 +266,15 @@ static int plant_solve(rb_sim *s, const unsigned char *held, double *nu_dot, dou
     for (size_t k = 0; k < s->nc; k++) {
         if (!s->active[k])
             continue;
-        for (int r = 0; r < s->contacts[k].dim; r++, rows++)
-            if (cw)
-                cw[6 * k + (size_t)r] = s->lam[rows];
+        for (int r = 0; r < s->contacts[k].dim; r++)
+            if (!s->fr || !sim_fric_released(s->fr, k, r)) {
+                if (cw)
+                    cw[6 * k + (size_t)r] = s->lam[rows];
+                rows++;
+            }
     }
+    if (cw && s->fr)
+        sim_fric_wrenches(s, cw);
     for (size_t j = 0; j < n; j++) {
         hold[j] = 0.0;
         if (held[j]) {
@@ -685,6 +702,20 @@ static int friction(rb_sim *s, rb_err *err)
     return stopped ? plant_eval(s, s->q, s->nu, false, true, err) : RB_OK;
 }
 
+/* The step's final solve; with a floor, the contacts' stick / slip decision around it (roboest/sim_contact.h). */
+static int contact_solve(rb_sim *s, rb_err *err)
+{
+    int rc;
+    if (s->fr)
+        sim_fric_begin(s);
+    do
+        rc = plant_solve(s, s->held, s->nu_dot, s->cw, s->hold, err);
+    while (rc >= 0 && s->fr && sim_fric_update(s));
+    if (rc >= 0 && s->fr)
+        sim_fric_end(s);
+    return rc;
+}
+
 /* Joint torque, and the rotor side with the gear's windup (k_gear > 0). */
 static void joint_outputs(rb_sim *s)
 {
@@ -724,7 +755,7 @@ int sim_compute_sample(rb_sim *s, rb_err *err)
         (rc = sample_refs(s, err)) < 0 || (rc = controller(s, err)) < 0)
         return rc;
     actuators(s);
-    if ((rc = friction(s, err)) < 0 || (rc = plant_solve(s, s->held, s->nu_dot, s->cw, s->hold, err)) < 0)
+    if ((rc = friction(s, err)) < 0 || (rc = contact_solve(s, err)) < 0)
         return rc;
     joint_outputs(s);
 

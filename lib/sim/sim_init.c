@@ -75,7 +75,7 @@ static int validate(const rb_sim_scenario *sc, rb_err *err)
     for (size_t k = 0; sc->frames && k < sc->n_frames; k++)
         if (sc->frames[k] < 0 || (size_t)sc->frames[k] >= m->n_frames)
             return rb_err_set(err, RB_ECONFIG, "sim: frame %d out of range", sc->frames[k]);
-    return sim_jets_validate(sc, err);
+    return (rc = sim_jets_validate(sc, err)) < 0 ? rc : sim_fric_validate(sc, err);
 }
 
 /* Poisson push times over [0, duration); fills `out` when non-NULL, returns the count. */
@@ -294,7 +294,7 @@ int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
         memcpy(s->free_j, sc->balance.free_joints, n * sizeof *s->free_j);
     s->sc.payloads = NULL, s->sc.balance.free_joints = NULL;
     s->share_ctrl = s->npl == 0;
-    if ((rc = sim_jets_init(s, sc, err)) < 0)
+    if ((rc = sim_jets_init(s, sc, err)) < 0 || (rc = sim_fric_init(s, sc, err)) < 0)
         goto fail;
     if (sc->joint_limits)
         sim_apply_limits(s);
@@ -352,6 +352,7 @@ void rb_sim_finish(rb_sim *s)
     rb_dyn_free(s->plant);
     rb_dyn_free(s->ctrl);
     sim_jets_free(s);
+    sim_fric_free(s);
     void *arrays[] = {s->refs,      s->gains,     s->act,        s->fric,
                       s->fst,       s->contacts,  s->events,     s->pushes,
                       s->frames,    s->active,    s->cref,       s->vperm,

@@ -28,6 +28,7 @@ struct rb_sim {
     /* contact state */
     unsigned char *active;
     rb_xform *cref;
+    struct sim_fric *fr; /* friction: stick or slip (contact_friction.c); NULL without a floor */
 
     /* the plant's velocity coordinates parents first (tree_order) and its evaluation at one state (plant_eval) */
     size_t *vperm, *vpos;
@@ -121,6 +122,32 @@ int sim_flight_init(rb_sim *s, const rb_sim_scenario *sc, rb_err *err);
 int sim_flight_sample(rb_sim *s, rb_err *err);
 double sim_flight_throttle(const rb_sim *s, size_t k);
 void sim_flight_free(rb_sim *s);
+/* Frictional contacts (contact_friction.c, roboest/sim_contact.h), s->fr non-NULL with a floor only.
+ * validate: the floor (RB_ECONFIG naming the key); init: s->fr when the floor is on (after the contacts' copy and
+ * s->max_rows); free.
+ * follow: from contact_rows, contact k's frame pose and MIXED velocity at the evaluated state (kept for the
+ * decision); returns the contact's Baumgarte reference: s->cref[k] (what the balance IK holds the contact at) moved
+ * in x, y and yaw by the contact's slip since its activation (a slipping contact's follows its frame).
+ * released: row r of contact k is left out of the solve (SLIP: x, y, and a 6-D contact's yaw).
+ * force_rows: after the constraint rows 0..crows-1 of a solve (contact rows without the released ones) are in s->Y,
+ * the force row of each (tree order, as Y's): a slipping contact's normal row's is L^-T (J_n - mu d^T J_t)^T, the
+ * others NULL (= their Y row); NULL when no contact slips (the symmetric system). lu_solve: s->lam <- S^-1 s->lam,
+ * S = s->S (rows x rows, not symmetric; overwritten); false if singular. wrenches: the slipping contacts' friction
+ * forces into cw (6 per contact) from their normal forces there.
+ * begin / update / end: the decision around the step's final solve (sim.c contact_solve): begin takes the sample's
+ * coefficients, velocities and re-stick candidates; update, after a solve with s->cw, switches contacts and returns
+ * true when the solve must be repeated; end writes the truth. */
+int sim_fric_validate(const rb_sim_scenario *sc, rb_err *err);
+int sim_fric_init(rb_sim *s, const rb_sim_scenario *sc, rb_err *err);
+void sim_fric_free(rb_sim *s);
+const rb_xform *sim_fric_follow(rb_sim *s, size_t k, const rb_xform *X, const double v[6]);
+bool sim_fric_released(const struct sim_fric *fr, size_t k, int r);
+const double *const *sim_fric_force_rows(rb_sim *s, size_t crows);
+bool sim_fric_lu_solve(rb_sim *s, size_t rows);
+void sim_fric_wrenches(const rb_sim *s, double *cw);
+void sim_fric_begin(rb_sim *s);
+bool sim_fric_update(rb_sim *s);
+void sim_fric_end(rb_sim *s);
 /* The dot product sum_i a_i b_i, summed in index order. */
 static inline double sim_dot(const double *a, const double *b, size_t n)
 {
