@@ -525,6 +525,15 @@ static int add_truth_channels(const rb_scenario *s, const rb_sim_scenario *sc, c
         rc = add_rec(r, "truth/base/acceleration", T_BASE_ACC, 0, 6, TWIST, NULL, NULL, seed, lr, err);
     if (!rc)
         rc = add_rec(r, "truth/com", T_COM, 0, 3, XYZ, "m", NULL, seed, lr, err);
+    /* each orientation sensor's noise-free reading: what an attitude estimator is scored against */
+    for (size_t i = 0; !rc && i < s->n_sensors; i++) {
+        const rb_scenario_sensor *ss = &s->sensors[i];
+        char name[300];
+        if (ss->source != RB_SCN_ORIENTATION)
+            continue;
+        snprintf(name, sizeof name, "truth/%s", ss->channel);
+        rc = add_rec(r, name, S_RPY, ss->index, 3, RPY, "rad", NULL, seed, lr, err);
+    }
     for (size_t k = 0; !rc && k < sc->n_payloads; k++) {
         char name[300];
         snprintf(name, sizeof name, "truth/payload/%s", m->bodies[sc->payloads[k].body].name);

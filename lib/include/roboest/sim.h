@@ -715,7 +715,7 @@ typedef struct rb_scenario {
  *   (joint_limits), truth/contacts/<frame> (per contact), truth/contacts_active (contacts), truth/contacts/{slip_velocity,slipping,
  *   friction_ratio,pulling} (floor), truth/pushes (pushes: <i>_fx ... <i>_mz), truth/jets/{thrusts,thrust_rates} (jets),
  *   truth/flight/{com_ref,desired_thrusts} (flight), truth/base/{position,orientation,twist,acceleration}, truth/com,
- *   truth/payload/<body> (per payload), truth/payload_mass (payloads), truth/tasks/pelvis_height (balance.pelvis_height),
+ *   truth/orientations/<leaf> (per orientation sensor: its noise-free roll pitch yaw), truth/payload/<body> (per payload), truth/payload_mass (payloads), truth/tasks/pelvis_height (balance.pelvis_height),
  *   truth/energy.
  * Joint-level channels without a configured sensor and the truth are noise-free at log_rate. log_channels
  * (s->log_channels) keeps only the channels it matches in the log; the others are kept only as their latest row
