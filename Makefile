@@ -28,6 +28,7 @@
 #   make bench-odometry  legged odometry step per sample (humanoid lower body, two feet in stance)
 #   make bench-thrust    thrust estimator step per sample (four jets; two feet and in flight; each variant)
 #   make bench-model     URDF loading time of 10,000- and 50,000-link chains
+#   make bench-walk      the 12-DoF biped walking (configs/scenarios/walk.json): real-time factors at 1 kHz
 #   make stages-doc regenerate configs/stages.md, the stage reference, from the stage types (lib/estimators/)
 #   make deps       install missing Debian packages (apt-get; needs root)
 #
@@ -73,7 +74,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo closed-loop paper-001 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-model clean format format-check
+.PHONY: FORCE all deps demo closed-loop paper-001 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-model bench-walk clean format format-check
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -304,6 +305,9 @@ bench-thrust: all $(BUILD)/bench_thrust
 
 bench-model: all $(BUILD)/bench_model
 	$(BUILD)/bench_model
+
+bench-walk: all $(BUILD)/bench_walk
+	$(BUILD)/bench_walk $(abspath .)
 
 # libFuzzer targets (clang), each run for FUZZ_SECONDS on a corpus seeded from the test fixtures.
 # fuzz_log_read reads in-process and skips HDF5 inputs (FUZZ_DEFS): Debian's libhdf5 1.10 itself overflows
