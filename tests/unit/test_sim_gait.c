@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_count.h"
 #include "roboest/dynamics.h"
 #include "roboest/sim.h"
 
@@ -224,7 +225,7 @@ Test(sim_gait, a_walk_of_walk_json_stays_upright_on_its_plan, .timeout = 120)
     cr_assert_eq(rb_sim_init(&sc->sim, &sim, &err), RB_OK, "%s", err.msg);
     cr_assert_eq(rb_dyn_alloc(m, &ws, &err), RB_OK);
     const int feet[2] = {sc->sim.gait.feet[0], sc->sim.gait.feet[1]};
-    double planted[2][3], com0 = NAN, se = 0, worst_tilt = 0, worst_slide = 0, lowest = 0, worst_land = 0;
+    double planted[2][3], com0 = NAN, feet0 = NAN, se = 0, worst_tilt = 0, worst_slide = 0, lowest = 0, worst_land = 0;
     double worst_cop = 0;
     size_t n = 0, singles = 0;
     bool was_in[2] = {false, false};
@@ -249,6 +250,8 @@ Test(sim_gait, a_walk_of_walk_json_stays_upright_on_its_plan, .timeout = 120)
             bool in = t->contact_active[f];
             if (in && !was_in[f]) {
                 memcpy(planted[f], X.p, sizeof planted[f]);
+                if (t->t == 0 && f == 1)
+                    feet0 = (planted[0][0] + planted[1][0]) / 2;
                 if (t->t > 0) /* a touch-down: where the plan put it */
                     worst_land = fmax(
                         worst_land, hypot(hypot(X.p[0] - t->gait.feet_ref[3 * f], X.p[1] - t->gait.feet_ref[3 * f + 1]),
@@ -278,7 +281,11 @@ Test(sim_gait, a_walk_of_walk_json_stays_upright_on_its_plan, .timeout = 120)
     cr_expect_gt(lowest, -1e-3, "a foot sank %g m into the ground", -lowest);
     cr_expect_lt(worst_land, 2e-3, "a swing foot landed %g m off its foothold", worst_land);
     cr_expect_lt(worst_cop, 1.0, "the CoP left the stance sole (%g of its half size)", worst_cop);
-    cr_expect_float_eq(t->com[0] - com0 - 0.0164, 6 * 0.06, 0.01, "advance %g m", t->com[0] - com0);
+    /* six step lengths: the feet close side by side 0.36 m ahead; the CoM comes to rest over them */
+    double mid = (planted[0][0] + planted[1][0]) / 2;
+    cr_expect_float_eq(mid - feet0, 6 * 0.06, 1e-3, "the feet advanced %g m", mid - feet0);
+    cr_expect_float_eq(t->com[0], mid, 0.01, "the CoM at %g m, the feet at %g m", t->com[0], mid);
+    cr_expect_lt(t->com[0] - com0, 0.4, "the CoM advanced %g m", t->com[0] - com0);
     rb_dyn_free(ws);
     rb_sim_finish(sim);
     rb_scenario_free(sc);
@@ -429,4 +436,35 @@ Test(sim_gait, a_bad_plan_is_refused_at_set_up)
     cr_expect(c[2] == 0.65 && v[2] == 0.0);
     cr_expect_float_eq(rb_gait_plan_zc(p), 0.65, 1e-15);
     rb_gait_plan_free(p);
+}
+
+/* The plan is made at set-up: stepping a walk through lift-offs and touch-downs allocates nothing (neither rb_malloc
+ * nor the C library). */
+Test(sim_gait, stepping_a_walk_allocates_nothing)
+{
+    rb_err err;
+    int rc;
+    rb_scenario *sc = load_walk(NULL, "{\"duration\": 2.7}", &err, &rc);
+    cr_assert_eq(rc, RB_OK, "%s", err.msg);
+    rb_sim *sim = NULL;
+    cr_assert_eq(rb_sim_init(&sc->sim, &sim, &err), RB_OK, "%s", err.msg);
+    test_alloc_count_init();
+    rb_alloc_fail_after(-1);
+    test_alloc_count = 0;
+    test_alloc_counting = 1;
+    size_t switches = 0;
+    rb_gait_phase last = rb_sim_truth_get(sim)->gait.phase;
+    while ((rc = rb_sim_step(sim, &err)) == 1) {
+        switches += rb_sim_truth_get(sim)->gait.phase != last;
+        last = rb_sim_truth_get(sim)->gait.phase;
+    }
+    test_alloc_counting = 0;
+    long allocs = rb_alloc_fail_after(-1), c_allocs = test_alloc_count;
+    cr_assert_eq(rc, 0, "%s", err.msg);
+    cr_expect_eq(switches, 4, "LS, DS, RS, DS");
+    cr_expect_eq(allocs, 0, "rb_malloc calls while stepping: %ld", allocs);
+    if (test_alloc_count_works())
+        cr_expect_eq(c_allocs, 0, "C library allocations while stepping: %ld", c_allocs);
+    rb_sim_finish(sim);
+    rb_scenario_free(sc);
 }
