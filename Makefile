@@ -30,6 +30,7 @@
 #   make bench-lipm      LIPM CoM estimator step per sample (two axes; forms 1 and 2)
 #   make bench-attitude  attitude estimator step per sample (one IMU) and its allocations
 #   make bench-model     URDF loading time of 10,000- and 50,000-link chains
+#   make bench-walk      the 12-DoF biped walking (configs/scenarios/walk.json): real-time factors at 1 kHz
 #   make stages-doc regenerate configs/stages.md, the stage reference, from the stage types (lib/estimators/)
 #   make deps       install missing Debian packages (apt-get; needs root)
 #
@@ -75,8 +76,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo closed-loop paper-001 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-model clean format format-check
-.PHONY: FORCE all deps demo closed-loop paper-001 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-attitude bench-model clean format format-check
+.PHONY: FORCE all deps demo closed-loop paper-001 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-model bench-walk clean format format-check
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -313,6 +313,9 @@ bench-attitude: all $(BUILD)/bench_attitude
 
 bench-model: all $(BUILD)/bench_model
 	$(BUILD)/bench_model
+
+bench-walk: all $(BUILD)/bench_walk
+	$(BUILD)/bench_walk $(abspath .)
 
 # libFuzzer targets (clang), each run for FUZZ_SECONDS on a corpus seeded from the test fixtures.
 # fuzz_log_read reads in-process and skips HDF5 inputs (FUZZ_DEFS): Debian's libhdf5 1.10 itself overflows

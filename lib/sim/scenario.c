@@ -486,6 +486,7 @@ static const rb_cfg_section sections[] = {
     {"random_pushes", false, sim_scn_parse_random_pushes},
     {"payload", false, sim_scn_parse_payload},
     {"balance", false, sim_scn_parse_balance},
+    {"gait", false, sim_scn_parse_gait},
     {"jets", false, sim_scn_parse_jets},
     {"flight", false, sim_scn_parse_flight},
     {"temperature", false, sim_scn_parse_temperature},
@@ -531,8 +532,8 @@ static int parse_root(scn *x, const cJSON *root)
         rb_cfg_pop(c);
     }
     const cJSON *refs = rb_cfg_member(root, "references");
-    if (!rc && x->s->sim.balance.enabled && refs) {
-        /* joints given a reference keep it: the balance IK leaves them alone (free joints) */
+    if (!rc && (x->s->sim.balance.enabled || x->s->sim.gait.enabled) && refs) {
+        /* joints given a reference keep it: the balance or gait IK leaves them alone (free joints) */
         const rb_model *m = x->s->model;
         if (!(x->s->free_joints = rb_calloc(m->n_dofs ? m->n_dofs : 1, sizeof *x->s->free_joints)))
             return rb_cfg_nomem(c);
@@ -540,7 +541,7 @@ static int parse_root(scn *x, const cJSON *root)
             for (size_t j = 0; j < m->n_dofs; j++)
                 if (e->string && strcmp(e->string, m->dof_names[j]) == 0)
                     x->s->free_joints[j] = 1;
-        x->s->sim.balance.free_joints = x->s->free_joints;
+        x->s->sim.balance.free_joints = x->s->sim.gait.free_joints = x->s->free_joints;
     }
     if (!rc && x->s->sim.balance.enabled && x->s->sim.ctrl == RB_CTRL_NONE) {
         rb_cfg_push_key(c, "balance", 0);

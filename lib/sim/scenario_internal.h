@@ -40,6 +40,7 @@ int sim_scn_parse_pushes(rb_cfg *c, const cJSON *v);
 int sim_scn_parse_random_pushes(rb_cfg *c, const cJSON *v);
 int sim_scn_parse_payload(rb_cfg *c, const cJSON *v);
 int sim_scn_parse_balance(rb_cfg *c, const cJSON *v);
+int sim_scn_parse_gait(rb_cfg *c, const cJSON *v); /* scenario_gait.c: after balance */
 int sim_scn_parse_sensors(rb_cfg *c, const cJSON *v);
 
 /* ---- jets, temperature, scales (scenario_jets.c), read before the sensors ---- */

@@ -53,9 +53,16 @@ typedef enum src {
     T_BASE_TWIST,
     T_BASE_ACC,
     T_COM,
+    T_COM_VEL,
+    T_COM_ACC,
     T_PAYLOAD,
     T_PAYLOAD_MASS,
     T_PELVIS,
+    T_GAIT_PHASE,
+    T_GAIT_COM_REF,
+    T_GAIT_ZMP_REF,
+    T_GAIT_FEET_REF,
+    T_GAIT_ZMP,
     T_ENERGY
 } src;
 
@@ -100,6 +107,8 @@ static const char *const TWIST[] = {"vx", "vy", "vz", "wx", "wy", "wz"};
 static const char *const ENERGY[] = {"kinetic", "potential"};
 static const char *const RPY[] = {"roll", "pitch", "yaw"};
 static const char *const PELVIS[] = {"reference", "actual"};
+static const char *const PHASE[] = {"phase"};
+static const char *const FEET[] = {"l_x", "l_y", "l_z", "r_x", "r_y", "r_z"};
 static const char *const INERTIAL[] = {"m", "hx", "hy", "hz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz"};
 
 /* Unit of element i (unit: the channel's single unit, or NULL when it has none). */
@@ -284,6 +293,13 @@ static void truth_of(const rb_scenario *s, const rec *c, const rb_sim_truth *t, 
     case T_BASE_TWIST: copy(v, t->base_twist, 6); break;
     case T_BASE_ACC: copy(v, t->base_acc, 6); break;
     case T_COM: copy(v, t->com, 3); break;
+    case T_COM_VEL: copy(v, t->com_vel, 3); break;
+    case T_COM_ACC: copy(v, t->com_acc, 3); break;
+    case T_GAIT_PHASE: v[0] = (double)t->gait.phase; break;
+    case T_GAIT_COM_REF: copy(v, t->com_ref, 3); break;
+    case T_GAIT_ZMP_REF: copy(v, t->gait.zmp_ref, 2); break;
+    case T_GAIT_FEET_REF: copy(v, t->gait.feet_ref, 6); break;
+    case T_GAIT_ZMP: copy(v, t->gait.zmp, 2); break;
     case T_ENERGY:
         v[0] = t->kinetic;
         v[1] = t->potential;
@@ -301,6 +317,8 @@ static unsigned parts_of(src source)
     case S_RPY: return RB_SIM_TRUTH_FRAMES;
     case T_ENERGY: return RB_SIM_TRUTH_ENERGY;
     case T_COM: return RB_SIM_TRUTH_COM;
+    case T_COM_VEL:
+    case T_COM_ACC: return RB_SIM_TRUTH_COM_MOTION;
     default: return 0;
     }
 }
@@ -458,6 +476,23 @@ static int add_friction_channels(const rb_scenario *s, const rb_sim_scenario *sc
     return rc;
 }
 
+/* The gait's truth: truth/gait/{phase, com_ref, zmp_ref, feet_ref, zmp} (roboest/sim_gait.h). */
+static int add_gait_channels(const rb_sim_scenario *sc, recorder *r, rb_err *err)
+{
+    uint64_t seed = sc->seed;
+    double lr = r->s->log_rate;
+    int rc = add_rec(r, "truth/gait/phase", T_GAIT_PHASE, 0, 1, PHASE, "n.d.", NULL, seed, lr, err);
+    if (!rc)
+        rc = add_rec(r, "truth/gait/com_ref", T_GAIT_COM_REF, 0, 3, XYZ, "m", NULL, seed, lr, err);
+    if (!rc)
+        rc = add_rec(r, "truth/gait/zmp_ref", T_GAIT_ZMP_REF, 0, 2, XYZ, "m", NULL, seed, lr, err);
+    if (!rc)
+        rc = add_rec(r, "truth/gait/feet_ref", T_GAIT_FEET_REF, 0, 6, FEET, "m", NULL, seed, lr, err);
+    if (!rc)
+        rc = add_rec(r, "truth/gait/zmp", T_GAIT_ZMP, 0, 2, XYZ, "m", NULL, seed, lr, err);
+    return rc;
+}
+
 /* The truth channels, noise-free at log_rate. */
 static int add_truth_channels(const rb_scenario *s, const rb_sim_scenario *sc, const rb_sim_truth *t, recorder *r,
                               rb_err *err)
@@ -534,6 +569,10 @@ static int add_truth_channels(const rb_scenario *s, const rb_sim_scenario *sc, c
         snprintf(name, sizeof name, "truth/%s", ss->channel);
         rc = add_rec(r, name, S_RPY, ss->index, 3, RPY, "rad", NULL, seed, lr, err);
     }
+    if (!rc && sc->gait.enabled)
+        rc = add_rec(r, "truth/com_velocity", T_COM_VEL, 0, 3, XYZ, "m/s", NULL, seed, lr, err);
+    if (!rc && sc->gait.enabled)
+        rc = add_rec(r, "truth/com_acceleration", T_COM_ACC, 0, 3, XYZ, "m/s^2", NULL, seed, lr, err);
     for (size_t k = 0; !rc && k < sc->n_payloads; k++) {
         char name[300];
         snprintf(name, sizeof name, "truth/payload/%s", m->bodies[sc->payloads[k].body].name);
@@ -548,6 +587,8 @@ static int add_truth_channels(const rb_scenario *s, const rb_sim_scenario *sc, c
                      err);
     if (!rc && sc->balance.enabled && sc->balance.pelvis_height.enabled)
         rc = add_rec(r, "truth/tasks/pelvis_height", T_PELVIS, 0, 2, PELVIS, "m", NULL, seed, lr, err);
+    if (!rc && sc->gait.enabled)
+        rc = add_gait_channels(sc, r, err);
     if (!rc)
         rc = add_rec(r, "truth/energy", T_ENERGY, 0, 2, ENERGY, "J", NULL, seed, lr, err);
     return rc;

@@ -8,67 +8,10 @@
 
 #include "sim_internal.h"
 
-/* ---- small dense linear algebra (row-major, n <= a few dozen) ------------------------------------------ */
-
-/* In-place Cholesky A = L L^T (lower triangle of A receives L, its diagonal as 1 / L_jj); false if not positive
- * definite. */
-static bool chol(double *A, size_t n)
-{
-    for (size_t j = 0; j < n; j++) {
-        double *Aj = A + j * n, d = Aj[j];
-        for (size_t k = 0; k < j; k++)
-            d -= Aj[k] * Aj[k];
-        if (!(d > 0.0))
-            return false;
-        double dinv = 1.0 / sqrt(d);
-        Aj[j] = dinv;
-        for (size_t i = j + 1; i < n; i++) {
-            double *Ai = A + i * n, s = Ai[j];
-            for (size_t k = 0; k < j; k++)
-                s -= Ai[k] * Aj[k];
-            Ai[j] = s * dinv;
-        }
-    }
-    return true;
-}
-
-static void chol_solve(const double *L, size_t n, double *x)
-{
-    for (size_t i = 0; i < n; i++) {
-        double s = x[i];
-        for (size_t k = 0; k < i; k++)
-            s -= L[i * n + k] * x[k];
-        x[i] = s * L[i * n + i];
-    }
-    for (size_t i = n; i-- > 0;) {
-        double xi = x[i] * L[i * n + i];
-        x[i] = xi;
-        for (size_t k = 0; k < i; k++) /* column-oriented: row i of L carries x_i to the earlier unknowns */
-            x[k] -= L[i * n + k] * xi;
-    }
-}
-
-/* log of a rotation matrix as a rotation vector (angle < pi). */
-static void rot_log(const double R[9], double w[3])
-{
-    double c = 0.5 * (R[0] + R[4] + R[8] - 1.0);
-    c = c > 1.0 ? 1.0 : c < -1.0 ? -1.0 : c;
-    double th = acos(c), s = sin(th), k = th < 1e-8 ? 0.5 + th * th / 12.0 : 0.5 * th / s;
-    w[0] = k * (R[7] - R[5]), w[1] = k * (R[2] - R[6]), w[2] = k * (R[3] - R[1]);
-}
-
-/* e = [p - p_ref; log(R R_ref^T)] */
-static void pose_error(const rb_xform *X, const rb_xform *ref, double e[6])
-{
-    double RRt[9];
-    for (int i = 0; i < 3; i++) {
-        e[i] = X->p[i] - ref->p[i];
-        for (int j = 0; j < 3; j++)
-            RRt[3 * i + j] =
-                X->R[3 * i] * ref->R[3 * j] + X->R[3 * i + 1] * ref->R[3 * j + 1] + X->R[3 * i + 2] * ref->R[3 * j + 2];
-    }
-    rot_log(RRt, e + 3);
-}
+/* The small dense linear algebra (dense.c) under the names the physics below uses. */
+static bool chol(double *A, size_t n) { return sim_chol(A, n); }
+static void chol_solve(const double *L, size_t n, double *x) { sim_chol_solve(L, n, x); }
+static void pose_error(const rb_xform *X, const rb_xform *ref, double e[6]) { sim_pose_error(X, ref, e); }
 
 /* ---- the plant ------------------------------------------------------------------------------------------
  * plant_eval at one state (q, nu): the active contacts' constraint rows, the bias forces with the pushes in
@@ -291,15 +234,17 @@ static int plant_solve(rb_sim *s, const unsigned char *held, double *nu_dot, dou
 /* ---- controller helpers (nominal model, controller workspace) --------------------------------------- */
 
 /* Gravity compensation (n) at the sample's q: fixed base g_s; floating base with contacts the contact-consistent
- * one. The contact Jacobians are the plant's rows of this sample (kinematics only: the same for the nominal
- * model). */
+ * one (a gait's PD: of the inverse dynamics of the IK's motion instead of g, sim_gait_dynamics). The contact Jacobians
+ * are the plant's rows of this sample (kinematics only: the same for the nominal model). */
 static int gravity_comp(rb_sim *s, double *tau, rb_err *err)
 {
     const rb_model *m = s->m;
     size_t nv = s->nv, vo = s->voff, rows = s->ncr;
     int rc;
     /* the plant's workspace when it holds the nominal model: its joint transforms at q are ready */
-    if ((rc = rb_dyn_gravity_forces(m, s->share_ctrl ? s->plant : s->ctrl, s->q, s->gv, err)) < 0)
+    rb_dyn *ws = s->share_ctrl ? s->plant : s->ctrl;
+    bool dyn = s->gait && s->sc.ctrl == RB_CTRL_PD && s->sc.gait.feedforward == RB_GAIT_FF_DYNAMICS;
+    if ((rc = dyn ? sim_gait_dynamics(s, ws, s->gv, err) : rb_dyn_gravity_forces(m, ws, s->q, s->gv, err)) < 0)
         return rc;
     for (size_t j = 0; j < s->n; j++)
         tau[j] = s->gv[vo + j];
@@ -326,121 +271,6 @@ static int gravity_comp(rb_sim *s, double *tau, rb_err *err)
         for (size_t j = 0; j < s->n; j++)
             tau[j] -= s->Jc[r * nv + vo + j] * l;
     }
-    return RB_OK;
-}
-
-/* nu_r = (A^T A + eps 1)^-1 A^T rhs (A: rows x nv in s->A), the damped least-squares solution (eps = 1e-10: the
- * exact, minimum-norm one when A has full row rank). Solved in the smaller of its two equal forms: with
- * rows <= nv as A^T (A A^T + eps 1)^-1 rhs, a rows x rows system over dot products of A's contiguous rows. */
-static int damped_least_squares(rb_sim *s, size_t rows, rb_err *err)
-{
-    size_t nv = s->nv;
-    double *G = s->AtA;
-    if (rows <= nv) {
-        for (size_t r = 0; r < rows; r++)
-            for (size_t r2 = 0; r2 <= r; r2++)
-                G[r * rows + r2] = G[r2 * rows + r] =
-                    sim_dot(s->A + r * nv, s->A + r2 * nv, nv) + (r == r2 ? 1e-10 : 0.0);
-        if (!chol(G, rows))
-            return rb_err_set(err, RB_ENUMERIC, "sim: t = %.6g s: balance IK singular", s->t);
-        chol_solve(G, rows, s->rhs);
-        memset(s->nu_r, 0, nv * sizeof *s->nu_r);
-        for (size_t r = 0; r < rows; r++)
-            for (size_t i = 0; i < nv; i++)
-                s->nu_r[i] += s->A[r * nv + i] * s->rhs[r];
-        return RB_OK;
-    }
-    for (size_t i = 0; i < nv; i++) {
-        double x = 0.0;
-        for (size_t r = 0; r < rows; r++)
-            x += s->A[r * nv + i] * s->rhs[r];
-        s->nu_r[i] = x;
-        for (size_t j = 0; j <= i; j++) {
-            double a = 0.0;
-            for (size_t r = 0; r < rows; r++)
-                a += s->A[r * nv + i] * s->A[r * nv + j];
-            G[i * nv + j] = G[j * nv + i] = a + (i == j ? 1e-10 : 0.0);
-        }
-    }
-    if (!chol(G, nv))
-        return rb_err_set(err, RB_ENUMERIC, "sim: t = %.6g s: balance IK singular", s->t);
-    chol_solve(G, nv, s->nu_r);
-    return RB_OK;
-}
-
-/* Balance: one IK velocity solve at the reference configuration q_r (controller model). */
-static int balance_ik(rb_sim *s, rb_err *err)
-{
-    const rb_model *m = s->m;
-    size_t nv = s->nv, rows = 0;
-    double k = 1.0 / (s->sc.balance.ik_T > 0 ? s->sc.balance.ik_T : 0.02);
-    int rc;
-    if ((rc = rb_dyn_kinematics(m, s->ctrl, s->q_r, NULL, NULL, err)) < 0)
-        return rc;
-    rb_mat J6 = rb_mat_view(s->J6, 6, nv, nv);
-    for (size_t c = 0; c < s->nc; c++) {
-        if (!s->active[c])
-            continue;
-        rb_xform X;
-        double e[6];
-        size_t f = (size_t)s->contacts[c].frame;
-        if ((rc = rb_dyn_frame_jacobian(m, s->ctrl, f, RB_DYN_MIXED, &J6, err)) < 0 ||
-            (rc = rb_dyn_frame_pose(m, s->ctrl, f, &X, err)) < 0)
-            return rc;
-        pose_error(&X, &s->cref[c], e);
-        for (int r = 0; r < s->contacts[c].dim; r++, rows++) {
-            memcpy(s->A + rows * nv, s->J6 + (size_t)r * nv, nv * sizeof *s->A);
-            s->rhs[rows] = -k * e[r];
-        }
-    }
-    double com[3], w = 2 * M_PI * s->sc.balance.freq;
-    rb_mat Jcom = rb_mat_view(s->A + rows * nv, 3, nv, nv);
-    if ((rc = rb_dyn_com_jacobian(m, s->ctrl, &Jcom, com, err)) < 0)
-        return rc;
-    double cref[3] = {s->com0[0], s->com0[1] + s->sc.balance.amplitude * sin(w * s->t), s->com0[2]};
-    memcpy(s->truth.com_ref, cref, sizeof cref);
-    double cdot[3] = {0.0, s->sc.balance.amplitude * w * cos(w * s->t), 0.0};
-    for (int i = 0; i < 3; i++)
-        s->rhs[rows + (size_t)i] = cdot[i] + k * (cref[i] - com[i]);
-    const rb_xform *XB = rb_dyn_body_pose(s->ctrl, 0);
-    if (s->sc.balance.pelvis_height.enabled) {
-        /* the base height instead of the CoM's: world z of the base velocity, e_z^T R_B v_B */
-        double wz = 2 * M_PI * s->sc.balance.pelvis_height.freq, a = s->sc.balance.pelvis_height.amplitude;
-        double zr = s->z_B0 + s->sc.balance.pelvis_height.offset + a * sin(wz * s->t), zd = a * wz * cos(wz * s->t);
-        double *row = s->A + (rows + 2) * nv;
-        memset(row, 0, nv * sizeof *row);
-        for (int i = 0; i < 3; i++)
-            row[i] = XB->R[6 + i];
-        s->rhs[rows + 2] = zd + k * (zr - XB->p[2]);
-        s->truth.pelvis_height_ref = zr;
-    }
-    rows += 3;
-    double RRt[9], lw[3], wB[3];
-    rb_m3_mul(XB->R, s->R_B0, RRt); /* R_B R_B0^T: R_B0 holds the transpose */
-    rot_log(RRt, lw);
-    for (int i = 0; i < 3; i++)
-        lw[i] *= -k;
-    rb_m3t_mul_v(XB->R, lw, wB);
-    for (int i = 0; i < 3; i++, rows++) {
-        memset(s->A + rows * nv, 0, nv * sizeof *s->A);
-        s->A[rows * nv + 3 + (size_t)i] = 1.0;
-        s->rhs[rows] = wB[i];
-    }
-    /* free joints: given (their reference's velocity moves to the right-hand side), out of the solve */
-    for (size_t j = 0; j < s->n; j++) {
-        if (!s->free_j[j])
-            continue;
-        size_t col = s->voff + j;
-        for (size_t r = 0; r < rows; r++) {
-            s->rhs[r] -= s->A[r * nv + col] * s->ref_d[j];
-            s->A[r * nv + col] = 0.0;
-        }
-    }
-    if ((rc = damped_least_squares(s, rows, err)) < 0)
-        return rc;
-    for (size_t j = 0; j < s->n; j++)
-        if (s->free_j[j])
-            s->nu_r[s->voff + j] = s->ref_d[j];
     return RB_OK;
 }
 
@@ -485,6 +315,12 @@ static int sample_inputs(rb_sim *s, rb_err *err)
             s->active[ev->contact] = 0;
         }
     }
+    if (s->gait) { /* the gait's contact switching, then its references */
+        size_t landing = sim_gait_phase(s);
+        if (landing != SIZE_MAX && (rc = sim_activate_contact(s, landing, err)) < 0)
+            return rc;
+        sim_gait_refs(s);
+    }
     if ((rc = sim_payload_sample(s, err)) < 0)
         return rc;
     s->n_ext_push = 0;
@@ -502,37 +338,15 @@ static int sample_inputs(rb_sim *s, rb_err *err)
 }
 
 /* The controller model's new values (sim_ctrl_model_sample), then the joint references (scenario curves, or the
- * balance IK's) at the sample. */
+ * IK's under balance or gait: ik.c) at the sample. */
 static int sample_refs(rb_sim *s, rb_err *err)
 {
-    size_t n = s->n, vo = s->voff;
-    int rc;
-    if (s->sc.balance.enabled) {
-        for (size_t j = 0; j < n; j++) {
-            if (!s->free_j[j])
-                continue;
-            double r[3];
-            rb_sim_ref_eval(&s->refs[j], s->t, r);
-            s->q_r[7 + j] = r[0], s->ref_d[j] = r[1];
-        }
-        if ((rc = sim_ctrl_model_sample(s, err)) < 0 || (rc = balance_ik(s, err)) < 0)
-            return rc;
-        for (size_t j = 0; j < n; j++) {
-            if (s->free_j[j]) {
-                double r[3];
-                rb_sim_ref_eval(&s->refs[j], s->t, r);
-                s->ref[j] = r[0], s->ref_d[j] = r[1], s->ref_dd[j] = r[2];
-                continue;
-            }
-            s->ref[j] = s->q_r[7 + j];
-            s->ref_d[j] = s->nu_r[vo + j];
-            s->ref_dd[j] = s->step == 0 ? 0.0 : (s->nu_r[vo + j] - s->nu_r_prev[vo + j]) / s->sc.dt;
-        }
-        return RB_OK;
-    }
-    if ((rc = sim_ctrl_model_sample(s, err)) < 0)
+    if (sim_ik_on(s))
+        return sim_ik_refs(s, err);
+    int rc = sim_ctrl_model_sample(s, err);
+    if (rc < 0)
         return rc;
-    for (size_t j = 0; j < n; j++) {
+    for (size_t j = 0; j < s->n; j++) {
         double r[3];
         rb_sim_ref_eval(&s->refs[j], s->t, r);
         s->ref[j] = r[0], s->ref_d[j] = r[1], s->ref_dd[j] = r[2];
@@ -755,7 +569,7 @@ int sim_compute_sample(rb_sim *s, rb_err *err)
         (rc = sample_refs(s, err)) < 0 || (rc = controller(s, err)) < 0)
         return rc;
     actuators(s);
-    if ((rc = friction(s, err)) < 0 || (rc = contact_solve(s, err)) < 0)
+    if ((rc = friction(s, err)) < 0 || (rc = contact_solve(s, err)) < 0 || (s->gait && (rc = sim_gait_zmp(s, err)) < 0))
         return rc;
     joint_outputs(s);
 
@@ -839,7 +653,7 @@ int rb_sim_step(rb_sim *s, rb_err *err)
             s->nu[vo + j] = 0.0; /* exact already; clears round-off */
     if (s->sc.joint_limits)
         sim_apply_limits(s);
-    if (s->sc.balance.enabled) {
+    if (sim_ik_on(s)) {
         memcpy(s->nu_r_prev, s->nu_r, nv * sizeof *s->nu_r);
         rb_dyn_integrate(m, s->q_r, s->nu_r, dt, s->q_r);
     }

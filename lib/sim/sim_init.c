@@ -75,6 +75,8 @@ static int validate(const rb_sim_scenario *sc, rb_err *err)
     for (size_t k = 0; sc->frames && k < sc->n_frames; k++)
         if (sc->frames[k] < 0 || (size_t)sc->frames[k] >= m->n_frames)
             return rb_err_set(err, RB_ECONFIG, "sim: frame %d out of range", sc->frames[k]);
+    if ((rc = sim_gait_check(sc, err)) < 0)
+        return rc;
     return (rc = sim_jets_validate(sc, err)) < 0 ? rc : sim_fric_validate(sc, err);
 }
 
@@ -290,9 +292,10 @@ int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
         }
         s->body_pi[p->body] = s->pl_pi + 10 * k;
     }
-    if (sc->balance.free_joints)
-        memcpy(s->free_j, sc->balance.free_joints, n * sizeof *s->free_j);
-    s->sc.payloads = NULL, s->sc.balance.free_joints = NULL;
+    const unsigned char *free_j = sc->gait.enabled ? sc->gait.free_joints : sc->balance.free_joints;
+    if (free_j)
+        memcpy(s->free_j, free_j, n * sizeof *s->free_j);
+    s->sc.payloads = NULL, s->sc.balance.free_joints = NULL, s->sc.gait.free_joints = NULL;
     s->share_ctrl = s->npl == 0;
     if ((rc = sim_jets_init(s, sc, err)) < 0 || (rc = sim_fric_init(s, sc, err)) < 0)
         goto fail;
@@ -302,7 +305,7 @@ int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
     for (size_t k = 0; k < s->nc; k++)
         if (sc->contacts[k].initially_active && (rc = sim_activate_contact(s, k, err)) < 0)
             goto fail;
-    if (sc->balance.enabled) {
+    if (sim_ik_on(s)) {
         memcpy(s->q_r, s->q, nq * sizeof *s->q_r);
         if ((rc = rb_dyn_kinematics(m, s->ctrl, s->q_r, NULL, NULL, err)) < 0 ||
             (rc = rb_dyn_com(m, s->ctrl, s->com0, err)) < 0)
@@ -313,6 +316,8 @@ int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
             for (int j = 0; j < 3; j++)
                 s->R_B0[3 * i + j] = XB->R[3 * j + i];
     }
+    if (sc->gait.enabled && (rc = sim_gait_init(s, err)) < 0)
+        goto fail;
 
     rb_sim_truth *tr = &s->truth;
     tr->n = n, tr->nq = nq, tr->nv = nv;
@@ -333,6 +338,10 @@ int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
     tr->n_ft = m->n_ft, tr->ft = s->ft;
     tr->n_payloads = s->npl, tr->payload_pi = s->pl_pi;
     tr->pelvis_height_ref = NAN;
+    for (int i = 0; i < 6; i++) /* the gait sets them */
+        tr->gait.feet_ref[i] = NAN;
+    for (int i = 0; i < 2; i++)
+        tr->gait.zmp_ref[i] = tr->gait.zmp[i] = NAN;
 
     if ((rc = sim_compute_sample(s, err)) < 0)
         goto fail;
@@ -353,6 +362,7 @@ void rb_sim_finish(rb_sim *s)
     rb_dyn_free(s->ctrl);
     sim_jets_free(s);
     sim_fric_free(s);
+    sim_gait_free(s);
     void *arrays[] = {s->refs,      s->gains,     s->act,        s->fric,
                       s->fst,       s->contacts,  s->events,     s->pushes,
                       s->frames,    s->active,    s->cref,       s->vperm,

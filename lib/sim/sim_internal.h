@@ -82,6 +82,7 @@ struct rb_sim {
     double *qs, *nus, *kv, *ka;
     /* balance IK (controller model) */
     double *q_r, *nu_r, *nu_r_prev, *A, *AtA, *rhs, com0[3], R_B0[9], z_B0;
+    struct sim_gait *gait; /* walking (gait.c); NULL without */
 
     rb_sim_truth truth;
 };
@@ -148,6 +149,33 @@ void sim_fric_wrenches(const rb_sim *s, double *cw);
 void sim_fric_begin(rb_sim *s);
 bool sim_fric_update(rb_sim *s);
 void sim_fric_end(rb_sim *s);
+/* The differential IK (ik.c) of balancing and walking: joint references at the sample. */
+static inline bool sim_ik_on(const rb_sim *s) { return s->sc.balance.enabled || s->sc.gait.enabled; }
+int sim_ik_refs(rb_sim *s, rb_err *err);
+/* The gait (gait.c). check: the scenario's gait (RB_ECONFIG naming the key; the scenario loader reuses it); init:
+ * the plan (after the contacts' activation and the IK's set-up); phase: the phase at s->t, the swing foot's contact
+ * switched off at lift-off; the contact to switch on at a touch-down (SIZE_MAX: none; the caller activates it);
+ * refs: the sample's references and the gait's truth (after the switching, before the plant's evaluation);
+ * swing_task: the swing foot's frame and reference (p, v, R; false in double support); com_dot: the planned CoM
+ * velocity of the sample; zmp: truth->gait.zmp from the contact wrenches (after the solve). */
+int sim_gait_check(const rb_sim_scenario *sc, rb_err *err);
+int sim_gait_init(rb_sim *s, rb_err *err);
+void sim_gait_free(rb_sim *s);
+size_t sim_gait_phase(rb_sim *s);
+void sim_gait_refs(rb_sim *s);
+bool sim_gait_swing_task(const rb_sim *s, int *frame, const double **p, const double **v, const double **R);
+const double *sim_gait_com_dot(const rb_sim *s);
+int sim_gait_zmp(rb_sim *s, rb_err *err);
+/* The generalized forces of the IK's motion at the sample (nv, into out): ID(q, nu, a_r) + R^2 J_m a_r, a_r = (nu_r -
+ * nu_r_prev) / dt (0 at the first sample), on workspace ws: the gait's feedforward in place of g(q). */
+int sim_gait_dynamics(rb_sim *s, rb_dyn *ws, double *out, rb_err *err);
+/* The small dense linear algebra (dense.c, row-major, n <= a few dozen): Cholesky A = L L^T in place (the lower
+ * triangle receives L, its diagonal as 1 / L_jj; false: not positive definite) and its solve; log of a rotation as a
+ * rotation vector (angle < pi); pose error [p - p_ref; log(R R_ref^T)]. */
+bool sim_chol(double *A, size_t n);
+void sim_chol_solve(const double *L, size_t n, double *x);
+void sim_rot_log(const double R[9], double w[3]);
+void sim_pose_error(const rb_xform *X, const rb_xform *ref, double e[6]);
 /* The dot product sum_i a_i b_i, summed in index order. */
 static inline double sim_dot(const double *a, const double *b, size_t n)
 {

@@ -87,25 +87,46 @@ static int truth_energy(rb_sim *s, rb_err *err)
 }
 
 /* Centre of mass of the plant: sum_i (m_i p_i + R_i h_i) / sum_i m_i over the bodies, the payload body with its
- * current parameters. */
-static int truth_com(rb_sim *s, rb_err *err)
+ * current parameters; with `motion` its velocity and acceleration from the bodies' (body-fixed twist [v; w] and its
+ * derivative [a; alpha]): a body point r moves at R (v + w x r) and accelerates at R (a + w x v + alpha x r +
+ * w x (w x r)), so the sums take h_i = m_i r_i in place of m_i r_i. */
+static int truth_com(rb_sim *s, bool motion, rb_err *err)
 {
     const rb_model *m = s->m;
-    int rc = sample_kinematics(s, KIN_POS, err);
+    int rc = sample_kinematics(s, motion ? KIN_ACC : KIN_POS, err);
     if (rc < 0)
         return rc;
-    double mass = 0.0, sum[3] = {0.0, 0.0, 0.0};
+    double mass = 0.0, sum[3] = {0, 0, 0}, vel[3] = {0, 0, 0}, acc[3] = {0, 0, 0};
     for (size_t b = 0; b < m->n_bodies; b++) {
-        const double *pi = s->body_pi[b];
+        const double *pi = s->body_pi[b], *h = pi + 1;
         const rb_xform *X = rb_dyn_body_pose(s->plant, b);
         double Rh[3];
-        rb_m3_mul_v(X->R, pi + 1, Rh);
+        rb_m3_mul_v(X->R, h, Rh);
         for (int i = 0; i < 3; i++)
             sum[i] += pi[0] * X->p[i] + Rh[i];
         mass += pi[0];
+        if (!motion)
+            continue;
+        const double *v = rb_dyn_body_velocity(s->plant, b), *a = rb_dyn_body_acceleration(s->plant, b);
+        double wh[3], wv[3], ah[3], wwh[3], bv[3], ba[3], Rv[3], Ra[3];
+        rb_v3_cross(v + 3, h, wh);
+        rb_v3_cross(v + 3, v, wv);
+        rb_v3_cross(a + 3, h, ah);
+        rb_v3_cross(v + 3, wh, wwh);
+        for (int i = 0; i < 3; i++) {
+            bv[i] = pi[0] * v[i] + wh[i];
+            ba[i] = pi[0] * (a[i] + wv[i]) + ah[i] + wwh[i];
+        }
+        rb_m3_mul_v(X->R, bv, Rv);
+        rb_m3_mul_v(X->R, ba, Ra);
+        for (int i = 0; i < 3; i++)
+            vel[i] += Rv[i], acc[i] += Ra[i];
     }
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 3; i++) {
         s->truth.com[i] = mass > 0 ? sum[i] / mass : 0.0;
+        if (motion)
+            s->truth.com_vel[i] = mass > 0 ? vel[i] / mass : 0.0, s->truth.com_acc[i] = mass > 0 ? acc[i] / mass : 0.0;
+    }
     return RB_OK;
 }
 
@@ -121,10 +142,10 @@ int rb_sim_truth_compute(rb_sim *s, unsigned parts, rb_err *err)
         rc = truth_ft(s, err);
     if (rc >= 0 && (todo & RB_SIM_TRUTH_ENERGY))
         rc = truth_energy(s, err);
-    if (rc >= 0 && (todo & RB_SIM_TRUTH_COM))
-        rc = truth_com(s, err);
+    if (rc >= 0 && (todo & (RB_SIM_TRUTH_COM | RB_SIM_TRUTH_COM_MOTION)))
+        rc = truth_com(s, (todo & RB_SIM_TRUTH_COM_MOTION) != 0, err);
     if (rc < 0)
         return rc;
-    s->truth.valid |= todo;
+    s->truth.valid |= todo | (todo & RB_SIM_TRUTH_COM_MOTION ? RB_SIM_TRUTH_COM : 0u);
     return RB_OK;
 }

@@ -77,6 +77,7 @@
 #include "roboest/sim_flight.h"  /* rb_sim_flight: the jets' flight controller */
 #include "roboest/sim_contact.h" /* rb_sim_floor: frictional contacts */
 #include "roboest/sim_sensors.h" /* rb_sensor: the sensor models */
+#include "roboest/sim_gait.h"    /* balancing and walking: rb_sim_balance, rb_sim_gait */
 #include "roboest/spatial.h"
 
 RB_API_BEGIN
@@ -288,50 +289,6 @@ double rb_sim_payload_mass(const rb_sim_payload *p, double m_nom, double t);
 /* pi(t) of a payload at time t (any mode); pi_nom: the body's nominal parameters. */
 void rb_sim_payload_eval(const rb_sim_payload *p, const double pi_nom[10], double t, double pi[10]);
 
-/* ---- balancing -----------------------------------------------------------------------------------------
- * Floating base with contacts: the centre of mass moves sideways (world y) along
- *   c_y(t) = c_y(0) + amplitude sin(2 pi freq t)
- * while the contacts stay planted. Joint references come from an on-line differential inverse kinematics
- * of the controller's model run alongside the simulation: a reference configuration q_r (starting at the
- * initial q) is advanced by q_r (+) dt nu_r, nu_r the solution of the system A nu_r = b
- *     J_c(q_r) nu_r = -k e_c(q_r)               (every active contact frame stays at its reference pose)
- *     J_com,xyz(q_r) nu_r = c_dot_ref + k (c_ref - c(q_r))
- *     [0 1] base angular rows: w_B = -k log(R_B R_B0^T)  (the pelvis keeps its orientation)
- * in the damped least-squares sense, nu_r = (A^T A + 1e-10 1)^-1 A^T b (the exact minimum-norm solution when
- * A has full row rank, e.g. the humanoid's torso joints, not asked for, stay still; solved as
- * A^T (A A^T + 1e-10 1)^-1 b when A has fewer rows than columns), k = 1 / ik_T; its joint part gives r and
- * r_dot for every joint (r_ddot by finite difference of r_dot), overriding scenario->refs. The controller
- * (PD or torque) tracks them with the contact-consistent gravity compensation as feedforward.
- * Model changes (rb_sim_set_model_inertia): c(q_r) is the controller model's CoM, and c_ref moves with it: at
- * the sample the new parameters take effect, c(0) in c_ref shifts by the change they make to c(q_r) (c(0) is the
- * model's initial CoM plus every such shift), so a model change does not move q_r. Kept at the nominal model's
- * c(0), the IK would correct the model's CoM step within ik_T: a step of nu_r whose finite difference is an
- * acceleration spike k dc / dt (the forearm 0.4 % heavier: dc 0.08 mm, 13 rad/s^2 at a knee, 1 N m at the elbow,
- * 50 N m at the torso, against the sway's own 0.05 m/s^2), a jolt a real controller's CoM reference does not
- * give. The new model still acts through the inverse dynamics, the gravity compensation and the CoM Jacobian
- * (the free joints' motion compensated with the new masses: a change of nu_r in proportion to the parameters'
- * change; a large step, e.g. a payload square's 6 kg, still jolts the references for one sample).
- * Pelvis height (pelvis_height): the base's world height follows z_ref(t) = z_B(0) + offset + amplitude
- * sin(2 pi freq t); its row (world z of the base velocity: third row of R_B times v_B) replaces the CoM's z row:
- *     e_z^T R_B v_B = z_dot_ref + k (z_ref - z_B(q_r))
- * truth->pelvis_height_ref is z_ref(t).
- * Free joints (free_joints[j] non-zero): joint j keeps its own reference scenario->refs[j] and the IK treats it
- * as given: q_r's joint j is set to r(t) before each solve, its column is left out of A (its velocity r_dot(t)
- * moved to the right-hand side: b - A_j r_dot) and nu_r's joint j is r_dot(t). The other joints compensate its
- * motion (the arms' swing in the CoM, say). */
-typedef struct rb_sim_balance {
-    bool enabled;
-    double amplitude; /* m */
-    double freq;      /* Hz */
-    double ik_T;      /* s, IK correction time constant (0: 0.02) */
-    struct {
-        bool enabled;
-        double offset, amplitude; /* m */
-        double freq;              /* Hz */
-    } pelvis_height;
-    const unsigned char *free_joints; /* n (copied by rb_sim_init); NULL: none */
-} rb_sim_balance;
-
 /* ---- jets (seed 004: thrusters on a jet humanoid) ------------------------------------------------------------
  * A jet at model frame `frame` pushes along `axis` (frame axes; normalized by rb_sim_init; [0, 0, -1], the
  * frame's -z, is the public plugin's convention) with the delivered thrust T_d >= 0: an external wrench
@@ -409,6 +366,7 @@ typedef struct rb_sim_scenario {
     const rb_sim_payload *payloads; /* n_payloads (copied by rb_sim_init), a body at most once */
     size_t n_payloads;
     rb_sim_balance balance;
+    rb_sim_gait gait; /* walking (roboest/sim_gait.h); not with balance */
 
     const int *frames; /* frames whose motion the truth exposes (sensors); NULL: the model's IMU frames */
     size_t n_frames;
@@ -437,8 +395,9 @@ typedef struct rb_sim_truth {
     const double *tau_ref; /* the controller's desired JOINT torque, N m: RB_CTRL_TORQUE the inverse dynamics /
                                  * gravity-compensation feedforward before the rotor term, the PI and the friction
                                  * compensation; RB_CTRL_PD the PD output (= tau_des); RB_CTRL_NONE zero */
-    double com_ref[3];     /* balance: the CoM reference c_ref(t) the IK tracks (of the controller's model:
-                            * rb_sim_balance), flight: the flight's (sim_flight.h), world, m; NaN without either */
+    double com_ref[3];     /* balance, gait: the CoM reference c_ref(t) the IK tracks (of the controller's model:
+                            * rb_sim_balance; gait: the plan), flight: the flight's (sim_flight.h), world, m; NaN
+                            * otherwise */
     const double *current; /* motor current I_m (saturated), A */
     const double *current_cmd;                       /* commanded current before saturation, A */
     const double *motor_pos, *motor_vel, *motor_acc; /* rotor side: R s, R s_dot, R s_ddot (k_gear: with the windup) */
@@ -485,15 +444,19 @@ typedef struct rb_sim_truth {
     /* centre of mass of the plant, world, m: sum_i (m_i p_i + R_i h_i) / sum_i m_i over the bodies (world pose
      * p_i, R_i; parameters m_i, h_i = m_i c_i), the payload body with its current parameters */
     double com[3];
+    double com_vel[3], com_acc[3]; /* its velocity (m/s) and acceleration (m/s^2), world: the bodies' centres'
+                                    * velocities and accelerations weighted the same way */
+    rb_sim_gait_truth gait;        /* gait: phase, ZMP reference and ZMP, feet references (roboest/sim_gait.h) */
 } rb_sim_truth;
 
 /* The parts of the truth that cost passes of their own (flags for rb_sim_truth_compute and truth->valid). */
 enum {
-    RB_SIM_TRUTH_FRAMES = 1u, /* frame_pose, frame_vel, frame_acc: a kinematics pass with accelerations */
-    RB_SIM_TRUTH_FT = 2u,     /* ft: an RNEA pass with the contact and push wrenches */
-    RB_SIM_TRUTH_ENERGY = 4u, /* kinetic (nu^T (M + diag(R^2 J_m)) nu / 2), potential: the body poses */
-    RB_SIM_TRUTH_COM = 8u,    /* com: the body poses */
-    RB_SIM_TRUTH_ALL = 15u
+    RB_SIM_TRUTH_FRAMES = 1u,      /* frame_pose, frame_vel, frame_acc: a kinematics pass with accelerations */
+    RB_SIM_TRUTH_FT = 2u,          /* ft: an RNEA pass with the contact and push wrenches */
+    RB_SIM_TRUTH_ENERGY = 4u,      /* kinetic (nu^T (M + diag(R^2 J_m)) nu / 2), potential: the body poses */
+    RB_SIM_TRUTH_COM = 8u,         /* com: the body poses */
+    RB_SIM_TRUTH_COM_MOTION = 16u, /* com_vel, com_acc (and com): a kinematics pass with accelerations */
+    RB_SIM_TRUTH_ALL = 31u
 };
 
 typedef struct rb_sim rb_sim; /* engine (opaque) */
@@ -602,6 +565,16 @@ void rb_sim_finish(rb_sim *sim);
  *               t) instead of the CoM's (truth/tasks/pelvis_height: reference, actual). Needs a floating base,
  *               contacts and a controller. Joints given in `references` keep those references (free joints:
  *               the IK leaves them alone, rb_sim_balance); the others follow the IK
+ *   gait        {ds (s, > 0, default 0.9), ss (s, > 0, default 0.6), start (s, >= 0, default 0.5), stop (s, default
+ *               10.1: the last single support ends by then), first ("left" | "right", default "left": the first
+ *               stance foot), step_length (m, in [-0.2, 0.2], default 0.06), step_width (m, in (0, 0.6], default:
+ *               the initial feet's distance), swing_height (m, in (0, 0.2], default 0.03), com_height (m, world z,
+ *               default: the initial CoM's), feet ([left, right] model frames, default ["l_sole", "r_sole"]; each
+ *               needs a 6D contact), preview (s, in [0.1, 5], default 1.6), ik_T (s, > 0, default 0.02),
+ *               feedforward ("dynamics" | "gravity", default "dynamics": what the PD's gravity_comp compensates)} ->
+ *               rb_sim_gait (roboest/sim_gait.h): a walk on the thesis's schedule, the CoM by preview control.
+ *               Needs a floating base and a controller; not with balance (refused). Free joints as with balance.
+ *               Truth: truth/gait/{phase, com_ref, zmp_ref, feet_ref, zmp}, truth/com_{velocity,acceleration}
  *   jets        [{frame (model frame, one jet per frame), preset (rb_jet_preset name, required), axis [x y z] (frame
  *               axes, non-zero, default [0 0 -1]), throttle (required; refused with flight: {kind: "const"|"sine"|
  *               "chirp"|"step"|"ramp"|"spline", offset (default 0), amplitude, freq, freq_end, phase, t0, t1, times,
@@ -712,11 +685,14 @@ typedef struct rb_scenario {
  *   file order, temperatures/<FT leaf> (FT sensors with temperature_drift), scales/<contact frame>,
  *   jets/{throttles,rotor_speed_error} (jets), truth/joints/{positions,velocities,accelerations,references,torques,friction_torques},
  *   truth/motors/{torques,currents,current_commands,positions,velocities,accelerations}, truth/joints/at_limit
- *   (joint_limits), truth/contacts/<frame> (per contact), truth/contacts_active (contacts), truth/contacts/{slip_velocity,slipping,
- *   friction_ratio,pulling} (floor), truth/pushes (pushes: <i>_fx ... <i>_mz), truth/jets/{thrusts,thrust_rates} (jets),
- *   truth/flight/{com_ref,desired_thrusts} (flight), truth/base/{position,orientation,twist,acceleration}, truth/com,
- *   truth/orientations/<leaf> (per orientation sensor: its noise-free roll pitch yaw), truth/payload/<body> (per payload), truth/payload_mass (payloads), truth/tasks/pelvis_height (balance.pelvis_height),
- *   truth/energy.
+ *   (joint_limits), truth/contacts/<frame> (per contact), truth/contacts_active (contacts),
+ *   truth/contacts/{slip_velocity,slipping,friction_ratio,pulling} (floor), truth/pushes (pushes: <i>_fx ... <i>_mz),
+ *   truth/jets/{thrusts,thrust_rates} (jets), truth/flight/{com_ref,desired_thrusts} (flight),
+ *   truth/base/{position,orientation,twist,acceleration}, truth/com, truth/com_velocity, truth/com_acceleration
+ *   (gait), truth/orientations/<leaf> (per orientation sensor: its noise-free roll pitch yaw), truth/payload/<body>
+ *   (per payload), truth/payload_mass (payloads), truth/tasks/pelvis_height (balance.pelvis_height),
+ *   truth/gait/{phase (0 double support, 1 left support, 2 right support), com_ref (x y z, m), zmp_ref (x y),
+ *   feet_ref (l_x l_y l_z r_x r_y r_z), zmp (x y)} (gait), truth/energy.
  * Joint-level channels without a configured sensor and the truth are noise-free at log_rate. log_channels
  * (s->log_channels) keeps only the channels it matches in the log; the others are kept only as their latest row
  * while a hook's `sample` reads them, and are not measured at all without one (the kept ones are the same bits
