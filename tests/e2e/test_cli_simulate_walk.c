@@ -162,7 +162,7 @@ Test(cli_simulate_walk, bad_gait_keys_are_refused)
     assert_refused("{\"ds\": 0}", NULL, "gait.ds", "> 0");
     assert_refused("{\"ss\": -0.6}", NULL, "gait.ss", "> 0");
     assert_refused("{\"step_length\": 0.4}", NULL, "gait.step_length", "[-0.2, 0.2]");
-    assert_refused("{\"feet\": [\"l_foot\", \"r_sole\"]}", NULL, "gait.feet[0]", "unknown frame 'l_foot'");
+    assert_refused("{\"feet\": [\"l_toe\", \"r_sole\"]}", NULL, "gait.feet[0]", "unknown frame 'l_toe'");
     assert_refused(NULL, "{\"balance\": {\"amplitude\": 0.02, \"freq\": 0.25}}", "gait", "not with 'balance'");
     assert_refused(NULL, "{\"model\": {\"urdf\": \"" RB_SOURCE "/datasets/walker_biped.urdf\"}, \"base_pose\": null}",
                    "gait", "floating base");
