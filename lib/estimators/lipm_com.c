@@ -20,6 +20,14 @@ struct lc_stage {
     int imu, feet[2];
     bool mixed, feet_given, phase_given, r_given, ang_diff;
     double h[2], fn_min, g, z_c, com0[2], r_B[3];
+    /* com_motion "kinematic": the CoM's motion in the base (B_c(q)) through a critically damped second-order
+     * filter of natural frequency cm_w (rad/s): position cm_x, rate cm_v, acceleration cm_a, base axes */
+    bool cm_kin, cm_started;
+    double cm_w, cm_x[3], cm_v[3], cm_a[3];
+    /* zmp_model "centroidal": the centroidal angular momentum (world axes) through the same filter; nu the
+     * kinematics' velocity [0, w_B, dq] */
+    bool zmp_cent, km_started;
+    double *nu, km_x[3], km_v[3], km_a[3], mass;
     double acc_err[2], acc_err_t, zmp_off[2];
     double w_prev[3], t_prev;
     bool started;
@@ -34,6 +42,7 @@ void lc_destroy(void *state)
     rb_lipm_free(s->est);
     rb_dyn_free(s->ws);
     rb_free(s->q);
+    rb_free(s->nu);
     rb_free(s->note);
     rb_free(s);
 }
@@ -61,6 +70,8 @@ static int check_ports(const rb_stage_setup *st, rb_err *err)
         return rc;
     if (st->in[LC_PHASE].width && (rc = tq_check_port(st, LC_PHASE, 1, "0, 1 or 2", false, err)))
         return rc;
+    if (st->in[LC_DQ].width && (rc = tq_check_port(st, LC_DQ, st->model->n_dofs, "one per model joint", true, err)))
+        return rc;
     return RB_OK;
 }
 
@@ -86,6 +97,11 @@ static int read_params(const rb_stage_setup *st, lc_stage *s, rb_lipm_config *c,
         s->r_B[j] = r->numbers[j];
     s->mixed = strcmp(rb_params_string(p, "wrench_rep"), "mixed") == 0;
     s->ang_diff = strcmp(rb_params_string(p, "angular_acc"), "difference") == 0;
+    s->cm_kin = !s->r_given && strcmp(rb_params_string(p, "com_motion"), "kinematic") == 0;
+    s->cm_w = 2 * M_PI * rb_params_number(p, "com_motion_cutoff");
+    s->zmp_cent = strcmp(rb_params_string(p, "zmp_model"), "centroidal") == 0;
+    if (s->zmp_cent && !st->in[LC_DQ].width)
+        return rb_err_set(err, RB_ECONFIG, "zmp_model \"centroidal\" needs the dq input (the joint velocities)");
     s->fn_min = rb_params_number(p, "force_threshold");
     s->acc_err_t = rb_params_number(p, "test_acc_error_time");
     const double *gv = st->model->gravity;
@@ -129,7 +145,8 @@ int lc_create(const rb_stage_setup *st, void **state, rb_err *err)
         lc_destroy(s);
         return rc;
     }
-    if (!(s->q = rb_calloc(m->nq, sizeof *s->q))) {
+    s->mass = rb_dyn_total_mass(m);
+    if (!(s->q = rb_calloc(m->nq, sizeof *s->q)) || !(s->nu = rb_calloc(m->nv, sizeof *s->nu))) {
         lc_destroy(s);
         return rb_err_set(err, RB_ENOMEM, "out of memory");
     }
@@ -168,6 +185,62 @@ static int read_phase(const lc_stage *s, const double *in, int *phase, rb_err *e
     if (v != 0 && v != 1 && v != 2)
         return rb_err_set(err, RB_EINPUT, "phase %g is not 0 (double support), 1 (left) or 2 (right)", v);
     *phase = (int)v;
+    return RB_OK;
+}
+
+/* com_motion "kinematic": the legs move the CoM within the base, so the IMU (on the base) is not rigidly at r from
+ * it: c = p_B + R_WB B_c(q) adds R_WB (B_c_ddot + 2 w_B x B_c_dot) to the rigid-body terms of (3.4). B_c's rate
+ * and acceleration come from a critically damped second-order filter (explicit Euler over the sample's period),
+ * which differentiates the encoders' kinematics twice without their noise above com_motion_cutoff. */
+/* One step of the critically damped second-order filter x'' = w^2 (u - x) - 2 w x' (explicit Euler over dt; the
+ * first call starts at rest on u): x' and x'' are u's rate and acceleration below w. */
+static void diff2_step(bool *started, double w, double dt, const double u[3], double x[3], double v[3], double a[3])
+{
+    if (!*started) {
+        memcpy(x, u, 3 * sizeof *x);
+        memset(v, 0, 3 * sizeof *v), memset(a, 0, 3 * sizeof *a);
+        *started = true;
+        return;
+    }
+    for (int j = 0; dt > 0 && j < 3; j++) {
+        a[j] = w * w * (u[j] - x[j]) - 2 * w * v[j];
+        v[j] += dt * a[j];
+        x[j] += dt * v[j];
+    }
+}
+
+static void com_motion(lc_stage *s, double t, const double B_c[3], const double R_BI[9], const double gyro_I[3],
+                       const double R_WB[9], double cdd[3])
+{
+    diff2_step(&s->cm_started, s->cm_w, s->cm_started ? t - s->t_prev : 0.0, B_c, s->cm_x, s->cm_v, s->cm_a);
+    double w_B[3], wxv[3], e_B[3], e_W[3];
+    rb_m3_mul_v(R_BI, gyro_I, w_B);
+    rb_v3_cross(w_B, s->cm_v, wxv);
+    for (int j = 0; j < 3; j++)
+        e_B[j] = s->cm_a[j] + 2 * wxv[j];
+    rb_m3_mul_v(R_WB, e_B, e_W);
+    for (int j = 0; j < 3; j++)
+        cdd[j] += e_W[j];
+}
+
+/* zmp_model "centroidal": the kinematics again with the velocity [0, w_B, dq] (base at the origin: world = base axes;
+ * the base's linear velocity does not change the angular momentum about the CoM), k_G turned into the world, its
+ * rate k_dot (the filter); the pendulum's ZMP is p + [k_dot_y, -k_dot_x] / (m g). */
+static int zmp_shift(lc_stage *s, double t, const double *dq, const double R_BI[9], const double gyro_I[3],
+                     const double R_WB[9], double shift[2], rb_err *err)
+{
+    const rb_model *m = s->m;
+    double hG[6], k_W[3];
+    memset(s->nu, 0, 3 * sizeof *s->nu);
+    rb_m3_mul_v(R_BI, gyro_I, s->nu + 3);
+    memcpy(s->nu + 6, dq, m->n_dofs * sizeof *dq);
+    int rc = rb_dyn_kinematics(m, s->ws, s->q, s->nu, NULL, err);
+    if (rc || (rc = rb_dyn_centroidal_momentum(m, s->ws, hG, NULL, err)))
+        return rc;
+    rb_m3_mul_v(R_WB, hG + 3, k_W);
+    diff2_step(&s->km_started, s->cm_w, s->km_started ? t - s->t_prev : 0.0, k_W, s->km_x, s->km_v, s->km_a);
+    double mg = s->mass * s->g;
+    shift[0] = s->km_v[1] / mg, shift[1] = -s->km_v[0] / mg;
     return RB_OK;
 }
 
@@ -218,6 +291,8 @@ int lc_step(void *state, size_t k, double t, const double *const *in, double *co
                 wdot[j] = (gy[j] - s->w_prev[j]) / (t - s->t_prev);
         rb_lipm_com_acc(R_WI, in[LC_ACC], gy, wdot, rI, s->g, cdd);
         rb_m3_mul_v(R_WI, gy, w_W);
+        if (s->cm_kin)
+            com_motion(s, t, B_c, X_BI.R, gy, R_WB, cdd);
         for (int i = 0; i < 2; i++)
             a[i] = cdd[i] + (t >= s->acc_err_t ? s->acc_err[i] : 0);
         /* the feet: CoP, normal force, world position */
@@ -247,8 +322,12 @@ int lc_step(void *state, size_t k, double t, const double *const *in, double *co
         }
         for (int i = 0; i < 2; i++)
             rho[2 * i] = P[3 * i] + off[i][0], rho[2 * i + 1] = P[3 * i + 1] + off[i][1];
+        double shift[2] = {0, 0};
+        if (s->zmp_cent && finite_n(in[LC_DQ], m->n_dofs) &&
+            (rc = zmp_shift(s, t, in[LC_DQ], X_BI.R, gy, R_WB, shift, err)))
+            return rc;
         if (rb_lipm_zmp(2, fn, rho, use, s->fn_min, p))
-            p[0] += s->zmp_off[0], p[1] += s->zmp_off[1];
+            p[0] += s->zmp_off[0] + shift[0], p[1] += s->zmp_off[1] + shift[1];
     }
     memcpy(s->w_prev, in[LC_GYRO], sizeof s->w_prev);
     s->t_prev = t, s->started = true;

@@ -5,7 +5,7 @@
 
 #include "roboest/estimators.h"
 
-enum { LC_Q, LC_QUAT, LC_ACC, LC_GYRO, LC_WRENCHES, LC_FEET, LC_PHASE, LC_N_IN };
+enum { LC_Q, LC_QUAT, LC_ACC, LC_GYRO, LC_WRENCHES, LC_FEET, LC_PHASE, LC_DQ, LC_N_IN };
 enum {
     LC_POS,
     LC_ZMP,

@@ -1,7 +1,7 @@
 /* lipm_com: the stage type (ports, parameter schema, documentation); configs/stages.md is generated from it. */
 #include "lipm_com.h"
 
-static const char *const lc_in[] = {"q", "orientation", "acc", "gyro", "wrenches", "feet_position", "phase"};
+static const char *const lc_in[] = {"q", "orientation", "acc", "gyro", "wrenches", "feet_position", "phase", "dq"};
 static const char *const lc_out[] = {"position",      "zmp",           "zmp_error",    "offset",
                                      "corrected",     "velocity",      "acceleration", "acc_error",
                                      "base_position", "base_velocity", "variance",     "support"};
@@ -48,7 +48,23 @@ static const char lc_doc[] =
     "the lever-arm terms, which is the sign for the CoM's position relative to the IMU; its text defines r\n"
     "as the IMU's relative to the CoM, for which - is right (a rigid body spinning about its CoM: 0).\n"
     "w_dot: the gyro's backward difference (`angular_acc` \"difference\") or 0 (\"zero\"). The base's\n"
-    "attitude A_b = A_I^w A_b^I (3.6), A_b^I from the model's `imu_frame`.\n"
+    "attitude A_b = A_I^w A_b^I (3.6), A_b^I from the model's `imu_frame`. The thesis takes r constant in\n"
+    "the body (its simulated IMU sits at a fixed offset from the CoM). On a robot whose IMU is on the pelvis\n"
+    "the swinging legs move the CoM within the base; without `imu_position`, `com_motion` \"kinematic\" (ours,\n"
+    "the default) adds that motion, c = p_B + A_b B_c(q):\n"
+    "\n"
+    "    c_ddot^w += A_b (B_c_ddot + 2 w_B x B_c_dot)\n"
+    "\n"
+    "B_c the CoM in base axes from the kinematics, its rate and acceleration from a critically damped\n"
+    "second-order filter at `com_motion_cutoff` (explicit Euler over the sample period); \"rigid\" leaves it out.\n"
+    "\n"
+    "The pendulum has no angular momentum; a walking robot's legs have. With `zmp_model` \"centroidal\" (ours)\n"
+    "the measured ZMP is moved to the one the pendulum would have,\n"
+    "\n"
+    "    p_x += k_dot_y / (m g),   p_y -= k_dot_x / (m g)\n"
+    "\n"
+    "k the centroidal angular momentum (world axes) from the kinematics of q, `dq` and the gyro (the base's\n"
+    "linear velocity does not change it), its rate from the same filter at `com_motion_cutoff`.\n"
     "\n"
     "Forms (`form`; T the sample's period, A and B rebuilt when it changes):\n"
     "\n"
@@ -101,6 +117,7 @@ static const char *const lc_in_docs[] = {
     "12 values: left then right foot wrench [f; tau] (N, N m) ON the robot at the `feet` frames (`wrench_rep`)",
     "6 values, m: left then right foot frame's world position; optional (default: the kinematics, anchored)",
     "1 value: 0 double support, 1 left support, 2 right support (e.g. `truth/gait/phase`); optional",
+    "n values, rad/s: the joint velocities; with `zmp_model` \"centroidal\" only",
 };
 static const char *const lc_out_docs[] = {
     "2 values (x y), m: the filter's CoM position c^",
@@ -119,6 +136,8 @@ static const char *const lc_out_docs[] = {
 
 static const char *const rep_choices[] = {"body", "mixed", NULL};
 static const char *const angacc_choices[] = {"difference", "zero", NULL};
+static const char *const commotion_choices[] = {"kinematic", "rigid", NULL};
+static const char *const zmpmodel_choices[] = {"lipm", "centroidal", NULL};
 static const char *const perr_choices[] = {"measured", "estimated", NULL};
 static const double zero2[] = {0, 0};
 
@@ -186,6 +205,30 @@ static const rb_param_spec lc_params[] = {
      .def_string = "difference",
      .choices = angacc_choices,
      .doc = "w_dot in (3.4): \"difference\" of the gyro, or \"zero\""},
+    {.name = "com_motion",
+     .kind = RB_PARAM_STRING,
+     .def_string = "kinematic",
+     .choices = commotion_choices,
+     .doc = "without imu_position: \"kinematic\" adds the CoM's motion within the base (the legs') to (3.4); "
+            "\"rigid\": the thesis's (the IMU at a fixed offset from the CoM, r only for the lever arm)",
+     .details =
+         "ours: the thesis's simulated IMU sits at a fixed offset from the CoM; on a pelvis IMU the swinging legs "
+         "move the CoM by tenths of m/s^2"},
+    {.name = "com_motion_cutoff",
+     .kind = RB_PARAM_NUMBER,
+     .def_number = 15,
+     .has_min = true,
+     .min_exclusive = true,
+     .min = 0,
+     .doc = "Hz: the natural frequency of the critically damped filter that differentiates B_c(q) twice (com_motion "
+            "\"kinematic\"); ours"},
+    {.name = "zmp_model",
+     .kind = RB_PARAM_STRING,
+     .def_string = "lipm",
+     .choices = zmpmodel_choices,
+     .doc = "\"lipm\": the measured ZMP as it is (the thesis); \"centroidal\": shifted by the rate of the centroidal "
+            "angular momentum (from q, dq and the gyro) to the ZMP the pendulum would have; needs dq",
+     .details = "ours: a swinging leg's angular momentum moves the ZMP by centimetres from the pendulum's"},
     {.name = "zmp_error_acc",
      .kind = RB_PARAM_STRING,
      .def_string = "measured",
@@ -274,7 +317,7 @@ const rb_stage_type rb_stage_lipm_com = {
     .inputs = lc_in,
     .input_docs = lc_in_docs,
     .n_inputs = LC_N_IN,
-    .optional_inputs = (1u << LC_FEET) | (1u << LC_PHASE),
+    .optional_inputs = (1u << LC_FEET) | (1u << LC_PHASE) | (1u << LC_DQ),
     .outputs = lc_out,
     .output_docs = lc_out_docs,
     .n_outputs = LC_N_OUT,
