@@ -51,9 +51,9 @@ static int load_variant_pipeline(rb_cfg *c, const rb_registry *reg, const char *
 int rb_experiments_parse_variant(rb_cfg *c, const rb_registry *reg, const cJSON *v, const char *key,
                                  rb_experiments_variant *var)
 {
-    const char *const keys[] = {"name", "pipeline", key};
+    const char *const keys[] = {"name", "pipeline", key, "window"};
     char *rel = NULL;
-    int rc = rb_cfg_check_object(c, v, keys, 3);
+    int rc = rb_cfg_check_object(c, v, keys, var->t0 ? 4 : 3);
     if (!rc)
         rc = rb_cfg_member_string(c, v, "name", true, var->name);
     if (!rc && !rb_cfg_valid_name(*var->name)) {
@@ -67,6 +67,12 @@ int rb_experiments_parse_variant(rb_cfg *c, const rb_registry *reg, const cJSON 
         rc = rb_cfg_member_string(c, v, key, true, var->signal);
     if (!rc && !(*var->pipeline_path = rb_path_relative_to(c->base_file, rel)))
         rc = rb_cfg_nomem(c);
+    const cJSON *w = rc || !var->t0 ? NULL : rb_cfg_member(v, "window");
+    if (w) {
+        rb_cfg_push_key(c, "window", 0);
+        rc = rb_cfg_want_window(c, w, var->t0, var->t1);
+        rb_cfg_pop(c);
+    }
     rb_free(rel);
     return rc ? rc : load_variant_pipeline(c, reg, *var->pipeline_path, key, *var->signal, var->pipeline);
 }
@@ -84,7 +90,8 @@ int rb_experiments_variant_provenance(rb_provenance *pv, const char *name, const
 
 static int one_variant(sload *x, const cJSON *v, rb_suite_variant *var)
 {
-    rb_experiments_variant f = {&var->name, &var->pipeline_path, &var->estimate, &var->pipeline};
+    rb_experiments_variant f = {&var->name, &var->pipeline_path, &var->estimate, &var->pipeline, &var->t0, &var->t1};
+    var->t0 = NAN, var->t1 = NAN; /* the suite's window */
     return rb_experiments_parse_variant(&x->c, x->reg, v, "estimate", &f);
 }
 
@@ -220,7 +227,7 @@ static int parse_statistics(rb_cfg *c, const cJSON *v)
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0)
         return rb_cfg_error(c, "expected a non-empty array of statistics (mse, rmse, mae, max_abs, mean_abs_est, "
                                "mean_abs_ref, min_est, max_est, mean_est, count_zero_est, rise_time, step_delay, "
-                               "steps_unsettled, event_peak, event_max)");
+                               "steps_unsettled, event_peak, event_max, rms_est)");
     size_t i = 0;
     int rc = RB_OK;
     x->s->n_stats = 0;

@@ -251,10 +251,12 @@ static int match_columns(const job *jb, const log_data *ld, const rb_suite_varia
 }
 
 /* The clock samples [*k0, *k1) that the reference channel and the window cover. */
-static int scored_range(const job *jb, const log_data *ld, const rb_clock *clk, size_t *k0, size_t *k1, rb_err *err)
+static int scored_range(const job *jb, const log_data *ld, const rb_suite_variant *var, const rb_clock *clk, size_t *k0,
+                        size_t *k1, rb_err *err)
 {
     const rb_channel *ref = ld->ref;
-    double lo = fmax(ref->time[0], jb->s->t0), hi = fmin(ref->time[ref->n_samples - 1], jb->s->t1);
+    double t0 = isnan(var->t0) ? jb->s->t0 : var->t0, t1 = isnan(var->t1) ? jb->s->t1 : var->t1;
+    double lo = fmax(ref->time[0], t0), hi = fmin(ref->time[ref->n_samples - 1], t1);
     *k0 = 0;
     while (*k0 < clk->n && clk->t[*k0] < lo)
         (*k0)++;
@@ -267,7 +269,7 @@ static int scored_range(const job *jb, const log_data *ld, const rb_clock *clk, 
                       "%s: reference channel %s (t from %.17g to %.17g s)%s covers no sample of the run's clock (t "
                       "from %.17g to %.17g s)",
                       ld->label, ref->name, ref->time[0], ref->time[ref->n_samples - 1],
-                      jb->s->has_window ? " inside the window" : "", clk->n ? clk->t[0] : NAN,
+                      jb->s->has_window || !isnan(var->t0) ? " inside the window" : "", clk->n ? clk->t[0] : NAN,
                       clk->n ? clk->t[clk->n - 1] : NAN);
 }
 
@@ -304,7 +306,7 @@ static int score(const job *jb, const log_data *ld, const rb_suite_variant *var,
     double *e = NULL, *r = NULL;
     int rc = col ? match_columns(jb, ld, var, est, col, err) : nomem(err);
     if (!rc)
-        rc = scored_range(jb, ld, &res->clock, &k0, &k1, err);
+        rc = scored_range(jb, ld, var, &res->clock, &k0, &k1, err);
     size_t n = rc ? 0 : k1 - k0;
     if (!rc && (!(e = rb_malloc(n * J * sizeof *e)) || !(r = rb_malloc(n * J * sizeof *r))))
         rc = nomem(err);

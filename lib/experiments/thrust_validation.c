@@ -15,7 +15,7 @@ typedef struct tload {
 /* ---- variants ----------------------------------------------------------------------------------------------- */
 static int one_variant(tload *x, const cJSON *v, rb_thrust_variant *var)
 {
-    rb_experiments_variant f = {&var->name, &var->pipeline_path, &var->support, &var->pipeline};
+    rb_experiments_variant f = {&var->name, &var->pipeline_path, &var->support, &var->pipeline, NULL, NULL};
     return rb_experiments_parse_variant(&x->c, x->reg, v, "support", &f);
 }
 

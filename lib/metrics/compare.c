@@ -6,11 +6,11 @@
 #include "metrics_internal.h"
 
 static const char *const STAT_KEYS[RB_N_STATS] = {
-    "mse",      "rmse",           "mae",       "max_abs",    "mean_abs_est",    "mean_abs_ref", "min_est",  "max_est",
-    "mean_est", "count_zero_est", "rise_time", "step_delay", "steps_unsettled", "event_peak",   "event_max"};
+    "mse",      "rmse",           "mae",       "max_abs",    "mean_abs_est",    "mean_abs_ref", "min_est",   "max_est",
+    "mean_est", "count_zero_est", "rise_time", "step_delay", "steps_unsettled", "event_peak",   "event_max", "rms_est"};
 static const char *const STAT_TITLES[RB_N_STATS] = {
-    "MSE",      "RMSE",           "MAE",       "max abs",    "mean abs est",    "mean abs ref", "min est",  "max est",
-    "mean est", "count zero est", "rise time", "step delay", "steps unsettled", "event peak",   "event max"};
+    "MSE",      "RMSE",           "MAE",       "max abs",    "mean abs est",    "mean abs ref", "min est",   "max est",
+    "mean est", "count zero est", "rise time", "step delay", "steps unsettled", "event peak",   "event max", "rms est"};
 
 const char *rb_stat_key(size_t k) { return k < RB_N_STATS ? STAT_KEYS[k] : NULL; }
 const char *rb_stat_title(size_t k) { return k < RB_N_STATS ? STAT_TITLES[k] : NULL; }
@@ -32,6 +32,7 @@ double rb_stat_value(const rb_stats *s, size_t k)
     case RB_STAT_STEP_DELAY: return s->step_delay;
     case RB_STAT_STEPS_UNSETTLED: return s->steps_unsettled;
     case RB_STAT_EVENT_PEAK: return s->event_peak;
+    case RB_STAT_RMS_EST: return s->rms_est;
     default: return s->event_max;
     }
 }

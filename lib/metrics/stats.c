@@ -32,7 +32,7 @@ static void csum_merge(csum *into, const csum *from)
 static double csum_value(const csum *s) { return s->sum + s->comp; }
 
 typedef struct acc {
-    csum sq, abs_err, abs_est, abs_ref, est;
+    csum sq, abs_err, abs_est, abs_ref, est, sq_est;
     double max_abs, min_est, max_est;
     size_t zero_est;
 } acc;
@@ -135,6 +135,7 @@ static void accumulate_block(const rb_metric_input *in, size_t i0, size_t n_bloc
             if (ad > a[k].max_abs)
                 a[k].max_abs = ad;
             csum_add(&a[k].est, e[k]);
+            csum_add(&a[k].sq_est, e[k] * e[k]);
             a[k].min_est = fmin(a[k].min_est, e[k]);
             a[k].max_est = fmax(a[k].max_est, e[k]);
             a[k].zero_est += e[k] == 0;
@@ -151,6 +152,7 @@ static void merge_acc(acc *into, const acc *from)
     if (from->max_abs > into->max_abs)
         into->max_abs = from->max_abs;
     csum_merge(&into->est, &from->est);
+    csum_merge(&into->sq_est, &from->sq_est);
     into->min_est = fmin(into->min_est, from->min_est);
     into->max_est = fmax(into->max_est, from->max_est);
     into->zero_est += from->zero_est;
@@ -171,6 +173,7 @@ static void finish(const acc *a, size_t count, rb_stats *s)
     s->max_est = a->max_est;
     s->mean_est = csum_value(&a->est) / n; /* |sum e| <= sum |e|: finite when mean_abs_est is */
     s->count_zero_est = (double)a->zero_est;
+    s->rms_est = sqrt(csum_value(&a->sq_est) / n);
 }
 
 /* Finite inputs can still overflow: |e - r|, its square or a sum beyond DBL_MAX. */

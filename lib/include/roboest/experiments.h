@@ -31,7 +31,8 @@ RB_API_BEGIN
  *   name        string, optional (default: the file's stem): the report's title.
  *   variants    array, required, non-empty: {"name": [A-Za-z_][A-Za-z0-9_-]* unique (required), "pipeline":
  *               path (required; loaded and validated like `roboest run`'s), "estimate": a signal of that
- *               pipeline (required; bound or a stage output)}. The pipeline's own "logs", "outputs",
+ *               pipeline (required; bound or a stage output), "window": [t0, t1] (optional: this variant's
+ *               statistics over its own window instead of the suite's)}. The pipeline's own "logs", "outputs",
  *               "metrics" and "reports" are ignored.
  *   logs        array, required, non-empty: paths, or arrays of paths forming one session; logs are named
  *               by the stem of their first file, which must be unique.
@@ -47,7 +48,8 @@ RB_API_BEGIN
  *   statistics  array, optional (default ["mse", "rmse", "mae"]): shown statistics (rb_stat_key, metrics.h):
  *               the errors mse rmse mae max_abs mean_abs_est mean_abs_ref; the estimate alone min_est max_est
  *               mean_est count_zero_est (a 0/1 flag output: min_est == 1 means set on every sample, mean_est
- *               is the fraction, count_zero_est the samples where it is not); the step response rise_time
+ *               is the fraction, count_zero_est the samples where it is not), rms_est (sqrt(mean e^2): e.g. the
+ *               size of a difference of two estimates); the step response rise_time
  *               (10-90 %) step_delay (to 50 %) steps_unsettled (need "steps"); the error around events
  *               event_peak event_max (need "events"). Showing rise_time or step_delay shows steps_unsettled
  *               too (appended when not listed): an unsettled step's rise time is a pessimistic bound.
@@ -94,6 +96,7 @@ typedef struct rb_suite_variant {
     char *pipeline_path;   /* resolved */
     char *estimate;        /* signal name in the pipeline */
     rb_pipeline *pipeline; /* loaded (owned); the estimate signal is marked recorded */
+    double t0, t1;         /* the variant's own window (its "window"); NaN: the suite's */
 } rb_suite_variant;
 
 typedef struct rb_suite_trace {

@@ -6,7 +6,8 @@
  *   mean_abs_est = mean|e|, mean_abs_ref = mean|r| (for energy-like comparisons),
  *   min_est = min e, max_est = max e, mean_est = mean e, count_zero_est = #{e == 0} (the estimate alone:
  *   for a 0/1 flag output, min_est == 1 means set on every sample, mean_est is the fraction set and
- *   count_zero_est the samples where it is not).
+ *   count_zero_est the samples where it is not), rms_est = sqrt(mean e^2) (the estimate alone: the size of a
+ *   difference of two estimates, with any reference).
  * rb_metrics_steps and rb_metrics_events add the step response and the error around events (below).
  * Statistics are given per element and over all elements (every element's samples pooled).
  * A non-finite estimate or reference sample is an RB_ENUMERIC error naming the signal, the
@@ -25,6 +26,7 @@ typedef struct rb_stats {
     size_t n; /* values used: samples in the window (per element), samples x elements (pooled) */
     double mse, rmse, mae, max_abs, mean_abs_est, mean_abs_ref;
     double min_est, max_est, mean_est, count_zero_est; /* the estimate alone (rb_metrics_compute) */
+    double rms_est;                                    /* sqrt(mean e^2): the estimate alone, e.g. a difference */
     double rise_time, step_delay, steps_unsettled;     /* rb_metrics_steps; 0 until it runs */
     double event_peak, event_max;                      /* rb_metrics_events; 0 until it runs */
     size_t n_steps, n_events;                          /* steps and events these cover */
@@ -216,15 +218,16 @@ int rb_report_write(const rb_report *rep, const char *path, rb_report_format fmt
 /* The statistics of rb_stats in report order: 0 "mse", 1 "rmse", 2 "mae", 3 "max_abs", 4 "mean_abs_est",
  * 5 "mean_abs_ref" (the error statistics, RB_N_ERROR_STATS of them), 6 "min_est", 7 "max_est", 8 "mean_est",
  * 9 "count_zero_est", 10 "rise_time", 11 "step_delay", 12 "steps_unsettled", 13 "event_peak", 14
- * "event_max". */
+ * "event_max", 15 "rms_est". */
 enum {
-    RB_N_STATS = 15,
+    RB_N_STATS = 16,
     RB_N_ERROR_STATS = 6,
     RB_STAT_RISE_TIME = 10,
     RB_STAT_STEP_DELAY = 11,
     RB_STAT_STEPS_UNSETTLED = 12,
     RB_STAT_EVENT_PEAK = 13,
-    RB_STAT_EVENT_MAX = 14
+    RB_STAT_EVENT_MAX = 14,
+    RB_STAT_RMS_EST = 15
 };
 const char *rb_stat_key(size_t k);   /* "rmse"; NULL for k >= RB_N_STATS */
 const char *rb_stat_title(size_t k); /* "RMSE" */
