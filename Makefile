@@ -9,6 +9,7 @@
 #   make closed-loop  the paper's six torque-control configurations in the simulated loop (Tables I and II)
 #   make paper-001  seed 001 (online inertial parameters): Table I, consistency, gating, the dumbbell offline on
 #                   the logs of datasets/, then Table II in the simulated loop, each beside the paper, rules checked
+#   make paper-003  seed 003 (biped thesis, ch. 2-3): attitude and the LIPM CoM, forms 1 and 2, on simulated walks
 #   make paper-004  seed 004 (thrust estimation): the scale validation with and without the temperature
 #                   correction, the jet failure with and without scheduling, a 20 s controlled flight; rules checked
 #   make test       the formatting check, the unit and end-to-end tests (Criterion), then the same under
@@ -76,7 +77,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo closed-loop paper-001 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-model bench-walk clean format format-check
+.PHONY: FORCE all deps demo closed-loop paper-001 paper-003 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-model bench-walk clean format format-check
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -199,6 +200,17 @@ paper-004: all
 	  sed -n '/^# /p;/^## RMSE per joint/,/^## max abs per joint/p' $(BUILD)/paper-004/$$s/report.md | sed '$$d'; \
 	  $(BUILD)/roboest check $(BUILD)/paper-004/$$s/report.json configs/thrust/rules_$$s.txt; echo; done
 	@echo "seed 004: reports and figures in $(BUILD)/paper-004/"
+
+# Seed 003, chapters 2-3 (configs/biped/README.md): the attitude and the LIPM CoM (forms 1 and 2) on the simulated
+# walks of datasets/walk_*.mat; tables on stdout, rules checked. About 10 s.
+paper-003: all
+	@mkdir -p $(BUILD)/paper-003
+	@set -e; for s in attitude clean acc_error zmp_offset com_offset acc_bias; do \
+	  $(BUILD)/roboest compare configs/biped/suite_$$s.json -o $(BUILD)/paper-003/$$s --force -q > /dev/null 2>&1; \
+	  sed -n '/^# /p;/^## RMSE per joint/,$$p' $(BUILD)/paper-003/$$s/report.md; \
+	  if [ -f configs/biped/rules_$$s.txt ]; then \
+	    $(BUILD)/roboest check $(BUILD)/paper-003/$$s/report.json configs/biped/rules_$$s.txt; fi; echo; done
+	@echo "seed 003 (ch. 2-3): reports and figures in $(BUILD)/paper-003/"
 
 # The stage reference is generated from each stage type's doc, port docs and parameter schema; an end-to-end
 # test fails when configs/stages.md is not what `roboest stages --markdown` prints.

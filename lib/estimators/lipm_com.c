@@ -26,7 +26,7 @@ struct lc_stage {
     double cm_w, cm_x[3], cm_v[3], cm_a[3];
     /* zmp_model "centroidal": the centroidal angular momentum (world axes) through the same filter; nu the
      * kinematics' velocity [0, w_B, dq] */
-    bool zmp_cent, km_started;
+    bool zmp_cent, km_started, dq_given;
     double *nu, km_x[3], km_v[3], km_a[3], mass;
     double acc_err[2], acc_err_t, zmp_off[2];
     double w_prev[3], t_prev;
@@ -100,6 +100,7 @@ static int read_params(const rb_stage_setup *st, lc_stage *s, rb_lipm_config *c,
     s->cm_kin = !s->r_given && strcmp(rb_params_string(p, "com_motion"), "kinematic") == 0;
     s->cm_w = 2 * M_PI * rb_params_number(p, "com_motion_cutoff");
     s->zmp_cent = strcmp(rb_params_string(p, "zmp_model"), "centroidal") == 0;
+    s->dq_given = st->in[LC_DQ].width > 0;
     if (s->zmp_cent && !st->in[LC_DQ].width)
         return rb_err_set(err, RB_ECONFIG, "zmp_model \"centroidal\" needs the dq input (the joint velocities)");
     s->fn_min = rb_params_number(p, "force_threshold");
@@ -209,39 +210,53 @@ static void diff2_step(bool *started, double w, double dt, const double u[3], do
     }
 }
 
-static void com_motion(lc_stage *s, double t, const double B_c[3], const double R_BI[9], const double gyro_I[3],
+/* com_motion "kinematic" (see the type's doc). With the joint velocities (hG: the centroidal momentum of [0, w_B, dq],
+ * base axes) B_c's rate is exact, B_c_dot = l / m - w_B x B_c, and the filter differentiates it once; without them it
+ * differentiates B_c(q) twice. */
+static void com_motion(lc_stage *s, double t, const double B_c[3], const double w_B[3], const double *hG,
                        const double R_WB[9], double cdd[3])
 {
-    diff2_step(&s->cm_started, s->cm_w, s->cm_started ? t - s->t_prev : 0.0, B_c, s->cm_x, s->cm_v, s->cm_a);
-    double w_B[3], wxv[3], e_B[3], e_W[3];
-    rb_m3_mul_v(R_BI, gyro_I, w_B);
-    rb_v3_cross(w_B, s->cm_v, wxv);
+    double dt = s->cm_started ? t - s->t_prev : 0.0, bcd[3], acc[3], wxv[3], e_B[3], e_W[3];
+    if (hG) {
+        double wxc[3];
+        rb_v3_cross(w_B, B_c, wxc);
+        for (int j = 0; j < 3; j++)
+            bcd[j] = hG[j] / s->mass - wxc[j];
+        diff2_step(&s->cm_started, s->cm_w, dt, bcd, s->cm_x, s->cm_v, s->cm_a);
+        memcpy(acc, s->cm_v, sizeof acc);
+    } else {
+        diff2_step(&s->cm_started, s->cm_w, dt, B_c, s->cm_x, s->cm_v, s->cm_a);
+        memcpy(bcd, s->cm_v, sizeof bcd), memcpy(acc, s->cm_a, sizeof acc);
+    }
+    rb_v3_cross(w_B, bcd, wxv);
     for (int j = 0; j < 3; j++)
-        e_B[j] = s->cm_a[j] + 2 * wxv[j];
+        e_B[j] = acc[j] + 2 * wxv[j];
     rb_m3_mul_v(R_WB, e_B, e_W);
     for (int j = 0; j < 3; j++)
         cdd[j] += e_W[j];
 }
 
-/* zmp_model "centroidal": the kinematics again with the velocity [0, w_B, dq] (base at the origin: world = base axes;
- * the base's linear velocity does not change the angular momentum about the CoM), k_G turned into the world, its
- * rate k_dot (the filter); the pendulum's ZMP is p + [k_dot_y, -k_dot_x] / (m g). */
-static int zmp_shift(lc_stage *s, double t, const double *dq, const double R_BI[9], const double gyro_I[3],
-                     const double R_WB[9], double shift[2], rb_err *err)
+/* The kinematics again with the velocity [0, w_B, dq] (base at the origin: world = base axes) and the centroidal
+ * momentum hG = [l; k_G] there (base axes; the base's linear velocity does not change k_G). */
+static int momentum(lc_stage *s, const double *dq, const double w_B[3], double hG[6], rb_err *err)
 {
     const rb_model *m = s->m;
-    double hG[6], k_W[3];
     memset(s->nu, 0, 3 * sizeof *s->nu);
-    rb_m3_mul_v(R_BI, gyro_I, s->nu + 3);
+    memcpy(s->nu + 3, w_B, 3 * sizeof *w_B);
     memcpy(s->nu + 6, dq, m->n_dofs * sizeof *dq);
     int rc = rb_dyn_kinematics(m, s->ws, s->q, s->nu, NULL, err);
-    if (rc || (rc = rb_dyn_centroidal_momentum(m, s->ws, hG, NULL, err)))
-        return rc;
+    return rc ? rc : rb_dyn_centroidal_momentum(m, s->ws, hG, NULL, err);
+}
+
+/* zmp_model "centroidal": k_G turned into the world, its rate k_dot (the filter); the pendulum's ZMP is
+ * p + [k_dot_y, -k_dot_x] / (m g). */
+static void zmp_shift(lc_stage *s, double t, const double hG[6], const double R_WB[9], double shift[2])
+{
+    double k_W[3];
     rb_m3_mul_v(R_WB, hG + 3, k_W);
     diff2_step(&s->km_started, s->cm_w, s->km_started ? t - s->t_prev : 0.0, k_W, s->km_x, s->km_v, s->km_a);
     double mg = s->mass * s->g;
     shift[0] = s->km_v[1] / mg, shift[1] = -s->km_v[0] / mg;
-    return RB_OK;
 }
 
 int lc_step(void *state, size_t k, double t, const double *const *in, double *const *out, rb_err *err)
@@ -291,8 +306,13 @@ int lc_step(void *state, size_t k, double t, const double *const *in, double *co
                 wdot[j] = (gy[j] - s->w_prev[j]) / (t - s->t_prev);
         rb_lipm_com_acc(R_WI, in[LC_ACC], gy, wdot, rI, s->g, cdd);
         rb_m3_mul_v(R_WI, gy, w_W);
+        double w_B[3], hG[6];
+        rb_m3_mul_v(X_BI.R, gy, w_B);
+        bool have_h = s->dq_given && finite_n(in[LC_DQ], m->n_dofs) && finite_n(gy, 3);
+        if (have_h && (rc = momentum(s, in[LC_DQ], w_B, hG, err)))
+            return rc;
         if (s->cm_kin)
-            com_motion(s, t, B_c, X_BI.R, gy, R_WB, cdd);
+            com_motion(s, t, B_c, w_B, have_h ? hG : NULL, R_WB, cdd);
         for (int i = 0; i < 2; i++)
             a[i] = cdd[i] + (t >= s->acc_err_t ? s->acc_err[i] : 0);
         /* the feet: CoP, normal force, world position */
@@ -323,9 +343,8 @@ int lc_step(void *state, size_t k, double t, const double *const *in, double *co
         for (int i = 0; i < 2; i++)
             rho[2 * i] = P[3 * i] + off[i][0], rho[2 * i + 1] = P[3 * i + 1] + off[i][1];
         double shift[2] = {0, 0};
-        if (s->zmp_cent && finite_n(in[LC_DQ], m->n_dofs) &&
-            (rc = zmp_shift(s, t, in[LC_DQ], X_BI.R, gy, R_WB, shift, err)))
-            return rc;
+        if (s->zmp_cent && have_h)
+            zmp_shift(s, t, hG, R_WB, shift);
         if (rb_lipm_zmp(2, fn, rho, use, s->fn_min, p))
             p[0] += s->zmp_off[0] + shift[0], p[1] += s->zmp_off[1] + shift[1];
     }
