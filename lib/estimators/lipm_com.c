@@ -24,6 +24,11 @@ struct lc_stage {
      * filter of natural frequency cm_w (rad/s): position cm_x, rate cm_v, acceleration cm_a, base axes */
     bool cm_kin, cm_started;
     double cm_w, cm_x[3], cm_v[3], cm_a[3];
+    /* with dq, the IMU's rigid-body part of (3.4) and the measured ZMP pass through the same filter (its x state),
+     * so that every term stays in step with the legs' part the filter differentiates: a swing leg's lift-off jolts
+     * the pelvis IMU, and only in step does the jolt cancel in the sum */
+    bool ra_started, pz_started;
+    double ra_x[3], ra_v[3], ra_a[3], pz_x[3], pz_v[3], pz_a[3];
     /* zmp_model "centroidal": the centroidal angular momentum (world axes) through the same filter; nu the
      * kinematics' velocity [0, w_B, dq] */
     bool zmp_cent, km_started, dq_given;
@@ -224,6 +229,8 @@ static void com_motion(lc_stage *s, double t, const double B_c[3], const double 
             bcd[j] = hG[j] / s->mass - wxc[j];
         diff2_step(&s->cm_started, s->cm_w, dt, bcd, s->cm_x, s->cm_v, s->cm_a);
         memcpy(acc, s->cm_v, sizeof acc);
+        diff2_step(&s->ra_started, s->cm_w, dt, cdd, s->ra_x, s->ra_v, s->ra_a);
+        memcpy(cdd, s->ra_x, 3 * sizeof *cdd);
     } else {
         diff2_step(&s->cm_started, s->cm_w, dt, B_c, s->cm_x, s->cm_v, s->cm_a);
         memcpy(bcd, s->cm_v, sizeof bcd), memcpy(acc, s->cm_a, sizeof acc);
@@ -347,6 +354,11 @@ int lc_step(void *state, size_t k, double t, const double *const *in, double *co
             zmp_shift(s, t, hG, R_WB, shift);
         if (rb_lipm_zmp(2, fn, rho, use, s->fn_min, p))
             p[0] += s->zmp_off[0] + shift[0], p[1] += s->zmp_off[1] + shift[1];
+        if (s->cm_kin && have_h && isfinite(p[0])) {
+            double u[3] = {p[0], p[1], 0};
+            diff2_step(&s->pz_started, s->cm_w, s->pz_started ? t - s->t_prev : 0.0, u, s->pz_x, s->pz_v, s->pz_a);
+            p[0] = s->pz_x[0], p[1] = s->pz_x[1];
+        }
     }
     memcpy(s->w_prev, in[LC_GYRO], sizeof s->w_prev);
     s->t_prev = t, s->started = true;
