@@ -388,7 +388,7 @@ static int init_cfg(void *doc, const char *file, const char *name, const char *s
     cfg->sha256 = rb_strdup(sha256);
     cfg->path = rb_strdup(file);
     cfg->name = rb_strdup(name);
-    cfg->stat = (rb_ftcal_static_opts){0.3, 0.02, 0.05, NAN};
+    cfg->stat = (rb_ftcal_static_opts){0.3, 0.03, 0.1, NAN}; /* room for the preset IMU noise */
     cfg->trim = 0.05;
     cfg->holdout = 4;
     return cfg->sha256 && cfg->path && cfg->name ? RB_OK : RB_ENOMEM;

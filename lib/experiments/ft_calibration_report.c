@@ -67,6 +67,8 @@ static void write_json(FILE *f, const rb_ftcal_config *cfg, const rb_ftcal_resul
     }
     fputs("],\n  \"o\": ", f);
     jvec(f, fit->o, 6);
+    fputs(",\n  \"raw_span\": ", f);
+    jvec(f, r->raw_span, 6);
     fputs(",\n  \"offset_method\": ", f);
     jstr(f, cfg->offset == RB_FTCAL_OFFSET_LS ? "least_squares" : "ellipsoid");
     fputs(",\n  \"mass\": ", f);
@@ -136,6 +138,8 @@ static void write_json(FILE *f, const rb_ftcal_config *cfg, const rb_ftcal_resul
             jnum(f, r->err_o_max);
             fputs(", \"o_error_of_raw_range\": ", f);
             jnum(f, r->err_o_rel_range);
+            fputs(", \"o_error_of_data_span\": ", f);
+            jnum(f, r->err_o_rel_span);
             sep = ", ";
         }
         if (cfg->truth_body_known) {
@@ -219,8 +223,8 @@ static void write_md(FILE *f, const rb_ftcal_config *cfg, const rb_ftcal_result 
         fputs("\n## Against the truth\n\n| quantity | error |\n|---|---|\n", f);
         if (r->has_truth) {
             fprintf(f, "| C, relative Frobenius | %.3g %% |\n", 100 * r->err_C_rel);
-            fprintf(f, "| o, max abs | %.4g raw = %.3g %% of the raw range |\n", r->err_o_max,
-                    100 * r->err_o_rel_range);
+            fprintf(f, "| o, max abs | %.4g raw = %.3g %% of the sensor's raw range, %.3g %% of the data's span |\n",
+                    r->err_o_max, 100 * r->err_o_rel_range, 100 * r->err_o_rel_span);
         }
         if (cfg->truth_body_known) {
             fprintf(f, "| m (true %.5g kg) | %.3g %% |\n", cfg->truth_phi[0], 100 * r->err_mass_rel);

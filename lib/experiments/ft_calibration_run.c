@@ -186,6 +186,12 @@ static int check_fit(const rb_ftcal_config *cfg, const rowbuf *train, const rowb
                      rb_err *err)
 {
     const rb_ftcal_fit *f = &r->fit;
+    for (size_t l = 0; l < 6; l++) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (size_t i = 0; i < train->n; i++)
+            lo = fmin(lo, train->r[6 * i + l]), hi = fmax(hi, train->r[6 * i + l]);
+        r->raw_span[l] = hi - lo;
+    }
     double *rows = rb_malloc((train->n ? train->n : 1) * 6 * sizeof *rows);
     if (!rows)
         return nomem(err);
@@ -229,6 +235,9 @@ static int check_fit(const rb_ftcal_config *cfg, const rowbuf *train, const rowb
         for (size_t l = 0; l < 6; l++)
             r->err_o_max = fmax(r->err_o_max, fabs(f->o[l] - cfg->truth_o[l]));
         r->err_o_rel_range = cfg->raw_range > 0 ? r->err_o_max / cfg->raw_range : NAN;
+        r->err_o_rel_span = 0;
+        for (size_t l = 0; l < 6; l++)
+            r->err_o_rel_span = fmax(r->err_o_rel_span, fabs(f->o[l] - cfg->truth_o[l]) / r->raw_span[l]);
     }
     if (cfg->truth_body_known) {
         double m = cfg->truth_phi[0], c[3] = {cfg->truth_phi[1] / m, cfg->truth_phi[2] / m, cfg->truth_phi[3] / m};

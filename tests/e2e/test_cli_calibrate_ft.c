@@ -39,6 +39,7 @@ Test(cli_calibrate_ft, shipped_data_sets_meet_the_acceptance, .timeout = 120)
     cr_assert_not_null(truth);
     cr_expect(num(truth, "C_rel_frobenius_error") <= 0.01, "C error %g", num(truth, "C_rel_frobenius_error"));
     cr_expect(num(truth, "o_error_of_raw_range") <= 0.005, "o error %g", num(truth, "o_error_of_raw_range"));
+    cr_expect(num(truth, "o_error_of_data_span") <= 0.005, "o error %g", num(truth, "o_error_of_data_span"));
     cr_expect(num(truth, "mass_rel_error") <= 0.01, "mass error %g", num(truth, "mass_rel_error"));
     cr_expect(num(truth, "com_error_m") <= 0.002, "CoM error %g", num(truth, "com_error_m"));
     const cJSON *sets = cJSON_GetObjectItem(doc, "datasets"), *s;

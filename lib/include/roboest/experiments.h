@@ -624,7 +624,7 @@ int rb_ftcal_static_intervals(const double *t_gyro, const double *gyro, size_t n
  *   gyroscope     {channel (required)}
  *   convention    "plus" (default: w = C (r + o), the slides') or "minus" (w = C (r - o))
  *   offset        "least_squares" (default) or "ellipsoid"
- *   static        {window (s, default 0.3), gyro_max (rad/s, default 0.02), acc_std_max (m/s^2, default 0.05),
+ *   static        {window (s, default 0.3), gyro_max (rad/s, default 0.03), acc_std_max (m/s^2, default 0.1),
  *                  min_duration (s, default = window), trim (s, default 0.05: cut from both ends of each pose)}
  *   rows          "windows" (default: one row per static pose, its means) or "samples" (every raw sample, the
  *                 pose's mean gravity: the errors-in-variables bias of step 2 grows with the noise squared)
@@ -683,7 +683,9 @@ typedef struct rb_ftcal_result {
     double g_norm; /* mean |g| over the rows */
     bool has_truth;
     double err_C_rel, err_o_rel_range, err_o_max, err_mass_rel, err_com; /* vs truth */
-    double seconds;                                                      /* calibration time after reading */
+    double err_o_rel_span; /* max over channels of |o error| / the channel's span over the training rows */
+    double raw_span[6];    /* max - min of each raw channel over the training rows */
+    double seconds;        /* calibration time after reading */
     rb_provenance pv;
 } rb_ftcal_result;
 
