@@ -9,6 +9,8 @@
 #   make closed-loop  the paper's six torque-control configurations in the simulated loop (Tables I and II)
 #   make paper-001  seed 001 (online inertial parameters): Table I, consistency, gating, the dumbbell offline on
 #                   the logs of datasets/, then Table II in the simulated loop, each beside the paper, rules checked
+#   make paper-002-calibration  seed 002's in-situ FT calibration (configs/ftcal/README.md): the shipped data sets
+#                   in both conventions, by the ellipsoid, per sample; then a 10x-noise run simulated here
 #   make paper-003  seed 003 (biped thesis, ch. 2-3): attitude and the LIPM CoM, forms 1 and 2, on simulated walks
 #   make paper-004  seed 004 (thrust estimation): the scale validation with and without the temperature
 #                   correction, the jet failure with and without scheduling, a 20 s controlled flight; rules checked
@@ -32,6 +34,7 @@
 #   make bench-attitude  attitude estimator step per sample (one IMU) and its allocations
 #   make bench-model     URDF loading time of 10,000- and 50,000-link chains
 #   make bench-walk      the 12-DoF biped walking (configs/scenarios/walk.json): real-time factors at 1 kHz
+#   make bench-ftcal     roboest calibrate-ft's calibration after reading: the shipped data sets, 100,000 sample rows
 #   make stages-doc regenerate configs/stages.md, the stage reference, from the stage types (lib/estimators/)
 #   make deps       install missing Debian packages (apt-get; needs root)
 #
@@ -77,7 +80,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo closed-loop paper-001 paper-003 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-model bench-walk clean format format-check
+.PHONY: FORCE all deps demo closed-loop paper-001 paper-003 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-model bench-walk bench-ftcal paper-002-calibration clean format format-check
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -184,6 +187,27 @@ paper-001: all
 	  grep 'diverged' $(BUILD)/paper-001/$$t/report.md || true; \
 	  $(BUILD)/roboest check $(BUILD)/paper-001/$$t/task.json configs/inertial/rules_$$t.txt; echo; done
 	@echo "seed 001: reports and figures in $(BUILD)/paper-001/"
+
+# Seed 002's FT calibration (configs/ftcal/README.md): roboest calibrate-ft on datasets/ft_calibration_{a,b,c}.mat
+# (both conventions, the ellipsoid's offset, every sample as a row), then the same data sets simulated with 10x the
+# raw FT and accelerometer noise into $(BUILD)/paper-002 and calibrated (pose means, then every sample: the
+# errors-in-variables bias). The truth and held-out tables on stdout. About 5 s.
+paper-002-calibration: all
+	@mkdir -p $(BUILD)/paper-002
+	@set -e; for v in calibration calibration_minus calibration_ellipsoid calibration_samples; do \
+	  $(BUILD)/roboest calibrate-ft configs/ftcal/$$v.json -o $(BUILD)/paper-002/$$v --force -q | \
+	    sed -n '/^# /p;/^Body/p;/^## Held-out/,$$p' | grep -v '^The calibrated force'; echo; done
+	@$(PYTHON) configs/ftcal/make_scenarios.py $(BUILD)/paper-002 $(abspath datasets/arm_2ft.urdf) \
+	  --noise-scale 10 --prefix ft_calibration_noise10
+	@set -e; for s in a b c; do $(BUILD)/roboest simulate $(BUILD)/paper-002/ft_calibration_noise10_$$s.json \
+	  -o $(BUILD)/paper-002/ft_calibration_noise10_$$s.mat --force -q; done
+	@set -e; for v in windows samples; do \
+	  sed 's|@SRC@|$(abspath .)|g; s|@LOGS@|$(abspath $(BUILD))/paper-002|g' configs/ftcal/calibration_noise10_$$v.json.in \
+	    > $(BUILD)/paper-002/calibration_noise10_$$v.json; \
+	  $(BUILD)/roboest calibrate-ft $(BUILD)/paper-002/calibration_noise10_$$v.json \
+	    -o $(BUILD)/paper-002/noise10_$$v --force -q | \
+	    sed -n '/^# /p;/^Body/p;/^## Held-out/,$$p' | grep -v '^The calibrated force'; echo; done
+	@echo "seed 002 calibration: reports in $(BUILD)/paper-002/"
 
 # Seed 004 (configs/thrust/README.md): roboest validate-thrust on datasets/thrust_scales.mat (three estimators,
 # with and without the scales' temperature correction), then the failure and flight suites; tables on stdout,
@@ -328,6 +352,9 @@ bench-model: all $(BUILD)/bench_model
 
 bench-walk: all $(BUILD)/bench_walk
 	$(BUILD)/bench_walk $(abspath .)
+
+bench-ftcal: all $(BUILD)/bench_ftcal
+	$(BUILD)/bench_ftcal $(abspath .)
 
 # libFuzzer targets (clang), each run for FUZZ_SECONDS on a corpus seeded from the test fixtures.
 # fuzz_log_read reads in-process and skips HDF5 inputs (FUZZ_DEFS): Debian's libhdf5 1.10 itself overflows

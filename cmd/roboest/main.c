@@ -64,7 +64,8 @@ static const struct command COMMANDS[] = {{"info", cmd_info},
                                           {"check", cmd_check},
                                           {"train-friction", cmd_train_friction},
                                           {"closed-loop", cmd_closed_loop},
-                                          {"validate-thrust", cmd_validate_thrust}};
+                                          {"validate-thrust", cmd_validate_thrust},
+                                          {"calibrate-ft", cmd_calibrate_ft}};
 
 int main(int argc, char **argv)
 {

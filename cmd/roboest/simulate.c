@@ -24,6 +24,7 @@ static const char *const SIMULATE_HELP =
     "  joints_state/desired_torques                        joints; N m (controller output)\n"
     "  motors_state/positions, velocities, currents        joints; rad, rad/s (rotor side), A\n"
     "  FTs/<name>              fx fy fz mx my mz; N, N m     (one per \"ft\" sensor)\n"
+    "  FTs_raw/<name>          sg0 .. sg5; counts            (one per \"ft_raw\" sensor: K w + offset, quantized)\n"
     "  accelerometers/<name>   x y z; m/s^2                  (one per \"accelerometer\" sensor)\n"
     "  gyros/<name>            x y z; rad/s                  (one per \"gyroscope\" sensor)\n"
     "  orientations/<name>     roll pitch yaw; rad           (one per \"orientation\" sensor: the frame's\n"

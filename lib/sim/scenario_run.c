@@ -17,6 +17,7 @@ typedef enum src {
     S_MVEL,
     S_MCUR,
     S_FT,
+    S_FT_RAW, /* the FT's true wrench; its sensor's gain makes the counts */
     S_ACC,
     S_GYRO,
     S_RPY,
@@ -101,6 +102,7 @@ typedef struct recorder {
 } recorder;
 
 static const char *const WRENCH[] = {"fx", "fy", "fz", "mx", "my", "mz"};
+static const char *const GAUGES[] = {"sg0", "sg1", "sg2", "sg3", "sg4", "sg5"};
 static const char *const XYZ[] = {"x", "y", "z"};
 static const char *const QUAT[] = {"qw", "qx", "qy", "qz"};
 static const char *const TWIST[] = {"vx", "vy", "vz", "wx", "wy", "wz"};
@@ -238,6 +240,7 @@ static void truth_of(const rb_scenario *s, const rec *c, const rb_sim_truth *t, 
     case T_TAUF: copy(v, t->tau_f, n); break;
     case T_MTAU: copy(v, t->tau_m, n); break;
     case S_FT:
+    case S_FT_RAW:
         copy(v, t->ft + 6 * c->index, 6);
         for (size_t i = 0; c->tdrift && i < 6; i++)
             v[i] += c->tdrift[i] * dT;
@@ -311,7 +314,8 @@ static void truth_of(const rb_scenario *s, const rec *c, const rb_sim_truth *t, 
 static unsigned parts_of(src source)
 {
     switch (source) {
-    case S_FT: return RB_SIM_TRUTH_FT;
+    case S_FT:
+    case S_FT_RAW: return RB_SIM_TRUTH_FT;
     case S_ACC:
     case S_GYRO:
     case S_RPY: return RB_SIM_TRUTH_FRAMES;
@@ -436,6 +440,8 @@ static int add_robot_channels(const rb_scenario *s, const rb_sim_scenario *sc, r
         const rb_scenario_sensor *ss = &s->sensors[i];
         if (ss->source == RB_SCN_FT)
             rc = add_rec(r, ss->channel, S_FT, ss->index, 6, WRENCH, NULL, &ss->params, seed, lr, err);
+        else if (ss->source == RB_SCN_FT_RAW)
+            rc = add_rec(r, ss->channel, S_FT_RAW, ss->index, 6, GAUGES, "counts", &ss->params, seed, lr, err);
         else if (ss->source == RB_SCN_ACC)
             rc = add_rec(r, ss->channel, S_ACC, ss->index, 3, XYZ, "m/s^2", &ss->params, seed, lr, err);
         else if (ss->source == RB_SCN_GYRO)

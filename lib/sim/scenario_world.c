@@ -201,16 +201,18 @@ int sim_scn_parse_balance(rb_cfg *c, const cJSON *v)
 }
 
 /* ---- sensors ----------------------------------------------------------------------------------------------------- */
-static const char *const SENSOR_KINDS[] = {"joint_encoder", "motor_encoder", "motor_current", "ft",
-                                           "accelerometer", "gyroscope",     "orientation",   NULL};
+static const char *const SENSOR_KINDS[] = {"joint_encoder", "motor_encoder", "motor_current", "ft", "accelerometer",
+                                           "gyroscope",     "orientation",   "ft_raw",        NULL};
 static const rb_sensor_kind SENSOR_KIND_OF[] = {
     RB_SENS_JOINT_ENCODER, RB_SENS_MOTOR_ENCODER, RB_SENS_MOTOR_CURRENT, RB_SENS_FT,
-    RB_SENS_ACCELEROMETER, RB_SENS_GYROSCOPE,     RB_SENS_ORIENTATION};
+    RB_SENS_ACCELEROMETER, RB_SENS_GYROSCOPE,     RB_SENS_ORIENTATION,   RB_SENS_FT_RAW};
 static const rb_scn_source SOURCE_OF[] = {RB_SCN_JOINT_POS, RB_SCN_MOTOR_POS, RB_SCN_MOTOR_CURRENT, RB_SCN_FT,
-                                          RB_SCN_ACC,       RB_SCN_GYRO,      RB_SCN_ORIENTATION};
-static const char *const CHANNEL_OF[] = {
-    "joints_state/positions", "motors_state/positions", "motors_state/currents", "FTs/", "accelerometers/", "gyros/",
-    "orientations/"};
+                                          RB_SCN_ACC,       RB_SCN_GYRO,      RB_SCN_ORIENTATION,   RB_SCN_FT_RAW};
+static const char *const CHANNEL_OF[] = {"joints_state/positions", "motors_state/positions",
+                                         "motors_state/currents",  "FTs/",
+                                         "accelerometers/",        "gyros/",
+                                         "orientations/",          "FTs_raw/"};
+enum { KIND_FT = 3, KIND_FT_RAW = 7 };
 
 enum { N_VECS = 8 };
 static const char *const VEC_KEYS[N_VECS] = {"noise",      "bias",   "drift_rw", "drift_rate",
@@ -271,16 +273,86 @@ static int frame_slot(scn *x, int frame, size_t *slot)
     return RB_OK;
 }
 
+/* ft_raw: the gain K = diag(counts_per_unit) (I + X) (6 x 6, row-major, after the per-element arrays): X from
+ * cross_talk, a number a (each off-diagonal entry uniform in [-a, a], drawn from cross_talk_seed alone, so logs
+ * simulated with different seeds share one sensor) or 36 numbers (row-major). */
+static int raw_gain(rb_cfg *c, const cJSON *e, rb_scenario_sensor *ss)
+{
+    double cpu[6] = {100, 100, 100, 2000, 2000, 2000}, X[36] = {0}, a = 0, seed = 0;
+    const cJSON *v = rb_cfg_member(e, "counts_per_unit");
+    int rc = RB_OK;
+    if (v) {
+        rb_cfg_push_key(c, "counts_per_unit", 0);
+        if (cJSON_IsArray(v))
+            rc = sim_scn_want_numbers(c, v, 6, cpu);
+        else if ((rc = rb_cfg_want_number(c, v, &cpu[0])) == RB_OK)
+            for (size_t i = 1; i < 6; i++)
+                cpu[i] = cpu[0];
+        for (size_t i = 0; !rc && i < 6; i++)
+            if (!(cpu[i] > 0))
+                rc = rb_cfg_error(c, "counts per unit must be > 0 (element %zu is %g)", i, cpu[i]);
+        rb_cfg_pop(c);
+    }
+    const cJSON *s = rb_cfg_member(e, "cross_talk_seed");
+    if (!rc && s) {
+        rb_cfg_push_key(c, "cross_talk_seed", 0);
+        rc = rb_cfg_want_integer(c, s, 0, &seed);
+        rb_cfg_pop(c);
+    }
+    v = rb_cfg_member(e, "cross_talk");
+    if (!rc && v) {
+        rb_cfg_push_key(c, "cross_talk", 0);
+        if (cJSON_IsArray(v))
+            rc = sim_scn_want_numbers(c, v, 36, X);
+        else if ((rc = rb_cfg_want_number(c, v, &a)) == RB_OK && !(a >= 0 && a < 1))
+            rc = rb_cfg_error(c, "a cross-talk amplitude must be in [0, 1) (got %g)", a);
+        rb_cfg_pop(c);
+        if (!rc && cJSON_IsArray(v) && s) {
+            rb_cfg_push_key(c, "cross_talk_seed", 0);
+            rc = rb_cfg_error(c, "only with a cross_talk amplitude (a number), not a matrix");
+            rb_cfg_pop(c);
+        }
+    }
+    if (!rc && !cJSON_IsArray(v) && a > 0) {
+        rb_rng rng;
+        rb_rng_seed(&rng, (uint64_t)seed);
+        for (size_t i = 0; i < 36; i++) {
+            double u = rb_rng_uniform(&rng);
+            X[i] = i / 6 == i % 6 ? 0.0 : a * (2 * u - 1);
+        }
+    }
+    double *K = ss->values + N_VECS * 6;
+    for (size_t i = 0; !rc && i < 36; i++)
+        K[i] = cpu[i / 6] * ((i / 6 == i % 6 ? 1.0 : 0.0) + X[i]);
+    ss->params.gain = rc ? NULL : K;
+    return rc;
+}
+
 static int one_sensor(scn *x, const cJSON *e, rb_scenario_sensor *ss)
 {
-    static const char *const keys[] = {"kind",       "name",   "ft",   "frame",    "rate",
-                                       "jitter",     "noise",  "bias", "drift_rw", "drift_rate",
-                                       "resolution", "offset", "lo",   "hi",       "temperature_drift"};
+    static const char *const keys[] = {"kind",
+                                       "name",
+                                       "ft",
+                                       "frame",
+                                       "rate",
+                                       "jitter",
+                                       "noise",
+                                       "bias",
+                                       "drift_rw",
+                                       "drift_rate",
+                                       "resolution",
+                                       "offset",
+                                       "lo",
+                                       "hi",
+                                       "temperature_drift",
+                                       "counts_per_unit",
+                                       "cross_talk",
+                                       "cross_talk_seed"};
     rb_cfg *c = &x->c;
     const rb_model *m = x->s->model;
     size_t kind = 0;
     char *name = NULL;
-    int rc = rb_cfg_check_object(c, e, keys, 15);
+    int rc = rb_cfg_check_object(c, e, keys, 18);
     if (!rc && !rb_cfg_member(e, "kind"))
         rc = rb_cfg_error(c, "missing key 'kind'");
     if (!rc)
@@ -288,7 +360,14 @@ static int one_sensor(scn *x, const cJSON *e, rb_scenario_sensor *ss)
     if (!rc)
         rc = rb_cfg_member_string(c, e, "name", false, &name);
     ss->source = SOURCE_OF[kind];
-    bool joint_level = kind <= 2, is_ft = kind == 3;
+    bool joint_level = kind <= 2, is_ft = kind == KIND_FT || kind == KIND_FT_RAW;
+    static const char *const raw_keys[] = {"counts_per_unit", "cross_talk", "cross_talk_seed"};
+    for (size_t k = 0; !rc && kind != KIND_FT_RAW && k < 3; k++)
+        if (rb_cfg_member(e, raw_keys[k])) {
+            rb_cfg_push_key(c, raw_keys[k], 0);
+            rc = rb_cfg_error(c, "only for an \"ft_raw\" sensor (raw strain-gauge counts)");
+            rb_cfg_pop(c);
+        }
     const char *ft_key = is_ft ? "ft" : "frame", *other = is_ft ? "frame" : "ft";
     if (!rc && joint_level && (rb_cfg_member(e, "ft") || rb_cfg_member(e, "frame"))) {
         rb_cfg_push_key(c, rb_cfg_member(e, "ft") ? "ft" : "frame", 0);
@@ -346,15 +425,17 @@ static int one_sensor(scn *x, const cJSON *e, rb_scenario_sensor *ss)
     if (rc)
         return rc;
     ss->params = rb_sensor_preset(SENSOR_KIND_OF[kind], ss->channel, m->n_dofs);
-    if (!(ss->values = rb_calloc(N_VECS * ss->params.n, sizeof *ss->values)))
+    if (!(ss->values = rb_calloc(N_VECS * ss->params.n + (kind == KIND_FT_RAW ? 36 : 0), sizeof *ss->values)))
         return rb_cfg_nomem(c);
+    if (kind == KIND_FT_RAW && (rc = raw_gain(c, e, ss)) != RB_OK)
+        return rc;
     rc = rb_cfg_member_number(c, e, "rate", RB_CFG_POSITIVE, &ss->params.rate_hz);
     if (!rc)
         rc = rb_cfg_member_number(c, e, "jitter", RB_CFG_NON_NEGATIVE, &ss->params.jitter_s);
     for (size_t k = 0; !rc && k < N_VECS; k++)
         rc = sensor_vec(c, e, k, ss);
     if (!rc)
-        rc = sim_scn_parse_temperature_drift(x, e, ss->source == RB_SCN_FT, ss);
+        rc = sim_scn_parse_temperature_drift(x, e, is_ft, ss);
     rb_err err;
     if (!rc && rb_sensor_params_validate(&ss->params, &err) != RB_OK)
         rc = rb_cfg_error(c, "%s", err.msg);

@@ -19,6 +19,7 @@ const char *rb_sensor_kind_name(rb_sensor_kind kind)
     case RB_SENS_ACCELEROMETER: return "accelerometer";
     case RB_SENS_GYROSCOPE: return "gyroscope";
     case RB_SENS_ORIENTATION: return "orientation";
+    case RB_SENS_FT_RAW: return "ft_raw";
     }
     return "unknown";
 }
@@ -33,6 +34,7 @@ const char *rb_sensor_kind_unit(rb_sensor_kind kind, size_t i)
     case RB_SENS_FT: return i < 3 ? "N" : "N m";
     case RB_SENS_ACCELEROMETER: return "m/s^2";
     case RB_SENS_GYROSCOPE: return "rad/s";
+    case RB_SENS_FT_RAW: return "counts";
     case RB_SENS_CUSTOM: break;
     }
     return "n.d.";
@@ -111,6 +113,14 @@ rb_sensor_params rb_sensor_preset(rb_sensor_kind kind, const char *name, size_t 
         p.noise_std = vec_all(0.005);
         p.wrap_angles = true;
         break;
+    case RB_SENS_FT_RAW:
+        p.n = 6;
+        p.rate_hz = 1000.0;
+        p.noise_std = vec_all(2.0);
+        p.resolution = vec_all(1.0);
+        p.lo = vec_all(-32767.0);
+        p.hi = vec_all(32767.0);
+        break;
     }
     return p;
 }
@@ -149,7 +159,7 @@ int rb_sensor_params_validate(const rb_sensor_params *p, rb_err *err)
                           RB_SENSOR_NAME_MAX - 1);
     if (p->n == 0)
         return rb_err_set(err, RB_ECONFIG, "sensor %s: n = 0 elements", p->name);
-    if ((int)p->kind < (int)RB_SENS_CUSTOM || (int)p->kind > (int)RB_SENS_ORIENTATION)
+    if ((int)p->kind < (int)RB_SENS_CUSTOM || (int)p->kind > (int)RB_SENS_FT_RAW)
         return rb_err_set(err, RB_ECONFIG, "sensor %s: kind = %d unknown", p->name, (int)p->kind);
     if (!(p->rate_hz > 0) || !isfinite(p->rate_hz))
         return rb_err_set(err, RB_ECONFIG, "sensor %s: rate_hz = %g must be > 0 and finite", p->name, p->rate_hz);
@@ -164,6 +174,10 @@ int rb_sensor_params_validate(const rb_sensor_params *p, rb_err *err)
         (rc = check_vec(p, "drift_rate", p->drift_rate, false, err)) ||
         (rc = check_vec(p, "offset", p->offset, false, err)))
         return rc;
+    for (size_t i = 0; p->gain && i < p->n * p->n; i++)
+        if (!isfinite(p->gain[i]))
+            return rb_err_set(err, RB_ECONFIG, "sensor %s: gain[%zu][%zu] = %g must be finite", p->name, i / p->n,
+                              i % p->n, p->gain[i]);
     for (size_t i = 0; i < p->n; i++) {
         double lo = rb_sensor_vec_at(p->lo, i), hi = rb_sensor_vec_at(p->hi, i);
         if (isnan(lo) || isnan(hi) || lo > hi)
@@ -183,8 +197,11 @@ int rb_sensor_init(rb_sensor *s, const rb_sensor_params *p, uint64_t scenario_se
         return rc;
     if (!isfinite(t0))
         return rb_err_set(err, RB_EINVAL, "sensor %s: start time %g not finite", p->name, t0);
-    size_t count;
-    if (!rb_size_mul(p->n, SENSOR_NARRAYS, &count) || !rb_size_mul(count, sizeof(double), &count))
+    size_t count, extra = 0;
+    if (p->gain && (!rb_size_mul(p->n, p->n + 1, &extra) || extra > SIZE_MAX / 2))
+        return rb_err_set(err, RB_ENOMEM, "sensor %s: out of memory (%zu elements)", p->name, p->n);
+    if (!rb_size_mul(p->n, SENSOR_NARRAYS, &count) || count > SIZE_MAX / 2 - extra ||
+        !rb_size_mul(count + extra, sizeof(double), &count))
         return rb_err_set(err, RB_ENOMEM, "sensor %s: out of memory (%zu elements)", p->name, p->n);
     s->buf = rb_malloc(count);
     if (!s->buf)
@@ -205,6 +222,9 @@ int rb_sensor_init(rb_sensor *s, const rb_sensor_params *p, uint64_t scenario_se
         s->offset[i] = rb_sensor_vec_at(p->offset, i);
         s->walk[i] = 0.0;
     }
+    s->gain = p->gain ? s->buf + SENSOR_NARRAYS * n : NULL;
+    if (p->gain)
+        memcpy(s->gain, p->gain, n * n * sizeof *s->gain);
     memcpy(s->name, p->name, strlen(p->name) + 1);
     s->kind = p->kind;
     s->n = n;
@@ -227,7 +247,7 @@ void rb_sensor_free(rb_sensor *s)
     rb_free(s->buf);
     s->buf = NULL;
     s->noise_std = s->bias = s->drift_rw_std = s->drift_rate = s->resolution = NULL;
-    s->lo = s->hi = s->offset = s->walk = NULL;
+    s->lo = s->hi = s->offset = s->walk = s->gain = NULL;
 }
 
 double rb_sensor_next_time(const rb_sensor *s) { return s->t0 + (double)s->k_next / s->rate_hz; }
@@ -254,6 +274,16 @@ bool rb_sensor_step(rb_sensor *s, double t, const double *truth, double *y, doub
     double dt = t - s->t_prev;
     double sq = dt > 0 ? sqrt(dt) : 0.0;
     double elapsed = t - s->t0;
+    if (s->gain) { /* u = gain * truth into the scratch after the matrix */
+        double *u = s->gain + s->n * s->n;
+        for (size_t i = 0; i < s->n; i++) {
+            double acc = 0.0;
+            for (size_t k = 0; k < s->n; k++)
+                acc += s->gain[i * s->n + k] * truth[k];
+            u[i] = acc;
+        }
+        truth = u;
+    }
     for (size_t i = 0; i < s->n; i++) {
         double zw = rb_rng_normal(&s->rng);
         double zn = rb_rng_normal(&s->rng);

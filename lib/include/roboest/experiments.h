@@ -537,6 +537,173 @@ int rb_thrust_validation_markdown(const rb_thrust_validation *tv, const rb_thrus
 int rb_thrust_validation_write(const rb_thrust_validation *tv, const rb_thrust_result *r, const char *dir,
                                bool overwrite, rb_err *err);
 
+/* ==== in-situ calibration of a six-axis FT sensor (ft_calibration*.c) ===========================================
+ * Seed 002 (CoDyCo WP1 slides; Traversaro, Pucci, Nori, ICRA 2015): a rigid body hangs on the sensor in static
+ * poses, an accelerometer on the body gives gravity in the sensor frame, and data sets with known added masses fix
+ * the scale. Model: w = C (r + o) (convention "plus", the slides') or w = C (r - o) ("minus"): r the raw reading
+ * (counts), o the offset, C 6 x 6; w = M(c) g with M(c) = m [I3; S(c)] the body's load, g gravity in the sensor
+ * frame (the reading's frame, moment about its origin), signed so that w is the reading in the model's FT
+ * convention (roboest/model.h): g = s (-R a), a the accelerometer's proper acceleration, R its rotation into the
+ * sensor frame, s = -sign for a body on the sensor's child side (+sign on the parent side).
+ *   Step 1: per data set j, r = K_j g - o_raw (K_j = C^-1 M(c_j), 6 x 3): one linear least squares for every K_j
+ *           and the raw offset o_raw (o = -o_raw in the plus convention, o_raw in the minus one). Or the ellipsoid:
+ *           the data set's raw readings projected on their 3-D principal subspace lie on an ellipsoid centred on
+ *           o_raw (its centres averaged over the sets).
+ *   Step 2: C (r - o_raw) = G(g) (phi_body + phi_j), phi = [m, m c], G(g) = [[g, 0], [0, -S(g)]]: one least
+ *           squares in C and phi_body, force rows (C's first three rows and m) and moment rows (the last three and
+ *           m c) apart.
+ * Rank needs: every data set's gravity directions span three dimensions and do not lie on one circle (else the
+ * offset is undetermined); at least two different added masses (else the scale of C's force rows is); the added
+ * loads' differences [m_j - m_1, m_j c_j - m_1 c_1] spanning two dimensions (three loads not on one line: else one
+ * wrench direction is never excited and C is undetermined along it). Each is checked first and named. */
+enum { RB_FTCAL_MAX_SETS = 16 };
+typedef enum rb_ftcal_convention { RB_FTCAL_PLUS = 0, RB_FTCAL_MINUS } rb_ftcal_convention;
+typedef enum rb_ftcal_offset_method { RB_FTCAL_OFFSET_LS = 0, RB_FTCAL_OFFSET_ELLIPSOID } rb_ftcal_offset_method;
+
+/* The rows of the two least squares (static-window means, or samples). */
+typedef struct rb_ftcal_data {
+    size_t n;            /* rows */
+    const double *r;     /* n x 6 raw readings */
+    const double *g;     /* n x 3 signed gravity in the sensor frame, m/s^2 (w = M(c) g) */
+    const size_t *set;   /* n data-set indices, < n_sets */
+    size_t n_sets;       /* 1..RB_FTCAL_MAX_SETS */
+    const double *added; /* n_sets x 4: [m, m cx, m cy, m cz] of each set's added mass (kg, kg m; sensor frame) */
+} rb_ftcal_data;
+
+typedef struct rb_ftcal_fit {
+    rb_ftcal_convention convention;
+    double C[36], o[6];                          /* row-major C; o in the convention */
+    double offset_raw[6];                        /* o_raw: the reading at zero load */
+    double K[RB_FTCAL_MAX_SETS][18];             /* step 1's K_j (6 x 3, row-major) */
+    double phi[4];                               /* the body: [m, m c] */
+    double mass, com[3];                         /* kg, m (sensor frame) */
+    double rms_raw[6];                           /* step 1 residual RMS per raw channel (counts) */
+    double rms_force, rms_moment;                /* step 2 residual RMS (N, N m) */
+    double cond_offset, cond_force, cond_moment; /* condition numbers, columns scaled to unit norm */
+    size_t rows;
+} rb_ftcal_fit;
+
+/* The rank needs above, in that order; set_names (n_sets, may be NULL) name the data sets. RB_EINPUT "data set
+ * 'a': its N gravity directions span 2 dimensions ...", "... lie on one circle ...", "every data set carries the
+ * same added mass (0.5 kg): the scale of C is undetermined; add a data set with another known mass (or none)",
+ * "the added loads lie on one line ...: add a data set whose mass sits off it". */
+int rb_ftcal_check_rank(const rb_ftcal_data *d, const char *const *set_names, rb_err *err);
+/* Both steps (rb_ftcal_check_rank first). RB_EINPUT (rank), RB_ENUMERIC (a non-finite row, a singular system),
+ * RB_ENOMEM. Allocates only its workspace (O(1) in n: the rows are reduced in chunks by QR). */
+int rb_ftcal_solve(const rb_ftcal_data *d, rb_ftcal_convention conv, rb_ftcal_offset_method method, rb_ftcal_fit *fit,
+                   rb_err *err);
+/* The calibrated wrench of a raw reading: w = C (r + o) or C (r - o) as fit->convention says. */
+void rb_ftcal_apply(const rb_ftcal_fit *fit, const double r[6], double w[6]);
+
+/* Per data set: the ellipsoid (Result 1). mean (6), the principal directions U (6 x 3, row-major), the centre
+ * (6, raw: mean + U y0), the RMS of sqrt((y - y0)' Q (y - y0)) - 1 over the rows (relative radial residual), and
+ * the raw rows' covariance eigenvalues (descending). At least 9 rows. RB_EINPUT, RB_ENUMERIC, RB_ENOMEM. */
+typedef struct rb_ftcal_ellipsoid {
+    double mean[6], U[18], centre[6], residual, eig[6];
+    size_t rows;
+} rb_ftcal_ellipsoid;
+int rb_ftcal_ellipsoid_fit(const double *r, size_t n, rb_ftcal_ellipsoid *e, rb_err *err);
+
+/* Static windows from the gyroscope and the accelerometer: at each accelerometer sample t_k the window
+ * [t_k - window, t_k] is static when every gyroscope sample in it has |w| <= gyro_max and the accelerometer's
+ * spread in it (the norm of its per-axis standard deviations) is <= acc_std_max; overlapping static windows join
+ * into one interval [t0, t1] (a pose), kept when at least min_duration long. n_gyro / n_acc samples, times
+ * increasing. *out (rb_free) gets 2 x *n_out times. RB_EINPUT (a window without gyroscope samples: the channels do
+ * not overlap), RB_ENOMEM. */
+typedef struct rb_ftcal_static_opts {
+    double window, gyro_max, acc_std_max, min_duration; /* s, rad/s, m/s^2, s */
+} rb_ftcal_static_opts;
+int rb_ftcal_static_intervals(const double *t_gyro, const double *gyro, size_t n_gyro, const double *t_acc,
+                              const double *acc, size_t n_acc, const rb_ftcal_static_opts *o, double **out,
+                              size_t *n_out, rb_err *err);
+
+/* The command's configuration (JSON; unknown keys are errors with suggestions; paths relative to the file):
+ *   name          string (default: the file's stem)
+ *   model         URDF path (required)
+ *   ft            the model's FT sensor (required)
+ *   raw           channel of the raw readings, 6 elements (default "FTs_raw/<ft>")
+ *   accelerometer {channel (required), frame (default: the channel's last component), a model frame or IMU sensor
+ *                  on either body of the FT sensor}
+ *   gyroscope     {channel (required)}
+ *   convention    "plus" (default: w = C (r + o), the slides') or "minus" (w = C (r - o))
+ *   offset        "least_squares" (default) or "ellipsoid"
+ *   static        {window (s, default 0.3), gyro_max (rad/s, default 0.03), acc_std_max (m/s^2, default 0.1),
+ *                  min_duration (s, default = window), trim (s, default 0.05: cut from both ends of each pose)}
+ *   rows          "windows" (default: one row per static pose, its means) or "samples" (every raw sample, the
+ *                 pose's mean gravity: the errors-in-variables bias of step 2 grows with the noise squared)
+ *   holdout       integer >= 0 (default 4): every k-th pose of each data set is held out (0: none)
+ *   datasets      [{name (default "set<i>"), log (path or session), added_mass (kg >= 0), added_com ([x, y, z] m,
+ *                  default 0), frame (of added_com: a model frame on the calibration body; default the FT's
+ *                  reading frame)}], 1..16
+ *   truth         {scenario: a simulator scenario with an "ft_raw" sensor on this FT: the true C and o from its
+ *                  gain and offset, the body's mass and CoM from the model}, optional: errors reported
+ */
+typedef struct rb_ftcal_set_cfg {
+    char *name;
+    rb_cfg_session log;
+    double added_mass, added_com[3]; /* com in the sensor frame (resolved) */
+} rb_ftcal_set_cfg;
+
+typedef struct rb_ftcal_config {
+    char *name, *path, *sha256;
+    char *urdf, *ft, *raw, *acc, *acc_frame, *gyro, *truth_scenario;
+    rb_ftcal_convention convention;
+    rb_ftcal_offset_method offset;
+    rb_ftcal_static_opts stat;
+    double trim;
+    bool per_sample;
+    size_t holdout, n_sets;
+    rb_ftcal_set_cfg *sets;
+    /* resolved from the model */
+    rb_model *model;
+    double R_sa[9];        /* accelerometer frame -> sensor frame */
+    double body_sign;      /* s above */
+    bool truth_body_known; /* the body has no movable joint beyond it */
+    double truth_phi[4];   /* the body's [m, m c] in the sensor frame (model) */
+    bool has_truth_sensor;
+    double truth_C[36], truth_o[6];
+    double raw_range; /* of the truth sensor's saturation (hi - lo, counts; 0 unknown) */
+} rb_ftcal_config;
+
+int rb_ftcal_load(const char *path, rb_ftcal_config **out, rb_err *err);
+int rb_ftcal_load_text(const char *text, size_t len, const char *name_for_messages, const char *base_file,
+                       rb_ftcal_config **out, rb_err *err);
+void rb_ftcal_config_free(rb_ftcal_config *cfg);
+
+/* What a calibration run gives. */
+typedef struct rb_ftcal_set_result {
+    size_t poses, train_poses, held_poses, samples; /* samples: raw samples inside the training poses */
+    rb_ftcal_ellipsoid ell;                         /* of the training rows */
+    double eig[6]; /* covariance eigenvalues of the raw samples in the training poses (descending, counts^2) */
+    double held_norm_mean, held_norm_min, held_norm_max; /* |f| over the held-out poses (N) */
+    double mg, mg_true; /* (m_body + m_added) g with the estimated body, with the true one (NaN unknown) */
+} rb_ftcal_set_result;
+
+typedef struct rb_ftcal_result {
+    rb_ftcal_fit fit;
+    rb_ftcal_set_result sets[RB_FTCAL_MAX_SETS];
+    size_t rows, samples;
+    double g_norm; /* mean |g| over the rows */
+    bool has_truth;
+    double err_C_rel, err_o_rel_range, err_o_max, err_mass_rel, err_com; /* vs truth */
+    double err_o_rel_span; /* max over channels of |o error| / the channel's span over the training rows */
+    double raw_span[6];    /* max - min of each raw channel over the training rows */
+    double seconds;        /* calibration time after reading */
+    rb_provenance pv;
+} rb_ftcal_result;
+
+/* Read every data set's log, find the static poses, build the rows (training and held out), solve, check on the
+ * held-out poses. logs (may be NULL): the data sets' logs already read (n_sets; the provenance then says "memory").
+ * Errors name the data set: a missing channel or element count, no static pose, rank problems (rb_ftcal_check_rank),
+ * RB_EINPUT, RB_ENUMERIC, RB_ENOMEM. */
+int rb_ftcal_run(const rb_ftcal_config *cfg, const rb_log *const *logs, rb_ftcal_result **out, rb_err *err);
+void rb_ftcal_result_free(rb_ftcal_result *r);
+/* calibration.json and report.md as new strings (rb_free). RB_ENOMEM. */
+int rb_ftcal_json(const rb_ftcal_config *cfg, const rb_ftcal_result *r, char **text, rb_err *err);
+int rb_ftcal_markdown(const rb_ftcal_config *cfg, const rb_ftcal_result *r, char **text, rb_err *err);
+/* Both into dir (created if missing), all or nothing (rb_texts_write). RB_EEXISTS, RB_EIO, RB_ENOMEM. */
+int rb_ftcal_write(const rb_ftcal_config *cfg, const rb_ftcal_result *r, const char *dir, bool overwrite, rb_err *err);
+
 RB_API_END
 
 #endif

@@ -590,7 +590,7 @@ void rb_sim_finish(rb_sim *sim);
  *               non-zero needs temperature), noise (kg), resolution (kg), rate (Hz, default log_rate)}] ->
  *               rb_scn_scale, channel scales/<contact frame> (kg)
  *   sensors     [{kind: "joint_encoder"|"motor_encoder"|"motor_current"|"ft"|"accelerometer"|"gyroscope"|
- *               "orientation", name (channel leaf; default: the FT sensor or frame name), ft (FT kind:
+ *               "orientation"|"ft_raw", name (channel leaf; default: the FT sensor or frame name), ft (FT kind:
  *               model FT sensor), frame (IMU kinds: model frame or IMU sensor name), and overrides of the
  *               preset: rate, jitter, noise, bias, drift_rw, drift_rate, resolution, offset, lo, hi (a
  *               number for every element or an array of one per element)}]. An orientation sensor
@@ -598,7 +598,7 @@ void rb_sim_finish(rb_sim *sim);
  *               (rb_m3_to_rpy: iDynTree's RPY, the robot logger's orientations channels), each wrapped
  *               into [-pi, pi) after noise. An FT sensor may add temperature_drift (a number for every axis or
  *               6, per kelvin; needs temperature): truth += drift (T(t) - t0), and a channel
- *               temperatures/<name> (degC).
+ *               temperatures/<name> (degC). "ft_raw": configs/README.md (counts_per_unit, cross_talk).
  *   log_channels  [names] (non-empty): the channels the log keeps (scenario runs below), each a channel name or a
  *               prefix ending in '/' ("truth/base/": every channel under it); in the usual order; default: every
  *               channel. An entry matching no channel the scenario logs is an error with the closest channel or
@@ -613,8 +613,9 @@ typedef enum rb_scn_source {
     RB_SCN_FT,            /* FTs/<name>: model FT sensor `index` */
     RB_SCN_ACC,           /* accelerometers/<name>: frame slot `index` of sim.frames */
     RB_SCN_GYRO,          /* gyros/<name>: frame slot `index` of sim.frames */
-    RB_SCN_ORIENTATION    /* orientations/<name>: frame slot `index` of sim.frames (roll pitch yaw of its world
+    RB_SCN_ORIENTATION,   /* orientations/<name>: frame slot `index` of sim.frames (roll pitch yaw of its world
                            * orientation, rb_m3_to_rpy) */
+    RB_SCN_FT_RAW         /* FTs_raw/<name>: model FT sensor `index`, raw counts (params.gain, roboest/sim_sensors.h) */
 } rb_scn_source;
 
 typedef struct rb_scenario_sensor {
@@ -625,7 +626,7 @@ typedef struct rb_scenario_sensor {
     double *values;          /* owned storage of the per-element arrays */
     bool temperature_log;    /* FT: temperature_drift given: drifts with the temperature, logs temperatures/<leaf> */
     double temperature_drift[6]; /* FT: offset per kelvin of temperature change (N/K, N m/K), added to the truth */
-} rb_scenario_sensor;
+} rb_scenario_sensor;            /* ft_raw: params.gain (6 x 6, counts per unit with cross-talk) points into values */
 
 /* The scenario's temperature (degC): T(t) = t0 + rate (clamp(t, from, until) - from); logged by the FT sensors that
  * drift with it (temperatures/<leaf>, with noise and resolution) and read by the scales' drift. */

@@ -21,7 +21,10 @@ RB_API_BEGIN
  * allocates once), then rb_sensor_step at every simulation step (allocates nothing), rb_sensor_free.
  *
  * Measurement of element i at a sample taken at simulation time t (t0 = the init time):
- *     v = truth[i] + offset[i] + bias[i] + drift_i(t) + noise_std[i] * N(0, 1)       (in this order)
+ *     v = u[i] + offset[i] + bias[i] + drift_i(t) + noise_std[i] * N(0, 1)           (in this order)
+ *     u = gain * truth (gain n x n, row-major) when a gain is given, else u = truth
+ *         (a raw FT sensor: u = K w, K = diag(counts per unit) (I + cross-talk), so that the
+ *          calibrated wrench is w = C (r + o) with C = K^-1 and o = -offset: the slides' convention)
  *     drift_i(t) = w_i(t) + drift_rate[i] * (t - t0)
  *     w_i: random walk, w_i(t0) = 0, at each sample w_i += drift_rw_std[i] * sqrt(t - t_prev) * N(0, 1)
  *                                                          (t_prev: previous sample, or t0)
@@ -57,13 +60,14 @@ typedef enum rb_sensor_kind {
     RB_SENS_FT,            /* FTs::<sensor>: fx fy fz (N) mx my mz (N m), sensor frame */
     RB_SENS_ACCELEROMETER, /* accelerometers::<imu>: m/s^2, proper acceleration (gravity included) */
     RB_SENS_GYROSCOPE,     /* gyros::<imu>: rad/s, sensor frame */
-    RB_SENS_ORIENTATION    /* orientations::<imu>: roll pitch yaw, rad */
+    RB_SENS_ORIENTATION,   /* orientations::<imu>: roll pitch yaw, rad */
+    RB_SENS_FT_RAW         /* FTs_raw::<sensor>: six strain-gauge channels, counts (gain = the inverse of C) */
 } rb_sensor_kind;
 
 /* "custom", "joint_encoder", "motor_encoder", "motor_current", "ft", "accelerometer", "gyroscope",
- * "orientation"; "unknown" otherwise. Never NULL. */
+ * "orientation", "ft_raw"; "unknown" otherwise. Never NULL. */
 const char *rb_sensor_kind_name(rb_sensor_kind kind);
-/* Unit of element i of a channel of this kind ("rad", "A", "N", "N m", "m/s^2", "rad/s"; "n.d."
+/* Unit of element i of a channel of this kind ("rad", "A", "N", "N m", "m/s^2", "rad/s", "counts"; "n.d."
  * for custom), as the logger's units_of_measure. Never NULL. */
 const char *rb_sensor_kind_unit(rb_sensor_kind kind, size_t i);
 
@@ -91,6 +95,7 @@ typedef struct rb_sensor_params {
     rb_sensor_vec lo, hi;       /* saturation limits, lo <= hi (may be -INFINITY / INFINITY) */
     rb_sensor_vec offset;       /* start-up offset (FT: the wrench read before calibration) */
     bool wrap_angles;           /* wrap every element into [-pi, pi) (orientation) */
+    const double *gain;         /* n x n row-major, applied to the truth first (NULL: none); borrowed */
 } rb_sensor_params;
 
 /* Everything off: no noise, bias, drift, offset, quantization; limits -inf..inf; rate_hz 0 (must be
@@ -109,6 +114,8 @@ rb_sensor_params rb_sensor_params_default(const char *name, size_t n);
  *   accelerometer  100 Hz, noise 0.02 m/s^2, random walk 1e-3 m/s^2 per sqrt(s), +-16 g
  *   gyroscope      100 Hz, noise 0.005 rad/s, random walk 1e-4 rad/s per sqrt(s), +-2000 deg/s
  *   orientation    100 Hz, noise 0.005 rad, wrap_angles
+ *   FT raw         1 kHz, noise 2 counts, resolution 1 count, saturation +-32767 counts (16 bit), no gain
+ *                  (set it: the scenario's counts_per_unit and cross_talk)
  * Use rb_sensor_encoder_resolution(counts) for another encoder. */
 rb_sensor_params rb_sensor_preset(rb_sensor_kind kind, const char *name, size_t n);
 /* 2 pi / counts_per_rev (rad); 0 when counts_per_rev is 0. */
@@ -116,7 +123,7 @@ double rb_sensor_encoder_resolution(uint64_t counts_per_rev);
 
 /* RB_ECONFIG "sensor <name>: <parameter>[<i>] = <value> must be ..." for a negative or non-finite
  * noise_std / drift_rw_std / resolution, rate_hz <= 0 or non-finite, jitter_s out of range,
- * non-finite bias / drift_rate / offset, lo > hi or a NaN limit, n == 0, a missing, empty or too
+ * non-finite bias / drift_rate / offset / gain, lo > hi or a NaN limit, n == 0, a missing, empty or too
  * long name. */
 int rb_sensor_params_validate(const rb_sensor_params *p, rb_err *err);
 
@@ -138,6 +145,7 @@ typedef struct rb_sensor {
     double *buf; /* one allocation: the per-element arrays below */
     double *noise_std, *bias, *drift_rw_std, *drift_rate, *resolution, *lo, *hi, *offset;
     double *walk; /* random-walk state w_i */
+    double *gain; /* n x n (NULL: none), then n of scratch for gain * truth */
 } rb_sensor;
 
 /* Validate p, copy it, seed from rb_sensor_seed(scenario_seed, p->name), first nominal sample at
