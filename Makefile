@@ -9,6 +9,9 @@
 #   make closed-loop  the paper's six torque-control configurations in the simulated loop (Tables I and II)
 #   make paper-001  seed 001 (online inertial parameters): Table I, consistency, gating, the dumbbell offline on
 #                   the logs of datasets/, then Table II in the simulated loop, each beside the paper, rules checked
+#   make paper-003-friction  seed 003 ch. 4 (FBSE joint friction of a walking biped): identified parameters beside
+#                   the batch LS of the truth, the swinging legs' error, nonslip against filtered, eq. 4.39 as printed;
+#                   rules checked
 #   make paper-004  seed 004 (thrust estimation): the scale validation with and without the temperature
 #                   correction, the jet failure with and without scheduling, a 20 s controlled flight; rules checked
 #   make test       the formatting check, the unit and end-to-end tests (Criterion), then the same under
@@ -77,7 +80,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo closed-loop paper-001 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-fbse bench-model bench-walk clean format format-check
+.PHONY: FORCE all deps demo closed-loop paper-001 paper-003-friction paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-fbse bench-model bench-walk clean format format-check
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -184,6 +187,17 @@ paper-001: all
 	  grep 'diverged' $(BUILD)/paper-001/$$t/report.md || true; \
 	  $(BUILD)/roboest check $(BUILD)/paper-001/$$t/task.json configs/inertial/rules_$$t.txt; echo; done
 	@echo "seed 001: reports and figures in $(BUILD)/paper-001/"
+
+# Seed 003 ch. 4 (configs/fbse/README.md): the fbse_friction variants on datasets/walk_friction.mat, four compare suites
+# (Coulomb, viscous, swing, tracking); the per-joint tables on stdout, rules checked. About 5 s.
+paper-003-friction: all
+	@mkdir -p $(BUILD)/paper-003-friction
+	@set -e; for sp in coulomb:mean viscous:mean swing:mean tracking:RMSE; do s=$${sp%%:*}; st=$${sp#*:}; \
+	  $(BUILD)/roboest compare configs/fbse/suite_$$s.json -o $(BUILD)/paper-003-friction/$$s --force -q > /dev/null; \
+	  sed -n "/^# /p;/^## $$st[a-z ]* per joint/,/^## [a-zA-Z ]* per joint/p" $(BUILD)/paper-003-friction/$$s/report.md | \
+	    sed '$$d'; \
+	  $(BUILD)/roboest check $(BUILD)/paper-003-friction/$$s/report.json configs/fbse/rules_$$s.txt -q; echo; done
+	@echo "seed 003 ch. 4: reports in $(BUILD)/paper-003-friction/"
 
 # Seed 004 (configs/thrust/README.md): roboest validate-thrust on datasets/thrust_scales.mat (three estimators,
 # with and without the scales' temperature correction), then the failure and flight suites; tables on stdout,

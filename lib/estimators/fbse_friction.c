@@ -21,7 +21,7 @@ typedef struct fb_stage {
     /* evaluation: per leg joint, the normal equations of [sgn v, v] and the truth over the updated samples, and the
      * squared error over the samples its leg swings */
     double (*ne)[5];
-    double *sse;
+    double *sse, *sse_ref;
     long *nsw;
     char *note;
 } fb_stage;
@@ -34,7 +34,7 @@ void fb_destroy(void *state)
     rb_fbse_free(s->est);
     tq_strings_free(&s->names), tq_strings_free(&s->fc_names), tq_strings_free(&s->fv_names);
     rb_free(s->units_nm), rb_free(s->units_nms), rb_free(s->units_acc), rb_free(s->units_1);
-    rb_free(s->ne), rb_free(s->sse), rb_free(s->nsw);
+    rb_free(s->ne), rb_free(s->sse), rb_free(s->sse_ref), rb_free(s->nsw);
     rb_free(s->note);
     rb_free(s);
 }
@@ -224,8 +224,9 @@ int fb_create(const rb_stage_setup *st, void **state, rb_err *err)
     }
     s->units_nm = unit_table(n, "N m"), s->units_nms = unit_table(n, "N m s/rad");
     s->units_acc = unit_table(n, "rad/s^2"), s->units_1 = unit_table(n, "");
-    s->ne = rb_calloc(n, sizeof *s->ne), s->sse = rb_calloc(n, sizeof *s->sse), s->nsw = rb_calloc(n, sizeof *s->nsw);
-    if (!s->units_nm || !s->units_nms || !s->units_acc || !s->units_1 || !s->ne || !s->sse || !s->nsw) {
+    s->ne = rb_calloc(n, sizeof *s->ne), s->sse = rb_calloc(n, sizeof *s->sse),
+    s->sse_ref = rb_calloc(n, sizeof *s->sse_ref), s->nsw = rb_calloc(n, sizeof *s->nsw);
+    if (!s->units_nm || !s->units_nms || !s->units_acc || !s->units_1 || !s->ne || !s->sse || !s->sse_ref || !s->nsw) {
         fb_destroy(s);
         return rb_err_set(err, RB_ENOMEM, "out of memory");
     }
@@ -244,6 +245,7 @@ int fb_create(const rb_stage_setup *st, void **state, rb_err *err)
     o[FB_COULOMB_ERR] = (rb_port){n, nm, s->units_1};
     o[FB_VISCOUS_ERR] = (rb_port){n, nm, s->units_1};
     o[FB_SWING_RMSE] = (rb_port){n, nm, s->units_nm};
+    o[FB_REF_SWING_RMSE] = (rb_port){n, nm, s->units_nm};
     *state = s;
     return RB_OK;
 }
@@ -317,17 +319,20 @@ int fb_step(void *state, size_t k, double t, const double *const *in, double *co
             if (r.contact[l] && isfinite(r.measured[i])) { /* a sample the RLS used */
                 double sg = v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0, *ne = s->ne[i];
                 ne[0] += sg * sg, ne[1] += sg * v, ne[2] += v * v, ne[3] += sg * y, ne[4] += v * y;
-            } else if (!r.contact[l]) {
-                double e = r.friction[i] - y;
-                s->sse[i] += e * e, s->nsw[i]++;
             }
         }
         double fc, fv;
         ls2(s->ne[i], &fc, &fv);
+        if (isfinite(y) && isfinite(v) && !r.contact[l]) { /* swinging: the estimate and the truth's fit so far */
+            double e = r.friction[i] - y, er = fc * (v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0) + fv * v - y;
+            s->sse[i] += e * e, s->nsw[i]++;
+            s->sse_ref[i] += isfinite(er) ? er * er : 0;
+        }
         out[FB_REF_COULOMB][i] = fc, out[FB_REF_VISCOUS][i] = fv;
         out[FB_COULOMB_ERR][i] = (r.coulomb[i] - fc) / fabs(fc);
         out[FB_VISCOUS_ERR][i] = (r.viscous[i] - fv) / fabs(fv);
         out[FB_SWING_RMSE][i] = s->nsw[i] ? sqrt(s->sse[i] / (double)s->nsw[i]) : NAN;
+        out[FB_REF_SWING_RMSE][i] = s->nsw[i] ? sqrt(s->sse_ref[i] / (double)s->nsw[i]) : NAN;
     }
     return RB_OK;
 }

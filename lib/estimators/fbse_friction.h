@@ -21,6 +21,7 @@ enum {
     FB_COULOMB_ERR,
     FB_VISCOUS_ERR,
     FB_SWING_RMSE,
+    FB_REF_SWING_RMSE,
     FB_N_OUT
 };
 

@@ -3,10 +3,11 @@
 
 static const char *const fb_in[] = {"q",    "dq",          "tau",   "wrenches",      "acc",
                                     "gyro", "orientation", "phase", "truth_friction"};
-static const char *const fb_out[] = {
-    "friction",          "measured",  "model",      "coulomb",           "viscous",           "link_torque",
-    "contact",           "singular",  "theta_ddot", "reference_coulomb", "reference_viscous", "coulomb_rel_error",
-    "viscous_rel_error", "swing_rmse"};
+static const char *const fb_out[] = {"friction",          "measured",          "model",
+                                     "coulomb",           "viscous",           "link_torque",
+                                     "contact",           "singular",          "theta_ddot",
+                                     "reference_coulomb", "reference_viscous", "coulomb_rel_error",
+                                     "viscous_rel_error", "swing_rmse",        "reference_swing_rmse"};
 
 /* a long string constant on purpose: the reference's text */
 #pragma GCC diagnostic push
@@ -75,7 +76,8 @@ static const char fb_doc[] =
     "theta_dot to the true friction over the samples the RLS used so far (the velocities visited in contact),\n"
     "`coulomb_rel_error`, `viscous_rel_error` the identified values' relative errors against them, and\n"
     "`swing_rmse` the RMSE of `friction` against the truth over the samples the joint's leg has swung so far\n"
-    "(NaN before any). Without it they are NaN.\n"
+    "(NaN before any), `reference_swing_rmse` the same for the truth's fit as it stood at each of those samples\n"
+    "(what a Coulomb-viscous model fitted in contact can do there). Without it they are NaN.\n"
     "\n"
     "Errors: configuration (RB_ECONFIG; `roboest run` exits 3): no model or a fixed base, a foot, IMU frame or\n"
     "FT sensor not in the model (with a suggestion) or misplaced (the IMU off the base body, a sensor not\n"
@@ -115,6 +117,7 @@ static const char *const fb_out_docs[] = {
     "n_leg values: (coulomb - reference_coulomb) / |reference_coulomb|",
     "n_leg values: (viscous - reference_viscous) / |reference_viscous|",
     "n_leg values, N m: RMSE of friction against the truth over the samples the leg swung so far",
+    "n_leg values, N m: the same for the truth's fit at each of those samples (the reference_* model then)",
 };
 
 static const char *const method_choices[] = {"nonslip", "filtered", NULL};

@@ -94,8 +94,8 @@ static double time_case(const rb_model *m, rb_fbse_method method, rb_fbse_alpha 
             die("rb_fbse_alloc", &err);
         double t0 = thread_seconds();
         for (size_t k = 0; k < T; k++) {
-            rb_fbse_sample s = {g_q + NJ * k,   g_dq + NJ * k,   g_tau + NJ * k, g_ft + 12 * k,
-                                g_acc + 3 * k,  g_gyro + 3 * k,  g_R + 9 * k,    phase ? (int)g_phase[k] : -1};
+            rb_fbse_sample s = {g_q + NJ * k,  g_dq + NJ * k,  g_tau + NJ * k, g_ft + 12 * k,
+                                g_acc + 3 * k, g_gyro + 3 * k, g_R + 9 * k,    phase ? (int)g_phase[k] : -1};
             if (rb_fbse_step(e, k, g_t[k], &s, &err))
                 die("rb_fbse_step", &err);
         }
