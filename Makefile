@@ -12,6 +12,9 @@
 #   make paper-002-calibration  seed 002's in-situ FT calibration (configs/ftcal/README.md): the shipped data sets
 #                   in both conventions, by the ellipsoid, per sample; then a 10x-noise run simulated here
 #   make paper-003  seed 003 (biped thesis, ch. 2-3): attitude and the LIPM CoM, forms 1 and 2, on simulated walks
+#   make paper-003-friction  seed 003 ch. 4 (FBSE joint friction of a walking biped): identified parameters beside
+#                   the batch LS of the truth, the swinging legs' error, nonslip against filtered, eq. 4.39 as printed;
+#                   rules checked
 #   make paper-004  seed 004 (thrust estimation): the scale validation with and without the temperature
 #                   correction, the jet failure with and without scheduling, a 20 s controlled flight; rules checked
 #   make test       the formatting check, the unit and end-to-end tests (Criterion), then the same under
@@ -32,6 +35,7 @@
 #   make bench-thrust    thrust estimator step per sample (four jets; two feet and in flight; each variant)
 #   make bench-lipm      LIPM CoM estimator step per sample (two axes; forms 1 and 2)
 #   make bench-attitude  attitude estimator step per sample (one IMU) and its allocations
+#   make bench-fbse      FBSE joint-friction estimator step per sample (both legs; each method) on the friction walk
 #   make bench-model     URDF loading time of 10,000- and 50,000-link chains
 #   make bench-walk      the 12-DoF biped walking (configs/scenarios/walk.json): real-time factors at 1 kHz
 #   make bench-ftcal     roboest calibrate-ft's calibration after reading: the shipped data sets, 100,000 sample rows
@@ -80,7 +84,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo closed-loop paper-001 paper-003 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-model bench-walk bench-ftcal paper-002-calibration clean format format-check
+.PHONY: FORCE all deps demo closed-loop paper-001 paper-003 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-model bench-walk bench-ftcal paper-002-calibration paper-003-friction bench-fbse clean format format-check
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -208,6 +212,16 @@ paper-002-calibration: all
 	    -o $(BUILD)/paper-002/noise10_$$v --force -q | \
 	    sed -n '/^# /p;/^Body/p;/^## Held-out/,$$p' | grep -v '^The calibrated force'; echo; done
 	@echo "seed 002 calibration: reports in $(BUILD)/paper-002/"
+# Seed 003 ch. 4 (configs/fbse/README.md): the fbse_friction variants on datasets/walk_friction.mat, four compare suites
+# (Coulomb, viscous, swing, tracking); the per-joint tables on stdout, rules checked. About 5 s.
+paper-003-friction: all
+	@mkdir -p $(BUILD)/paper-003-friction
+	@set -e; for sp in coulomb:mean viscous:mean swing:mean tracking:RMSE; do s=$${sp%%:*}; st=$${sp#*:}; \
+	  $(BUILD)/roboest compare configs/fbse/suite_$$s.json -o $(BUILD)/paper-003-friction/$$s --force -q > /dev/null; \
+	  sed -n "/^# /p;/^## $$st[a-z ]* per joint/,/^## [a-zA-Z ]* per joint/p" $(BUILD)/paper-003-friction/$$s/report.md | \
+	    sed '$$d'; \
+	  $(BUILD)/roboest check $(BUILD)/paper-003-friction/$$s/report.json configs/fbse/rules_$$s.txt -q; echo; done
+	@echo "seed 003 ch. 4: reports in $(BUILD)/paper-003-friction/"
 
 # Seed 004 (configs/thrust/README.md): roboest validate-thrust on datasets/thrust_scales.mat (three estimators,
 # with and without the scales' temperature correction), then the failure and flight suites; tables on stdout,
@@ -346,6 +360,9 @@ bench-lipm: all $(BUILD)/bench_lipm
 
 bench-attitude: all $(BUILD)/bench_attitude
 	$(BUILD)/bench_attitude
+
+bench-fbse: all $(BUILD)/bench_fbse
+	$(BUILD)/bench_fbse $(abspath .)
 
 bench-model: all $(BUILD)/bench_model
 	$(BUILD)/bench_model

@@ -220,6 +220,12 @@ void rb_dyn_inertial_params(const rb_model *model, double *pi);
  * written; entries of joints on different branches are zero). Floating base: the top-left 6 x 6 block is
  * the whole robot's spatial inertia in base coordinates. */
 int rb_dyn_mass_matrix(const rb_model *model, rb_dyn *ws, const double *q, rb_mat *M, rb_err *err);
+/* Its time derivative along the motion nu (nv): M_dot = sum_j dM/ds_j s_dot_j (nv x nv, symmetric, both triangles
+ * written), analytic (the CRBA's composite-inertia form differentiated, lib/dynamics/mass_dot.c). M depends only on the
+ * joint positions, so only nu's joint part matters (a floating base's twist cancels out); seed 003's filtered dynamics
+ * (eq. 4.31) needs it. No allocation. Errors as rb_dyn_mass_matrix (RB_EINVAL also for a NULL nu). */
+int rb_dyn_mass_matrix_dot(const rb_model *model, rb_dyn *ws, const double *q, const double *nu, rb_mat *Mdot,
+                           rb_err *err);
 /* Forward dynamics by the articulated-body algorithm (Featherstone table 7.1; floating base: chapter 9):
  * nu_dot (nv) from tau (nv, see above) and the external wrenches. RB_ENUMERIC if an articulated inertia
  * is singular (massless subtrees on a joint). */

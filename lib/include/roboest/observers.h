@@ -664,6 +664,133 @@ void rb_att_get_diag(const rb_att *a, rb_att_diag *d);
  * first_order. */
 void rb_att_gravity_step(const double w[3], double dt, bool first_order, double A[9]);
 
+/* ---- rb_fbse: joint friction of a walking biped from its own sensors (seed 003, Hashlamon thesis ch. 4, "foot base
+ * sensor estimation"; ../shared/design/PAPERS.md 3.1) -------------------------------------------------------------------
+ *
+ * The legs' joint rows of the floating-base dynamics (4.3), per leg m in contact:
+ *     tau_m = u_F,m + tau^l_m,    tau^l_m = H_m [v_b_dot; w_b_dot; theta_m_ddot] + b_m - J_F,m^T F_E,m      (4.4, 4.5)
+ * tau the applied joint torque (the motor torque at the joint), u_F the friction, F_E the foot's measured wrench.
+ * The legs are the joint chains from the base to the two foot frames (left then right; base to foot within each):
+ * the "leg joints" every per-joint vector below is over.
+ *
+ * Conventions (roboest/dynamics.h): the base twist is body-fixed; its linear velocity does not enter the joint rows
+ * (Galilean invariance, PAPERS.md 0.4) and is taken as zero, so the base orientation is not needed by the dynamics
+ * either: gravity enters with the accelerometer's proper acceleration. The base origin's proper acceleration comes
+ * from the IMU on the base body at p (base axes) by the rigid transfer
+ *     f_B = R_BS f_S - w x (w x p) + p x alpha,    w = R_BS gyro,    alpha = w_b_dot
+ * Wrenches: cfg.wrench RB_FBSE_FT: the readings of two six-axis FT sensors between each leg and its foot (the
+ * walker's ankle sensors): every body on the foot side of the sensor leaves the model (its inertia zeroed in the
+ * estimator's workspace) and the reading acts on the leg there, exact whatever the foot's mass and motion;
+ * RB_FBSE_FEET_BODY / RB_FBSE_FEET_MIXED: the wrench ON the robot at each foot frame, in the frame's axes or in
+ * world axes (then rotated into the base by the attitude), with the model's feet (sole sensors, the thesis's).
+ *
+ * Methods (cfg.method):
+ *   RB_FBSE_NONSLIP (4.9-4.23): the feet in contact do not move, J_m nu_dot + J_m_dot nu = 0 (J_m the foot frame's
+ *     6 x nv MIXED Jacobian), with the base's classical acceleration f_B + R_WB^T g from the IMU and the attitude:
+ *       RB_FBSE_ALPHA_MIN_NORM (the thesis's, faithful): [alpha; theta_ddot of the legs in contact] is the
+ *         minimum-norm solution A^T (A A^T)^-1 Upsilon of the stacked constraints (6 x 9 in single support, 12 x 15
+ *         in double support; the IMU's lever arm moves J_m1 p x alpha into alpha's columns). Approximate: alpha is
+ *         not the minimum-norm part in general (PAPERS.md 0.3).
+ *       RB_FBSE_ALPHA_GYRO_DIFF (exact away from singularities): alpha = the backward difference of w (low-passed at
+ *         cfg.gyro_diff_cutoff when > 0), then each leg's square 6 x 6 solve J_m3 theta_ddot_m = rhs.
+ *     The measured friction is u_F = tau - tau^l - armature theta_ddot (4.18).
+ *     A leg whose J_m3 is near singular (straight knee: the smallest to largest pivot of the Cholesky factor of
+ *     J_m3 J_m3^T below cfg.singular_threshold) gets NaN, no update, and is counted; the other leg is solved alone.
+ *   RB_FBSE_FILTERED (4.24-4.36): no acceleration. Per joint a filter Z(s) = K / (s + sigma) (Table 4.2) and, with
+ *     w_m = [w; theta_dot_m] and H~_m = [H_m,ang + H_m,lin [p]x, H_m,m + diag(armature)],
+ *       xi1 = -H~ w,   xi2 = tau + J_F^T F_E + H~_dot w - H_m,lin c_0 - C_m(q, [0; w; theta_dot]),
+ *       <u_F>_Z = K xi1 + <xi2 - sigma xi1>_Z
+ *     (c_0 = f_B without its alpha term; H_dot from rb_dyn_mass_matrix_dot). NOTE the sign: (4.31)/(4.34) print
+ *     <-xi1>_{Z2} with Z2 = -K sigma / (s + sigma), i.e. - sigma <xi1>_Z; integrating (4.30) by parts gives + sigma
+ *     <xi1>_Z (for u_F = tau - m w_dot: <m w_dot>_Z = K m w - sigma <m w>_Z). The filters are discretized exactly for
+ *     inputs linear over each sample period (first-order hold); they start so that <u_F>_Z = 0 at the first sample
+ *     (the thesis's zero initial conditions, exact for a robot that starts moving, too). The measured friction
+ *     output is the filtered one normalized to unit gain, (sigma / K) <u_F>_Z: u_F seen through a first-order
+ *     low-pass at sigma rad/s.
+ * Identification (4.38-4.44): per joint RLS (rb_rls, thesis eq. 2.18-2.21) of u_F = F_c sgn(theta_dot) + F_v
+ * theta_dot, Phi0 = 0, P0 = cfg.p0 I (10), forgetting cfg.lambda (1: none), updated on the samples its leg is in
+ * contact (and its measurement finite). Nonslip: y = u_F, regressors [sgn theta_dot, theta_dot] (4.38). Filtered:
+ * y = <u_F>_Z with, by default (RB_FBSE_REG_FILTERED), the filtered regressors [<sgn theta_dot>_Z, <theta_dot>_Z]
+ * (the same filter: exact for the model); RB_FBSE_REG_LITERAL regresses on the unfiltered ones as (4.39) prints,
+ * which identifies about K / sigma times the friction (twice on Table 4.2's theta2 and theta3, PAPERS.md 0.2).
+ * The model u_F = F_c sgn(theta_dot) + F_v theta_dot predicts the friction of a swinging leg.
+ *
+ * Contact: the phase given with each sample (0 double support, 1 left support, 2 right support), or, with phase -1,
+ * from the feet's normal force with hysteresis: a foot goes down above cfg.contact_on N and up below cfg.contact_off
+ * N (the ground reaction along the foot frame's z; RB_FBSE_FT: minus the force the leg exerts on the foot side).
+ *
+ * Errors (rb_err, one line): RB_ECONFIG (a foot, IMU or FT sensor not in the model or in the wrong place: the IMU
+ * frame off the base body, an FT sensor not between the base and its foot; the feet on one chain or a leg without
+ * joints; K or sigma not > 0 or of the wrong length; p0, lambda, thresholds out of range; a fixed base),
+ * RB_EINPUT "sample k: ..." (a phase other than -1, 0, 1, 2; a time that does not advance; nonslip without an
+ * attitude, or a MIXED wrench without one), RB_ENOMEM. Non-finite joint states, torques, wrenches or IMU values at
+ * a sample: no measurement, no update (counted), the model's friction output. No allocation per step. */
+typedef enum rb_fbse_method { RB_FBSE_NONSLIP = 0, RB_FBSE_FILTERED } rb_fbse_method;
+typedef enum rb_fbse_alpha { RB_FBSE_ALPHA_MIN_NORM = 0, RB_FBSE_ALPHA_GYRO_DIFF } rb_fbse_alpha;
+typedef enum rb_fbse_regressors { RB_FBSE_REG_FILTERED = 0, RB_FBSE_REG_LITERAL } rb_fbse_regressors;
+typedef enum rb_fbse_wrench { RB_FBSE_FT = 0, RB_FBSE_FEET_BODY, RB_FBSE_FEET_MIXED } rb_fbse_wrench;
+
+typedef struct rb_fbse_config {
+    rb_fbse_method method;
+    rb_fbse_alpha alpha;           /* nonslip only */
+    rb_fbse_regressors regressors; /* filtered only */
+    const char *feet[2];           /* left, right foot frames (soles) */
+    const char *imu_frame;         /* the IMU's frame, on the base body */
+    rb_fbse_wrench wrench;
+    const char *ft[2];         /* RB_FBSE_FT: the left and right FT sensors */
+    const double *K, *sigma;   /* n_leg each (leg-joint order), 1/s; NULL: Table 4.2 by position in a 6-joint leg */
+    const double *armature;    /* n_leg, kg m^2: rotor inertia at the joint (R^2 J_m); NULL: zeros */
+    double p0;                 /* > 0: P0 = p0 I (10) */
+    double lambda;             /* forgetting factor in (0, 1] (1) */
+    double gyro_diff_cutoff;   /* Hz, >= 0 (0: the plain backward difference) */
+    double singular_threshold; /* in (0, 1) (1e-3) */
+    double contact_on, contact_off; /* N, contact_on > contact_off >= 0 (50, 30) */
+} rb_fbse_config;
+
+/* Defaults: nonslip, min_norm, filtered regressors, wrench FT, Table 4.2, p0 10, lambda 1, gyro_diff_cutoff 0,
+ * singular_threshold 1e-3, contact 50 / 30 N; feet, imu_frame and ft NULL (set them). */
+void rb_fbse_config_init(rb_fbse_config *cfg);
+
+typedef struct rb_fbse rb_fbse; /* opaque */
+
+/* Borrows the model (which must outlive the estimator); copies the configuration. */
+int rb_fbse_alloc(const rb_model *model, const rb_fbse_config *cfg, rb_fbse **out, rb_err *err);
+void rb_fbse_free(rb_fbse *e); /* NULL is a no-op */
+/* Number of leg joints n_leg and leg joint i's model dof (0 <= i < n_leg; left leg first) and leg (0, 1). */
+size_t rb_fbse_n_joints(const rb_fbse *e);
+size_t rb_fbse_joint_dof(const rb_fbse *e, size_t i);
+int rb_fbse_joint_leg(const rb_fbse *e, size_t i);
+
+/* One sample. q, dq, tau: model->n_dofs each (rad, rad/s, N m; joint-list order; only the legs' are read);
+ * wrenches 12 (left then right, [f; tau], N and N m: the FT readings as the sensors report them, or the foot
+ * wrenches); acc, gyro 3 each (the IMU's proper acceleration, m/s^2, and rate, rad/s, in its axes); R_WI the IMU's
+ * attitude (9, row-major W_R_I) or NULL; phase -1 (detect) or 0, 1, 2. */
+typedef struct rb_fbse_sample {
+    const double *q, *dq, *tau, *wrenches, *acc, *gyro, *R_WI;
+    int phase;
+} rb_fbse_sample;
+int rb_fbse_step(rb_fbse *e, size_t k, double t, const rb_fbse_sample *s, rb_err *err);
+
+/* The last step's results (borrowed until the next step; n_leg each unless said). */
+typedef struct rb_fbse_out {
+    const double *friction;    /* measured where the leg is in contact (and the measurement finite), else model */
+    const double *measured;    /* nonslip u_F; filtered (sigma / K) <u_F>_Z; NaN where the leg is not in contact */
+    const double *model;       /* F_c sgn(theta_dot) + F_v theta_dot with the current parameters */
+    const double *coulomb;     /* F_c, N m */
+    const double *viscous;     /* F_v, N m s/rad */
+    const double *link_torque; /* tau - friction (4.4) */
+    const double *theta_ddot;  /* nonslip: the solved joint accelerations (NaN off contact); filtered: NaN */
+    double alpha[3];           /* nonslip: the base's angular acceleration used or solved (base axes); else NaN */
+    unsigned char contact[2];  /* left, right */
+    unsigned char singular[2]; /* the leg's constraint was singular at this sample */
+} rb_fbse_out;
+void rb_fbse_get_out(const rb_fbse *e, rb_fbse_out *out);
+
+typedef struct rb_fbse_diag {
+    long steps, updates[2], singular[2], nonfinite; /* samples; per leg: samples that updated its RLS, singular ones */
+} rb_fbse_diag;
+void rb_fbse_get_diag(const rb_fbse *e, rb_fbse_diag *d);
+
 RB_API_END
 
 #endif
