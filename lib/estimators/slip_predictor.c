@@ -143,16 +143,17 @@ static int mounts(const rb_stage_setup *st, sp_stage *s, const char *const *feet
     int rc;
     if (!st->model && (accs->count || fts->count))
         return rb_err_set(err, RB_ECONFIG, "accelerometers and ft_sensors need the pipeline's \"model\"");
-    if (accs->count && rpy->given)
+    bool have_rpy = rpy->count > 0; /* an empty array (--print-config's rendering of "none") is none */
+    if (accs->count && have_rpy)
         return rb_err_set(err, RB_ECONFIG,
                           "give accelerometers (the model's rotations) or accelerometer_rpy, not both");
     if ((accs->count && accs->count != s->nf) || (fts->count && fts->count != s->nf))
         return rb_err_set(err, RB_ECONFIG, "accelerometers and ft_sensors need one name per foot (%zu)", s->nf);
-    if (rpy->given && (rc = tq_check_count(st, "accelerometer_rpy", 3, s->nf, err)))
+    if (have_rpy && (rc = tq_check_count(st, "accelerometer_rpy", 3, s->nf, err)))
         return rc;
     for (size_t f = 0; f < s->nf; f++) {
         rb_slip_config *c = &cfgs[f];
-        if (rpy->given)
+        if (have_rpy)
             rb_m3_from_rpy(tq_value(rpy, 3, f, 0), tq_value(rpy, 3, f, 1), tq_value(rpy, 3, f, 2), c->R_acc);
         if (!st->model)
             continue;
