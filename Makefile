@@ -15,6 +15,8 @@
 #   make paper-003-friction  seed 003 ch. 4 (FBSE joint friction of a walking biped): identified parameters beside
 #                   the batch LS of the truth, the swinging legs' error, nonslip against filtered, eq. 4.39 as printed;
 #                   rules checked
+#   make paper-003-slip  seed 003 ch. 5 (slip prediction): thresholds learned on walk_slip_a, the confusion table on
+#                   walk_slip_b beside the thesis's Table 3, the faithful force/x variant and the original patch walks
 #   make paper-004  seed 004 (thrust estimation): the scale validation with and without the temperature
 #                   correction, the jet failure with and without scheduling, a 20 s controlled flight; rules checked
 #   make test       the formatting check, the unit and end-to-end tests (Criterion), then the same under
@@ -36,6 +38,7 @@
 #   make bench-lipm      LIPM CoM estimator step per sample (two axes; forms 1 and 2)
 #   make bench-attitude  attitude estimator step per sample (one IMU) and its allocations
 #   make bench-fbse      FBSE joint-friction estimator step per sample (both legs; each method) on the friction walk
+#   make bench-slip      slip predictor step per sample (two feet, three axes) and its allocations
 #   make bench-model     URDF loading time of 10,000- and 50,000-link chains
 #   make bench-walk      the 12-DoF biped walking (configs/scenarios/walk.json): real-time factors at 1 kHz
 #   make bench-ftcal     roboest calibrate-ft's calibration after reading: the shipped data sets, 100,000 sample rows
@@ -84,7 +87,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo closed-loop paper-001 paper-003 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-model bench-walk bench-ftcal paper-002-calibration paper-003-friction bench-fbse clean format format-check
+.PHONY: FORCE all deps demo closed-loop paper-001 paper-003 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-model bench-walk bench-ftcal paper-002-calibration paper-003-friction bench-fbse bench-slip paper-003-slip clean format format-check
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -222,6 +225,25 @@ paper-003-friction: all
 	    sed '$$d'; \
 	  $(BUILD)/roboest check $(BUILD)/paper-003-friction/$$s/report.json configs/fbse/rules_$$s.txt -q; echo; done
 	@echo "seed 003 ch. 4: reports in $(BUILD)/paper-003-friction/"
+# Seed 003 ch. 5 (configs/slip/README.md): roboest slip-thresholds learns the thresholds on datasets/walk_slip_a.mat
+# (they must equal the committed configs/slip/thresholds_*.json), roboest compare predicts on walk_slip_b.mat; our
+# confusion tables beside the thesis's Table 3, rules checked; then the original patch walks (thresholds learned on
+# walk_patches_a, tested on walk_patches_b), which fail the acceptance (why: configs/slip/README.md). About 3 s.
+paper-003-slip: all
+	@mkdir -p $(BUILD)/paper-003-slip
+	@set -e; for v in ratio force patches_ratio; do \
+	  log=datasets/walk_slip_a.mat; [ $$v = patches_ratio ] && log=datasets/walk_patches_a.mat; \
+	  $(BUILD)/roboest slip-thresholds $$log -p configs/slip/learn_$$v.json -o $(BUILD)/paper-003-slip/thresholds_$$v.json --force; \
+	  cmp -s $(BUILD)/paper-003-slip/thresholds_$$v.json configs/slip/thresholds_$$v.json || \
+	    { echo "configs/slip/thresholds_$$v.json is not what slip-thresholds learns now"; exit 1; }; done
+	$(BUILD)/roboest compare configs/slip/suite.json -o $(BUILD)/paper-003-slip/suite --force -q > /dev/null
+	@sed -n '/^## Confusion/,$$p' $(BUILD)/paper-003-slip/suite/report.md
+	@echo; cat configs/slip/thesis_table3.md; echo
+	$(BUILD)/roboest check $(BUILD)/paper-003-slip/suite/report.json configs/slip/rules.txt
+	$(BUILD)/roboest compare configs/slip/suite_patches.json -o $(BUILD)/paper-003-slip/patches --force -q > /dev/null
+	@echo; echo "The original patch walks (walk_patches_a -> walk_patches_b):"; \
+	  sed -n '/^### /,$$p' $(BUILD)/paper-003-slip/patches/report.md
+	@echo "seed 003 ch. 5: reports in $(BUILD)/paper-003-slip/"
 
 # Seed 004 (configs/thrust/README.md): roboest validate-thrust on datasets/thrust_scales.mat (three estimators,
 # with and without the scales' temperature correction), then the failure and flight suites; tables on stdout,
@@ -363,6 +385,8 @@ bench-attitude: all $(BUILD)/bench_attitude
 
 bench-fbse: all $(BUILD)/bench_fbse
 	$(BUILD)/bench_fbse $(abspath .)
+bench-slip: all $(BUILD)/bench_slip
+	$(BUILD)/bench_slip
 
 bench-model: all $(BUILD)/bench_model
 	$(BUILD)/bench_model

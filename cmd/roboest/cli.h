@@ -92,5 +92,6 @@ int cmd_train_friction(int argc, char **argv);
 int cmd_closed_loop(int argc, char **argv);
 int cmd_validate_thrust(int argc, char **argv);
 int cmd_calibrate_ft(int argc, char **argv);
+int cmd_slip_thresholds(int argc, char **argv);
 
 #endif

@@ -39,6 +39,9 @@ static const char *const MAIN_HELP =
     "  validate-thrust CONFIG.json\n"
     "                      thrust estimates against weighing scales (seed 004, V-B): E_T per variant,\n"
     "                      the scales' temperature drift, the 35 N / 7 % acceptance\n"
+    "  slip-thresholds LOG -p PIPELINE.json\n"
+    "                      the friction thresholds a slip_predictor stage learns on one walk, as the\n"
+    "                      JSON its thresholds_file reads (seed 003 ch. 5: learn on one, predict on another)\n"
     "\n"
     "Logs are read by content: robot-logger MATLAB v7.3 and v5/v7 files, plain .mat/.h5 files of\n"
     "named matrices with a time vector, roboest .h5 files, and CSV with a header row. HDF5-based\n"
@@ -65,7 +68,8 @@ static const struct command COMMANDS[] = {{"info", cmd_info},
                                           {"train-friction", cmd_train_friction},
                                           {"closed-loop", cmd_closed_loop},
                                           {"validate-thrust", cmd_validate_thrust},
-                                          {"calibrate-ft", cmd_calibrate_ft}};
+                                          {"calibrate-ft", cmd_calibrate_ft},
+                                          {"slip-thresholds", cmd_slip_thresholds}};
 
 int main(int argc, char **argv)
 {

@@ -80,6 +80,8 @@ typedef struct report {
     const char *name;
     const cJSON *variants, *statistics, *joints; /* a comparison report's (NULL in a run report) */
     const cJSON *faults;                         /* the fault monitor's section, NULL without one */
+    const cJSON *confusion;                      /* a comparison's "confusion" object, NULL without one */
+    const cJSON *confusions;                     /* a run report's "confusions" array, NULL without one */
 } report;
 
 static const cJSON *member(const cJSON *obj, const char *key) { return cJSON_GetObjectItemCaseSensitive(obj, key); }
@@ -92,7 +94,9 @@ static int open_report(const cJSON *root, report *rep, rb_err *err)
     rep->statistics = member(root, "statistics");
     rep->joints = member(root, "joints");
     rep->faults = cJSON_IsObject(member(root, "faults")) ? member(root, "faults") : NULL;
-    if (rep->faults && !rep->variants) { /* a run report: only faults.* */
+    rep->confusion = cJSON_IsObject(member(root, "confusion")) ? member(root, "confusion") : NULL;
+    rep->confusions = cJSON_IsArray(member(root, "confusions")) ? member(root, "confusions") : NULL;
+    if ((rep->faults || rep->confusions) && !rep->variants) { /* a run report: faults.* and confusion tables */
         rep->statistics = rep->joints = NULL;
         return RB_OK;
     }
@@ -112,9 +116,9 @@ static int open_report(const cJSON *root, report *rep, rb_err *err)
 typedef struct operand {
     bool is_number;
     double number;
-    char variant[128], stat[64], joint[256], field[16];
-    bool has_joint;
-    size_t start, end; /* its text in the rule */
+    char variant[128], stat[64], joint[256], field[16], col[64];
+    bool has_joint, has_col; /* has_col: a second [ ] (a confusion cell's estimate class) */
+    size_t start, end;       /* its text in the rule */
 } operand;
 
 typedef struct rule_ctx {
@@ -180,6 +184,13 @@ static int parse_reference(rule_ctx *r, operand *o)
         o->joint[z - a] = '\0';
         o->has_joint = true;
         r->pos = (size_t)(close - r->text) + 1;
+        if (r->text[r->pos] == '[') { /* VARIANT.confusion[TRUE][PREDICTED] */
+            r->pos++;
+            if (!take_word(r, true, o->col, sizeof o->col) || r->text[r->pos] != ']')
+                return rule_error(r, "column %zu: expected a class label and ']'", r->pos + 1);
+            r->pos++;
+            o->has_col = true;
+        }
     }
     strcpy(o->field, "mean");
     if (r->text[r->pos] == '.') {
@@ -361,6 +372,100 @@ static int lookup_faults(rule_ctx *r, const report *rep, const operand *o, doubl
     return RB_OK;
 }
 
+/* ---- NAME.confusion[TRUE][PREDICTED] and NAME.utilization: confusion tables ----
+ * NAME: a variant (compare report) or a confusion metric's name (run report: its runs pooled). The cell's row
+ * percentage by default (field "percent" or "mean"), its count with ".count"; utilization: the percentage of the
+ * samples predicted other than the first label. */
+static long label_index(const cJSON *labels, const char *name)
+{
+    long i = 0;
+    for (const cJSON *e = labels ? labels->child : NULL; e; e = e->next, i++)
+        if (cJSON_IsString(e) && strcmp(e->valuestring, name) == 0)
+            return i;
+    return -1;
+}
+
+/* counts[i][j] of a table's "counts" added into sum (rows x cols, at most RB_CONFUSION_MAX each). */
+static bool add_counts(const cJSON *t, double *sum, size_t rows, size_t cols)
+{
+    const cJSON *counts = member(t, "counts");
+    if (!cJSON_IsArray(counts) || cJSON_GetArraySize(counts) != (int)rows)
+        return false;
+    size_t i = 0;
+    for (const cJSON *row = counts->child; row; row = row->next, i++) {
+        if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != (int)cols)
+            return false;
+        size_t j = 0;
+        for (const cJSON *c = row->child; c; c = c->next, j++) {
+            if (!cJSON_IsNumber(c))
+                return false;
+            sum[i * cols + j] += c->valuedouble;
+        }
+    }
+    return true;
+}
+
+static int lookup_confusion(rule_ctx *r, const report *rep, const operand *o, double *value)
+{
+    bool cell = strcmp(o->stat, "confusion") == 0;
+    if (cell && !o->has_col)
+        return rule_error(r,
+                          "%s.confusion needs [TRUE][PREDICTED] class labels (e.g. %s.confusion[slipping][slipping])",
+                          o->variant, o->variant);
+    if (!cell && o->has_joint)
+        return rule_error(r, "%s.utilization takes no [ ]", o->variant);
+    bool count = strcmp(o->field, "count") == 0;
+    if (!count && strcmp(o->field, "mean") != 0 && strcmp(o->field, "percent") != 0)
+        return rule_error(r, "unknown field '%s' of a confusion table (percent or count)", o->field);
+    const cJSON *labels = NULL, *ref_labels = NULL;
+    double sum[RB_CONFUSION_MAX * RB_CONFUSION_MAX] = {0};
+    bool found = false, ok = true;
+    const cJSON *list = rep->confusion ? member(rep->confusion, "variants") : rep->confusions;
+    if (!list)
+        return rule_error(r, "the report has no confusion table (a suite's or a metric's \"confusion\" / \"labels\")");
+    for (const cJSON *e = list->child; e && ok; e = e->next) {
+        const cJSON *name = member(e, "name");
+        if (!cJSON_IsString(name) || strcmp(name->valuestring, o->variant) != 0)
+            continue;
+        const cJSON *holder = rep->confusion ? rep->confusion : e;
+        if (!found) {
+            labels = member(holder, "labels");
+            ref_labels = member(holder, "reference_labels");
+        }
+        found = true;
+        int rows = cJSON_GetArraySize(ref_labels), cols = cJSON_GetArraySize(labels);
+        ok = cJSON_IsArray(labels) && cJSON_IsArray(ref_labels) && rows > 0 && cols > 0 && rows <= RB_CONFUSION_MAX &&
+             cols <= RB_CONFUSION_MAX && add_counts(e, sum, (size_t)rows, (size_t)cols);
+    }
+    if (!found)
+        return unknown(r, rep->confusion ? "variant" : "confusion metric", o->variant, list, "name");
+    if (!ok)
+        return rb_err_set(r->err, RB_EINPUT, "%s: confusion %s: malformed counts (a damaged report?)", rep->name,
+                          o->variant);
+    size_t rows = (size_t)cJSON_GetArraySize(ref_labels), cols = (size_t)cJSON_GetArraySize(labels);
+    if (!cell) {
+        double n = 0, zero = 0;
+        for (size_t i = 0; i < rows; i++)
+            for (size_t j = 0; j < cols; j++) {
+                n += sum[i * cols + j];
+                zero += j == 0 ? sum[i * cols] : 0;
+            }
+        *value = count ? n - zero : n > 0 ? 100 * (n - zero) / n : NAN;
+        return RB_OK;
+    }
+    long i = label_index(ref_labels, o->joint), j = label_index(labels, o->col);
+    if (i < 0)
+        return unknown(r, "reference class", o->joint, ref_labels, NULL);
+    if (j < 0)
+        return unknown(r, "estimate class", o->col, labels, NULL);
+    double n = 0;
+    for (size_t k = 0; k < cols; k++)
+        n += sum[(size_t)i * cols + k];
+    double c = sum[(size_t)i * cols + (size_t)j];
+    *value = count ? c : n > 0 ? 100 * c / n : NAN;
+    return RB_OK;
+}
+
 static int lookup(rule_ctx *r, const report *rep, const operand *o, double *value)
 {
     if (o->is_number) {
@@ -369,10 +474,14 @@ static int lookup(rule_ctx *r, const report *rep, const operand *o, double *valu
     }
     if (rep->faults && strcmp(o->variant, "faults") == 0)
         return lookup_faults(r, rep, o, value);
+    if (strcmp(o->stat, "confusion") == 0 || strcmp(o->stat, "utilization") == 0)
+        return lookup_confusion(r, rep, o, value);
+    if (o->has_col)
+        return rule_error(r, "a second [ ] belongs to a confusion cell: %s.confusion[TRUE][PREDICTED]", o->variant);
     if (!rep->variants)
         return rule_error(r,
-                          "a run report holds only the fault counts (faults.total, faults.stuck[CHANNEL], ...); "
-                          "'%s' needs a report of roboest compare",
+                          "a run report holds only the fault counts (faults.total, faults.stuck[CHANNEL], ...) and "
+                          "confusion tables (NAME.confusion[TRUE][PREDICTED]); '%s' needs a report of roboest compare",
                           o->variant);
     const cJSON *var = NULL;
     for (const cJSON *e = rep->variants->child; e && !var; e = e->next) {
@@ -488,7 +597,7 @@ static int eval_rule(const report *rep, const char *text, const char *where, rb_
     res->passed = !undefined && holds(res->left, op, res->right);
     char *l = describe(text, &a), *rt = describe(text, &b);
     res->message = l && rt ? rb_asprintf("%s %s%s %s%s", l, res->passed ? "" : "is not ", OP_TEXT[op], rt,
-                                         undefined ? " (a division by zero: no value)" : "")
+                                         undefined ? " (no value: a division by zero or an empty confusion row)" : "")
                            : NULL;
     rb_free(l);
     rb_free(rt);
@@ -522,7 +631,7 @@ int rb_check_rules(const char *report_json, size_t len, const char *report_name,
                    const char *const *wheres, size_t n_rules, rb_check **out, rb_err *err)
 {
     *out = NULL;
-    report rep = {report_name ? report_name : "report.json", NULL, NULL, NULL, NULL};
+    report rep = {report_name ? report_name : "report.json", NULL, NULL, NULL, NULL, NULL, NULL};
     const char *end = NULL;
     if (memchr(report_json, '\0', len))
         return rb_err_set(err, RB_EINPUT, "%s: not JSON (NUL byte)", rep.name);

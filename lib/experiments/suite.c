@@ -2,6 +2,7 @@
  * reference, joints, statistics, bootstrap and figure options). Keys are documented in roboest/experiments.h;
  * messages and suggestions come from the configuration toolkit (roboest/config.h). */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "experiments_internal.h"
@@ -571,6 +572,60 @@ static int parse_name(rb_cfg *c, const cJSON *v)
     return rb_cfg_want_string(c, v, false, &x->s->name);
 }
 
+/* "confusion": {"labels", "reference_labels", "where"}: a confusion table of class codes per variant (metrics.h);
+ * `where` must be a signal of every variant's pipeline (then recorded). */
+static int confusion_labels(rb_cfg *c, const cJSON *v, const char *key, bool required, char ***out, size_t *n)
+{
+    int rc = rb_cfg_member_strings(c, v, key, required, false, out, n);
+    if (rc || !*out)
+        return rc;
+    rb_cfg_push_key(c, key, 0);
+    size_t dup, first;
+    if (*n > RB_CONFUSION_MAX)
+        rc = rb_cfg_error(c, "%zu classes: at most %d", *n, RB_CONFUSION_MAX);
+    if (!rc && !(rc = rb_cfg_find_duplicate(c, (const char *const *)*out, *n, &dup, &first)) && dup != SIZE_MAX)
+        rc = rb_cfg_error(c, "label '%s' is listed twice (entries %zu and %zu)", (*out)[dup], first, dup);
+    for (size_t i = 0; !rc && i < *n; i++)
+        if (!rb_cfg_valid_name((*out)[i]))
+            rc = rb_cfg_error(c, "label '%s': use letters, digits, '_' and '-', starting with a letter or '_'",
+                              (*out)[i]);
+    rb_cfg_pop(c);
+    return rc;
+}
+
+static int parse_confusion(rb_cfg *c, const cJSON *v)
+{
+    sload *x = (sload *)c;
+    rb_suite *s = x->s;
+    static const char *const keys[] = {"labels", "reference_labels", "where"};
+    int rc = rb_cfg_check_object(c, v, keys, 3);
+    if (!rc)
+        rc = confusion_labels(c, v, "labels", true, &s->labels, &s->n_labels);
+    if (!rc)
+        rc = confusion_labels(c, v, "reference_labels", false, &s->reference_labels, &s->n_reference_labels);
+    if (!rc && !s->reference_labels) {
+        if (!(s->reference_labels = rb_calloc(s->n_labels, sizeof *s->reference_labels)))
+            return rb_cfg_nomem(c);
+        for (size_t i = 0; i < s->n_labels; i++, s->n_reference_labels++)
+            if (!(s->reference_labels[i] = rb_strdup(s->labels[i])))
+                return rb_cfg_nomem(c);
+    }
+    if (!rc)
+        rc = rb_cfg_member_string(c, v, "where", false, &s->confusion_where);
+    for (size_t i = 0; !rc && s->confusion_where && i < s->n_variants; i++) {
+        rb_pipeline *p = s->variants[i].pipeline;
+        long t = rb_pipeline_signal_index(p, s->confusion_where);
+        if (t >= 0) {
+            p->signal_table[t].recorded = true;
+            continue;
+        }
+        rb_cfg_push_key(c, "where", 0);
+        rc = rb_experiments_signal_suggestion(c, p, s->confusion_where);
+        rb_cfg_pop(c);
+    }
+    return rc;
+}
+
 /* In reading order: the logs before the figures (traces name logs), the joints before the traces; steps and events
  * before the statistics that need them, the variants, joints and statistics before the published values. */
 static const rb_cfg_section sections[] = {
@@ -588,6 +643,7 @@ static const rb_cfg_section sections[] = {
     {"figures", false, parse_figures},
     {"outputs", false, parse_outputs},
     {"threads", false, parse_threads},
+    {"confusion", false, parse_confusion},
 };
 
 void rb_suite_free(rb_suite *s)
@@ -617,6 +673,9 @@ void rb_suite_free(rb_suite *s)
         rb_free(s->published[i].source);
     }
     rb_free(s->published);
+    rb_strings_free(s->labels, s->n_labels);
+    rb_strings_free(s->reference_labels, s->n_reference_labels);
+    rb_free(s->confusion_where);
     rb_free(s->outputs);
     rb_free(s->name);
     rb_free(s->path);

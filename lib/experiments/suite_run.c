@@ -29,6 +29,7 @@ typedef struct pair_out {
     char **warnings;
     double **trace_t, **trace_y; /* per suite trace whose log is this pair's: the estimate of its joint */
     size_t *trace_n;
+    rb_confusion confusion; /* the suite's "confusion": the joints pooled */
 } pair_out;
 
 typedef struct job {
@@ -299,6 +300,37 @@ static int score_response(const job *jb, const log_data *ld, const rb_metric_inp
     return rc ? rb_err_prefix(err, rc, "%s: ", ld->label) : RB_OK;
 }
 
+/* The confusion table of the pair (roboest/metrics.h): e, r the scored samples [k0, k0 + n) of the joints, where
+ * the suite's `where` signal (its columns matched like the estimate's) is set. */
+static int score_confusion(const job *jb, const log_data *ld, const rb_suite_variant *var, const rb_run_result *res,
+                           const double *e, const double *r, size_t k0, size_t n, pair_out *po, rb_err *err)
+{
+    const rb_suite *s = jb->s;
+    size_t J = jb->n_joints, *col = NULL;
+    double *w = NULL;
+    int rc = rb_confusion_init(&po->confusion, s->n_reference_labels, s->n_labels, err);
+    const rb_run_signal *ws = s->confusion_where ? rb_run_result_signal(res, s->confusion_where) : NULL;
+    if (!rc && s->confusion_where) {
+        rb_suite_variant wv = *var;
+        wv.estimate = s->confusion_where;
+        if (!ws)
+            rc = rb_err_set(err, RB_EINVAL, "%s: where signal %s was not recorded", ld->label, s->confusion_where);
+        else if (!(col = rb_calloc(J, sizeof *col)) || !(w = rb_malloc((n ? n : 1) * J * sizeof *w)))
+            rc = nomem(err);
+        else
+            rc = match_columns(jb, ld, &wv, ws, col, err);
+        for (size_t k = 0; !rc && k < n; k++)
+            for (size_t j = 0; j < J; j++)
+                w[k * J + j] = ws->data[(k0 + k) * ws->width + col[j]];
+    }
+    rb_confusion_input in = {var->estimate, s->reference, e, r, w, res->clock.t + k0, n, J, -INFINITY, INFINITY};
+    if (!rc && (rc = rb_confusion_count(&in, &po->confusion, err)) != RB_OK)
+        rb_err_prefix(err, rc, "%s: confusion: ", ld->label);
+    rb_free(col);
+    rb_free(w);
+    return rc;
+}
+
 static int score(const job *jb, const log_data *ld, const rb_suite_variant *var, const rb_run_result *res,
                  const rb_run_signal *est, pair_out *po, rb_err *err)
 {
@@ -325,6 +357,8 @@ static int score(const job *jb, const log_data *ld, const rb_suite_variant *var,
             rb_err_prefix(err, rc, "%s: ", ld->label);
         if (!rc)
             rc = score_response(jb, ld, &in, po, err);
+        if (!rc && jb->s->n_labels)
+            rc = score_confusion(jb, ld, var, res, e, r, k0, n, po, err);
     }
     for (size_t k = 0; !rc && k < jb->s->n_traces; k++) {
         const rb_suite_trace *tr = &jb->s->traces[k];
@@ -445,6 +479,13 @@ static int make_table(const job *jb, rb_comparison **out, rb_err *err)
         for (size_t l = 0; l < s->n_logs; l++)
             for (size_t j = 0; j <= jb->n_joints; j++)
                 *rb_comparison_at(c, v, j, l) = jb->out[v * s->n_logs + l].stats[j];
+    if (!rc && s->n_labels)
+        rc = rb_comparison_set_confusion(c, (const char *const *)s->labels, s->n_labels,
+                                         (const char *const *)s->reference_labels, s->n_reference_labels,
+                                         s->confusion_where, err);
+    for (size_t v = 0; !rc && s->n_labels && v < s->n_variants; v++)
+        for (size_t l = 0; l < s->n_logs; l++)
+            *rb_comparison_confusion(c, v, l) = jb->out[v * s->n_logs + l].confusion;
     if (!rc)
         rc = provenance(jb, c, err);
     if (!rc)

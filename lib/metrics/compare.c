@@ -79,6 +79,7 @@ void rb_comparison_free(rb_comparison *c)
     for (size_t i = 0; i < c->n_published; i++)
         rb_free(c->published[i].source);
     rb_free(c->published);
+    rb_comparison_confusion_free(c);
     rb_free(c);
 }
 
@@ -360,6 +361,7 @@ static void render_markdown(const rb_comparison *c, sbuf *b)
     for (size_t i = 0; i < c->n_shown; i++)
         md_per_joint(c, c->shown[i], b);
     md_published(c, b);
+    rb_comparison_md_confusion(c, b);
 }
 
 /* ---- JSON (written by hand: numbers must be round-trip text, and the key order fixed) ------------------------ */
@@ -490,6 +492,7 @@ static void render_json(const rb_comparison *c, sbuf *b)
         }
         rb_sb_puts(b, "  ]");
     }
+    rb_comparison_json_confusion(c, b);
     rb_sb_puts(b, "\n}\n");
 }
 

@@ -32,4 +32,14 @@ void rb_sb_put_csv(sbuf *b, const char *s);
 /* Hand over the text: *text = b->data, or RB_ENOMEM (and the buffer freed) when an append failed. */
 int rb_sb_finish(sbuf *b, char **text, rb_err *err);
 
+/* confusion.c: the confusion sections of run reports (render.c) and comparison tables (compare.c). */
+void rb_report_confusions_free(rb_report *rep);
+void rb_report_md_confusions(const rb_report *rep, sbuf *b);
+/* The "confusions" array as JSON text (caller frees with rb_free); NULL when out of memory. */
+char *rb_report_json_confusions(const rb_report *rep);
+void rb_report_csv_confusions(const rb_report *rep, sbuf *b);
+void rb_comparison_confusion_free(rb_comparison *c);
+void rb_comparison_md_confusion(const rb_comparison *c, sbuf *b);
+void rb_comparison_json_confusion(const rb_comparison *c, sbuf *b);
+
 #endif

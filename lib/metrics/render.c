@@ -133,7 +133,8 @@ static void render_markdown(const rb_report *rep, sbuf *b)
     }
     if (rep->n_attrs)
         rb_sb_putc(b, '\n');
-    md_header(b);
+    if (rep->n_rows || !rep->n_confusions) /* a report of confusion tables alone has no error rows */
+        md_header(b);
     for (size_t k = 0; k < rep->n_rows; k++) {
         const rb_report_row *row = &rep->rows[k];
         double v[N_STATS];
@@ -147,6 +148,7 @@ static void render_markdown(const rb_report *rep, sbuf *b)
             rb_sb_printf(b, " %.4g |", v[j]);
         rb_sb_printf(b, " %zu |\n", row->stats.n);
     }
+    rb_report_md_confusions(rep, b);
     if (rep->has_faults)
         md_faults(rep, b);
     if (rep->n_warnings)
@@ -248,6 +250,11 @@ static cJSON *json_tree(const rb_report *rep)
     cJSON *rows = ok && prov ? cJSON_AddArrayToObject(root, "rows") : NULL;
     for (size_t k = 0; rows && k < rep->n_rows; k++)
         ok = ok && json_row(rows, &rep->rows[k]);
+    if (ok && rows && rep->n_confusions) { /* written by hand: round-trip numbers, null for an empty row */
+        char *text = rb_report_json_confusions(rep);
+        ok = text && cJSON_AddRawToObject(root, "confusions", text);
+        rb_free(text);
+    }
     if (ok && rows && rep->has_faults)
         ok = json_faults(root, rep);
     cJSON *warnings = ok && rows && rep->n_warnings ? cJSON_AddArrayToObject(root, "warnings") : NULL;
@@ -317,6 +324,7 @@ static void render_csv(const rb_report *rep, sbuf *b)
     }
     if (rep->has_faults)
         csv_faults(rep, b);
+    rb_report_csv_confusions(rep, b);
     for (size_t k = 0; k < rep->n_warnings; k++) {
         rb_sb_puts(b, "# warning: ");
         rb_sb_put_line_text(b, rep->warnings[k]);

@@ -1,4 +1,4 @@
-#include "roboest/metrics.h"
+#include "metrics_internal.h"
 
 #include <errno.h>
 #include <string.h>
@@ -54,6 +54,7 @@ void rb_report_free(rb_report *rep)
         free_fault(&rep->faults[k]);
     rb_free(rep->faults);
     rb_strings_free(rep->warnings, rep->n_warnings);
+    rb_report_confusions_free(rep);
     rb_free(rep->rows);
     rb_free(rep->attr_keys);
     rb_free(rep->attr_values);

@@ -596,9 +596,10 @@ static int parse_outputs(rb_cfg *c, const cJSON *v)
 
 static int parse_metric(pload *x, const cJSON *v, void *item)
 {
-    static const char *const keys[] = {"estimate", "reference", "window", "name"};
+    static const char *const keys[] = {"estimate", "reference",        "window", "name",
+                                       "labels",   "reference_labels", "where"};
     rb_config_metric *m = item;
-    int rc = rb_cfg_check_object(&x->c, v, keys, 4);
+    int rc = rb_cfg_check_object(&x->c, v, keys, 7);
     if (!rc)
         rc = rb_cfg_member_string(&x->c, v, "estimate", true, &m->estimate);
     if (!rc)
@@ -616,7 +617,7 @@ static int parse_metric(pload *x, const cJSON *v, void *item)
         m->has_window = true;
         rb_cfg_pop(&x->c);
     }
-    return rc;
+    return rc ? rc : rb_pipeline_parse_confusion(&x->c, v, m);
 }
 
 static int parse_metrics(rb_cfg *c, const cJSON *v)
@@ -723,6 +724,9 @@ void rb_pipeline_free(rb_pipeline *p)
         rb_free(p->metrics[i].name);
         rb_free(p->metrics[i].estimate);
         rb_free(p->metrics[i].reference);
+        rb_strings_free(p->metrics[i].labels, p->metrics[i].n_labels);
+        rb_strings_free(p->metrics[i].reference_labels, p->metrics[i].n_reference_labels);
+        rb_free(p->metrics[i].where);
     }
     rb_free(p->metrics);
     for (size_t i = 0; p->reports && i < p->n_reports; i++)

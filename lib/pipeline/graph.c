@@ -353,6 +353,10 @@ static int wire_metrics(pload *x, graph *g)
             at_path(x, (const rb_json_step[]){{"metrics", 0}, {NULL, m}, {"reference", 0}}, 3);
             rc = resolve_ref(x, g, mt->reference, &mt->reference_index);
         }
+        if (!rc && mt->where) {
+            at_path(x, (const rb_json_step[]){{"metrics", 0}, {NULL, m}, {"where", 0}}, 3);
+            rc = resolve_ref(x, g, mt->where, &mt->where_index);
+        }
         if (rc)
             return rc;
     }

@@ -110,6 +110,8 @@ int rb_binding_relabel(const rb_config_signal *s, rb_live_signal *ls, const rb_b
 /* The "faults" section: its defaults (set before parsing), its parser and its resolved form. */
 void rb_pipeline_faults_default(rb_pipeline *p);
 int rb_pipeline_parse_faults(rb_cfg *c, const cJSON *v);
+/* confusion.c: a metric's "labels", "reference_labels" and "where" (v: the metric's object). */
+int rb_pipeline_parse_confusion(rb_cfg *c, const cJSON *v, rb_config_metric *m);
 void rb_pipeline_faults_resolved(rb_cfg_builder *b, cJSON *root, const rb_pipeline *p);
 
 /* What the monitor reads once a log's stages have stepped (all borrowed from the runner). */

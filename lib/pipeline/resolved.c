@@ -137,6 +137,13 @@ static void add_outputs_metrics_reports(rb_cfg_builder *b, cJSON *root, const rb
         if (m->has_window)
             rb_cfg_add(b, o, "window", window(m->t0, m->t1));
         rb_cfg_add(b, o, "name", cJSON_CreateString(m->name));
+        if (m->confusion) {
+            rb_cfg_add(b, o, "labels", rb_cfg_strings((const char *const *)m->labels, m->n_labels));
+            rb_cfg_add(b, o, "reference_labels",
+                       rb_cfg_strings((const char *const *)m->reference_labels, m->n_reference_labels));
+        }
+        if (m->where)
+            rb_cfg_add(b, o, "where", cJSON_CreateString(m->where));
     }
     cJSON *reports = rb_cfg_add(b, root, "reports", cJSON_CreateArray());
     for (size_t i = 0; reports && i < p->n_reports; i++)

@@ -447,6 +447,33 @@ static int score(runner *r, size_t m, rb_stats *per)
     return rc;
 }
 
+/* A confusion table of class codes (metrics.h): the elements pooled, the samples where `where` is set. */
+static int score_confusion(runner *r, size_t m)
+{
+    const rb_config_metric *mt = &r->p->metrics[m];
+    const rb_live_signal *e = &r->eng.sig[mt->estimate_index], *ref = &r->eng.sig[mt->reference_index];
+    const rb_live_signal *w = mt->where ? &r->eng.sig[mt->where_index] : NULL;
+    if (e->width != ref->width || (w && w->width != e->width))
+        return rb_err_set(r->err, RB_EDIM, "%s: metrics[%zu]: estimate %s has %zu elements, reference %s has %zu%s%s",
+                          r->label, m, mt->estimate, e->width, mt->reference, ref->width, w ? ", where " : "",
+                          w ? mt->where : "");
+    rb_report_confusion c = {.run = r->res->run_name,
+                             .name = mt->name,
+                             .estimate = mt->estimate,
+                             .reference = mt->reference,
+                             .where = mt->where,
+                             .labels = mt->labels,
+                             .reference_labels = mt->reference_labels};
+    rb_confusion_input in = {mt->estimate,    mt->reference,   e->data,  ref->data, w ? w->data : NULL,
+                             r->res->clock.t, r->res->clock.n, e->width, mt->t0,    mt->t1};
+    int rc = rb_confusion_init(&c.table, mt->n_reference_labels, mt->n_labels, r->err);
+    if (!rc)
+        rc = rb_confusion_count(&in, &c.table, r->err);
+    if (rc)
+        return rb_err_prefix(r->err, rc, "%s: metrics[%zu]: ", r->label, m);
+    return rb_report_add_confusion(r->res->report, &c, r->err);
+}
+
 static int compute_metrics(runner *r)
 {
     if (r->p->n_metrics == 0)
@@ -457,6 +484,10 @@ static int compute_metrics(runner *r)
         rc = rb_report_set_provenance(r->res->report, &pv, r->err);
     rb_provenance_free(&pv);
     for (size_t m = 0; !rc && m < r->p->n_metrics; m++) {
+        if (r->p->metrics[m].confusion) {
+            rc = score_confusion(r, m);
+            continue;
+        }
         size_t width = r->eng.sig[r->p->metrics[m].estimate_index].width;
         rb_stats *per = rb_calloc(width ? width : 1, sizeof *per);
         rc = per ? score(r, m, per) : nomem(r);

@@ -141,6 +141,9 @@ typedef struct rb_suite {
     double events_a, events_b;
     size_t n_published;
     rb_suite_published *published;
+    size_t n_labels, n_reference_labels; /* "confusion": n_labels > 0 */
+    char **labels, **reference_labels;
+    char *confusion_where; /* NULL: every sample */
 } rb_suite;
 
 /* Load and validate a suite and every variant's pipeline (caller frees with rb_suite_free). */

@@ -125,6 +125,52 @@ void rb_fault_scan(const double *x, size_t n, size_t stride, const rb_fault_opts
  * tally[j] (first: k). Does nothing when k_sigma is 0. */
 void rb_fault_outliers(const double *z, size_t m, double k_sigma, size_t k, rb_fault_tally *tally);
 
+/* ---- confusion tables of class codes (confusion.c) ----
+ * A classifier's estimate against a reference, both class codes: the reference's classes are the rows (0 ..
+ * n_rows - 1, "the true class"), the estimate's the columns (0 .. n_cols - 1, "the predicted class"). Counts are
+ * over the samples in the window [t0, t1] where `where` (when given) is finite and non-zero, element by element (the
+ * elements pooled); such a sample's estimate and reference must be integers among the codes: anything else (a
+ * class outside the labels, NaN, 1.5) is an RB_EINPUT error naming the signal, element, sample, time and value, so
+ * a mislabelled signal never turns into counts silently. Samples outside the window or where `where` is 0 or NaN are
+ * never read. Derived numbers: a cell's row percentage (100 count / its row's total; NaN for an empty row) and the
+ * utilization, the percentage of counted samples whose estimate is not class 0 (the thesis's "controller
+ * utilization" when class 0 is "no slip"; NaN when nothing was counted). Nothing is allocated. */
+enum { RB_CONFUSION_MAX = 16 }; /* classes per side */
+
+typedef struct rb_confusion {
+    size_t n_rows, n_cols;                              /* reference classes, estimate classes */
+    double counts[RB_CONFUSION_MAX * RB_CONFUSION_MAX]; /* [i * n_cols + j]: reference i, estimate j */
+} rb_confusion;
+
+typedef struct rb_confusion_input {
+    const char *estimate_name, *reference_name; /* for messages (NULL: "estimate", "reference") */
+    const double *estimate, *reference;         /* T x n each, sample-major */
+    const double *where;                        /* T x n or NULL: every sample in the window */
+    const double *time;                         /* T times; may be NULL when t0, t1 are both infinite */
+    size_t n_samples, n_elements;
+    double t0, t1;
+} rb_confusion_input;
+
+/* An empty table (RB_EINVAL outside 1 .. RB_CONFUSION_MAX classes per side). */
+int rb_confusion_init(rb_confusion *c, size_t n_rows, size_t n_cols, rb_err *err);
+/* Add the input's counts to c (errors above; RB_EINVAL for NULL data, a NaN bound or a bounded window without
+ * times). On error c holds the samples before the bad one. */
+int rb_confusion_count(const rb_confusion_input *in, rb_confusion *c, rb_err *err);
+/* dst += src (same shape: RB_EINVAL otherwise). */
+int rb_confusion_add(rb_confusion *dst, const rb_confusion *src, rb_err *err);
+double rb_confusion_total(const rb_confusion *c);
+double rb_confusion_row_total(const rb_confusion *c, size_t i);
+double rb_confusion_percent(const rb_confusion *c, size_t i, size_t j); /* NaN: an empty row */
+double rb_confusion_utilization(const rb_confusion *c);                 /* NaN: nothing counted */
+
+/* A confusion table in a report (rb_report_add_confusion): what was compared and with which labels. */
+typedef struct rb_report_confusion {
+    char *run, *name, *estimate, *reference, *where; /* where: "" for every sample */
+    char **labels;                                   /* table.n_cols names of the estimate's classes */
+    char **reference_labels;                         /* table.n_rows names of the reference's classes */
+    rb_confusion table;
+} rb_report_confusion;
+
 /* One monitored element in a report (rb_report_add_fault): where it comes from and its tallies. */
 typedef struct rb_report_fault {
     char *run;                              /* as the rows' run */
@@ -158,6 +204,8 @@ typedef struct rb_report {
     rb_report_fault *faults; /* every monitored element, grouped by run as the rows */
     size_t n_warnings, cap_warnings;
     char **warnings; /* one line each (the run's warnings: the logs', the stages' findings), in adding order */
+    size_t n_confusions, cap_confusions;
+    rb_report_confusion *confusions; /* confusion tables, grouped by run as the rows */
 } rb_report;
 
 /* New empty report titled `title` (copied); *out is freed with rb_report_free.
@@ -185,6 +233,14 @@ int rb_report_set_fault_settings(rb_report *rep, const rb_fault_opts *o, rb_err 
 /* Add a monitored element (strings and tallies copied; grouped by run like the rows). RB_EINVAL on a NULL
  * argument or string, RB_ENOMEM (the report is then unchanged). */
 int rb_report_add_fault(rb_report *rep, const rb_report_fault *f, rb_err *err);
+
+/* Add a confusion table (strings, labels and counts copied; labels: table.n_cols and table.n_rows names). Rendered
+ * after the rows: Markdown "## Confusion <name> (<run>)" (reference \ estimate, "count (row %)" cells, row totals,
+ * the utilization), JSON "confusions": [{"run", "name", "estimate", "reference", "where", "labels",
+ * "reference_labels", "counts": [[...] per reference class], "row_percent": [[...]] (null for an empty row),
+ * "utilization" (null when empty), "n"}], CSV "# confusion ..." comment lines. RB_EINVAL on a NULL argument,
+ * RB_ENOMEM (report unchanged). */
+int rb_report_add_confusion(rb_report *rep, const rb_report_confusion *c, rb_err *err);
 
 typedef enum rb_report_format { RB_REPORT_MARKDOWN, RB_REPORT_JSON, RB_REPORT_CSV } rb_report_format;
 
@@ -301,6 +357,10 @@ typedef struct rb_comparison {
     char **attr_keys, **attr_values; /* provenance, in setting order */
     size_t n_published;
     rb_published *published; /* numbers of a publication shown beside ours, in adding order */
+    bool has_confusion;      /* rb_comparison_set_confusion: a confusion table per variant and log */
+    char **labels, **reference_labels;
+    char *confusion_where;    /* the signal that selected the samples ("" for all) */
+    rb_confusion *confusions; /* [v * n_logs + l], the suite's joints pooled */
 } rb_comparison;
 
 /* A table for the given names (copied); every statistic starts at zero and the error statistics (the first
@@ -318,6 +378,14 @@ const rb_summary *rb_comparison_summary(const rb_comparison *c, size_t v, size_t
  * RB_ENOMEM (the table is then unchanged). */
 int rb_comparison_add_published(rb_comparison *c, size_t v, size_t j, size_t k, double value, const char *source,
                                 rb_err *err);
+/* Give the table confusion tables: labels (n_cols estimate classes) and reference_labels (n_rows), where ("" for all
+ * samples); every (variant, log) table starts empty: fill rb_comparison_confusion(c, v, l). Rendered after the
+ * published values: Markdown "## Confusion" (per variant, the logs pooled: counts summed), JSON "confusion":
+ * {"labels", "reference_labels", "where", "variants": [{"name", "counts", "row_percent", "utilization", "n",
+ * "per_log": [{"log", "counts"}]}]}; the CSV does not show them. RB_EINVAL (class counts), RB_ENOMEM. */
+int rb_comparison_set_confusion(rb_comparison *c, const char *const *labels, size_t n_cols,
+                                const char *const *reference_labels, size_t n_rows, const char *where, rb_err *err);
+rb_confusion *rb_comparison_confusion(const rb_comparison *c, size_t v, size_t l);
 /* Set provenance key = value (copied; an existing key's value is replaced). */
 int rb_comparison_set_attr(rb_comparison *c, const char *key, const char *value, rb_err *err);
 int rb_comparison_set_provenance(rb_comparison *c, const rb_provenance *pv, rb_err *err);

@@ -790,6 +790,97 @@ typedef struct rb_fbse_diag {
     long steps, updates[2], singular[2], nonfinite; /* samples; per leg: samples that updated its RLS, singular ones */
 } rb_fbse_diag;
 void rb_fbse_get_diag(const rb_fbse *e, rb_fbse_diag *d);
+/* ---- rb_slip: foot slip detection and prediction from an ankle force sensor and a foot accelerometer (seed 003,
+ * Hashlamon's thesis ch. 5, eq. 5.1 and 5.18-5.31; ../shared/design/PAPERS.md sec. 3.1 "Slip prediction (ch. 5)")
+ *
+ * One foot, per axis a of cfg.axes: x and y of the foot frame (the thesis's per-axis form) or t, the tangential
+ * magnitude |(x, y)| [ours]. Per sample, in the foot frame (sensor readings turned by cfg.R_ft, cfg.R_acc):
+ *     F      the ankle force: the force the foot passes to the ankle (= the ground's force on the robot minus
+ *            m_f times the foot's proper acceleration); F_N = F_z the normal force, F_t,a its tangential part
+ *     p''    the foot accelerometer minus its bias (the mean of the first cfg.bias_samples readings, gravity at the
+ *            initial orientation included: the foot is taken as flat whenever it is in contact)
+ *     F_f,a  = F_t,a + m_f p''_a       the ground's friction force (eq. 5.19 with the ankle force's sign: F_slip =
+ *            m_f p'' is the difference of the two, eq. 5.18)
+ * With cfg.ratio the forces are divided by F_N (the thesis's mu form, F_suf = mu_suf F_N; a sample with F_N <= 0
+ * in contact has an infinite ratio and is never learned from) and every threshold and the margin are ratios.
+ * Contact (step 2): the caller's flag when it has one (a gait phase), else F_N > contact_on, kept until F_N <
+ * contact_off (hysteresis). Out of contact the thresholds hold (5.21), nothing is detected, the class is RB_SLIP_NO.
+ * Slip detection (step 3): |p''_a| >= tr (m/s^2; the thesis's Tr = 0.09, "depending on the initial accelerometer
+ * reading": hence the bias); during the bias window p'' is the reading minus the running mean.
+ * Thresholds, learned (cfg.learn) per axis from F_s, F_st, F_c = cfg.fs0, fst0, fc0 (step 1; the thesis gives no
+ * start value: 0 makes F_c follow F_s until the first slip):
+ *   not slipping (step 4): F_f = F_t (5.22); F_s = max(|F_f|, F_s) (5.23: the running maximum while not slipping);
+ *                          F_c = min(F_s, F_c) (5.24); if |F_f| > F_c + F_st: F_c = ||F_f| - F_st| (5.25)
+ *   slipping (step 5):     F_c = min(|F_f|, F_c) (5.27); F_s held (5.28); F_st = max(F_s - F_c, 0) (5.29)
+ *   both:                  F_suf = max(F_c - F_ms, 0) (5.26, 5.30)
+ * or fixed (cfg.learn false: fs0, fst0, fc0 as given; F_suf from fc0). Prediction (5.20 and the thesis's Fig. 5.5):
+ *     RB_SLIP_SLIPPING if |F_t| >= F_c,  RB_SLIP_TENDS if F_suf < |F_t| < F_c,  RB_SLIP_NO if |F_t| <= F_suf.
+ * cfg.hold_after_touchdown (s, ours; 0 the thesis): after each contact begins, detection and learning wait that long
+ * (a touch-down's impact reads as an acceleration spike); the prediction runs.
+ *
+ * Errors (one line, RB_ECONFIG) from rb_slip_init: "foot_mass = <v> must be > 0", "slip_threshold ... >= 0",
+ * "safety_margin ... >= 0", a non-finite or negative start threshold, no axis, contact_off > contact_on, a rotation
+ * that is not orthonormal. rb_slip_step never fails; a non-finite force or acceleration element makes that sample's
+ * outputs NaN and holds the state (counted in rb_slip.n_nonfinite). No allocation anywhere. */
+typedef enum rb_slip_class { RB_SLIP_NO = 0, RB_SLIP_TENDS = 1, RB_SLIP_SLIPPING = 2 } rb_slip_class;
+typedef enum rb_slip_axis { RB_SLIP_X = 0, RB_SLIP_Y = 1, RB_SLIP_T = 2 } rb_slip_axis;
+enum { RB_SLIP_MAX_AXES = 3 };
+
+typedef struct rb_slip_config {
+    double foot_mass;         /* m_f, kg, > 0: the mass below the force sensor */
+    double tr;                /* slip threshold on |p''|, m/s^2, >= 0 */
+    double margin;            /* F_ms, >= 0: N, or a ratio with `ratio` */
+    bool ratio;               /* thresholds on |F_t| / F_N */
+    bool learn;               /* learn the thresholds (true) or keep fs0, fst0, fc0 */
+    size_t bias_samples;      /* accelerometer bias from the first samples; 0: none */
+    size_t hold_samples;      /* hold_after_touchdown in samples (0: none) */
+    double contact_on;        /* N: contact begins when F_N exceeds it (no caller flag) */
+    double contact_off;       /* N, <= contact_on: and ends when F_N falls below it */
+    double R_ft[9], R_acc[9]; /* foot <- force sensor, foot <- accelerometer rotations, row-major */
+    size_t n_axes;            /* 1 .. RB_SLIP_MAX_AXES */
+    rb_slip_axis axes[RB_SLIP_MAX_AXES];
+    double fs0[RB_SLIP_MAX_AXES], fst0[RB_SLIP_MAX_AXES], fc0[RB_SLIP_MAX_AXES]; /* per axis, >= 0, finite */
+} rb_slip_config;
+
+/* Defaults: foot_mass 1, tr 0.09 * 9.80665 (the thesis's 0.09 read as g), margin 5 (the thesis's F_ms, N), force
+ * thresholds, learn, bias_samples 200, hold 0, contact_on 30, contact_off 15, identity rotations, one axis x, start
+ * thresholds 0. */
+void rb_slip_config_init(rb_slip_config *cfg);
+
+typedef struct rb_slip_out {
+    double ft[RB_SLIP_MAX_AXES], ff[RB_SLIP_MAX_AXES];   /* F_t, F_f (ratios with cfg.ratio) */
+    double fs[RB_SLIP_MAX_AXES], fst[RB_SLIP_MAX_AXES];  /* F_s, F_st */
+    double fc[RB_SLIP_MAX_AXES], fsuf[RB_SLIP_MAX_AXES]; /* F_c, F_suf: the margin band [F_suf, F_c] */
+    double acc[RB_SLIP_MAX_AXES];                        /* p''_a, m/s^2 */
+    unsigned char detected[RB_SLIP_MAX_AXES];            /* |p''_a| >= tr, in contact */
+    rb_slip_class prediction[RB_SLIP_MAX_AXES];          /* 5.20 */
+    rb_slip_class worst;                                 /* the largest over the axes */
+    double normal;                                       /* F_N, N */
+    bool contact;
+} rb_slip_out;
+
+/* The estimator of one foot (plain data: the caller owns it, nothing to free). */
+typedef struct rb_slip {
+    rb_slip_config cfg;
+    double fs[RB_SLIP_MAX_AXES], fst[RB_SLIP_MAX_AXES], fc[RB_SLIP_MAX_AXES];
+    double bias[3], bias_sum[3];
+    size_t n_bias, since_contact;
+    bool contact;
+    long n_steps, n_contact, n_detected, n_nonfinite;
+} rb_slip;
+
+/* Check cfg (errors above) and reset the state to it. */
+int rb_slip_init(rb_slip *s, const rb_slip_config *cfg, rb_err *err);
+/* One sample: force (3, N: fx fy fz in the force sensor's frame, the force the foot passes to the ankle), acc (3,
+ * m/s^2, the accelerometer's proper acceleration in its frame), contact: 1 or 0 from the caller, -1 to detect it
+ * from F_N. Fills *out. */
+void rb_slip_step(rb_slip *s, const double force[3], const double acc[3], int contact, rb_slip_out *out);
+/* The class a force takes against thresholds (5.20): |ft| >= fc slipping, > fsuf tends to slip, else no slip. */
+rb_slip_class rb_slip_classify(double ft, double fsuf, double fc);
+/* The rotation foot <- sensor of two frames of a model (at q = 0; frames as rb_model_frame_index): R (row-major)
+ * and *rigid, false when a movable joint lies between their bodies (a sensor "not on the foot": the rotation then
+ * holds at q = 0 only; the caller warns). RB_EINVAL for a frame index out of range. */
+int rb_slip_mount(const rb_model *model, size_t foot_frame, size_t sensor_frame, double R[9], bool *rigid, rb_err *err);
 
 RB_API_END
 

@@ -62,7 +62,10 @@
  *               decides the format), "signals": [signal names] (required, non-empty)}.
  *   metrics     array, optional: {"estimate": signal (required), "reference": signal (required),
  *               "window": [t0, t1] (optional, absolute seconds), "name": label in the report
- *               (optional, default the estimate's name)}. Widths must agree (checked per run).
+ *               (optional, default the estimate's name), "labels": [class names] (optional: a confusion table of
+ *               class codes 0, 1, ... instead of error statistics, metrics.h rb_confusion), "reference_labels"
+ *               (default labels), "where": signal (optional: the samples counted, where it is non-zero; same
+ *               width)}. Widths must agree (checked per run).
  *   reports     array of relative file names, optional (.md, .json or .csv decides the format);
  *               needs at least one metric.
  *   faults      object, optional: the sensor-fault monitor (metrics.h rb_fault_scan): every element of every
@@ -140,7 +143,12 @@ typedef struct rb_config_metric {
     char *estimate, *reference;
     size_t estimate_index, reference_index; /* into rb_pipeline.signal_table */
     bool has_window;
-    double t0, t1; /* -INFINITY / INFINITY without a window */
+    double t0, t1;  /* -INFINITY / INFINITY without a window */
+    bool confusion; /* "labels" given: a confusion table of class codes (metrics.h) instead of error statistics */
+    size_t n_labels, n_reference_labels;
+    char **labels, **reference_labels; /* the estimate's and the reference's classes 0, 1, ... */
+    char *where;                       /* NULL: every sample */
+    size_t where_index;
 } rb_config_metric;
 
 typedef struct rb_config_report {
