@@ -75,7 +75,15 @@ struct rb_map {
     long fail_g;   /* dense: the unknown at the failing leading minor */
 };
 
-/* The normal equations from the rows and the prior, solved; d and (with cfg.covariance) var_d and fxcov set.
+/* map_rows.c: the rows of a sample (q, qd finite) into map->rows, after the kinematics and (floating base) the base
+ * rate from the gyroscopes; false when a floating base had no finite gyroscope reading (w_0 = 0 then). */
+bool map_build(rb_map *map, const rb_map_input *in);
+/* 6 x 6 row-major matrices of roboest/spatial.h's force transforms (X the pose of B in A): B -> A, A -> B; C = A B. */
+void map_force_mat(const rb_xform *X, double M[36]);
+void map_force_inv_mat(const rb_xform *X, double M[36]);
+void map_mat6_mul(const double A[36], const double B[36], double C[36]);
+
+/* map_solve.c: the normal equations from the rows and the prior, solved; d and (with cfg.covariance) var_d and fxcov set.
  * Returns false when N is not positive definite (fail_body / fail_g set). */
 bool map_solve_sparse(rb_map *map);
 bool map_solve_dense(rb_map *map);
