@@ -10,7 +10,9 @@
 
 #include "alloc_count.h"
 #include "dyn_support.h"
+#include "roboest/estimators.h"
 #include "roboest/observers.h"
+#include "roboest/pipeline.h"
 
 int openblas_get_num_threads(void);
 void openblas_set_num_threads(int);
@@ -437,4 +439,56 @@ Test(observers_map, steps_allocate_nothing)
     }
     openblas_set_num_threads(threads);
     rb_model_free(m);
+}
+
+/* The map_dynamics stage (lib/estimators) on one sample with a NaN FT element, driven directly: a log's NaN never
+ * reaches a stage (the pipeline refuses or holds it), a stage upstream may produce one. */
+Test(observers_map, stage_drops_a_nan_ft_element_and_counts_it)
+{
+    static const char text[] =
+        "{\"model\": {\"urdf\": \"" RB_SOURCE "/datasets/humanoid_lower_body.urdf\", \"base\": \"root_link\","
+        "  \"joints\": [\"r_hip_pitch\", \"r_hip_roll\", \"r_hip_yaw\", \"r_knee\", \"r_ankle_pitch\", "
+        "\"r_ankle_roll\"]},"
+        " \"clock\": {\"rate\": 1000}, \"signals\": {\"q\": {\"channel\": \"q\"}, \"ft\": {\"channel\": \"ft\"}},"
+        " \"stages\": [{\"id\": \"map\", \"type\": \"map_dynamics\", \"in\": {\"q\": \"q\", \"dq\": \"q\", \"ddq\": "
+        "\"q\","
+        "   \"ft\": \"ft\"}, \"out\": {\"tau\": \"tau\"}, \"params\": {\"ft_sensors\": [\"r_leg_ft_sensor\","
+        "   \"r_foot_front_ft_sensor\", \"r_foot_rear_ft_sensor\"], \"unknown_wrenches\": [\"r_foot_front_contact\","
+        "   \"r_foot_rear_contact\", \"r_upper_leg\"]}}],"
+        " \"outputs\": [{\"path\": \"x.h5\", \"signals\": [\"tau\"]}]}";
+    rb_registry *reg = NULL;
+    rb_pipeline *p = NULL;
+    rb_err err;
+    cr_assert_eq(rb_registry_new(&reg, &err), RB_OK);
+    cr_assert_eq(rb_estimators_register(reg, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(rb_pipeline_load_text(text, strlen(text), "t", NULL, reg, &p, &err), RB_OK, "%s", err.msg);
+    const rb_stage_type *ty = p->stages[0].type;
+    cr_assert_eq(ty, &rb_stage_map_dynamics);
+    rb_params params = {ty, p->stages[0].params};
+    rb_port in[8] = {{6, NULL, NULL}, {6, NULL, NULL}, {6, NULL, NULL}, {18, NULL, NULL}}, out[5];
+    double t0 = 0;
+    rb_stage_setup st = {"map", &params, in, out, 1e-3, 2, &t0, p->model, "."};
+    void *state = NULL;
+    cr_assert_eq(ty->create(&st, &state, &err), RB_OK, "%s", err.msg);
+    double q[6] = {0.1, -0.1, 0.05, 0.4, -0.2, 0.1}, zero[6] = {0}, ft[18];
+    for (size_t i = 0; i < 18; i++)
+        ft[i] = (i % 6 == 2 ? 80.0 : 1.0) * (i < 6 ? -1 : 1);
+    double tau[6], sd[6], res[1], w[18], wsd[18];
+    double *const o[5] = {tau, sd, w, wsd, res};
+    const double *const cin[8] = {q, zero, zero, ft, NULL, NULL, NULL, NULL};
+    cr_assert_eq(ty->step(state, 0, 0.0, cin, o, &err), RB_OK, "%s", err.msg);
+    double full[6];
+    memcpy(full, tau, sizeof full);
+    ft[8] = NAN;
+    cr_assert_eq(ty->step(state, 1, 1e-3, cin, o, &err), RB_OK, "%s", err.msg);
+    for (size_t j = 0; j < 6; j++)
+        cr_assert(isfinite(tau[j]), "joint %zu estimated", j);
+    cr_assert_neq(memcmp(full, tau, sizeof full), 0, "the row's absence shows");
+    const char *const *lines = NULL;
+    size_t nl = ty->notes(state, &lines);
+    cr_assert_eq(nl, 1);
+    cr_assert(strstr(lines[0], "1 sensor rows dropped") && strstr(lines[0], "2 samples"), "%s", lines[0]);
+    ty->destroy(state);
+    rb_pipeline_free(p);
+    rb_registry_free(reg);
 }
