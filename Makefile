@@ -29,6 +29,7 @@
 #   make bench-thrust    thrust estimator step per sample (four jets; two feet and in flight; each variant)
 #   make bench-lipm      LIPM CoM estimator step per sample (two axes; forms 1 and 2)
 #   make bench-attitude  attitude estimator step per sample (one IMU) and its allocations
+#   make bench-map       MAP whole-body dynamics step per sample (humanoid; sparse and dense solvers) and its allocations
 #   make bench-model     URDF loading time of 10,000- and 50,000-link chains
 #   make bench-walk      the 12-DoF biped walking (configs/scenarios/walk.json): real-time factors at 1 kHz
 #   make stages-doc regenerate configs/stages.md, the stage reference, from the stage types (lib/estimators/)
@@ -76,7 +77,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo closed-loop paper-001 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-model bench-walk clean format format-check
+.PHONY: FORCE all deps demo closed-loop paper-001 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-map bench-model bench-walk clean format format-check
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -310,6 +311,9 @@ bench-lipm: all $(BUILD)/bench_lipm
 
 bench-attitude: all $(BUILD)/bench_attitude
 	$(BUILD)/bench_attitude
+
+bench-map: all $(BUILD)/bench_map
+	$(BUILD)/bench_map $(abspath .)
 
 bench-model: all $(BUILD)/bench_model
 	$(BUILD)/bench_model

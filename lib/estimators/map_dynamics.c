@@ -114,16 +114,15 @@ static int check_ports(const rb_stage_setup *st, const md_stage *s, rb_err *err)
         return rc;
     struct {
         size_t port, width;
-        const char *what, *key;
-    } g[] = {{MD_FT, 6 * s->n_ft, "6 per sensor of ft_sensors", "ft_sensors"},
-             {MD_ACC, 3 * s->n_acc, "3 per frame of accelerometers", "accelerometers"},
-             {MD_GYRO, 3 * s->n_gyro, "3 per frame of gyroscopes", "gyroscopes"},
-             {MD_TAU, s->n_tau, "one per joint of torque_sensors", "torque_sensors"},
-             {MD_KNOWN, 6 * s->n_known, "6 per frame of known_wrenches", "known_wrenches"}};
+        const char *what, *key, *port_name;
+    } g[] = {{MD_FT, 6 * s->n_ft, "6 per sensor of ft_sensors", "ft_sensors", "ft"},
+             {MD_ACC, 3 * s->n_acc, "3 per frame of accelerometers", "accelerometers", "acc"},
+             {MD_GYRO, 3 * s->n_gyro, "3 per frame of gyroscopes", "gyroscopes", "gyro"},
+             {MD_TAU, s->n_tau, "one per joint of torque_sensors", "torque_sensors", "tau"},
+             {MD_KNOWN, 6 * s->n_known, "6 per frame of known_wrenches", "known_wrenches", "known"}};
     for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) {
         if (g[i].width == 0 && st->in[g[i].port].width > 0)
-            return rb_err_set(err, RB_ECONFIG, "input %s is wired but %s is empty",
-                              rb_stage_map_dynamics.inputs[g[i].port], g[i].key);
+            return rb_err_set(err, RB_ECONFIG, "input %s is wired but %s is empty", g[i].port_name, g[i].key);
         if (g[i].width > 0 && (rc = tq_check_port(st, g[i].port, g[i].width, g[i].what, false, err)))
             return rc;
     }

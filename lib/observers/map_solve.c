@@ -64,6 +64,40 @@ static void bwd(const double *L, size_t n, double *x, size_t inc)
     }
 }
 
+/* X := L^-1 X, X n x m row-major (rows at a time: the inner loops run along X's rows). */
+static void fwd_mat(const double *restrict L, size_t n, double *restrict X, size_t m)
+{
+    for (size_t i = 0; i < n; i++) {
+        const double *Li = L + i * n;
+        double *restrict Xi = X + i * m;
+        for (size_t k = 0; k < i; k++) {
+            double l = Li[k];
+            const double *restrict Xk = X + k * m;
+            for (size_t j = 0; j < m; j++)
+                Xi[j] -= l * Xk[j];
+        }
+        double inv = 1.0 / Li[i];
+        for (size_t j = 0; j < m; j++)
+            Xi[j] *= inv;
+    }
+}
+
+/* X := L^-T X. */
+static void bwd_mat(const double *restrict L, size_t n, double *restrict X, size_t m)
+{
+    for (size_t i = n; i-- > 0;) {
+        double *restrict Xi = X + i * m, inv = 1.0 / L[i * n + i];
+        for (size_t j = 0; j < m; j++)
+            Xi[j] *= inv;
+        for (size_t k = 0; k < i; k++) { /* row i of L^T x = b done: carry x_i into the rows above */
+            double l = L[i * n + k];
+            double *restrict Xk = X + k * m;
+            for (size_t j = 0; j < m; j++)
+                Xk[j] -= l * Xi[j];
+        }
+    }
+}
+
 /* Position of unknown g among the columns of the parent's block that block k couples to: its a_p, then f_k. */
 static int coupled(const rb_map *M, size_t k, long g)
 {
@@ -134,16 +168,22 @@ static bool factor(rb_map *M)
         double *B = M->Nkp + M->kp_off[k], *Np = M->Nkk + M->kk_off[p];
         size_t np = M->bn[p];
         const int *cols = M->cols + 12 * k;
-        for (size_t j = 0; j < nc; j++)
-            fwd(C, n, B + j, nc);
+        fwd_mat(C, n, B, nc);
+        double *U = M->wk; /* B^T B, lower triangle, by rows of B */
+        memset(U, 0, nc * nc * sizeof *U);
+        for (size_t i = 0; i < n; i++) {
+            const double *Bi = B + i * nc;
+            for (size_t a = 0; a < nc; a++) {
+                double ba = Bi[a];
+                for (size_t b = 0; b <= a; b++)
+                    U[a * nc + b] += ba * Bi[b];
+            }
+        }
         for (size_t a = 0; a < nc; a++)
             for (size_t b = 0; b <= a; b++) {
-                double s = 0.0;
-                for (size_t i = 0; i < n; i++)
-                    s += B[i * nc + a] * B[i * nc + b];
-                Np[(size_t)cols[a] * np + (size_t)cols[b]] -= s;
+                Np[(size_t)cols[a] * np + (size_t)cols[b]] -= U[a * nc + b];
                 if (a != b)
-                    Np[(size_t)cols[b] * np + (size_t)cols[a]] -= s;
+                    Np[(size_t)cols[b] * np + (size_t)cols[a]] -= U[a * nc + b];
             }
     }
     return true;
@@ -210,9 +250,9 @@ static void normal_residual(const rb_map *M, double *out, bool blocks)
     }
 }
 
-/* One step of iterative refinement on the seminormal equations (Bjorck): the constraint rows weigh up to 1e10
+/* Iterative refinement on the seminormal equations (Bjorck): the constraint rows weigh up to 1e10
  * times the sensor rows, which costs the normal equations digits the refinement gives back. */
-#define MAP_REFINE_STEPS 2
+#define MAP_REFINE_STEPS 1
 
 static void solve(rb_map *M)
 {
@@ -240,47 +280,60 @@ static void covariance(rb_map *M)
             continue;
         const double *C = M->Nkk + M->kk_off[k];
         double *Sk = M->Sig + M->kk_off[k];
-        /* Li = C^-1 (lower), Sk = Li^T Li */
-        for (size_t j = 0; j < n; j++) {
+        /* Li = C^-1 (lower, row by row), then Sk = Li^T Li (lower triangle, accumulated over Li's rows) */
+        memset(Li, 0, n * n * sizeof *Li);
+        for (size_t i = 0; i < n; i++) {
+            const double *Ci = C + i * n;
+            double *restrict Lr = Li + i * n;
+            Lr[i] = 1.0;
+            for (size_t r = 0; r < i; r++) {
+                double c = Ci[r];
+                const double *restrict Lk = Li + r * n;
+                for (size_t j = 0; j <= r; j++)
+                    Lr[j] -= c * Lk[j];
+            }
+            double inv = 1.0 / Ci[i];
+            for (size_t j = 0; j <= i; j++)
+                Lr[j] *= inv;
+        }
+        memset(Sk, 0, n * n * sizeof *Sk);
+        for (size_t r = 0; r < n; r++) {
+            const double *restrict Lr = Li + r * n;
+            for (size_t i = 0; i <= r; i++) {
+                double li = Lr[i];
+                double *restrict Si = Sk + i * n;
+                for (size_t j = 0; j <= i; j++)
+                    Si[j] += li * Lr[j];
+            }
+        }
+        int p = M->parent[k];
+        if (p >= 0 && nc > 0) {
+            const double *B = M->Nkp + M->kp_off[k], *Sp = M->Sig + M->kk_off[p];
+            size_t np = M->bn[p];
+            const int *cols = M->cols + 12 * k;
+            memcpy(Z, B, n * nc * sizeof *Z);
+            bwd_mat(C, n, Z, nc);
+            for (size_t a = 0; a < nc; a++)
+                for (size_t b = 0; b < nc; b++)
+                    S[a * nc + b] = Sp[(size_t)cols[a] * np + (size_t)cols[b]];
+            memset(W, 0, n * nc * sizeof *W);
+            for (size_t i = 0; i < n; i++) /* W = Z S */
+                for (size_t a = 0; a < nc; a++) {
+                    double z = Z[i * nc + a];
+                    for (size_t b = 0; b < nc; b++)
+                        W[i * nc + b] += z * S[a * nc + b];
+                }
             for (size_t i = 0; i < n; i++)
-                Li[i * n + j] = i == j ? 1.0 : 0.0;
-            fwd(C, n, Li + j, n);
+                for (size_t j = 0; j <= i; j++) {
+                    double s = 0.0;
+                    for (size_t b = 0; b < nc; b++)
+                        s += W[i * nc + b] * Z[j * nc + b];
+                    Sk[i * n + j] += s;
+                }
         }
         for (size_t i = 0; i < n; i++)
-            for (size_t j = 0; j <= i; j++) {
-                double s = 0.0;
-                for (size_t r = i; r < n; r++)
-                    s += Li[r * n + i] * Li[r * n + j];
-                Sk[i * n + j] = Sk[j * n + i] = s;
-            }
-        int p = M->parent[k];
-        if (p < 0 || nc == 0)
-            continue;
-        const double *B = M->Nkp + M->kp_off[k], *Sp = M->Sig + M->kk_off[p];
-        size_t np = M->bn[p];
-        const int *cols = M->cols + 12 * k;
-        memcpy(Z, B, n * nc * sizeof *Z);
-        for (size_t j = 0; j < nc; j++)
-            bwd(C, n, Z + j, nc);
-        for (size_t a = 0; a < nc; a++)
-            for (size_t b = 0; b < nc; b++)
-                S[a * nc + b] = Sp[(size_t)cols[a] * np + (size_t)cols[b]];
-        for (size_t i = 0; i < n; i++) /* W = Z S */
-            for (size_t b = 0; b < nc; b++) {
-                double s = 0.0;
-                for (size_t a = 0; a < nc; a++)
-                    s += Z[i * nc + a] * S[a * nc + b];
-                W[i * nc + b] = s;
-            }
-        for (size_t i = 0; i < n; i++)
-            for (size_t j = 0; j <= i; j++) {
-                double s = 0.0;
-                for (size_t b = 0; b < nc; b++)
-                    s += W[i * nc + b] * Z[j * nc + b];
-                Sk[i * n + j] += s;
-                if (i != j)
-                    Sk[j * n + i] += s;
-            }
+            for (size_t j = 0; j < i; j++)
+                Sk[j * n + i] = Sk[i * n + j];
     }
     for (size_t g = 0; g < M->ng; g++) {
         int k = M->blk[g];
