@@ -492,3 +492,43 @@ Test(observers_map, stage_drops_a_nan_ft_element_and_counts_it)
     rb_pipeline_free(p);
     rb_registry_free(reg);
 }
+
+/* Joint torque sensors instead of joint accelerations (fixed base): the MAP is then the forward dynamics, its joint
+ * accelerations the ones that made the torques. */
+Test(observers_map, torque_sensors_give_the_forward_dynamics)
+{
+    trng r = {4242};
+    rb_model *m = random_tree(&r, 10, false);
+    scene s;
+    memset(&s, 0, sizeof s);
+    s.nq = m->nq, s.nv = m->nv, s.n = m->n_dofs;
+    random_state(&r, m, s.q, s.nu, 1.0, s.nud, 3.0);
+    readings(m, &s);
+    rb_map_config c;
+    exact_config(&c, &s);
+    c.ddq = false;
+    int tq[MAXS];
+    for (size_t j = 0; j < s.n; j++)
+        tq[j] = (int)j;
+    c.tau = tq, c.n_tau = s.n, c.var_tau = vars;
+    rb_map *map = make(m, &c);
+    rb_map_input in = {.s = s.q, .s_dot = s.nu, .tau = s.tau};
+    rb_err err;
+    cr_assert_eq(rb_map_step(map, &in, &err), RB_OK, "%s", err.msg);
+    rb_map_out o;
+    rb_map_get_out(map, &o);
+    expect_close(o.tau, s.tau, s.n, 1e-6, "tau");
+    for (size_t j = 0; j < s.n; j++) {
+        rb_map_layout L;
+        cr_assert_eq(rb_map_layout_of(map, (size_t)m->dof_body[j], &L, &err), RB_OK);
+        cr_assert_geq(L.qdd, 0);
+        expect_close(&o.d[L.qdd], &s.nud[j], 1, 1e-5, "qdd");
+    }
+    /* without them (and no prior) the joint accelerations are unobservable: named */
+    c.n_tau = 0;
+    rb_map *bad = NULL;
+    cr_assert_eq(rb_map_alloc(m, &c, &bad, &err), RB_ECONFIG);
+    cr_assert(strstr(err.msg, "joint acceleration"), "%s", err.msg);
+    rb_map_free(map);
+    rb_model_free(m);
+}
