@@ -721,7 +721,9 @@ void rb_att_gravity_step(const double w[3], double dt, bool first_order, double 
  *     (the reverse body order) without fill, O(bodies) (as lib/sim's tree factorization of the mass matrix, on
  *     blocks); the covariance's diagonal blocks by the selected-inverse recursion from the root.
  *   dense: the explicit D, Y and N (BLAS dsyrk) in d's order, LAPACK Cholesky; for tests (the two agree).
- * Neither allocates per step.
+ * Both follow with one step of iterative refinement on the seminormal equations (the residual from the rows): the
+ * constraint rows can outweigh the sensor rows by 1e10, which costs the normal equations digits. Neither allocates
+ * per step (OpenBLAS single-threaded, as the roboest command runs it).
  *
  * Observability. rb_map_alloc builds N at the neutral configuration: when it is singular (a quantity no row and no
  * prior fixes: an unknown wrench without a prior on a link whose sub-model's balance is already used, a joint
@@ -762,7 +764,7 @@ typedef struct rb_map_config {
     bool covariance;    /* compute the standard deviations (else NaN) */
 } rb_map_config;
 
-/* Defaults: no sensors, var_dyn 1e-8, var_free 1e8, var_unknown 1e6, var_zero 1e-8, sparse, covariance. */
+/* Defaults: no sensors, var_dyn 1e-6, var_free 1e4, var_unknown 1e4, var_zero 1e-6, sparse, covariance. */
 void rb_map_config_init(rb_map_config *cfg);
 
 typedef struct rb_map rb_map; /* workspace (opaque) */
