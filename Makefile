@@ -39,6 +39,7 @@
 #   make bench-attitude  attitude estimator step per sample (one IMU) and its allocations
 #   make bench-fbse      FBSE joint-friction estimator step per sample (both legs; each method) on the friction walk
 #   make bench-slip      slip predictor step per sample (two feet, three axes) and its allocations
+#   make bench-map       MAP whole-body dynamics step per sample (humanoid; sparse and dense solvers) and its allocations
 #   make bench-model     URDF loading time of 10,000- and 50,000-link chains
 #   make bench-walk      the 12-DoF biped walking (configs/scenarios/walk.json): real-time factors at 1 kHz
 #   make bench-ftcal     roboest calibrate-ft's calibration after reading: the shipped data sets, 100,000 sample rows
@@ -87,7 +88,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo closed-loop paper-001 paper-003 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-model bench-walk bench-ftcal paper-002-calibration paper-003-friction bench-fbse bench-slip paper-003-slip clean format format-check
+.PHONY: FORCE all deps demo closed-loop paper-001 paper-003 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-model bench-walk bench-ftcal paper-002-calibration paper-003-friction bench-fbse bench-slip paper-003-slip bench-map clean format format-check
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -387,6 +388,8 @@ bench-fbse: all $(BUILD)/bench_fbse
 	$(BUILD)/bench_fbse $(abspath .)
 bench-slip: all $(BUILD)/bench_slip
 	$(BUILD)/bench_slip
+bench-map: all $(BUILD)/bench_map
+	$(BUILD)/bench_map $(abspath .)
 
 bench-model: all $(BUILD)/bench_model
 	$(BUILD)/bench_model
