@@ -205,7 +205,7 @@ paper-002-calibration: all
 	@set -e; for v in calibration calibration_minus calibration_ellipsoid calibration_samples; do \
 	  $(BUILD)/roboest calibrate-ft configs/ftcal/$$v.json -o $(BUILD)/paper-002/$$v --force -q | \
 	    sed -n '/^# /p;/^Body/p;/^## Held-out/,$$p' | grep -v '^The calibrated force'; echo; done
-	@$(PYTHON) configs/ftcal/make_scenarios.py $(BUILD)/paper-002 $(abspath datasets/arm_2ft.urdf) \
+	@$(PYTHON) scripts/make-ftcal-scenarios.py $(BUILD)/paper-002 $(abspath datasets/arm_2ft.urdf) \
 	  --noise-scale 10 --prefix ft_calibration_noise10
 	@set -e; for s in a b c; do $(BUILD)/roboest simulate $(BUILD)/paper-002/ft_calibration_noise10_$$s.json \
 	  -o $(BUILD)/paper-002/ft_calibration_noise10_$$s.mat --force -q; done

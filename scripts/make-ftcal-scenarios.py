@@ -5,7 +5,7 @@ the hand, stays at 0 under soft gains: the arm straight up leaves it almost no i
 wrist FT sensor's raw counts (sensor kind "ft_raw": a true C with cross-talk, an offset, counts per unit, noise,
 1-count quantization), the hand accelerometer and gyroscope.
 
-    configs/ftcal/make_scenarios.py OUT_DIR MODEL_PATH [--noise-scale K] [--prefix NAME]
+    scripts/make-ftcal-scenarios.py OUT_DIR MODEL_PATH [--noise-scale K] [--prefix NAME]
 
 MODEL_PATH is written as is (relative to OUT_DIR, or absolute). The poses come from a fixed seed per data set, so
 the files are the same on every run; --noise-scale multiplies the raw FT's and the accelerometer's noise.
