@@ -28,6 +28,7 @@
 
 #include "roboest/dynamics.h"
 #include "roboest/model.h"
+#include "bench_timing.h"
 
 static const char *const JOINTS_LEG[] = {"r_hip_pitch", "r_hip_roll",    "r_hip_yaw",
                                          "r_knee",      "r_ankle_pitch", "r_ankle_roll"};
@@ -151,12 +152,6 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* Median over batches of the microseconds per call. */

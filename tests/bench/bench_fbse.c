@@ -12,22 +12,10 @@
 
 #include "roboest/io.h"
 #include "roboest/observers.h"
+#include "bench_timing.h"
 
 #define NJ 12
 #define PASSES 7
-
-static double thread_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static void die(const char *what, const rb_err *err)
 {

@@ -26,6 +26,7 @@
 
 #include "roboest/core.h"
 #include "roboest/filters.h"
+#include "bench_timing.h"
 
 typedef struct dims {
     size_t n, m;
@@ -49,12 +50,6 @@ static int h_linear(void *user, const double *x, double *z, rb_err *err)
     for (size_t i = 0; i < d->m; i++)
         z[i] = x[i] + 0.5 * tail[i];
     return RB_OK;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* Median over batches of seconds per call of fn(ctx). */

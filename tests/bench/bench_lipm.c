@@ -13,19 +13,7 @@
 
 #include "../unit/lipm_synth.h"
 #include "roboest/observers.h"
-
-static double thread_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+#include "bench_timing.h"
 
 #define SAMPLES 1000
 #define BATCHES 15

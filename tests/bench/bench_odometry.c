@@ -13,21 +13,9 @@
 
 #include "roboest/dynamics.h"
 #include "roboest/observers.h"
+#include "bench_timing.h"
 
 void openblas_set_num_threads(int);
-
-static double thread_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 #define SAMPLES 1000
 #define BATCHES 15

@@ -14,6 +14,7 @@
 
 #include "roboest/estimators.h"
 #include "roboest/observers.h"
+#include "bench_timing.h"
 
 static volatile int counting;
 static volatile long allocs;
@@ -37,19 +38,6 @@ void *realloc(void *p, size_t n)
     if (counting)
         allocs++;
     return __libc_realloc(p, n);
-}
-
-static double thread_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 #define SAMPLES 1000

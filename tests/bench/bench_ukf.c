@@ -18,6 +18,7 @@
 
 #include "roboest/estimators.h"
 #include "roboest/pipeline.h"
+#include "bench_timing.h"
 
 typedef struct bench_case {
     const char *label, *pipeline; /* a pipeline whose stage 0 is the ukf_torque to time */
@@ -25,19 +26,6 @@ typedef struct bench_case {
 } bench_case;
 
 /* CPU time of this thread (less sensitive than the wall clock to other processes on a shared machine). */
-static double thread_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Synthetic smooth inputs of sample k at 1 kHz. */
 static void inputs(const rb_port *in, size_t k, double **buf)
 {
