@@ -422,7 +422,7 @@ bool map_solve_dense(rb_map *M)
     for (size_t g = 0; g < ng; g++)
         M->var_d[g] = NAN;
     for (size_t b = 0; b < M->nb; b++) {
-        long gs[6];
+        long gs[7]; /* the torque, then the six f_x of a wide-prior link */
         size_t cnt = 0;
         if (M->gtau[b] >= 0)
             gs[cnt++] = M->gtau[b];
