@@ -340,7 +340,7 @@ test-valgrind:
 
 # Benchmarks print figures; they are never timed tests.
 BENCH_MB ?= 500
-$(BUILD)/bench_%: tests/bench/bench_%.c tests/bench/bench_timing.h $(BUILD)/libroboest.a
+$(BUILD)/bench_%: tests/bench/bench_%.c tests/bench/bench_timing.h tests/bench/bench_allocs.h $(BUILD)/libroboest.a
 	$(call say,CC,$<)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libroboest.a $(LDLIBS)
 

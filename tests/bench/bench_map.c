@@ -16,33 +16,10 @@
 
 #include "roboest/dynamics.h"
 #include "roboest/observers.h"
+#include "bench_allocs.h"
 #include "bench_timing.h"
 
 void openblas_set_num_threads(int);
-
-static volatile int counting;
-static volatile long allocs;
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t n);
-void *malloc(size_t n)
-{
-    if (counting)
-        allocs++;
-    return __libc_malloc(n);
-}
-void *calloc(size_t n, size_t size)
-{
-    if (counting)
-        allocs++;
-    return __libc_calloc(n, size);
-}
-void *realloc(void *p, size_t n)
-{
-    if (counting)
-        allocs++;
-    return __libc_realloc(p, n);
-}
 
 #define SAMPLES 64
 #define BATCHES 9
