@@ -152,13 +152,10 @@ static const char **unit_table(size_t n, const char *u)
 
 int fb_create(const rb_stage_setup *st, void **state, rb_err *err)
 {
-    int rc = tq_need_model(st, err);
+    int rc = tq_need_floating_model(st, err);
     if (rc)
         return rc;
     const rb_model *m = st->model;
-    if (!m->floating)
-        return rb_err_set(err, RB_ECONFIG,
-                          "needs a floating-base model (the pipeline's \"model\" with \"floating\": true)");
     if ((rc = check_ports(st, err)))
         return rc;
     fb_stage *s = rb_calloc(1, sizeof *s);

@@ -61,7 +61,7 @@ static const char *const flight_name[1] = {"flight"};
 
 static int lo_create(const rb_stage_setup *st, void **state, rb_err *err)
 {
-    int rc = tq_need_model(st, err);
+    int rc = tq_need_floating_model(st, err);
     if (rc)
         return rc;
     const rb_model *m = st->model;
@@ -69,10 +69,6 @@ static int lo_create(const rb_stage_setup *st, void **state, rb_err *err)
     const rb_param_value *fv = rb_params_get(p, "feet"), *bp = rb_params_get(p, "base_pose0");
     bool wrenches = strcmp(rb_params_string(p, "contact_source"), "wrenches") == 0;
     size_t nf = fv->count;
-    if (!m->floating)
-        return rb_err_set(err, RB_ECONFIG,
-                          "needs a floating-base model (the pipeline's \"model\" with "
-                          "\"floating\": true)");
     if ((rc = tq_check_names(st, "feet", false, err)) || (rc = check_ports(st, wrenches, nf, err)))
         return rc;
     double on = rb_params_number(p, "force_on"), off = rb_params_number(p, "force_off");

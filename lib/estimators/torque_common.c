@@ -16,6 +16,15 @@ int tq_need_model(const rb_stage_setup *setup, rb_err *err)
     return RB_OK;
 }
 
+int tq_need_floating_model(const rb_stage_setup *setup, rb_err *err)
+{
+    int rc = tq_need_model(setup, err);
+    if (!rc && !setup->model->floating)
+        rc = rb_err_set(err, RB_ECONFIG,
+                        "needs a floating-base model (the pipeline's \"model\" with \"floating\": true)");
+    return rc;
+}
+
 static const char *model_name(const rb_model *m) { return m->name ? m->name : "(unnamed)"; }
 
 /* " (did you mean 'x'?)" or "" into buf. */

@@ -12,6 +12,8 @@
 
 /* The pipeline's model, or RB_ECONFIG "needs the pipeline's "model" key". */
 int tq_need_model(const rb_stage_setup *setup, rb_err *err);
+/* The pipeline's model with a floating base, or RB_ECONFIG naming what is missing. */
+int tq_need_floating_model(const rb_stage_setup *setup, rb_err *err);
 
 /* Index of the FT sensor / frame `name` (the value of parameter key[i]); RB_ECONFIG naming the parameter, the
  * name and the model, with the closest existing name as a suggestion. */
