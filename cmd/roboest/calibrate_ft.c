@@ -1,5 +1,4 @@
 /* roboest calibrate-ft: seed 002's in-situ calibration of a six-axis FT sensor from static poses. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -38,42 +37,22 @@ static const char *const CALIBRATE_FT_HELP =
 
 int cmd_calibrate_ft(int argc, char **argv)
 {
-    static const struct option options[] = {{"output", required_argument, NULL, 'o'},
-                                            {"force", no_argument, NULL, 'F'},
-                                            {"quiet", no_argument, NULL, 'q'},
-                                            {"help", no_argument, NULL, 'h'},
-                                            {NULL, 0, NULL, 0}};
-    const char *out_dir = ".";
-    bool force = false;
-    int opt;
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":o:qh", options, NULL)) != -1) {
-        switch (opt) {
-        case 'o': out_dir = optarg; break;
-        case 'F': force = true; break;
-        case 'q': break;
-        case 'h': fputs(CALIBRATE_FT_HELP, stdout); return CLI_EXIT_OK;
-        case ':': return cli_usage_error("calibrate-ft", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage_error("calibrate-ft", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind >= argc)
-        return cli_usage_error("calibrate-ft", "missing CONFIG.json");
-    if (optind + 1 < argc)
-        return cli_usage_error("calibrate-ft", "unexpected argument '%s'", argv[optind + 1]);
+    cli_config_args a;
+    int ex = cli_parse_config_args(argc, argv, "calibrate-ft", CALIBRATE_FT_HELP, &a);
+    if (ex >= 0)
+        return ex;
 
     rb_err err;
     rb_ftcal_config *cfg = NULL;
     rb_ftcal_result *res = NULL;
     char *md = NULL;
-    int rc = rb_ftcal_load(argv[optind], &cfg, &err);
+    int rc = rb_ftcal_load(a.config, &cfg, &err);
     if (rc == RB_OK)
         rc = rb_ftcal_run(cfg, NULL, &res, &err);
     if (rc == RB_OK)
         rc = rb_ftcal_markdown(cfg, res, &md, &err);
     if (rc == RB_OK)
-        rc = rb_ftcal_write(cfg, res, out_dir, force, &err);
+        rc = rb_ftcal_write(cfg, res, a.out_dir, a.force, &err);
     if (rc == RB_OK)
         fputs(md, stdout);
     rb_free(md);

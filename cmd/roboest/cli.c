@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include <cjson/cJSON.h>
+#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -163,4 +164,33 @@ void cli_guard_outputs(void)
         if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
             sigaction(sigs[i], &sa, NULL);
     }
+}
+
+int cli_parse_config_args(int argc, char **argv, const char *cmd, const char *help, cli_config_args *a)
+{
+    static const struct option options[] = {{"output", required_argument, NULL, 'o'},
+                                            {"force", no_argument, NULL, 'F'},
+                                            {"quiet", no_argument, NULL, 'q'},
+                                            {"help", no_argument, NULL, 'h'},
+                                            {NULL, 0, NULL, 0}};
+    *a = (cli_config_args){NULL, ".", false, false};
+    int opt;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, ":o:qh", options, NULL)) != -1) {
+        switch (opt) {
+        case 'o': a->out_dir = optarg; break;
+        case 'F': a->force = true; break;
+        case 'q': a->quiet = true; break;
+        case 'h': fputs(help, stdout); return CLI_EXIT_OK;
+        case ':': return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+        default: return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc)
+        return cli_usage_error(cmd, "missing CONFIG.json");
+    if (optind + 1 < argc)
+        return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
+    a->config = argv[optind];
+    return -1;
 }

@@ -40,6 +40,14 @@ int cli_fail(const rb_err *err);
 /* Print "roboest <cmd>: <message>" for a usage error plus a hint to --help; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) RB_PRINTF(2, 3);
 
+/* The arguments of a command run on one configuration file: CONFIG.json [-o DIR] [--force] [-q]. */
+typedef struct cli_config_args {
+    const char *config, *out_dir; /* out_dir "." unless -o */
+    bool force, quiet;
+} cli_config_args;
+/* Parse them; -1 to go on, else the exit code to return (--help printed on stdout: CLI_EXIT_OK; a usage error). */
+int cli_parse_config_args(int argc, char **argv, const char *cmd, const char *help, cli_config_args *a);
+
 /* Print a JSON document on stdout and delete it; returns CLI_EXIT_OK or CLI_EXIT_INTERNAL (out of memory). */
 struct cJSON;
 int cli_print_json(struct cJSON *doc);

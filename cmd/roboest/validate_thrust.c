@@ -1,5 +1,4 @@
 /* roboest validate-thrust: seed 004's scale validation of thrust estimates (section V-B). */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -41,50 +40,30 @@ static const char *const VALIDATE_THRUST_HELP =
 
 int cmd_validate_thrust(int argc, char **argv)
 {
-    static const struct option options[] = {{"output", required_argument, NULL, 'o'},
-                                            {"force", no_argument, NULL, 'F'},
-                                            {"quiet", no_argument, NULL, 'q'},
-                                            {"help", no_argument, NULL, 'h'},
-                                            {NULL, 0, NULL, 0}};
-    const char *out_dir = ".";
-    bool force = false, quiet = false;
-    int opt;
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":o:qh", options, NULL)) != -1) {
-        switch (opt) {
-        case 'o': out_dir = optarg; break;
-        case 'F': force = true; break;
-        case 'q': quiet = true; break;
-        case 'h': fputs(VALIDATE_THRUST_HELP, stdout); return CLI_EXIT_OK;
-        case ':': return cli_usage_error("validate-thrust", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage_error("validate-thrust", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind >= argc)
-        return cli_usage_error("validate-thrust", "missing CONFIG.json");
-    if (optind + 1 < argc)
-        return cli_usage_error("validate-thrust", "unexpected argument '%s'", argv[optind + 1]);
+    cli_config_args a;
+    int ex = cli_parse_config_args(argc, argv, "validate-thrust", VALIDATE_THRUST_HELP, &a);
+    if (ex >= 0)
+        return ex;
 
     rb_err err;
     rb_registry *reg = NULL;
     rb_thrust_validation *tv = NULL;
     rb_thrust_result *res = NULL;
     cli_runs progress;
-    cli_runs_init(&progress, "validate-thrust", quiet);
+    cli_runs_init(&progress, "validate-thrust", a.quiet);
     rb_thrust_opts opts = {0, cli_runs_update, &progress};
     int rc = rb_registry_new(&reg, &err);
     if (rc == RB_OK)
         rc = rb_estimators_register(reg, &err);
     if (rc == RB_OK)
-        rc = rb_thrust_validation_load(argv[optind], reg, &tv, &err);
+        rc = rb_thrust_validation_load(a.config, reg, &tv, &err);
     if (rc == RB_OK)
         rc = rb_thrust_validation_run(tv, NULL, &opts, &res, &err);
     cli_runs_done(&progress);
     for (size_t i = 0; res && i < res->n_warnings; i++)
         fprintf(stderr, "roboest: warning: %s\n", res->warnings[i]);
     if (rc == RB_OK)
-        rc = rb_thrust_validation_write(tv, res, out_dir, force, &err);
+        rc = rb_thrust_validation_write(tv, res, a.out_dir, a.force, &err);
     if (rc == RB_OK) {
         char *md = NULL;
         rc = rb_thrust_validation_markdown(tv, res, &md, &err);
