@@ -7,7 +7,7 @@
 #include "roboest/rde.h"
 
 static const char *const IMPORT_RDE_HELP =
-    "Usage: roboest import-rde DIR -o PIPELINE.json [--urdf PATH] [--force]\n"
+    "Usage: roboest import-rde DIR -o PIPELINE.json [--urdf PATH] [--friction-network FILE] [--force]\n"
     "\n"
     "Converts the configuration of the public UKF joint-torque estimator (robot-dynamics-estimation: the\n"
     "folder holding config.ini, model.ini, ukf.ini, ukf/ukf_state.ini, ukf/ukf_measurement.ini) into a\n"
@@ -19,14 +19,20 @@ static const char *const IMPORT_RDE_HELP =
     "What the pipeline reads from the log (elements: MODEL joint_list):\n"
     "  joints_state/positions, joints_state/velocities, motors_state/currents,\n"
     "  FTs/<[FT] name>, accelerometers/<[ACCELEROMETER] name>, gyros/<[GYROSCOPE] name>\n"
-    "and the clock rate is 1 / sampling_time. What is not mapped is printed as notes on stderr; the full\n"
-    "mapping is in configs/README.md (\"Pipelines from the public estimator\") and roboest/rde.h.\n"
+    "and with --friction-network motors_state/velocities. The IMU bindings are optional: a log without\n"
+    "those channels binds them 0 wide (a warning says so). The clock rate is 1 / sampling_time. What is\n"
+    "not mapped is printed as notes on stderr; the full mapping is in configs/README.md (\"Pipelines from\n"
+    "the public estimator\") and roboest/rde.h.\n"
     "\n"
     "  DIR               the configuration folder (or its config.ini)\n"
-    "  -o, --output FILE the pipeline to write (its folder must exist); the URDF path in it is relative\n"
-    "                    to that folder\n"
+    "  -o, --output FILE the pipeline to write (its folder must exist); the URDF and network paths in it\n"
+    "                    are relative to that folder, so moving the folder with them keeps it working\n"
     "  --urdf PATH       the robot's URDF; default: config.ini's urdf_path, looked for in DIR, DIR/.. and\n"
     "                    DIR/../.. (as written, then by file name)\n"
+    "  --friction-network FILE\n"
+    "                    the friction network (of 'roboest train-friction') whose output a friction torque\n"
+    "                    measurement (name \"tau_F\" in ukf_measurement.ini) reads: a friction_pinn stage\n"
+    "                    feeds the UKF's friction input; required with such a measurement\n"
     "  --force           overwrite FILE\n"
     "  -h, --help        this help\n"
     "\n" CLI_EXIT_CODES_HELP;
@@ -52,6 +58,7 @@ int cmd_import_rde(int argc, char **argv)
 {
     static const struct option options[] = {{"output", required_argument, NULL, 'o'},
                                             {"urdf", required_argument, NULL, 'u'},
+                                            {"friction-network", required_argument, NULL, 'n'},
                                             {"force", no_argument, NULL, 'F'},
                                             {"help", no_argument, NULL, 'h'},
                                             {NULL, 0, NULL, 0}};
@@ -65,6 +72,7 @@ int cmd_import_rde(int argc, char **argv)
         switch (opt) {
         case 'o': o.out_path = optarg; break;
         case 'u': o.urdf = optarg; break;
+        case 'n': o.friction_network = optarg; break;
         case 'F': force = true; break;
         case 'h': fputs(IMPORT_RDE_HELP, stdout); return CLI_EXIT_OK;
         case ':': return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);

@@ -227,7 +227,8 @@ static int parse_names(pload *x, const cJSON *v, rb_config_signal *sig)
 
 static int parse_binding(pload *x, const cJSON *v, rb_config_signal *sig)
 {
-    static const char *const keys[] = {"channel", "elements", "interp", "nonfinite", "names", "scale", "unit"};
+    static const char *const keys[] = {"channel", "elements", "interp", "nonfinite",
+                                       "names",   "scale",    "unit",   "optional"};
     static const char *const interps[] = {"linear", "hold", NULL}; /* RB_INTERP_LINEAR, RB_INTERP_HOLD */
     static const char *const policies[] = {"error", "hold", NULL}; /* RB_NONFINITE_ERROR, RB_NONFINITE_HOLD */
     int rc = rb_cfg_check_object(&x->c, v, keys, sizeof keys / sizeof keys[0]);
@@ -265,6 +266,13 @@ static int parse_binding(pload *x, const cJSON *v, rb_config_signal *sig)
     sig->scale = 1;
     if (!rc)
         rc = rb_binding_scale_unit(&x->c, v, &sig->scale, &sig->unit);
+    const cJSON *opt = rb_cfg_member(v, "optional");
+    if (!rc && opt) {
+        rb_cfg_push_key(&x->c, "optional", 0);
+        rc = cJSON_IsBool(opt) ? RB_OK : rb_cfg_error(&x->c, "expected true or false");
+        sig->optional = cJSON_IsTrue(opt);
+        rb_cfg_pop(&x->c);
+    }
     return rc;
 }
 

@@ -68,6 +68,8 @@ static void add_signals(rb_cfg_builder *b, cJSON *root, const rb_pipeline *p)
         rb_cfg_add(b, o, "scale", cJSON_CreateRaw(rb_format_double(s->scale, num)));
         if (s->unit)
             rb_cfg_add(b, o, "unit", cJSON_CreateString(s->unit));
+        if (s->optional)
+            rb_cfg_add(b, o, "optional", cJSON_CreateBool(true));
     }
 }
 

@@ -173,21 +173,49 @@ static int relabel(runner *r, size_t i)
     return rc;
 }
 
+/* An optional binding whose channels the log lacks, all of them: 0 wide (a stage input wired to it sees none),
+ * said in the warnings. Some of them present is an error naming the first missing one. */
+static int bind_absent(runner *r, size_t i, size_t n_found, size_t missing)
+{
+    const rb_config_signal *s = &r->p->signals[i];
+    rb_live_signal *ls = &r->eng.sig[i];
+    char where[256];
+    key_path(where, sizeof where, "signals", s->name, "channel", s->n_channels > 1 ? (long)missing : -1);
+    if (!s->optional)
+        return rb_err_set(r->err, RB_ENOTFOUND, "%s: channel %s not found (%s)", r->label, s->channels[missing], where);
+    if (n_found)
+        return rb_err_set(r->err, RB_ENOTFOUND,
+                          "%s: channel %s not found (%s) while the binding's other channels are there (an optional "
+                          "binding is all of its channels or none)",
+                          r->label, s->channels[missing], where);
+    ls->width = 0;
+    ls->names = rb_calloc(1, sizeof *ls->names);
+    ls->units = rb_calloc(1, sizeof *ls->units);
+    if (!ls->names || !ls->units)
+        return nomem(r);
+    return warn(r, "optional signal %s: the log has no channel %s%s: bound 0 wide", s->name, s->channel,
+                s->n_channels > 1 ? " (nor the binding's others)" : "");
+}
+
 static int bind_channels(runner *r)
 {
     for (size_t i = 0; i < r->p->n_signals; i++) {
         const rb_config_signal *s = &r->p->signals[i];
+        size_t n_found = 0, missing = SIZE_MAX;
         for (size_t c = 0; c < s->n_channels; c++) {
             const rb_channel *ch = rb_log_find(r->log, s->channels[c]);
-            char where[256];
-            if (!ch) {
-                key_path(where, sizeof where, "signals", s->name, "channel", s->n_channels > 1 ? (long)c : -1);
-                return rb_err_set(r->err, RB_ENOTFOUND, "%s: channel %s not found (%s)", r->label, s->channels[c],
-                                  where);
-            }
+            if (ch)
+                n_found++;
+            else if (missing == SIZE_MAX)
+                missing = c;
             r->bound[r->bound_off[i] + c] = ch;
         }
         int rc = RB_OK;
+        if (missing != SIZE_MAX) {
+            if ((rc = bind_absent(r, i, n_found, missing)))
+                return rc;
+            continue;
+        }
         if (s->n_channels > 1) {
             rc = concat_channels(r, i);
         } else {
@@ -256,7 +284,7 @@ static int check_times(runner *r, span *sp, const rb_channel **clock_ch)
         return rb_err_set(r->err, RB_ENOTFOUND, "%s: channel %s not found (clock.channel)", r->label,
                           r->p->clock_channel);
     for (size_t i = 0; i < r->bound_off[r->p->n_signals]; i++) {
-        bool seen = r->bound[i] == *clock_ch;
+        bool seen = !r->bound[i] || r->bound[i] == *clock_ch; /* NULL: an absent optional binding */
         for (size_t k = 0; k < i && !seen; k++)
             seen = r->bound[k] == r->bound[i];
         int rc = seen ? RB_OK : check_channel(r, r->bound[i], sp, NULL);
@@ -275,6 +303,9 @@ static int make_clock(runner *r)
     if (rc)
         return rc;
     double lo = fmax(sp.lo, p->t0), hi = fmin(sp.hi, p->t1);
+    if (!isfinite(sp.lo) && !isfinite(sp.hi)) /* every binding optional and absent, no clock channel */
+        return rb_err_set(r->err, RB_ENOTFOUND, "%s: the log has none of the bound channels (all optional: %s, ...)",
+                          r->label, p->signals[0].channel);
     if (!(hi >= lo)) {
         if (p->has_window)
             return rb_err_set(r->err, RB_EINPUT,
@@ -341,6 +372,8 @@ static int resample_bindings(runner *r)
             return nomem(r);
         ls->stride = ls->width;
         size_t held = 0;
+        if (!r->bound[r->bound_off[i]]) /* an absent optional binding: 0 wide, nothing to read */
+            continue;
         int rc = s->n_channels > 1 ? resample_concat(r, i, &held)
                                    : rb_resample(r->bound[r->bound_off[i]], r->select[i], s->n_select, &r->res->clock,
                                                  s->interp, s->nonfinite, ls->data, &held, r->err);

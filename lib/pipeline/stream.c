@@ -115,12 +115,20 @@ static int select_element(const rb_stream *s, const rb_config_signal *b, size_t 
 static int resolve_binding(const rb_stream *s, size_t i, long *ci, size_t *width, rb_err *err)
 {
     const rb_config_signal *b = &s->p->signals[i];
+    size_t n_found = 0, missing = SIZE_MAX;
     *width = 0;
     for (size_t c = 0; c < b->n_channels; c++) {
-        if ((ci[c] = find_channel(s, b->channels[c])) < 0)
-            return missing_channel(s, b, c, err);
+        if ((ci[c] = find_channel(s, b->channels[c])) < 0) {
+            missing = missing == SIZE_MAX ? c : missing;
+            continue;
+        }
+        n_found++;
         *width += s->ch[ci[c]].width;
     }
+    if (missing != SIZE_MAX && (!b->optional || n_found)) /* an optional binding is all its channels or none */
+        return missing_channel(s, b, missing, err);
+    if (missing != SIZE_MAX)
+        return RB_OK; /* optional and absent: 0 wide */
     if (b->n_select)
         *width = b->n_select; /* selection: single channel only (the loader checks) */
     return RB_OK;
@@ -152,6 +160,8 @@ static int bind(rb_stream *s, size_t i, const long *ci, const rb_channel_info *i
         !(ls->names = rb_calloc(ls->width ? ls->width : 1, sizeof *ls->names)) ||
         !(ls->units = rb_calloc(ls->width ? ls->width : 1, sizeof *ls->units)))
         return nomem(s, err);
+    if (b->optional && ci[0] < 0) /* absent: 0 wide */
+        return RB_OK;
     size_t col = 0;
     for (size_t c = 0; c < b->n_channels; c++) {
         size_t n = b->n_select ? b->n_select : s->ch[ci[c]].width;

@@ -170,15 +170,15 @@ static int read_model_ini(rde *r)
 static int alloc_arrays(rde *r)
 {
     size_t n = r->n, nf = r->n_ft, nc = r->n_c, na = r->acc.n, ng = r->gyro.n;
-    size_t n_doubles = 13 * n + 30 * nf + 12 * nc + 9 * na + 9 * ng, n_flags = 3 * nf + nc + 2 * na + 2 * ng;
+    size_t n_doubles = 14 * n + 30 * nf + 12 * nc + 9 * na + 9 * ng, n_flags = 3 * nf + nc + 2 * na + 2 * ng;
     r->arena = rb_calloc(n_doubles + 1, sizeof *r->arena);
     r->flags = rb_calloc(n_flags + 1, sizeof *r->flags);
     if (!r->arena || !r->flags)
         return rb_err_set(r->err, RB_ENOMEM, "out of memory");
     double *d = r->arena;
     double **per_joint[] = {&r->q_dq, &r->p0_dq, &r->q_tau_m, &r->p0_tau_m,  &r->q_tau_f, &r->p0_tau_f, &r->k0,
-                            &r->k1,   &r->k2,    &r->r_dq,    &r->r_current, &r->gear,    &r->k_t};
-    for (size_t i = 0; i < 13; i++, d += n)
+                            &r->k1,   &r->k2,    &r->r_dq,    &r->r_current, &r->gear,    &r->k_t,      &r->r_friction};
+    for (size_t i = 0; i < 14; i++, d += n)
         *per_joint[i] = d;
     double **per_ft[] = {&r->q_ft, &r->p0_ft, &r->q_ft_bias, &r->p0_ft_bias, &r->r_ft};
     for (size_t i = 0; i < 5; i++, d += 6 * nf)
@@ -539,6 +539,26 @@ static int joint_measurement(rde *r, const block *b, bool current)
     return rc;
 }
 
+/* The friction network's output measured (the newer design): a friction_pinn stage on the given network feeds
+ * ukf_torque's friction input, with this block's covariance as r_friction. */
+static int friction_measurement(rde *r, const block *b)
+{
+    if (!r->friction_network)
+        return rde_fail_at(r, RB_ECONFIG, rb_ini_entry_find(b->g, "name"),
+                           "[%s]: a friction torque measurement reads a friction network: give it with "
+                           "--friction-network FILE (a network of 'roboest train-friction')",
+                           b->id);
+    if (r->meas_friction)
+        return twice(r, b, "measurement", r->meas_friction);
+    r->meas_friction = b->id;
+    bool use_bias;
+    int rc = meas_values(r, b, 5, r->joints, r->r_friction, r->n, &use_bias);
+    if (!rc && use_bias)
+        rc = rde_fail_at(r, RB_ECONFIG, rb_ini_entry_find(b->g, "use_bias"), "[%s]: no bias is estimated for '%s'",
+                         b->id, b->name);
+    return rc;
+}
+
 static int imu_measurement(rde *r, const block *b, rde_imus *imus, size_t i, const char *needed)
 {
     if (imus->used[i])
@@ -564,11 +584,7 @@ static int measurement_block(rde *r, const block *b)
     if (strcmp(b->name, "ds") == 0 || strcmp(b->name, "i_m") == 0)
         return joint_measurement(r, b, strcmp(b->name, "i_m") == 0);
     if (strcmp(b->name, "tau_F") == 0)
-        return rde_fail_at(
-            r, RB_ECONFIG, rb_ini_entry_find(b->g, "name"),
-            "[%s]: a friction torque measurement is not imported: wire a friction stage to the ukf_torque "
-            "stage's 'friction' input by hand",
-            b->id);
+        return friction_measurement(r, b);
     long i = index_of(r->ft, r->n_ft, b->name);
     if (i >= 0) {
         if (r->ft_meas_seen[i])
@@ -653,6 +669,10 @@ static int check_complete(rde *r)
         rc = need(r, r->meas, r->meas_ds, "the joint velocity measurement (name \"ds\")");
     if (!rc)
         rc = need(r, r->meas, r->meas_current, "the motor current measurement (name \"i_m\")");
+    if (!rc && r->friction_network && !r->meas_friction)
+        rc = rb_err_set(r->err, RB_ECONFIG,
+                        "%s: --friction-network %s: no friction torque measurement (name \"tau_F\") reads it",
+                        r->meas->file, r->friction_network);
     char what[300];
     for (size_t i = 0; !rc && i < r->n_ft; i++) {
         snprintf(what, sizeof what, "the FT sensor '%s' of model.ini [FT] names", r->ft[i]);
@@ -722,6 +742,9 @@ static void rde_free(rde *r)
 
 static int read_config(rde *r, const char *folder, const rb_rde_import_opts *opts)
 {
+    r->friction_network = opts ? opts->friction_network : NULL;
+    if (r->friction_network && !rde_is_file(r->friction_network))
+        return rb_err_set(r->err, RB_ENOTFOUND, "%s: no such file (--friction-network)", r->friction_network);
     int rc = rb_ini_load(r->config, &r->ini, r->err);
     if (!rc)
         rc = read_general(r, opts && opts->urdf);
@@ -760,29 +783,38 @@ void rb_rde_import_free(rb_rde_import *imp)
     memset(imp, 0, sizeof *imp);
 }
 
+/* A file as the pipeline names it: relative to the pipeline's folder (out_dir), so that moving the folder with
+ * the files it names keeps the pipeline working (a pipeline's paths resolve against its own folder); absolute
+ * without out_dir. */
+static int path_in_json(rde *r, const char *out_dir, const char *path, char **out)
+{
+    if (out_dir)
+        return rde_relative_path(r, out_dir, path, out);
+    char *abs = realpath(path, NULL);
+    *out = abs ? rb_strdup(abs) : NULL;
+    int rc = *out ? RB_OK
+                  : rb_err_set(r->err, abs ? RB_ENOMEM : RB_ENOTFOUND, "%s: %s", path,
+                               abs ? "out of memory" : "cannot resolve the path");
+    free(abs);
+    return rc;
+}
+
 int rb_rde_import_dir(const char *dir, const rb_rde_import_opts *opts, rb_rde_import *out, rb_err *err)
 {
     memset(out, 0, sizeof *out);
     rde r = {.err = err};
-    char *folder = NULL, *urdf_json = NULL, *json = NULL, *out_dir = NULL;
+    char *folder = NULL, *urdf_json = NULL, *network_json = NULL, *json = NULL, *out_dir = NULL;
     int rc = config_path(&r, dir, &folder);
     if (!rc)
         rc = read_config(&r, folder, opts);
-    if (!rc && opts && opts->out_path) {
-        if (!(out_dir = rde_folder_of(opts->out_path)))
-            rc = rb_err_set(err, RB_ENOMEM, "out of memory");
-        else
-            rc = rde_relative_path(&r, out_dir, r.urdf, &urdf_json);
-    } else if (!rc) {
-        char *abs = realpath(r.urdf, NULL);
-        urdf_json = abs ? rb_strdup(abs) : NULL;
-        if (!urdf_json)
-            rc = rb_err_set(err, abs ? RB_ENOMEM : RB_ENOTFOUND, "%s: %s", r.urdf,
-                            abs ? "out of memory" : "cannot resolve the path");
-        free(abs);
-    }
+    if (!rc && opts && opts->out_path && !(out_dir = rde_folder_of(opts->out_path)))
+        rc = rb_err_set(err, RB_ENOMEM, "out of memory");
     if (!rc)
-        rc = rde_pipeline_json(&r, urdf_json, &json, err);
+        rc = path_in_json(&r, out_dir, r.urdf, &urdf_json);
+    if (!rc && r.friction_network)
+        rc = path_in_json(&r, out_dir, r.friction_network, &network_json);
+    if (!rc)
+        rc = rde_pipeline_json(&r, urdf_json, network_json, &json, err);
     if (!rc) {
         out->json = json, json = NULL;
         out->urdf = r.urdf, r.urdf = NULL;
@@ -799,6 +831,7 @@ int rb_rde_import_dir(const char *dir, const rb_rde_import_opts *opts, rb_rde_im
     rb_free(r.notes);
     rb_free(json);
     rb_free(urdf_json);
+    rb_free(network_json);
     rb_free(out_dir);
     rb_free(folder);
     rde_free(&r);

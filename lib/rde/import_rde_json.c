@@ -31,10 +31,12 @@ static size_t used_values(const rde_imus *m, const double *values, double *out)
     return k;
 }
 
-/* {"channel": ..., "elements": joints} or a channel array "<prefix><name>" for each name (NULL when n = 0). */
+/* {"channel": ..., "elements": joints} or a channel array "<prefix><name>" for each name (NULL when n = 0); the
+ * IMUs' "optional": a log without them still runs (ukf_torque then measures no IMU). */
 static void add_signal(rb_cfg_builder *b, cJSON *signals, const char *name, const char *channel, const char *prefix,
                        const char *const *names, size_t n, const rde *r)
 {
+    bool optional = strcmp(name, "acc") == 0 || strcmp(name, "gyro") == 0;
     if (!channel && n == 0)
         return;
     cJSON *o = rb_cfg_add(b, signals, name, cJSON_CreateObject());
@@ -51,6 +53,8 @@ static void add_signal(rb_cfg_builder *b, cJSON *signals, const char *name, cons
         rb_cfg_add(b, a, NULL, c ? cJSON_CreateString(c) : NULL);
         rb_free(c);
     }
+    if (optional)
+        rb_cfg_add(b, o, "optional", cJSON_CreateBool(true));
 }
 
 /* The measured IMUs of one kind, model.ini order: names, frames, and 3 values each of r, q_bias, p0_bias. */
@@ -67,6 +71,8 @@ static void add_signals(rb_cfg_builder *b, cJSON *root, const rde *r, const imu_
         return;
     add_signal(b, s, "q", "joints_state/positions", NULL, NULL, 0, r);
     add_signal(b, s, "dq", "joints_state/velocities", NULL, NULL, 0, r);
+    if (r->meas_friction) /* the network's motor velocities */
+        add_signal(b, s, "wm", "motors_state/velocities", NULL, NULL, 0, r);
     add_signal(b, s, "current", "motors_state/currents", NULL, NULL, 0, r);
     add_signal(b, s, "ft", NULL, "FTs/", r->ft, r->n_ft, r);
     add_signal(b, s, "acc", NULL, "accelerometers/", acc->names, acc->n, r);
@@ -81,6 +87,8 @@ static void add_ports(rb_cfg_builder *b, cJSON *stage, const rde *r, const imu_v
     for (size_t i = 0; in && i < 6; i++)
         if (inputs[i])
             rb_cfg_add(b, in, inputs[i], cJSON_CreateString(inputs[i]));
+    if (in && r->meas_friction)
+        rb_cfg_add(b, in, "friction", cJSON_CreateString("friction/tau_f"));
     static const char *const outputs[] = {"tau_j",    "tau_m", "tau_f",      "dq", "ft",
                                           "contacts", "var",   "innovation", "nis"};
     cJSON *out = rb_cfg_add(b, stage, "out", cJSON_CreateObject());
@@ -159,6 +167,7 @@ static void add_params(rb_cfg_builder *b, cJSON *stage, const rde *r, const imu_
         {"r_ft", r->r_ft, 6 * r->n_ft},
         {"r_acc", acc->r, 3 * acc->n},
         {"r_gyro", gyro->r, 3 * gyro->n},
+        {"r_friction", r->r_friction, r->meas_friction ? r->n : 0},
     };
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         if (arrays[i].n) /* an absent sensor kind keeps the stage's default */
@@ -223,7 +232,28 @@ static void imu_view_free(imu_view *v)
     rb_free(v->r);
 }
 
-int rde_pipeline_json(const rde *r, const char *urdf_in_json, char **out, rb_err *err)
+/* The friction network whose output the UKF measures (a "tau_F" measurement): friction_pinn on the logged motor
+ * and joint velocities. */
+static void add_friction_stage(rb_cfg_builder *b, cJSON *stages, const char *network)
+{
+    cJSON *st = rb_cfg_add(b, stages, NULL, cJSON_CreateObject());
+    cJSON *in = st ? cJSON_CreateObject() : NULL, *out = st ? cJSON_CreateObject() : NULL;
+    if (!st)
+        return;
+    rb_cfg_add(b, st, "id", cJSON_CreateString("friction"));
+    rb_cfg_add(b, st, "type", cJSON_CreateString("friction_pinn"));
+    if (rb_cfg_add(b, st, "in", in)) {
+        rb_cfg_add(b, in, "motor_velocity", cJSON_CreateString("wm"));
+        rb_cfg_add(b, in, "joint_velocity", cJSON_CreateString("dq"));
+    }
+    if (rb_cfg_add(b, st, "out", out))
+        rb_cfg_add(b, out, "tau_F", cJSON_CreateString("friction/tau_f"));
+    cJSON *p = rb_cfg_add(b, st, "params", cJSON_CreateObject());
+    if (p)
+        rb_cfg_add(b, p, "network", cJSON_CreateString(network));
+}
+
+int rde_pipeline_json(const rde *r, const char *urdf_in_json, const char *network_in_json, char **out, rb_err *err)
 {
     *out = NULL;
     imu_view acc = {0}, gyro = {0};
@@ -242,6 +272,8 @@ int rde_pipeline_json(const rde *r, const char *urdf_in_json, char **out, rb_err
         add_model(&b, root, r, urdf_in_json);
         add_signals(&b, root, r, &acc, &gyro);
         cJSON *stages = rb_cfg_add(&b, root, "stages", cJSON_CreateArray());
+        if (stages && r->meas_friction)
+            add_friction_stage(&b, stages, network_in_json);
         cJSON *st = stages ? rb_cfg_add(&b, stages, NULL, cJSON_CreateObject()) : NULL;
         if (st) {
             rb_cfg_add(&b, st, "id", cJSON_CreateString("ukf"));

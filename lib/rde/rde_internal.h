@@ -57,8 +57,9 @@ typedef struct rde {
     int ft_use_bias;
     const char *ft_bias_block;
     /* measurement blocks */
-    double *r_dq, *r_current, *gear, *k_t, *r_ft;
-    const char *meas_ds, *meas_current;
+    double *r_dq, *r_current, *gear, *k_t, *r_ft, *r_friction;
+    const char *meas_ds, *meas_current, *meas_friction;
+    const char *friction_network; /* the network the "tau_F" measurement reads (opts; NULL: none given) */
     /* the import's output */
     char *urdf; /* the URDF found, as opened */
     rb_model *model;
@@ -88,8 +89,8 @@ char *rde_folder_of(const char *path);
 /* Add a note (printf format); RB_ENOMEM. */
 int rde_note(rde *r, const char *fmt, ...) RB_PRINTF(2, 3);
 
-/* The pipeline text (cJSON's indented print plus a newline) with the URDF written as `urdf_in_json`;
- * caller frees with rb_free. RB_ENOMEM. */
-int rde_pipeline_json(const rde *r, const char *urdf_in_json, char **out, rb_err *err);
+/* The pipeline text (cJSON's indented print plus a newline) with the URDF written as `urdf_in_json` and, with a
+ * friction measurement, the network as `network_in_json`; caller frees with rb_free. RB_ENOMEM. */
+int rde_pipeline_json(const rde *r, const char *urdf_in_json, const char *network_in_json, char **out, rb_err *err);
 
 #endif

@@ -721,8 +721,8 @@ Test(rde_import, errors_in_the_blocks)
     expect_import_error(ONE("ukf/ukf_state.ini", "name \"tau_m\"", "name \"ds\""), RB_ECONFIG,
                         "ukf/ukf_state.ini:9: [MOTOR_TORQUE]: state 'ds' is given twice (also by [JOINT_VELOCITY])");
     expect_import_error(ONE("ukf/ukf_measurement.ini", "name \"i_m\"", "name \"tau_F\""), RB_ECONFIG,
-                        "ukf/ukf_measurement.ini:7: [MOTOR_CURRENT]: a friction torque measurement is not imported: "
-                        "wire a friction stage to the ukf_torque stage's 'friction' input by hand");
+                        "ukf/ukf_measurement.ini:7: [MOTOR_CURRENT]: a friction torque measurement reads a friction "
+                        "network: give it with --friction-network FILE (a network of 'roboest train-friction')");
     expect_import_error(
         ONE("ukf/ukf_measurement.ini", "torque_constant (0.1, 0.2, 0.3, 0.4)", "torque_constant (0.1, -0.2, 0.3, 0.4)"),
         RB_ECONFIG,

@@ -47,7 +47,11 @@
  *                             by it (deg/s -> rad/s: 0.017453292519943295), recorded as provenance
  *                             "signals.<name>.scale",
  *                  "unit": string (optional, default the channel's units): the unit of every element
- *                             after scaling, recorded in outputs; required with a scale other than 1}.
+ *                             after scaling, recorded in outputs; required with a scale other than 1,
+ *                  "optional": bool (default false): a log with none of the binding's channels binds
+ *                             it 0 wide (a stage input wired to it sees width 0, as if unwired) and
+ *                             the run's warnings say so; some but not all of its channels is still
+ *                             RB_ENOTFOUND naming the missing one}.
  *               Signal names use letters, digits and "_ . - /" (they become output channel names).
  *               Without "names", a binding of several channels whose element names collide (two
  *               unnamed channels both "0", "1", ...) names each element "<channel>/<element>".
@@ -117,6 +121,7 @@ typedef struct rb_config_signal {
     char **names;   /* n_names names of the binding's elements ("names"), or NULL */
     double scale;   /* every value read is multiplied by it (default 1) */
     char *unit;     /* unit of every element after scaling ("unit"), or NULL: the channels' */
+    bool optional;  /* "optional": a log with none of the channels binds it 0 wide (a warning), not an error */
 } rb_config_signal;
 
 typedef struct rb_config_stage {
@@ -324,7 +329,8 @@ typedef struct rb_stream rb_stream;
  * The clock is uniform and known in advance: n_samples samples at t_k = k dt (the stages' create() sees
  * it: dt, n_samples, time). `p` is borrowed and must outlive the stream. Every channel a binding names
  * must be among `channels` (RB_ENOTFOUND "<pipeline>: binding 'x': channel 'c' is not among the
- * stream's channels (signals.x.channel); did you mean 'd'?", the suggestion only for a near miss),
+ * stream's channels (signals.x.channel); did you mean 'd'?", the suggestion only for a near miss) unless
+ * the binding is optional and none of its channels is there (then it is 0 wide),
  * elements selected by name must exist (RB_ENOTFOUND naming binding, channel, element and
  * signals.x.elements[i]), indices in range (RB_EINPUT, same); a binding's "names", "scale" and "unit" apply
  * as in a log run (RB_EINPUT "<pipeline>: signals.x.names: ..." for a count that differs or a channel whose

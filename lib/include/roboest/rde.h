@@ -135,9 +135,13 @@ bool rb_ini_parse_number(const char *s, double *out);
  *   an [FT] name (ConstantMeasurementModel, use_bias)   -> r_ft, ft_bias
  *   an [ACCELEROMETER] name (AccelerometerMeasurementDynamics, use_bias) -> r_acc, acc_bias
  *   a [GYROSCOPE] name (GyroscopeMeasurementDynamics, use_bias) -> r_gyro, gyro_bias
+ *   tau_F (the friction network's output measured; needs opts.friction_network) -> r_friction, and a stage
+ *         "friction" (friction_pinn, params.network the file, relative as the URDF) reading signal "wm" =
+ *         motors_state/velocities (elements joint_list) and dq, its tau_F wired to the ukf's friction input
  * Signals (robot-logger channels): q = joints_state/positions, dq = joints_state/velocities (the public
  * estimator measures the logged velocities), current = motors_state/currents, each with elements joint_list;
- * ft, acc, gyro as above (absent groups leave the port unwired). Stage "ukf" of type ukf_torque with
+ * ft, acc, gyro as above (absent groups leave the port unwired; acc and gyro "optional": true, so that a
+ * log without those IMU channels still runs). Stage "ukf" of type ukf_torque with
  * ft_offset "first_sample" (the public application's start-up offset); outputs ukf/tau_j, ukf/tau_m, ukf/tau_f,
  * ukf/dq, ukf/ft, ukf/contacts, ukf/var, ukf/innovation, ukf/nis written to ukf_torque.h5. No "name" (the
  * pipeline file's stem), no "logs", no metrics.
@@ -156,16 +160,20 @@ bool rb_ini_parse_number(const char *s, double *out);
  * is none of the above (e.g. an FT name not in model.ini [FT] names); a block twice; a length that does not
  * fit (joints, 6 per FT / contact, 3 per IMU); an FT sensor or contact without its state block, an FT without
  * its measurement, no ds / i_m / tau_m / tau_F; unknown keys in a block; use_bias differing within FTs,
- * accelerometers or gyroscopes, or use_bias without the bias state; a friction (tau_F) measurement (wire a
- * friction stage by hand); the newer bipedal-locomotion-framework format (variable_name); no URDF found
+ * accelerometers or gyroscopes, or use_bias without the bias state; a friction (tau_F) measurement without
+ * opts.friction_network, or opts.friction_network without one (RB_ENOTFOUND: no such file); the newer bipedal-locomotion-framework format (variable_name); no URDF found
  * (RB_ENOTFOUND naming every path tried); a joint_list name that is no movable URDF joint, a base_link that is
  * no link, an FT name that is no URDF force/torque sensor, a contact or measured IMU frame that is no frame
  * (RB_ENOTFOUND); associated_joints that are not the sensors' joints; the URDF loader's errors; RB_ENOMEM.
  */
 typedef struct rb_rde_import_opts {
-    const char *urdf;     /* the URDF to use; NULL: search as above */
-    const char *out_path; /* where the pipeline will be written (its folder must exist): the URDF path is made
+    const char *urdf;             /* the URDF to use; NULL: search as above */
+    const char *out_path;         /* where the pipeline will be written (its folder must exist): the URDF path is made
                              relative to its folder; NULL: absolute */
+    const char *friction_network; /* the network a friction torque measurement ("tau_F" in ukf_measurement.ini)
+                                     reads, a file of `roboest train-friction`: a friction_pinn stage feeds
+                                     ukf_torque's friction input (path relative as the URDF's); NULL: such a
+                                     measurement is an error, and so is a network without one */
 } rb_rde_import_opts;
 
 typedef struct rb_rde_import {
