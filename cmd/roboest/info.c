@@ -13,8 +13,10 @@ static const char *const INFO_HELP =
     "\n"
     "Lists the channels of a log: samples, elements, element names and units, rate, time span,\n"
     "gaps (intervals longer than X times the median interval; default X = 3), non-monotonic\n"
-    "timestamps and non-finite sample counts. The rate is 1 / median sample interval, in Hz\n"
-    "(timestamps are seconds; a channel whose timestamps look like nanoseconds or microseconds\n"
+    "timestamps and non-finite sample counts. The rate, in Hz, is the number of sample intervals\n"
+    "over their total length, gaps left out (from the span, not one rounded interval: a 1 kHz log\n"
+    "with epoch timestamps reads 1000 Hz; timestamps are seconds; a channel whose timestamps look like nanoseconds or "
+    "microseconds\n"
     "gets a line saying so, and \"time_hint\" in --json). Entries of the file that are not\n"
     "channels are listed as skipped, with the reason (a struct where data should be, zero\n"
     "elements, a matrix whose length is not the time vector's, ...); a file with no channel at\n"
@@ -92,7 +94,7 @@ static cJSON *channel_json(const rb_channel *ch, double gap_factor)
     int time_rc = rb_channel_check_time(ch, gap_factor, &rep, &err);
     cJSON_AddItemToObject(o, "t_first", json_number(ch->n_samples ? ch->time[0] : NAN));
     cJSON_AddItemToObject(o, "t_last", json_number(ch->n_samples ? ch->time[ch->n_samples - 1] : NAN));
-    cJSON_AddItemToObject(o, "rate", json_number(time_rc == RB_OK ? 1.0 / rep.median_dt : NAN));
+    cJSON_AddItemToObject(o, "rate", json_number(time_rc == RB_OK ? rep.rate : NAN));
     cJSON_AddItemToObject(o, "gaps", json_number(time_rc == RB_OK ? (double)rep.n_gaps : 0));
     cJSON_AddItemToObject(o, "time_error", time_rc == RB_OK ? cJSON_CreateNull() : cJSON_CreateString(err.msg));
     char hint[96];
@@ -160,7 +162,7 @@ static void print_table(const char *path, const rb_log *log, double gap_factor)
         }
         double duration = ch->n_samples ? ch->time[ch->n_samples - 1] - ch->time[0] : 0;
         printf("%-40s %9zu %8zu %10.4g %12.6g %6zu %9zu\n", ch->name, ch->n_samples, ch->n_elements,
-               time_rc == RB_OK ? 1.0 / rep.median_dt : NAN, duration, time_rc == RB_OK ? rep.n_gaps : 0, nonfinite);
+               time_rc == RB_OK ? rep.rate : NAN, duration, time_rc == RB_OK ? rep.n_gaps : 0, nonfinite);
         char hint[96];
         if (time_rc != RB_OK)
             printf("  timestamps: %s\n", err.msg);

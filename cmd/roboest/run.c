@@ -29,7 +29,9 @@ static const char *const RUN_HELP =
     "types and their parameters. A binding may name the elements a log leaves unnamed (\"names\":\n"
     "r_knee rather than 3 in outputs and reports) and read a channel in other units (\"scale\",\n"
     "\"unit\": deg/s as rad/s; the output records the new unit, provenance the scale). A binding\n"
-    "marked \"optional\" whose channels the log lacks is 0 wide (a warning), not an error.\n"
+    "marked \"optional\" whose channels the log lacks is 0 wide (a warning), not an error. A metric's\n"
+    "reference may be a channel of a separate truth file, aligned by time (\"reference_log\":\n"
+    "\"{log_dir}/{log_stem}_truth.h5\"; configs/README.md, \"Reference logs\").\n"
     "\n" CLI_EXIT_CODES_HELP;
 
 static const char *const STAGES_HELP =

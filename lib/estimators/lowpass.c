@@ -56,7 +56,7 @@ static const char lowpass_doc[] =
     "First-order low-pass per element: the exact discretization (zero-order hold on the input) of\n"
     "`tau y' = x - y` with `tau = 1 / (2 pi cutoff_hz)`:\n"
     "\n"
-    "    a   = 1 - exp(-2 pi cutoff_hz dt)        dt: the clock period (median interval for a channel clock)\n"
+    "    a   = 1 - exp(-2 pi cutoff_hz dt)        dt: the clock period (mean interval for a channel clock)\n"
     "    y_0 = x_0,   y_k = y_{k-1} + a (x_k - y_{k-1})\n"
     "\n"
     "So a unit step from 0 at k = 0 (`y_0 = 0`) gives `y_k = 1 - (1 - a)^k = 1 - exp(-t_k / tau)` on a\n"

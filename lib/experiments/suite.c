@@ -170,6 +170,12 @@ static int parse_reference(rb_cfg *c, const cJSON *v)
     return rc;
 }
 
+/* "reference_log": the reference channel is read from another file per log (a path template, roboest/pipeline.h). */
+static int parse_reference_log(rb_cfg *c, const cJSON *v)
+{
+    return rb_reference_log_parse(c, v, false, &((sload *)c)->s->reference_log);
+}
+
 static int parse_joints(rb_cfg *c, const cJSON *v)
 {
     sload *x = (sload *)c;
@@ -633,6 +639,7 @@ static const rb_cfg_section sections[] = {
     {"variants", true, parse_variants},
     {"logs", true, parse_logs},
     {"reference", true, parse_reference},
+    {"reference_log", false, parse_reference_log},
     {"joints", false, parse_joints},
     {"window", false, parse_window},
     {"steps", false, parse_steps},
@@ -666,6 +673,7 @@ void rb_suite_free(rb_suite *s)
         rb_free(s->traces[i].joint);
     rb_free(s->traces);
     rb_free(s->reference);
+    rb_reference_log_free(&s->reference_log);
     rb_free(s->contact_channel);
     rb_free(s->events_channel);
     for (size_t i = 0; s->published && i < s->n_published; i++) {

@@ -10,6 +10,8 @@
 /* What one log brings, prepared before any pair runs (read-only afterwards). */
 typedef struct log_data {
     rb_log *log;
+    rb_log *ref_log; /* the suite's reference_log for this log (NULL: the reference is in log) */
+    char *ref_path;
     char *label; /* its files joined by " + " */
     char *files; /* basenames joined by "," */
     const rb_channel *ref;
@@ -156,7 +158,12 @@ static int read_log(void *ctx, size_t l, rb_err *err)
     ld->files = join_paths(ses, ",", true);
     if (!ld->label || !ld->files)
         return nomem(err);
-    return rb_log_read_session((const char *const *)ses->paths, ses->n_paths, &ld->log, NULL, err);
+    int rc = rb_log_read_session((const char *const *)ses->paths, ses->n_paths, &ld->log, NULL, err);
+    if (!rc && jb->s->reference_log.path &&
+        (rc = rb_reference_log_read(&jb->s->reference_log, ses->paths[0], jb->s->reference, &ld->ref_path, &ld->ref_log,
+                                    &ld->ref, err)) != RB_OK)
+        rb_err_prefix(err, rc, "%s: reference_log: ", ld->label);
+    return rc;
 }
 
 /* In log order, once every log is read. */
@@ -165,7 +172,9 @@ static int prepare_log(job *jb, size_t l, rb_err *err)
     const rb_suite *s = jb->s;
     log_data *ld = &jb->logs[l];
     int rc;
-    if (!(ld->ref = rb_log_find(ld->log, s->reference)))
+    if (ld->ref_log)
+        ld->ref = rb_log_find(ld->ref_log, s->reference); /* read_log found it */
+    else if (!(ld->ref = rb_log_find(ld->log, s->reference)))
         return rb_err_set(err, RB_ENOTFOUND, "%s: reference channel %s not found (reference)", ld->label, s->reference);
     if (ld->ref->n_samples == 0)
         return rb_err_set(err, RB_EINPUT, "%s: reference channel %s has no samples", ld->label, s->reference);
@@ -337,6 +346,10 @@ static int score(const job *jb, const log_data *ld, const rb_suite_variant *var,
     size_t J = jb->n_joints, k0, k1, *col = rb_calloc(J, sizeof *col);
     double *e = NULL, *r = NULL;
     int rc = col ? match_columns(jb, ld, var, est, col, err) : nomem(err);
+    if (!rc && ld->ref_log &&
+        (rc = rb_reference_log_check_clock(&jb->s->reference_log, ld->ref_path, ld->ref, res->clock.t, res->clock.n,
+                                           err)) != RB_OK)
+        rb_err_prefix(err, rc, "%s: reference_log: ", ld->label);
     if (!rc)
         rc = scored_range(jb, ld, var, &res->clock, &k0, &k1, err);
     size_t n = rc ? 0 : k1 - k0;
@@ -383,6 +396,29 @@ static int score(const job *jb, const log_data *ld, const rb_suite_variant *var,
     return rc;
 }
 
+/* A reference from another file may start late or end early: the clock samples of the window it does not cover
+ * are not scored, and a warning of the run says how many. */
+static int note_outside(const job *jb, const log_data *ld, const rb_suite_variant *var, rb_run_result *res, rb_err *err)
+{
+    double t0 = isnan(var->t0) ? jb->s->t0 : var->t0, t1 = isnan(var->t1) ? jb->s->t1 : var->t1;
+    double lo = ld->ref->time[0], hi = ld->ref->time[ld->ref->n_samples - 1];
+    size_t outside = 0;
+    for (size_t k = 0; k < res->clock.n; k++)
+        outside += res->clock.t[k] >= t0 && res->clock.t[k] <= t1 && (res->clock.t[k] < lo || res->clock.t[k] > hi);
+    if (!outside)
+        return RB_OK;
+    char **grown = rb_realloc(res->warnings, (res->n_warnings + 1) * sizeof *grown);
+    if (!grown)
+        return nomem(err);
+    res->warnings = grown;
+    if (!(grown[res->n_warnings] =
+              rb_asprintf("%s: %zu clock sample%s outside the span of %s in %s (t from %.17g to %.17g s) not scored",
+                          ld->label, outside, outside > 1 ? "s" : "", jb->s->reference, ld->ref_path, lo, hi)))
+        return nomem(err);
+    res->n_warnings++;
+    return RB_OK;
+}
+
 static int run_pair(void *ctx, size_t i, rb_err *err) /* a pool task */
 {
     job *jb = ctx;
@@ -400,6 +436,8 @@ static int run_pair(void *ctx, size_t i, rb_err *err) /* a pool task */
         rc = rb_err_set(err, RB_EINVAL, "%s: estimate %s was not recorded", ld->label, var->estimate);
     if (!rc)
         rc = score(jb, ld, var, res, est, po, err);
+    if (!rc && ld->ref_log)
+        rc = note_outside(jb, ld, var, res, err);
     if (!rc) {
         po->n_samples = res->clock.n;
         po->input_sha256 = res->input_sha256;
@@ -664,6 +702,8 @@ static void free_job(job *jb)
     for (size_t l = 0; jb->logs && l < s->n_logs; l++) {
         log_data *ld = &jb->logs[l];
         rb_log_free(ld->log);
+        rb_log_free(ld->ref_log);
+        rb_free(ld->ref_path);
         rb_free(ld->label);
         rb_free(ld->files);
         rb_free(ld->sel);

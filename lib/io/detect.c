@@ -205,7 +205,8 @@ static int read_as(const char *path, rb_log_format fmt, rb_log *log, rb_err *err
     case RB_FMT_LOGGER_MAT5:
     case RB_FMT_PLAIN_MAT5: return rb_io_read_mat5(path, fmt, log, err);
     case RB_FMT_ROBOEST_H5:
-    case RB_FMT_PLAIN_H5: return rb_io_read_h5(path, fmt, log, err);
+    case RB_FMT_PLAIN_H5:
+    case RB_FMT_GROUPS_H5: return rb_io_read_h5(path, fmt, log, err);
     case RB_FMT_CSV: return rb_io_read_csv(path, log, err);
     case RB_FMT_MEMORY: break;
     }

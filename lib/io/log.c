@@ -16,6 +16,7 @@ const char *rb_log_format_name(rb_log_format fmt)
     case RB_FMT_ROBOEST_H5: return "roboest HDF5";
     case RB_FMT_PLAIN_H5: return "named datasets, HDF5";
     case RB_FMT_CSV: return "CSV";
+    case RB_FMT_GROUPS_H5: return "channel groups, HDF5";
     }
     return "unknown";
 }

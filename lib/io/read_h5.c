@@ -136,7 +136,8 @@ static int plain_time(plain_ctx *p, hid_t root, double **time)
         if (rc)
             return rc;
     }
-    return rb_h5r_fail(p->r, NULL, "no time vector (time, t or timestamps)");
+    return rb_h5r_fail(p->r, NULL, "no time vector (time, t or timestamps)%s",
+                       p->matlab ? "" : " and no channel group (a group holding datasets data and timestamps)");
 }
 
 int rb_h5r_read_plain(rb_h5r *r, bool matlab)
@@ -228,28 +229,57 @@ done:
     return rc;
 }
 
-/* Channel group: `timestamps` [T], `data` [T][n] (or [T] for one element), string attributes. */
+/* "(3, 7)": a dataset's shape for messages. */
+static void shape_text(int rank, const hsize_t *dims, char *buf, size_t n)
+{
+    size_t used = (size_t)snprintf(buf, n, "(");
+    for (int k = 0; k < rank && used < n; k++)
+        used += (size_t)snprintf(buf + used, n - used, k ? ", %llu" : "%llu", (unsigned long long)dims[k]);
+    if (used < n)
+        snprintf(buf + used, n - used, rank == 1 ? ",)" : ")");
+}
+
+/* Channel group: `timestamps` a vector of T, `data` (T,) or (T, n), or (n, T) with n != T (written
+ * column-major, e.g. from MATLAB or Julia) taken transposed; string attributes. */
 static int roboest_channel(rb_h5r *r, hid_t grp, const char *obj, const char *name)
 {
     int trank, drank;
     hsize_t tdims[RB_H5_MAX_RANK], ddims[RB_H5_MAX_RANK];
-    size_t T, npoints;
+    size_t T, npoints, n = 1;
+    bool transposed = false;
     rb_h5r_channel_group c;
     int rc = rb_h5r_channel_group_open(r, grp, obj, &c);
     if (rc)
         goto done;
-    if (c.ts < 0 || c.ts_type != H5I_DATASET) {
-        rc = rb_h5r_fail(r, c.ts_obj, "missing");
+    if (c.ts < 0 || c.ts_type != H5I_DATASET || c.data < 0 || c.data_type != H5I_DATASET) {
+        bool no_ts = c.ts < 0 || c.ts_type != H5I_DATASET;
+        rc = rb_h5r_fail(r, obj,
+                         "channel group without a dataset `%s` (it has `%s`; a channel group holds `data` and "
+                         "`timestamps`)",
+                         no_ts ? "timestamps" : "data", no_ts ? "data" : "timestamps");
         goto done;
     }
     if ((rc = rb_h5r_shape(r, c.ts, c.ts_obj, &trank, tdims, &T)) ||
         (rc = rb_h5r_shape(r, c.data, c.data_obj, &drank, ddims, &npoints)))
         goto done;
-    if (trank != 1 || (drank != 1 && drank != 2) || ddims[0] != T) {
-        rc = rb_h5r_fail(r, obj, "data must be T x n and timestamps T long (channel %s)", name);
+    char tshape[96], dshape[96];
+    shape_text(trank, tdims, tshape, sizeof tshape);
+    shape_text(drank, ddims, dshape, sizeof dshape);
+    if (trank < 1 || !rb_h5r_is_vector(trank, tdims)) {
+        rc = rb_h5r_fail(r, c.ts_obj, "shape %s is not a vector of timestamps (channel %s)", tshape, name);
         goto done;
     }
-    size_t n = drank == 2 ? (size_t)ddims[1] : 1;
+    if (drank == 2 && ddims[0] != T && ddims[1] == T) {
+        n = (size_t)ddims[0];
+        transposed = true;
+    } else if ((drank == 1 || drank == 2) && ddims[0] == T) {
+        n = drank == 2 ? (size_t)ddims[1] : 1;
+    } else {
+        rc = rb_h5r_fail(r, c.data_obj,
+                         "shape %s does not fit %zu timestamps (expected (%zu,), (%zu, n) or (n, %zu); channel %s)",
+                         dshape, T, T, T, T, name);
+        goto done;
+    }
     if ((rc = rb_h5r_check_storage(r, c.ts, c.ts_obj, T)) ||
         (rc = rb_h5r_check_storage(r, c.data, c.data_obj, npoints)))
         goto done;
@@ -259,7 +289,8 @@ static int roboest_channel(rb_h5r *r, hid_t grp, const char *obj, const char *na
         goto done;
     }
     if ((rc = rb_h5r_read_doubles(r, c.ts, c.ts_obj, T, ch->time)) ||
-        (rc = rb_h5r_read_doubles(r, c.data, c.data_obj, npoints, ch->data)))
+        (rc = transposed ? rb_h5r_read_transposed(r, c.data, c.data_obj, T, n, ch->data)
+                         : rb_h5r_read_doubles(r, c.data, c.data_obj, npoints, ch->data)))
         goto done;
     if ((rc = read_string_attr(r, grp, "elements_names", obj, ch, false)) == RB_OK)
         rc = read_string_attr(r, grp, "units_of_measure", obj, ch, true);
@@ -268,12 +299,15 @@ done:
     return rc;
 }
 
+/* Every group below the root holding `data` or `timestamps` is a channel (a lone one is an error saying
+ * which is missing); other groups are walked into. */
 static int roboest_group(rb_h5r *r, hid_t grp, const char *obj, const char *prefix, int depth)
 {
     if (depth > RB_H5_MAX_DEPTH)
         return rb_h5r_fail(r, obj, "groups nested too deeply");
     int rc;
-    if (depth > 0 && rb_h5r_has_dataset(grp, "data") && (rc = roboest_channel(r, grp, obj, prefix)))
+    if (depth > 0 && (rb_h5r_has_dataset(grp, "data") || rb_h5r_has_dataset(grp, "timestamps")) &&
+        (rc = roboest_channel(r, grp, obj, prefix)))
         return rc;
     rb_h5r_iter it;
     rc = rb_h5r_iter_begin(r, grp, obj, false, &it);
@@ -318,14 +352,16 @@ int rb_h5r_string_attrs(rb_h5r *r, hid_t obj, const char *objpath, const char *s
     return ctx.rc;
 }
 
-static int read_roboest(rb_h5r *r)
+/* `marked`: the roboest layout, whose root attribute must name the version read; else any file of channel groups. */
+static int read_roboest(rb_h5r *r, bool marked)
 {
     char layout[64];
     hid_t root = H5Gopen2(r->file, "/", H5P_DEFAULT);
     if (root < 0)
         return rb_h5r_fail(r, "/", "cannot open the root group");
     int rc = RB_OK;
-    if (!rb_h5r_attr_str(root, "roboest_layout", layout, sizeof layout) || strcmp(layout, "channels/1") != 0) {
+    if (marked &&
+        (!rb_h5r_attr_str(root, "roboest_layout", layout, sizeof layout) || strcmp(layout, "channels/1") != 0)) {
         rc = rb_h5r_fail(r, NULL, "unsupported roboest layout (attribute roboest_layout is not channels/1)");
         goto done;
     }
@@ -445,15 +481,66 @@ int rb_io_read_arrays_h5(const char *path, rb_arrays *a, rb_err *err)
     return rc;
 }
 
+/* True when a group below grp holds a dataset `data` or `timestamps` (a channel group). */
+static bool has_channel_group(rb_h5r *r, hid_t grp, const char *obj, int depth, int *rc)
+{
+    if (depth > 0 && (rb_h5r_has_dataset(grp, "data") || rb_h5r_has_dataset(grp, "timestamps")))
+        return true;
+    if (depth > RB_H5_MAX_DEPTH)
+        return false;
+    bool found = false;
+    rb_h5r_iter it;
+    *rc = rb_h5r_iter_begin(r, grp, obj, false, &it);
+    while (*rc == RB_OK && !found && rb_h5r_iter_next(&it))
+        found = it.type == H5I_GROUP && has_channel_group(r, it.id, it.name, depth + 1, rc);
+    rb_h5r_iter_end(&it);
+    return found;
+}
+
+/* A file without the layout attribute: plain when it has a top-level time vector, else channel groups when
+ * it has one (a file of neither is plain, whose reader says what is missing). */
+static int plain_or_groups(rb_h5r *r, rb_log_format *fmt)
+{
+    *fmt = RB_FMT_PLAIN_H5;
+    hid_t root = H5Gopen2(r->file, "/", H5P_DEFAULT);
+    if (root < 0)
+        return rb_h5r_fail(r, "/", "cannot open the root group");
+    bool has_time = false;
+    for (size_t k = 0; k < 3 && !has_time; k++) {
+        H5I_type_t type;
+        hid_t dset = rb_h5r_open_child(root, rb_io_time_names[k], &type);
+        if (dset < 0)
+            continue;
+        int rank = 0;
+        hsize_t dims[RB_H5_MAX_RANK];
+        size_t npoints;
+        rb_err quiet; /* a time vector that cannot be read is the plain reader's to report */
+        rb_h5r probe = *r;
+        probe.err = &quiet;
+        has_time = type == H5I_DATASET && plain_numeric(dset, false) &&
+                   rb_h5r_shape(&probe, dset, rb_io_time_names[k], &rank, dims, &npoints) == RB_OK &&
+                   rb_h5r_is_vector(rank, dims);
+        H5Oclose(dset);
+    }
+    int rc = RB_OK;
+    if (!has_time && has_channel_group(r, root, "/", 0, &rc))
+        *fmt = RB_FMT_GROUPS_H5;
+    H5Gclose(root);
+    return rc;
+}
+
 int rb_io_classify_h5(const char *path, rb_log_format *fmt, rb_err *err)
 {
     rb_h5r r;
     int rc = rb_h5r_open(&r, path, NULL, err);
     if (rc)
         return rc;
-    *fmt = H5Aexists(r.file, "roboest_layout") > 0 ? RB_FMT_ROBOEST_H5 : RB_FMT_PLAIN_H5;
+    if (H5Aexists(r.file, "roboest_layout") > 0)
+        *fmt = RB_FMT_ROBOEST_H5;
+    else if ((rc = plain_or_groups(&r, fmt)) != RB_OK)
+        *fmt = RB_FMT_PLAIN_H5;
     rb_h5r_close(&r);
-    return RB_OK;
+    return rc;
 }
 
 int rb_io_read_h5(const char *path, rb_log_format fmt, rb_log *log, rb_err *err)
@@ -462,7 +549,7 @@ int rb_io_read_h5(const char *path, rb_log_format fmt, rb_log *log, rb_err *err)
     int rc = rb_h5r_open(&r, path, log, err);
     if (rc)
         return rc;
-    rc = fmt == RB_FMT_ROBOEST_H5 ? read_roboest(&r) : rb_h5r_read_plain(&r, false);
+    rc = fmt == RB_FMT_PLAIN_H5 ? rb_h5r_read_plain(&r, false) : read_roboest(&r, fmt == RB_FMT_ROBOEST_H5);
     rb_h5r_close(&r);
     return rc;
 }

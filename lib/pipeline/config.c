@@ -605,9 +605,9 @@ static int parse_outputs(rb_cfg *c, const cJSON *v)
 static int parse_metric(pload *x, const cJSON *v, void *item)
 {
     static const char *const keys[] = {"estimate", "reference",        "window", "name",
-                                       "labels",   "reference_labels", "where"};
+                                       "labels",   "reference_labels", "where",  "reference_log"};
     rb_config_metric *m = item;
-    int rc = rb_cfg_check_object(&x->c, v, keys, 7);
+    int rc = rb_cfg_check_object(&x->c, v, keys, 8);
     if (!rc)
         rc = rb_cfg_member_string(&x->c, v, "estimate", true, &m->estimate);
     if (!rc)
@@ -623,6 +623,12 @@ static int parse_metric(pload *x, const cJSON *v, void *item)
         rb_cfg_push_key(&x->c, "window", 0);
         rc = rb_cfg_want_window(&x->c, w, &m->t0, &m->t1);
         m->has_window = true;
+        rb_cfg_pop(&x->c);
+    }
+    const cJSON *rl = rc ? NULL : rb_cfg_member(v, "reference_log");
+    if (rl) {
+        rb_cfg_push_key(&x->c, "reference_log", 0);
+        rc = rb_reference_log_parse(&x->c, rl, true, &m->reference_log);
         rb_cfg_pop(&x->c);
     }
     return rc ? rc : rb_pipeline_parse_confusion(&x->c, v, m);
@@ -735,6 +741,7 @@ void rb_pipeline_free(rb_pipeline *p)
         rb_strings_free(p->metrics[i].labels, p->metrics[i].n_labels);
         rb_strings_free(p->metrics[i].reference_labels, p->metrics[i].n_reference_labels);
         rb_free(p->metrics[i].where);
+        rb_reference_log_free(&p->metrics[i].reference_log);
     }
     rb_free(p->metrics);
     for (size_t i = 0; p->reports && i < p->n_reports; i++)

@@ -349,7 +349,7 @@ static int wire_metrics(pload *x, graph *g)
         rb_config_metric *mt = &x->p->metrics[m];
         at_path(x, (const rb_json_step[]){{"metrics", 0}, {NULL, m}, {"estimate", 0}}, 3);
         int rc = resolve_ref(x, g, mt->estimate, &mt->estimate_index);
-        if (!rc) {
+        if (!rc && !mt->reference_log.path) { /* with reference_log: a channel of that file */
             at_path(x, (const rb_json_step[]){{"metrics", 0}, {NULL, m}, {"reference", 0}}, 3);
             rc = resolve_ref(x, g, mt->reference, &mt->reference_index);
         }

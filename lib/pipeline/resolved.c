@@ -146,6 +146,14 @@ static void add_outputs_metrics_reports(rb_cfg_builder *b, cJSON *root, const rb
         }
         if (m->where)
             rb_cfg_add(b, o, "where", cJSON_CreateString(m->where));
+        cJSON *rl = m->reference_log.path ? rb_cfg_add(b, o, "reference_log", cJSON_CreateObject()) : NULL;
+        if (rl) {
+            rb_cfg_add(b, rl, "path", cJSON_CreateString(m->reference_log.path));
+            if (m->reference_log.has_offset)
+                rb_cfg_add(b, rl, "time_offset", cJSON_CreateNumber(m->reference_log.time_offset));
+            rb_cfg_add(b, rl, "interp",
+                       cJSON_CreateString(m->reference_log.interp == RB_INTERP_HOLD ? "hold" : "linear"));
+        }
     }
     cJSON *reports = rb_cfg_add(b, root, "reports", cJSON_CreateArray());
     for (size_t i = 0; reports && i < p->n_reports; i++)

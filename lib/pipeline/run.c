@@ -240,10 +240,10 @@ static int bind_channels(runner *r)
 /* ---- timestamps and the clock ------------------------------------------------------------------------ */
 typedef struct span {
     double lo, hi;   /* the time span every checked channel covers */
-    double clock_dt; /* median interval of the clock channel */
+    double clock_dt; /* the clock channel's period: 1 / its rate from the span (rb_time_report.rate) */
 } span;
 
-static int check_channel(runner *r, const rb_channel *ch, span *sp, double *median_dt)
+static int check_channel(runner *r, const rb_channel *ch, span *sp, double *period)
 {
     rb_time_report rep;
     int rc = rb_channel_check_time(ch, r->p->gap_factor, &rep, r->err);
@@ -255,8 +255,8 @@ static int check_channel(runner *r, const rb_channel *ch, span *sp, double *medi
         sp->lo = rep.t_first;
     if (rep.t_last < sp->hi)
         sp->hi = rep.t_last;
-    if (median_dt)
-        *median_dt = rep.median_dt;
+    if (period) /* not the median interval: with epoch timestamps each interval is off by up to 2.4e-7 s */
+        *period = 1.0 / rep.rate;
     char hint[96];
     if (rb_time_units_hint(&rep, hint, sizeof hint) &&
         (rc = warn(r,
@@ -459,19 +459,90 @@ static int run_loop(runner *r)
 }
 
 /* ---- metrics ------------------------------------------------------------------------------------------ */
+/* A metric's reference on the clock: a signal, or (reference_log) a channel of another file resampled onto the
+ * clock samples it covers, the others left out of [t0, t1] and counted in a warning. */
+typedef struct metric_ref {
+    const double *data; /* clock.n x width */
+    size_t width;
+    double t0, t1; /* the times scored */
+    double *owned;
+} metric_ref;
+
+static int reference_from_file(runner *r, size_t m, metric_ref *mr)
+{
+    const rb_config_metric *mt = &r->p->metrics[m];
+    const rb_clock *clk = &r->res->clock;
+    char *path = NULL;
+    rb_log *log = NULL;
+    const rb_channel *ch = NULL;
+    int rc = rb_reference_log_read(&mt->reference_log, r->n_paths ? r->paths[0] : NULL, mt->reference, &path, &log, &ch,
+                                   r->err);
+    if (!rc)
+        rc = rb_reference_log_check_clock(&mt->reference_log, path, ch, clk->t, clk->n, r->err);
+    size_t k0 = 0, k1, outside = 0;
+    if (!rc) {
+        double lo = ch->time[0], hi = ch->time[ch->n_samples - 1];
+        while (k0 < clk->n && clk->t[k0] < lo)
+            k0++;
+        for (k1 = k0; k1 < clk->n && clk->t[k1] <= hi;)
+            k1++;
+        for (size_t k = 0; k < clk->n; k++)
+            outside += (k < k0 || k >= k1) && clk->t[k] >= mt->t0 && clk->t[k] <= mt->t1;
+        mr->width = ch->n_elements;
+        mr->t0 = fmax(mt->t0, lo);
+        mr->t1 = fmin(mt->t1, hi);
+        if (!(mr->owned = rb_calloc(clk->n * mr->width + 1, sizeof(double))))
+            rc = nomem(r);
+    }
+    if (!rc) {
+        rb_clock sub = {k1 - k0, clk->t + k0};
+        rc = rb_resample(ch, NULL, 0, &sub, mt->reference_log.interp, RB_NONFINITE_ERROR, mr->owned + k0 * mr->width,
+                         NULL, r->err);
+        if (rc)
+            rb_err_prefix(r->err, rc, "%s: ", path);
+        mr->data = mr->owned;
+    }
+    if (!rc && outside)
+        rc = warn(r,
+                  "metrics[%zu] (%s): %zu clock sample%s outside the span of %s in %s (t from %.17g to %.17g s) not "
+                  "scored",
+                  m, mt->name, outside, outside > 1 ? "s" : "", mt->reference, path, ch->time[0],
+                  ch->time[ch->n_samples - 1]);
+    if (rc)
+        rb_err_prefix(r->err, rc, "%s: metrics[%zu]: ", r->label, m);
+    rb_free(path);
+    rb_log_free(log);
+    return rc;
+}
+
+static int metric_reference(runner *r, size_t m, metric_ref *mr)
+{
+    const rb_config_metric *mt = &r->p->metrics[m];
+    *mr = (metric_ref){NULL, 0, mt->t0, mt->t1, NULL};
+    if (mt->reference_log.path)
+        return reference_from_file(r, m, mr);
+    mr->data = r->eng.sig[mt->reference_index].data;
+    mr->width = r->eng.sig[mt->reference_index].width;
+    return RB_OK;
+}
+
 static int score(runner *r, size_t m, rb_stats *per)
 {
     const rb_config_metric *mt = &r->p->metrics[m];
-    const rb_live_signal *e = &r->eng.sig[mt->estimate_index], *ref = &r->eng.sig[mt->reference_index];
-    if (e->width != ref->width)
-        return rb_err_set(r->err, RB_EDIM, "%s: metrics[%zu]: estimate %s has %zu elements, reference %s has %zu",
-                          r->label, m, mt->estimate, e->width, mt->reference, ref->width);
-    rb_metric_input in = {mt->estimate,    mt->reference, e->data, ref->data, r->res->clock.t,
-                          r->res->clock.n, e->width,      mt->t0,  mt->t1};
+    const rb_live_signal *e = &r->eng.sig[mt->estimate_index];
+    metric_ref ref;
+    int rc = metric_reference(r, m, &ref);
+    if (!rc && e->width != ref.width)
+        rc = rb_err_set(r->err, RB_EDIM, "%s: metrics[%zu]: estimate %s has %zu elements, reference %s has %zu",
+                        r->label, m, mt->estimate, e->width, mt->reference, ref.width);
+    rb_metric_input in = {mt->estimate,    mt->reference, e->data, ref.data, r->res->clock.t,
+                          r->res->clock.n, e->width,      ref.t0,  ref.t1};
     rb_stats all;
-    int rc = rb_metrics_compute(&in, per, &all, r->err);
+    if (!rc && (rc = rb_metrics_compute(&in, per, &all, r->err)) != RB_OK)
+        rb_err_prefix(r->err, rc, "%s: metrics[%zu]: ", r->label, m);
+    rb_free(ref.owned);
     if (rc)
-        return rb_err_prefix(r->err, rc, "%s: metrics[%zu]: ", r->label, m);
+        return rc;
     const char *run = r->res->run_name;
     for (size_t i = 0; !rc && i < e->width; i++)
         rc = rb_report_add(r->res->report, run, mt->name, mt->reference, e->names[i], &per[i], r->err);
@@ -484,12 +555,18 @@ static int score(runner *r, size_t m, rb_stats *per)
 static int score_confusion(runner *r, size_t m)
 {
     const rb_config_metric *mt = &r->p->metrics[m];
-    const rb_live_signal *e = &r->eng.sig[mt->estimate_index], *ref = &r->eng.sig[mt->reference_index];
+    const rb_live_signal *e = &r->eng.sig[mt->estimate_index];
     const rb_live_signal *w = mt->where ? &r->eng.sig[mt->where_index] : NULL;
-    if (e->width != ref->width || (w && w->width != e->width))
-        return rb_err_set(r->err, RB_EDIM, "%s: metrics[%zu]: estimate %s has %zu elements, reference %s has %zu%s%s",
-                          r->label, m, mt->estimate, e->width, mt->reference, ref->width, w ? ", where " : "",
-                          w ? mt->where : "");
+    metric_ref ref;
+    int rc = metric_reference(r, m, &ref);
+    if (!rc && (e->width != ref.width || (w && w->width != e->width)))
+        rc = rb_err_set(r->err, RB_EDIM, "%s: metrics[%zu]: estimate %s has %zu elements, reference %s has %zu%s%s",
+                        r->label, m, mt->estimate, e->width, mt->reference, ref.width, w ? ", where " : "",
+                        w ? mt->where : "");
+    if (rc) {
+        rb_free(ref.owned);
+        return rc;
+    }
     rb_report_confusion c = {.run = r->res->run_name,
                              .name = mt->name,
                              .estimate = mt->estimate,
@@ -497,11 +574,12 @@ static int score_confusion(runner *r, size_t m)
                              .where = mt->where,
                              .labels = mt->labels,
                              .reference_labels = mt->reference_labels};
-    rb_confusion_input in = {mt->estimate,    mt->reference,   e->data,  ref->data, w ? w->data : NULL,
-                             r->res->clock.t, r->res->clock.n, e->width, mt->t0,    mt->t1};
-    int rc = rb_confusion_init(&c.table, mt->n_reference_labels, mt->n_labels, r->err);
+    rb_confusion_input in = {mt->estimate,    mt->reference,   e->data,  ref.data, w ? w->data : NULL,
+                             r->res->clock.t, r->res->clock.n, e->width, ref.t0,   ref.t1};
+    rc = rb_confusion_init(&c.table, mt->n_reference_labels, mt->n_labels, r->err);
     if (!rc)
         rc = rb_confusion_count(&in, &c.table, r->err);
+    rb_free(ref.owned);
     if (rc)
         return rb_err_prefix(r->err, rc, "%s: metrics[%zu]: ", r->label, m);
     return rb_report_add_confusion(r->res->report, &c, r->err);

@@ -80,7 +80,9 @@ Test(io_read_plain, missing_time_vector)
     rb_log *log = NULL;
     rb_err err;
     cr_assert_eq(rb_log_read(path, &log, &err), RB_EINPUT);
-    char *want = rb_asprintf("%s: no time vector (time, t or timestamps)", path);
+    char *want = rb_asprintf("%s: no time vector (time, t or timestamps) and no channel group (a group holding "
+                             "datasets data and timestamps)",
+                             path);
     cr_assert_str_eq(err.msg, want);
     rb_free(want);
     rb_free(path);

@@ -39,6 +39,9 @@ RB_API_BEGIN
  *   reference   required: a channel name, or {"channel": name (required), "interp": "linear" | "hold"
  *               (default "linear")}. Simulated logs: e.g. "truth/joints/torques"; real logs: the desired
  *               torques, which turns the table into tracking errors.
+ *   reference_log  optional: the reference channel is read from a separate file per log, a path template or
+ *               {"path", "time_offset"} (roboest/pipeline.h rb_reference_log; the interpolation is
+ *               reference.interp); clock samples it does not cover are not scored and counted in a warning.
  *   joints      array of element names, optional (default: every element of the reference channel, in its
  *               order): the joints scored, looked up by name in the reference channel and in each estimate.
  *               An estimate whose element names are the default "0", "1", ... is matched by position
@@ -123,7 +126,8 @@ typedef struct rb_suite {
     char **log_names;     /* n_logs stems */
     char *reference;      /* channel */
     rb_interp reference_interp;
-    size_t n_joints; /* 0: every element of the reference channel */
+    rb_reference_log reference_log; /* "reference_log": path NULL when the reference is in each log */
+    size_t n_joints;                /* 0: every element of the reference channel */
     char **joints;
     bool has_window;
     double t0, t1;

@@ -17,6 +17,8 @@
  *     not T rows is taken transposed; nested groups/structs give slash paths;
  *   - the roboest .h5 layout (what rb_log_write writes): one group per channel holding `data`
  *     (T x n), `timestamps` (T) and string-array attributes `elements_names`, `units_of_measure`;
+ *   - HDF5 channel groups (RB_FMT_GROUPS_H5): the same groups written by any program, without the
+ *     roboest_layout attribute;
  *   - CSV: optional `# key: value` comment lines, a header row whose first column is the time
  *     (named time, t, timestamp or timestamps),
  *     then columns named `channel:element` (or `channel:element [unit]`); consecutive columns
@@ -56,6 +58,12 @@
  *     group's attributes `elements_names` and `units_of_measure` are 1-D arrays of n strings
  *     (variable-length UTF-8 as written; fixed-length accepted), each optional. Channels with no
  *     samples are kept. Root string attributes other than `roboest_layout` are the log's attributes.
+ *     `timestamps` may be any vector of T ((T,), (T, 1), (1, T)); `data` (n, T) with n != T is taken
+ *     transposed (a column-major writer). A group holding only one of `data` and `timestamps`, or a
+ *     shape that does not fit, is RB_EINPUT "<path>: <group>[/<dataset>]: ..." saying which.
+ *   - HDF5 files without `roboest_layout`: plain when the root holds a time vector (above), else read
+ *     as the roboest layout (no marker checked) when some group holds `data` or `timestamps`; a file
+ *     with neither is RB_EINPUT "no time vector (time, t or timestamps) and no channel group ...".
  *   - CSV: comment lines (`#`) may appear anywhere; `# key: value` (key of letters, digits, `_.-`)
  *     sets an attribute, other comments are ignored; blank lines are skipped; lines end with LF,
  *     CRLF or a lone CR; a UTF-8 BOM is dropped; fields may be quoted as in RFC 4180 ("a, b" with ""
@@ -124,7 +132,8 @@ typedef enum rb_log_format {
     RB_FMT_PLAIN_MAT5,   /* named matrices, MATLAB v5/v7 */
     RB_FMT_ROBOEST_H5,   /* roboest .h5 layout */
     RB_FMT_PLAIN_H5,     /* named datasets in a plain HDF5 file */
-    RB_FMT_CSV
+    RB_FMT_CSV,
+    RB_FMT_GROUPS_H5 /* one group per channel (data, timestamps) in an HDF5 file without the roboest marker */
 } rb_log_format;
 
 /* Human-readable name of a layout ("robot-logger MATLAB v7.3", ...). */
@@ -336,6 +345,8 @@ typedef struct rb_time_report {
     size_t n_gaps;          /* intervals longer than gap_factor x median_dt */
     double max_gap;         /* longest interval, seconds (NaN when T < 2) */
     size_t first_gap;       /* sample index after the first gap, SIZE_MAX if none */
+    double rate;            /* Hz: the intervals that are not gaps, counted, over their total length (NaN when
+                             * T < 2): from the span, so exact where one interval is not (epoch timestamps) */
 } rb_time_report;
 
 /* Statistics of a channel's timestamps; RB_EINPUT naming the channel and the sample index if a

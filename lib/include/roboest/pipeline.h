@@ -69,7 +69,9 @@
  *               (optional, default the estimate's name), "labels": [class names] (optional: a confusion table of
  *               class codes 0, 1, ... instead of error statistics, metrics.h rb_confusion), "reference_labels"
  *               (default labels), "where": signal (optional: the samples counted, where it is non-zero; same
- *               width)}. Widths must agree (checked per run).
+ *               width), "reference_log": a path template or {"path", "time_offset", "interp"} (optional:
+ *               "reference" is then a channel of that file, aligned by time; see rb_reference_log)}. Widths must
+ *               agree (checked per run).
  *   reports     array of relative file names, optional (.md, .json or .csv decides the format);
  *               needs at least one metric.
  *   faults      object, optional: the sensor-fault monitor (metrics.h rb_fault_scan): every element of every
@@ -143,6 +145,32 @@ typedef struct rb_config_output {
     size_t *signal_index; /* into rb_pipeline.signal_table */
 } rb_config_output;
 
+/* A reference kept in another file than the log ("reference_log" of a pipeline metric or a suite): the
+ * channel scored against is read from it and aligned by time on the run's clock (reference.c). */
+typedef struct rb_reference_log {
+    char *path;         /* as resolved at load: may hold {log_dir}, {log_stem}, {log_name} (NULL: none) */
+    bool has_offset;    /* "time_offset" given: the clocks are not compared */
+    double time_offset; /* s added to the reference file's timestamps */
+    rb_interp interp;   /* onto the run's clock */
+} rb_reference_log;
+
+/* "reference_log" at c's current path: a path, or {"path", "time_offset", "interp" (only if allow_interp)}. The
+ * path is resolved
+ * against c->base_file's folder unless it is absolute or starts with {log_dir}; an unknown {placeholder} is
+ * RB_ECONFIG. */
+int rb_reference_log_parse(rb_cfg *c, const cJSON *v, bool allow_interp, rb_reference_log *out);
+void rb_reference_log_free(rb_reference_log *rl);
+/* The reference file of the log read from log_path (NULL: a log in memory, an error when the path has a
+ * placeholder), read with its timestamps moved by time_offset, and the channel `channel` found in it.
+ * *path (rb_free) names the file; free *out with rb_log_free. RB_ENOTFOUND (file, channel), RB_EINPUT. */
+int rb_reference_log_read(const rb_reference_log *rl, const char *log_path, const char *channel, char **path,
+                          rb_log **out, const rb_channel **ref, rb_err *err);
+/* The reference channel against the run's clock t[0..n): RB_EINPUT when, without time_offset, one starts at
+ * an epoch time (>= 1e6 s) and the other does not, or when it covers no sample of the clock; both name the
+ * file, the spans and the key to give. */
+int rb_reference_log_check_clock(const rb_reference_log *rl, const char *path, const rb_channel *ref, const double *t,
+                                 size_t n, rb_err *err);
+
 typedef struct rb_config_metric {
     char *name; /* label, default the estimate's name */
     char *estimate, *reference;
@@ -154,6 +182,7 @@ typedef struct rb_config_metric {
     char **labels, **reference_labels; /* the estimate's and the reference's classes 0, 1, ... */
     char *where;                       /* NULL: every sample */
     size_t where_index;
+    rb_reference_log reference_log; /* path set: `reference` is a channel of that file, not a signal */
 } rb_config_metric;
 
 typedef struct rb_config_report {

@@ -100,8 +100,8 @@ typedef struct rb_stage_setup {
     rb_port *out;            /* type->n_outputs ports: create() sets width, names, units of every port,
                                 wired or not; the name and unit strings must stay valid until destroy()
                                 (input names may be reused) */
-    double dt;               /* sample period, s: 1 / rate for a uniform clock, the channel's median
-                                interval for a channel clock */
+    double dt;               /* sample period, s: 1 / rate for a uniform clock, 1 / the channel's rate
+                                from its span, gaps left out (rb_time_report.rate), for a channel clock */
     size_t n_samples;        /* clock length */
     const double *time;      /* n_samples clock times, s, strictly increasing */
     const rb_model *model;   /* the pipeline's model (config key "model"), NULL without one */
