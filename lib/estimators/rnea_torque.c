@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "roboest/estimators.h"
+#include "torque_calib.h"
 #include "torque_common.h"
 
 enum { IN_Q, IN_DQ, IN_DDQ, IN_FT, IN_ACC, IN_GYRO };
@@ -16,8 +17,10 @@ typedef struct rnea_stage {
     rb_ft_est *est;     /* the stage's contacts */
     rb_ft_est *est_off; /* the offset's prediction: fixed base, one wrench at the base link; else the contacts */
     size_t n, n_ft, nc;
-    bool have_imu, calibrate, calibrated;
-    double *offset, *ft, *pred; /* 6 n_ft each */
+    bool have_imu;
+    tq_ftoff off;        /* the start-up offset (torque_calib.h) */
+    double *ft, *pred;   /* 6 n_ft each */
+    const char *note[1]; /* the offset's note, or none */
     tq_strings tau_units, c_names, c_units, ft_names, ft_units;
 } rnea_stage;
 
@@ -29,7 +32,8 @@ static void rnea_destroy(void *state)
     rb_ft_est_free(s->est);
     rb_ft_est_free(s->est_off);
     rb_submodels_free(s->sm);
-    rb_free(s->offset);
+    tq_ftoff_free(&s->off);
+    rb_free(s->ft);
     tq_strings_free(&s->tau_units);
     tq_strings_free(&s->c_names);
     tq_strings_free(&s->c_units);
@@ -102,7 +106,7 @@ static int rnea_create(const rb_stage_setup *setup, void **state, rb_err *err)
     const rb_model *m = setup->model;
     const rb_params *p = setup->params;
     const rb_param_value *fts = rb_params_get(p, "ft_sensors"), *cv = rb_params_get(p, "contacts");
-    const char *imu = rb_params_string(p, "imu_frame"), *off = rb_params_string(p, "ft_offset");
+    const char *imu = rb_params_string(p, "imu_frame");
     /* a fixed base bears an unknown mounting wrench at the base link: the default contact */
     const char *base_only[1] = {m->bodies[0].name};
     const char *const *contacts = (const char *const *)cv->strings;
@@ -115,17 +119,20 @@ static int rnea_create(const rb_stage_setup *setup, void **state, rb_err *err)
         return rb_err_set(err, RB_ENOMEM, "out of memory");
     s->model = m, s->n = m->n_dofs, s->n_ft = fts->count, s->nc = nc;
     s->have_imu = setup->in[IN_ACC].width > 0;
-    s->calibrate = off && strcmp(off, "first_sample") == 0;
-    s->offset = rb_calloc(18 * s->n_ft + 1, sizeof *s->offset);
-    if (!s->offset) {
+    if ((rc = tq_ftoff_init(&s->off, p, 6 * s->n_ft, err))) {
+        rnea_destroy(s);
+        return rc;
+    }
+    s->ft = rb_calloc(12 * s->n_ft + 1, sizeof *s->ft);
+    if (!s->ft) {
         rnea_destroy(s);
         return rb_err_set(err, RB_ENOMEM, "out of memory");
     }
-    s->ft = s->offset + 6 * s->n_ft, s->pred = s->ft + 6 * s->n_ft;
+    s->pred = s->ft + 6 * s->n_ft;
     rc = rb_submodels_build(m, (const char *const *)fts->strings, fts->count, &s->sm, err);
     if (!rc)
         rc = rb_ft_est_alloc(m, s->sm, imu, contacts, nc, &s->est, err);
-    if (!rc && s->calibrate)
+    if (!rc && s->off.mode != TQ_OFF_NONE)
         rc = rb_ft_est_alloc(m, s->sm, imu, m->floating ? contacts : base_only, m->floating ? nc : 1, &s->est_off, err);
     if (!rc)
         rc = make_strings(s, setup, contacts, err);
@@ -149,7 +156,7 @@ static void fill_nan(double *x, size_t n)
 
 static int rnea_step(void *state, size_t k, double t, const double *const *in, double *const *out, rb_err *err)
 {
-    (void)k, (void)t;
+    (void)k;
     rnea_stage *s = state;
     const rb_model *m = s->model;
     size_t n = s->n, nft6 = 6 * s->n_ft;
@@ -163,28 +170,41 @@ static int rnea_step(void *state, size_t k, double t, const double *const *in, d
     } else {
         tq_fixed_base_acc(m, ei.acc);
     }
-    memcpy(out[OUT_FT_OFFSET], s->offset, nft6 * sizeof(double));
+    memcpy(out[OUT_FT_OFFSET], s->off.offset, nft6 * sizeof(double));
     /* a sample with a non-finite input has no estimate (the offset waits for the first complete sample) */
     if (!tq_finite(in[IN_Q], n) || !tq_finite(in[IN_DQ], n) || !tq_finite(in[IN_DDQ], n) ||
         !tq_finite(in[IN_FT], nft6) || !tq_finite(ei.acc, 3) || !tq_finite(ei.gyro, 3)) {
         fill_nan(out[OUT_TAU], n);
         fill_nan(out[OUT_CONTACTS], 6 * s->nc);
-        if (s->calibrate && !s->calibrated)
+        if (s->off.mode != TQ_OFF_NONE && !s->off.started)
             fill_nan(out[OUT_FT_OFFSET], nft6);
         return RB_OK;
     }
     int rc;
-    if (s->calibrate && !s->calibrated) { /* o = f_measured(0) - f_predicted(0) */
+    if (tq_ftoff_collecting(&s->off)) { /* o = f_measured - f_predicted, over the still window */
         if ((rc = rb_ft_est_predict_ft(m, s->est_off, &ei, NULL, s->pred, nft6, NULL, 0, err)) < 0)
             return rb_err_prefix(err, rc, "FT offset: ");
-        for (size_t i = 0; i < nft6; i++)
-            s->offset[i] = in[IN_FT][i] - s->pred[i];
-        s->calibrated = true;
-        memcpy(out[OUT_FT_OFFSET], s->offset, nft6 * sizeof(double));
+        tq_ftoff_add(&s->off, t, in[IN_DQ], n, in[IN_FT], s->pred);
+        memcpy(out[OUT_FT_OFFSET], s->off.offset, nft6 * sizeof(double));
     }
     for (size_t i = 0; i < nft6; i++)
-        s->ft[i] = in[IN_FT][i] - s->offset[i];
+        s->ft[i] = in[IN_FT][i] - s->off.offset[i];
     return rb_ft_est_torques(m, s->est, &ei, out[OUT_TAU], n, out[OUT_CONTACTS], 6 * s->nc, err);
+}
+
+static int rnea_finish(void *state, rb_err *err)
+{
+    (void)err;
+    tq_ftoff_finish(&((rnea_stage *)state)->off);
+    return RB_OK;
+}
+
+static size_t rnea_notes(void *state, const char *const **lines)
+{
+    rnea_stage *s = state;
+    s->note[0] = s->off.note;
+    *lines = s->note;
+    return s->off.note[0] ? 1 : 0;
 }
 
 static const char *const rnea_in[] = {"q", "dq", "ddq", "ft", "acc", "gyro"};
@@ -205,7 +225,7 @@ static const char rnea_doc[] =
     "fixed base: one wrench at the base link) are `f_pred`, and `o = f_measured - f_pred` is subtracted\n"
     "from every reading (the robot should be still then). A sample with a non-finite input gives NaN\n"
     "outputs.\n"
-    "\n"
+    "\n" TQ_FTOFF_MD "\n"
     "This stage and `ukf_torque` need the pipeline's `model` key (`rb_stage_setup.model`): every joint\n"
     "vector (n = the model's joints) follows `model.joints`, and joint-vector inputs whose element names\n"
     "are model joints must be bound in that order. Configuration errors (RB_ECONFIG) name the parameter\n"
@@ -229,7 +249,6 @@ static const char *const rnea_out_docs[] = {
     "6 per FT sensor, as its readings: the offset `o` subtracted from them, constant after the "
     "calibration", /* ft_offset */
 };
-static const char *const offset_choices[] = {"first_sample", "none", NULL};
 static const rb_param_spec rnea_params[] = {
     {.name = "ft_sensors",
      .kind = RB_PARAM_STRING_ARRAY,
@@ -247,10 +266,10 @@ static const rb_param_spec rnea_params[] = {
     {.name = "ft_offset",
      .kind = RB_PARAM_STRING,
      .def_string = "first_sample",
-     .choices = offset_choices,
-     .doc = "\"first_sample\": o = f_measured - f_predicted at the first complete sample, subtracted from every "
-            "reading; \"none\"",
-     .details = "`\"first_sample\"` assumes the robot still at that sample"},
+     .choices = tq_offset_choices,
+     .doc = TQ_FTOFF_DOC,
+     .details = "`\"first_sample\"` assumes the robot still at that sample, `\"still_window\"` over the window"},
+    TQ_FTOFF_SPECS,
 };
 
 const rb_stage_type rb_stage_rnea_torque = {
@@ -270,6 +289,7 @@ const rb_stage_type rb_stage_rnea_torque = {
     .n_params = sizeof rnea_params / sizeof rnea_params[0],
     .create = rnea_create,
     .step = rnea_step,
-    .finish = NULL,
+    .finish = rnea_finish,
     .destroy = rnea_destroy,
+    .notes = rnea_notes,
 };

@@ -8,6 +8,7 @@
 
 #include "roboest/estimators.h"
 #include "roboest/filters.h"
+#include "torque_calib.h"
 #include "torque_common.h"
 #include "ukf_torque.h"
 
@@ -29,6 +30,7 @@ typedef struct ukft {
     bool want_z;                   /* the monitor asked: every step fills inno_z */
     double *inno_z, *S;            /* M, M x M */
     size_t *inno_port, *inno_elem; /* M each */
+    tq_ukf_calib *cal;             /* ft_offset "still_window" and check_constants (torque_calib.h) */
 } ukft;
 
 /* ---- parameters ----------------------------------------------------------------------------------------------- */
@@ -148,6 +150,7 @@ void tq_ukf_destroy(void *state)
     rb_free(u->z);
     rb_free(u->inno_z);
     rb_free(u->inno_port);
+    tq_ukf_calib_free(u->cal);
     rb_free(u);
 }
 
@@ -496,7 +499,8 @@ int tq_ukf_create(const rb_stage_setup *st, void **state, rb_err *err)
     u->model = st->model, u->n = st->model->n_dofs;
     u->dt_param = rb_params_number(st->params, "dt");
     if ((rc = make_model(u, st, err)) || (rc = make_filter(u, st, err)) || (rc = make_jump(u, st, err)) ||
-        (rc = make_strings(u, st, err)) || (rc = make_innovations(u, err))) {
+        (rc = make_strings(u, st, err)) || (rc = make_innovations(u, err)) ||
+        (rc = tq_ukf_calib_create(st, IN_Q, &u->cal, err))) {
         tq_ukf_destroy(u);
         return rc;
     }
@@ -564,7 +568,7 @@ int tq_ukf_step(void *state, size_t k, double t, const double *const *in, double
     ukft *u = state;
     bool q_ok = tq_finite(in[IN_Q], u->n);
     rb_tukf_sample s = {.q = in[IN_Q], .dq = in[IN_DQ], .current = in[IN_CURRENT], .friction = in[IN_FRICTION]};
-    s.ft = in[IN_FT], s.acc = in[IN_ACC], s.gyro = in[IN_GYRO];
+    s.ft = q_ok ? tq_ukf_calib_step(u->cal, t, in) : in[IN_FT], s.acc = in[IN_ACC], s.gyro = in[IN_GYRO];
     int rc = RB_OK;
     if (!u->started) {
         if (!q_ok) { /* nothing to start from: no estimate yet */
@@ -606,3 +610,7 @@ int tq_ukf_step(void *state, size_t k, double t, const double *const *in, double
     write_outputs(u, out);
     return RB_OK;
 }
+
+int tq_ukf_finish(void *state, rb_err *err) { return tq_ukf_calib_finish(((ukft *)state)->cal, err); }
+
+size_t tq_ukf_notes(void *state, const char *const **lines) { return tq_ukf_calib_notes(((ukft *)state)->cal, lines); }

@@ -3,6 +3,7 @@
 #include <stddef.h>
 
 #include "roboest/estimators.h"
+#include "torque_calib.h"
 #include "ukf_torque.h"
 
 /* ---- the type ---------------------------------------------------------------------------------------------------- */
@@ -72,8 +73,9 @@ static const char ukft_doc[] =
     "contacts (a fixed base: one wrench at the base link). With `ft_offset` `\"first_sample\"` the offset\n"
     "`o = f_measured(0) - f_predicted(0)` is subtracted from every later reading (the robot should be\n"
     "still at the start); with `\"none\"` the FT states start at the readings (use it when the log does not\n"
-    "start at rest).\n"
-    "\n"
+    "start at rest); `\"still_window\"` (below) makes the stage subtract its offset from the readings before\n"
+    "the model, whose own calibration is then off.\n"
+    "\n" TQ_FTOFF_MD "\n" TQ_CHECK_MD "\n"
     "Jump adaptation (opt-in: `adapt_probability` in (0, 1); 0, the default, is off and changes nothing;\n"
     "the model and why:\n"
     "[paper/README.md](paper/README.md#the-humanoid-the-right-leg-of-the-balancing-floating-base-humanoid),\n"
@@ -164,7 +166,6 @@ static const char *const ukft_out_docs[] = {
     "m)^2; 0: the gate was not crossed, or no current's innovation exceeded its `S_ii`)", /* adapt */
 };
 static const char *const friction_choices[] = {"random_walk", "rate_model", NULL};
-static const char *const offset_choices[] = {"first_sample", "none", NULL};
 static const char *const adapt_choices[] = {"tau_m", "tau_f", "ft", NULL};
 static const char *const adapt_default[] = {"tau_m", "ft"};
 static const double d_zero[] = {0.0};
@@ -304,10 +305,12 @@ static const rb_param_spec ukft_params[] = {
     {.name = "ft_offset",
      .kind = RB_PARAM_STRING,
      .def_string = "first_sample",
-     .choices = offset_choices,
-     .doc = "\"first_sample\": o = f_measured(0) - f_predicted(0) subtracted from every reading; \"none\"",
-     .details = "`\"first_sample\"` needs the robot still at the start; with `\"none\"` the FT states start at the "
-                "readings (for a log that does not start at rest)"},
+     .choices = tq_offset_choices,
+     .doc = TQ_FTOFF_DOC,
+     .details = "`\"first_sample\"` and `\"still_window\"` need the robot still at the start; with `\"none\"` the FT "
+                "states start at the readings (for a log that does not start at rest)"},
+    TQ_FTOFF_SPECS,
+    TQ_CHECK_SPECS,
     {.name = "adapt_probability",
      .kind = RB_PARAM_NUMBER,
      .def_number = 0.0,
@@ -360,7 +363,8 @@ const rb_stage_type rb_stage_ukf_torque = {
     .n_params = sizeof ukft_params / sizeof ukft_params[0],
     .create = tq_ukf_create,
     .step = tq_ukf_step,
-    .finish = NULL,
+    .finish = tq_ukf_finish,
     .destroy = tq_ukf_destroy,
     .innovations = tq_ukf_innovations,
+    .notes = tq_ukf_notes,
 };
