@@ -20,7 +20,7 @@ void rb_ukft_tune_opts_init(rb_ukft_tune_opts *o)
     o->still_velocity = 0.05;
     o->still_range = 0.01;
     o->still_duration = 0.2;
-    o->max_lag = 10;
+    o->max_lag = 30;
     o->settle = 0.5;
 }
 
@@ -379,8 +379,9 @@ static const char *span(const double *v, size_t n, char buf[80])
 }
 
 /* The increments' fit for every element of input `port` (times scale[e]^2 when scale is given): inc[e] = a,
- * c[e] = the fitted noise term, q[e] = a^(2/3) meas[e]^(1/3) (meas: the element's measurement variance in the
- * state's unit) or a without meas. *floored counts the elements at the floor 1e-4 c. */
+ * c[e] = the fitted noise term, q[e] = (4 a)^(2/3) meas[e]^(1/3) (meas: the element's measurement variance in the
+ * state's unit) or a without meas. *floored counts the elements whose growth over the lags is within 3 sd of
+ * the noise (no motion): a = 1e-6 c there. */
 static int process_noise(tuner *t, int port, size_t width, const double *scale, const double *meas, double *q,
                          double *c, double *inc, size_t *floored)
 {
@@ -403,14 +404,14 @@ static int process_noise(tuner *t, int port, size_t width, const double *scale, 
         else {
             c[e] *= s2;
             slope *= s2;
-            double floor = 1e-4 * fmax(c[e], 0);
-            if (!(slope > floor))
-                slope = floor, (*floored)++;
+            if (!(slope > 1e-6 * fabs(c[e]))) /* no growth over the lags: no motion seen */
+                slope = 1e-6 * fabs(c[e]), (*floored)++;
             inc[e] = slope;
-            /* a random walk of variance q per step, measured with noise R, follows with the time constant
-             * tau = sqrt(R / q) steps; over tau the log's increments reach a tau^2 and the walk's q tau: equal
-             * for q = a^(2/3) R^(1/3) (a alone, the per-step increment, lets a smooth signal run away from it) */
-            q[e] = rb_tune_round3(meas ? cbrt(slope * slope * meas[e]) : slope);
+            /* a random walk of variance q per step measured with noise R (q << R) has the gain K = sqrt(q / R):
+             * a ramp of slope d per step leaves it d / K behind (squared: d^2 R / q) and the noise adds
+             * R K / 2 = sqrt(q R) / 2; their sum is least at q = (4 d^2)^(2/3) R^(1/3), d^2 = a. The per-step
+             * increment a alone lets a smooth signal run away from the filter. */
+            q[e] = rb_tune_round3(meas ? cbrt(16 * slope * slope * meas[e]) : slope);
             if (!(q[e] > 0))
                 rc = rb_err_set(t->err, RB_ENUMERIC, "%s: input %s (%s): element %zu does not move over the logs",
                                 t->path, port_names[port], t->sig[port], e);
@@ -576,8 +577,7 @@ static int tune_all(tuner *t, cJSON *doc, const rb_config_stage *cs, const rb_re
         snprintf(where, sizeof where, "still windows (%zu of %g s, %.3g s; |dq| <= %g rad/s, q range <= %g rad)",
                  t->n_win, o->still_duration, (double)r->n_still_samples * t->dt, o->still_velocity, o->still_range);
     else
-        snprintf(where, sizeof where, "the whole log%s (no still window: third differences / 20)",
-                 t->n_logs > 1 ? "s" : "");
+        snprintf(where, sizeof where, "whole log%s (no still window)", t->n_logs > 1 ? "s" : "");
     /* measurement noise */
     static const struct {
         int port;
@@ -598,7 +598,8 @@ static int tune_all(tuner *t, cJSON *doc, const rb_config_stage *cs, const rb_re
         rc = sensor_noise(t, port, p->values, w);
         size_t N = hold_factor(t, 0, t->sig[port], 0, 0);
         if (rc == RB_OK &&
-            !(p->why = rb_asprintf("noise of %s in the %s: var(2nd difference) / 6%s = %s %s", t->sig[port], where,
+            !(p->why = rb_asprintf("noise of %s in the %s: var(%s difference) / %s%s = %s %s", t->sig[port], where,
+                                   t->n_win ? "2nd" : "3rd", t->n_win ? "6" : "20",
                                    N > 1 ? ", times the hold factor" : "", span(p->values, w, b1), sensors[s].unit)))
             rc = nomem(err);
         if (port == IN_CURRENT)
@@ -628,10 +629,11 @@ static int tune_all(tuner *t, cJSON *doc, const rb_config_stage *cs, const rb_re
         for (size_t j = 0; j < t->n; j++)
             chk[j] *= 2;
         if (!(qm->why = rb_asprintf("increments of k_t R i over 1..%zu steps fitted as c + a L^2: a = %s (N m)^2 per "
-                                    "step%s, q = a^(2/3) ((k_t R)^2 r_current)^(1/3); c = %s against 2 (k_t R)^2 "
+                                    "step%s, q = (4 a)^(2/3) ((k_t R)^2 r_current)^(1/3); c = %s against 2 (k_t R)^2 "
                                     "r_current = %s",
-                                    o->max_lag, span(inc, t->n, b1), floored ? " (some at the floor 1e-4 c)" : "",
-                                    span(c, t->n, b2), span(chk, t->n, b3))))
+                                    o->max_lag, span(inc, t->n, b1),
+                                    floored ? " (no motion detected in some: a = 1e-6 c)" : "", span(c, t->n, b2),
+                                    span(chk, t->n, b3))))
             rc = nomem(err);
     }
     /* the FT sensors' */
@@ -641,9 +643,9 @@ static int tune_all(tuner *t, cJSON *doc, const rb_config_stage *cs, const rb_re
         for (size_t e = 0; rc == RB_OK && e < 6 * t->n_ft; e++)
             chk[e] = 2 * rft[e];
         if (rc == RB_OK && !(qf->why = rb_asprintf("increments of %s over 1..%zu steps fitted as c + a L^2: a = %s "
-                                                   "per step%s, q = a^(2/3) r_ft^(1/3); c = %s against 2 r_ft = %s",
+                                                   "per step%s, q = (4 a)^(2/3) r_ft^(1/3); c = %s against 2 r_ft = %s",
                                                    t->sig[IN_FT], o->max_lag, span(inc, 6 * t->n_ft, b1),
-                                                   floored ? " (some at the floor 1e-4 c)" : "",
+                                                   floored ? " (no motion detected in some: a = 1e-6 c)" : "",
                                                    span(c, 6 * t->n_ft, b2), span(chk, 6 * t->n_ft, b3))))
             rc = nomem(err);
     }

@@ -288,21 +288,25 @@ int rb_kfd_tune_channel(const rb_channel *x, size_t element, const rb_channel *r
  *                   period), >= 1), and r = N s: a reading held or interpolated over N clock samples is used
  *                   N times by the filter (the paper configs' IMU "times 10" at 100 Hz on a 1 kHz clock).
  *                   With allow_no_still and no still window: the whole log's third differences / 20 instead.
- *   q_tau_m         the motor torque's per-step increment: D(L) = mean((x_(k+L) - x_k)^2) of x = k_t R i (per
- *                   joint, k_t and the signed R from the stage's params) over every sample, L = 1 .. max_lag,
- *                   fitted by least squares as D(L) = c + a L^2: a smooth torque's increment grows with L, the
- *                   current noise adds c = 2 (k_t R)^2 r_current at every lag, so a is the increment's variance per
- *                   step with the current noise removed (c is reported beside the still-window value). a is
- *                   floored at 1e-4 c (then reported as at the floor).
- *   q_ft            the same fit on each FT element (c = 2 r_ft).
- *   q_tau_f         the same fit on the friction input when it is wired (the friction model's output, smooth);
- *                   without one, q_tau_m (the friction's increments are not observable without truth).
+ *   q_tau_m         from the motor torque's increments: D(L) = mean((x_(k+L) - x_k)^2) of x = k_t R i (per joint,
+ *                   k_t and the signed R from the stage's params) over every sample, L = 1 .. max_lag, fitted by
+ *                   least squares as D(L) = c + a L^2: a smooth torque's increment grows with L, the current
+ *                   noise adds c = 2 (k_t R)^2 r_current at every lag (reported beside the still-window value),
+ *                   so a is the increment's variance per step without the noise (a <= 1e-6 c: no motion seen, a
+ *                   = 1e-6 c). Then q = (4 a)^(2/3) R^(1/3), R = (k_t R)^2 r_current: a random walk of variance q
+ *                   per step measured with noise R (q << R) has the gain sqrt(q / R); a ramp of a^(1/2) per step
+ *                   leaves it a^(1/2) sqrt(R / q) behind and the noise adds sqrt(q R) / 2 of variance; that q
+ *                   minimizes their sum. (q = a, the per-step increment, lets a smooth signal run away from the
+ *                   filter: the hip pitch and the FT moments lagged; the truth-tuned values are 3-10x a.)
+ *   q_ft            the same on each FT element, R = r_ft.
+ *   q_tau_f         q_tau_m: the friction's own increments are not observable without truth (a friction input is
+ *                   a model's smooth output).
  *   r_friction      (friction input wired) the friction measurement's error variance: the pipeline is run again
  *                   with the tuned variances and the friction input unwired, so the UKF estimates tau_F from
  *                   the currents, FT sensors and dynamics alone; then per joint mean((f - tau_F)^2) - mean(P_FF)
  *                   over the samples settle s after each log's clock start: the residual of the friction
  *                   input f against the UKF's own estimate, minus the estimate's variance (P_FF, the `var`
- *                   output), since the two errors are independent. Floored at 1e-2 mean((f - tau_F)^2).
+ *                   output), taking the two errors as independent. Floored at 1e-2 mean((f - tau_F)^2).
  * Everything else (q_dq, q_contact, r_dq, p0_*, ...) is kept. Values are rounded to 3 significant digits.
  * Messages name the pipeline, the stage and the log.
  */
@@ -311,7 +315,7 @@ typedef struct rb_ukft_tune_opts {
     double still_velocity; /* rad/s, default 0.05 */
     double still_range;    /* rad, default 0.01 */
     double still_duration; /* s, default 0.2 */
-    size_t max_lag;        /* >= 2, default 10 */
+    size_t max_lag;        /* clock steps, >= 2, default 30 */
     double settle;         /* s, default 0.5 */
     bool allow_no_still;   /* no still window: whole-log third differences (default false: RB_EINPUT) */
 } rb_ukft_tune_opts;
