@@ -114,7 +114,7 @@ Test(tune_ukf, errors_name_the_cause_with_documented_exit_codes, .timeout = 120)
     r = cli_run(dir, (const char *const[]){"tune", "ukf-torque", "log.mat", "--pipeline", PIPE, "--still-duration",
                                            "10", "--no-still-window", NULL});
     cr_assert_eq(r.status, 0, "%s", r.err);
-    cr_assert(strstr(r.out, "third differences"), "%s", r.out);
+    cr_assert(strstr(r.out, "3rd difference"), "%s", r.out);
     cli_result_free(&r);
     /* an unknown stage id */
     r = cli_run(dir,
