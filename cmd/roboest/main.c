@@ -28,6 +28,8 @@ static const char *const MAIN_HELP =
     "                      simulate a robot: its log (robot-logger layout) and the noise-free truth\n"
     "  tune kf-derivative LOG --channel NAME\n"
     "                      choose the kf_derivative stage's process noise on a log\n"
+    "  tune ukf-torque LOG --pipeline P.json\n"
+    "                      the ukf_torque stage's variances from the log alone (no truth)\n"
     "  import-rde DIR -o PIPELINE.json\n"
     "                      the public UKF joint-torque estimator's .ini configuration as a pipeline\n"
     "  train-friction SPEC.json -o NET.json\n"

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "roboest/training.h"
+#include "roboest/estimators.h"
 #include "roboest/io.h"
 
 static const char *const TUNE_HELP =
@@ -16,6 +17,8 @@ static const char *const TUNE_HELP =
     "\n"
     "Estimators:\n"
     "  kf-derivative   process noise q of the kf_derivative stage ('roboest tune kf-derivative --help')\n"
+    "  ukf-torque      process and measurement variances of a pipeline's ukf_torque stage, from the log alone\n"
+    "                  ('roboest tune ukf-torque --help')\n"
     "\n" CLI_EXIT_CODES_HELP;
 
 static const char *const KFD_HELP =
@@ -266,15 +269,152 @@ static int cmd_tune_kfd(int argc, char **argv)
     return rc == RB_OK ? CLI_EXIT_OK : cli_fail(&err);
 }
 
+static const char *const UKF_HELP =
+    "Usage: roboest tune ukf-torque LOG [LOG...] --pipeline P.json [-o TUNED.json] [--force] [--stage ID]\n"
+    "                               [--still-velocity RAD_S] [--still-range RAD] [--still-duration S]\n"
+    "                               [--max-lag STEPS] [--settle S] [--no-still-window]\n"
+    "\n"
+    "Chooses the variances of the pipeline's ukf_torque stage from the logs alone (no truth channel is read),\n"
+    "prints each parameter group with the statistic it came from, and with -o writes the pipeline with the\n"
+    "stage's params replaced. The pipeline runs on each log without the stage, so the statistics see the\n"
+    "stage's inputs as it does (after offsets, filters and the friction network, on the pipeline's clock):\n"
+    "  r_current, r_ft, r_acc, r_gyro  sensor noise in still windows: var(second difference) / 6, times the\n"
+    "                  clock samples per sample of a slower channel (an IMU at 100 Hz on a 1 kHz clock: 10)\n"
+    "  q_tau_m         increments of k_t R i (k_t and the signed gear ratio from the stage) over 1..max-lag\n"
+    "                  steps fitted as c + a L^2 (a: the per-step increment without the current noise c), then\n"
+    "                  q = (4 a)^(2/3) R^(1/3), R = (k_t R)^2 r_current: the random walk that follows such a\n"
+    "                  signal with the least error\n"
+    "  q_ft            the same on the FT inputs (R = r_ft)\n"
+    "  q_tau_f         q_tau_m (the friction's increments are not observable without truth)\n"
+    "  r_friction      the friction input's residual against the UKF's own tau_F with the input unwired (and\n"
+    "                  the tuned variances), minus the UKF's variance of tau_F\n"
+    "Every other parameter is kept. Details: roboest/training.h (rb_ukft_tune).\n"
+    "\n"
+    "  LOG             logs roboest reads; several are pooled (e.g. one with a still stretch, one moving)\n"
+    "  --pipeline P    the pipeline with the ukf_torque stage; required\n"
+    "  -o TUNED.json   write the tuned pipeline (relative paths rewritten to resolve from its folder; never\n"
+    "                  the input pipeline); an existing file only with --force\n"
+    "  --stage ID      the ukf_torque stage to tune when the pipeline has several\n"
+    "  --still-velocity RAD_S  a still window has every joint's |dq| at most this (default 0.05)\n"
+    "  --still-range RAD       ... and every joint's q within this range (default 0.01)\n"
+    "  --still-duration S      ... over at least this long (default 0.2)\n"
+    "  --no-still-window       with no still window, estimate the sensor noise over the whole logs (third\n"
+    "                  differences / 20: the signals must be smooth at the sample rate) instead of failing\n"
+    "  --max-lag STEPS  lags of the increment fits, clock steps (default 30, >= 2)\n"
+    "  --settle S      seconds at each log's start left out of the friction residual (default 0.5)\n"
+    "  -h, --help      this help\n"
+    "\n" CLI_EXIT_CODES_HELP;
+
+static int make_registry(rb_registry **reg, rb_err *err)
+{
+    int rc = rb_registry_new(reg, err);
+    return rc == RB_OK ? rb_estimators_register(*reg, err) : rc;
+}
+
+static int cmd_tune_ukf(int argc, char **argv)
+{
+    static const struct option options[] = {{"pipeline", required_argument, NULL, 'p'},
+                                            {"output", required_argument, NULL, 'o'},
+                                            {"force", no_argument, NULL, 'f'},
+                                            {"stage", required_argument, NULL, 's'},
+                                            {"still-velocity", required_argument, NULL, 'v'},
+                                            {"still-range", required_argument, NULL, 'r'},
+                                            {"still-duration", required_argument, NULL, 'd'},
+                                            {"no-still-window", no_argument, NULL, 'n'},
+                                            {"max-lag", required_argument, NULL, 'm'},
+                                            {"settle", required_argument, NULL, 'S'},
+                                            {"help", no_argument, NULL, 'h'},
+                                            {NULL, 0, NULL, 0}};
+    const char *cmd = "tune ukf-torque", *pipeline = NULL, *output = NULL;
+    bool force = false;
+    rb_ukft_tune_opts o;
+    rb_ukft_tune_opts_init(&o);
+    double v;
+    int opt;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, ":ho:", options, NULL)) != -1) {
+        switch (opt) {
+        case 'p': pipeline = optarg; break;
+        case 'o': output = optarg; break;
+        case 'f': force = true; break;
+        case 's': o.stage = optarg; break;
+        case 'n': o.allow_no_still = true; break;
+        case 'v':
+            if (!cli_parse_double(optarg, &o.still_velocity) || o.still_velocity < 0)
+                return cli_usage_error(cmd, "--still-velocity needs a number >= 0, got '%s'", optarg);
+            break;
+        case 'r':
+            if (!cli_parse_double(optarg, &o.still_range) || o.still_range < 0)
+                return cli_usage_error(cmd, "--still-range needs a number >= 0, got '%s'", optarg);
+            break;
+        case 'd':
+            if (!parse_positive(optarg, &o.still_duration))
+                return cli_usage_error(cmd, "--still-duration needs a positive number, got '%s'", optarg);
+            break;
+        case 'm':
+            if (!cli_parse_double(optarg, &v) || v < 2 || v > 100000 || v != (double)(size_t)v)
+                return cli_usage_error(cmd, "--max-lag needs an integer >= 2, got '%s'", optarg);
+            o.max_lag = (size_t)v;
+            break;
+        case 'S':
+            if (!cli_parse_double(optarg, &o.settle) || o.settle < 0)
+                return cli_usage_error(cmd, "--settle needs a number of seconds >= 0, got '%s'", optarg);
+            break;
+        case 'h': fputs(UKF_HELP, stdout); return CLI_EXIT_OK;
+        case ':': return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+        default: return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc)
+        return cli_usage_error(cmd, "missing LOG");
+    if (!pipeline)
+        return cli_usage_error(cmd, "missing --pipeline");
+    rb_err err;
+    rb_registry *reg = NULL;
+    rb_ukft_tune_result *res = NULL;
+    int rc = output ? rb_outfile_check(output, force, &err) : RB_OK;
+    if (rc == RB_OK)
+        rc = make_registry(&reg, &err);
+    if (rc == RB_OK)
+        rc = rb_ukft_tune(pipeline, reg, (const char *const *)argv + optind, (size_t)(argc - optind), &o, &res, &err);
+    if (rc == RB_OK) {
+        printf("ukf-torque tuning of stage %s in %s on %zu log%s (clock %.6g s): %zu still windows, %zu samples\n",
+               res->stage_id, pipeline, res->n_logs, res->n_logs > 1 ? "s" : "", res->dt, res->n_still_windows,
+               res->n_still_samples);
+        for (size_t i = 0; i < res->n_params; i++) {
+            char b[32];
+            printf("%s = [", res->params[i].name);
+            for (size_t k = 0; k < res->params[i].count; k++)
+                printf("%s%s", k ? ", " : "", rb_format_double(res->params[i].values[k], b));
+            printf("]  <- %s\n", res->params[i].why);
+        }
+        printf("kept:");
+        for (size_t i = 0; i < res->n_kept; i++)
+            printf(" %s", res->kept[i]);
+        printf("\n");
+        if (output) {
+            rc = rb_ukft_tune_write(res, output, force, &err);
+            if (rc == RB_OK)
+                printf("wrote %s\n", output);
+        }
+    }
+    rb_ukft_tune_result_free(res);
+    rb_registry_free(reg);
+    return rc == RB_OK ? CLI_EXIT_OK : cli_fail(&err);
+}
+
 int cmd_tune(int argc, char **argv)
 {
     if (argc < 2)
-        return cli_usage_error("tune", "missing ESTIMATOR (kf-derivative)");
+        return cli_usage_error("tune", "missing ESTIMATOR (kf-derivative, ukf-torque)");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         fputs(TUNE_HELP, stdout);
         return CLI_EXIT_OK;
     }
     if (strcmp(argv[1], "kf-derivative") == 0)
         return cmd_tune_kfd(argc - 1, argv + 1);
-    return cli_usage_error("tune", "unknown estimator '%s' (known: kf-derivative)", argv[1]);
+    if (strcmp(argv[1], "ukf-torque") == 0)
+        return cmd_tune_ukf(argc - 1, argv + 1);
+    return cli_usage_error("tune", "unknown estimator '%s' (known: kf-derivative, ukf-torque)", argv[1]);
 }

@@ -7,6 +7,7 @@
 
 #include "roboest/filters.h"
 #include "roboest/training.h"
+#include "tune_internal.h"
 
 void rb_kfd_tune_opts_init(rb_kfd_tune_opts *o)
 {
@@ -54,9 +55,8 @@ static int evaluate(tune_ctx *c, double log10_q, double *J, rb_err *err)
     return RB_OK;
 }
 
-/* q rounded to 3 significant digits, as the nearest double to the 3-digit decimal (so it prints short):
- * the digits times or over an exact power of ten (10^k is exact for |k| <= 22). */
-static double round3(double q)
+/* The digits times or over an exact power of ten (10^k is exact for |k| <= 22). */
+double rb_tune_round3(double q)
 {
     if (!(q > 0) || !isfinite(q))
         return q;
@@ -119,7 +119,7 @@ int rb_kfd_tune(const double *t, const double *z, const double *v_ref, size_t T,
     c.pred = c.v + T;
     int rc = RB_OK;
     double dt = median_interval(t, T, c.v);
-    double r = o->r > 0 ? o->r : round3(rb_kfd_estimate_r(z, T));
+    double r = o->r > 0 ? o->r : rb_tune_round3(rb_kfd_estimate_r(z, T));
     if (!(r > 0) || !isfinite(r)) {
         rc = rb_err_set(err, RB_ENUMERIC,
                         "kf_derivative tuning: cannot estimate the measurement variance from the signal (third "
@@ -187,7 +187,7 @@ int rb_kfd_tune(const double *t, const double *z, const double *v_ref, size_t T,
         best_f = best_J;
     }
     /* 3. the reported q: 3 significant digits, with its criterion */
-    double q = round3(pow(10.0, best_log)), J;
+    double q = rb_tune_round3(pow(10.0, best_log)), J;
     rc = evaluate(&c, log10(q), &J, err);
     if (rc)
         goto done;

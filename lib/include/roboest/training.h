@@ -2,7 +2,8 @@
  * roboest training: offline fitting on logs, apart from the stages that use its results.
  *   - the friction network and the analytic friction models fitted on logs (`roboest train-friction`): the spec
  *     file, the data, the training;
- *   - the kf_derivative filter's process noise chosen on a log (`roboest tune kf-derivative`).
+ *   - the kf_derivative filter's process noise chosen on a log (`roboest tune kf-derivative`);
+ *   - the ukf_torque stage's variances chosen on logs without truth (`roboest tune ukf-torque`).
  * Training is seeded and deterministic: the same inputs give the same bytes (on the same machine and OpenBLAS
  * build).
  */
@@ -16,6 +17,7 @@
 #include "roboest/filters.h"
 #include "roboest/friction.h"
 #include "roboest/io.h"
+#include "roboest/stage.h"
 
 RB_API_BEGIN
 
@@ -270,6 +272,91 @@ int rb_kfd_tune(const double *t, const double *z, const double *v_ref, size_t T,
  * "channel <name>: element <name>: ". */
 int rb_kfd_tune_channel(const rb_channel *x, size_t element, const rb_channel *ref, size_t ref_element,
                         const rb_kfd_tune_opts *o, rb_kfd_tune_result *res, rb_err *err);
+
+/* ---- the ukf_torque stage's noise from a log (ukf_tune.c; `roboest tune ukf-torque`) ---------------------------
+ * The variances of a pipeline's ukf_torque stage chosen from logs alone, no truth channel read. The pipeline runs
+ * on each log (rb_pipeline_run_log) without its ukf_torque stage (and the stages fed by it) to give the stage's
+ * input signals exactly as the stage would see them (after offsets, filters, the friction network), on the
+ * pipeline's clock. Then, per element:
+ *   still windows   stretches of at least still_duration s where every joint's |dq| (the stage's dq input) is at
+ *                   most still_velocity and every joint's q moves by at most still_range (the window's max - min);
+ *                   found as consecutive chunks of still_duration inside the runs of small |dq|.
+ *   r_current, r_ft, r_acc, r_gyro
+ *                   the sensor noise inside the still windows: mean((x_k - 2 x_(k-N) + x_(k-2N))^2) / 6 (a
+ *                   second difference removes a slow drift; white noise of variance s gives 6 s), with N the
+ *                   clock samples per sample of the element's log channel (round(channel interval / clock
+ *                   period), >= 1), and r = N s: a reading held or interpolated over N clock samples is used
+ *                   N times by the filter (the paper configs' IMU "times 10" at 100 Hz on a 1 kHz clock).
+ *                   With allow_no_still and no still window: the whole log's third differences / 20 instead.
+ *   q_tau_m         from the motor torque's increments: D(L) = mean((x_(k+L) - x_k)^2) of x = k_t R i (per joint,
+ *                   k_t and the signed R from the stage's params) over every sample, L = 1 .. max_lag, fitted by
+ *                   least squares as D(L) = c + a L^2: a smooth torque's increment grows with L, the current
+ *                   noise adds c = 2 (k_t R)^2 r_current at every lag (reported beside the still-window value),
+ *                   so a is the increment's variance per step without the noise (a <= 1e-6 c: no motion seen, a
+ *                   = 1e-6 c). Then q = (4 a)^(2/3) R^(1/3), R = (k_t R)^2 r_current: a random walk of variance q
+ *                   per step measured with noise R (q << R) has the gain sqrt(q / R); a ramp of a^(1/2) per step
+ *                   leaves it a^(1/2) sqrt(R / q) behind and the noise adds sqrt(q R) / 2 of variance; that q
+ *                   minimizes their sum. (q = a, the per-step increment, lets a smooth signal run away from the
+ *                   filter: the hip pitch and the FT moments lagged; the truth-tuned values are 3-10x a.)
+ *   q_ft            the same on each FT element, R = r_ft.
+ *   q_tau_f         q_tau_m: the friction's own increments are not observable without truth (a friction input is
+ *                   a model's smooth output).
+ *   r_friction      (friction input wired) the friction measurement's error variance: the pipeline is run again
+ *                   with the tuned variances and the friction input unwired, so the UKF estimates tau_F from
+ *                   the currents, FT sensors and dynamics alone; then per joint mean((f - tau_F)^2) - mean(P_FF)
+ *                   over the samples settle s after each log's clock start: the residual of the friction
+ *                   input f against the UKF's own estimate, minus the estimate's variance (P_FF, the `var`
+ *                   output), taking the two errors as independent. Floored at 1e-2 mean((f - tau_F)^2).
+ * Everything else (q_dq, q_contact, r_dq, p0_*, ...) is kept. Values are rounded to 3 significant digits.
+ * Messages name the pipeline, the stage and the log.
+ */
+typedef struct rb_ukft_tune_opts {
+    const char *stage;     /* the ukf_torque stage's id; NULL: the pipeline's only one */
+    double still_velocity; /* rad/s, default 0.05 */
+    double still_range;    /* rad, default 0.01 */
+    double still_duration; /* s, default 0.2 */
+    size_t max_lag;        /* clock steps, >= 2, default 30 */
+    double settle;         /* s, default 0.5 */
+    bool allow_no_still;   /* no still window: whole-log third differences (default false: RB_EINPUT) */
+} rb_ukft_tune_opts;
+
+void rb_ukft_tune_opts_init(rb_ukft_tune_opts *o);
+
+/* One tuned parameter: its values (the stage's per-element layout) and the statistic they came from. */
+typedef struct rb_ukft_tune_param {
+    const char *name; /* the stage parameter, e.g. "q_tau_m" */
+    size_t count;
+    double *values;
+    char *why; /* one line: the statistic (with its numbers) the values came from */
+} rb_ukft_tune_param;
+
+typedef struct rb_ukft_tune_result {
+    char *stage_id;
+    size_t n_joints;
+    char **joints; /* borrowed from the pipeline model until free */
+    double dt;     /* the clock period of the first log, s */
+    size_t n_logs;
+    size_t n_still_windows, n_still_samples;
+    size_t n_params;
+    rb_ukft_tune_param params[8];
+    size_t n_kept;
+    char **kept; /* the ukf_torque params left as they were */
+    void *doc;   /* the input pipeline (cJSON) with the tuned params in place */
+    char *pipeline_path;
+} rb_ukft_tune_result;
+
+/* Tune the ukf_torque stage of the pipeline file `pipeline` on n_logs logs (each its own session). RB_ENOTFOUND
+ * (files, channels), RB_ECONFIG (a bad pipeline, no or several ukf_torque stages), RB_EINPUT (no still window:
+ * the message names the thresholds to relax; a log), RB_ENUMERIC, RB_ENOMEM. The caller frees *out with
+ * rb_ukft_tune_result_free. */
+int rb_ukft_tune(const char *pipeline, const rb_registry *reg, const char *const *logs, size_t n_logs,
+                 const rb_ukft_tune_opts *o, rb_ukft_tune_result **out, rb_err *err);
+/* Write the tuned pipeline to `path` (write-then-rename; an existing file only with overwrite, the input pipeline
+ * never): the input's JSON with the stage's params replaced and its relative paths (model.urdf, logs,
+ * friction_pinn.network, slip_predictor.thresholds_file) rewritten to resolve from path's folder. RB_EEXISTS,
+ * RB_EIO, RB_ENOMEM. */
+int rb_ukft_tune_write(const rb_ukft_tune_result *r, const char *path, bool overwrite, rb_err *err);
+void rb_ukft_tune_result_free(rb_ukft_tune_result *r);
 
 RB_API_END
 
