@@ -28,7 +28,10 @@ static const char *const RUN_HELP =
     "The configuration keys are documented in configs/README.md; 'roboest stages' lists the stage\n"
     "types and their parameters. A binding may name the elements a log leaves unnamed (\"names\":\n"
     "r_knee rather than 3 in outputs and reports) and read a channel in other units (\"scale\",\n"
-    "\"unit\": deg/s as rad/s; the output records the new unit, provenance the scale).\n"
+    "\"unit\": deg/s as rad/s; the output records the new unit, provenance the scale). A window is\n"
+    "[t0, t1] (absolute s) or {\"from_start\": [t0, t1]} (s after the log's first sample). A metric\n"
+    "without one skips the stages' start-up (\"settle\": by default the largest settling time the\n"
+    "stage types declare, e.g. kf_derivative's; 0: none); the report's \"Scored windows\" says what.\n"
     "\n" CLI_EXIT_CODES_HELP;
 
 static const char *const STAGES_HELP =

@@ -17,6 +17,7 @@ typedef struct runner {
     rb_err *err;
     rb_clock clock;
     double dt;
+    double t_start;           /* the log's first sample: windows "from_start" count from it */
     const rb_channel **bound; /* every binding's channels, binding by binding (bound_off) */
     size_t *bound_off;        /* per binding: index of its first channel in bound; [n_signals] = total */
     size_t **select;          /* per binding: element indices (NULL: all) */
@@ -274,13 +275,16 @@ static int make_clock(runner *r)
     int rc = check_times(r, &sp, &clock_ch);
     if (rc)
         return rc;
-    double lo = fmax(sp.lo, p->t0), hi = fmin(sp.hi, p->t1);
+    double w0, w1;
+    r->t_start = rb_log_start(r->log);
+    rb_window_resolve(&p->window, r->t_start, &w0, &w1);
+    double lo = fmax(sp.lo, w0), hi = fmin(sp.hi, w1);
     if (!(hi >= lo)) {
         if (p->has_window)
             return rb_err_set(r->err, RB_EINPUT,
-                              "%s: the bound channels share no time inside the window [%.17g, %.17g] s "
+                              "%s: the bound channels share no time inside the window [%.17g, %.17g] s%s "
                               "(common span [%.17g, %.17g] s)",
-                              r->label, p->t0, p->t1, sp.lo, sp.hi);
+                              r->label, w0, w1, p->window.from_start ? " (window.from_start)" : "", sp.lo, sp.hi);
         return rb_err_set(r->err, RB_EINPUT,
                           "%s: the bound channels share no time span (latest start %.17g s, earliest end %.17g s)",
                           r->label, sp.lo, sp.hi);
@@ -426,6 +430,51 @@ static int run_loop(runner *r)
 }
 
 /* ---- metrics ------------------------------------------------------------------------------------------ */
+/* Metric m's window in the log's time: its own (a "from_start" one counted from the log's first sample), else from
+ * the clock's first sample plus the pipeline's settle (the filters' start-up) to the end. The report says which. */
+static int metric_window(runner *r, size_t m, double *t0, double *t1, double *settle)
+{
+    const rb_config_metric *mt = &r->p->metrics[m];
+    const rb_clock *clk = &r->res->clock;
+    char why[256];
+    long st = -1;
+    *settle = 0.0;
+    if (mt->has_window) {
+        char w[128];
+        rb_window_resolve(&mt->window, r->t_start, t0, t1);
+        rb_window_text(&mt->window, w, sizeof w);
+        snprintf(why, sizeof why, "its window %s", w);
+    } else {
+        *settle = rb_pipeline_settle(r->p, r->dt, &st);
+        *t0 = *settle > 0 && clk->n ? clk->t[0] + *settle : -INFINITY;
+        *t1 = INFINITY;
+        if (st >= 0)
+            snprintf(why, sizeof why, "start-up of %.4g s excluded (settle: stage %s, %s)", *settle,
+                     r->p->stages[st].id, r->p->stages[st].type->name);
+        else if (*settle > 0)
+            snprintf(why, sizeof why, "start-up of %.4g s excluded (the pipeline's settle)", *settle);
+        else
+            snprintf(why, sizeof why, "no start-up excluded (settle 0%s)", r->p->has_settle ? "" : ": none declared");
+    }
+    double lo = clk->n ? fmax(*t0, clk->t[0]) : NAN, hi = clk->n ? fmin(*t1, clk->t[clk->n - 1]) : NAN;
+    char *line = rb_asprintf("%s: metrics[%zu] %s: t from %.15g to %.15g s (clock from %.15g s): %s", r->res->run_name,
+                             m, mt->name, lo, hi, clk->n ? clk->t[0] : NAN, why);
+    int rc = line ? rb_report_add_window(r->res->report, line, r->err) : nomem(r);
+    rb_free(line);
+    return rc;
+}
+
+/* A metric's error, saying when the default start-up skip left it nothing to score. */
+static int metric_failed(runner *r, int rc, size_t m, double settle)
+{
+    if (rc == RB_EINPUT && settle > 0)
+        return rb_err_prefix(r->err, rc,
+                             "%s: metrics[%zu]: with the start-up of %g s excluded (settle; \"settle\": 0 scores "
+                             "every sample): ",
+                             r->label, m, settle);
+    return rb_err_prefix(r->err, rc, "%s: metrics[%zu]: ", r->label, m);
+}
+
 static int score(runner *r, size_t m, rb_stats *per)
 {
     const rb_config_metric *mt = &r->p->metrics[m];
@@ -433,12 +482,16 @@ static int score(runner *r, size_t m, rb_stats *per)
     if (e->width != ref->width)
         return rb_err_set(r->err, RB_EDIM, "%s: metrics[%zu]: estimate %s has %zu elements, reference %s has %zu",
                           r->label, m, mt->estimate, e->width, mt->reference, ref->width);
-    rb_metric_input in = {mt->estimate,    mt->reference, e->data, ref->data, r->res->clock.t,
-                          r->res->clock.n, e->width,      mt->t0,  mt->t1};
-    rb_stats all;
-    int rc = rb_metrics_compute(&in, per, &all, r->err);
+    double t0, t1, settle;
+    int rc = metric_window(r, m, &t0, &t1, &settle);
     if (rc)
-        return rb_err_prefix(r->err, rc, "%s: metrics[%zu]: ", r->label, m);
+        return rc;
+    rb_metric_input in = {mt->estimate,    mt->reference, e->data, ref->data, r->res->clock.t,
+                          r->res->clock.n, e->width,      t0,      t1};
+    rb_stats all;
+    rc = rb_metrics_compute(&in, per, &all, r->err);
+    if (rc)
+        return metric_failed(r, rc, m, settle);
     const char *run = r->res->run_name;
     for (size_t i = 0; !rc && i < e->width; i++)
         rc = rb_report_add(r->res->report, run, mt->name, mt->reference, e->names[i], &per[i], r->err);
@@ -464,13 +517,16 @@ static int score_confusion(runner *r, size_t m)
                              .where = mt->where,
                              .labels = mt->labels,
                              .reference_labels = mt->reference_labels};
+    double t0, t1, settle;
+    int rc = metric_window(r, m, &t0, &t1, &settle);
+    if (rc)
+        return rc;
     rb_confusion_input in = {mt->estimate,    mt->reference,   e->data,  ref->data, w ? w->data : NULL,
-                             r->res->clock.t, r->res->clock.n, e->width, mt->t0,    mt->t1};
-    int rc = rb_confusion_init(&c.table, mt->n_reference_labels, mt->n_labels, r->err);
-    if (!rc)
+                             r->res->clock.t, r->res->clock.n, e->width, t0,        t1};
+    if (!(rc = rb_confusion_init(&c.table, mt->n_reference_labels, mt->n_labels, r->err)))
         rc = rb_confusion_count(&in, &c.table, r->err);
     if (rc)
-        return rb_err_prefix(r->err, rc, "%s: metrics[%zu]: ", r->label, m);
+        return metric_failed(r, rc, m, settle);
     return rb_report_add_confusion(r->res->report, &c, r->err);
 }
 
