@@ -38,7 +38,10 @@ static const char *const COMPARE_HELP =
     "  -h, --help         this help\n"
     "\n"
     "Suite keys are documented in configs/README.md. Gate a CI job on the report with\n"
-    "'roboest check DIR/report.json RULES'.\n"
+    "'roboest check DIR/report.json RULES'. Windows are [t0, t1] (absolute s) or {\"from_start\":\n"
+    "[t0, t1]} (s after each log's first sample); without one, every variant of a log skips the\n"
+    "largest start-up of the variants' stages (the suite's \"settle\"; the report's provenance\n"
+    "\"log <name>: window\" says what was excluded).\n"
     "\n" CLI_EXIT_CODES_HELP;
 
 int cmd_compare(int argc, char **argv)

@@ -31,7 +31,10 @@ static const char *const RUN_HELP =
     "\"unit\": deg/s as rad/s; the output records the new unit, provenance the scale). A binding\n"
     "marked \"optional\" whose channels the log lacks is 0 wide (a warning), not an error. A metric's\n"
     "reference may be a channel of a separate truth file, aligned by time (\"reference_log\":\n"
-    "\"{log_dir}/{log_stem}_truth.h5\"; configs/README.md, \"Reference logs\").\n"
+    "\"{log_dir}/{log_stem}_truth.h5\"; configs/README.md, \"Reference logs\"). A window is\n"
+    "[t0, t1] (absolute s) or {\"from_start\": [t0, t1]} (s after the log's first sample). A metric\n"
+    "without one skips the stages' start-up (\"settle\": by default the largest settling time the\n"
+    "stage types declare, e.g. kf_derivative's; 0: none); the report's \"Scored windows\" says what.\n"
     "\n" CLI_EXIT_CODES_HELP;
 
 static const char *const STAGES_HELP =

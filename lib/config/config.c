@@ -167,10 +167,10 @@ int rb_cfg_want_choice(rb_cfg *c, const cJSON *v, const char *const *choices, si
     return rb_cfg_error(c, "unknown value '%s' (expected one of %s)", v->valuestring, list);
 }
 
-int rb_cfg_want_window(rb_cfg *c, const cJSON *v, double *t0, double *t1)
+static int want_bounds(rb_cfg *c, const cJSON *v, double *t0, double *t1)
 {
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 2)
-        return rb_cfg_error(c, "expected [t0, t1] in seconds");
+        return rb_cfg_error(c, "expected [t0, t1] in seconds or {\"from_start\": [t0, t1]}");
     double w[2];
     size_t i = 0;
     for (const cJSON *e = v->child; e; e = e->next, i++) {
@@ -185,6 +185,55 @@ int rb_cfg_want_window(rb_cfg *c, const cJSON *v, double *t0, double *t1)
     *t0 = w[0];
     *t1 = w[1];
     return RB_OK;
+}
+
+int rb_cfg_want_window(rb_cfg *c, const cJSON *v, bool absolute_only, rb_window *w)
+{
+    if (!cJSON_IsObject(v)) {
+        w->from_start = false;
+        return want_bounds(c, v, &w->t0, &w->t1);
+    }
+    if (absolute_only)
+        return rb_cfg_error(c, "expected [t0, t1] in seconds: {\"from_start\": ...} does not apply to this key");
+    static const char *const keys[] = {"from_start"};
+    int rc = rb_cfg_check_object(c, v, keys, 1);
+    const cJSON *b = rc ? NULL : cJSON_GetObjectItemCaseSensitive(v, "from_start");
+    if (!rc && !b)
+        rc = rb_cfg_error(c, "missing key 'from_start' ([t0, t1] s after the log's first sample)");
+    if (rc)
+        return rc;
+    rb_cfg_push_key(c, "from_start", 0);
+    rc = want_bounds(c, b, &w->t0, &w->t1);
+    rb_cfg_pop(c);
+    w->from_start = !rc;
+    return rc;
+}
+
+void rb_window_resolve(const rb_window *w, double t_start, double *t0, double *t1)
+{
+    double shift = w->from_start ? t_start : 0.0;
+    *t0 = w->t0 + shift;
+    *t1 = w->t1 + shift;
+}
+
+cJSON *rb_window_json(const rb_window *w)
+{
+    double v[2] = {w->t0, w->t1};
+    cJSON *a = cJSON_CreateDoubleArray(v, 2);
+    if (!a || !w->from_start)
+        return a;
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddItemToObject(o, "from_start", a)) {
+        cJSON_Delete(o);
+        cJSON_Delete(a);
+        return NULL;
+    }
+    return o;
+}
+
+void rb_window_text(const rb_window *w, char *buf, size_t n)
+{
+    snprintf(buf, n, "[%.17g, %.17g] s%s", w->t0, w->t1, w->from_start ? " after the log's first sample" : "");
 }
 
 /* Array of strings (each non-empty); *n may be 0 only when allow_empty. */

@@ -20,11 +20,12 @@ int rb_experiments_want_bootstrap(rb_cfg *c, const cJSON *v, rb_bootstrap *bs);
 /* An integer in [1, 1024]. */
 int rb_experiments_want_threads(rb_cfg *c, const cJSON *v, size_t *out);
 /* Where a variant {"name", "pipeline", <key>} of a suite or a validation goes (each a field of the caller's struct);
- * with t0 and t1 (non-NULL) the variant may also have a "window" [t0, t1] of its own (absent: untouched). */
+ * with has_window and window (non-NULL) the variant may also have a "window" of its own (absent: untouched). */
 typedef struct rb_experiments_variant {
     char **name, **pipeline_path, **signal;
     rb_pipeline **pipeline;
-    double *t0, *t1;
+    bool *has_window;
+    rb_window *window;
 } rb_experiments_variant;
 /* Parse one variant: the keys checked, the name valid, the pipeline (relative to the file) loaded, the signal named
  * by `key` found in it (with a suggestion) and marked recorded. RB_ECONFIG, RB_ENOMEM. */

@@ -54,7 +54,7 @@ int rb_experiments_parse_variant(rb_cfg *c, const rb_registry *reg, const cJSON 
 {
     const char *const keys[] = {"name", "pipeline", key, "window"};
     char *rel = NULL;
-    int rc = rb_cfg_check_object(c, v, keys, var->t0 ? 4 : 3);
+    int rc = rb_cfg_check_object(c, v, keys, var->window ? 4 : 3);
     if (!rc)
         rc = rb_cfg_member_string(c, v, "name", true, var->name);
     if (!rc && !rb_cfg_valid_name(*var->name)) {
@@ -68,10 +68,11 @@ int rb_experiments_parse_variant(rb_cfg *c, const rb_registry *reg, const cJSON 
         rc = rb_cfg_member_string(c, v, key, true, var->signal);
     if (!rc && !(*var->pipeline_path = rb_path_relative_to(c->base_file, rel)))
         rc = rb_cfg_nomem(c);
-    const cJSON *w = rc || !var->t0 ? NULL : rb_cfg_member(v, "window");
+    const cJSON *w = rc || !var->window ? NULL : rb_cfg_member(v, "window");
     if (w) {
         rb_cfg_push_key(c, "window", 0);
-        rc = rb_cfg_want_window(c, w, var->t0, var->t1);
+        rc = rb_cfg_want_window(c, w, false, var->window);
+        *var->has_window = !rc;
         rb_cfg_pop(c);
     }
     rb_free(rel);
@@ -91,8 +92,8 @@ int rb_experiments_variant_provenance(rb_provenance *pv, const char *name, const
 
 static int one_variant(sload *x, const cJSON *v, rb_suite_variant *var)
 {
-    rb_experiments_variant f = {&var->name, &var->pipeline_path, &var->estimate, &var->pipeline, &var->t0, &var->t1};
-    var->t0 = NAN, var->t1 = NAN; /* the suite's window */
+    rb_experiments_variant f = {&var->name,     &var->pipeline_path, &var->estimate,
+                                &var->pipeline, &var->has_window,    &var->window};
     return rb_experiments_parse_variant(&x->c, x->reg, v, "estimate", &f);
 }
 
@@ -195,7 +196,15 @@ static int parse_window(rb_cfg *c, const cJSON *v)
 {
     sload *x = (sload *)c;
     x->s->has_window = true;
-    return rb_cfg_want_window(c, v, &x->s->t0, &x->s->t1);
+    return rb_cfg_want_window(c, v, false, &x->s->window);
+}
+
+static int parse_settle(rb_cfg *c, const cJSON *v)
+{
+    sload *x = (sload *)c;
+    x->s->has_settle = true;
+    int rc = rb_cfg_want_number(c, v, &x->s->settle);
+    return rc ? rc : rb_cfg_check_rule(c, x->s->settle, RB_CFG_NON_NEGATIVE);
 }
 
 /* A statistic that needs a section of the suite names it; NULL when it needs none. */
@@ -280,7 +289,9 @@ static int parse_events(rb_cfg *c, const cJSON *v)
         rc = rb_cfg_error(c, "missing key 'window' ([a, b] in s, relative to each event)");
     if (!rc) {
         rb_cfg_push_key(c, "window", 0);
-        rc = rb_cfg_want_window(c, e, &x->s->events_a, &x->s->events_b);
+        rb_window w;
+        if (!(rc = rb_cfg_want_window(c, e, true, &w)))
+            x->s->events_a = w.t0, x->s->events_b = w.t1;
         rb_cfg_pop(c);
     }
     return rc;
@@ -472,8 +483,7 @@ static int one_trace(sload *x, const cJSON *v, rb_suite_trace *tr)
 {
     static const char *const keys[] = {"joint", "log", "window"};
     rb_cfg *c = &x->c;
-    tr->t0 = -INFINITY;
-    tr->t1 = INFINITY;
+    tr->window = (rb_window){-INFINITY, INFINITY, false};
     int rc = rb_cfg_check_object(c, v, keys, 3);
     if (!rc)
         rc = rb_cfg_member_string(c, v, "joint", true, &tr->joint);
@@ -490,7 +500,7 @@ static int one_trace(sload *x, const cJSON *v, rb_suite_trace *tr)
     if (!rc && (e = rb_cfg_member(v, "window"))) {
         rb_cfg_push_key(c, "window", 0);
         tr->has_window = true;
-        rc = rb_cfg_want_window(c, e, &tr->t0, &tr->t1);
+        rc = rb_cfg_want_window(c, e, false, &tr->window);
         rb_cfg_pop(c);
     }
     return rc;
@@ -642,6 +652,7 @@ static const rb_cfg_section sections[] = {
     {"reference_log", false, parse_reference_log},
     {"joints", false, parse_joints},
     {"window", false, parse_window},
+    {"settle", false, parse_settle},
     {"steps", false, parse_steps},
     {"events", false, parse_events},
     {"statistics", false, parse_statistics},
@@ -700,8 +711,7 @@ static int init_suite(void *doc, const char *file, const char *name, const char 
     s->n_stats = 3;
     s->stats[0] = 0, s->stats[1] = 1, s->stats[2] = 2;
     s->bootstrap = (rb_bootstrap){2000, 0, 0.95};
-    s->t0 = -INFINITY;
-    s->t1 = INFINITY;
+    s->window = (rb_window){-INFINITY, INFINITY, false};
     return s->sha256 && s->path && s->name ? RB_OK : RB_ENOMEM;
 }
 

@@ -20,6 +20,9 @@ typedef struct log_data {
     rb_interval *shaded; /* active stretches of the contact channel */
     size_t n_events;
     double *event_times; /* samples of the events channel at which an element changed value */
+    double t_start;      /* the log's first sample (windows "from_start") */
+    double settle;       /* without a window: each run scored from its clock's first sample + settle */
+    char *settle_why;    /* which variant's stage sets it, for the report */
 } log_data;
 
 /* What one pair leaves behind (its own slot, written by one thread only). */
@@ -166,6 +169,37 @@ static int read_log(void *ctx, size_t l, rb_err *err)
     return rc;
 }
 
+/* The start-up every variant skips on this log when neither it nor the suite has a window: the suite's "settle", else
+ * the largest of the variants' pipelines' (rb_pipeline_settle at the period each runs at), so that every variant is
+ * scored on the same samples. */
+static int log_settle(job *jb, log_data *ld, rb_err *err)
+{
+    const rb_suite *s = jb->s;
+    ld->t_start = rb_log_start(ld->log);
+    ld->settle = s->has_settle ? s->settle : 0.0;
+    size_t by = SIZE_MAX;
+    long stage = -1;
+    for (size_t v = 0; v < s->n_variants && !s->has_settle; v++) {
+        const rb_pipeline *p = s->variants[v].pipeline;
+        long st;
+        double t = rb_pipeline_settle(p, rb_pipeline_period(p, ld->log), &st);
+        if (t > ld->settle)
+            ld->settle = t, by = v, stage = st;
+    }
+    if (s->has_settle)
+        ld->settle_why = rb_asprintf("the suite's settle %.4g s", s->settle);
+    else if (by == SIZE_MAX)
+        ld->settle_why = rb_strdup("no start-up excluded (settle 0: none declared)");
+    else if (stage < 0)
+        ld->settle_why = rb_asprintf("start-up of %.4g s excluded (variant %s: its pipeline's settle)", ld->settle,
+                                     s->variants[by].name);
+    else
+        ld->settle_why = rb_asprintf("start-up of %.4g s excluded (settle: variant %s, stage %s, %s)", ld->settle,
+                                     s->variants[by].name, s->variants[by].pipeline->stages[stage].id,
+                                     s->variants[by].pipeline->stages[stage].type->name);
+    return ld->settle_why ? RB_OK : nomem(err);
+}
+
 /* In log order, once every log is read. */
 static int prepare_log(job *jb, size_t l, rb_err *err)
 {
@@ -185,7 +219,7 @@ static int prepare_log(job *jb, size_t l, rb_err *err)
         rc = contact_intervals(s, ld, err);
     if (!rc && s->events_channel)
         rc = event_times(s, ld, err);
-    return rc;
+    return rc ? rc : log_settle(jb, ld, err);
 }
 
 /* The index of a joint name (NULL: all joints, n_joints); SIZE_MAX when it is not scored. */
@@ -261,11 +295,22 @@ static int match_columns(const job *jb, const log_data *ld, const rb_suite_varia
 }
 
 /* The clock samples [*k0, *k1) that the reference channel and the window cover. */
+/* The times scored on one log: the variant's window, else the suite's (a "from_start" one counted from the log's
+ * first sample), else from the clock's first sample plus the start-up (settle) to the end. */
+static void scored_window(const job *jb, const log_data *ld, const rb_suite_variant *var, const rb_clock *clk,
+                          double *t0, double *t1)
+{
+    rb_window_resolve(var->has_window ? &var->window : &jb->s->window, ld->t_start, t0, t1);
+    if (!var->has_window && !jb->s->has_window && ld->settle > 0 && clk->n)
+        *t0 = clk->t[0] + ld->settle;
+}
+
 static int scored_range(const job *jb, const log_data *ld, const rb_suite_variant *var, const rb_clock *clk, size_t *k0,
                         size_t *k1, rb_err *err)
 {
     const rb_channel *ref = ld->ref;
-    double t0 = isnan(var->t0) ? jb->s->t0 : var->t0, t1 = isnan(var->t1) ? jb->s->t1 : var->t1;
+    double t0, t1;
+    scored_window(jb, ld, var, clk, &t0, &t1);
     double lo = fmax(ref->time[0], t0), hi = fmin(ref->time[ref->n_samples - 1], t1);
     *k0 = 0;
     while (*k0 < clk->n && clk->t[*k0] < lo)
@@ -279,8 +324,10 @@ static int scored_range(const job *jb, const log_data *ld, const rb_suite_varian
                       "%s: reference channel %s (t from %.17g to %.17g s)%s covers no sample of the run's clock (t "
                       "from %.17g to %.17g s)",
                       ld->label, ref->name, ref->time[0], ref->time[ref->n_samples - 1],
-                      jb->s->has_window || !isnan(var->t0) ? " inside the window" : "", clk->n ? clk->t[0] : NAN,
-                      clk->n ? clk->t[clk->n - 1] : NAN);
+                      jb->s->has_window || var->has_window ? " inside the window"
+                      : ld->settle > 0                     ? " after the excluded start-up (settle)"
+                                                           : "",
+                      clk->n ? clk->t[0] : NAN, clk->n ? clk->t[clk->n - 1] : NAN);
 }
 
 /* The step and event statistics, when the suite asks for them: every joint must have a step, the log an event. */
@@ -380,12 +427,14 @@ static int score(const job *jb, const log_data *ld, const rb_suite_variant *var,
         size_t j = 0;
         while (strcmp(jb->joints[j], tr->joint) != 0)
             j++;
+        double w0, w1;
+        rb_window_resolve(&tr->window, ld->t_start, &w0, &w1);
         po->trace_t[k] = rb_malloc((res->clock.n ? res->clock.n : 1) * sizeof(double));
         po->trace_y[k] = rb_malloc((res->clock.n ? res->clock.n : 1) * sizeof(double));
         if (!po->trace_t[k] || !po->trace_y[k])
             rc = nomem(err);
         for (size_t i = 0; !rc && i < res->clock.n; i++)
-            if (res->clock.t[i] >= tr->t0 && res->clock.t[i] <= tr->t1) {
+            if (res->clock.t[i] >= w0 && res->clock.t[i] <= w1) {
                 po->trace_t[k][po->trace_n[k]] = res->clock.t[i];
                 po->trace_y[k][po->trace_n[k]++] = est->data[i * est->width + col[j]];
             }
@@ -400,7 +449,8 @@ static int score(const job *jb, const log_data *ld, const rb_suite_variant *var,
  * are not scored, and a warning of the run says how many. */
 static int note_outside(const job *jb, const log_data *ld, const rb_suite_variant *var, rb_run_result *res, rb_err *err)
 {
-    double t0 = isnan(var->t0) ? jb->s->t0 : var->t0, t1 = isnan(var->t1) ? jb->s->t1 : var->t1;
+    double t0, t1;
+    scored_window(jb, ld, var, &res->clock, &t0, &t1);
     double lo = ld->ref->time[0], hi = ld->ref->time[ld->ref->n_samples - 1];
     size_t outside = 0;
     for (size_t k = 0; k < res->clock.n; k++)
@@ -469,6 +519,38 @@ static int run_pool(job *jb, int (*task)(void *, size_t, rb_err *), size_t n, bo
 
 /* ---- the table ------------------------------------------------------------------------------------------------ */
 
+/* "log <name>: window": the suite's window resolved on the log, or the start-up the runs skip without one; a variant
+ * with its own window adds "log <name>: variant <v>: window". */
+static int window_provenance(const job *jb, rb_provenance *pv, size_t l, rb_err *err)
+{
+    const rb_suite *s = jb->s;
+    const log_data *ld = &jb->logs[l];
+    char w[128];
+    double t0, t1;
+    int rc = RB_OK;
+    if (s->has_window) {
+        rb_window_text(&s->window, w, sizeof w);
+        rb_window_resolve(&s->window, ld->t_start, &t0, &t1);
+        char *text = rb_asprintf("t from %.15g to %.15g s (the suite's window %s)", t0, t1, w);
+        rc = text ? rb_provenance_addf(pv, text, err, "log %s: window", s->log_names[l]) : nomem(err);
+        rb_free(text);
+    } else {
+        rc = rb_provenance_addf(pv, ld->settle_why, err, "log %s: window", s->log_names[l]);
+    }
+    for (size_t v = 0; !rc && v < s->n_variants; v++) {
+        if (!s->variants[v].has_window)
+            continue;
+        rb_window_text(&s->variants[v].window, w, sizeof w);
+        rb_window_resolve(&s->variants[v].window, ld->t_start, &t0, &t1);
+        char *text = rb_asprintf("t from %.15g to %.15g s (%s)", t0, t1, w);
+        rc = text
+                 ? rb_provenance_addf(pv, text, err, "log %s: variant %s: window", s->log_names[l], s->variants[v].name)
+                 : nomem(err);
+        rb_free(text);
+    }
+    return rc;
+}
+
 static int provenance(const job *jb, rb_comparison *c, rb_err *err)
 {
     const rb_suite *s = jb->s;
@@ -485,6 +567,8 @@ static int provenance(const job *jb, rb_comparison *c, rb_err *err)
         rc = rb_provenance_addf(&pv, jb->logs[l].files, err, "log %s: input", s->log_names[l]);
         if (!rc) /* variant 0's */
             rc = rb_provenance_addf(&pv, jb->out[l].input_sha256, err, "log %s: input_sha256", s->log_names[l]);
+        if (!rc) /* the scored samples: the window, or what the start-up skip excluded */
+            rc = window_provenance(jb, &pv, l, err);
     }
     if (!rc)
         rc = rb_comparison_set_provenance(c, &pv, err);
@@ -611,10 +695,8 @@ static int trace_figure(const job *jb, size_t k, rb_err *err)
             t1 = fmax(t1, po->trace_t[k][po->trace_n[k] - 1]);
         }
     }
-    if (tr->has_window) {
-        t0 = tr->t0;
-        t1 = tr->t1;
-    }
+    if (tr->has_window)
+        rb_window_resolve(&tr->window, ld->t_start, &t0, &t1);
     char *title = rb_asprintf("%s: %s on %s", s->name, tr->joint, s->log_names[tr->log]);
     char *file = rb_asprintf("trace_%s_%s_%zu.svg", s->log_names[tr->log], tr->joint, k);
     char *svg = NULL;
@@ -709,6 +791,7 @@ static void free_job(job *jb)
         rb_free(ld->sel);
         rb_free(ld->shaded);
         rb_free(ld->event_times);
+        rb_free(ld->settle_why);
     }
     rb_free(jb->logs);
     for (size_t i = 0; jb->out && i < jb->n_pairs; i++) {

@@ -100,7 +100,9 @@ static int parse_jets_off(rb_cfg *c, const cJSON *v)
     int rc = RB_OK;
     for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
         rb_cfg_push_index(c, i);
-        rc = rb_cfg_want_window(c, e, &x->tv->jets_off[i].t0, &x->tv->jets_off[i].t1);
+        rb_window w;
+        if (!(rc = rb_cfg_want_window(c, e, true, &w)))
+            x->tv->jets_off[i] = (rb_interval){w.t0, w.t1};
         if (!rc && i == 1 && !(x->tv->jets_off[0].t1 < x->tv->jets_off[1].t0))
             rc = rb_cfg_error(c, "the end window must start after the start window ends (%g s)", x->tv->jets_off[0].t1);
         rb_cfg_pop(c);
@@ -113,7 +115,11 @@ static int parse_ramp(rb_cfg *c, const cJSON *v)
 {
     tload *x = (tload *)c;
     x->tv->has_ramp = true;
-    return rb_cfg_want_window(c, v, &x->tv->ramp.t0, &x->tv->ramp.t1);
+    rb_window w;
+    int rc = rb_cfg_want_window(c, v, true, &w);
+    if (!rc)
+        x->tv->ramp = (rb_interval){w.t0, w.t1};
+    return rc;
 }
 
 static int parse_correction(rb_cfg *c, const cJSON *v)

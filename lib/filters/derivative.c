@@ -1,6 +1,9 @@
 /* The constant-acceleration derivative filter of the joint-torque paper (eq. 3; roboest/filters.h): one element's
  * 3-state KF on the module's linear KF, stepped on the clock's actual intervals. */
+#include <float.h>
+#include <lapacke.h>
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "roboest/filters.h"
@@ -19,6 +22,47 @@ void rb_kfd_model(const rb_kfd_params *par, double dt, double F[9], double Q[9])
     const double g[9] = {dt5 / 20, dt4 / 8, dt3 / 6, dt4 / 8, dt3 / 3, dt2 / 2, dt3 / 6, dt2 / 2, dt};
     for (int i = 0; i < 9; i++)
         Q[i] = q * g[i];
+}
+
+double rb_kfd_time_constant(const rb_kfd_params *par, double dt)
+{
+    if (!(dt > 0) || !isfinite(dt))
+        return INFINITY;
+    double F[9], Q[9], P[9] = {par->p0[0], 0, 0, 0, par->p0[1], 0, 0, 0, par->p0[2]}, K[3] = {0, 0, 0};
+    rb_kfd_model(par, dt, F, Q);
+    bool steady = false;
+    for (int it = 0; it < 1000000 && !steady; it++) {
+        double FP[9], M[9], Kn[3];
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++)
+                FP[3 * i + j] = F[3 * i] * P[j] + F[3 * i + 1] * P[3 + j] + F[3 * i + 2] * P[6 + j];
+        for (int i = 0; i < 3; i++) /* M = F P F' + Q */
+            for (int j = 0; j < 3; j++)
+                M[3 * i + j] =
+                    FP[3 * i] * F[3 * j] + FP[3 * i + 1] * F[3 * j + 1] + FP[3 * i + 2] * F[3 * j + 2] + Q[3 * i + j];
+        double S = M[0] + par->r, change = 0;
+        for (int i = 0; i < 3; i++) {
+            Kn[i] = M[3 * i] / S;
+            change = fmax(change, fabs(Kn[i] - K[i]) / fmax(fabs(Kn[i]), DBL_MIN));
+            K[i] = Kn[i];
+        }
+        for (int i = 0; i < 3; i++) /* P = M - K M[0, :] */
+            for (int j = 0; j < 3; j++)
+                P[3 * i + j] = M[3 * i + j] - K[i] * M[j];
+        steady = it > 0 && change < 1e-12;
+    }
+    if (!steady)
+        return INFINITY;
+    double A[9], wr[3], wi[3];
+    for (int i = 0; i < 3; i++) /* (I - K H) F with H = [1 0 0] */
+        for (int j = 0; j < 3; j++)
+            A[3 * i + j] = F[3 * i + j] - K[i] * F[j];
+    if (LAPACKE_dgeev(LAPACK_ROW_MAJOR, 'N', 'N', 3, A, 3, wr, wi, NULL, 1, NULL, 1) != 0)
+        return INFINITY;
+    double rho = 0;
+    for (int i = 0; i < 3; i++)
+        rho = fmax(rho, hypot(wr[i], wi[i]));
+    return rho < 1 ? (rho > 0 ? -dt / log(rho) : 0.0) : INFINITY;
 }
 
 int rb_kfd_init(rb_kfd *e, const rb_kfd_params *par, rb_err *err)

@@ -83,6 +83,21 @@ int rb_log_note_skipped(rb_log *log, const char *name, const char *reason, rb_er
     return RB_OK;
 }
 
+double rb_log_start(const rb_log *log)
+{
+    double t = NAN;
+    for (size_t c = 0; c < log->n_channels; c++) {
+        const rb_channel *ch = &log->channels[c];
+        for (size_t k = 0; k < ch->n_samples; k++)
+            if (isfinite(ch->time[k])) { /* times increase: the first finite one is the channel's earliest */
+                if (!(ch->time[k] >= t))
+                    t = ch->time[k];
+                break;
+            }
+    }
+    return t;
+}
+
 const rb_channel *rb_log_find(const rb_log *log, const char *name)
 {
     for (size_t c = 0; c < log->n_channels; c++)

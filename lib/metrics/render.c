@@ -149,6 +149,13 @@ static void render_markdown(const rb_report *rep, sbuf *b)
         rb_sb_printf(b, " %zu |\n", row->stats.n);
     }
     rb_report_md_confusions(rep, b);
+    if (rep->n_windows)
+        rb_sb_puts(b, "\n## Scored windows\n\n");
+    for (size_t k = 0; k < rep->n_windows; k++) {
+        rb_sb_puts(b, "- ");
+        rb_sb_put_line_text(b, rep->windows[k]);
+        rb_sb_putc(b, '\n');
+    }
     if (rep->has_faults)
         md_faults(rep, b);
     if (rep->n_warnings)
@@ -255,6 +262,10 @@ static cJSON *json_tree(const rb_report *rep)
         ok = text && cJSON_AddRawToObject(root, "confusions", text);
         rb_free(text);
     }
+    cJSON *windows = ok && rows && rep->n_windows ? cJSON_AddArrayToObject(root, "windows") : NULL;
+    for (size_t k = 0; windows && k < rep->n_windows; k++)
+        ok = ok && cJSON_AddItemToArray(windows, cJSON_CreateString(rep->windows[k]));
+    ok = ok && (windows || !rep->n_windows);
     if (ok && rows && rep->has_faults)
         ok = json_faults(root, rep);
     cJSON *warnings = ok && rows && rep->n_warnings ? cJSON_AddArrayToObject(root, "warnings") : NULL;
@@ -325,6 +336,11 @@ static void render_csv(const rb_report *rep, sbuf *b)
     if (rep->has_faults)
         csv_faults(rep, b);
     rb_report_csv_confusions(rep, b);
+    for (size_t k = 0; k < rep->n_windows; k++) {
+        rb_sb_puts(b, "# window: ");
+        rb_sb_put_line_text(b, rep->windows[k]);
+        rb_sb_putc(b, '\n');
+    }
     for (size_t k = 0; k < rep->n_warnings; k++) {
         rb_sb_puts(b, "# warning: ");
         rb_sb_put_line_text(b, rep->warnings[k]);

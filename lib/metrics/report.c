@@ -54,6 +54,7 @@ void rb_report_free(rb_report *rep)
         free_fault(&rep->faults[k]);
     rb_free(rep->faults);
     rb_strings_free(rep->warnings, rep->n_warnings);
+    rb_strings_free(rep->windows, rep->n_windows);
     rb_report_confusions_free(rep);
     rb_free(rep->rows);
     rb_free(rep->attr_keys);
@@ -118,6 +119,19 @@ int rb_report_add_warning(rb_report *rep, const char *line, rb_err *err)
         return rb_err_set(err, RB_ENOMEM, "out of memory");
     }
     rep->warnings[rep->n_warnings++] = copy;
+    return RB_OK;
+}
+
+int rb_report_add_window(rb_report *rep, const char *line, rb_err *err)
+{
+    if (!rep || !line)
+        return rb_err_set(err, RB_EINVAL, "rb_report_add_window: NULL argument");
+    char *copy = rb_strdup(line);
+    if (!copy || !reserve((void **)&rep->windows, &rep->cap_windows, rep->n_windows, sizeof *rep->windows)) {
+        rb_free(copy);
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    }
+    rep->windows[rep->n_windows++] = copy;
     return RB_OK;
 }
 

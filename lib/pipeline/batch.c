@@ -130,6 +130,8 @@ static int summarize(rb_run_summary *sum, rb_run_result *res, char **inputs, cha
         rc = rb_report_add_fault(sum->report, &res->report->faults[i], err);
     for (size_t i = 0; !rc && i < res->report->n_warnings; i++)
         rc = rb_report_add_warning(sum->report, res->report->warnings[i], err);
+    for (size_t i = 0; !rc && i < res->report->n_windows; i++)
+        rc = rb_report_add_window(sum->report, res->report->windows[i], err);
     for (size_t i = 0; !rc && i < res->report->n_confusions; i++)
         rc = rb_report_add_confusion(sum->report, &res->report->confusions[i], err);
     return rc;

@@ -157,7 +157,15 @@ static int parse_window(rb_cfg *c, const cJSON *v)
 {
     pload *x = (pload *)c;
     x->p->has_window = true;
-    return rb_cfg_want_window(c, v, &x->p->t0, &x->p->t1);
+    return rb_cfg_want_window(c, v, false, &x->p->window);
+}
+
+static int parse_settle(rb_cfg *c, const cJSON *v)
+{
+    pload *x = (pload *)c;
+    x->p->has_settle = true;
+    int rc = rb_cfg_want_number(c, v, &x->p->settle);
+    return rc ? rc : rb_cfg_check_rule(c, x->p->settle, RB_CFG_NON_NEGATIVE);
 }
 
 static int parse_gap_factor(rb_cfg *c, const cJSON *v)
@@ -616,12 +624,11 @@ static int parse_metric(pload *x, const cJSON *v, void *item)
         rc = rb_cfg_member_string(&x->c, v, "name", false, &m->name);
     if (!rc && !m->name && !(m->name = rb_strdup(m->estimate)))
         rc = rb_cfg_nomem(&x->c);
-    m->t0 = -INFINITY;
-    m->t1 = INFINITY;
+    m->window = (rb_window){-INFINITY, INFINITY, false};
     const cJSON *w = rb_cfg_member(v, "window");
     if (!rc && w) {
         rb_cfg_push_key(&x->c, "window", 0);
-        rc = rb_cfg_want_window(&x->c, w, &m->t0, &m->t1);
+        rc = rb_cfg_want_window(&x->c, w, false, &m->window);
         m->has_window = true;
         rb_cfg_pop(&x->c);
     }
@@ -677,6 +684,7 @@ static const rb_cfg_section sections[] = {
     {"clock", true, parse_clock},      {"window", false, parse_window},   {"gap_factor", false, parse_gap_factor},
     {"signals", true, parse_signals},  {"stages", false, parse_stages},   {"outputs", false, parse_outputs},
     {"metrics", false, parse_metrics}, {"reports", false, parse_reports}, {"faults", false, rb_pipeline_parse_faults},
+    {"settle", false, parse_settle},
 };
 
 /* ---- entry points ------------------------------------------------------------------------------------------- */
@@ -765,8 +773,7 @@ static int init_pipeline(void *doc, const char *file, const char *name, const ch
     p->config_sha256 = rb_strdup(sha256);
     p->config_path = rb_strdup(file);
     p->name = rb_strdup(name);
-    p->t0 = -INFINITY;
-    p->t1 = INFINITY;
+    p->window = (rb_window){-INFINITY, INFINITY, false};
     p->gap_factor = 3.0;
     rb_pipeline_faults_default(p);
     return p->config_sha256 && p->config_path && p->name ? RB_OK : RB_ENOMEM;

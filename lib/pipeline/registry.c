@@ -108,6 +108,8 @@ static int check_type(const rb_stage_type *t, rb_err *err)
         return rb_err_set(err, RB_EINVAL, "stage type %s: needs a name, create and step", t->name ? t->name : "?");
     if (!names_unique(t->inputs, t->n_inputs) || !names_unique(t->outputs, t->n_outputs))
         return rb_err_set(err, RB_EINVAL, "stage type %s: port names must be non-empty and unique", t->name);
+    if (t->settle && !(t->settle_doc && t->settle_doc[0]))
+        return rb_err_set(err, RB_EINVAL, "stage type %s: a settle function needs its settle_doc", t->name);
     if (t->n_inputs < 64 && t->optional_inputs >> t->n_inputs)
         return rb_err_set(err, RB_EINVAL, "stage type %s: optional_inputs marks a port it does not have", t->name);
     for (size_t i = 0; i < t->n_params; i++) {

@@ -4,12 +4,6 @@
 
 #include "pipeline_internal.h"
 
-static cJSON *window(double t0, double t1)
-{
-    const double w[2] = {t0, t1};
-    return cJSON_CreateDoubleArray(w, 2);
-}
-
 static void add_model_logs_clock(rb_cfg_builder *b, cJSON *root, const rb_pipeline *p)
 {
     if (p->model_urdf) {
@@ -37,7 +31,9 @@ static void add_model_logs_clock(rb_cfg_builder *b, cJSON *root, const rb_pipeli
     else if (clock)
         rb_cfg_add(b, clock, "rate", cJSON_CreateNumber(p->clock_rate));
     if (p->has_window)
-        rb_cfg_add(b, root, "window", window(p->t0, p->t1));
+        rb_cfg_add(b, root, "window", rb_window_json(&p->window));
+    if (p->has_settle)
+        rb_cfg_add(b, root, "settle", cJSON_CreateNumber(p->settle));
     rb_cfg_add(b, root, "gap_factor", cJSON_CreateNumber(p->gap_factor));
 }
 
@@ -137,7 +133,7 @@ static void add_outputs_metrics_reports(rb_cfg_builder *b, cJSON *root, const rb
         rb_cfg_add(b, o, "estimate", cJSON_CreateString(m->estimate));
         rb_cfg_add(b, o, "reference", cJSON_CreateString(m->reference));
         if (m->has_window)
-            rb_cfg_add(b, o, "window", window(m->t0, m->t1));
+            rb_cfg_add(b, o, "window", rb_window_json(&m->window));
         rb_cfg_add(b, o, "name", cJSON_CreateString(m->name));
         if (m->confusion) {
             rb_cfg_add(b, o, "labels", rb_cfg_strings((const char *const *)m->labels, m->n_labels));

@@ -17,6 +17,7 @@ typedef struct runner {
     rb_err *err;
     rb_clock clock;
     double dt;
+    double t_start;           /* the log's first sample: windows "from_start" count from it */
     const rb_channel **bound; /* every binding's channels, binding by binding (bound_off) */
     size_t *bound_off;        /* per binding: index of its first channel in bound; [n_signals] = total */
     size_t **select;          /* per binding: element indices (NULL: all) */
@@ -302,16 +303,19 @@ static int make_clock(runner *r)
     int rc = check_times(r, &sp, &clock_ch);
     if (rc)
         return rc;
-    double lo = fmax(sp.lo, p->t0), hi = fmin(sp.hi, p->t1);
+    double w0, w1;
+    r->t_start = rb_log_start(r->log);
+    rb_window_resolve(&p->window, r->t_start, &w0, &w1);
+    double lo = fmax(sp.lo, w0), hi = fmin(sp.hi, w1);
     if (!isfinite(sp.lo) && !isfinite(sp.hi)) /* every binding optional and absent, no clock channel */
         return rb_err_set(r->err, RB_ENOTFOUND, "%s: the log has none of the bound channels (all optional: %s, ...)",
                           r->label, p->signals[0].channel);
     if (!(hi >= lo)) {
         if (p->has_window)
             return rb_err_set(r->err, RB_EINPUT,
-                              "%s: the bound channels share no time inside the window [%.17g, %.17g] s "
+                              "%s: the bound channels share no time inside the window [%.17g, %.17g] s%s "
                               "(common span [%.17g, %.17g] s)",
-                              r->label, p->t0, p->t1, sp.lo, sp.hi);
+                              r->label, w0, w1, p->window.from_start ? " (window.from_start)" : "", sp.lo, sp.hi);
         return rb_err_set(r->err, RB_EINPUT,
                           "%s: the bound channels share no time span (latest start %.17g s, earliest end %.17g s)",
                           r->label, sp.lo, sp.hi);
@@ -459,6 +463,51 @@ static int run_loop(runner *r)
 }
 
 /* ---- metrics ------------------------------------------------------------------------------------------ */
+/* Metric m's window in the log's time: its own (a "from_start" one counted from the log's first sample), else from
+ * the clock's first sample plus the pipeline's settle (the filters' start-up) to the end. The report says which. */
+static int metric_window(runner *r, size_t m, double *t0, double *t1, double *settle)
+{
+    const rb_config_metric *mt = &r->p->metrics[m];
+    const rb_clock *clk = &r->res->clock;
+    char why[256];
+    long st = -1;
+    *settle = 0.0;
+    if (mt->has_window) {
+        char w[128];
+        rb_window_resolve(&mt->window, r->t_start, t0, t1);
+        rb_window_text(&mt->window, w, sizeof w);
+        snprintf(why, sizeof why, "its window %s", w);
+    } else {
+        *settle = rb_pipeline_settle(r->p, r->dt, &st);
+        *t0 = *settle > 0 && clk->n ? clk->t[0] + *settle : -INFINITY;
+        *t1 = INFINITY;
+        if (st >= 0)
+            snprintf(why, sizeof why, "start-up of %.4g s excluded (settle: stage %s, %s)", *settle,
+                     r->p->stages[st].id, r->p->stages[st].type->name);
+        else if (*settle > 0)
+            snprintf(why, sizeof why, "start-up of %.4g s excluded (the pipeline's settle)", *settle);
+        else
+            snprintf(why, sizeof why, "no start-up excluded (settle 0%s)", r->p->has_settle ? "" : ": none declared");
+    }
+    double lo = clk->n ? fmax(*t0, clk->t[0]) : NAN, hi = clk->n ? fmin(*t1, clk->t[clk->n - 1]) : NAN;
+    char *line = rb_asprintf("%s: metrics[%zu] %s: t from %.15g to %.15g s (clock from %.15g s): %s", r->res->run_name,
+                             m, mt->name, lo, hi, clk->n ? clk->t[0] : NAN, why);
+    int rc = line ? rb_report_add_window(r->res->report, line, r->err) : nomem(r);
+    rb_free(line);
+    return rc;
+}
+
+/* A metric's error, saying when the default start-up skip left it nothing to score. */
+static int metric_failed(runner *r, int rc, size_t m, double settle)
+{
+    if (rc == RB_EINPUT && settle > 0)
+        return rb_err_prefix(r->err, rc,
+                             "%s: metrics[%zu]: with the start-up of %g s excluded (settle; \"settle\": 0 scores "
+                             "every sample): ",
+                             r->label, m, settle);
+    return rb_err_prefix(r->err, rc, "%s: metrics[%zu]: ", r->label, m);
+}
+
 /* A metric's reference on the clock: a signal, or (reference_log) a channel of another file resampled onto the
  * clock samples it covers, the others left out of [t0, t1] and counted in a warning. */
 typedef struct metric_ref {
@@ -468,7 +517,7 @@ typedef struct metric_ref {
     double *owned;
 } metric_ref;
 
-static int reference_from_file(runner *r, size_t m, metric_ref *mr)
+static int reference_from_file(runner *r, size_t m, double t0, double t1, metric_ref *mr)
 {
     const rb_config_metric *mt = &r->p->metrics[m];
     const rb_clock *clk = &r->res->clock;
@@ -487,10 +536,10 @@ static int reference_from_file(runner *r, size_t m, metric_ref *mr)
         for (k1 = k0; k1 < clk->n && clk->t[k1] <= hi;)
             k1++;
         for (size_t k = 0; k < clk->n; k++)
-            outside += (k < k0 || k >= k1) && clk->t[k] >= mt->t0 && clk->t[k] <= mt->t1;
+            outside += (k < k0 || k >= k1) && clk->t[k] >= t0 && clk->t[k] <= t1;
         mr->width = ch->n_elements;
-        mr->t0 = fmax(mt->t0, lo);
-        mr->t1 = fmin(mt->t1, hi);
+        mr->t0 = fmax(t0, lo);
+        mr->t1 = fmin(t1, hi);
         if (!(mr->owned = rb_calloc(clk->n * mr->width + 1, sizeof(double))))
             rc = nomem(r);
     }
@@ -515,12 +564,13 @@ static int reference_from_file(runner *r, size_t m, metric_ref *mr)
     return rc;
 }
 
-static int metric_reference(runner *r, size_t m, metric_ref *mr)
+/* The reference over the metric's window [t0, t1] (metric_window). */
+static int metric_reference(runner *r, size_t m, double t0, double t1, metric_ref *mr)
 {
     const rb_config_metric *mt = &r->p->metrics[m];
-    *mr = (metric_ref){NULL, 0, mt->t0, mt->t1, NULL};
+    *mr = (metric_ref){NULL, 0, t0, t1, NULL};
     if (mt->reference_log.path)
-        return reference_from_file(r, m, mr);
+        return reference_from_file(r, m, t0, t1, mr);
     mr->data = r->eng.sig[mt->reference_index].data;
     mr->width = r->eng.sig[mt->reference_index].width;
     return RB_OK;
@@ -530,19 +580,26 @@ static int score(runner *r, size_t m, rb_stats *per)
 {
     const rb_config_metric *mt = &r->p->metrics[m];
     const rb_live_signal *e = &r->eng.sig[mt->estimate_index];
+    double t0, t1, settle;
+    int rc = metric_window(r, m, &t0, &t1, &settle);
+    if (rc)
+        return rc;
     metric_ref ref;
-    int rc = metric_reference(r, m, &ref);
+    rc = metric_reference(r, m, t0, t1, &ref);
     if (!rc && e->width != ref.width)
         rc = rb_err_set(r->err, RB_EDIM, "%s: metrics[%zu]: estimate %s has %zu elements, reference %s has %zu",
                         r->label, m, mt->estimate, e->width, mt->reference, ref.width);
+    if (rc) {
+        rb_free(ref.owned);
+        return rc;
+    }
     rb_metric_input in = {mt->estimate,    mt->reference, e->data, ref.data, r->res->clock.t,
                           r->res->clock.n, e->width,      ref.t0,  ref.t1};
     rb_stats all;
-    if (!rc && (rc = rb_metrics_compute(&in, per, &all, r->err)) != RB_OK)
-        rb_err_prefix(r->err, rc, "%s: metrics[%zu]: ", r->label, m);
+    rc = rb_metrics_compute(&in, per, &all, r->err);
     rb_free(ref.owned);
     if (rc)
-        return rc;
+        return metric_failed(r, rc, m, settle);
     const char *run = r->res->run_name;
     for (size_t i = 0; !rc && i < e->width; i++)
         rc = rb_report_add(r->res->report, run, mt->name, mt->reference, e->names[i], &per[i], r->err);
@@ -557,8 +614,12 @@ static int score_confusion(runner *r, size_t m)
     const rb_config_metric *mt = &r->p->metrics[m];
     const rb_live_signal *e = &r->eng.sig[mt->estimate_index];
     const rb_live_signal *w = mt->where ? &r->eng.sig[mt->where_index] : NULL;
+    double t0, t1, settle;
+    int rc = metric_window(r, m, &t0, &t1, &settle);
+    if (rc)
+        return rc;
     metric_ref ref;
-    int rc = metric_reference(r, m, &ref);
+    rc = metric_reference(r, m, t0, t1, &ref);
     if (!rc && (e->width != ref.width || (w && w->width != e->width)))
         rc = rb_err_set(r->err, RB_EDIM, "%s: metrics[%zu]: estimate %s has %zu elements, reference %s has %zu%s%s",
                         r->label, m, mt->estimate, e->width, mt->reference, ref.width, w ? ", where " : "",
@@ -581,7 +642,7 @@ static int score_confusion(runner *r, size_t m)
         rc = rb_confusion_count(&in, &c.table, r->err);
     rb_free(ref.owned);
     if (rc)
-        return rb_err_prefix(r->err, rc, "%s: metrics[%zu]: ", r->label, m);
+        return metric_failed(r, rc, m, settle);
     return rb_report_add_confusion(r->res->report, &c, r->err);
 }
 

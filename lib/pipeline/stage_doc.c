@@ -188,6 +188,8 @@ static void put_type(text *b, const rb_stage_type *t)
         put(b, t->doc);
         put(b, t->doc[strlen(t->doc) - 1] == '\n' ? "\n" : "\n\n");
     }
+    if (t->settle) /* what a pipeline's metrics skip by default (configs/README.md, `settle`) */
+        putf(b, "Start-up settling time (the metrics' default `settle`): %s\n\n", t->settle_doc);
     if (t->n_inputs) {
         put(b, "| input | wiring | width, unit, meaning |\n| --- | --- | --- |\n");
         for (size_t k = 0; k < t->n_inputs; k++) {

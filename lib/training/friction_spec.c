@@ -458,7 +458,7 @@ static int parse_root(fsp *x, const cJSON *root)
     const cJSON *window = rb_cfg_member(root, "window");
     if (!rc && window) {
         rb_cfg_push_key(c, "window", 0);
-        rc = rb_cfg_want_window(c, window, &s->t0, &s->t1);
+        rc = rb_cfg_want_window(c, window, false, &s->window);
         s->has_window = !rc;
         rb_cfg_pop(c);
     }

@@ -103,8 +103,11 @@ static int make_clock(session *s, const rb_channel *const chans[N_SIGNALS], rb_e
         lo = fmax(lo, ch->time[0]);
         hi = fmin(hi, ch->time[ch->n_samples - 1]);
     }
-    if (spec->has_window)
-        lo = fmax(lo, spec->t0), hi = fmin(hi, spec->t1);
+    if (spec->has_window) {
+        double t0, t1;
+        rb_window_resolve(&spec->window, rb_log_start(s->log), &t0, &t1);
+        lo = fmax(lo, t0), hi = fmin(hi, t1);
+    }
     if (!(lo <= hi))
         return rb_err_set(err, RB_EINPUT, "%s: the channels (and the window) share no time span", s->name);
     int rc;

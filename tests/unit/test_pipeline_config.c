@@ -356,7 +356,7 @@ static const char *const structure_cases[][2] = {
     {"{\"clock\": {\"rate\": 1}, \"signals\": {\"q\": {\"channel\": \"a\", \"nonfinite\": \"skip\"}}}",
      "pipeline.json:1:58: signals.q.nonfinite: unknown value 'skip' (expected one of \"error\", \"hold\")"},
     {"{\"clock\": {\"rate\": 1}, \"window\": [0], \"signals\": {\"q\": {\"channel\": \"a\"}}}",
-     "pipeline.json:1:24: window: expected [t0, t1] in seconds"},
+     "pipeline.json:1:24: window: expected [t0, t1] in seconds or {\"from_start\": [t0, t1]}"},
     {"{\"name\": \"\", \"clock\": {\"rate\": 1}, \"signals\": {\"q\": {\"channel\": \"a\"}}}",
      "pipeline.json:1:2: name: must not be empty"},
 };
@@ -408,7 +408,7 @@ Test(pipeline_config, typed_structs_and_defaults)
     cr_assert_eq(p->logs[1].n_paths, 2);
     cr_assert_str_eq(p->logs[1].paths[1], "configs/../datasets/b2.mat");
     cr_assert_eq(p->clock_rate, 200.0);
-    cr_assert(p->has_window && p->t0 == 0.5 && p->t1 == 10.25);
+    cr_assert(p->has_window && p->window.t0 == 0.5 && p->window.t1 == 10.25 && !p->window.from_start);
     cr_assert_eq(p->gap_factor, 3.0);
     cr_assert_eq(p->signals[0].interp, RB_INTERP_LINEAR);
     cr_assert_eq(p->signals[0].nonfinite, RB_NONFINITE_ERROR);
@@ -431,7 +431,7 @@ Test(pipeline_config, typed_structs_and_defaults)
     cr_assert(isnan(rb_params_number(&params, "nope")));
     cr_assert_str_eq(p->metrics[0].name, "qd_fd", "name defaults to the estimate");
     cr_assert_str_eq(p->metrics[1].name, "lowpass lag");
-    cr_assert(!p->metrics[1].has_window && isinf(p->metrics[1].t0));
+    cr_assert(!p->metrics[1].has_window && isinf(p->metrics[1].window.t0));
     cr_assert_eq(p->outputs[0].format, RB_OUT_H5);
     cr_assert_eq(p->reports[1].format, RB_REPORT_JSON);
     /* recorded: outputs and metric operands only */

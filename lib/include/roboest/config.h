@@ -164,8 +164,21 @@ int rb_cfg_want_number(rb_cfg *c, const cJSON *v, double *out);
 int rb_cfg_want_integer(rb_cfg *c, const cJSON *v, double lo, double *out);
 /* One of `choices` (NULL-terminated) with a suggestion for a near miss. */
 int rb_cfg_want_choice(rb_cfg *c, const cJSON *v, const char *const *choices, size_t *index);
-/* [t0, t1] in seconds, t0 < t1. */
-int rb_cfg_want_window(rb_cfg *c, const cJSON *v, double *t0, double *t1);
+/* A time window, every config's one form (configs/README.md, "Time windows"): `[t0, t1]`, absolute log seconds, or
+ * `{"from_start": [t0, t1]}`, seconds after the log's first sample, resolved per log (rb_window_resolve); t0 < t1. */
+typedef struct rb_window {
+    double t0, t1;
+    bool from_start;
+} rb_window;
+/* A window at the current path. absolute_only: "from_start" is an error at this key (a suite's events.window is
+ * relative to each event already; a thrust validation's windows are absolute only). */
+int rb_cfg_want_window(rb_cfg *c, const cJSON *v, bool absolute_only, rb_window *w);
+/* The window in the log's time: *t0, *t1 shifted by t_start (the log's first sample, rb_log_start) when from_start. */
+void rb_window_resolve(const rb_window *w, double t_start, double *t0, double *t1);
+/* The window as a config writes it (a new item; NULL when out of memory). */
+cJSON *rb_window_json(const rb_window *w);
+/* "[t0, t1] s" or "[t0, t1] s after the log's first sample" (%.17g) into buf (n bytes). */
+void rb_window_text(const rb_window *w, char *buf, size_t n);
 /* An array of non-empty strings (new copies; *n may be 0 only when allow_empty). On failure *out may hold
  * what was read (free with rb_strings_free(*out, *n)). */
 int rb_cfg_want_strings(rb_cfg *c, const cJSON *v, bool allow_empty, char ***out, size_t *n);

@@ -31,8 +31,8 @@ RB_API_BEGIN
  *   name        string, optional (default: the file's stem): the report's title.
  *   variants    array, required, non-empty: {"name": [A-Za-z_][A-Za-z0-9_-]* unique (required), "pipeline":
  *               path (required; loaded and validated like `roboest run`'s), "estimate": a signal of that
- *               pipeline (required; bound or a stage output), "window": [t0, t1] (optional: this variant's
- *               statistics over its own window instead of the suite's)}. The pipeline's own "logs", "outputs",
+ *               pipeline (required; bound or a stage output), "window": a time window (config.h rb_window;
+ *               optional: this variant's statistics over its own window instead of the suite's)}. The pipeline's own "logs", "outputs",
  *               "metrics" and "reports" are ignored.
  *   logs        array, required, non-empty: paths, or arrays of paths forming one session; logs are named
  *               by the stem of their first file, which must be unique.
@@ -46,8 +46,13 @@ RB_API_BEGIN
  *               order): the joints scored, looked up by name in the reference channel and in each estimate.
  *               An estimate whose element names are the default "0", "1", ... is matched by position
  *               instead (it must then have as many elements as the reference channel).
- *   window      [t0, t1], optional: absolute log times (s) scored; samples outside are never read. Scoring
+ *   window      a time window (config.h rb_window: [t0, t1] absolute s, or {"from_start": [t0, t1]}, s after each
+ *               log's first sample), optional: the log times scored; samples outside are never read. Scoring
  *               always keeps to the part of each run's clock that the reference channel covers.
+ *   settle      number >= 0, s, optional (default: the largest rb_pipeline_settle of the variants' pipelines, each
+ *               at its period on the log): without a window (the suite's or the variant's) every run is scored
+ *               from its clock's first sample + settle (the filters' start-up excluded; the provenance's "log <name>:
+ *               window" says so).
  *   statistics  array, optional (default ["mse", "rmse", "mae"]): shown statistics (rb_stat_key, metrics.h):
  *               the errors mse rmse mae max_abs mean_abs_est mean_abs_ref; the estimate alone min_est max_est
  *               mean_est count_zero_est (a 0/1 flag output: min_est == 1 means set on every sample, mean_est
@@ -84,7 +89,7 @@ RB_API_BEGIN
  *               in (0, 1) (default 0.95)}: percentile bootstrap of the mean across logs (logs resampled with
  *               replacement; with one log the interval is the value itself).
  *   figures     optional: {"traces": [{"joint": name (required), "log": log name or index (required),
- *               "window": [t0, t1] (optional, absolute s; default the whole run)}], "contact": {"channel":
+ *               "window": a time window (optional; default the whole run)}], "contact": {"channel":
  *               name (required), "threshold": number >= 0 (default 0)}}. A contact sample is active when
  *               any element's magnitude exceeds the threshold (e.g. "truth/pushes" of a simulated log: the
  *               contacts no sensor measures); active stretches are shaded in the traces.
@@ -99,14 +104,15 @@ typedef struct rb_suite_variant {
     char *pipeline_path;   /* resolved */
     char *estimate;        /* signal name in the pipeline */
     rb_pipeline *pipeline; /* loaded (owned); the estimate signal is marked recorded */
-    double t0, t1;         /* the variant's own window (its "window"); NaN: the suite's */
+    bool has_window;       /* the variant's own window (its "window"); false: the suite's */
+    rb_window window;
 } rb_suite_variant;
 
 typedef struct rb_suite_trace {
     char *joint;
     size_t log; /* index into rb_suite.logs */
     bool has_window;
-    double t0, t1; /* absolute s; -INFINITY / INFINITY without a window */
+    rb_window window; /* [-INFINITY, INFINITY] without a window */
 } rb_suite_trace;
 
 typedef struct rb_suite_published {
@@ -130,7 +136,9 @@ typedef struct rb_suite {
     size_t n_joints;                /* 0: every element of the reference channel */
     char **joints;
     bool has_window;
-    double t0, t1;
+    rb_window window; /* [-INFINITY, INFINITY] without a window */
+    bool has_settle;  /* "settle" given; else the variants' pipelines' largest (rb_suite_settle) */
+    double settle;
     size_t n_stats;
     size_t stats[RB_N_STATS]; /* shown statistics (rb_stat_key indices) */
     rb_bootstrap bootstrap;

@@ -507,6 +507,12 @@ void rb_kfd_free(rb_kfd *e);
  * Allocates nothing. */
 int rb_kfd_step(rb_kfd *e, double t, double z, rb_kfd_result *o, rb_err *err);
 
+/* The time constant of the filter's start-up, s: the steady-state gain K at interval dt (the Riccati recursion from
+ * P = diag(p0) until K stops changing), the error dynamics e_k = (I - K H) F e_{k-1} and their slowest mode lambda:
+ * tau = -dt / ln|lambda|. INFINITY when the filter never reaches a steady state within 10^6 steps (q = 0: the gain
+ * decays to 0) or dt is not finite and > 0. */
+double rb_kfd_time_constant(const rb_kfd_params *par, double dt);
+
 /* Run the filter for one element over T samples over T samples (times t, strictly increasing; z may hold
  * NaN): x, x_dot, x_ddot (T each, any may be NULL) exactly as the stage outputs them, and pred (T, may
  * be NULL) the one-step prediction error z_k - x^-_k (NaN at the first finite sample and where z is

@@ -182,6 +182,9 @@ int rb_channel_set_unit(rb_channel *ch, size_t i, const char *s, rb_err *err);
 
 /* Channel by exact name, NULL if absent (borrowed). */
 const rb_channel *rb_log_find(const rb_log *log, const char *name);
+/* The log's first sample: the earliest finite time stamp of any channel (what a window "from_start" counts from,
+ * config.h rb_window); NaN for a log without one. */
+double rb_log_start(const rb_log *log);
 /* Index of an element by name, -1 if absent. */
 long rb_channel_element_index(const rb_channel *ch, const char *element_name);
 

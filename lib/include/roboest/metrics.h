@@ -206,6 +206,8 @@ typedef struct rb_report {
     char **warnings; /* one line each (the run's warnings: the logs', the stages' findings), in adding order */
     size_t n_confusions, cap_confusions;
     rb_report_confusion *confusions; /* confusion tables, grouped by run as the rows */
+    size_t n_windows, cap_windows;
+    char **windows; /* one line per run and metric: the samples scored and the start-up excluded, in adding order */
 } rb_report;
 
 /* New empty report titled `title` (copied); *out is freed with rb_report_free.
@@ -227,6 +229,10 @@ int rb_report_set_provenance(rb_report *rep, const rb_provenance *pv, rb_err *er
  * "# warning: " comment lines before the header; nothing is written without warnings. RB_EINVAL on a NULL
  * argument, RB_ENOMEM (report unchanged). */
 int rb_report_add_warning(rb_report *rep, const char *line, rb_err *err);
+/* Add the line saying which window a metric of a run scored (copied): Markdown "## Scored windows" (a list after the
+ * confusions), JSON "windows" (an array), CSV "# window: " comment lines. RB_EINVAL on a NULL argument, RB_ENOMEM
+ * (report unchanged). */
+int rb_report_add_window(rb_report *rep, const char *line, rb_err *err);
 /* Mark the report as holding a fault monitor's findings, with its settings (the faults section is then
  * written even when no element has a fault). RB_EINVAL on a NULL argument. */
 int rb_report_set_fault_settings(rb_report *rep, const rb_fault_opts *o, rb_err *err);

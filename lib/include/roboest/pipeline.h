@@ -26,7 +26,11 @@
  *                 {"rate": Hz}         uniform clock, number > 0: from the latest first sample to
  *                                      the earliest last sample over the bound channels;
  *                 {"channel": name}    the timestamps of a log channel inside that common span.
- *   window      [t0, t1], optional: absolute log times in seconds, t0 < t1, limiting the clock.
+ *   window      a time window (config.h rb_window: [t0, t1] absolute log s, or {"from_start": [t0, t1]}, s after
+ *               the log's first sample), optional, limiting the clock.
+ *   settle      number >= 0, s, optional (default: the largest settling time the stages declare,
+ *               rb_stage_type.settle): a metric without a window scores from the clock's first sample plus
+ *               settle (the filters' start-up transient excluded; 0: every sample).
  *   gap_factor  number > 1, optional (default 3): sample intervals longer than gap_factor x the
  *               channel's median interval are reported as gaps (warnings, not errors).
  *   signals     object, required, at least one entry: signal name -> binding
@@ -65,7 +69,7 @@
  *   outputs     array, optional: {"path": relative file name (required; .h5/.hdf5, .mat or .csv
  *               decides the format), "signals": [signal names] (required, non-empty)}.
  *   metrics     array, optional: {"estimate": signal (required), "reference": signal (required),
- *               "window": [t0, t1] (optional, absolute seconds), "name": label in the report
+ *               "window": a time window (optional; default from the clock's first sample + settle), "name": label in the report
  *               (optional, default the estimate's name), "labels": [class names] (optional: a confusion table of
  *               class codes 0, 1, ... instead of error statistics, metrics.h rb_confusion), "reference_labels"
  *               (default labels), "where": signal (optional: the samples counted, where it is non-zero; same
@@ -176,8 +180,8 @@ typedef struct rb_config_metric {
     char *estimate, *reference;
     size_t estimate_index, reference_index; /* into rb_pipeline.signal_table */
     bool has_window;
-    double t0, t1;  /* -INFINITY / INFINITY without a window */
-    bool confusion; /* "labels" given: a confusion table of class codes (metrics.h) instead of error statistics */
+    rb_window window; /* [-INFINITY, INFINITY] without a window (then the run's start-up is skipped: settle) */
+    bool confusion;   /* "labels" given: a confusion table of class codes (metrics.h) instead of error statistics */
     size_t n_labels, n_reference_labels;
     char **labels, **reference_labels; /* the estimate's and the reference's classes 0, 1, ... */
     char *where;                       /* NULL: every sample */
@@ -214,7 +218,9 @@ typedef struct rb_pipeline {
     double clock_rate;   /* Hz; 0 when the clock follows a channel */
     char *clock_channel; /* NULL for a uniform clock */
     bool has_window;
-    double t0, t1; /* -INFINITY / INFINITY without a window */
+    rb_window window; /* [-INFINITY, INFINITY] without a window */
+    bool has_settle;  /* "settle" given: the metrics' start-up skip; else the stages' (rb_pipeline_settle) */
+    double settle;
     double gap_factor;
     size_t n_signals;
     rb_config_signal *signals; /* file order */
@@ -244,6 +250,13 @@ void rb_pipeline_free(rb_pipeline *p);
  * order, unwired output ports absent. Loading it again (base_file NULL) gives the same text. Caller
  * frees with rb_free; NULL when out of memory. */
 char *rb_pipeline_resolved_json(const rb_pipeline *p);
+/* The start-up a run's metrics without a window skip, s: "settle" when given, else the largest settling time the
+ * stages' types declare (rb_stage_type.settle) for the sample period dt; *stage (may be NULL) the index in p->stages
+ * of the stage that sets it, -1 for the key or when no stage declares one (0 s). */
+double rb_pipeline_settle(const rb_pipeline *p, double dt, long *stage);
+/* The sample period a run of p on log gives its stages: 1 / clock.rate, or the clock channel's median interval (NaN
+ * when the log has no such channel or it has fewer than two samples). */
+double rb_pipeline_period(const rb_pipeline *p, const rb_log *log);
 /* Index of a signal in p->signal_table, -1 if absent. */
 long rb_pipeline_signal_index(const rb_pipeline *p, const char *name);
 /* The "scale" and "unit" keys of the channel binding object `binding` at c's current path, as a pipeline's

@@ -135,7 +135,11 @@ typedef struct rb_stage_innovations {
  *   innovations  (optional) what a filter compares with its measurements, for the fault monitor.
  *   notes    (optional) lines for the run's warnings, read after finish().
  */
-#define RB_STAGE_TYPE_VERSION 4 /* 2: rb_param_spec.details; 3: rb_stage_type.innovations; 4: .notes */
+/* A type whose start-up decays like exp(-t / tau) declares this many time constants as its settling time (its
+ * rb_stage_type.settle): the start-up error is then down to exp(-5) = 0.7 % of where it began. */
+#define RB_SETTLE_TIME_CONSTANTS 5.0
+
+#define RB_STAGE_TYPE_VERSION 5 /* 2: rb_param_spec.details; 3: rb_stage_type.innovations; 4: .notes; 5: .settle */
 
 typedef struct rb_stage_type {
     int version;         /* RB_STAGE_TYPE_VERSION: the registry refuses a type written against another layout */
@@ -166,6 +170,12 @@ typedef struct rb_stage_type {
      * printed as "<log>: stage <id>: <line>"; *lines (n entries) is owned by the state, valid until destroy().
      * May be NULL: no notes. */
     size_t (*notes)(void *state, const char *const **lines);
+    /* The stage's start-up transient, s (may be NULL: none): how long its outputs take to forget the state it starts
+     * from, from its parameters and the sample period dt (s, > 0), before any run (no state: a pure function). A
+     * pipeline's metrics without a window skip the largest over its stages (rb_pipeline_settle). Finite, >= 0.
+     * settle_doc says how, one line of Markdown for the reference ("Start-up: ..."). */
+    double (*settle)(const rb_params *params, double dt);
+    const char *settle_doc;
 } rb_stage_type;
 
 /* ---- registry ------------------------------------------------------------------------------------ */
@@ -197,7 +207,8 @@ int rb_param_bounds_text(const rb_param_spec *ps, char **out, rb_err *err);
 
 /* The reference of every type in reg as Markdown, in name order. Per type: a heading "### `name`", the summary, the
  * doc, a table of the inputs (optional or not, input_docs), a table of the outputs (output_docs) and a table of the
- * parameters (kind, required or default, bounds and choices as above, doc then details). Deterministic: the same
+ * parameters (kind, required or default, bounds and choices as above, doc then details); a type with a settle function
+ * gets "Start-up settling time (the metrics' default `settle`): <settle_doc>" after its doc. Deterministic: the same
  * registry gives the same bytes in every locale. *out: caller frees with rb_free. RB_ENOMEM. */
 int rb_registry_markdown(const rb_registry *reg, char **out, rb_err *err);
 

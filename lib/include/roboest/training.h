@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "roboest/config.h"
 #include "roboest/core.h"
 #include "roboest/filters.h"
 #include "roboest/friction.h"
@@ -64,7 +65,7 @@ RB_API_BEGIN
  *   clock           {"rate": Hz} or {"channel": name} as in a pipeline (default: the joint_velocity
  *                   channel's time stamps), limited to the span every used channel covers; friction_pinn
  *                   must later run on a clock of the same period.
- *   window          [t0, t1], absolute log seconds, optional.
+ *   window          a time window (config.h rb_window: [t0, t1] absolute s, or {"from_start": [t0, t1]}), optional.
  *   network         {"H" (integer >= 1, default 20), "hidden" ([h1, h2], default [233, 229]), "dropout"
  *                   ([0, 1), 0.1), "lambda" ([0, 1], 0.12), "learning_rate" (> 0, 1e-3), "epochs" (>= 1,
  *                   200), "batch_size" (>= 1, 256), "patience" (>= 0, 20), "seed" (integer >= 0, 0),
@@ -106,7 +107,7 @@ typedef struct rb_friction_spec {
     double clock_rate;                /* Hz; 0: the clock follows clock_channel */
     char *clock_channel;              /* default: joint_velocity.channel */
     bool has_window;
-    double t0, t1;
+    rb_window window; /* resolved per log: "from_start" counts from the log's first sample (not the torque file's) */
     size_t H, split_block;
     rb_friction_net_train_opts train; /* progress unset */
     rb_friction_fit_opts scv;
