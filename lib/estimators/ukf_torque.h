@@ -20,6 +20,7 @@ enum {
     OUT_INNOVATION,
     OUT_NIS,
     OUT_ADAPT,
+    OUT_CORRECTION,
     N_OUT
 };
 
@@ -29,5 +30,7 @@ void tq_ukf_destroy(void *state);
 /* The normalized innovations for the fault monitor (rb_stage_type.innovations); from this call on, every step
  * fills them. */
 const rb_stage_innovations *tq_ukf_innovations(void *state);
+/* The IMU lists the stage runs without (rb_stage_type.notes). */
+size_t tq_ukf_notes(void *state, const char *const **lines);
 
 #endif
