@@ -19,11 +19,12 @@
 #include "roboest/dynamics.h"
 
 /* State blocks in the filter order: the velocities first (see the top comment). */
-enum { B_DQ, B_W, B_A, B_TM, B_TF, B_FT, B_C, B_FTB, B_AB, B_GB, N_BLK };
+enum { B_DQ, B_W, B_A, B_TM, B_TF, B_FT, B_C, B_FTB, B_AB, B_GB, B_FC, N_BLK };
 /* The published order (rb_tukf_block) in filter-order blocks. */
-static const int spec_order[N_BLK] = {B_DQ, B_TM, B_TF, B_FT, B_C, B_A, B_W, B_FTB, B_AB, B_GB};
-static const char *const blk_name[N_BLK] = {"dq", "base",    "base",    "tau_m",    "tau_f",
-                                            "ft", "contact", "ft_bias", "acc_bias", "gyro_bias"};
+static const int spec_order[N_BLK] = {B_DQ, B_TM, B_TF, B_FT, B_C, B_A, B_W, B_FTB, B_AB, B_GB, B_FC};
+static const char *const blk_name[N_BLK] = {"dq",      "base",    "base",     "tau_m",     "tau_f",    "ft",
+                                            "contact", "ft_bias", "acc_bias", "gyro_bias", "fric_corr"};
+static const char *const corr_name[RB_TUKF_CORR_TERMS] = {"coulomb", "viscous", "offset", "scale"};
 static const char *const wrench_axes[6] = {"fx", "fy", "fz", "mx", "my", "mz"};
 static const char *const wrench_units[6] = {"N", "N", "N", "N m", "N m", "N m"};
 
@@ -46,6 +47,9 @@ struct rb_tukf {
     rb_ft_est *est_init; /* the start-up FT prediction */
     size_t n, n_ft, nc, nacc, ngyro, N, M;
     bool floating, fric_meas, rate_model, calibrate;
+    size_t nk;                    /* friction correction terms per joint (0: none) */
+    int corr[RB_TUKF_CORR_TERMS]; /* their kinds */
+    double v_c;
     block b[N_BLK];
     rb_tukf_layout lay;
     size_t m_dq, m_cur, m_fric, m_ft, m_acc, m_gyro;
@@ -204,6 +208,21 @@ static void process_one(const rb_tukf *u, const double *x, const double *sdd, do
             c[i] -= dt * u->decay * x[u->b[B_C].off + i];
 }
 
+/* The friction correction of joint i at x: theta_i . phi_i (rb_tukf_config.corr). */
+static double correction(const rb_tukf *u, const double *x, size_t i)
+{
+    double c = 0.0, v = x[u->b[B_DQ].off + i];
+    const double *th = x + u->b[B_FC].off + i * u->nk;
+    for (size_t a = 0; a < u->nk; a++)
+        switch (u->corr[a]) {
+        case RB_TUKF_CORR_COULOMB: c += th[a] * tanh(v / u->v_c); break;
+        case RB_TUKF_CORR_VISCOUS: c += th[a] * v; break;
+        case RB_TUKF_CORR_OFFSET: c += th[a]; break;
+        default: c += th[a] * x[u->b[B_TF].off + i]; break;
+        }
+    return c;
+}
+
 /* Measurements: dq, current tau_m / (k_t R), friction, FT + bias, accelerometers (proper acceleration of the frame
  * from the state's joint accelerations sdd, dacc the velocity terms) + bias, gyroscopes + bias. */
 static void measure_one(const rb_tukf *u, const double *x, const double *sdd, const double *dacc, double *z)
@@ -214,7 +233,7 @@ static void measure_one(const rb_tukf *u, const double *x, const double *sdd, co
         z[u->m_dq + i] = sd[i];
         z[u->m_cur + i] = tm[i] / u->ktR[i];
         if (u->fric_meas)
-            z[u->m_fric + i] = x[u->b[B_TF].off + i];
+            z[u->m_fric + i] = x[u->b[B_TF].off + i] - correction(u, x, i);
     }
     for (size_t i = 0; i < 6 * u->n_ft; i++)
         z[u->m_ft + i] = x[u->b[B_FT].off + i] + (u->b[B_FTB].len ? x[u->b[B_FTB].off + i] : 0.0);
@@ -440,6 +459,7 @@ static void lay_out(rb_tukf *u, bool ft_bias, bool acc_bias, bool gyro_bias)
     len[B_FTB] = ft_bias ? 6 * u->n_ft : 0;
     len[B_AB] = acc_bias ? 3 * u->nacc : 0;
     len[B_GB] = gyro_bias ? 3 * u->ngyro : 0;
+    len[B_FC] = u->nk * n;
     size_t off = 0;
     for (int k = 0; k < N_BLK; k++) {
         u->b[k].off = off, u->b[k].len = len[k];
@@ -515,6 +535,16 @@ static int published_block(const rb_tukf *u, size_t i, size_t *e)
     return N_BLK;
 }
 
+static const char *corr_unit(const rb_tukf *u, size_t e)
+{
+    bool prism = joint_unit(u->model, e / u->nk, 0)[1] == 0;
+    switch (u->corr[e % u->nk]) {
+    case RB_TUKF_CORR_VISCOUS: return prism ? "N s/m" : "N m s/rad";
+    case RB_TUKF_CORR_SCALE: return "1";
+    default: return prism ? "N" : "N m";
+    }
+}
+
 void rb_tukf_state_name(const rb_tukf *u, size_t i, char *buf, size_t size)
 {
     static const char *const base_names[6] = {"a_x", "a_y", "a_z", "w_x", "w_y", "w_z"};
@@ -532,6 +562,9 @@ void rb_tukf_state_name(const rb_tukf *u, size_t i, char *buf, size_t size)
     case B_C: snprintf(buf, size, "contact/%s/%s", frame_name(u, u->contact_frame, e / 6), wrench_axes[e % 6]); return;
     case B_AB: snprintf(buf, size, "acc_bias/%s/%c", frame_name(u, u->acc_frame, e / 3), "xyz"[e % 3]); return;
     case B_GB: snprintf(buf, size, "gyro_bias/%s/%c", frame_name(u, u->gyro_frame, e / 3), "xyz"[e % 3]); return;
+    case B_FC:
+        snprintf(buf, size, "fric_corr/%s/%s", corr_name[u->corr[e % u->nk]], u->model->dof_names[e / u->nk]);
+        return;
     default: snprintf(buf, size, "element %zu", i); return;
     }
 }
@@ -550,6 +583,7 @@ const char *rb_tukf_state_unit(const rb_tukf *u, size_t i)
     case B_FT:
     case B_C:
     case B_FTB: return wrench_units[e % 6];
+    case B_FC: return corr_unit(u, e);
     default: return "";
     }
 }
@@ -611,6 +645,9 @@ void rb_tukf_describe_state(const rb_tukf *u, size_t i, char *buf, size_t size)
             return;
         case B_AB: snprintf(buf, size, "acc_bias (%s %c)", frame_name(u, u->acc_frame, e / 3), "xyz"[e % 3]); return;
         case B_GB: snprintf(buf, size, "gyro_bias (%s %c)", frame_name(u, u->gyro_frame, e / 3), "xyz"[e % 3]); return;
+        case B_FC:
+            snprintf(buf, size, "fric_corr (%s %s)", corr_name[u->corr[e % u->nk]], m->dof_names[e / u->nk]);
+            return;
         }
     }
     snprintf(buf, size, "element %zu", i);
@@ -680,8 +717,16 @@ static int check_config(const rb_model *m, const rb_tukf_config *c, rb_err *err)
 {
     size_t n = m->n_dofs;
     if ((c->n_ft && !c->ft) || (c->n_contacts && !c->contacts) || (c->n_acc && !c->acc) || (c->n_gyro && !c->gyro) ||
-        !c->k_t || !c->gear_ratio || (c->friction == RB_TUKF_RATE_MODEL && (!c->k0 || !c->k1 || !c->k2)))
+        !c->k_t || !c->gear_ratio || (c->friction == RB_TUKF_RATE_MODEL && (!c->k0 || !c->k1 || !c->k2)) ||
+        (c->n_corr && !c->corr))
         return rb_err_set(err, RB_EINVAL, "torque UKF model: NULL array in the configuration");
+    if (c->n_corr && (!c->friction_meas || c->n_corr > RB_TUKF_CORR_TERMS || !(c->corr_v_c > 0)))
+        return rb_err_set(err, RB_EINVAL,
+                          "torque UKF model: a friction correction needs friction_meas, at most %d terms and v_c > 0",
+                          RB_TUKF_CORR_TERMS);
+    for (size_t a = 0; a < c->n_corr; a++)
+        if (c->corr[a] < 0 || c->corr[a] >= RB_TUKF_CORR_TERMS)
+            return rb_err_set(err, RB_EINVAL, "torque UKF model: friction correction term %d unknown", c->corr[a]);
     for (size_t i = 0; i < c->n_ft; i++)
         if (c->ft[i] < 0 || (size_t)c->ft[i] >= m->n_ft)
             return rb_err_set(err, RB_EINVAL, "torque UKF model: FT sensor index %d out of range", c->ft[i]);
@@ -743,6 +788,9 @@ int rb_tukf_alloc(const rb_model *m, const rb_tukf_config *c, rb_tukf **out, rb_
     u->fric_meas = c->friction_meas;
     u->rate_model = c->friction == RB_TUKF_RATE_MODEL;
     u->calibrate = c->ft_offset;
+    u->nk = c->n_corr, u->v_c = c->corr_v_c;
+    for (size_t a = 0; a < u->nk; a++)
+        u->corr[a] = c->corr[a];
     lay_out(u, c->ft_bias, c->acc_bias, c->gyro_bias);
     if ((rc = alloc_arrays(u, err)))
         goto fail;

@@ -4,6 +4,7 @@
  * parameters: the model (process, measurements, layout, start) is the dynamics module's (dynamics.h, rb_tukf_*),
  * the UKF and the jump adaptation the filters module's (filters.h, rb_ukf_create, rb_jump_*). */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "roboest/estimators.h"
@@ -31,6 +32,10 @@ typedef struct ukft {
     double *inno_z, *S;            /* M, M x M */
     size_t *inno_port, *inno_elem; /* M each */
     tq_ukf_calib *cal;             /* ft_offset "still_window" and check_constants (torque_calib.h) */
+    char *notes[2];                /* IMU lists without their input */
+    size_t n_notes;
+    const char **all_notes; /* notes and the calibration's, gathered at finish */
+    size_t n_all_notes;
 } ukft;
 
 /* ---- parameters ----------------------------------------------------------------------------------------------- */
@@ -64,6 +69,37 @@ static int check_adapt(const rb_stage_setup *st, size_t nft, rb_err *err)
     return RB_OK;
 }
 
+/* The IMUs the filter uses: the list's, or none when its input is unwired or 0 wide (a log without IMUs; the stage
+ * says so in a note). */
+static size_t imu_count(const rb_stage_setup *st, const char *key, int port)
+{
+    return st->in[port].width ? P(st, key)->count : 0;
+}
+
+/* The friction keys: each needs the friction input, the correction's own keys friction_correction. */
+static int check_friction(const rb_stage_setup *st, rb_err *err)
+{
+    static const char *const keys[] = {"r_friction", "friction_correction", "q_correction", "p0_correction",
+                                       "correction_v_c"};
+    const rb_param_value *terms = P(st, "friction_correction");
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        if (!P(st, keys[i])->given)
+            continue;
+        if (st->in[IN_FRICTION].width == 0)
+            return rb_err_set(err, RB_ECONFIG, "%s needs the friction input (wire a friction stage's tau_F to it)",
+                              keys[i]);
+        if (i > 1 && terms->count == 0)
+            return rb_err_set(err, RB_ECONFIG, "%s needs friction_correction (the terms to adapt)", keys[i]);
+    }
+    for (size_t a = 0; a < terms->count; a++)
+        for (size_t b = 0; b < a; b++)
+            if (strcmp(terms->strings[a], terms->strings[b]) == 0)
+                return rb_err_set(err, RB_ECONFIG, "friction_correction[%zu] \"%s\" is listed twice", a,
+                                  terms->strings[a]);
+    int rc = tq_check_count(st, "q_correction", 1, terms->count, err);
+    return rc ? rc : tq_check_count(st, "p0_correction", 1, terms->count, err);
+}
+
 /* Names, widths, counts: everything checkable before allocating. */
 static int check_setup(const rb_stage_setup *st, rb_err *err)
 {
@@ -72,7 +108,7 @@ static int check_setup(const rb_stage_setup *st, rb_err *err)
         return rc;
     const rb_model *m = st->model;
     size_t n = m->n_dofs, nft = P(st, "ft_sensors")->count, nc = P(st, "contacts")->count;
-    size_t nacc = P(st, "accelerometers")->count, ngyro = P(st, "gyroscopes")->count;
+    size_t nacc = imu_count(st, "accelerometers", IN_ACC), ngyro = imu_count(st, "gyroscopes", IN_GYRO);
     if ((rc = tq_check_names(st, "ft_sensors", true, err)) || (rc = tq_check_names(st, "contacts", false, err)) ||
         (rc = tq_check_names(st, "accelerometers", false, err)) || (rc = tq_check_names(st, "gyroscopes", false, err)))
         return rc;
@@ -94,6 +130,9 @@ static int check_setup(const rb_stage_setup *st, rb_err *err)
         if (!find_in_list(P(st, "accelerometers"), base_imu, &pos) ||
             !find_in_list(P(st, "gyroscopes"), base_imu, &pos))
             return rb_err_set(err, RB_ECONFIG, "base_imu %s must be listed in accelerometers and gyroscopes", base_imu);
+        if (!nacc || !ngyro) /* the base block starts from it (eq. 7) */
+            return rb_err_set(err, RB_ECONFIG, "base_imu %s needs the %s input (unwired or 0 wide)", base_imu,
+                              nacc ? "gyro" : "acc");
     }
     if ((rc = tq_check_port(st, IN_Q, n, "one per model joint", true, err)) ||
         (rc = tq_check_port(st, IN_DQ, n, "one per model joint", true, err)) ||
@@ -114,10 +153,13 @@ static int check_setup(const rb_stage_setup *st, rb_err *err)
     for (size_t i = 0; i < sizeof per_ft / sizeof per_ft[0]; i++)
         if ((rc = tq_check_count(st, per_ft[i], 6, nft, err)))
             return rc;
+    /* the per-IMU keys fit the lists (the same pipeline runs on a log without IMUs) */
+    size_t nacc_l = P(st, "accelerometers")->count, ngyro_l = P(st, "gyroscopes")->count;
     if ((rc = tq_check_count(st, "q_contact", 6, nc, err)) || (rc = tq_check_count(st, "p0_contact", 6, nc, err)) ||
         (rc = tq_check_count(st, "q_base_imu", 6, 1, err)) || (rc = tq_check_count(st, "p0_base_imu", 6, 1, err)) ||
-        (rc = tq_check_count(st, "r_acc", 3, nacc, err)) || (rc = tq_check_count(st, "q_acc_bias", 3, nacc, err)) ||
-        (rc = tq_check_count(st, "r_gyro", 3, ngyro, err)) || (rc = tq_check_count(st, "q_gyro_bias", 3, ngyro, err)))
+        (rc = tq_check_count(st, "r_acc", 3, nacc_l, err)) || (rc = tq_check_count(st, "q_acc_bias", 3, nacc_l, err)) ||
+        (rc = tq_check_count(st, "r_gyro", 3, ngyro_l, err)) ||
+        (rc = tq_check_count(st, "q_gyro_bias", 3, ngyro_l, err)))
         return rc;
     const rb_param_value *R = P(st, "gear_ratio");
     for (size_t i = 0; i < R->count; i++)
@@ -130,6 +172,8 @@ static int check_setup(const rb_stage_setup *st, rb_err *err)
         return rb_err_set(err, RB_ECONFIG, "friction_dynamics \"rate_model\" needs friction_k0, k1, k2");
     if (!rate && given)
         return rb_err_set(err, RB_ECONFIG, "friction_k0, k1, k2 need friction_dynamics \"rate_model\"");
+    if ((rc = check_friction(st, err)))
+        return rc;
     return check_adapt(st, nft, err);
 }
 
@@ -151,6 +195,9 @@ void tq_ukf_destroy(void *state)
     rb_free(u->inno_z);
     rb_free(u->inno_port);
     tq_ukf_calib_free(u->cal);
+    for (size_t i = 0; i < u->n_notes; i++)
+        rb_free(u->notes[i]);
+    rb_free(u->all_notes);
     rb_free(u);
 }
 
@@ -160,7 +207,8 @@ static int make_model(ukft *u, const rb_stage_setup *st, rb_err *err)
     const rb_model *m = u->model;
     const rb_param_value *fts = P(st, "ft_sensors"), *cts = P(st, "contacts"), *acc = P(st, "accelerometers"),
                          *gyr = P(st, "gyroscopes");
-    size_t n = u->n, nft = fts->count, nc = cts->count, nacc = acc->count, ngyro = gyr->count;
+    size_t n = u->n, nft = fts->count, nc = cts->count;
+    size_t nacc = imu_count(st, "accelerometers", IN_ACC), ngyro = imu_count(st, "gyroscopes", IN_GYRO);
     int *idx = rb_calloc(nft + nc + nacc + ngyro + 1, sizeof *idx);
     double *v = rb_calloc(6 * n + 1, sizeof *v);
     int rc = RB_OK;
@@ -196,6 +244,14 @@ static int make_model(ukft *u, const rb_stage_setup *st, rb_err *err)
     c.gyro_bias = rb_params_boolean(p, "gyro_bias");
     c.friction_meas = st->in[IN_FRICTION].width > 0;
     c.ft_offset = off && strcmp(off, "first_sample") == 0;
+    const rb_param_value *terms = P(st, "friction_correction");
+    int corr[RB_TUKF_CORR_TERMS];
+    static const char *const term_names[RB_TUKF_CORR_TERMS] = {"coulomb", "viscous", "offset", "scale"};
+    for (size_t a = 0; a < terms->count && a < RB_TUKF_CORR_TERMS; a++)
+        for (int t = 0; t < RB_TUKF_CORR_TERMS; t++)
+            if (strcmp(terms->strings[a], term_names[t]) == 0)
+                corr[a] = t;
+    c.corr = corr, c.n_corr = terms->count, c.corr_v_c = rb_params_number(p, "correction_v_c");
     if ((rc = rb_tukf_alloc(m, &c, &u->tm, err)))
         goto done;
     u->lay = rb_tukf_get_layout(u->tm);
@@ -289,6 +345,11 @@ static void noise_diagonals(const ukft *u, const rb_stage_setup *st, double *p0,
             q[o_ftb + i] = tq_value(P(st, "q_ft_bias"), 6, i / 6, i % 6);
             p0[o_ftb + i] = P(st, "p0_bias")->numbers[0];
         }
+    }
+    size_t o_fc = L->x[RB_TUKF_FRIC_CORR].off, nk = L->x[RB_TUKF_FRIC_CORR].len / (n ? n : 1);
+    for (size_t e = 0; e < L->x[RB_TUKF_FRIC_CORR].len; e++) {
+        q[o_fc + e] = tq_value(P(st, "q_correction"), 1, e % nk, 0);
+        p0[o_fc + e] = tq_value(P(st, "p0_correction"), 1, e % nk, 0);
     }
     for (size_t i = 0; i < 6 * nc; i++) {
         q[o_c + i] = tq_value(P(st, "q_contact"), 6, i / 6, i % 6);
@@ -396,6 +457,27 @@ done:
     return rc;
 }
 
+/* A note per IMU list the stage runs without (its input unwired or 0 wide). */
+static int imu_notes(ukft *u, const rb_stage_setup *st, rb_err *err)
+{
+    static const struct {
+        const char *key, *input;
+        int port;
+    } imu[2] = {{"accelerometers", "acc", IN_ACC}, {"gyroscopes", "gyro", IN_GYRO}};
+    for (int j = 0; j < 2; j++) {
+        size_t c = P(st, imu[j].key)->count;
+        if (c == 0 || st->in[imu[j].port].width)
+            continue;
+        char line[256];
+        snprintf(line, sizeof line, "%zu %s listed but the %s input is unwired or empty: run without them", c,
+                 imu[j].key, imu[j].input);
+        if (!(u->notes[u->n_notes] = rb_strdup(line)))
+            return rb_err_set(err, RB_ENOMEM, "out of memory");
+        u->n_notes++;
+    }
+    return RB_OK;
+}
+
 static const char *joint_unit(const rb_model *m, size_t i, int kind)
 {
     bool prism = m->bodies[m->dof_body[i]].type == RB_JOINT_PRISMATIC;
@@ -420,6 +502,7 @@ static int make_strings(ukft *u, const rb_stage_setup *st, rb_err *err)
     w[OUT_FT] = 6 * n_ft, w[OUT_CONTACTS] = 6 * nc, w[OUT_BASE] = m->floating ? 6 : 0;
     w[OUT_BIAS] = l_ftb + l_ab + l_gb;
     w[OUT_VAR] = u->N, w[OUT_INNOVATION] = u->M, w[OUT_NIS] = 1, w[OUT_ADAPT] = u->jump ? 2 : 0;
+    w[OUT_CORRECTION] = L->x[RB_TUKF_FRIC_CORR].len;
     int rc = RB_OK;
     for (int k = 0; !rc && k < N_OUT; k++) {
         rc = tq_strings_alloc(&u->names[k], w[k], err);
@@ -482,6 +565,13 @@ static int make_strings(ukft *u, const rb_stage_setup *st, rb_err *err)
         rc = rc ? rc : tq_strings_set(&N_[OUT_ADAPT], 1, err, "inflation");
         rc = rc ? rc : tq_strings_set(&U[OUT_ADAPT], 1, err, "(N m)^2");
     }
+    /* the friction correction: the model's "fric_corr/<term>/<joint>" without the block */
+    for (size_t e = 0; !rc && e < w[OUT_CORRECTION]; e++) {
+        size_t i = u->lay->pub[RB_TUKF_FRIC_CORR].off + e;
+        rb_tukf_state_name(u->tm, i, nm, sizeof nm);
+        rc = tq_strings_set(&N_[OUT_CORRECTION], e, err, "%s", nm + strlen("fric_corr/"));
+        rc = rc ? rc : tq_strings_set(&U[OUT_CORRECTION], e, err, "%s", rb_tukf_state_unit(u->tm, i));
+    }
     memcpy(u->width, w, sizeof w);
     for (int k = 0; !rc && k < N_OUT; k++)
         st->out[k] = (rb_port){w[k], (const char *const *)N_[k].s, (const char *const *)U[k].s};
@@ -499,7 +589,7 @@ int tq_ukf_create(const rb_stage_setup *st, void **state, rb_err *err)
     u->model = st->model, u->n = st->model->n_dofs;
     u->dt_param = rb_params_number(st->params, "dt");
     if ((rc = make_model(u, st, err)) || (rc = make_filter(u, st, err)) || (rc = make_jump(u, st, err)) ||
-        (rc = make_strings(u, st, err)) || (rc = make_innovations(u, err)) ||
+        (rc = make_strings(u, st, err)) || (rc = make_innovations(u, err)) || (rc = imu_notes(u, st, err)) ||
         (rc = tq_ukf_calib_create(st, IN_Q, &u->cal, err))) {
         tq_ukf_destroy(u);
         return rc;
@@ -561,6 +651,8 @@ static void write_outputs(ukft *u, double *const *out)
     out[OUT_NIS][0] = d.nis;
     if (u->width[OUT_ADAPT])
         out[OUT_ADAPT][0] = u->ad_nis, out[OUT_ADAPT][1] = u->ad_inflation;
+    if (u->width[OUT_CORRECTION])
+        memcpy(out[OUT_CORRECTION], x + L->x[RB_TUKF_FRIC_CORR].off, u->width[OUT_CORRECTION] * sizeof(double));
 }
 
 int tq_ukf_step(void *state, size_t k, double t, const double *const *in, double *const *out, rb_err *err)
@@ -611,6 +703,29 @@ int tq_ukf_step(void *state, size_t k, double t, const double *const *in, double
     return RB_OK;
 }
 
-int tq_ukf_finish(void *state, rb_err *err) { return tq_ukf_calib_finish(((ukft *)state)->cal, err); }
+/* The calibration's closing findings, then every note in one list: the IMU lists', the calibration's. */
+int tq_ukf_finish(void *state, rb_err *err)
+{
+    ukft *u = state;
+    int rc = tq_ukf_calib_finish(u->cal, err);
+    const char *const *cal = NULL;
+    size_t n_cal = rc ? 0 : tq_ukf_calib_notes(u->cal, &cal);
+    if (!rc && u->n_notes + n_cal) {
+        rb_free(u->all_notes);
+        if (!(u->all_notes = rb_calloc(u->n_notes + n_cal, sizeof *u->all_notes)))
+            return rb_err_set(err, RB_ENOMEM, "out of memory");
+        for (size_t i = 0; i < u->n_notes; i++)
+            u->all_notes[i] = u->notes[i];
+        for (size_t i = 0; i < n_cal; i++)
+            u->all_notes[u->n_notes + i] = cal[i];
+        u->n_all_notes = u->n_notes + n_cal;
+    }
+    return rc;
+}
 
-size_t tq_ukf_notes(void *state, const char *const **lines) { return tq_ukf_calib_notes(((ukft *)state)->cal, lines); }
+size_t tq_ukf_notes(void *state, const char *const **lines)
+{
+    ukft *u = state;
+    *lines = (const char *const *)u->all_notes;
+    return u->n_all_notes;
+}

@@ -20,13 +20,15 @@ enum {
     OUT_INNOVATION,
     OUT_NIS,
     OUT_ADAPT,
+    OUT_CORRECTION,
     N_OUT
 };
 
 int tq_ukf_create(const rb_stage_setup *st, void **state, rb_err *err);
 int tq_ukf_step(void *state, size_t k, double t, const double *const *in, double *const *out, rb_err *err);
 void tq_ukf_destroy(void *state);
-/* The start-up offset's and the motor-constant check's notes (torque_calib.h). */
+/* The IMU lists the stage runs without, the start-up offset's and the motor-constant check's notes
+ * (torque_calib.h); gathered by tq_ukf_finish. */
 int tq_ukf_finish(void *state, rb_err *err);
 size_t tq_ukf_notes(void *state, const char *const **lines);
 /* The normalized innovations for the fault monitor (rb_stage_type.innovations); from this call on, every step

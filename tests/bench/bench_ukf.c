@@ -5,7 +5,8 @@
  *     and foot FT frames): state 42, 42 measurements; target >= 5x real time (<= 200 us per sample);
  *   - the floating-base humanoid lower body (datasets/humanoid_lower_body.urdf: 12 leg joints, six FTs, four foot
  *     contacts, waist and foot IMUs, base_imu waist_imu): state 102, 78 measurements; target >= real time.
- * Each also with the friction input wired (n more measurements). Inputs are smooth synthetic signals (the cost
+ * Each also with the friction input wired (n more measurements), and with the online friction correction
+ * (friction_correction ["coulomb", "viscous"]: 2 n more states), printed side by side with its overhead. Inputs are smooth synthetic signals (the cost
  * does not depend on their values); one step = the stage's step (predict, matrices at q, update, outputs).
  * Timing: 300 warm-up samples, then the median of 15 batches of 1000 samples.
  * Usage: bench_ukf [source folder] [shared folder] (defaults RB_SOURCE / RB_SHARED or "." / "../shared"). */
@@ -45,7 +46,7 @@ static void inputs(const rb_port *in, size_t k, double **buf)
         }
 }
 
-static int run(const bench_case *bc, const rb_registry *reg)
+static int run(const bench_case *bc, const rb_registry *reg, double *cpu_us)
 {
     rb_err err;
     rb_pipeline *p = NULL;
@@ -111,6 +112,7 @@ static int run(const bench_case *bc, const rb_registry *reg)
         qsort(per, BATCHES, sizeof per[0], cmp_double);
         qsort(cpu, BATCHES, sizeof cpu[0], cmp_double);
         double us = 1e6 * per[BATCHES / 2], cus = 1e6 * cpu[BATCHES / 2];
+        *cpu_us = cus;
         printf("| %s | %zu | %zu | %zu | %.1f | %.1f | %.1f | %.1f |\n", bc->label, m->n_dofs, N, M, us, 1000.0 / us,
                cus, 1000.0 / cus);
     }
@@ -154,7 +156,7 @@ int main(int argc, char **argv)
         "\"r_foot_rear\"], \"accelerometers\": [\"r_leg_ft_sensor\", \"r_foot_front_ft_sensor\", "
         "\"r_foot_rear_ft_sensor\"], \"gyroscopes\": [\"r_leg_ft_sensor\", \"r_foot_front_ft_sensor\", "
         "\"r_foot_rear_ft_sensor\"], \"k_t\": [0.111, 0.047, 0.047, 0.111, 0.111, 0.025], "
-        "\"gear_ratio\": [100, -160, 100, 100, 100, 160]}}]}";
+        "\"gear_ratio\": [100, -160, 100, 100, 100, 160]%s}}]}";
     static const char hum_fmt[] =
         "{\"model\": {\"urdf\": \"%s/datasets/humanoid_lower_body.urdf\", \"floating\": true, \"joints\": ["
         "\"l_hip_pitch\", \"l_hip_roll\", \"l_hip_yaw\", \"l_knee\", \"l_ankle_pitch\", \"l_ankle_roll\", "
@@ -167,24 +169,37 @@ int main(int argc, char **argv)
         "\"r_leg_ft_sensor\", \"r_foot_front_ft_sensor\", \"r_foot_rear_ft_sensor\"], \"contacts\": "
         "[\"l_foot_front_contact\", \"l_foot_rear_contact\", \"r_foot_front_contact\", \"r_foot_rear_contact\"], "
         "\"accelerometers\": [\"waist_imu\", \"l_foot_imu\", \"r_foot_imu\"], \"gyroscopes\": [\"waist_imu\", "
-        "\"l_foot_imu\", \"r_foot_imu\"], \"base_imu\": \"waist_imu\", \"k_t\": [0.1], \"gear_ratio\": [100]}}]}";
-    static char text[4][4096];
-    snprintf(text[0], sizeof text[0], leg_fmt, shared, "");
-    snprintf(text[1], sizeof text[1], leg_fmt, shared, ", \"friction\": \"s\"");
-    snprintf(text[2], sizeof text[2], hum_fmt, src, "");
-    snprintf(text[3], sizeof text[3], hum_fmt, src, ", \"friction\": \"s\"");
-    bench_case cases[4] = {{"ergoCub right leg on a pole", text[0], false},
+        "\"l_foot_imu\", \"r_foot_imu\"], \"base_imu\": \"waist_imu\", \"k_t\": [0.1], \"gear_ratio\": [100]%s}}]}";
+    static char text[6][4096];
+    static const char fric[] = ", \"friction\": \"s\"";
+    static const char adapt[] = ", \"friction_correction\": [\"coulomb\", \"viscous\"]";
+    snprintf(text[0], sizeof text[0], leg_fmt, shared, "", "");
+    snprintf(text[1], sizeof text[1], leg_fmt, shared, fric, "");
+    snprintf(text[2], sizeof text[2], leg_fmt, shared, fric, adapt);
+    snprintf(text[3], sizeof text[3], hum_fmt, src, "", "");
+    snprintf(text[4], sizeof text[4], hum_fmt, src, fric, "");
+    snprintf(text[5], sizeof text[5], hum_fmt, src, fric, adapt);
+    bench_case cases[6] = {{"ergoCub right leg on a pole", text[0], false},
                            {"ergoCub right leg, friction input", text[1], true},
-                           {"humanoid lower body, floating", text[2], false},
-                           {"humanoid lower body, friction input", text[3], true}};
+                           {"ergoCub right leg, friction input + correction", text[2], true},
+                           {"humanoid lower body, floating", text[3], false},
+                           {"humanoid lower body, friction input", text[4], true},
+                           {"humanoid lower body, friction input + correction", text[5], true}};
     printf("ukf_torque at 1 kHz, one core (OpenBLAS %s, 1 thread); median of 15 batches of 1000 samples\n\n",
            openblas_get_config());
     printf(
         "| case | joints | state | measurements | wall us / sample | x real time | CPU us / sample | x real time (CPU) "
         "|\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
     int fails = 0;
-    for (int i = 0; i < 4; i++)
-        fails += run(&cases[i], reg);
+    double cus[6] = {0};
+    for (int i = 0; i < 6; i++)
+        fails += run(&cases[i], reg, &cus[i]);
+    printf("\nOnline friction correction (friction_correction [\"coulomb\", \"viscous\"]), CPU us per sample:\n\n"
+           "| model | friction input | + correction | added |\n|---|---:|---:|---:|\n");
+    for (int i = 1; i < 6; i += 3)
+        printf("| %s | %.1f | %.1f | %+.0f %% |\n",
+               i == 1 ? "ergoCub right leg (6 joints)" : "humanoid lower body (12)", cus[i], cus[i + 1],
+               100.0 * (cus[i + 1] / cus[i] - 1.0));
     rb_registry_free(reg);
     return fails ? 1 : 0;
 }

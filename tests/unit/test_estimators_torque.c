@@ -184,6 +184,12 @@ Test(estimators_torque, ukf_converges_on_noise_free_data)
 static const char UKF_TUNING[] =
     ", \"q_dq\": [1e-6], \"q_tau_m\": [1e-3], \"q_tau_f\": [1e-3], \"q_ft\": [1e-3, 1e-3, 1e-3, 1e-5, 1e-5, 1e-5], "
     "\"q_contact\": [1e-2], \"p0_contact\": [1e-2], \"r_dq\": [1e-4], \"r_current\": [4e-4], \"r_ft\": [0.25, 0.25, "
+    "0.25, 4e-4, 4e-4, 4e-4], \"r_acc\": [2.5e-3], \"r_gyro\": [2.5e-5]";
+/* r_friction only with the friction input wired (without it, a configuration error) */
+static const char FRIC_IN[] = ", \"friction\": \"fric\"";
+static const char UKF_TUNING_FRIC[] =
+    ", \"q_dq\": [1e-6], \"q_tau_m\": [1e-3], \"q_tau_f\": [1e-3], \"q_ft\": [1e-3, 1e-3, 1e-3, 1e-5, 1e-5, 1e-5], "
+    "\"q_contact\": [1e-2], \"p0_contact\": [1e-2], \"r_dq\": [1e-4], \"r_current\": [4e-4], \"r_ft\": [0.25, 0.25, "
     "0.25, 4e-4, 4e-4, 4e-4], \"r_acc\": [2.5e-3], \"r_gyro\": [2.5e-5], \"r_friction\": [2.5e-3]";
 
 /* Sensor noise of the realistic runs: velocity 0.01 rad/s, current 0.02 A (0.16 N m of motor torque at the
@@ -209,8 +215,8 @@ Test(estimators_torque, friction_measurement_improves_the_estimate)
     static char text[8192];
     double e[2], ef[2], e_elbow[2];
     for (int fric = 0; fric < 2; fric++) {
-        snprintf(text, sizeof text, UKF_PIPE, ARM_SIGNALS, fric ? ", \"friction\": \"fric\"" : "", ARM_UKF_ACTUATORS,
-                 UKF_TUNING);
+        snprintf(text, sizeof text, UKF_PIPE, ARM_SIGNALS, fric ? FRIC_IN : "", ARM_UKF_ACTUATORS,
+                 fric ? UKF_TUNING_FRIC : UKF_TUNING);
         rb_run_result *res = run_text(text, r.log);
         const double *tau = run_signal(res, "tau", 4), *tf = run_signal(res, "tf", 4);
         e[fric] = rmse(tau, r.tau_j, 4, SIZE_MAX, 500, r.T);
@@ -257,8 +263,8 @@ Test(estimators_torque, ukf_beats_rnea_on_an_unmeasured_push)
     static char text[8192];
     double ru[2][3], rr[3];
     for (int fric = 0; fric < 2; fric++) {
-        snprintf(text, sizeof text, PUSH_PIPE, ARM_SIGNALS, fric ? ", \"friction\": \"fric\"" : "", ARM_UKF_ACTUATORS,
-                 UKF_TUNING);
+        snprintf(text, sizeof text, PUSH_PIPE, ARM_SIGNALS, fric ? FRIC_IN : "", ARM_UKF_ACTUATORS,
+                 fric ? UKF_TUNING_FRIC : UKF_TUNING);
         rb_run_result *res = run_text(text, r.log);
         const double *tr_ = run_signal(res, "tau_rnea", 4), *tu = run_signal(res, "tau_ukf", 4);
         rr[0] = rmse(tr_, r.tau_j, 4, SIZE_MAX, 500, r.T), rr[1] = rmse(tr_, r.tau_j, 4, SIZE_MAX, 1000, 1600);

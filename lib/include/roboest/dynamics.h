@@ -706,14 +706,16 @@ double rb_jet_throttle_for_accel(const rb_jet_params *p, double T, double T_dot,
  * module's UKF with the batch forms below as its models); nothing here knows of it.
  *
  * Orders. Every function below takes the state in the FILTER order, velocities first:
- *     dq (n), w_B (3), a_B (3), tau_m (n), tau_F (n), ft (6 n_ft), contacts (6 n_c), ft_bias, acc_bias, gyro_bias
- * (w_B, a_B: floating base only; biases when configured). The velocity-product terms depend on (dq, w_B) alone;
+ *     dq (n), w_B (3), a_B (3), tau_m (n), tau_F (n), ft (6 n_ft), contacts (6 n_c), ft_bias, acc_bias, gyro_bias,
+ *     fric_corr (n_corr n)
+ * (w_B, a_B: floating base only; biases and the friction correction when configured). The velocity-product terms depend on (dq, w_B) alone;
  * with them first, the sigma points past the velocity columns of P's lower Cholesky factor share the mean's
  * velocities, and the terms are computed for 2 n_v + 1 distinct velocities per batch (n_v = n, or n + 3) and
  * reused for the others (a cache keyed on the exact values: results do not depend on it). The model's matrices
  * at q (K^-1 times the blocks that drive s_ddot, the frame Jacobians) are computed once per rb_tukf_configure; a
  * batch of sigma points then costs one matrix product. The PUBLISHED order (the stage's var output; the
- * estimator's documentation) is dq, tau_m, tau_F, ft, contacts, base (a_B, w_B), ft_bias, acc_bias, gyro_bias:
+ * estimator's documentation) is dq, tau_m, tau_F, ft, contacts, base (a_B, w_B), ft_bias, acc_bias, gyro_bias,
+ * fric_corr:
  * rb_tukf_to_published / rb_tukf_to_filter convert. Measurements have one order: dq (n), current (n), friction
  * (n, when measured), ft (6 n_ft), acc (3 n_acc), gyro (3 n_gyro).
  *
@@ -749,7 +751,15 @@ typedef struct rb_tukf_config {
     bool ft_bias, acc_bias, gyro_bias; /* bias states (6 per FT, 3 per accelerometer / gyroscope) */
     bool friction_meas;                /* tau_F is measured (the friction block of z) */
     bool ft_offset;                    /* start: o = f_measured - f_predicted subtracted from every reading */
+    /* Online friction correction (friction_meas only): per joint i the block theta_i (n_corr terms, random walks)
+     * and the friction measurement h_i = tau_F,i - theta_i . phi_i(x), phi of each term: RB_TUKF_CORR_COULOMB
+     * tanh(dq_i / corr_v_c), _VISCOUS dq_i, _OFFSET 1, _SCALE tau_F,i. n_corr 0: none (the paper's model). */
+    const int *corr;
+    size_t n_corr;
+    double corr_v_c; /* > 0, rad/s (m/s) */
 } rb_tukf_config;
+
+enum { RB_TUKF_CORR_COULOMB, RB_TUKF_CORR_VISCOUS, RB_TUKF_CORR_OFFSET, RB_TUKF_CORR_SCALE, RB_TUKF_CORR_TERMS };
 
 /* State blocks (published order) and measurement blocks. */
 typedef enum rb_tukf_block {
@@ -763,6 +773,7 @@ typedef enum rb_tukf_block {
     RB_TUKF_FT_BIAS,
     RB_TUKF_ACC_BIAS,
     RB_TUKF_GYRO_BIAS,
+    RB_TUKF_FRIC_CORR, /* the friction correction theta: n_corr per joint, joint-major */
     RB_TUKF_N_BLOCKS
 } rb_tukf_block;
 
@@ -833,7 +844,7 @@ void rb_tukf_to_filter(const rb_tukf *tm, const double *x_pub, double *x);
 
 /* Element names and units: state element i (published order) "<block>/<element>" (dq/<joint>, tau_m/<joint>,
  * tau_f/<joint>, ft/<sensor>/<fx..mz>, contact/<frame>/<fx..mz>, base/<a_x..w_z>, ft_bias/<sensor>/<fx..mz>,
- * acc_bias/<frame>/<x..z>, gyro_bias/<frame>/<x..z>) and its unit (of the value: "N m", "rad/s", "m/s^2" ...);
+ * acc_bias/<frame>/<x..z>, gyro_bias/<frame>/<x..z>, fric_corr/<term>/<joint>) and its unit (of the value: "N m", "rad/s", "m/s^2" ...);
  * measurement element j likewise (dq/, current/, friction/<joint>, ft/<sensor>/<axis>, acc/, gyro/<frame>/<axis>).
  * "element <i>" and "" out of range. */
 void rb_tukf_state_name(const rb_tukf *tm, size_t i, char *buf, size_t size);
