@@ -88,7 +88,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo closed-loop paper-001 paper-003 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-model bench-walk bench-ftcal paper-002-calibration paper-003-friction bench-fbse bench-slip paper-003-slip bench-map clean format format-check
+.PHONY: FORCE all deps demo closed-loop paper-000-other-robots paper-001 paper-003 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-model bench-walk bench-ftcal paper-002-calibration paper-003-friction bench-fbse bench-slip paper-003-slip bench-map clean format format-check
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -261,6 +261,29 @@ paper-004: all
 	  sed -n '/^# /p;/^## RMSE per joint/,/^## max abs per joint/p' $(BUILD)/paper-004/$$s/report.md | sed '$$d'; \
 	  $(BUILD)/roboest check $(BUILD)/paper-004/$$s/report.json configs/thrust/rules_$$s.txt; echo; done
 	@echo "seed 004: reports and figures in $(BUILD)/paper-004/"
+
+# Issue 18 (configs/paper/README.md, "Other robots"): the first robot's friction network and noise carried to six
+# other robots of the same kind and the second robot, with and without the online friction correction; then the UKF
+# variances chosen from each log alone by `roboest tune ukf-torque` against the truth-tuned pipelines. Tables on
+# stdout, rules checked. About 25 s.
+paper-000-other-robots: all
+	@mkdir -p $(BUILD)/paper/other_robots $(BUILD)/paper/tuned
+	$(BUILD)/roboest compare configs/paper/suite_other_robots.json -o $(BUILD)/paper/other_robots --force -q > /dev/null
+	@sed -n '/^## All joints/,/^## MAE per joint/p' $(BUILD)/paper/other_robots/report.md
+	$(BUILD)/roboest check $(BUILD)/paper/other_robots/report.json configs/paper/rules_other_robots.txt
+	@set -e; T=$(BUILD)/paper/tuned; for v in ukf_nofric ukf_pinn; do \
+	  $(BUILD)/roboest tune ukf-torque datasets/leg_pole_ground.mat datasets/leg_pole_free.mat \
+	    --pipeline configs/paper/leg_$$v.json -o $$T/leg_pole_$$v.json --force; \
+	  $(BUILD)/roboest tune ukf-torque datasets/leg_pole_second_robot.mat --no-still-window \
+	    --pipeline configs/paper/leg_$$v.json -o $$T/second_robot_$$v.json --force; \
+	  $(BUILD)/roboest tune ukf-torque datasets/humanoid_balance.mat datasets/humanoid_balance_push.mat \
+	    datasets/humanoid_balance_object.mat --pipeline configs/paper/humanoid_$$v.json -o $$T/humanoid_$$v.json \
+	    --force; done > $$T/tune.txt
+	@echo "what roboest tune ukf-torque chose and why: $(BUILD)/paper/tuned/tune.txt"
+	@set -e; for s in leg_pole second_robot humanoid; do \
+	  $(BUILD)/roboest compare configs/paper/suite_tuned_$$s.json -o $(BUILD)/paper/tuned/cmp_$$s --force -q > /dev/null; \
+	  sed -n '/^# /p;/^## All joints/,/^## RMSE per joint/p' $(BUILD)/paper/tuned/cmp_$$s/report.md; \
+	  $(BUILD)/roboest check $(BUILD)/paper/tuned/cmp_$$s/report.json configs/paper/rules_tuned.txt; echo; done
 
 # Seed 003, chapters 2-3 (configs/biped/README.md): the attitude and the LIPM CoM (forms 1 and 2) on the simulated
 # walks of datasets/walk_*.mat; tables on stdout, rules checked. About 10 s.

@@ -204,10 +204,11 @@ def signals():
         "qm": {"channel": "motors_state/positions", "elements": LEGS},
         "current": {"channel": "motors_state/currents", "elements": LEGS},
         "ft_raw": {"channel": ["FTs/" + f for f in FTS]},
-        "acc": {"channel": ["accelerometers/" + i for i in IMUS]},
-        "gyro": {"channel": ["gyros/" + i for i in IMUS]},
-        "base_acc": {"channel": "accelerometers/" + BASE_IMU},
-        "base_gyro": {"channel": "gyros/" + BASE_IMU},
+        # optional, as the paper pipelines' (a log without IMUs binds them 0 wide)
+        "acc": {"channel": ["accelerometers/" + i for i in IMUS], "optional": True},
+        "gyro": {"channel": ["gyros/" + i for i in IMUS], "optional": True},
+        "base_acc": {"channel": "accelerometers/" + BASE_IMU, "optional": True},
+        "base_gyro": {"channel": "gyros/" + BASE_IMU, "optional": True},
     }
 
 

@@ -24,7 +24,7 @@ enum { B_DQ, B_W, B_A, B_TM, B_TF, B_FT, B_C, B_FTB, B_AB, B_GB, B_FC, N_BLK };
 static const int spec_order[N_BLK] = {B_DQ, B_TM, B_TF, B_FT, B_C, B_A, B_W, B_FTB, B_AB, B_GB, B_FC};
 static const char *const blk_name[N_BLK] = {"dq",      "base",    "base",     "tau_m",     "tau_f",    "ft",
                                             "contact", "ft_bias", "acc_bias", "gyro_bias", "fric_corr"};
-static const char *const corr_name[RB_TUKF_CORR_TERMS] = {"coulomb", "viscous", "offset", "scale"};
+static const char *const corr_name[RB_TUKF_CORR_TERMS] = {"coulomb", "viscous", "offset", "scale", "stribeck"};
 static const char *const wrench_axes[6] = {"fx", "fy", "fz", "mx", "my", "mz"};
 static const char *const wrench_units[6] = {"N", "N", "N", "N m", "N m", "N m"};
 
@@ -49,7 +49,7 @@ struct rb_tukf {
     bool floating, fric_meas, rate_model, calibrate;
     size_t nk;                    /* friction correction terms per joint (0: none) */
     int corr[RB_TUKF_CORR_TERMS]; /* their kinds */
-    double v_c;
+    double v_c, v_s;
     block b[N_BLK];
     rb_tukf_layout lay;
     size_t m_dq, m_cur, m_fric, m_ft, m_acc, m_gyro;
@@ -218,6 +218,7 @@ static double correction(const rb_tukf *u, const double *x, size_t i)
         case RB_TUKF_CORR_COULOMB: c += th[a] * tanh(v / u->v_c); break;
         case RB_TUKF_CORR_VISCOUS: c += th[a] * v; break;
         case RB_TUKF_CORR_OFFSET: c += th[a]; break;
+        case RB_TUKF_CORR_STRIBECK: c += th[a] * tanh(v / u->v_c) * exp(-(v / u->v_s) * (v / u->v_s)); break;
         default: c += th[a] * x[u->b[B_TF].off + i]; break;
         }
     return c;
@@ -720,7 +721,7 @@ static int check_config(const rb_model *m, const rb_tukf_config *c, rb_err *err)
         !c->k_t || !c->gear_ratio || (c->friction == RB_TUKF_RATE_MODEL && (!c->k0 || !c->k1 || !c->k2)) ||
         (c->n_corr && !c->corr))
         return rb_err_set(err, RB_EINVAL, "torque UKF model: NULL array in the configuration");
-    if (c->n_corr && (!c->friction_meas || c->n_corr > RB_TUKF_CORR_TERMS || !(c->corr_v_c > 0)))
+    if (c->n_corr && (!c->friction_meas || c->n_corr > RB_TUKF_CORR_TERMS || !(c->corr_v_c > 0) || !(c->corr_v_s > 0)))
         return rb_err_set(err, RB_EINVAL,
                           "torque UKF model: a friction correction needs friction_meas, at most %d terms and v_c > 0",
                           RB_TUKF_CORR_TERMS);
@@ -788,7 +789,7 @@ int rb_tukf_alloc(const rb_model *m, const rb_tukf_config *c, rb_tukf **out, rb_
     u->fric_meas = c->friction_meas;
     u->rate_model = c->friction == RB_TUKF_RATE_MODEL;
     u->calibrate = c->ft_offset;
-    u->nk = c->n_corr, u->v_c = c->corr_v_c;
+    u->nk = c->n_corr, u->v_c = c->corr_v_c, u->v_s = c->corr_v_s;
     for (size_t a = 0; a < u->nk; a++)
         u->corr[a] = c->corr[a];
     lay_out(u, c->ft_bias, c->acc_bias, c->gyro_bias);

@@ -74,13 +74,15 @@ extern const char *const tq_offset_choices[];
     "static friction holds any torque), the stage compares the motor torque `k_t R i` with the FT-based\n"             \
     "joint torque (the RNEA in each sub-model from the offset-corrected FT readings, the stage's contacts\n"           \
     "estimated, joint accelerations from `dq` differentiated and low-passed over 0.02 s): at the end of the\n"         \
-    "run `k_t R i` is regressed on it per joint with an intercept and `sign(dq)` (Coulomb friction) as\n"              \
-    "nuisance terms. A slope below 0 is a warning naming the joint and its `gear_ratio` sign; a slope\n"               \
+    "run, per joint, an intercept and `sign(dq)` (Coulomb friction) are removed from both by least squares\n"          \
+    "and the slope is the reduced major axis `sign(cov) sd(k_t R i) / sd(FT-based)` (both are noisy: the\n"            \
+    "slope of one regressed on the other shrinks by their correlation). A slope below 0 is a warning naming\n"         \
+    "the joint and its `gear_ratio` sign; a slope\n"                                                                   \
     "outside [0.5, 2] one naming its `k_t` and gear ratio magnitude; both give the slope, the sample count\n"          \
     "and the correlation. A joint is judged only with at least 200 such samples, a spread of its FT-based\n"           \
     "torque (beyond the nuisance terms) of at least `check_min_spread` and a correlation of the two of at\n"           \
     "least `check_min_correlation` in magnitude (a sign flip or a wrong scale keeps it); other joints are\n"           \
-    "not judged, silently. On the shipped logs the true robots' slopes are 0.74-0.99.\n"
+    "not judged, silently. The shipped logs' robots (leg_pole_*, other_robot_*, humanoid_balance*) raise none.\n"
 #define TQ_FTOFF_DOC                                                                                                   \
     "\"first_sample\": o = f_measured - f_predicted at the first complete sample; \"still_window\": its mean over a "  \
     "still window at the start (ft_offset_window, or detected); subtracted from every reading; \"none\""
@@ -113,10 +115,10 @@ extern const char *const tq_offset_choices[];
 /* ---- ukf_torque: the offset in the stage, and the motor-constant check ------------------------------------------
  * With "still_window" the stage corrects the readings (f - o) before the torque UKF model (made with its own
  * offset off); "first_sample" stays the model's (rb_tukf_initial_state), reproduced here only for the check.
- * The check: over slow-but-moving samples of each joint (check_speed), k_t R i regressed on the FT-based joint
- * torque at zero joint accelerations, with a Coulomb friction term sign(dq) and an intercept as nuisance
- * regressors; a slope < 0 names the gear ratio's sign, a slope outside [0.5, 2] the torque constant or the gear
- * ratio's magnitude. */
+ * The check: over slow-but-moving samples of each joint (check_speed), k_t R i against the FT-based joint torque
+ * (joint accelerations from dq differentiated), a Coulomb friction term sign(dq) and an intercept removed from
+ * both, the reduced-major-axis slope; a slope < 0 names the gear ratio's sign, a slope outside [0.5, 2] the torque
+ * constant or the gear ratio's magnitude. */
 typedef struct tq_ukf_calib tq_ukf_calib;
 
 /* The ports are ukf_torque's: q, dq, current, ft, acc, gyro (in order, from port `q_port`). */

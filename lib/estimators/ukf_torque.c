@@ -79,8 +79,8 @@ static size_t imu_count(const rb_stage_setup *st, const char *key, int port)
 /* The friction keys: each needs the friction input, the correction's own keys friction_correction. */
 static int check_friction(const rb_stage_setup *st, rb_err *err)
 {
-    static const char *const keys[] = {"r_friction", "friction_correction", "q_correction", "p0_correction",
-                                       "correction_v_c"};
+    static const char *const keys[] = {"r_friction",    "friction_correction", "q_correction",
+                                       "p0_correction", "correction_v_c",      "correction_v_s"};
     const rb_param_value *terms = P(st, "friction_correction");
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         if (!P(st, keys[i])->given)
@@ -246,12 +246,13 @@ static int make_model(ukft *u, const rb_stage_setup *st, rb_err *err)
     c.ft_offset = off && strcmp(off, "first_sample") == 0;
     const rb_param_value *terms = P(st, "friction_correction");
     int corr[RB_TUKF_CORR_TERMS];
-    static const char *const term_names[RB_TUKF_CORR_TERMS] = {"coulomb", "viscous", "offset", "scale"};
+    static const char *const term_names[RB_TUKF_CORR_TERMS] = {"coulomb", "viscous", "offset", "scale", "stribeck"};
     for (size_t a = 0; a < terms->count && a < RB_TUKF_CORR_TERMS; a++)
         for (int t = 0; t < RB_TUKF_CORR_TERMS; t++)
             if (strcmp(terms->strings[a], term_names[t]) == 0)
                 corr[a] = t;
     c.corr = corr, c.n_corr = terms->count, c.corr_v_c = rb_params_number(p, "correction_v_c");
+    c.corr_v_s = rb_params_number(p, "correction_v_s");
     if ((rc = rb_tukf_alloc(m, &c, &u->tm, err)))
         goto done;
     u->lay = rb_tukf_get_layout(u->tm);

@@ -109,12 +109,14 @@ static const char ukft_doc[] =
     "0), and the friction measurement becomes\n"
     "\n"
     "    z_friction,i = tau_F,i - theta_i . phi_i,   phi: coulomb tanh(dq_i / correction_v_c), viscous dq_i,\n"
-    "                                                    offset 1, scale tau_F,i\n"
+    "                                                    offset 1, scale tau_F,i,\n"
+    "                                                    stribeck tanh(dq_i / v_c) exp(-(dq_i / v_s)^2)\n"
     "\n"
     "(`dq`, `tau_F`: the state's). The current, FT and IMU measurements pin `tau_F` through the dynamics; the\n"
     "UKF's correlations then move `theta` until the corrected model agrees with them, from the running log\n"
     "alone. The `correction` output holds `theta`; `var` its variances (`fric_corr/<term>/<joint>`). It\n"
-    "costs 2 n states for `[\"coulomb\", \"viscous\"]` (the leg: +31 % time per sample, `make bench-ukf`).\n"
+    "costs k n states for k terms (`[\"coulomb\", \"viscous\", \"stribeck\"]` on the leg: +54 % time per\n"
+    "sample, `make bench-ukf`).\n"
     "`r_friction` and the correction's keys need the `friction` input (RB_ECONFIG otherwise).\n"
     "\n"
     "IMU lists without their inputs: `accelerometers` / `gyroscopes` listed while `acc` / `gyro` is unwired\n"
@@ -193,7 +195,7 @@ static const char *const ukft_out_docs[] = {
 static const char *const friction_choices[] = {"random_walk", "rate_model", NULL};
 static const char *const adapt_choices[] = {"tau_m", "tau_f", "ft", NULL};
 static const char *const adapt_default[] = {"tau_m", "ft"};
-static const char *const correction_choices[] = {"coulomb", "viscous", "offset", "scale", NULL};
+static const char *const correction_choices[] = {"coulomb", "viscous", "offset", "scale", "stribeck", NULL};
 static const double d_q_corr[] = {1e-7}, d_p0_corr[] = {1e-2};
 static const double d_zero[] = {0.0};
 static const double d_q_dq[] = {1e-3}, d_q_tau_m[] = {1e-3}, d_q_tau_f[] = {1e-2};
@@ -371,7 +373,8 @@ static const rb_param_spec ukft_params[] = {
      .kind = RB_PARAM_STRING_ARRAY,
      .choices = correction_choices,
      .doc = "online friction adaptation: the terms of the per-joint correction added to the friction input, "
-            "\"coulomb\" (tanh(dq / correction_v_c)), \"viscous\" (dq), \"offset\" (1), \"scale\" (the input)",
+            "\"coulomb\" (tanh(dq / correction_v_c)), \"viscous\" (dq), \"offset\" (1), \"scale\" (the input), "
+            "\"stribeck\" (tanh(dq / correction_v_c) exp(-(dq / correction_v_s)^2))",
      .details = "default `[]` (off: the estimator unchanged); needs the friction input"},
     {.name = "q_correction",
      .kind = RB_PARAM_NUMBER_ARRAY,
@@ -399,8 +402,18 @@ static const rb_param_spec ukft_params[] = {
      .has_min = true,
      .min_exclusive = true,
      .min = 0,
-     .doc = "velocity scale of the \"coulomb\" term's tanh(dq / v_c), rad/s (m/s for a prismatic joint)",
+     .doc =
+         "velocity scale of the \"coulomb\" and \"stribeck\" terms' tanh(dq / v_c), rad/s (m/s for a prismatic joint)",
      .details = "needs `friction_correction`"},
+    {.name = "correction_v_s",
+     .kind = RB_PARAM_NUMBER,
+     .def_number = 0.05,
+     .has_min = true,
+     .min_exclusive = true,
+     .min = 0,
+     .doc = "Stribeck velocity of the \"stribeck\" term's exp(-(dq / v_s)^2), rad/s (m/s)",
+     .details = "needs `friction_correction`; 0.05: the middle of the 0.01-0.1 rad/s over which a harmonic drive's "
+                "static peak decays (our choice)"},
 };
 #undef NUMS
 #undef NUMS_MORE

@@ -79,6 +79,7 @@ int rb_rules_read(const char *path, char ***rules, char ***wheres, size_t *n, rb
 typedef struct report {
     const char *name;
     const cJSON *variants, *statistics, *joints; /* a comparison report's (NULL in a run report) */
+    const cJSON *logs;                           /* a comparison report's log names (per_log's order), or NULL */
     const cJSON *faults;                         /* the fault monitor's section, NULL without one */
     const cJSON *confusion;                      /* a comparison's "confusion" object, NULL without one */
     const cJSON *confusions;                     /* a run report's "confusions" array, NULL without one */
@@ -93,6 +94,7 @@ static int open_report(const cJSON *root, report *rep, rb_err *err)
     rep->variants = member(root, "variants");
     rep->statistics = member(root, "statistics");
     rep->joints = member(root, "joints");
+    rep->logs = cJSON_IsArray(member(root, "logs")) ? member(root, "logs") : NULL;
     rep->faults = cJSON_IsObject(member(root, "faults")) ? member(root, "faults") : NULL;
     rep->confusion = cJSON_IsObject(member(root, "confusion")) ? member(root, "confusion") : NULL;
     rep->confusions = cJSON_IsArray(member(root, "confusions")) ? member(root, "confusions") : NULL;
@@ -116,7 +118,7 @@ static int open_report(const cJSON *root, report *rep, rb_err *err)
 typedef struct operand {
     bool is_number;
     double number;
-    char variant[128], stat[64], joint[256], field[16], col[64];
+    char variant[128], stat[64], joint[256], field[128], col[64];
     bool has_joint, has_col; /* has_col: a second [ ] (a confusion cell's estimate class) */
     size_t start, end;       /* its text in the rule */
 } operand;
@@ -196,7 +198,8 @@ static int parse_reference(rule_ctx *r, operand *o)
     if (r->text[r->pos] == '.') {
         r->pos++;
         if (!take_word(r, false, o->field, sizeof o->field))
-            return rule_error(r, "column %zu: expected a field (mean, sd, lo, hi, min, max)", r->pos + 1);
+            return rule_error(r, "column %zu: expected a field (mean, sd, lo, hi, min, max) or a log's name",
+                              r->pos + 1);
     }
     return RB_OK;
 }
@@ -272,19 +275,30 @@ static bool in_strings(const cJSON *arr, const char *s)
     return false;
 }
 
-static int check_field(rule_ctx *r, const char *field)
+/* A field of the statistics (*log -1), or the name of one of the report's logs (*log its index in per_log). */
+static int check_field(rule_ctx *r, const cJSON *logs, const char *field, long *log)
 {
+    *log = -1;
     for (size_t f = 0; f < N_FIELDS; f++)
         if (strcmp(field, FIELDS[f]) == 0)
             return RB_OK;
+    long i = 0;
+    for (const cJSON *e = logs ? logs->child : NULL; e; e = e->next, i++)
+        if (cJSON_IsString(e) && strcmp(e->valuestring, field) == 0) {
+            *log = i;
+            return RB_OK;
+        }
     rb_suggest sg;
     rb_suggest_init(&sg, field);
     for (size_t f = 0; f < N_FIELDS; f++)
         rb_suggest_consider(&sg, FIELDS[f]);
+    for (const cJSON *e = logs ? logs->child : NULL; e; e = e->next)
+        if (cJSON_IsString(e))
+            rb_suggest_consider(&sg, e->valuestring);
     const char *best = rb_suggest_best(&sg);
     if (best)
         return rule_error(r, "unknown field '%s' (did you mean '%s'?)", field, best);
-    return rule_error(r, "unknown field '%s' (mean, sd, lo, hi, min or max)", field);
+    return rule_error(r, "unknown field '%s' (mean, sd, lo, hi, min, max or one of the report's logs)", field);
 }
 
 /* ---- faults.KIND[NAME]: the fault monitor's counts in a run report ---- */
@@ -498,11 +512,13 @@ static int lookup(rule_ctx *r, const report *rep, const operand *o, double *valu
     }
     if (o->has_joint && !in_strings(rep->joints, o->joint))
         return unknown(r, "joint", o->joint, rep->joints, NULL);
-    int rc = check_field(r, o->field);
+    long log;
+    int rc = check_field(r, rep->logs, o->field, &log);
     if (rc)
         return rc;
     const cJSON *group = o->has_joint ? member(member(var, "joints"), o->joint) : member(var, "all");
-    const cJSON *num = member(member(group, o->stat), o->field);
+    const cJSON *num = log < 0 ? member(member(group, o->stat), o->field)
+                               : cJSON_GetArrayItem(member(member(group, o->stat), "per_log"), (int)log);
     if (!cJSON_IsNumber(num))
         return rb_err_set(r->err, RB_EINPUT, "%s: variant %s: %s%s%s%s: no number %s (a damaged report?)", rep->name,
                           o->variant, o->stat, o->has_joint ? "[" : "", o->has_joint ? o->joint : "",
@@ -631,7 +647,7 @@ int rb_check_rules(const char *report_json, size_t len, const char *report_name,
                    const char *const *wheres, size_t n_rules, rb_check **out, rb_err *err)
 {
     *out = NULL;
-    report rep = {report_name ? report_name : "report.json", NULL, NULL, NULL, NULL, NULL, NULL};
+    report rep = {.name = report_name ? report_name : "report.json"};
     const char *end = NULL;
     if (memchr(report_json, '\0', len))
         return rb_err_set(err, RB_EINPUT, "%s: not JSON (NUL byte)", rep.name);

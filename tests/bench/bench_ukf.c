@@ -6,7 +6,7 @@
  *   - the floating-base humanoid lower body (datasets/humanoid_lower_body.urdf: 12 leg joints, six FTs, four foot
  *     contacts, waist and foot IMUs, base_imu waist_imu): state 102, 78 measurements; target >= real time.
  * Each also with the friction input wired (n more measurements), and with the online friction correction
- * (friction_correction ["coulomb", "viscous"]: 2 n more states), printed side by side with its overhead. Inputs are smooth synthetic signals (the cost
+ * (friction_correction ["coulomb", "viscous", "stribeck"]: 3 n more states), printed side by side with its overhead. Inputs are smooth synthetic signals (the cost
  * does not depend on their values); one step = the stage's step (predict, matrices at q, update, outputs).
  * Timing: 300 warm-up samples, then the median of 15 batches of 1000 samples.
  * Usage: bench_ukf [source folder] [shared folder] (defaults RB_SOURCE / RB_SHARED or "." / "../shared"). */
@@ -172,7 +172,7 @@ int main(int argc, char **argv)
         "\"l_foot_imu\", \"r_foot_imu\"], \"base_imu\": \"waist_imu\", \"k_t\": [0.1], \"gear_ratio\": [100]%s}}]}";
     static char text[6][4096];
     static const char fric[] = ", \"friction\": \"s\"";
-    static const char adapt[] = ", \"friction_correction\": [\"coulomb\", \"viscous\"]";
+    static const char adapt[] = ", \"friction_correction\": [\"coulomb\", \"viscous\", \"stribeck\"]";
     snprintf(text[0], sizeof text[0], leg_fmt, shared, "", "");
     snprintf(text[1], sizeof text[1], leg_fmt, shared, fric, "");
     snprintf(text[2], sizeof text[2], leg_fmt, shared, fric, adapt);
@@ -194,7 +194,8 @@ int main(int argc, char **argv)
     double cus[6] = {0};
     for (int i = 0; i < 6; i++)
         fails += run(&cases[i], reg, &cus[i]);
-    printf("\nOnline friction correction (friction_correction [\"coulomb\", \"viscous\"]), CPU us per sample:\n\n"
+    printf("\nOnline friction correction (friction_correction [\"coulomb\", \"viscous\", \"stribeck\"]), CPU us per "
+           "sample:\n\n"
            "| model | friction input | + correction | added |\n|---|---:|---:|---:|\n");
     for (int i = 1; i < 6; i += 3)
         printf("| %s | %.1f | %.1f | %+.0f %% |\n",

@@ -757,9 +757,17 @@ typedef struct rb_tukf_config {
     const int *corr;
     size_t n_corr;
     double corr_v_c; /* > 0, rad/s (m/s) */
+    double corr_v_s; /* > 0, rad/s (m/s): RB_TUKF_CORR_STRIBECK's tanh(dq / v_c) exp(-(dq / v_s)^2) */
 } rb_tukf_config;
 
-enum { RB_TUKF_CORR_COULOMB, RB_TUKF_CORR_VISCOUS, RB_TUKF_CORR_OFFSET, RB_TUKF_CORR_SCALE, RB_TUKF_CORR_TERMS };
+enum {
+    RB_TUKF_CORR_COULOMB,
+    RB_TUKF_CORR_VISCOUS,
+    RB_TUKF_CORR_OFFSET,
+    RB_TUKF_CORR_SCALE,
+    RB_TUKF_CORR_STRIBECK,
+    RB_TUKF_CORR_TERMS
+};
 
 /* State blocks (published order) and measurement blocks. */
 typedef enum rb_tukf_block {

@@ -213,7 +213,8 @@ int rb_suite_result_write(const rb_suite_result *r, const char *dir, bool overwr
 /* ---- rules over a comparison report, for CI (check.c) ----
  * A rule compares two operands:  OPERAND OP OPERAND  with OP one of < <= > >=; an operand is a number or
  * VARIANT.STAT[JOINT].FIELD where [JOINT] (a joint of the report; default: all joints pooled) and .FIELD
- * (mean (default), sd, lo, hi, min or max of the summary across logs) are optional. Blanks between tokens
+ * (mean (default), sd, lo, hi, min or max of the summary across logs, or the name of one of the report's logs: its
+ * value on that log) are optional. Blanks between tokens
  * are ignored. Examples: "ukf_pinn.rmse < rnea.rmse", "ukf_pinn.rmse < 1.2", "ukf.mae[r_knee].hi <= 0.5".
  * Either side may be two operands joined by '*' or '/' (one level, no parentheses): "kf.rmse[torso] <= 0.1 * 5",
  * "noadapt.rmse / adapt.rmse >= 2.0"; a side that is not finite (a division by zero) makes the rule fail, its
