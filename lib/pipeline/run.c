@@ -576,16 +576,22 @@ static int metric_reference(runner *r, size_t m, double t0, double t1, metric_re
     return RB_OK;
 }
 
+/* Metric m's window (metric_window) and its reference over it (metric_reference); ref.owned is NULL or to free. */
+static int metric_begin(runner *r, size_t m, metric_ref *ref, double *settle)
+{
+    double t0, t1;
+    *ref = (metric_ref){NULL, 0, NAN, NAN, NULL};
+    int rc = metric_window(r, m, &t0, &t1, settle);
+    return rc ? rc : metric_reference(r, m, t0, t1, ref);
+}
+
 static int score(runner *r, size_t m, rb_stats *per)
 {
     const rb_config_metric *mt = &r->p->metrics[m];
     const rb_live_signal *e = &r->eng.sig[mt->estimate_index];
-    double t0, t1, settle;
-    int rc = metric_window(r, m, &t0, &t1, &settle);
-    if (rc)
-        return rc;
+    double settle;
     metric_ref ref;
-    rc = metric_reference(r, m, t0, t1, &ref);
+    int rc = metric_begin(r, m, &ref, &settle);
     if (!rc && e->width != ref.width)
         rc = rb_err_set(r->err, RB_EDIM, "%s: metrics[%zu]: estimate %s has %zu elements, reference %s has %zu",
                         r->label, m, mt->estimate, e->width, mt->reference, ref.width);
@@ -614,12 +620,9 @@ static int score_confusion(runner *r, size_t m)
     const rb_config_metric *mt = &r->p->metrics[m];
     const rb_live_signal *e = &r->eng.sig[mt->estimate_index];
     const rb_live_signal *w = mt->where ? &r->eng.sig[mt->where_index] : NULL;
-    double t0, t1, settle;
-    int rc = metric_window(r, m, &t0, &t1, &settle);
-    if (rc)
-        return rc;
+    double settle;
     metric_ref ref;
-    rc = metric_reference(r, m, t0, t1, &ref);
+    int rc = metric_begin(r, m, &ref, &settle);
     if (!rc && (e->width != ref.width || (w && w->width != e->width)))
         rc = rb_err_set(r->err, RB_EDIM, "%s: metrics[%zu]: estimate %s has %zu elements, reference %s has %zu%s%s",
                         r->label, m, mt->estimate, e->width, mt->reference, ref.width, w ? ", where " : "",
