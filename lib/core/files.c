@@ -22,6 +22,51 @@ char *rb_path_relative_to(const char *base_file, const char *rel)
     return rb_asprintf("%.*s/%s", (int)(slash - base_file), base_file, rel);
 }
 
+/* Split the absolute path `abs` into components, resolving "." and ".." lexically (in place; at most max). */
+static size_t path_components(char *abs, char **parts, size_t max)
+{
+    size_t n = 0;
+    char *save = NULL;
+    for (char *c = strtok_r(abs, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+        if (strcmp(c, ".") == 0)
+            continue;
+        if (strcmp(c, "..") == 0) {
+            n -= n > 0;
+            continue;
+        }
+        if (n < max)
+            parts[n++] = c;
+    }
+    return n;
+}
+
+char *rb_path_between(const char *dir, const char *path)
+{
+    enum { MAX_PARTS = 256 };
+    if (!dir || !path || dir[0] != '/' || path[0] != '/')
+        return NULL;
+    char *a = rb_strdup(dir), *b = rb_strdup(path), *out = NULL;
+    if (a && b) {
+        char *pa[MAX_PARTS], *pb[MAX_PARTS];
+        size_t na = path_components(a, pa, MAX_PARTS), nb = path_components(b, pb, MAX_PARTS), common = 0, len = 2;
+        while (common < na && common + 1 < nb && strcmp(pa[common], pb[common]) == 0)
+            common++;
+        for (size_t i = common; i < nb; i++)
+            len += strlen(pb[i]) + 1;
+        len += 3 * (na - common);
+        if ((out = rb_malloc(len))) {
+            out[0] = '\0';
+            for (size_t i = common; i < na; i++)
+                strcat(out, "../");
+            for (size_t i = common; i < nb; i++)
+                strcat(strcat(out, pb[i]), i + 1 < nb ? "/" : "");
+        }
+    }
+    rb_free(a);
+    rb_free(b);
+    return out;
+}
+
 char *rb_path_in(const char *dir, const char *rel)
 {
     return dir && dir[0] && strcmp(dir, ".") != 0 ? rb_asprintf("%s/%s", dir, rel) : rb_strdup(rel);

@@ -141,44 +141,18 @@ int rde_load_model(rde *r)
 }
 
 /* ---- paths -------------------------------------------------------------------------------------------------- */
-/* The '/'-separated components of a canonical absolute path, in place (at most max). */
-static size_t components(char *path, char **parts, size_t max)
-{
-    size_t n = 0;
-    char *save = NULL;
-    for (char *c = strtok_r(path, "/", &save); c && n < max; c = strtok_r(NULL, "/", &save))
-        parts[n++] = c;
-    return n;
-}
-
 /* `to` (a file) relative to the folder `from_dir`, both made canonical first. */
 int rde_relative_path(rde *r, const char *from_dir, const char *to, char **out)
 {
-    enum { MAX_PARTS = 256 };
     char *a = realpath(from_dir, NULL), *b = realpath(to, NULL);
     int rc = RB_OK;
+    *out = NULL;
     if (!a)
         rc = rb_err_set(r->err, RB_EIO, "%s: folder does not exist", from_dir);
     else if (!b)
         rc = rb_err_set(r->err, RB_ENOTFOUND, "%s: cannot resolve the path", to);
-    char *pa[MAX_PARTS], *pb[MAX_PARTS];
-    size_t na = rc ? 0 : components(a, pa, MAX_PARTS), nb = rc ? 0 : components(b, pb, MAX_PARTS), common = 0;
-    while (common < na && common + 1 < nb && strcmp(pa[common], pb[common]) == 0)
-        common++;
-    size_t len = 1;
-    for (size_t i = common; i < nb; i++)
-        len += strlen(pb[i]) + 1;
-    len += 3 * (na - common);
-    *out = rc ? NULL : rb_malloc(len);
-    if (!rc && !*out)
+    else if (!(*out = rb_path_between(a, b)))
         rc = rb_err_set(r->err, RB_ENOMEM, "out of memory");
-    if (!rc) {
-        (*out)[0] = '\0';
-        for (size_t i = common; i < na; i++)
-            strcat(*out, "../");
-        for (size_t i = common; i < nb; i++)
-            strcat(strcat(*out, pb[i]), i + 1 < nb ? "/" : "");
-    }
     free(a);
     free(b);
     return rc;

@@ -23,46 +23,11 @@ static char *folder_of(const char *file)
     return real; /* malloc'd by realpath: free() */
 }
 
-/* Split the absolute path `abs` into components, resolving "." and ".." lexically (in place; at most max). */
-static size_t components(char *abs, char **parts, size_t max)
-{
-    size_t n = 0;
-    char *save = NULL;
-    for (char *c = strtok_r(abs, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
-        if (strcmp(c, ".") == 0)
-            continue;
-        if (strcmp(c, "..") == 0) {
-            n -= n > 0;
-            continue;
-        }
-        if (n < max)
-            parts[n++] = c;
-    }
-    return n;
-}
-
 /* `rel` (relative to the canonical folder `from`) relative to the canonical folder `to`; NULL when out of memory. */
 static char *move_path(const char *from, const char *to, const char *rel)
 {
-    enum { MAX_PARTS = 256 };
-    char *a = rb_strdup(to), *b = rb_asprintf("%s/%s", from, rel), *out = NULL;
-    if (a && b) {
-        char *pa[MAX_PARTS], *pb[MAX_PARTS];
-        size_t na = components(a, pa, MAX_PARTS), nb = components(b, pb, MAX_PARTS), common = 0, len = 2;
-        while (common < na && common + 1 < nb && strcmp(pa[common], pb[common]) == 0)
-            common++;
-        for (size_t i = common; i < nb; i++)
-            len += strlen(pb[i]) + 1;
-        len += 3 * (na - common);
-        if ((out = rb_malloc(len))) {
-            out[0] = '\0';
-            for (size_t i = common; i < na; i++)
-                strcat(out, "../");
-            for (size_t i = common; i < nb; i++)
-                strcat(strcat(out, pb[i]), i + 1 < nb ? "/" : "");
-        }
-    }
-    rb_free(a);
+    char *b = rb_asprintf("%s/%s", from, rel);
+    char *out = b ? rb_path_between(to, b) : NULL;
     rb_free(b);
     return out;
 }

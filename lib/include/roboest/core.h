@@ -197,6 +197,10 @@ int rb_sha256_file(const char *path, char hex[65], rb_err *err);
 /* `rel` resolved against the folder holding `base_file` (absolute `rel` is returned as is).
  * Caller frees with rb_free; NULL on allocation failure. */
 char *rb_path_relative_to(const char *base_file, const char *rel);
+/* The absolute path `path` as seen from the absolute folder `dir` ("../x/y"), "." and ".." components resolved
+ * lexically (give canonical paths, realpath, where symbolic links matter); at most 256 components each. Caller frees
+ * with rb_free; NULL when out of memory or not both absolute. */
+char *rb_path_between(const char *dir, const char *path);
 /* "dir/rel", or rel itself when dir is NULL, "" or "." (caller frees with rb_free; NULL when out of memory). */
 char *rb_path_in(const char *dir, const char *rel);
 /* Last component of a path (borrowed pointer into `path`). */
