@@ -170,13 +170,13 @@ static int rnea_step(void *state, size_t k, double t, const double *const *in, d
     } else {
         tq_fixed_base_acc(m, ei.acc);
     }
-    memcpy(out[OUT_FT_OFFSET], s->off.offset, nft6 * sizeof(double));
+    memcpy(out[OUT_FT_OFFSET], s->off.est.offset, nft6 * sizeof(double));
     /* a sample with a non-finite input has no estimate (the offset waits for the first complete sample) */
     if (!tq_finite(in[IN_Q], n) || !tq_finite(in[IN_DQ], n) || !tq_finite(in[IN_DDQ], n) ||
         !tq_finite(in[IN_FT], nft6) || !tq_finite(ei.acc, 3) || !tq_finite(ei.gyro, 3)) {
         fill_nan(out[OUT_TAU], n);
         fill_nan(out[OUT_CONTACTS], 6 * s->nc);
-        if (s->off.mode != TQ_OFF_NONE && !s->off.started)
+        if (s->off.mode != TQ_OFF_NONE && !s->off.est.started)
             fill_nan(out[OUT_FT_OFFSET], nft6);
         return RB_OK;
     }
@@ -185,10 +185,10 @@ static int rnea_step(void *state, size_t k, double t, const double *const *in, d
         if ((rc = rb_ft_est_predict_ft(m, s->est_off, &ei, NULL, s->pred, nft6, NULL, 0, err)) < 0)
             return rb_err_prefix(err, rc, "FT offset: ");
         tq_ftoff_add(&s->off, t, in[IN_DQ], n, in[IN_FT], s->pred);
-        memcpy(out[OUT_FT_OFFSET], s->off.offset, nft6 * sizeof(double));
+        memcpy(out[OUT_FT_OFFSET], s->off.est.offset, nft6 * sizeof(double));
     }
     for (size_t i = 0; i < nft6; i++)
-        s->ft[i] = in[IN_FT][i] - s->off.offset[i];
+        s->ft[i] = in[IN_FT][i] - s->off.est.offset[i];
     return rb_ft_est_torques(m, s->est, &ei, out[OUT_TAU], n, out[OUT_CONTACTS], 6 * s->nc, err);
 }
 

@@ -17,10 +17,10 @@ int tq_ftoff_init(tq_ftoff *c, const rb_params *p, size_t m, rb_err *err)
     c->mode = !mode || strcmp(mode, "none") == 0  ? TQ_OFF_NONE
               : strcmp(mode, "still_window") == 0 ? TQ_OFF_WINDOW
                                                   : TQ_OFF_FIRST;
-    c->m = m;
-    c->speed = rb_params_number(p, "ft_offset_still_speed");
+    rb_still_offset_cfg cfg = {.first_only = c->mode == TQ_OFF_FIRST,
+                               .speed = rb_params_number(p, "ft_offset_still_speed"),
+                               .t_max = rb_params_number(p, "ft_offset_still_max")};
     c->t_min = rb_params_number(p, "ft_offset_still_min");
-    c->t_max = rb_params_number(p, "ft_offset_still_max");
     bool still_given = rb_params_get(p, "ft_offset_still_speed")->given ||
                        rb_params_get(p, "ft_offset_still_min")->given || rb_params_get(p, "ft_offset_still_max")->given;
     if (c->mode != TQ_OFF_WINDOW && (win->given || still_given))
@@ -30,127 +30,43 @@ int tq_ftoff_init(tq_ftoff *c, const rb_params *p, size_t m, rb_err *err)
         if (win->count != 2)
             return rb_err_set(err, RB_ECONFIG, "ft_offset_window has %zu values, expected 2 ([t0, t1] in s)",
                               win->count);
-        c->given = true, c->w0 = win->numbers[0], c->w1 = win->numbers[1];
-        if (!(c->w1 > c->w0))
-            return rb_err_set(err, RB_ECONFIG, "ft_offset_window [%g, %g]: t1 must be after t0", c->w0, c->w1);
+        cfg.given = true, cfg.w0 = win->numbers[0], cfg.w1 = win->numbers[1];
+        if (!(cfg.w1 > cfg.w0))
+            return rb_err_set(err, RB_ECONFIG, "ft_offset_window [%g, %g]: t1 must be after t0", cfg.w0, cfg.w1);
         if (still_given)
             return rb_err_set(err, RB_ECONFIG,
                               "ft_offset_still_speed, _min and _max detect the window: not with ft_offset_window");
     }
-    if (c->t_max < c->t_min)
-        return rb_err_set(err, RB_ECONFIG, "ft_offset_still_max %g s is below ft_offset_still_min %g s", c->t_max,
+    if (cfg.t_max < c->t_min)
+        return rb_err_set(err, RB_ECONFIG, "ft_offset_still_max %g s is below ft_offset_still_min %g s", cfg.t_max,
                           c->t_min);
     if (m == 0)
         c->mode = TQ_OFF_NONE;
-    if (!(c->sum = rb_calloc(9 * m + 1, sizeof *c->sum)))
-        return rb_err_set(err, RB_ENOMEM, "out of memory");
-    c->cnt = c->sum + m, c->offset = c->cnt + m;
-    c->done_sum = c->offset + m, c->done_cnt = c->done_sum + m, c->prev_sum = c->done_cnt + m;
-    c->prev_cnt = c->prev_sum + m, c->cur_sum = c->prev_cnt + m, c->cur_cnt = c->cur_sum + m;
-    return RB_OK;
+    return rb_still_offset_init(&c->est, &cfg, m, err);
 }
 
-void tq_ftoff_free(tq_ftoff *c)
-{
-    rb_free(c->sum);
-    c->sum = c->cnt = c->offset = NULL;
-}
-
-static void accumulate(tq_ftoff *c, const double *meas, const double *pred)
-{
-    for (size_t i = 0; i < c->m; i++) {
-        double d = meas[i] - pred[i];
-        if (isfinite(d))
-            c->sum[i] += d, c->cnt[i] += 1.0, c->offset[i] = c->sum[i] / c->cnt[i], c->cur_sum[i] += d,
-                                              c->cur_cnt[i] += 1.0;
-    }
-    c->n_avg++;
-}
-
-/* Detected window: blocks of TQ_FTOFF_GUARD s; the block before the current one is committed when a new one starts. */
-static void next_block(tq_ftoff *c, double t)
-{
-    if (t - c->t_block < TQ_FTOFF_GUARD)
-        return;
-    for (size_t i = 0; i < c->m; i++) {
-        c->done_sum[i] += c->prev_sum[i], c->done_cnt[i] += c->prev_cnt[i];
-        c->prev_sum[i] = c->cur_sum[i], c->prev_cnt[i] = c->cur_cnt[i];
-        c->cur_sum[i] = c->cur_cnt[i] = 0.0;
-    }
-    c->t_block = t;
-}
-
-/* A joint moved: the offset is the committed blocks' mean (the last 0.05-0.1 s dropped), where they hold samples. */
-static void drop_guard(tq_ftoff *c)
-{
-    for (size_t i = 0; i < c->m; i++)
-        if (c->done_cnt[i] > 0)
-            c->offset[i] = c->done_sum[i] / c->done_cnt[i];
-}
-
-static double max_abs(const double *x, size_t n)
-{
-    double v = 0.0;
-    for (size_t i = 0; i < n; i++)
-        v = fabs(x[i]) > v || isnan(x[i]) ? fabs(x[i]) : v;
-    return v;
-}
-
-void tq_ftoff_add(tq_ftoff *c, double t, const double *dq, size_t n, const double *meas, const double *pred)
-{
-    if (!tq_ftoff_collecting(c))
-        return;
-    if (!c->started) { /* the first sample's offset: in use until a window sample replaces it */
-        c->started = true, c->t_first = c->t_end = c->t_block = t;
-        for (size_t i = 0; i < c->m; i++)
-            c->offset[i] = isfinite(meas[i] - pred[i]) ? meas[i] - pred[i] : 0.0;
-        if (c->mode == TQ_OFF_FIRST) {
-            c->frozen = true, c->n_avg = 1;
-            return;
-        }
-    }
-    double rel = t - c->t_first;
-    if (c->given) {
-        if (rel > c->w1)
-            c->frozen = true;
-        else if (rel >= c->w0)
-            accumulate(c, meas, pred);
-        return;
-    }
-    double v = max_abs(dq, n);
-    if (isnan(v)) /* no velocity: neither still nor moving */
-        return;
-    c->t_end = t;
-    if (v >= c->speed) {
-        c->frozen = true;
-        drop_guard(c);
-        return;
-    }
-    next_block(c, t);
-    accumulate(c, meas, pred);
-    if (rel >= c->t_max)
-        c->frozen = true;
-}
+void tq_ftoff_free(tq_ftoff *c) { rb_still_offset_free(&c->est); }
 
 void tq_ftoff_finish(tq_ftoff *c)
 {
+    const rb_still_offset *o = &c->est;
     c->note[0] = '\0';
-    if (c->mode != TQ_OFF_WINDOW || !c->started)
+    if (c->mode != TQ_OFF_WINDOW || !o->started)
         return;
-    if (c->given && c->n_avg == 0)
+    if (o->cfg.given && o->n_avg == 0)
         snprintf(c->note, sizeof c->note,
-                 "ft_offset_window [%g, %g] s held no complete sample: the FT offset is the first sample's", c->w0,
-                 c->w1);
-    else if (!c->given && c->t_end - c->t_first < c->t_min && c->n_avg == 0)
+                 "ft_offset_window [%g, %g] s held no complete sample: the FT offset is the first sample's", o->cfg.w0,
+                 o->cfg.w1);
+    else if (!o->cfg.given && o->t_end - o->t_first < c->t_min && o->n_avg == 0)
         snprintf(c->note, sizeof c->note,
                  "ft_offset \"still_window\": no still window at the start (a joint moved faster than %g rad/s at the "
                  "first sample): the FT offset is the first sample's",
-                 c->speed);
-    else if (!c->given && c->t_end - c->t_first < c->t_min)
+                 o->cfg.speed);
+    else if (!o->cfg.given && o->t_end - o->t_first < c->t_min)
         snprintf(c->note, sizeof c->note,
                  "ft_offset \"still_window\": no still window at the start (%s %.3g s after the first sample, "
                  "ft_offset_still_min %g s): the FT offset is the mean of the %zu still samples before",
-                 c->frozen ? "a joint moved" : "the log ended", c->t_end - c->t_first, c->t_min, c->n_avg);
+                 o->frozen ? "a joint moved" : "the log ended", o->t_end - o->t_first, c->t_min, o->n_avg);
 }
 
 /* ---- ukf_torque's offset and check -------------------------------------------------------------------------------- */
@@ -298,7 +214,7 @@ const double *tq_ukf_calib_step(tq_ukf_calib *c, double t, const double *const *
     /* a floating base without its IMU reading: only the first sample's offset (or0, as the model's start) */
     bool imu_ok = !c->model->floating || (tq_finite(in[c->port + P_ACC] + 3 * c->acc_i, 3) &&
                                           tq_finite(in[c->port + P_GYRO] + 3 * c->gyro_i, 3));
-    bool collect = tq_ftoff_collecting(&c->off) && (imu_ok || !c->off.started), check = false;
+    bool collect = tq_ftoff_collecting(&c->off) && (imu_ok || !c->off.est.started), check = false;
     for (size_t i = 0; c->check && imu_ok && !check && i < n; i++)
         check = check_sample(c, dq, cur, i);
     if (collect || check) {
@@ -320,7 +236,7 @@ const double *tq_ukf_calib_step(tq_ukf_calib *c, double t, const double *const *
                                             &scratch) == RB_OK)
             tq_ftoff_add(&c->off, t, dq, n, ft, c->pred);
         for (size_t i = 0; i < m; i++)
-            c->corr[i] = ft[i] - c->off.offset[i];
+            c->corr[i] = ft[i] - c->off.est.offset[i];
         ei.ft = c->corr;
         ei.s_ddot = c->ddq;
         if (check && tq_finite(c->corr, m) &&
@@ -328,7 +244,7 @@ const double *tq_ukf_calib_step(tq_ukf_calib *c, double t, const double *const *
             check_add(c, dq, cur);
     } else if (c->pass_corrected) {
         for (size_t i = 0; i < m; i++)
-            c->corr[i] = ft[i] - c->off.offset[i];
+            c->corr[i] = ft[i] - c->off.est.offset[i];
     }
     return c->pass_corrected ? c->corr : ft;
 }

@@ -4,47 +4,38 @@
 #ifndef ROBOEST_TORQUE_CALIB_H
 #define ROBOEST_TORQUE_CALIB_H
 
+#include "roboest/filters.h"
 #include "torque_common.h"
 
 /* ---- the start-up FT offset ------------------------------------------------------------------------------------
- * o = mean of (f_measured - f_predicted) over the samples of a still window at the log's start (given as
- * ft_offset_window [t0, t1] s from the first complete sample, or detected: every joint's |dq| below
- * ft_offset_still_speed, for ft_offset_still_min s at least, ending when a joint moves or after
- * ft_offset_still_max s). Causal: until the window ends the offset in use is the running mean (the first sample's
- * before a given window starts); then it is frozen. "first_sample" is the window of one sample. */
+ * The filters module's still-window offset (roboest/filters.h, rb_still_offset) of f_measured - f_predicted, set up
+ * from the parameters ft_offset ("first_sample": the window of one sample; "still_window"; "none"),
+ * ft_offset_window, ft_offset_still_speed / _min / _max, with the note for the run's warnings. */
 typedef enum { TQ_OFF_NONE, TQ_OFF_FIRST, TQ_OFF_WINDOW } tq_off_mode;
-#define TQ_FTOFF_GUARD 0.05 /* s */
 
 typedef struct tq_ftoff {
     tq_off_mode mode;
-    size_t m;          /* 6 n_ft */
-    bool given;        /* ft_offset_window given */
-    double w0, w1;     /* the given window, s from the first sample */
-    double speed;      /* still: every |dq_i| below, rad/s (m/s) */
-    double t_min;      /* a detected window shorter than this is no still window (note) */
-    double t_max;      /* a detected window ends at this length */
-    bool started;      /* the first complete sample was seen */
-    bool frozen;       /* the offset is final */
-    double t_first;    /* its time */
-    double t_end;      /* detected: the sample that ended the window (moved), or the last one seen */
-    size_t n_avg;      /* samples averaged */
-    double *sum, *cnt; /* m each: per element (a non-finite reading is left out), every sample of the window */
-    /* detected: the samples in blocks of TQ_FTOFF_GUARD s; when a joint starts to move the last two blocks are
-     * dropped (it accelerated before its speed crossed the threshold) */
-    double *done_sum, *done_cnt, *prev_sum, *prev_cnt, *cur_sum, *cur_cnt; /* m each */
-    double t_block;                                                        /* the current block's start */
-    double *offset;                                                        /* m: the offset in use */
-    char note[400]; /* "" or the finding for the run's warnings (tq_ftoff_finish) */
+    double t_min;        /* a detected window shorter than this is no still window (note) */
+    rb_still_offset est; /* est.offset: the offset in use (m values) */
+    char note[400];      /* "" or the finding for the run's warnings (tq_ftoff_finish) */
 } tq_ftoff;
 
-/* From the parameters ft_offset, ft_offset_window, ft_offset_still_* (RB_ECONFIG naming the key; RB_ENOMEM). */
+/* From the parameters (RB_ECONFIG naming the key; RB_ENOMEM); m = 6 n_ft. */
 int tq_ftoff_init(tq_ftoff *c, const rb_params *p, size_t m, rb_err *err);
 void tq_ftoff_free(tq_ftoff *c);
 /* True while the offset still changes: the caller predicts the readings of this sample for tq_ftoff_add. */
-static inline bool tq_ftoff_collecting(const tq_ftoff *c) { return c->mode != TQ_OFF_NONE && !c->frozen; }
+static inline bool tq_ftoff_collecting(const tq_ftoff *c)
+{
+    return c->mode != TQ_OFF_NONE && rb_still_offset_collecting(&c->est);
+}
 /* One sample (a finite q; meas may hold NaN elements, left out): t its time, dq (n) its joint velocities, meas
  * and pred the measured and predicted readings (m each). */
-void tq_ftoff_add(tq_ftoff *c, double t, const double *dq, size_t n, const double *meas, const double *pred);
+static inline void tq_ftoff_add(tq_ftoff *c, double t, const double *dq, size_t n, const double *meas,
+                                const double *pred)
+{
+    if (c->mode != TQ_OFF_NONE)
+        rb_still_offset_add(&c->est, t, dq, n, meas, pred);
+}
 /* At the end of the run: the note when no still window was found or the given one held no sample. */
 void tq_ftoff_finish(tq_ftoff *c);
 

@@ -521,6 +521,50 @@ double rb_kfd_time_constant(const rb_kfd_params *par, double dt);
 int rb_kfd_run(const rb_kfd_params *par, const double *t, const double *z, size_t T, double *x, double *x_dot,
                double *x_ddot, double *pred, rb_err *err);
 
+/* ---- a constant offset averaged over a still window (still_offset.c) ----------------------------------------------
+ * o = mean of (measured - predicted) over the samples of a still window at the start of a run: the window is given
+ * ([w0, w1] s from the first sample) or detected (every |dq_i| below `speed`, from the first sample until a joint
+ * moves or `t_max` s pass; when a joint starts to move the last RB_STILL_OFFSET_GUARD to 2 RB_STILL_OFFSET_GUARD s
+ * are dropped: it accelerated before its speed crossed the threshold). `first_only`: the window of one sample.
+ * Causal: until the window ends `offset` is the running mean (the first sample's before a given window starts),
+ * then it is frozen. Per element, non-finite differences left out. Used for an FT sensor's start-up offset against
+ * a model's predicted readings (rnea_torque, ukf_torque). Nothing allocates after init. */
+#define RB_STILL_OFFSET_GUARD 0.05 /* s */
+
+typedef struct rb_still_offset_cfg {
+    bool first_only; /* the first sample's difference, frozen at once */
+    bool given;      /* the window [w0, w1] s from the first sample (w1 > w0), else detected */
+    double w0, w1;
+    double speed; /* detected: still while every |dq_i| < speed (> 0) */
+    double t_max; /* detected: the window ends at this length, s (> 0) */
+} rb_still_offset_cfg;
+
+typedef struct rb_still_offset {
+    rb_still_offset_cfg cfg;
+    size_t m;
+    bool started;      /* the first sample was seen */
+    bool frozen;       /* the offset is final */
+    double t_first;    /* its time */
+    double t_end;      /* detected: the sample that ended the window (moved), or the last one seen */
+    size_t n_avg;      /* samples averaged */
+    double *sum, *cnt; /* m each: every sample of the window */
+    /* detected: sums in blocks of RB_STILL_OFFSET_GUARD s, the last two dropped when a joint moves */
+    double *done_sum, *done_cnt, *prev_sum, *prev_cnt, *cur_sum, *cur_cnt; /* m each */
+    double t_block;                                                        /* the current block's start */
+    double *offset;                                                        /* m: the offset in use */
+} rb_still_offset;
+
+/* RB_EINVAL for a window with w1 <= w0, speed or t_max not > 0 (detected); RB_ENOMEM. Free with
+ * rb_still_offset_free (also after a failed init). */
+int rb_still_offset_init(rb_still_offset *o, const rb_still_offset_cfg *cfg, size_t m, rb_err *err);
+void rb_still_offset_free(rb_still_offset *o);
+/* True while the offset still changes (the caller predicts this sample's readings for rb_still_offset_add). */
+static inline bool rb_still_offset_collecting(const rb_still_offset *o) { return !o->frozen; }
+/* One sample: t its time, dq (n) the joint velocities (a NaN: neither still nor moving, skipped), meas and pred the
+ * measured and predicted values (m each). */
+void rb_still_offset_add(rb_still_offset *o, double t, const double *dq, size_t n, const double *meas,
+                         const double *pred);
+
 RB_API_END
 
 #endif
