@@ -10,7 +10,7 @@
 #include "roboest/training.h"
 #include "tune_internal.h"
 
-/* the ukf_torque stage's input ports (ukf_torque_type.c) */
+/* the ukf_torque stage's input ports the tuner reads, looked up by name in the stage type */
 enum { IN_Q, IN_DQ, IN_CURRENT, IN_FT, IN_ACC, IN_GYRO, IN_FRICTION, N_IN };
 static const char *const port_names[N_IN] = {"q", "dq", "current", "ft", "acc", "gyro", "friction"};
 
@@ -721,8 +721,16 @@ int rb_ukft_tune(const char *path, const rb_registry *reg, const char *const *lo
             if (!(r->joints[j] = rb_strdup(p->model_joints[j])))
                 rc = nomem(err);
         }
-        for (int k = 0; k < N_IN; k++)
-            t.sig[k] = cs->in[k];
+        for (int k = 0; rc == RB_OK && k < N_IN; k++) { /* the ports by name: no copy of the type's order */
+            size_t j = 0;
+            while (j < cs->type->n_inputs && strcmp(cs->type->inputs[j], port_names[k]) != 0)
+                j++;
+            if (j == cs->type->n_inputs)
+                rc = rb_err_set(err, RB_ECONFIG, "%s: stage %s: type %s has no input %s", path, cs->id, cs->type->name,
+                                port_names[k]);
+            else
+                t.sig[k] = cs->in[j];
+        }
         if (rc == RB_OK && (!t.sig[IN_Q] || !t.sig[IN_DQ]))
             rc = rb_err_set(err, RB_ECONFIG, "%s: stage %s: q and dq must be wired", path, cs->id);
     }
