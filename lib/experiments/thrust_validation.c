@@ -101,9 +101,11 @@ static int parse_jets_off(rb_cfg *c, const cJSON *v)
     for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
         rb_cfg_push_index(c, i);
         rb_window w;
-        if (!(rc = rb_cfg_want_window(c, e, true, &w)))
-            x->tv->jets_off[i] = (rb_interval){w.t0, w.t1};
-        if (!rc && i == 1 && !(x->tv->jets_off[0].t1 < x->tv->jets_off[1].t0))
+        if (!(rc = rb_cfg_want_window(c, e, false, &w)))
+            x->tv->jets_off[i] = (rb_interval){w.t0, w.t1}, x->tv->jets_off_from_start[i] = w.from_start;
+        /* comparable here when both count from the same origin; otherwise checked once resolved, per run */
+        if (!rc && i == 1 && x->tv->jets_off_from_start[0] == x->tv->jets_off_from_start[1] &&
+            !(x->tv->jets_off[0].t1 < x->tv->jets_off[1].t0))
             rc = rb_cfg_error(c, "the end window must start after the start window ends (%g s)", x->tv->jets_off[0].t1);
         rb_cfg_pop(c);
     }
@@ -116,9 +118,9 @@ static int parse_ramp(rb_cfg *c, const cJSON *v)
     tload *x = (tload *)c;
     x->tv->has_ramp = true;
     rb_window w;
-    int rc = rb_cfg_want_window(c, v, true, &w);
+    int rc = rb_cfg_want_window(c, v, false, &w);
     if (!rc)
-        x->tv->ramp = (rb_interval){w.t0, w.t1};
+        x->tv->ramp = (rb_interval){w.t0, w.t1}, x->tv->ramp_from_start = w.from_start;
     return rc;
 }
 

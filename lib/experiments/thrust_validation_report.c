@@ -22,8 +22,8 @@ static void drift_section(FILE *f, const rb_thrust_validation *tv, const rb_thru
     if (d->has_windows) {
         fputs("| Window | t (s) | mean scale sum (kg) | mean temperature |\n|---|---|---|---|\n", f);
         for (size_t i = 0; i < 2; i++)
-            fprintf(f, "| jets off, %s | [%g, %g] | %.6g | %.6g |\n", i ? "end" : "start", tv->jets_off[i].t0,
-                    tv->jets_off[i].t1, i ? d->w1 : d->w0, i ? d->temp1 : d->temp0);
+            fprintf(f, "| jets off, %s | [%g, %g] | %.6g | %.6g |\n", i ? "end" : "start", d->windows[i].t0,
+                    d->windows[i].t1, i ? d->w1 : d->w0, i ? d->temp1 : d->temp0);
         fputc('\n', f);
     }
     if (d->corrected)
@@ -50,7 +50,7 @@ static void variant_table(FILE *f, const rb_thrust_validation *tv, const rb_thru
             s->mean_est, s->n);
     if (tv->has_ramp) {
         s = &vr->rows[RB_THRUST_E_T_RAMP];
-        fprintf(f, "| the ramp [%g, %g] s | %.4g | %.4g | %.4g | %.4g | %zu |\n", tv->ramp.t0, tv->ramp.t1, s->max_abs,
+        fprintf(f, "| the ramp [%g, %g] s | %.4g | %.4g | %.4g | %.4g | %zu |\n", r->ramp.t0, r->ramp.t1, s->max_abs,
                 100 * s->max_abs / mg, s->rmse, s->mean_est, s->n);
     }
     fprintf(f, "\nSmoothness: RMS of d(support)/dt = %.4g N/s. Verdict: max |E_T| = %.4g N %s %.4g N: **%s**.\n\n",
@@ -154,9 +154,9 @@ static void validation_json(FILE *f, const rb_thrust_validation *tv, const rb_th
         fputs(",\n    \"jets_off\": [", f);
         for (size_t i = 0; i < 2; i++) {
             fputs(i ? ", {\"t0\": " : "{\"t0\": ", f);
-            json_number(f, tv->jets_off[i].t0);
+            json_number(f, d->windows[i].t0);
             fputs(", \"t1\": ", f);
-            json_number(f, tv->jets_off[i].t1);
+            json_number(f, d->windows[i].t1);
             fputs(", \"scales_mean\": ", f);
             json_number(f, i ? d->w1 : d->w0);
             fputs(", \"temperature_mean\": ", f);

@@ -132,7 +132,8 @@ static int window_mean(const rb_thrust_validation *tv, size_t i, const rb_channe
 
 static int drift(const rb_thrust_validation *tv, const chans *ch, rb_thrust_drift *d, rb_err *err)
 {
-    *d = (rb_thrust_drift){tv->temperature_correction, tv->has_jets_off, NAN, NAN, NAN, NAN, 0.0};
+    *d = (rb_thrust_drift){tv->temperature_correction,        tv->has_jets_off, NAN, NAN, NAN, NAN, 0.0,
+                           {tv->jets_off[0], tv->jets_off[1]}};
     int rc = RB_OK;
     for (size_t i = 0; !rc && tv->has_jets_off && i < 2; i++) {
         char what[64];
@@ -162,8 +163,32 @@ static int drift(const rb_thrust_validation *tv, const chans *ch, rb_thrust_drif
     return RB_OK;
 }
 
-int rb_thrust_drift_estimate(const rb_thrust_validation *tv, const rb_log *log, rb_thrust_drift *out, rb_err *err)
+/* *out = *tv (shallow) with its "from_start" windows moved to the log's time; the jets-off windows' order checked
+ * once both are in it. */
+static int resolve_windows(const rb_thrust_validation *tv, const rb_log *log, rb_thrust_validation *out, rb_err *err)
 {
+    *out = *tv;
+    double t_start = rb_log_start(log);
+    for (size_t i = 0; i < 2; i++)
+        if (tv->jets_off_from_start[i])
+            out->jets_off[i].t0 += t_start, out->jets_off[i].t1 += t_start, out->jets_off_from_start[i] = false;
+    if (tv->ramp_from_start)
+        out->ramp.t0 += t_start, out->ramp.t1 += t_start, out->ramp_from_start = false;
+    if (tv->has_jets_off && !(out->jets_off[0].t1 < out->jets_off[1].t0))
+        return rb_err_set(err, RB_ECONFIG,
+                          "%s: jets_off: the end window [%.17g, %.17g] s must start after the start window [%.17g, "
+                          "%.17g] s ends (in the log's time)",
+                          tv->path ? tv->path : tv->name, out->jets_off[1].t0, out->jets_off[1].t1, out->jets_off[0].t0,
+                          out->jets_off[0].t1);
+    return RB_OK;
+}
+
+int rb_thrust_drift_estimate(const rb_thrust_validation *tv_given, const rb_log *log, rb_thrust_drift *out, rb_err *err)
+{
+    rb_thrust_validation resolved, *tv = &resolved;
+    int rc0 = resolve_windows(tv_given, log, &resolved, err);
+    if (rc0)
+        return rc0;
     chans ch = {rb_calloc(tv->n_scales, sizeof *ch.scales), NULL, -1, NULL};
     int rc = ch.scales ? find_channels(tv, log, &ch, err) : nomem(err);
     if (!rc)
@@ -610,8 +635,12 @@ int rb_thrust_validation_run(const rb_thrust_validation *tv, const rb_log *log, 
         jb.log = owned;
         jb.read = true;
     }
-    if (!rc)
+    rb_thrust_validation resolved;
+    if (!rc && !(rc = resolve_windows(tv, jb.log, &resolved, err))) {
+        jb.tv = &resolved;
+        r->ramp = resolved.ramp;
         rc = run_all(&jb, opts, r, err);
+    }
     for (size_t v = 0; v < V; v++) {
         rb_free(jb.input_sha256 ? jb.input_sha256[v] : NULL);
         if (jb.warnings)

@@ -34,6 +34,7 @@ typedef struct opts {
     double support_offset; /* added to the support inside the ramp [20, 40] s */
     double temp_slope;     /* the temperature's slope (0.05 by default; 0: constant) */
     double throttle_at;    /* a throttle set to 5 at this sample time (< 0: none) */
+    double t_shift;        /* added to every time stamp (the log's clock starts there) */
 } opts;
 
 /* scales/left (one element) + scales/right (two elements) read the load in kg with the drift ALPHA (T - T_START) split
@@ -53,7 +54,7 @@ static rb_log *make_log(const opts *o)
             double t = (double)k / RATE, temp = 20.0 + o->temp_slope * t;
             double kg = true_load(t) / G + ALPHA * (temp - (o->temp_slope ? T_START : 20.0));
             double *row = ch->data + k * widths[c];
-            ch->time[k] = t;
+            ch->time[k] = t + o->t_shift;
             switch (c) {
             case 0: row[0] = 0.25 * kg; break;
             case 1: row[0] = 0.5 * kg, row[1] = 0.25 * kg; break;
@@ -115,7 +116,7 @@ static int load(const fixture *fx, const char *mass, const char *extra, rb_thrus
     return rb_thrust_validation_load_text(text, strlen(text), "v.json", fx->base, fx->reg, tv, err);
 }
 
-static const opts DEFAULT = {0, 0.05, -1};
+static const opts DEFAULT = {0, 0.05, -1, 0};
 
 Test(experiments_thrust, alpha_is_recovered_from_a_linear_drift_and_temperature_ramp)
 {
@@ -178,7 +179,7 @@ Test(experiments_thrust, an_offset_in_the_ramp_shows_in_the_ramp_and_the_whole_r
     rb_thrust_result *r = NULL;
     rb_err err;
     cr_assert_eq(load(&fx, "41.402", "", &tv, &err), RB_OK, "%s", err.msg);
-    rb_log *log = make_log(&(opts){12, 0.05, -1});
+    rb_log *log = make_log(&(opts){12, 0.05, -1, 0});
     cr_assert_eq(rb_thrust_validation_run(tv, log, NULL, &r, &err), RB_OK, "%s", err.msg);
     const rb_thrust_variant_result *vr = &r->variants[0];
     size_t in_ramp = 2001; /* 20.00 .. 40.00 s */
@@ -214,7 +215,7 @@ Test(experiments_thrust, the_smaller_bound_binds)
         rb_thrust_result *r = NULL;
         rb_err err;
         cr_assert_eq(load(&fx, masses[i], "", &tv, &err), RB_OK, "%s", err.msg);
-        rb_log *log = make_log(&(opts){30, 0.05, -1});
+        rb_log *log = make_log(&(opts){30, 0.05, -1, 0});
         cr_assert_eq(rb_thrust_validation_run(tv, log, NULL, &r, &err), RB_OK, "%s", err.msg);
         cr_expect_str_eq(r->binds, i ? "N" : "percent");
         cr_expect_eq(r->variants[0].passed, i == 1, "mass %s: bound %g N", masses[i], r->bound);
@@ -246,7 +247,7 @@ static void expect_drift_error(const opts *o, const char *extra, int code, const
 
 Test(experiments_thrust, a_throttle_on_in_a_jets_off_window_is_named)
 {
-    expect_drift_error(&(opts){0, 0.05, 53.5}, "", RB_EINPUT,
+    expect_drift_error(&(opts){0, 0.05, 53.5, 0}, "", RB_EINPUT,
                        (const char *[]){"jets_off[1]", "end window", "jet '1'", "t = 53.5 s", NULL});
 }
 
@@ -256,7 +257,7 @@ Test(experiments_thrust, the_tolerance_lets_a_small_throttle_pass)
     rb_thrust_validation *tv = NULL;
     rb_err err;
     cr_assert_eq(load(&fx, "41.402", ", \"throttle_off_tolerance\": 5", &tv, &err), RB_OK, "%s", err.msg);
-    rb_log *log = make_log(&(opts){0, 0.05, 53.5});
+    rb_log *log = make_log(&(opts){0, 0.05, 53.5, 0});
     rb_thrust_drift d;
     cr_expect_eq(rb_thrust_drift_estimate(tv, log, &d, &err), RB_OK, "%s", err.msg);
     rb_log_free(log);
@@ -266,7 +267,7 @@ Test(experiments_thrust, the_tolerance_lets_a_small_throttle_pass)
 
 Test(experiments_thrust, no_temperature_change_leaves_alpha_undefined)
 {
-    expect_drift_error(&(opts){0, 0, -1}, "", RB_EINPUT,
+    expect_drift_error(&(opts){0, 0, -1, 0}, "", RB_EINPUT,
                        (const char *[]){"no temperature change", "\"temperature_correction\": false", NULL});
 }
 
@@ -321,5 +322,42 @@ Test(experiments_thrust, the_loader_asks_for_the_windows_only_with_the_correctio
     cr_expect(strstr(err.msg, "v.json:2:") && strstr(err.msg, "variants[0].support") &&
                   strstr(err.msg, "did you mean 'support'"),
               "%s", err.msg);
+    teardown(&fx);
+}
+
+/* Windows counted from the log's first sample: on a log whose clock starts at 1000 s, {"from_start": ...} windows
+ * select what the absolute ones select on the log starting at 0; the absolute ones find no sample there. */
+Test(experiments_thrust, from_start_windows_follow_the_logs_clock)
+{
+    fixture fx = setup();
+    static const char text[] =
+        "{\"log\": \"synthetic.csv\",\n"
+        " \"variants\": [{\"name\": \"combined\", \"pipeline\": \"p.json\", \"support\": \"support\"}],\n"
+        " \"scales\": [\"scales/left\", \"scales/right\"], \"temperature\": {\"channel\": \"ft/temp\"},\n"
+        " \"throttles\": {\"channel\": \"jets/throttle\"},\n"
+        " \"jets_off\": [{\"from_start\": [0, 10]}, {\"from_start\": [50, 60]}],\n"
+        " \"ramp\": {\"from_start\": [20, 40]}, \"mass\": 41.402}\n";
+    rb_thrust_validation *tv = NULL;
+    rb_thrust_result *r = NULL;
+    rb_err err;
+    cr_assert_eq(rb_thrust_validation_load_text(text, strlen(text), "v.json", fx.base, fx.reg, &tv, &err), RB_OK, "%s",
+                 err.msg);
+    opts shifted = DEFAULT;
+    shifted.t_shift = 1000.0;
+    rb_log *log = make_log(&shifted);
+    cr_assert_eq(rb_thrust_validation_run(tv, log, NULL, &r, &err), RB_OK, "%s", err.msg);
+    cr_expect(fabs(r->drift.alpha - ALPHA) < 1e-9 * ALPHA, "alpha %.17g", r->drift.alpha);
+    cr_expect(r->drift.windows[0].t0 == 1000.0 && r->drift.windows[1].t1 == 1060.0, "[%g, ..., %g]",
+              r->drift.windows[0].t0, r->drift.windows[1].t1);
+    cr_expect(r->ramp.t0 == 1020.0 && r->ramp.t1 == 1040.0, "ramp [%g, %g]", r->ramp.t0, r->ramp.t1);
+    cr_expect(r->variants[0].rows[RB_THRUST_E_T].max_abs < 1e-6, "max |E_T| %g",
+              r->variants[0].rows[RB_THRUST_E_T].max_abs);
+    rb_thrust_result_free(r);
+    rb_thrust_validation_free(tv);
+    /* the same windows given absolute miss the log */
+    cr_assert_eq(load(&fx, "41.402", "", &tv, &err), RB_OK, "%s", err.msg);
+    cr_expect_neq(rb_thrust_validation_run(tv, log, NULL, &r, &err), RB_OK, "absolute [0, 10] s on a log from 1000 s");
+    rb_thrust_validation_free(tv);
+    rb_log_free(log);
     teardown(&fx);
 }

@@ -426,11 +426,12 @@ int rb_closed_loop_write(const rb_closed_loop *cl, const rb_closed_loop_result *
  *                unless temperature_correction is false.
  *   throttles    {"channel": name (required)}: one element per jet; every sample inside a jets-off window must be at
  *                most throttle_off_tolerance. Required with jets_off.
- *   jets_off     [[t0, t1], [t0, t1]], absolute s, the start window then the end window (t0 < t1, the first ending
- *                before the second starts). Required unless temperature_correction is false (then optional: its
+ *   jets_off     [[t0, t1], [t0, t1]], the start window then the end window (t0 < t1, the first ending before the
+ *                second starts), each absolute s or {"from_start": [t0, t1]} (s after the log's first sample). Required unless temperature_correction is false (then optional: its
  *                means are still reported, alpha stays 0).
  *   temperature_correction  bool, optional (default true).
- *   ramp         [t0, t1], optional, absolute s: the ramp phase (the paper's 100-300 s), scored separately.
+ *   ramp         [t0, t1] or {"from_start": [t0, t1]}, optional: the ramp phase (the paper's 100-300 s), scored
+ *                separately.
  *   mass         kg > 0, required: for the bound's percent of m g.
  *   g            m/s^2 > 0, optional (default 9.81).
  *   bound        {"N": > 0 (default 35), "percent": > 0 (default 7)}, optional.
@@ -452,15 +453,17 @@ typedef struct rb_thrust_validation {
     size_t n_variants;
     rb_thrust_variant *variants;
     size_t n_scales;
-    char **scales;                 /* channels (kg) */
-    char *temperature;             /* channel, NULL: none (only without correction) */
-    char *temperature_element;     /* NULL: the mean of the channel's elements */
-    char *throttles;               /* channel, NULL: none (only without jets_off) */
-    bool has_jets_off;             /* false only without correction */
-    rb_interval jets_off[2];       /* start, end (absolute s) */
-    bool temperature_correction;   /* default true */
-    bool has_ramp;                 /* false: no ramp statistics */
-    rb_interval ramp;              /* absolute s */
+    char **scales;               /* channels (kg) */
+    char *temperature;           /* channel, NULL: none (only without correction) */
+    char *temperature_element;   /* NULL: the mean of the channel's elements */
+    char *throttles;             /* channel, NULL: none (only without jets_off) */
+    bool has_jets_off;           /* false only without correction */
+    rb_interval jets_off[2];     /* start, end (s: absolute, or after the log's first sample) */
+    bool jets_off_from_start[2]; /* that window counts from the log's first sample (resolved per run) */
+    bool temperature_correction; /* default true */
+    bool has_ramp;               /* false: no ramp statistics */
+    rb_interval ramp;            /* s, as jets_off */
+    bool ramp_from_start;
     double mass, g;                /* kg, m/s^2 */
     double bound_n, bound_percent; /* N, % of m g */
     double throttle_off_tolerance; /* the throttle channel's unit */
@@ -477,11 +480,12 @@ double rb_thrust_bound(double bound_n, double bound_percent, double mass, double
 
 /* The scales' drift estimated from the jets-off windows. */
 typedef struct rb_thrust_drift {
-    bool corrected;      /* temperature_correction: alpha estimated; false: alpha 0 */
-    bool has_windows;    /* jets_off given: the means below are set (else NaN) */
-    double w0, w1;       /* mean summed scale reading over the start / end window, kg */
-    double temp0, temp1; /* mean temperature over them, the temperature channel's unit (NaN without a channel) */
-    double alpha;        /* kg per temperature unit */
+    bool corrected;         /* temperature_correction: alpha estimated; false: alpha 0 */
+    bool has_windows;       /* jets_off given: the means below are set (else NaN) */
+    double w0, w1;          /* mean summed scale reading over the start / end window, kg */
+    double temp0, temp1;    /* mean temperature over them, the temperature channel's unit (NaN without a channel) */
+    double alpha;           /* kg per temperature unit */
+    rb_interval windows[2]; /* the jets-off windows in the log's time (a "from_start" one resolved) */
 } rb_thrust_drift;
 
 /* Check the log against the file and estimate the drift: every channel named (scales, temperature and its element,
@@ -510,6 +514,7 @@ typedef struct rb_thrust_variant_result {
 
 typedef struct rb_thrust_result {
     rb_thrust_drift drift;
+    rb_interval ramp;  /* the ramp in the log's time (with has_ramp) */
     double bound;      /* N */
     const char *binds; /* "N", "percent" or "both" (static) */
     size_t n_variants;
