@@ -153,7 +153,9 @@ Test(cli_window, suite_of_two_logs_with_different_starts)
     const cJSON *wb = cJSON_GetObjectItem(prov, "log b: window");
     cr_assert(cJSON_IsString(wb) && strstr(wb->valuestring, "t from 1700001234.5 to 1700001239.49 s"), "%s",
               cJSON_IsString(wb) ? wb->valuestring : "(none)");
-    cr_assert(test_exists(test_path(out, "trace_b_a_0.svg")));
+    char *trace = test_path(out, "trace_b_a_0.svg");
+    cr_assert(test_exists(trace));
+    free(trace);
     cJSON_Delete(rep);
     /* the equivalent absolute window holds no sample of the second log: it is an error naming that log */
     char *text = test_read_file(suite, NULL), *at = strstr(text, "{\"from_start\": [0, 4.99]}");
