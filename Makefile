@@ -38,6 +38,7 @@
 #   make bench-lipm      LIPM CoM estimator step per sample (two axes; forms 1 and 2)
 #   make bench-attitude  attitude estimator step per sample (one IMU) and its allocations
 #   make bench-fbse      FBSE joint-friction estimator step per sample (both legs; each method) on the friction walk
+#   make bench-friction  friction network inference and the friction_pinn step per sample, a661b3c's unbatched form beside the batched one
 #   make bench-slip      slip predictor step per sample (two feet, three axes) and its allocations
 #   make bench-map       MAP whole-body dynamics step per sample (humanoid; sparse and dense solvers) and its allocations
 #   make bench-model     URDF loading time of 10,000- and 50,000-link chains
@@ -88,7 +89,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo closed-loop paper-000-other-robots paper-001 paper-003 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-model bench-walk bench-ftcal paper-002-calibration paper-003-friction bench-fbse bench-slip paper-003-slip bench-map clean format format-check
+.PHONY: FORCE all deps demo closed-loop paper-000-other-robots paper-001 paper-003 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-model bench-walk bench-ftcal paper-002-calibration paper-003-friction bench-fbse bench-friction bench-slip paper-003-slip bench-map clean format format-check
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -406,6 +407,9 @@ bench-lipm: all $(BUILD)/bench_lipm
 
 bench-attitude: all $(BUILD)/bench_attitude
 	$(BUILD)/bench_attitude
+
+bench-friction: all $(BUILD)/bench_friction
+	$(BUILD)/bench_friction $(abspath .)
 
 bench-fbse: all $(BUILD)/bench_fbse
 	$(BUILD)/bench_fbse $(abspath .)

@@ -1,168 +1,297 @@
-/* Friction network forward pass per joint at the paper's sizes: rb_friction_net_forward (double, dgemv) and the
- * inference form the friction_pinn stage runs (rb_friction_net_infer_forward: W2 transposed in single precision,
- * ReLU-off columns skipped), for one joint and for six joints stepped in turn (a leg: six networks'
- * weights compete for the cache). Never a timed test: it prints a Markdown table.
+/* The friction network's inference per 1 kHz sample, before and after side by side in one run: "before" is
+ * the unbatched form the friction_pinn stage ran up to a661b3c (friction_reference.h: one network per call,
+ * cblas_dgemv and one cblas_saxpy per active unit), "after" the batched form (rb_friction_net_infer: every
+ * joint in one pass, hand-vectorised kernels). Both run on the shipped networks (the leg's 6 joints, the
+ * humanoid's 6 of the paper and the closed loop's 12) with the same inputs, and their outputs are checked
+ * bit for bit. Then the friction_pinn stage's step (histories included) against a661b3c's step (the same
+ * history code around the reference form). Never a timed test: it prints Markdown tables.
  *
- * Inputs: H = 20 (40 features), hidden sizes 150/150, 233/229 (ergoCub r_knee) and 300/300, He-normal
- * weights with small random biases, inputs drifting slowly so every call sees a different vector.
- * OpenBLAS runs single-threaded (as the CLI does). Timing: median of BATCHES batches of ~10 ms.
+ * Timing: the thread's CPU time over batches of 1000 samples (inputs made beforehand), "before" and "after"
+ * alternating batch by batch (so that load from other processes hits both alike); medians over the batches,
+ * and the median of the per-batch ratios. OpenBLAS runs single-threaded, as the roboest command does.
  *
- * Then the friction_pinn stage itself on a six-joint leg (H 20, 233/229 units, random weights written to a
- * network file in /tmp): its step() per 1 kHz sample, and the real-time factor that leaves.
- *
- * Usage: make build/bench_friction && build/bench_friction [BATCHES]   (default 15) */
+ * Usage: make bench-friction, or build/bench_friction ROOT [BATCHES]   (ROOT: the repository; default 15) */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
+#include <string.h>
 
+#include "bench_timing.h"
+#include "friction_reference.h"
 #include "roboest/estimators.h"
 #include "roboest/friction.h"
 
-enum { NJ = 6, NIN = 40 };
+enum { K = 1000 }; /* samples per batch */
 
-static int cmp(const void *a, const void *b)
+typedef struct figures {
+    double before, after, ratio; /* median us per sample, median of before / after per batch */
+} figures;
+
+static figures medians(double *before, double *after, int batches)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    double *ratio = malloc(batches * sizeof *ratio);
+    for (int b = 0; b < batches; b++)
+        ratio[b] = before[b] / after[b];
+    qsort(before, batches, sizeof *before, cmp_double);
+    qsort(after, batches, sizeof *after, cmp_double);
+    qsort(ratio, batches, sizeof *ratio, cmp_double);
+    figures f = {before[batches / 2], after[batches / 2], ratio[batches / 2]};
+    free(ratio);
+    return f;
 }
 
-/* Median microseconds per joint evaluation over batches; inference form when `fast`. */
-static double time_per_joint(rb_fnet *nets, rb_friction_net_infer *fast, size_t nj, bool use_fast, int batches)
+/* Smooth inputs around each network's normalization: sample k, lag q of joint i. */
+static double input(const rb_fnet *net, size_t i, size_t q, size_t k)
 {
-    double x[NIN], *work = malloc((NIN + 600) * sizeof *work), sink = 0, *per = malloc(batches * sizeof *per);
-    for (int i = 0; i < NIN; i++)
-        x[i] = 0.05 * i;
-    size_t calls = 1;
-    for (;;) { /* calls per batch for ~10 ms */
-        double t0 = rb_monotonic_seconds();
-        for (size_t c = 0; c < calls; c++)
-            for (size_t j = 0; j < nj; j++)
-                sink += use_fast ? rb_friction_net_infer_forward(&fast[j], x, work)
-                                 : rb_friction_net_forward(&nets[j], x, work);
-        if (rb_monotonic_seconds() - t0 > 0.01)
-            break;
-        calls *= 2;
-    }
-    for (int b = 0; b < batches; b++) {
-        double t0 = rb_monotonic_seconds();
-        for (size_t c = 0; c < calls; c++) {
-            x[c % NIN] += 1e-4;
-            for (size_t j = 0; j < nj; j++)
-                sink += use_fast ? rb_friction_net_infer_forward(&fast[j], x, work)
-                                 : rb_friction_net_forward(&nets[j], x, work);
+    return net->mean[q] + net->iqr[q] * sin(0.002 * (double)k + 0.05 * (double)q + (double)i);
+}
+
+/* What reading the weights one pass needs costs alone: every first-layer weight (double) and the second-layer
+ * rows of the units the last pass found active (float), read by AVX2 loads (folded by xor, nearly free):
+ * the memory floor of a pass (us). */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+__attribute__((target("avx2"))) static unsigned stream(const float *const *p, const size_t *len, size_t n)
+{
+    __m256i s0 = _mm256_setzero_si256(), s1 = s0;
+    for (size_t r = 0; r < n; r++)
+        for (size_t i = 0; i + 16 <= len[r]; i += 16) {
+            s0 = _mm256_xor_si256(s0, _mm256_loadu_si256((const __m256i *)(p[r] + i)));
+            s1 = _mm256_xor_si256(s1, _mm256_loadu_si256((const __m256i *)(p[r] + i + 8)));
         }
-        per[b] = (rb_monotonic_seconds() - t0) / (double)(calls * nj) * 1e6;
+    return (unsigned)_mm256_extract_epi32(_mm256_xor_si256(s0, s1), 0);
+}
+#else
+static unsigned stream(const float *const *p, const size_t *len, size_t n)
+{
+    unsigned s = 0;
+    for (size_t r = 0; r < n; r++)
+        for (size_t i = 0; i < len[r]; i += 16) {
+            unsigned u;
+            memcpy(&u, p[r] + i, sizeof u);
+            s ^= u;
+        }
+    return s;
+}
+#endif
+
+static double floor_us(const rb_friction_net_infer *f, int batches)
+{
+    size_t n = 0;
+    for (size_t r = 0; r < f->n; r++)
+        n += 1 + f->net[r].h1;
+    const float **p = calloc(n, sizeof *p);
+    size_t *len = calloc(n, sizeof *len), m = 0;
+    for (size_t r = 0; r < f->n; r++) {
+        const rb_friction_net_infer_net *q = &f->net[r];
+        p[m] = (const float *)q->W1, len[m++] = 2 * q->h1 * q->n_in; /* doubles as pairs of floats */
+        for (size_t j = 0; j < q->h1; j++)
+            if (q->a1[j] > 0)
+                p[m] = q->W2t + j * q->ld2, len[m++] = q->h2;
     }
-    qsort(per, batches, sizeof *per, cmp);
-    double med = per[batches / 2];
-    if (!isfinite(sink))
-        med = NAN;
-    free(per);
-    free(work);
+    double *per = calloc(batches, sizeof *per);
+    unsigned sink = 0;
+    for (int b = -1; b < batches; b++) {
+        double t0 = thread_seconds();
+        for (size_t k = 0; k < K; k++)
+            sink ^= stream(p, len, m) + (unsigned)k;
+        if (b >= 0)
+            per[b] = (thread_seconds() - t0) / K * 1e6;
+    }
+    qsort(per, batches, sizeof *per, cmp_double);
+    double med = per[batches / 2] + 0 * (double)sink;
+    free(p), free(len), free(per);
     return med;
 }
 
-/* The friction_pinn stage on 6 joints: median microseconds per step over batches of 1000 samples. */
-static double stage_step_us(int batches)
+/* The networks alone: one pass over all joints per sample. */
+static void networks(const rb_friction_net_file *file, const char *name, int batches)
 {
-    rb_friction_net_file *f;
+    size_t n = file->n_joints, n_in = file->joints[0].net.n_in;
+    const rb_fnet **nets = calloc(n, sizeof *nets);
+    ref_infer *ref = calloc(n, sizeof *ref);
+    /* a batch's inputs (sample-major, then joint) and both forms' outputs */
+    double *X = calloc(K * n * n_in, sizeof *X), *y = calloc(K * n, sizeof *y), *z = calloc(K * n, sizeof *z);
+    double *before = calloc(batches, sizeof *before), *after = calloc(batches, sizeof *after), sink = 0;
+    const double **x = calloc(K * n, sizeof *x);
+    rb_friction_net_infer f;
     rb_err err;
-    static const char *const names[NJ] = {"hip_pitch", "hip_roll", "hip_yaw", "knee", "ankle_pitch", "ankle_roll"};
-    if (rb_friction_net_file_new(&f, &err))
-        return NAN;
-    f->sample_period = 0.001;
-    rb_rng rng;
-    rb_rng_seed(&rng, 2);
-    for (int j = 0; j < NJ; j++) {
-        rb_friction_net_joint *e;
-        if (rb_friction_net_file_add(f, names[j], &e, &err) || rb_friction_net_alloc(&e->net, NIN, 233, 229, &err) ||
-            rb_friction_preset("ergocub_r_knee", &e->scv, &err))
-            return NAN;
-        e->H = NIN / 2;
-        rb_friction_net_init_weights(&e->net, &rng);
-        rb_friction_net_train_opts_init(&e->train);
+    for (size_t i = 0; i < n; i++) {
+        nets[i] = &file->joints[i].net;
+        if (nets[i]->n_in != n_in || ref_infer_init(&ref[i], nets[i]))
+            exit(1);
     }
-    char dir[] = "/tmp/rb_bench_friction_XXXXXX";
-    if (!mkdtemp(dir) || rb_friction_net_file_write(f, "/tmp/rb_bench_friction_net.json", true, &err)) {
-        rb_friction_net_file_free(f);
-        return NAN;
-    }
-    rb_friction_net_file_free(f);
-    rb_param_value vals[4] = {{.string = "/tmp/rb_bench_friction_net.json"}, {.count = 0}, {.string = "zero"}, {0}};
-    rb_params params = {&rb_stage_friction_pinn, vals};
-    rb_port in[2] = {{NJ, names, NULL}, {NJ, names, NULL}}, out[1];
-    rb_stage_setup setup = {"pinn", &params, in, out, 0.001, 0, NULL, NULL, dir};
-    void *state = NULL;
-    if (rb_stage_friction_pinn.create(&setup, &state, &err)) {
+    if (rb_friction_net_infer_init(&f, nets, n, &err)) {
         fprintf(stderr, "%s\n", err.msg);
-        return NAN;
+        exit(1);
     }
-    double w[NJ], v[NJ], y[NJ], *per = malloc(batches * sizeof *per), sink = 0;
-    const double *ins[2] = {w, v};
-    double *outs[1] = {y};
+    size_t differ = 0;
     for (int b = -1; b < batches; b++) { /* batch -1 warms up */
-        double t0 = rb_monotonic_seconds();
-        for (int k = 0; k < 1000; k++) {
-            for (int j = 0; j < NJ; j++) {
-                v[j] = 0.5 * sin(0.01 * k + j);
-                w[j] = -100 * v[j];
+        for (size_t k = 0; k < K; k++)
+            for (size_t i = 0; i < n; i++) {
+                x[k * n + i] = X + (k * n + i) * n_in;
+                for (size_t q = 0; q < n_in; q++)
+                    X[(k * n + i) * n_in + q] = input(nets[i], i, q, (size_t)(b + 1) * K + k);
             }
-            rb_stage_friction_pinn.step(state, (size_t)k, 0.001 * k, ins, outs, &err);
-            sink += y[0];
+        double t0 = thread_seconds();
+        for (size_t k = 0; k < K; k++)
+            for (size_t i = 0; i < n; i++)
+                y[k * n + i] = ref_infer_forward(&ref[i], x[k * n + i]);
+        double t1 = thread_seconds();
+        for (size_t k = 0; k < K; k++)
+            rb_friction_net_infer_forward(&f, x + k * n, z + k * n);
+        double t2 = thread_seconds();
+        for (size_t k = 0; k < K * n; k++) {
+            differ += memcmp(&z[k], &y[k], sizeof z[k]) != 0;
+            sink += z[k];
         }
         if (b >= 0)
-            per[b] = (rb_monotonic_seconds() - t0) / 1000 * 1e6;
+            before[b] = (t1 - t0) / K * 1e6, after[b] = (t2 - t1) / K * 1e6;
     }
+    figures m = medians(before, after, batches);
+    printf("| %s | %zu | %.2f | %.2f | %.2fx | %s | %.2f |\n", name, n, m.before, m.after, m.ratio,
+           !isfinite(sink) ? "NaN"
+           : differ        ? "NO"
+                           : "yes",
+           floor_us(&f, batches));
+    rb_friction_net_infer_free(&f);
+    for (size_t i = 0; i < n; i++)
+        ref_infer_free(&ref[i]);
+    free(nets), free(ref), free(X), free(x), free(y), free(z), free(before), free(after);
+}
+
+/* a661b3c's friction_pinn step around the reference form: push the newest pair, evaluate each full joint. */
+typedef struct old_joint {
+    ref_infer net;
+    size_t H, filled;
+    double *x;
+} old_joint;
+
+static void old_step(old_joint *j, size_t n, const double *w, const double *v, double *y)
+{
+    for (size_t i = 0; i < n; i++) {
+        old_joint *o = &j[i];
+        size_t H = o->H;
+        memmove(o->x, o->x + 1, (H - 1) * sizeof *o->x);
+        memmove(o->x + H, o->x + H + 1, (H - 1) * sizeof *o->x);
+        o->x[H - 1] = w[i];
+        o->x[2 * H - 1] = v[i];
+        if (!isfinite(w[i]) || !isfinite(v[i]))
+            o->filled = 0;
+        else if (o->filled < H)
+            o->filled++;
+        y[i] = o->filled == H ? ref_infer_forward(&o->net, o->x) : 0.0;
+    }
+}
+
+/* The stage's step per sample against a661b3c's, on the joints of `path`. */
+static void stage(const rb_friction_net_file *file, const char *path, const char *name, int batches)
+{
+    size_t n = file->n_joints;
+    const char **names = calloc(n, sizeof *names);
+    old_joint *old = calloc(n, sizeof *old);
+    for (size_t i = 0; i < n; i++) {
+        names[i] = file->joints[i].joint;
+        old[i].H = file->joints[i].H;
+        old[i].x = calloc(2 * old[i].H, sizeof *old[i].x);
+        if (ref_infer_init(&old[i].net, &file->joints[i].net))
+            exit(1);
+    }
+    rb_param_value vals[4] = {{.string = (char *)path}, {.count = 0}, {.string = "zero"}, {0}};
+    rb_params params = {&rb_stage_friction_pinn, vals};
+    rb_port in[2] = {{n, names, NULL}, {n, names, NULL}}, out[1];
+    rb_stage_setup setup = {"pinn", &params, in, out, file->sample_period, 0, NULL, NULL, "."};
+    void *state = NULL;
+    rb_err err;
+    if (rb_stage_friction_pinn.create(&setup, &state, &err)) {
+        fprintf(stderr, "%s\n", err.msg);
+        exit(1);
+    }
+    /* a batch's inputs and both steps' outputs, sample-major */
+    double *w = calloc(K * n, sizeof *w), *v = calloc(K * n, sizeof *v), *y = calloc(K * n, sizeof *y),
+           *z = calloc(K * n, sizeof *z);
+    double *before = calloc(batches, sizeof *before), *after = calloc(batches, sizeof *after), sink = 0;
+    size_t differ = 0;
+    for (int b = -1; b < batches; b++) {
+        for (size_t k = 0; k < K * n; k++) {
+            size_t s = (size_t)(b + 1) * K + k / n, i = k % n;
+            v[k] = 0.5 * sin(0.01 * (double)s + (double)i);
+            w[k] = -100 * v[k];
+        }
+        double t0 = thread_seconds();
+        for (size_t k = 0; k < K; k++)
+            old_step(old, n, w + k * n, v + k * n, y + k * n);
+        double t1 = thread_seconds();
+        for (size_t k = 0; k < K; k++) {
+            size_t s = (size_t)(b + 1) * K + k;
+            const double *ins[2] = {w + k * n, v + k * n};
+            double *outs[1] = {z + k * n};
+            rb_stage_friction_pinn.step(state, s, 0.001 * (double)s, ins, outs, &err);
+        }
+        double t2 = thread_seconds();
+        for (size_t k = 0; k < K * n; k++) {
+            differ += memcmp(&z[k], &y[k], sizeof z[k]) != 0;
+            sink += z[k];
+        }
+        if (b >= 0)
+            before[b] = (t1 - t0) / K * 1e6, after[b] = (t2 - t1) / K * 1e6;
+    }
+    figures m = medians(before, after, batches);
+    printf("| %s | %zu | %.2f (%.0fx) | %.2f (%.0fx) | %.2fx | %s |\n", name, n, m.before, 1000 / m.before, m.after,
+           1000 / m.after, m.ratio,
+           !isfinite(sink) ? "NaN"
+           : differ        ? "NO"
+                           : "yes");
     rb_stage_friction_pinn.destroy(state);
-    remove("/tmp/rb_bench_friction_net.json");
-    rmdir(dir);
-    qsort(per, batches, sizeof *per, cmp);
-    double med = isfinite(sink) ? per[batches / 2] : NAN;
-    free(per);
-    return med;
+    for (size_t i = 0; i < n; i++) {
+        ref_infer_free(&old[i].net);
+        free(old[i].x);
+    }
+    free(names), free(old), free(w), free(v), free(y), free(z), free(before), free(after);
 }
 
 int main(int argc, char **argv)
 {
-    int batches = argc > 1 ? atoi(argv[1]) : 15;
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s ROOT [BATCHES]\n", argv[0]);
+        return 2;
+    }
+    int batches = argc > 2 ? atoi(argv[2]) : 15;
     if (batches < 1)
         batches = 15;
     openblas_set_num_threads(1);
-    const size_t sizes[3][2] = {{150, 150}, {233, 229}, {300, 300}};
-    printf("| hidden | joints | rb_friction_net_forward us/joint | rb_friction_net_infer_forward us/joint |\n");
-    printf("|---|---|---|---|\n");
-    for (int s = 0; s < 3; s++) {
-        rb_fnet nets[NJ];
-        rb_friction_net_infer fast[NJ];
-        rb_rng rng;
-        rb_rng_seed(&rng, 1);
+    static const char *const files[][2] = {{"configs/paper/leg_friction_pinn.json", "leg (paper)"},
+                                           {"configs/paper/humanoid_friction_pinn.json", "humanoid (paper)"},
+                                           {"configs/closed_loop/friction_pinn.json", "humanoid legs (closed loop)"}};
+    rb_friction_net_file *f[3];
+    char path[3][4096];
+    for (int i = 0; i < 3; i++) {
         rb_err err;
-        for (int j = 0; j < NJ; j++) {
-            if (rb_friction_net_alloc(&nets[j], NIN, sizes[s][0], sizes[s][1], &err)) {
-                fprintf(stderr, "%s\n", err.msg);
-                return 1;
-            }
-            rb_friction_net_init_weights(&nets[j], &rng);
-            rb_friction_net_parts p = rb_friction_net_parts_of(&nets[j]);
-            for (size_t i = 0; i < nets[j].h1; i++)
-                p.b1[i] = 0.05 * rb_rng_normal(&rng);
-            if (rb_friction_net_infer_init(&fast[j], &nets[j], &err)) {
-                fprintf(stderr, "%s\n", err.msg);
-                return 1;
-            }
-        }
-        for (size_t nj = 1; nj <= NJ; nj += NJ - 1)
-            printf("| %zu/%zu | %zu | %.2f | %.2f |\n", sizes[s][0], sizes[s][1], nj,
-                   time_per_joint(nets, fast, nj, false, batches), time_per_joint(nets, fast, nj, true, batches));
-        for (int j = 0; j < NJ; j++) {
-            rb_friction_net_free(&nets[j]);
-            rb_friction_net_infer_free(&fast[j]);
+        snprintf(path[i], sizeof path[i], "%s/%s", argv[1], files[i][0]);
+        if (rb_friction_net_file_read(path[i], &f[i], &err)) {
+            fprintf(stderr, "%s\n", err.msg);
+            return 1;
         }
     }
-    double us = stage_step_us(batches);
-    printf("\nfriction_pinn stage, 6 joints, H 20, 233/229: %.1f us per sample (%.0fx real time at 1 kHz)\n", us,
-           1000.0 / us);
+    rb_friction_net_infer probe;
+    rb_err err;
+    const rb_fnet *one = &f[0]->joints[0].net;
+    if (rb_friction_net_infer_init(&probe, &one, 1, &err))
+        return 1;
+    printf("Friction network inference per 1 kHz sample, all joints (us, thread CPU time, median of %d batches of "
+           "%d samples; before: a661b3c's unbatched form, after: the batched one with the %s kernels)\n\n",
+           batches, K, probe.simd ? "AVX2/FMA" : "plain C");
+    rb_friction_net_infer_free(&probe);
+    printf("| networks | joints | before | after | speed-up | same bits | reading the weights alone |\n"
+           "|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < 3; i++)
+        networks(f[i], files[i][1], batches);
+    printf("\nThe friction_pinn stage's step per sample, histories included (us; real-time factor at 1 kHz)\n\n");
+    printf("| networks | joints | before | after | speed-up | same bits |\n|---|---|---|---|---|---|\n");
+    for (int i = 0; i < 3; i += 2)
+        stage(f[i], path[i], files[i][1], batches);
+    for (int i = 0; i < 3; i++)
+        rb_friction_net_file_free(f[i]);
     return 0;
 }

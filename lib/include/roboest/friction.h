@@ -385,32 +385,62 @@ size_t rb_friction_net_work_size(const rb_fnet *net);
  * input gives NaN. */
 double rb_friction_net_forward(const rb_fnet *net, const double *x, double *work);
 
-/* The inference form the friction_pinn stage runs per sample: the same network with W2 stored transposed
- * in single precision, so that the second layer reads half the memory and skips the columns of the units
- * the first ReLU switched off (typically half): a2 = b2 + sum_{j: a1_j > 0} a1_j W2[:, j], accumulated in
- * float (cblas_saxpy); the normalization, the first layer (cblas_dgemv) and the output stay in double.
- * Cost at 40 inputs and 233/229 hidden units: about 4-5 us per joint on one core, six joints' weights
- * (1.3 MB) fitting a 2 MB L2 cache (rb_friction_net_forward: 15-20 us there, double weights spilling to L3;
- * make build/bench_friction). The output agrees with rb_friction_net_forward to single precision on the second
- * layer's sums, a relative error of about 1e-6 of the output's scale (tested below 1e-5); like
- * rb_friction_net_forward it is deterministic and allocates nothing. */
-typedef struct rb_friction_net_infer {
+/* The inference form the friction_pinn stage runs per sample: the networks of all joints in one pass
+ * (rb_friction_net_infer_forward evaluates every joint's network on its own input), each network with W2
+ * stored transposed in single precision, so that the second layer reads half the memory and skips the
+ * rows of the units the first ReLU switched off (typically half): per network
+ *     xn = (x - mean) / iqr,   a1 = b1 + W1 xn                     (double)
+ *     a2 = b2 + sum_{j: a1_j > 0} a1_j W2[:, j]                    (float, j increasing)
+ *     y  = b3 + sum_i (a2_i > 0 ? w3_i a2_i : 0)                   (double, i increasing)
+ * All the weights sit in one block (every array and every row of W2t on a cache line) and every loop is a
+ * hand-vectorised kernel (AVX2 and FMA when the CPU has them, checked once at set-up; else the same
+ * arithmetic in plain C), with no call per unit and no branch on a ReLU.
+ * Each sum's rounding is fixed and is that of the OpenBLAS 0.3.21 Haswell/Zen kernels (cblas_dgemv, one
+ * cblas_saxpy per active unit) the unbatched form of a661b3c ran, so the outputs are the same bits:
+ *   - a1_j: four lanes, lane l accumulating the products of the inputs k = l mod 4 in increasing k by
+ *     fused multiply-add, reduced as (l0 + l2) + (l1 + l3) and added to b1_j; the last h1 mod 4 units by
+ *     separate multiply and add (two lanes, even and odd k, for a pair; four for a single unit); inputs
+ *     in blocks of 2048, each block's sum added in turn; then the last n_in mod 4 inputs r = n - n mod 4,
+ *     ... as OpenBLAS's compiler contracted its C: one input fma(W_jr, x_r, a1_j), two or three
+ *     a1_j + fma(W_j,r+2, x_r+2, fma(W_jr, x_r, W_j,r+1 x_r+1)) (the outer fma with three only).
+ *   - a2_i: a fused multiply-add per active unit for i < 32 floor(h2 / 32), a rounded product then an
+ *     add for the last h2 mod 32 entries; a unit whose a1_j rounds to 0 as a float adds nothing.
+ * The output agrees with rb_friction_net_forward (double throughout) to single precision on the second
+ * layer's sums, a relative error of about 1e-6 of the output's scale (tested below 1e-5). Cost at 40
+ * inputs and 233/229 hidden units, one core: about 2 us per joint with the weights in cache, 14 us per
+ * sample for six joints and 32 for twelve (1.8-1.9x faster than the unbatched form; make bench-friction
+ * prints both, and the time merely reading the weights takes: 4.5 us for six joints). Deterministic;
+ * rb_friction_net_infer_forward allocates nothing (the scratch is the struct's: one call at a time per
+ * struct). */
+typedef struct rb_friction_net_infer_net {
     size_t n_in, h1, h2;
-    double *mean, *iqr; /* n_in */
-    double *W1, *b1;    /* h1 x n_in, h1 */
-    float *W2t;         /* h1 x h2: W2 transposed */
-    double *b2, *w3;    /* h2 each */
+    const double *mean, *iqr; /* n_in */
+    const double *W1, *b1;    /* h1 x n_in, h1 */
+    const float *W2t;         /* h1 rows of h2 (stride ld2, h2 rounded up to 16): W2 transposed */
+    size_t ld2;
+    const double *b2, *w3; /* h2 each */
     double b3;
-    float *a2; /* h2: the second layer's sums (scratch of rb_friction_net_infer_forward) */
+    double *xn, *a1; /* scratch: n_in, h1 */
+    float *a2;       /* scratch: h2 */
+    double *terms;   /* scratch: h2, the output layer's terms */
+} rb_friction_net_infer_net;
+
+typedef struct rb_friction_net_infer {
+    size_t n; /* networks */
+    rb_friction_net_infer_net *net;
+    int simd;           /* 1: the AVX2/FMA kernels, 0: plain C (the same bits); set by init, a test may lower it */
+    void *block;        /* the weights and scratch of all networks */
+    const float **rows; /* scratch: the W2t rows of one network's active units (largest h1) */
+    float *alpha;       /* scratch: their a1 as floats */
 } rb_friction_net_infer;
 
-/* Build the inference form of net (copies; free with rb_friction_net_infer_free, which accepts a zeroed struct). */
-int rb_friction_net_infer_init(rb_friction_net_infer *f, const rb_fnet *net, rb_err *err);
+/* Build the inference form of nets[0..n) (copies; n >= 1; free with rb_friction_net_infer_free, which
+ * accepts a zeroed struct). RB_EINVAL (n 0), RB_ENOMEM. */
+int rb_friction_net_infer_init(rb_friction_net_infer *f, const rb_fnet *const *nets, size_t n, rb_err *err);
 void rb_friction_net_infer_free(rb_friction_net_infer *f);
-/* Doubles of workspace rb_friction_net_infer_forward needs: n_in + h1. */
-size_t rb_friction_net_infer_work_size(const rb_friction_net_infer *f);
-/* tau_F for raw inputs x (n_in values). No allocation; uses f's own scratch, so one call at a time per f. */
-double rb_friction_net_infer_forward(rb_friction_net_infer *f, const double *x, double *work);
+/* y[i] = tau_F of network i for raw inputs x[i] (its n_in values), every i < n. No allocation, no checks: a
+ * NaN input gives NaN. */
+void rb_friction_net_infer_forward(rb_friction_net_infer *f, const double *const *x, double *y);
 
 /* One mini-batch for the loss and its gradient: B samples of normalized inputs. */
 typedef struct rb_friction_net_batch {

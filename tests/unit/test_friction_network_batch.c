@@ -1,0 +1,252 @@
+/* The batched inference form (rb_friction_net_infer: all joints in one pass, hand-vectorised) against the
+ * unbatched form the friction_pinn stage ran up to a661b3c (tests/bench/friction_reference.h: cblas_dgemv and
+ * one cblas_saxpy per active unit): the same bits, on the shipped networks and on sizes that reach every
+ * leftover path of the kernels, with the vector kernels and with the plain C ones; the stage itself; no
+ * allocation per pass. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../bench/friction_reference.h"
+#include "alloc_count.h"
+#include "roboest/estimators.h"
+#include "roboest/friction.h"
+#include "support.h"
+
+/* Compare the batch with the reference over `samples` random input sets (inputs around each network's mean,
+ * spreads `scale` times its iqr, so that the ReLU patterns vary); returns the number of outputs and hidden
+ * layers whose bits differ and the largest relative difference of the outputs in *worst. */
+static size_t compare(rb_friction_net_infer *f, const rb_fnet *const *nets, size_t n, size_t samples, uint64_t seed,
+                      double *worst)
+{
+    openblas_set_num_threads(1); /* as roboest runs: threaded, dgemv splits the units between other kernels */
+    ref_infer *ref = calloc(n, sizeof *ref);
+    double **x = calloc(n, sizeof *x), *y = calloc(n, sizeof *y);
+    cr_assert(ref && x && y);
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_eq(ref_infer_init(&ref[i], nets[i]), 0);
+        cr_assert(x[i] = calloc(nets[i]->n_in, sizeof *x[i]));
+    }
+    rb_rng rng;
+    rb_rng_seed(&rng, seed);
+    size_t differ = 0;
+    *worst = 0;
+    for (size_t k = 0; k < samples; k++) {
+        double scale = k % 3 == 0 ? 0.3 : k % 3 == 1 ? 1 : 3;
+        for (size_t i = 0; i < n; i++)
+            for (size_t q = 0; q < nets[i]->n_in; q++)
+                x[i][q] = nets[i]->mean[q] + scale * nets[i]->iqr[q] * rb_rng_normal(&rng);
+        rb_friction_net_infer_forward(f, (const double *const *)x, y);
+        for (size_t i = 0; i < n; i++) {
+            double want = ref_infer_forward(&ref[i], x[i]);
+            if (memcmp(&want, &y[i], sizeof want) != 0) {
+                differ++;
+                *worst = fmax(*worst, fabs(y[i] - want) / fmax(fabs(want), 1e-300));
+            }
+            /* the hidden layers too: a first-layer sum off by an ulp rarely changes the output (its float
+             * rounding seldom moves), so the output alone would not show a summation order kept or not */
+            const rb_friction_net_infer_net *p = &f->net[i];
+            if (memcmp(p->a1, ref[i].work + p->n_in, p->h1 * sizeof *p->a1) != 0)
+                differ++;
+            if (memcmp(p->a2, ref[i].a2, p->h2 * sizeof *p->a2) != 0)
+                differ++;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        ref_infer_free(&ref[i]);
+        free(x[i]);
+    }
+    free(ref);
+    free(x);
+    free(y);
+    return differ;
+}
+
+/* Every joint's network of a shipped file in one batch: the same bits as the reference, with the vector
+ * kernels (where the CPU has them) and with the plain C kernels. */
+static void shipped(const char *path)
+{
+    rb_friction_net_file *file;
+    rb_err err;
+    cr_assert_eq(rb_friction_net_file_read(path, &file, &err), RB_OK, "%s", err.msg);
+    const rb_fnet **nets = calloc(file->n_joints, sizeof *nets);
+    for (size_t i = 0; i < file->n_joints; i++)
+        nets[i] = &file->joints[i].net;
+    rb_friction_net_infer f;
+    cr_assert_eq(rb_friction_net_infer_init(&f, nets, file->n_joints, &err), RB_OK, "%s", err.msg);
+    for (int simd = f.simd; simd >= 0; simd--) {
+        f.simd = simd;
+        double worst;
+        size_t differ = compare(&f, nets, file->n_joints, 1500, 19, &worst);
+        cr_log_info(
+            "%s (%zu joints, %s kernels): %zu of %zu outputs and layers differ, largest relative difference %.3g", path,
+            file->n_joints, simd ? "AVX2/FMA" : "plain C", differ, (size_t)1500 * 3 * file->n_joints, worst);
+        cr_assert_eq(
+            differ, 0,
+            "%s, %s kernels: %zu outputs or hidden layers differ from the unbatched form (largest %.3g relative)", path,
+            simd ? "vector" : "plain C", differ, worst);
+    }
+    rb_friction_net_infer_free(&f);
+    free(nets);
+    rb_friction_net_file_free(file);
+}
+
+Test(friction_network_batch, leg_networks_give_the_bits_of_the_unbatched_form)
+{
+    shipped("configs/paper/leg_friction_pinn.json");
+}
+
+Test(friction_network_batch, humanoid_networks_give_the_bits_of_the_unbatched_form)
+{
+    shipped("configs/paper/humanoid_friction_pinn.json");
+}
+
+Test(friction_network_batch, closed_loop_networks_give_the_bits_of_the_unbatched_form)
+{
+    shipped("configs/closed_loop/friction_pinn.json");
+}
+
+static void random_net(rb_fnet *net, size_t n_in, size_t h1, size_t h2, uint64_t seed)
+{
+    rb_err err;
+    cr_assert_eq(rb_friction_net_alloc(net, n_in, h1, h2, &err), RB_OK, "%s", err.msg);
+    rb_rng rng;
+    rb_rng_seed(&rng, seed);
+    rb_friction_net_init_weights(net, &rng);
+    rb_friction_net_parts p = rb_friction_net_parts_of(net);
+    for (size_t i = 0; i < h1; i++)
+        p.b1[i] = 0.1 * rb_rng_normal(&rng);
+    for (size_t i = 0; i < h2; i++)
+        p.b2[i] = 0.1 * rb_rng_normal(&rng);
+    *p.b3 = rb_rng_normal(&rng);
+    for (size_t i = 0; i < n_in; i++)
+        net->mean[i] = rb_rng_normal(&rng), net->iqr[i] = 0.5 + rb_rng_uniform(&rng);
+}
+
+/* Sizes of one batch reaching every leftover path: inputs 0-3 past a multiple of 4 and more than one
+ * 2048-input block, hidden units 0-3 past a multiple of 4 (and of 8), second-layer widths below, at and
+ * past multiples of 32 and 64. */
+Test(friction_network_batch, every_size_gives_the_bits_of_the_unbatched_form)
+{
+    static const size_t sizes[][3] = {{40, 233, 229}, {42, 234, 64}, {41, 235, 31}, {43, 236, 97}, {4102, 9, 33},
+                                      {2, 1, 1},      {44, 7, 32},   {4, 2, 96},    {6, 3, 160},   {20, 16, 250}};
+    enum { N = sizeof sizes / sizeof sizes[0] };
+    rb_fnet nets[N];
+    const rb_fnet *ptr[N];
+    for (size_t i = 0; i < N; i++) {
+        random_net(&nets[i], sizes[i][0], sizes[i][1], sizes[i][2], 100 + i);
+        ptr[i] = &nets[i];
+    }
+    rb_friction_net_infer f;
+    rb_err err;
+    cr_assert_eq(rb_friction_net_infer_init(&f, ptr, N, &err), RB_OK, "%s", err.msg);
+    for (int simd = f.simd; simd >= 0; simd--) {
+        f.simd = simd;
+        double worst;
+        size_t differ = compare(&f, ptr, N, 400, 23, &worst);
+        cr_assert_eq(differ, 0, "%s kernels: %zu outputs or hidden layers differ (largest %.3g relative)",
+                     simd ? "vector" : "plain C", differ, worst);
+    }
+    rb_friction_net_infer_free(&f);
+    for (size_t i = 0; i < N; i++)
+        rb_friction_net_free(&nets[i]);
+}
+
+Test(friction_network_batch, forward_allocates_nothing_and_init_needs_a_network)
+{
+    rb_fnet nets[3];
+    const rb_fnet *ptr[3];
+    for (size_t i = 0; i < 3; i++) {
+        random_net(&nets[i], 40, 233, 229, 7 + i);
+        ptr[i] = &nets[i];
+    }
+    rb_friction_net_infer f;
+    rb_err err;
+    cr_assert_eq(rb_friction_net_infer_init(&f, ptr, 0, &err), RB_EINVAL);
+    cr_assert_eq(rb_friction_net_infer_init(&f, ptr, 3, &err), RB_OK, "%s", err.msg);
+    double x[40] = {0}, y[3], s = 0;
+    const double *xs[3] = {x, x, x};
+    rb_friction_net_infer_forward(&f, xs, y);
+    if (test_alloc_count_works()) {
+        test_alloc_count_init();
+        test_alloc_counting = 1;
+        test_alloc_count = 0;
+        for (int k = 0; k < 50; k++) {
+            x[k % 40] = 0.1 * k;
+            rb_friction_net_infer_forward(&f, xs, y);
+            s += y[0] + y[1] + y[2];
+        }
+        test_alloc_counting = 0;
+        cr_assert(isfinite(s));
+        cr_assert_eq(test_alloc_count, 0, "%ld allocations", test_alloc_count);
+    }
+    rb_friction_net_infer_free(&f);
+    rb_friction_net_infer_free(&f); /* a zeroed struct is fine */
+    for (size_t i = 0; i < 3; i++)
+        rb_friction_net_free(&nets[i]);
+}
+
+/* The friction_pinn stage on the leg's file, stepped directly: each joint's output, once its history is full,
+ * is the reference form's on the same history, bit for bit. */
+Test(friction_network_batch, friction_pinn_stage_gives_the_bits_of_the_unbatched_form)
+{
+    openblas_set_num_threads(1);
+    const char *path = "configs/paper/leg_friction_pinn.json";
+    rb_friction_net_file *file;
+    rb_err err;
+    cr_assert_eq(rb_friction_net_file_read(path, &file, &err), RB_OK, "%s", err.msg);
+    size_t n = file->n_joints, H = file->joints[0].H, T = 300;
+    const char **names = calloc(n, sizeof *names);
+    ref_infer *ref = calloc(n, sizeof *ref);
+    for (size_t i = 0; i < n; i++) {
+        names[i] = file->joints[i].joint;
+        cr_assert_eq(file->joints[i].H, H);
+        cr_assert_eq(ref_infer_init(&ref[i], &file->joints[i].net), 0);
+    }
+    rb_param_value vals[4] = {{.string = (char *)path}, {.count = 0}, {.string = "zero"}, {0}};
+    rb_params params = {&rb_stage_friction_pinn, vals};
+    rb_port in[2] = {{n, names, NULL}, {n, names, NULL}}, out[1];
+    rb_stage_setup setup = {"pinn", &params, in, out, file->sample_period, 0, NULL, NULL, "."};
+    void *state = NULL;
+    cr_assert_eq(rb_stage_friction_pinn.create(&setup, &state, &err), RB_OK, "%s", err.msg);
+    double *w = calloc(T * n, sizeof *w), *v = calloc(T * n, sizeof *v), *y = calloc(n, sizeof *y);
+    double *x = calloc(2 * H, sizeof *x);
+    rb_rng rng;
+    rb_rng_seed(&rng, 5);
+    for (size_t k = 0; k < T * n; k++) {
+        v[k] = 0.8 * sin(0.013 * (double)k) + 0.05 * rb_rng_normal(&rng);
+        w[k] = 100 * v[k] + rb_rng_normal(&rng);
+    }
+    size_t checked = 0;
+    for (size_t k = 0; k < T; k++) {
+        const double *ins[2] = {w + k * n, v + k * n};
+        double *outs[1] = {y};
+        cr_assert_eq(rb_stage_friction_pinn.step(state, k, (double)k * file->sample_period, ins, outs, &err), RB_OK);
+        if (k + 1 < H)
+            continue;
+        for (size_t i = 0; i < n; i++) {
+            for (size_t j = 0; j < H; j++) { /* oldest first */
+                x[j] = w[(k + 1 - H + j) * n + i];
+                x[H + j] = v[(k + 1 - H + j) * n + i];
+            }
+            double want = ref_infer_forward(&ref[i], x);
+            cr_assert(memcmp(&want, &y[i], sizeof want) == 0, "k %zu joint %s: %.17g, the unbatched form %.17g", k,
+                      names[i], y[i], want);
+            checked++;
+        }
+    }
+    cr_assert_eq(checked, (T - H + 1) * n);
+    rb_stage_friction_pinn.destroy(state);
+    for (size_t i = 0; i < n; i++)
+        ref_infer_free(&ref[i]);
+    free(ref);
+    free(names);
+    free(w);
+    free(v);
+    free(y);
+    free(x);
+    rb_friction_net_file_free(file);
+}
