@@ -193,6 +193,7 @@ static const char *const ukft_out_docs[] = {
     "(scale)", /* correction */
 };
 static const char *const friction_choices[] = {"random_walk", "rate_model", NULL};
+static const char *const sigma_choices[] = {"structured", "dense", NULL};
 static const char *const adapt_choices[] = {"tau_m", "tau_f", "ft", NULL};
 static const char *const adapt_default[] = {"tau_m", "ft"};
 static const char *const correction_choices[] = {"coulomb", "viscous", "offset", "scale", "stribeck", NULL};
@@ -256,6 +257,14 @@ static const rb_param_spec ukft_params[] = {
      .min = 0,
      .doc = "sigma-point spread"},
     {.name = "beta", .kind = RB_PARAM_NUMBER, .def_number = 2.0, .doc = "prior-distribution weight (2: Gaussian)"},
+    {.name = "sigma_points",
+     .kind = RB_PARAM_STRING,
+     .def_string = "structured",
+     .choices = sigma_choices,
+     .doc = "\"structured\": the same UKF (estimates equal to the dense one's to rounding) evaluating the model at "
+            "the 2 n_v + 1 sigma points that move the velocities only, the others' sums in closed form (the model "
+            "is affine in the rest at fixed velocities); \"dense\": every sigma point (a \"scale\" correction "
+            "term always runs dense)"},
     {.name = "kappa", .kind = RB_PARAM_NUMBER, .def_number = 0.0, .doc = "secondary scaling"},
     {.name = "dt",
      .kind = RB_PARAM_NUMBER,
