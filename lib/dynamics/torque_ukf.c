@@ -341,6 +341,16 @@ size_t rb_tukf_nonlinear(const rb_tukf *u)
     return u->b[B_DQ].len + u->b[B_W].len;
 }
 
+void rb_tukf_identity(const rb_tukf *u, bool *flags)
+{
+    for (size_t i = 0; i < u->N; i++)
+        flags[i] = i >= u->b[B_DQ].len;
+    for (size_t i = 0; u->rate_model && i < u->n; i++)
+        flags[u->b[B_TF].off + i] = false;
+    for (size_t i = 0; u->decay > 0.0 && i < u->b[B_C].len; i++)
+        flags[u->b[B_C].off + i] = false;
+}
+
 /* Row entries of the Jacobian being built: value v at filter-order column c (>= l). */
 #define PUT(c, v) (u->jcol[nz] = (c)-l, u->jval[nz++] = (v))
 

@@ -403,7 +403,7 @@ static int affine(void *user, const double *x, const double *in, double dt, rb_f
 static int make_filter(ukft *u, const rb_stage_setup *st, rb_err *err)
 {
     size_t N = u->N, M = u->M;
-    double *P0 = rb_calloc(N * N + N * N + M * M + 2 * N + M, sizeof(double));
+    double *P0 = rb_calloc(N * N + N * N + M * M + 3 * N + M, sizeof(double));
     if (!P0)
         return rb_err_set(err, RB_ENOMEM, "out of memory (%zu-state filter)", N);
     double *Q = P0 + N * N, *R = Q + N * N, *p0 = R + M * M, *q = p0 + N, *r = q + N;
@@ -417,8 +417,11 @@ static int make_filter(ukft *u, const rb_stage_setup *st, rb_err *err)
     o.n = N, o.m = M, o.P0 = P0, o.Q = Q, o.R = R;
     o.f_batch = process_batch, o.h_batch = measure_batch, o.user = u->tm;
     const char *form = rb_params_string(st->params, "sigma_points");
-    if (!form || strcmp(form, "dense") != 0)
-        o.n_nonlinear = rb_tukf_nonlinear(u->tm), o.affine = affine;
+    bool *identity = (bool *)(r + M); /* N flags in the block's tail */
+    if (!form || strcmp(form, "dense") != 0) {
+        o.n_nonlinear = rb_tukf_nonlinear(u->tm), o.affine = affine, o.identity = identity;
+        rb_tukf_identity(u->tm, identity);
+    }
     o.alpha = rb_params_number(st->params, "alpha");
     o.beta = rb_params_number(st->params, "beta");
     o.kappa = rb_params_number(st->params, "kappa");

@@ -129,7 +129,7 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, const rb_filt_op
         count += 2 * n * N + m * N + n;
     count += n2; /* L */
     if (o->n_nonlinear)
-        count += n2 + 2 * mx * n + mx * mx + mx; /* Sr Gd U Mg drow */
+        count += 4 * n2 + 2 * mx * n + mx * mx + mx + 2 * n; /* Sr B1 B2 B3 Gd U Mg drow nrow urow */
     size_t bytes = count * sizeof(double) + 2 * m * sizeof(size_t) + m;
 
     rb_filter *f = rb_calloc(1, sizeof *f);
@@ -189,6 +189,11 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, const rb_filt_op
             f->U = take(&cur, mx * n);
             f->Mg = take(&cur, mx * mx);
             f->drow = (size_t *)take(&cur, mx); /* size_t and double have the same size on the supported ABIs */
+            f->nrow = (size_t *)take(&cur, n);
+            f->urow = (size_t *)take(&cur, n);
+            f->B1 = take(&cur, n2);
+            f->B2 = take(&cur, n2);
+            f->B3 = take(&cur, n2);
         }
     }
     f->idx = (size_t *)cur;
@@ -212,6 +217,11 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, const rb_filt_op
     f->N = N;
     f->nl = o->n_nonlinear;
     f->affine = o->affine;
+    for (size_t i = 0; f->nl && o->identity && i < n; i++) /* the row lists, ascending */
+        if (o->identity[i])
+            f->urow[f->n_id++] = i;
+        else
+            f->nrow[i - f->n_id] = i;
     if (kind == RB_FILTER_UKF) {
         double nl = (double)n + lambda;
         f->lambda = lambda;

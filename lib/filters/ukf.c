@@ -185,6 +185,64 @@ static void sandwich(rb_filter *f, const rb_filter_csr *J, const size_t *rows, s
         }
 }
 
+/* The structured predict with identity rows U (rb_filter_opts.identity; the others N), after the models' values at the
+ * sigma points (Y). Exact forms: xn_U = x_U; Pn_UU = Q_UU + P_UU (their spreads +-c L_i and Sr sum to P); Pn_NN as
+ * the plain structured predict over N's rows; Pn_NU = Q_NU + c wi sum_i (D_{+i} - D_{-i})_N L_i,U^T + Jf_N Sr Jf_U^T
+ * (Jf_U selects x_U past l; D_0,U = 0). */
+static int predict_blocks(rb_filter *f, const double *u, double dt, long step, double w0, double wc0, rb_err *err)
+{
+    size_t n = f->n, l = f->nl, r = n - l, Ns = 2 * l + 1, nu = f->n_id, nn = n - nu;
+    const size_t *N = f->nrow, *U = f->urow;
+    double *D = f->B1, *NN = f->B2, *NU = f->B3, *E = f->Gd, *LU = f->U;
+    for (size_t a = 0; a < nn; a++) {
+        double s = 0.0;
+        for (size_t j = 1; j < Ns; j++)
+            s += f->Y[N[a] + j * n];
+        f->xn[N[a]] = f->wi * s + w0 * f->Y[N[a]];
+    }
+    for (size_t b = 0; b < nu; b++)
+        f->xn[U[b]] = f->x[U[b]];
+    for (size_t j = 0; j < Ns; j++)
+        for (size_t a = 0; a < nn; a++)
+            D[a + j * nn] = f->Y[N[a] + j * n] - f->xn[N[a]];
+    rb_filter_csr J;
+    int rc = affine_jacobian(f, u, dt, false, step, &J, err);
+    if (rc != RB_OK)
+        return rc;
+    if (nn) {
+        memset(NN, 0, nn * nn * sizeof(double));
+        rb_filt_syrk_ln(nn, 2 * l, f->wi, D + nn, nn, 1.0, NN, nn);
+        if (wc0 != 0.0)
+            rb_filt_syr_l(nn, wc0, D, NN, nn);
+        sandwich(f, &J, N, nn, f->T, r, NN, nn); /* T (r x nn) = Sr Jf_N^T */
+    }
+    for (size_t i = 0; i < l; i++) {
+        for (size_t a = 0; a < nn; a++)
+            E[a + i * nn] = D[a + (1 + i) * nn] - D[a + (1 + l + i) * nn];
+        for (size_t b = 0; b < nu; b++)
+            LU[b + i * nu] = f->L[U[b] + i * n];
+    }
+    if (nn)
+        rb_filt_gemm_nt(nn, nu, l, f->c * f->wi, E, nn, LU, nu, 0.0, NU, nn);
+    for (size_t b = 0; b < nu; b++)
+        for (size_t a = 0; U[b] >= l && a < nn; a++)
+            NU[a + b * nn] += f->T[U[b] - l + a * r];
+    memcpy(f->Pn, f->Q, n * n * sizeof(double));
+    for (size_t b = 0; b < nu; b++)
+        for (size_t a = b; a < nu; a++)
+            f->Pn[U[a] + U[b] * n] += f->P[U[a] + U[b] * n];
+    for (size_t b = 0; b < nn; b++)
+        for (size_t a = b; a < nn; a++)
+            f->Pn[N[a] + N[b] * n] += NN[a + b * nn];
+    for (size_t b = 0; b < nu; b++)
+        for (size_t a = 0; a < nn; a++) {
+            size_t i = N[a], j = U[b];
+            f->Pn[i > j ? i + j * n : j + i * n] += NU[a + b * nn];
+        }
+    rb_filt_mirror_lower(f->Pn, n);
+    return RB_OK;
+}
+
 static int ukf_predict(rb_filter *f, const double *u, double dt, long step, rb_err *err)
 {
     size_t n = f->n, l = f->nl ? f->nl : n, r = n - l, Ns = 2 * l + 1;
@@ -193,6 +251,8 @@ static int ukf_predict(rb_filter *f, const double *u, double dt, long step, rb_e
     int rc = f->nl ? factor_leading(f, "predict", step, err) : rb_filt_chol_P(f, "predict", step, err);
     if (rc != RB_OK || (rc = evaluate(f, l, u, dt, false, step, err)) != RB_OK)
         return rc;
+    if (f->n_id)
+        return predict_blocks(f, u, dt, step, w0, wc0, err);
     weighted_mean(f, f->Y, n, Ns, w0, f->xn);
     for (size_t j = 0; j < Ns; j++) {
         double *v = f->Y + j * n;

@@ -95,8 +95,11 @@ static int toy_affine(void *user, const double *x, const double *u, double dt, r
     return RB_OK;
 }
 
-static rb_filter *toy_filter(bool structured, double alpha, double kappa, rb_gate_mode gate, toy_jac *jac)
+static rb_filter *toy_filter(bool structured, bool ident, double alpha, double kappa, rb_gate_mode gate, toy_jac *jac)
 {
+    static bool identity[TN]; /* rows 3.. are random walks */
+    for (size_t i = 0; i < TN; i++)
+        identity[i] = i >= 3;
     double P0[TN * TN] = {0}, Q[TN * TN] = {0}, R[TM * TM] = {0}, x0[TN];
     for (size_t i = 0; i < TN; i++) {
         x0[i] = 0.1 * (double)i - 0.4;
@@ -111,7 +114,7 @@ static rb_filter *toy_filter(bool structured, double alpha, double kappa, rb_gat
     o.n = TN, o.m = TM, o.x0 = x0, o.P0 = P0, o.Q = Q, o.R = R, o.f = toy_f, o.h = toy_h, o.user = jac;
     o.alpha = alpha, o.kappa = kappa, o.gate.mode = gate, o.gate.threshold = 9.0;
     if (structured)
-        o.n_nonlinear = TL, o.affine = toy_affine;
+        o.n_nonlinear = TL, o.affine = toy_affine, o.identity = ident ? identity : NULL;
     rb_filter *f = NULL;
     rb_err err;
     cr_assert_eq(rb_ukf_create(&o, &f, &err), RB_OK, "%s", err.msg);
@@ -125,10 +128,11 @@ static void assert_close(double a, double b, double tol, double floor, const cha
     cr_assert(fabs(a - b) <= tol * s, "%s step %zu element %zu: dense %.17g structured %.17g", what, k, i, a, b);
 }
 
-static void toy_compare(double alpha, double kappa, rb_gate_mode gate)
+static void toy_compare(bool ident, double alpha, double kappa, rb_gate_mode gate)
 {
     toy_jac jac;
-    rb_filter *fd = toy_filter(false, alpha, kappa, gate, &jac), *fs = toy_filter(true, alpha, kappa, gate, &jac);
+    rb_filter *fd = toy_filter(false, false, alpha, kappa, gate, &jac);
+    rb_filter *fs = toy_filter(true, ident, alpha, kappa, gate, &jac);
     rb_err err;
     double z[TM];
     size_t gated = 0;
@@ -162,8 +166,10 @@ static void toy_compare(double alpha, double kappa, rb_gate_mode gate)
 
 Test(torque_ukf_structured, toy_model_equals_the_dense_filter)
 {
-    toy_compare(1.0, 0.0, RB_GATE_OFF);     /* wm0 = 0 */
-    toy_compare(0.5, 1.0, RB_GATE_ELEMENT); /* wm0 != 0, elements gated */
+    toy_compare(false, 1.0, 0.0, RB_GATE_OFF);     /* wm0 = 0 */
+    toy_compare(false, 0.5, 1.0, RB_GATE_ELEMENT); /* wm0 != 0, elements gated */
+    toy_compare(true, 1.0, 0.0, RB_GATE_OFF);      /* the identity rows' closed forms */
+    toy_compare(true, 0.5, 1.0, RB_GATE_ELEMENT);
 }
 
 Test(torque_ukf_structured, options_checked)

@@ -840,6 +840,9 @@ int rb_tukf_measure_batch(rb_tukf *tm, const double *X, size_t Ns, double *Z, rb
  * a_B and s_ddot; the friction correction's features depend on dq). Returns l, or 0 when a "scale" correction term
  * (theta tau_F, bilinear) makes the measurement not affine. */
 size_t rb_tukf_nonlinear(const rb_tukf *tm);
+/* The process's identity rows (rb_filter_opts.identity): flags[i] (N) true when f_i(x) = x_i for every x: w_B and every
+ * random walk (not dq, nor tau_F under the rate model, nor decaying contacts). */
+void rb_tukf_identity(const rb_tukf *tm, bool *flags);
 /* Their Jacobians with respect to x[l..N) at x (after rb_tukf_configure), by compressed rows (row i's entries
  * val[ptr[i] .. ptr[i + 1]) in columns col[...]): the process's (N rows, dt) when process, else the measurements'
  * (M rows). Borrowed: valid until the next call. RB_EINVAL when rb_tukf_nonlinear is 0. */

@@ -197,6 +197,10 @@ typedef struct rb_filter_opts {
      * Needs `affine`; refuses `residual` (RB_EINVAL). */
     size_t n_nonlinear;
     rb_filter_affine_fn affine;
+    /* With n_nonlinear, optional (n flags, NULL: none): the rows i with f_i(x, u, dt) = x_i for every x (random walks;
+     * any i). Their prediction is then x_i, their block of the predicted covariance P + Q and their cross terms the
+     * spreads' closed form, the same sums without the n x 2 l sigma-point products. */
+    const bool *identity;
     void *user;
     double fd_step;
     /* UKF: sigma-point scaling (defaults alpha 1, beta 2, kappa 0). */
