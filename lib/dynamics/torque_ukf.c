@@ -221,12 +221,14 @@ static void measure_one(const rb_tukf *u, const double *x, const double *sdd, co
 static int batch_accelerations(rb_tukf *u, const double *X, size_t Ns, bool acc_terms, rb_err *err)
 {
     size_t n = u->n, N = u->N, na = u->na, a3 = 3 * u->nacc;
+    const vel_slot *vs0 = NULL; /* the first state's terms (mean_velocity_terms) */
     for (size_t j = 0; j < Ns; j++) {
         const double *x = X + j * N;
-        const vel_slot *vs;
-        int rc = velocity_terms(u, x, &vs, err);
+        const vel_slot *vs = vs0;
+        int rc = j == 0 || !u->mean_terms ? velocity_terms(u, x, &vs, err) : RB_OK;
         if (rc)
             return rc;
+        vs0 = vs;
         memcpy(u->Sdd + j * n, vs->b, n * sizeof *u->Sdd);
         if (acc_terms)
             memcpy(u->Dacc + j * a3, vs->dacc, a3 * sizeof *u->Dacc);
@@ -712,6 +714,7 @@ int rb_tukf_alloc(const rb_model *m, const rb_tukf_config *c, rb_tukf **out, rb_
         u->k0[i] = c->k0 ? c->k0[i] : 0.0, u->k1[i] = c->k1 ? c->k1[i] : 0.0, u->k2[i] = c->k2 ? c->k2[i] : 0.0;
     }
     u->decay = c->contact_decay;
+    u->mean_terms = c->mean_velocity_terms;
     memset(u->aB_fixed, 0, sizeof u->aB_fixed);
     if (!u->floating)
         for (int k = 0; k < 3; k++)

@@ -33,7 +33,7 @@ struct rb_tukf {
     rb_cut_dyn *cd;
     rb_ft_est *est_init; /* the start-up FT prediction */
     size_t n, n_ft, nc, nacc, ngyro, N, M;
-    bool floating, fric_meas, rate_model, calibrate;
+    bool floating, fric_meas, rate_model, calibrate, mean_terms;
     size_t nk;                    /* friction correction terms per joint (0: none) */
     int corr[RB_TUKF_CORR_TERMS]; /* their kinds */
     double v_c, v_s;

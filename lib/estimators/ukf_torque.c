@@ -244,6 +244,8 @@ static int make_model(ukft *u, const rb_stage_setup *st, rb_err *err)
     c.gyro_bias = rb_params_boolean(p, "gyro_bias");
     c.friction_meas = st->in[IN_FRICTION].width > 0;
     c.ft_offset = off && strcmp(off, "first_sample") == 0;
+    const char *vt = rb_params_string(p, "velocity_terms");
+    c.mean_velocity_terms = vt && strcmp(vt, "mean") == 0;
     const rb_param_value *terms = P(st, "friction_correction");
     int corr[RB_TUKF_CORR_TERMS];
     static const char *const term_names[RB_TUKF_CORR_TERMS] = {"coulomb", "viscous", "offset", "scale", "stribeck"};

@@ -8,8 +8,9 @@
  * Each also with the friction input wired (n more measurements), and with the online friction correction
  * (friction_correction ["coulomb", "viscous", "stribeck"]: 3 n more states), printed side by side with its overhead. Inputs are smooth synthetic signals (the cost
  * does not depend on their values); one step = the stage's step (predict, matrices at q, update, outputs).
- * Each case runs the dense filter (sigma_points "dense": every sigma point) and the structured one (the default:
- * the same estimates to rounding) side by side, alternating batches. Timing: 300 warm-up samples, then the median
+ * Each case runs the dense filter (sigma_points "dense": every sigma point), the structured one (the default: the
+ * same estimates to rounding) and the structured one with velocity_terms "mean" (an approximation: one dynamics pass
+ * per phase) side by side, alternating batches. Timing: 300 warm-up samples, then the median
  * of 15 batches of 1000 samples.
  * Usage: bench_ukf [source folder] [shared folder] (defaults RB_SOURCE / RB_SHARED or "." / "../shared"). */
 #include <cblas.h>
@@ -24,7 +25,7 @@
 #include "bench_timing.h"
 
 typedef struct bench_case {
-    const char *label, *pipeline, *dense; /* pipelines whose stage 0 is the ukf_torque to time: structured, dense */
+    const char *label, *text[3]; /* pipelines whose stage 0 is the ukf_torque to time: each form */
     bool friction;
 } bench_case;
 
@@ -123,29 +124,33 @@ static double runner_steps(runner *r, size_t count, const char *label)
     return thread_seconds() - c0;
 }
 
-/* The dense and the structured filter on one case, alternating batches; CPU us per sample of each into us[2]. */
-static int run(const bench_case *bc, const rb_registry *reg, double us[2])
+enum { FORMS = 3 }; /* dense, structured, structured with the velocity terms at the mean */
+
+/* The forms of one case, alternating batches; CPU us per sample of each into us[FORMS]. */
+static int run(const bench_case *bc, const rb_registry *reg, double us[FORMS])
 {
     enum { WARM = 300, BATCH = 1000, BATCHES = 15 };
-    runner r[2];
-    int rc = runner_make(bc->label, bc->dense, bc->friction, reg, &r[0]);
-    rc = rc ? rc : runner_make(bc->label, bc->pipeline, bc->friction, reg, &r[1]);
-    double cpu[2][BATCHES];
-    for (int v = 0; v < 2 && !rc; v++)
+    runner r[FORMS];
+    int rc = 0, made = 0;
+    for (; made < FORMS && !rc; made++)
+        rc = runner_make(bc->label, bc->text[made], bc->friction, reg, &r[made]);
+    double cpu[FORMS][BATCHES];
+    for (int v = 0; v < FORMS && !rc; v++)
         rc = runner_steps(&r[v], WARM, bc->label) < 0;
     for (int b = 0; b < BATCHES && !rc; b++)
-        for (int v = 0; v < 2 && !rc; v++)
+        for (int v = 0; v < FORMS && !rc; v++)
             rc = (cpu[v][b] = runner_steps(&r[v], BATCH, bc->label) / BATCH) < 0;
     if (!rc) {
-        for (int v = 0; v < 2; v++) {
+        for (int v = 0; v < FORMS; v++) {
             qsort(cpu[v], BATCHES, sizeof cpu[v][0], cmp_double);
             us[v] = 1e6 * cpu[v][BATCHES / 2];
         }
-        printf("| %s | %zu | %zu | %zu | %.1f | %.1f | %.1f | %.1f | %.2f |\n", bc->label, r[1].p->model->n_dofs,
-               r[1].N, r[1].M, us[0], 1000.0 / us[0], us[1], 1000.0 / us[1], us[0] / us[1]);
+        printf("| %s | %zu | %zu | %zu | %.1f | %.1f | %.1f | %.1f | %.2f | %.1f | %.1f |\n", bc->label,
+               r[1].p->model->n_dofs, r[1].N, r[1].M, us[0], 1000.0 / us[0], us[1], 1000.0 / us[1], us[0] / us[1],
+               us[2], 1000.0 / us[2]);
     }
-    runner_free(&r[0]);
-    runner_free(&r[1]);
+    for (int v = 0; v < made; v++)
+        runner_free(&r[v]);
     return rc ? 1 : 0;
 }
 
@@ -194,34 +199,38 @@ int main(int argc, char **argv)
         "[\"l_foot_front_contact\", \"l_foot_rear_contact\", \"r_foot_front_contact\", \"r_foot_rear_contact\"], "
         "\"accelerometers\": [\"waist_imu\", \"l_foot_imu\", \"r_foot_imu\"], \"gyroscopes\": [\"waist_imu\", "
         "\"l_foot_imu\", \"r_foot_imu\"], \"base_imu\": \"waist_imu\", \"k_t\": [0.1], \"gear_ratio\": [100]%s}}]}";
-    static char text[12][4096];
+    static char text[18][4096];
     static const char fric[] = ", \"friction\": \"s\"";
+    static const char *const form[FORMS] = {", \"sigma_points\": \"dense\"", "", ", \"velocity_terms\": \"mean\""};
     static const char adapt[] = ", \"friction_correction\": [\"coulomb\", \"viscous\", \"stribeck\"]";
-    static const char dense[] = ", \"sigma_points\": \"dense\"";
-    static const char adapt_dense[] =
-        ", \"friction_correction\": [\"coulomb\", \"viscous\", \"stribeck\"], \"sigma_points\": \"dense\"";
-    for (int d = 0; d < 2; d++) {
+    static char adapt_form[FORMS][256];
+    bench_case cases[6] = {{"ergoCub right leg on a pole", {0}, false},
+                           {"ergoCub right leg, friction input", {0}, true},
+                           {"ergoCub right leg, friction input + correction", {0}, true},
+                           {"humanoid lower body, floating", {0}, false},
+                           {"humanoid lower body, friction input", {0}, true},
+                           {"humanoid lower body, friction input + correction", {0}, true}};
+    for (int d = 0; d < FORMS; d++) {
         char(*t)[4096] = text + 6 * d;
-        snprintf(t[0], sizeof t[0], leg_fmt, shared, "", d ? dense : "");
-        snprintf(t[1], sizeof t[1], leg_fmt, shared, fric, d ? dense : "");
-        snprintf(t[2], sizeof t[2], leg_fmt, shared, fric, d ? adapt_dense : adapt);
-        snprintf(t[3], sizeof t[3], hum_fmt, src, "", d ? dense : "");
-        snprintf(t[4], sizeof t[4], hum_fmt, src, fric, d ? dense : "");
-        snprintf(t[5], sizeof t[5], hum_fmt, src, fric, d ? adapt_dense : adapt);
+        snprintf(adapt_form[d], sizeof adapt_form[d], "%s%s", adapt, form[d]);
+        snprintf(t[0], sizeof t[0], leg_fmt, shared, "", form[d]);
+        snprintf(t[1], sizeof t[1], leg_fmt, shared, fric, form[d]);
+        snprintf(t[2], sizeof t[2], leg_fmt, shared, fric, adapt_form[d]);
+        snprintf(t[3], sizeof t[3], hum_fmt, src, "", form[d]);
+        snprintf(t[4], sizeof t[4], hum_fmt, src, fric, form[d]);
+        snprintf(t[5], sizeof t[5], hum_fmt, src, fric, adapt_form[d]);
+        for (int c = 0; c < 6; c++)
+            cases[c].text[d] = t[c];
     }
-    bench_case cases[6] = {{"ergoCub right leg on a pole", text[0], text[6], false},
-                           {"ergoCub right leg, friction input", text[1], text[7], true},
-                           {"ergoCub right leg, friction input + correction", text[2], text[8], true},
-                           {"humanoid lower body, floating", text[3], text[9], false},
-                           {"humanoid lower body, friction input", text[4], text[10], true},
-                           {"humanoid lower body, friction input + correction", text[5], text[11], true}};
     printf("ukf_torque at 1 kHz, one core (OpenBLAS %s, 1 thread); thread CPU time, median of 15 batches of 1000 "
-           "samples, the dense and the structured filter (sigma_points) alternating batch by batch\n\n",
+           "samples; the dense filter (sigma_points \"dense\"), the structured one (the default: the same estimates) "
+           "and the structured one with velocity_terms \"mean\" (an approximation), alternating batch by batch\n\n",
            openblas_get_config());
     printf("| case | joints | state | measurements | dense us / sample | x real time | structured us / sample | x "
-           "real time | speed-up |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+           "real time | speed-up | mean terms us / sample | x real time |\n"
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     int fails = 0;
-    double cus[6][2] = {{0}};
+    double cus[6][FORMS] = {{0}};
     for (int i = 0; i < 6; i++)
         fails += run(&cases[i], reg, cus[i]);
     printf("\nOnline friction correction (friction_correction [\"coulomb\", \"viscous\", \"stribeck\"]), structured "

@@ -235,6 +235,12 @@ static rb_run_result *run_paper(const char *name, const char *log_name, const ch
     cJSON_AddItemToObject(o, "signals", sig);
     cJSON *outputs = cJSON_CreateArray();
     cJSON_AddItemToArray(outputs, o);
+    /* the truth, for the approximation's RMSE */
+    cJSON *tru = cJSON_CreateObject(), *q = cJSON_GetObjectItem(cJSON_GetObjectItem(c, "signals"), "q");
+    cJSON_AddStringToObject(tru, "channel", "truth/joints/torques");
+    cJSON_AddItemToObject(tru, "elements", cJSON_Duplicate(cJSON_GetObjectItem(q, "elements"), true));
+    cJSON_AddItemToObject(cJSON_GetObjectItem(c, "signals"), "o_truth", tru);
+    cJSON_AddItemToArray(sig, cJSON_CreateString("o_truth"));
     cJSON_DeleteItemFromObject(c, "outputs");
     cJSON_AddItemToObject(c, "outputs", outputs);
     cJSON_DeleteItemFromObject(c, "metrics");
@@ -345,4 +351,43 @@ Test(torque_ukf_structured, scale_term_runs_dense, .timeout = 240)
 {
     double w = compare_paper("leg_ukf_pinn", "leg_pole_ground", "{\"friction_correction\": [\"scale\", \"coulomb\"]}");
     cr_assert_eq(w, 0.0);
+}
+
+/* tau_j's RMSE against the truth over every joint, samples from 0.5 s (the start-up skipped). */
+static double rmse_truth(const rb_run_result *res)
+{
+    const rb_run_signal *e = rb_run_result_signal(res, "o_tau_j"), *t = rb_run_result_signal(res, "o_truth");
+    cr_assert(e && t && e->width == t->width);
+    double s = 0.0;
+    size_t count = 0;
+    for (size_t k = 0; k < res->clock.n; k++)
+        for (size_t i = 0; res->clock.t[k] >= res->clock.t[0] + 0.5 && i < e->width; i++) {
+            double d = e->data[k * e->width + i] - t->data[k * t->width + i];
+            s += d * d, count++;
+        }
+    cr_assert_gt(count, 1000);
+    return sqrt(s / (double)count);
+}
+
+/* velocity_terms "mean" (an approximation: every sigma point's velocity-product terms at the mean's) keeps tau_j's
+ * RMSE against the truth within 1 % of the exact filter's on the shipped logs; it is not the same filter. */
+static void approximation_within_1_percent(const char *name, const char *log_name)
+{
+    rb_run_result *x = run_paper(name, log_name, "{}", "structured");
+    rb_run_result *a = run_paper(name, log_name, "{\"velocity_terms\": \"mean\"}", "structured");
+    double ex = rmse_truth(x), ap = rmse_truth(a);
+    cr_log_info("%s on %s: tau_j RMSE exact %.6f, velocity terms at the mean %.6f (%+.2f %%)", name, log_name, ex, ap,
+                100.0 * (ap / ex - 1.0));
+    cr_assert(fabs(ap / ex - 1.0) <= 0.01, "%s on %s: RMSE %g against the exact %g", name, log_name, ap, ex);
+    cr_assert_neq(ap, ex, "a different filter");
+    rb_run_result_free(x);
+    rb_run_result_free(a);
+}
+
+Test(torque_ukf_structured, mean_velocity_terms_rmse_within_1_percent, .timeout = 240)
+{
+    approximation_within_1_percent("leg_ukf_nofric", "leg_pole_free");
+    approximation_within_1_percent("leg_ukf_pinn_adaptive", "leg_pole_ground");
+    approximation_within_1_percent("humanoid_ukf_pinn", "humanoid_balance");
+    approximation_within_1_percent("humanoid_ukf_nofric", "humanoid_balance_push");
 }

@@ -751,6 +751,9 @@ typedef struct rb_tukf_config {
     bool ft_bias, acc_bias, gyro_bias; /* bias states (6 per FT, 3 per accelerometer / gyroscope) */
     bool friction_meas;                /* tau_F is measured (the friction block of z) */
     bool ft_offset;                    /* start: o = f_measured - f_predicted subtracted from every reading */
+    /* An approximation (not the paper's filter): the batch forms take every state's velocity-product terms at the
+     * batch's first state (a UKF's mean), one dynamics pass per batch instead of one per distinct velocity. */
+    bool mean_velocity_terms;
     /* Online friction correction (friction_meas only): per joint i the block theta_i (n_corr terms, random walks)
      * and the friction measurement h_i = tau_F,i - theta_i . phi_i(x), phi of each term: RB_TUKF_CORR_COULOMB
      * tanh(dq_i / corr_v_c), _VISCOUS dq_i, _OFFSET 1, _SCALE tau_F,i. n_corr 0: none (the paper's model). */
