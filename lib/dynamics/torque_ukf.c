@@ -18,72 +18,17 @@
 
 #include "roboest/dynamics.h"
 
-/* State blocks in the filter order: the velocities first (see the top comment). */
-enum { B_DQ, B_W, B_A, B_TM, B_TF, B_FT, B_C, B_FTB, B_AB, B_GB, B_FC, N_BLK };
-/* The published order (rb_tukf_block) in filter-order blocks. */
-static const int spec_order[N_BLK] = {B_DQ, B_TM, B_TF, B_FT, B_C, B_A, B_W, B_FTB, B_AB, B_GB, B_FC};
-static const char *const blk_name[N_BLK] = {"dq",      "base",    "base",     "tau_m",     "tau_f",    "ft",
-                                            "contact", "ft_bias", "acc_bias", "gyro_bias", "fric_corr"};
-static const char *const corr_name[RB_TUKF_CORR_TERMS] = {"coulomb", "viscous", "offset", "scale", "stribeck"};
-static const char *const wrench_axes[6] = {"fx", "fy", "fz", "mx", "my", "mz"};
-static const char *const wrench_units[6] = {"N", "N", "N", "N m", "N m", "N m"};
-
-typedef struct block {
-    size_t off, len, spec; /* filter-order offset, length, offset in the published order */
-} block;
-
-/* Velocity-product terms at one velocity (s_dot, w_B): the process's s_ddot offset and the accelerometers'. */
-typedef struct vel_slot {
-    bool valid;
-    double *key;  /* n + 3 */
-    double *b;    /* n: s_ddot at zero torques, wrenches and base linear acceleration */
-    double *dacc; /* 3 n_acc */
-} vel_slot;
-
-struct rb_tukf {
-    const rb_model *model;
-    rb_submodels *sm;
-    rb_cut_dyn *cd;
-    rb_ft_est *est_init; /* the start-up FT prediction */
-    size_t n, n_ft, nc, nacc, ngyro, N, M;
-    bool floating, fric_meas, rate_model, calibrate;
-    size_t nk;                    /* friction correction terms per joint (0: none) */
-    int corr[RB_TUKF_CORR_TERMS]; /* their kinds */
-    double v_c, v_s;
-    block b[N_BLK];
-    rb_tukf_layout lay;
-    size_t m_dq, m_cur, m_fric, m_ft, m_acc, m_gyro;
-    size_t lo, na; /* columns lo .. lo + na of the state drive s_ddot (base acc. to contacts) */
-
-    /* configuration */
-    double *ktR;  /* n: k_t R (signed), N m/A */
-    double *refl; /* n: R^2 J_m, kg m^2 */
-    double *k0, *k1, *k2;
-    double decay;
-    int *acc_frame, *gyro_frame, *contact_frame, base_frame;
-    size_t base_acc, base_gyro; /* base_imu's place in the accelerometer / gyroscope lists */
-    double aB_fixed[6];
-
-    /* per configuration */
-    double *As, *AsT;    /* K^-1 [blocks driving s_ddot]: n x na row-major, and column-major (BLAS) */
-    double *c0;          /* n: s_ddot of the fixed base's gravity */
-    double *Jacc, *Jgyr; /* 3 n_acc x (6 + n): linear rows; 3 n_gyro x (6 + n): angular rows */
-    double *J6;          /* 6 x (6 + n) scratch */
-    vel_slot slot[2];
-    int victim;         /* the slot a miss overwrites */
-    bool phase_first;   /* the next lookup is a batch's first (the mean's velocity): keep its slot */
-    double *h, *sdd;    /* n each */
-    double *XaT;        /* 2N + 1 x na: the sigma points' driving blocks, transposed */
-    double *Sdd, *Dacc; /* n x (2N + 1), 3 n_acc x (2N + 1): per sigma point */
-
-    /* the start */
-    double *offset; /* 6 n_ft */
-    double *pred;   /* 6 n_ft */
-
-    double *block_mem;
-};
+#include "torque_ukf_internal.h"
 
 /* ---- the model ------------------------------------------------------------------------------------------------- */
+
+static double dot(const double *a, const double *b, size_t n)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++)
+        s += a[i] * b[i];
+    return s;
+}
 
 /* The matrices at configuration q (once per sample). */
 static int configure(rb_tukf *u, const double *q, rb_err *err)
@@ -111,11 +56,24 @@ static int configure(rb_tukf *u, const double *q, rb_err *err)
             g -= mt.Kb[i * 6 + (size_t)k] * u->aB_fixed[k];
         u->c0[i] = g;
     }
-    if ((rc = rb_cut_dyn_solve(u->cd, u->As, na, na, err)) || (rc = rb_cut_dyn_solve(u->cd, u->c0, 1, 1, err)))
+    /* K^-1 once (n columns), then products: cheaper than solving for the na blocks and each velocity's terms */
+    memset(u->Kinv, 0, n * n * sizeof *u->Kinv);
+    for (size_t i = 0; i < n; i++)
+        u->Kinv[i * n + i] = 1.0;
+    if ((rc = rb_cut_dyn_solve(u->cd, u->Kinv, n, n, err)))
         return rc;
+    for (size_t i = 0; i < n; i++) /* column-major K^-1 for BLAS, and c0 = K^-1 g */
+        for (size_t j = 0; j < n; j++)
+            u->Kc[i + j * n] = u->Kinv[i * n + j];
+    memcpy(u->h, u->c0, n * sizeof *u->h);
+    for (size_t i = 0; i < n; i++)
+        u->c0[i] = dot(u->Kinv + i * n, u->h, n);
+    /* AsT (column-major n x na) = K^-1 blocks, (NoTrans, Trans) only (see the BLAS notes in lib/filters) */
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, (int)n, (int)na, (int)n, 1.0, u->Kc, (int)n, u->As, (int)na,
+                0.0, u->AsT, (int)n);
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < na; j++)
-            u->AsT[j * n + i] = u->As[i * na + j];
+            u->As[i * na + j] = u->AsT[j * n + i];
     size_t cols = 6 + n;
     for (size_t a = 0; a < u->nacc; a++) {
         if ((rc = rb_cut_dyn_frame_jacobian(m, u->cd, (size_t)u->acc_frame[a], u->J6, err)))
@@ -161,11 +119,7 @@ static int velocity_terms(rb_tukf *u, const double *x, const vel_slot **out, rb_
     if (rc)
         return rc;
     for (size_t i = 0; i < n; i++)
-        sl->b[i] = -u->h[i];
-    if ((rc = rb_cut_dyn_solve(u->cd, sl->b, 1, 1, err)))
-        return rc;
-    for (size_t i = 0; i < n; i++)
-        sl->b[i] += u->c0[i];
+        sl->b[i] = u->c0[i] - dot(u->Kinv + i * n, u->h, n);
     for (size_t a = 0; a < u->nacc; a++) {
         double bf[6];
         if ((rc = rb_cut_dyn_frame_bias(u->model, u->cd, (size_t)u->acc_frame[a], bf, err)))
@@ -267,12 +221,14 @@ static void measure_one(const rb_tukf *u, const double *x, const double *sdd, co
 static int batch_accelerations(rb_tukf *u, const double *X, size_t Ns, bool acc_terms, rb_err *err)
 {
     size_t n = u->n, N = u->N, na = u->na, a3 = 3 * u->nacc;
+    const vel_slot *vs0 = NULL; /* the first state's terms (mean_velocity_terms) */
     for (size_t j = 0; j < Ns; j++) {
         const double *x = X + j * N;
-        const vel_slot *vs;
-        int rc = velocity_terms(u, x, &vs, err);
+        const vel_slot *vs = vs0;
+        int rc = j == 0 || !u->mean_terms ? velocity_terms(u, x, &vs, err) : RB_OK;
         if (rc)
             return rc;
+        vs0 = vs;
         memcpy(u->Sdd + j * n, vs->b, n * sizeof *u->Sdd);
         if (acc_terms)
             memcpy(u->Dacc + j * a3, vs->dacc, a3 * sizeof *u->Dacc);
@@ -376,6 +332,97 @@ int rb_tukf_joint_torques(rb_tukf *u, const double *x, double *tau_j, double *dd
     }
     return rc;
 }
+
+/* ---- the structure --------------------------------------------------------------------------------------------- */
+
+size_t rb_tukf_nonlinear(const rb_tukf *u)
+{
+    for (size_t a = 0; a < u->nk; a++)
+        if (u->corr[a] == RB_TUKF_CORR_SCALE)
+            return 0;
+    return u->b[B_DQ].len + u->b[B_W].len;
+}
+
+void rb_tukf_identity(const rb_tukf *u, bool *flags)
+{
+    for (size_t i = 0; i < u->N; i++)
+        flags[i] = i >= u->b[B_DQ].len;
+    for (size_t i = 0; u->rate_model && i < u->n; i++)
+        flags[u->b[B_TF].off + i] = false;
+    for (size_t i = 0; u->decay > 0.0 && i < u->b[B_C].len; i++)
+        flags[u->b[B_C].off + i] = false;
+}
+
+/* Row entries of the Jacobian being built: value v at filter-order column c (>= l). */
+#define PUT(c, v) (u->jcol[nz] = (c)-l, u->jval[nz++] = (v))
+
+int rb_tukf_affine(rb_tukf *u, const double *x, double dt, bool process, const size_t **ptr, const size_t **col,
+                   const double **val, rb_err *err)
+{
+    int rc = check_call(u, x, x, err);
+    size_t l = u ? rb_tukf_nonlinear(u) : 0, n = u ? u->n : 0, na = u ? u->na : 0, lo = u ? u->lo : 0, nz = 0;
+    if (rc || !ptr || !col || !val || l == 0)
+        return rc ? rc : rb_err_set(err, RB_EINVAL, "torque UKF model: no affine structure (NULL or a scale term)");
+    const double *sd = x + u->b[B_DQ].off;
+    if (process) { /* dq: dt As; tau_F (rate model): I + dt rho(dq) As; contacts: 1 - dt decay; the rest: I */
+        for (size_t i = 0; i < u->N; i++) {
+            u->jptr[i] = nz;
+            size_t e = i - u->b[B_TF].off;
+            bool rate = u->rate_model && i >= u->b[B_TF].off && e < n, dq = i < u->b[B_DQ].len;
+            double ch = rate ? cosh(u->k1[e] * sd[e]) : 1.0,
+                   s = rate ? dt * (u->k2[e] + u->k0[e] * u->k1[e] / (ch * ch)) : dt;
+            if (dq || rate)
+                for (size_t k = 0; k < na; k++)
+                    PUT(lo + k, s * u->As[(dq ? i : e) * na + k] + (lo + k == i ? 1.0 : 0.0));
+            else if (i >= u->b[B_C].off && i < u->b[B_C].off + u->b[B_C].len && u->decay > 0.0)
+                PUT(i, 1.0 - dt * u->decay);
+            else if (i >= l)
+                PUT(i, 1.0);
+        }
+        u->jptr[u->N] = nz;
+    } else {
+        size_t cols = 6 + n, ftb = u->b[B_FTB].len, ab = u->b[B_AB].len, gb = u->b[B_GB].len;
+        for (size_t j = 0; j < u->M; j++) {
+            u->jptr[j] = nz;
+            if (j >= u->m_cur && j < u->m_fric) { /* tau_m / (k_t R) */
+                PUT(u->b[B_TM].off + j - u->m_cur, 1.0 / u->ktR[j - u->m_cur]);
+            } else if (j >= u->m_fric && j < u->m_ft) { /* tau_F - theta . phi(dq) */
+                size_t i = j - u->m_fric;
+                double v = sd[i], t = tanh(v / u->v_c);
+                PUT(u->b[B_TF].off + i, 1.0);
+                for (size_t a = 0; a < u->nk; a++) {
+                    int c = u->corr[a];
+                    double phi = c == RB_TUKF_CORR_COULOMB   ? t
+                                 : c == RB_TUKF_CORR_VISCOUS ? v
+                                 : c == RB_TUKF_CORR_OFFSET  ? 1.0
+                                                             : t * exp(-(v / u->v_s) * (v / u->v_s));
+                    PUT(u->b[B_FC].off + i * u->nk + a, -phi);
+                }
+            } else if (j >= u->m_ft && j < u->m_acc) { /* ft + bias */
+                PUT(u->b[B_FT].off + j - u->m_ft, 1.0);
+                if (ftb)
+                    PUT(u->b[B_FTB].off + j - u->m_ft, 1.0);
+            } else if (j >= u->m_acc && j < u->m_gyro) { /* J_q As (+ J_B on a_B) + bias */
+                size_t r = j - u->m_acc;
+                const double *row = u->Jacc + r * cols;
+                for (size_t k = 0; k < na; k++) {
+                    double v = u->floating && k < 3 ? row[k] : 0.0;
+                    for (size_t q = 0; q < n; q++)
+                        v += row[6 + q] * u->As[q * na + k];
+                    PUT(lo + k, v);
+                }
+                if (ab)
+                    PUT(u->b[B_AB].off + r, 1.0);
+            } else if (j >= u->m_gyro && gb) {
+                PUT(u->b[B_GB].off + j - u->m_gyro, 1.0);
+            }
+        }
+        u->jptr[u->M] = nz;
+    }
+    *ptr = u->jptr, *col = u->jcol, *val = u->jval;
+    return RB_OK;
+}
+#undef PUT
 
 /* ---- the start ------------------------------------------------------------------------------------------------ */
 
@@ -510,150 +557,6 @@ void rb_tukf_to_published(const rb_tukf *u, const double *x, double *xs)
         memcpy(xs + u->b[k].spec, x + u->b[k].off, u->b[k].len * sizeof *x);
 }
 
-static const char *joint_unit(const rb_model *m, size_t i, int kind)
-{
-    bool prism = m->bodies[m->dof_body[i]].type == RB_JOINT_PRISMATIC;
-    switch (kind) {
-    case 0: return prism ? "N" : "N m";
-    default: return prism ? "m/s" : "rad/s";
-    }
-}
-
-static const char *ft_name(const rb_tukf *u, size_t e) { return u->model->ft[u->sm->ft[e / 6]].name; }
-static const char *frame_name(const rb_tukf *u, const int *frames, size_t e)
-{
-    return u->model->frames[frames[e]].name;
-}
-
-/* The filter-order block of published element i, and i's place in it; N_BLK when out of range. */
-static int published_block(const rb_tukf *u, size_t i, size_t *e)
-{
-    for (int k = 0; k < N_BLK; k++)
-        if (i >= u->b[k].spec && i < u->b[k].spec + u->b[k].len) {
-            *e = i - u->b[k].spec;
-            return k;
-        }
-    return N_BLK;
-}
-
-static const char *corr_unit(const rb_tukf *u, size_t e)
-{
-    bool prism = joint_unit(u->model, e / u->nk, 0)[1] == 0;
-    switch (u->corr[e % u->nk]) {
-    case RB_TUKF_CORR_VISCOUS: return prism ? "N s/m" : "N m s/rad";
-    case RB_TUKF_CORR_SCALE: return "1";
-    default: return prism ? "N" : "N m";
-    }
-}
-
-void rb_tukf_state_name(const rb_tukf *u, size_t i, char *buf, size_t size)
-{
-    static const char *const base_names[6] = {"a_x", "a_y", "a_z", "w_x", "w_y", "w_z"};
-    size_t e = 0;
-    int k = published_block(u, i, &e);
-    const char *bn = k < N_BLK ? blk_name[k] : "";
-    switch (k) {
-    case B_DQ:
-    case B_TM:
-    case B_TF: snprintf(buf, size, "%s/%s", bn, u->model->dof_names[e]); return;
-    case B_A: snprintf(buf, size, "base/%s", base_names[e]); return;
-    case B_W: snprintf(buf, size, "base/%s", base_names[3 + e]); return;
-    case B_FT:
-    case B_FTB: snprintf(buf, size, "%s/%s/%s", bn, ft_name(u, e), wrench_axes[e % 6]); return;
-    case B_C: snprintf(buf, size, "contact/%s/%s", frame_name(u, u->contact_frame, e / 6), wrench_axes[e % 6]); return;
-    case B_AB: snprintf(buf, size, "acc_bias/%s/%c", frame_name(u, u->acc_frame, e / 3), "xyz"[e % 3]); return;
-    case B_GB: snprintf(buf, size, "gyro_bias/%s/%c", frame_name(u, u->gyro_frame, e / 3), "xyz"[e % 3]); return;
-    case B_FC:
-        snprintf(buf, size, "fric_corr/%s/%s", corr_name[u->corr[e % u->nk]], u->model->dof_names[e / u->nk]);
-        return;
-    default: snprintf(buf, size, "element %zu", i); return;
-    }
-}
-
-const char *rb_tukf_state_unit(const rb_tukf *u, size_t i)
-{
-    size_t e = 0;
-    switch (published_block(u, i, &e)) {
-    case B_DQ: return joint_unit(u->model, e, 1);
-    case B_TM:
-    case B_TF: return joint_unit(u->model, e, 0);
-    case B_A:
-    case B_AB: return "m/s^2";
-    case B_W:
-    case B_GB: return "rad/s";
-    case B_FT:
-    case B_C:
-    case B_FTB: return wrench_units[e % 6];
-    case B_FC: return corr_unit(u, e);
-    default: return "";
-    }
-}
-
-void rb_tukf_meas_name(const rb_tukf *u, size_t j, char *buf, size_t size)
-{
-    const rb_model *m = u->model;
-    if (j < u->m_cur)
-        snprintf(buf, size, "dq/%s", m->dof_names[j - u->m_dq]);
-    else if (j < u->m_fric)
-        snprintf(buf, size, "current/%s", m->dof_names[j - u->m_cur]);
-    else if (j < u->m_ft)
-        snprintf(buf, size, "friction/%s", m->dof_names[j - u->m_fric]);
-    else if (j < u->m_acc)
-        snprintf(buf, size, "ft/%s/%s", ft_name(u, j - u->m_ft), wrench_axes[(j - u->m_ft) % 6]);
-    else if (j < u->m_gyro)
-        snprintf(buf, size, "acc/%s/%c", frame_name(u, u->acc_frame, (j - u->m_acc) / 3), "xyz"[(j - u->m_acc) % 3]);
-    else if (j < u->M)
-        snprintf(buf, size, "gyro/%s/%c", frame_name(u, u->gyro_frame, (j - u->m_gyro) / 3),
-                 "xyz"[(j - u->m_gyro) % 3]);
-    else
-        snprintf(buf, size, "element %zu", j);
-}
-
-const char *rb_tukf_meas_unit(const rb_tukf *u, size_t j)
-{
-    if (j < u->m_cur)
-        return joint_unit(u->model, j - u->m_dq, 1);
-    if (j < u->m_fric)
-        return "A";
-    if (j < u->m_ft)
-        return joint_unit(u->model, j - u->m_fric, 0);
-    if (j < u->m_acc)
-        return wrench_units[(j - u->m_ft) % 6];
-    if (j < u->m_gyro)
-        return "m/s^2";
-    return j < u->M ? "rad/s" : "";
-}
-
-/* The block and element of filter-order state index i, for messages. */
-void rb_tukf_describe_state(const rb_tukf *u, size_t i, char *buf, size_t size)
-{
-    const rb_model *m = u->model;
-    for (int k = 0; k < N_BLK; k++) {
-        const block *b = &u->b[k];
-        if (i < b->off || i >= b->off + b->len)
-            continue;
-        size_t e = i - b->off;
-        switch (k) {
-        case B_DQ:
-        case B_TM:
-        case B_TF: snprintf(buf, size, "%s (joint %s)", blk_name[k], m->dof_names[e]); return;
-        case B_A: snprintf(buf, size, "base (linear acceleration %c)", "xyz"[e]); return;
-        case B_W: snprintf(buf, size, "base (angular velocity %c)", "xyz"[e]); return;
-        case B_FT:
-        case B_FTB: snprintf(buf, size, "%s (%s %s)", blk_name[k], ft_name(u, e), wrench_axes[e % 6]); return;
-        case B_C:
-            snprintf(buf, size, "contact (%s/%s)", frame_name(u, u->contact_frame, e / 6), wrench_axes[e % 6]);
-            return;
-        case B_AB: snprintf(buf, size, "acc_bias (%s %c)", frame_name(u, u->acc_frame, e / 3), "xyz"[e % 3]); return;
-        case B_GB: snprintf(buf, size, "gyro_bias (%s %c)", frame_name(u, u->gyro_frame, e / 3), "xyz"[e % 3]); return;
-        case B_FC:
-            snprintf(buf, size, "fric_corr (%s %s)", corr_name[u->corr[e % u->nk]], m->dof_names[e / u->nk]);
-            return;
-        }
-    }
-    snprintf(buf, size, "element %zu", i);
-}
-
 /* ---- the workspace --------------------------------------------------------------------------------------------- */
 
 void rb_tukf_free(rb_tukf *u)
@@ -665,6 +568,8 @@ void rb_tukf_free(rb_tukf *u)
     rb_submodels_free(u->sm);
     rb_free(u->acc_frame);
     rb_free(u->block_mem);
+    rb_free(u->jptr);
+    rb_free(u->jval);
     rb_free(u);
 }
 
@@ -672,12 +577,18 @@ void rb_tukf_free(rb_tukf *u)
 static int alloc_arrays(rb_tukf *u, rb_err *err)
 {
     size_t n = u->n, cols = 6 + n, nft6 = 6 * u->n_ft;
-    size_t count = 5 * n                                                            /* ktR refl k0 k1 k2 */
-                   + 2 * n * u->na + n + 3 * (u->nacc + u->ngyro) * cols + 6 * cols /* As c0 Jacc Jgyr J6 */
-                   + 2 * (n + 3 + n + 3 * u->nacc)                                  /* slots */
-                   + 2 * n + 2 * nft6                                               /* h sdd offset pred */
-                   + (2 * u->N + 1) * (u->na + n + 3 * u->nacc);                    /* XaT Sdd Dacc */
+    size_t count = 5 * n                                                                        /* ktR refl k0 k1 k2 */
+                   + 2 * n * u->na + 2 * n * n + n + 3 * (u->nacc + u->ngyro) * cols + 6 * cols /* As Kinv c0 J */
+                   + 2 * (n + 3 + n + 3 * u->nacc)                                              /* slots */
+                   + 2 * n + 2 * nft6                                                           /* h sdd offset pred */
+                   + (2 * u->N + 1) * (u->na + n + 3 * u->nacc);                                /* XaT Sdd Dacc */
+    size_t rows = (u->N > u->M ? u->N : u->M) + 1, cap = (u->N + u->M) * u->na + u->N + u->M * (1 + u->nk);
     u->block_mem = rb_calloc(count, sizeof(double));
+    u->jptr = rb_calloc(rows + cap, sizeof(size_t)); /* rb_tukf_affine's rows (at most na + 1 entries each) */
+    u->jval = rb_calloc(cap, sizeof(double));
+    if (!u->jptr || !u->jval)
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    u->jcol = u->jptr + rows;
     u->acc_frame = rb_calloc(u->nacc + u->ngyro + u->nc + 1, sizeof(int));
     if (!u->block_mem || !u->acc_frame)
         return rb_err_set(err, RB_ENOMEM, "out of memory");
@@ -686,7 +597,8 @@ static int alloc_arrays(rb_tukf *u, rb_err *err)
     double *p = u->block_mem;
 #define TAKE(ptr, cnt) (ptr = p, p += (cnt))
     TAKE(u->ktR, n), TAKE(u->refl, n), TAKE(u->k0, n), TAKE(u->k1, n), TAKE(u->k2, n);
-    TAKE(u->As, n * u->na), TAKE(u->AsT, n * u->na), TAKE(u->c0, n), TAKE(u->Jacc, 3 * u->nacc * cols);
+    TAKE(u->As, n * u->na), TAKE(u->AsT, n * u->na), TAKE(u->Kinv, n * n), TAKE(u->Kc, n * n), TAKE(u->c0, n),
+        TAKE(u->Jacc, 3 * u->nacc * cols);
     TAKE(u->Jgyr, 3 * u->ngyro * cols), TAKE(u->J6, 6 * cols);
     for (int s = 0; s < 2; s++)
         TAKE(u->slot[s].key, n + 3), TAKE(u->slot[s].b, n), TAKE(u->slot[s].dacc, 3 * u->nacc);
@@ -802,6 +714,7 @@ int rb_tukf_alloc(const rb_model *m, const rb_tukf_config *c, rb_tukf **out, rb_
         u->k0[i] = c->k0 ? c->k0[i] : 0.0, u->k1[i] = c->k1 ? c->k1[i] : 0.0, u->k2[i] = c->k2 ? c->k2[i] : 0.0;
     }
     u->decay = c->contact_decay;
+    u->mean_terms = c->mean_velocity_terms;
     memset(u->aB_fixed, 0, sizeof u->aB_fixed);
     if (!u->floating)
         for (int k = 0; k < 3; k++)

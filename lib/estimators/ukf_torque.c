@@ -244,6 +244,8 @@ static int make_model(ukft *u, const rb_stage_setup *st, rb_err *err)
     c.gyro_bias = rb_params_boolean(p, "gyro_bias");
     c.friction_meas = st->in[IN_FRICTION].width > 0;
     c.ft_offset = off && strcmp(off, "first_sample") == 0;
+    const char *vt = rb_params_string(p, "velocity_terms");
+    c.mean_velocity_terms = vt && strcmp(vt, "mean") == 0;
     const rb_param_value *terms = P(st, "friction_correction");
     int corr[RB_TUKF_CORR_TERMS];
     static const char *const term_names[RB_TUKF_CORR_TERMS] = {"coulomb", "viscous", "offset", "scale", "stribeck"};
@@ -389,10 +391,21 @@ static int measure_batch(void *user, const double *X, size_t Ns, double *Z, rb_e
     return rb_tukf_measure_batch(user, X, Ns, Z, err);
 }
 
+/* The model's structure for the structured UKF (rb_filter_opts.n_nonlinear): its Jacobians past the velocities. */
+static int affine(void *user, const double *x, const double *in, double dt, rb_filter_csr *Jf, rb_filter_csr *Jh,
+                  rb_err *err)
+{
+    (void)in;
+    rb_filter_csr *J = Jf ? Jf : Jh;
+    const rb_tukf_layout *L = rb_tukf_get_layout(user);
+    J->rows = Jf ? L->n_state : L->n_meas, J->cols = L->n_state - rb_tukf_nonlinear(user);
+    return rb_tukf_affine(user, x, dt, Jf != NULL, &J->ptr, &J->col, &J->val, err);
+}
+
 static int make_filter(ukft *u, const rb_stage_setup *st, rb_err *err)
 {
     size_t N = u->N, M = u->M;
-    double *P0 = rb_calloc(N * N + N * N + M * M + 2 * N + M, sizeof(double));
+    double *P0 = rb_calloc(N * N + N * N + M * M + 3 * N + M, sizeof(double));
     if (!P0)
         return rb_err_set(err, RB_ENOMEM, "out of memory (%zu-state filter)", N);
     double *Q = P0 + N * N, *R = Q + N * N, *p0 = R + M * M, *q = p0 + N, *r = q + N;
@@ -405,6 +418,12 @@ static int make_filter(ukft *u, const rb_stage_setup *st, rb_err *err)
     rb_filter_opts_init(&o);
     o.n = N, o.m = M, o.P0 = P0, o.Q = Q, o.R = R;
     o.f_batch = process_batch, o.h_batch = measure_batch, o.user = u->tm;
+    const char *form = rb_params_string(st->params, "sigma_points");
+    bool *identity = (bool *)(r + M); /* N flags in the block's tail */
+    if (!form || strcmp(form, "dense") != 0) {
+        o.n_nonlinear = rb_tukf_nonlinear(u->tm), o.affine = affine, o.identity = identity;
+        rb_tukf_identity(u->tm, identity);
+    }
     o.alpha = rb_params_number(st->params, "alpha");
     o.beta = rb_params_number(st->params, "beta");
     o.kappa = rb_params_number(st->params, "kappa");

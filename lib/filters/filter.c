@@ -6,6 +6,8 @@
 
 #include "filters_internal.h"
 
+_Static_assert(sizeof(size_t) <= sizeof(double), "size_t arrays are carved from the double block");
+
 void rb_filter_opts_init(rb_filter_opts *o)
 {
     if (!o)
@@ -84,6 +86,11 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, const rb_filt_op
         return rb_err_set(
             err, RB_EINVAL,
             "%s create: the process model (f or f_batch) and measurement model (h or h_batch) are required", name);
+    if (o->n_nonlinear && (kind != RB_FILTER_UKF || o->n_nonlinear >= n || !o->affine || o->residual))
+        return rb_err_set(
+            err, RB_EINVAL,
+            "%s create: n_nonlinear (%zu) is for the UKF, below n (%zu), with affine and without residual", name,
+            o->n_nonlinear, n);
     if (o->project && !ops->project)
         return rb_err_set(err, RB_EINVAL, "%s create: project is for the EKF only", name);
     if (!(o->fd_step >= 0.0) || !isfinite(o->fd_step))
@@ -121,6 +128,8 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, const rb_filt_op
     else
         count += 2 * n * N + m * N + n;
     count += n2; /* L */
+    if (o->n_nonlinear)
+        count += 4 * n2 + 2 * mx * n + mx * mx + mx + 2 * n; /* Sr B1 B2 B3 Gd U Mg drow nrow urow */
     size_t bytes = count * sizeof(double) + 2 * m * sizeof(size_t) + m;
 
     rb_filter *f = rb_calloc(1, sizeof *f);
@@ -174,6 +183,18 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, const rb_filt_op
         f->X = take(&cur, n * N);
         f->Z = take(&cur, m * N);
         f->xs = take(&cur, n);
+        if (o->n_nonlinear) {
+            f->Sr = take(&cur, n2);
+            f->Gd = take(&cur, mx * n);
+            f->U = take(&cur, mx * n);
+            f->Mg = take(&cur, mx * mx);
+            f->drow = (size_t *)take(&cur, mx); /* size_t and double have the same size on the supported ABIs */
+            f->nrow = (size_t *)take(&cur, n);
+            f->urow = (size_t *)take(&cur, n);
+            f->B1 = take(&cur, n2);
+            f->B2 = take(&cur, n2);
+            f->B3 = take(&cur, n2);
+        }
     }
     f->idx = (size_t *)cur;
     f->pos = f->idx + m;
@@ -194,6 +215,13 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, const rb_filt_op
     f->gate = o->gate;
     f->jitter = o->jitter;
     f->N = N;
+    f->nl = o->n_nonlinear;
+    f->affine = o->affine;
+    for (size_t i = 0; f->nl && o->identity && i < n; i++) /* the row lists, ascending */
+        if (o->identity[i])
+            f->urow[f->n_id++] = i;
+        else
+            f->nrow[i - f->n_id] = i;
     if (kind == RB_FILTER_UKF) {
         double nl = (double)n + lambda;
         f->lambda = lambda;

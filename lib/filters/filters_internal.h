@@ -48,6 +48,16 @@ struct rb_filter {
     double *gate_limit; /* m + 1: limit by dof (index 0 unused) */
     double jitter;
 
+    /* UKF structure (rb_filter_opts.n_nonlinear; 0: dense): Sr, nr x nr (nr = n - nl, ld nr), the Schur complement
+     * of P's leading block, the covariance the sigma points past nl spread */
+    size_t nl;
+    rb_filter_affine_fn affine;
+    double *Sr;
+    double *Gd, *U, *Mg; /* the Jacobian's dense rows (g x nr, ld g), Gd Sr (g x nr), U Gd^T (g x g); g <= max(n, m) */
+    size_t *drow;        /* max(n, m): the dense rows' positions in the rows used */
+    size_t n_id, *nrow, *urow; /* rb_filter_opts.identity: the other rows (n - n_id), the identity rows (n_id) */
+    double *B1, *B2, *B3;      /* n x n each: the structured predict's blocks */
+
     /* UKF scaling */
     size_t N; /* 2n + 1 sigma points */
     double lambda, c, wm0, wc0, wi;

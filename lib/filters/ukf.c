@@ -19,90 +19,270 @@ static int callback_failed(rb_filter *f, int rc, const char *phase, long step, c
     return rc;
 }
 
-/* Sigma point j (0 .. 2n) into xs: x, x + c L_i, x - c L_i. Only L's lower triangle is read. */
-static void sigma_point(const rb_filter *f, size_t j, double *xs)
+/* Sigma point j (0 .. 2 cols) into xs: x, x + c L_i, x - c L_i for the first cols columns of L (n, or nl for the
+ * structured filter). Only L's lower triangle is read. */
+static void sigma_point(const rb_filter *f, size_t j, size_t cols, double *xs)
 {
     size_t n = f->n;
     memcpy(xs, f->x, n * sizeof(double));
     if (j == 0)
         return;
-    size_t col = (j - 1) % n;
-    double s = j <= n ? f->c : -f->c;
+    size_t col = (j - 1) % cols;
+    double s = j <= cols ? f->c : -f->c;
     const double *l = f->L + col * n;
     for (size_t i = col; i < n; i++)
         xs[i] += s * l[i];
 }
 
-/* Every sigma point into X (n x N column-major). */
-static void sigma_points(const rb_filter *f, double *X)
+/* The first Ns sigma points (2 cols + 1) into X (n x Ns column-major). */
+static void sigma_points(const rb_filter *f, size_t cols, double *X)
 {
-    for (size_t j = 0; j < f->N; j++)
-        sigma_point(f, j, X + j * f->n);
+    for (size_t j = 0; j < 2 * cols + 1; j++)
+        sigma_point(f, j, cols, X + j * f->n);
 }
 
-/* mean (rows) = wm0 V_0 + wi sum_{j >= 1} V_j over the N columns of V (rows x N, column-major). */
-static void weighted_mean(const rb_filter *f, const double *V, size_t rows, double *mean)
+/* mean (rows) = w0 V_0 + wi sum_{j >= 1} V_j over the Ns columns of V (rows x Ns, column-major). */
+static void weighted_mean(const rb_filter *f, const double *V, size_t rows, size_t Ns, double w0, double *mean)
 {
     memset(mean, 0, rows * sizeof(double));
-    for (size_t j = 1; j < f->N; j++) {
+    for (size_t j = 1; j < Ns; j++) {
         const double *v = V + j * rows;
         for (size_t i = 0; i < rows; i++)
             mean[i] += v[i];
     }
     for (size_t i = 0; i < rows; i++)
-        mean[i] = f->wi * mean[i] + f->wm0 * V[i];
+        mean[i] = f->wi * mean[i] + w0 * V[i];
+}
+
+/* The models at the first 2 cols + 1 sigma points: f (Y, n x Ns) when z is NULL, else h (Z, m x Ns). */
+static int evaluate(rb_filter *f, size_t cols, const double *u, double dt, bool measure, long step, rb_err *err)
+{
+    size_t n = f->n, m = f->m, Ns = 2 * cols + 1;
+    const char *phase = measure ? "update" : "predict", *what = measure ? "measurement model" : "process model";
+    int rc;
+    if (measure ? f->h_batch != NULL : f->f_batch != NULL) {
+        sigma_points(f, cols, f->X);
+        rc = measure ? f->h_batch(f->user, f->X, Ns, f->Z, err) : f->f_batch(f->user, f->X, Ns, u, dt, f->Y, err);
+        return rc == RB_OK ? RB_OK : callback_failed(f, rc, phase, step, what, SIZE_MAX, err);
+    }
+    for (size_t j = 0; j < Ns; j++) {
+        sigma_point(f, j, cols, f->xs);
+        rc = measure ? f->h(f->user, f->xs, f->Z + j * m, err) : f->f(f->user, f->xs, u, dt, f->Y + j * n, err);
+        if (rc != RB_OK)
+            return callback_failed(f, rc, phase, step, what, j, err);
+    }
+    return RB_OK;
+}
+
+/* The structured filter's factor (rb_filter_opts.n_nonlinear = l): L's first l columns [L_ll; L_rl] (those of P's
+ * lower Cholesky factor: L_ll = chol(P_ll), L_rl = P_rl L_ll^-T; zero above the diagonal), and the covariance the
+ * other columns spread, Sr = P_rr - L_rl L_rl^T (both triangles). When P_ll is not positive definite, P's repairs
+ * and its full factor (rb_filt_chol_P), whose first l columns are the same. */
+static int factor_leading(rb_filter *f, const char *what, long step, rb_err *err)
+{
+    size_t n = f->n, l = f->nl, r = n - l;
+    double *A = f->T; /* l x l, free in the UKF */
+    for (size_t j = 0; j < l; j++)
+        memcpy(A + j * l, f->P + j * n, l * sizeof(double));
+    if (rb_filt_chol(A, l) == 0) {
+        for (size_t j = 0; j < l; j++) {
+            double *col = f->L + j * n;
+            for (size_t i = 0; i < l; i++)
+                col[i] = i >= j ? A[i + j * l] : 0.0;
+            memcpy(col + l, f->P + l + j * n, r * sizeof(double));
+        }
+        rb_filt_trsm_rlt(r, l, f->L, n, f->L + l, n);
+    } else {
+        int rc = rb_filt_chol_P(f, what, step, err);
+        if (rc != RB_OK)
+            return rc;
+        for (size_t j = 0; j < l; j++)
+            memset(f->L + j * n, 0, j * sizeof(double));
+    }
+    for (size_t j = 0; j < r; j++)
+        memcpy(f->Sr + j * r, f->P + l + (l + j) * n, r * sizeof(double));
+    rb_filt_syrk_ln(r, l, -1.0, f->L + l, n, 1.0, f->Sr, r);
+    rb_filt_mirror_lower(f->Sr, r);
+    return RB_OK;
+}
+
+/* The structured filter's Jacobian from `affine` (Jf when measure is false, else Jh), its shape checked. */
+static int affine_jacobian(rb_filter *f, const double *u, double dt, bool measure, long step, rb_filter_csr *J,
+                           rb_err *err)
+{
+    memset(J, 0, sizeof *J);
+    const char *phase = measure ? "update" : "predict";
+    int rc =
+        measure ? f->affine(f->user, f->x, NULL, 0.0, NULL, J, err) : f->affine(f->user, f->x, u, dt, J, NULL, err);
+    if (rc != RB_OK)
+        return callback_failed(f, rc, phase, step, "affine model", SIZE_MAX, err);
+    size_t rows = measure ? f->m : f->n;
+    if (J->rows != rows || J->cols != f->n - f->nl || !J->ptr || (J->ptr[rows] && (!J->col || !J->val)))
+        return rb_err_set(err, RB_EINVAL, "%s %s, step %ld: affine model: Jacobian %zu x %zu, expected %zu x %zu",
+                          f->name, phase, step, J->rows, J->cols, rows, f->n - f->nl);
+    return RB_OK;
+}
+
+/* J_row . t (t indexed by J's columns) for one compressed row of J. */
+static double row_dot(const rb_filter_csr *J, size_t row, const double *t)
+{
+    double v = 0.0;
+    for (size_t p = J->ptr[row]; p < J->ptr[row + 1]; p++)
+        v += J->val[p] * t[J->col[p]];
+    return v;
+}
+
+/* Rows with more entries than this go through BLAS as a dense block. */
+#define DENSE_NNZ 8
+
+/* For the rows rows[0..cnt) of J (rows NULL: 0 .. cnt): T's column a (nr elements, ld ldt) = Sr J_a^T, and the
+ * lower triangle of out (cnt x cnt, ld ldo) += J Sr J^T. The rows with many entries as one dense block Gd (U = Gd Sr,
+ * Mg = U Gd^T by BLAS), the others entry by entry. */
+static void sandwich(rb_filter *f, const rb_filter_csr *J, const size_t *rows, size_t cnt, double *T, size_t ldt,
+                     double *out, size_t ldo)
+{
+    size_t r = f->n - f->nl, g = 0, *dpos = f->drow;
+    for (size_t a = 0; a < cnt; a++) {
+        size_t row = rows ? rows[a] : a;
+        dpos[a] = J->ptr[row + 1] - J->ptr[row] > DENSE_NNZ ? g++ : SIZE_MAX;
+    }
+    if (g) {
+        memset(f->Gd, 0, g * r * sizeof(double));
+        for (size_t a = 0; a < cnt; a++) {
+            size_t row = rows ? rows[a] : a;
+            for (size_t p = J->ptr[row]; dpos[a] != SIZE_MAX && p < J->ptr[row + 1]; p++)
+                f->Gd[dpos[a] + J->col[p] * g] += J->val[p];
+        }
+        rb_filt_gemm_nt(g, r, r, 1.0, f->Gd, g, f->Sr, r, 0.0, f->U, g); /* Sr symmetric: Gd Sr */
+        rb_filt_gemm_nt(g, g, r, 1.0, f->U, g, f->Gd, g, 0.0, f->Mg, g);
+    }
+    for (size_t a = 0; a < cnt; a++) {
+        double *t = T + a * ldt;
+        if (dpos[a] != SIZE_MAX) {
+            for (size_t i = 0; i < r; i++)
+                t[i] = f->U[dpos[a] + i * g];
+            continue;
+        }
+        size_t row = rows ? rows[a] : a;
+        memset(t, 0, r * sizeof(double));
+        for (size_t p = J->ptr[row]; p < J->ptr[row + 1]; p++) {
+            const double *sc = f->Sr + J->col[p] * r;
+            double v = J->val[p];
+            for (size_t i = 0; i < r; i++)
+                t[i] += v * sc[i];
+        }
+    }
+    for (size_t b = 0; b < cnt; b++)
+        for (size_t a = b; a < cnt; a++) {
+            double v;
+            if (dpos[a] == SIZE_MAX)
+                v = row_dot(J, rows ? rows[a] : a, T + b * ldt);
+            else if (dpos[b] == SIZE_MAX)
+                v = row_dot(J, rows ? rows[b] : b, T + a * ldt);
+            else
+                v = f->Mg[dpos[a] + dpos[b] * g];
+            out[a + b * ldo] += v;
+        }
+}
+
+/* The structured predict with identity rows U (rb_filter_opts.identity; the others N), after the models' values at the
+ * sigma points (Y). Exact forms: xn_U = x_U; Pn_UU = Q_UU + P_UU (their spreads +-c L_i and Sr sum to P); Pn_NN as
+ * the plain structured predict over N's rows; Pn_NU = Q_NU + c wi sum_i (D_{+i} - D_{-i})_N L_i,U^T + Jf_N Sr Jf_U^T
+ * (Jf_U selects x_U past l; D_0,U = 0). */
+static int predict_blocks(rb_filter *f, const double *u, double dt, long step, double w0, double wc0, rb_err *err)
+{
+    size_t n = f->n, l = f->nl, r = n - l, Ns = 2 * l + 1, nu = f->n_id, nn = n - nu;
+    const size_t *N = f->nrow, *U = f->urow;
+    double *D = f->B1, *NN = f->B2, *NU = f->B3, *E = f->Gd, *LU = f->U;
+    for (size_t a = 0; a < nn; a++) {
+        double s = 0.0;
+        for (size_t j = 1; j < Ns; j++)
+            s += f->Y[N[a] + j * n];
+        f->xn[N[a]] = f->wi * s + w0 * f->Y[N[a]];
+    }
+    for (size_t b = 0; b < nu; b++)
+        f->xn[U[b]] = f->x[U[b]];
+    for (size_t j = 0; j < Ns; j++)
+        for (size_t a = 0; a < nn; a++)
+            D[a + j * nn] = f->Y[N[a] + j * n] - f->xn[N[a]];
+    rb_filter_csr J;
+    int rc = affine_jacobian(f, u, dt, false, step, &J, err);
+    if (rc != RB_OK)
+        return rc;
+    if (nn) {
+        memset(NN, 0, nn * nn * sizeof(double));
+        rb_filt_syrk_ln(nn, 2 * l, f->wi, D + nn, nn, 1.0, NN, nn);
+        if (wc0 != 0.0)
+            rb_filt_syr_l(nn, wc0, D, NN, nn);
+        sandwich(f, &J, N, nn, f->T, r, NN, nn); /* T (r x nn) = Sr Jf_N^T */
+    }
+    for (size_t i = 0; i < l; i++) {
+        for (size_t a = 0; a < nn; a++)
+            E[a + i * nn] = D[a + (1 + i) * nn] - D[a + (1 + l + i) * nn];
+        for (size_t b = 0; b < nu; b++)
+            LU[b + i * nu] = f->L[U[b] + i * n];
+    }
+    if (nn)
+        rb_filt_gemm_nt(nn, nu, l, f->c * f->wi, E, nn, LU, nu, 0.0, NU, nn);
+    for (size_t b = 0; b < nu; b++)
+        for (size_t a = 0; U[b] >= l && a < nn; a++)
+            NU[a + b * nn] += f->T[U[b] - l + a * r];
+    memcpy(f->Pn, f->Q, n * n * sizeof(double));
+    for (size_t b = 0; b < nu; b++)
+        for (size_t a = b; a < nu; a++)
+            f->Pn[U[a] + U[b] * n] += f->P[U[a] + U[b] * n];
+    for (size_t b = 0; b < nn; b++)
+        for (size_t a = b; a < nn; a++)
+            f->Pn[N[a] + N[b] * n] += NN[a + b * nn];
+    for (size_t b = 0; b < nu; b++)
+        for (size_t a = 0; a < nn; a++) {
+            size_t i = N[a], j = U[b];
+            f->Pn[i > j ? i + j * n : j + i * n] += NU[a + b * nn];
+        }
+    rb_filt_mirror_lower(f->Pn, n);
+    return RB_OK;
 }
 
 static int ukf_predict(rb_filter *f, const double *u, double dt, long step, rb_err *err)
 {
-    size_t n = f->n;
-    int rc = rb_filt_chol_P(f, "predict", step, err);
-    if (rc != RB_OK)
+    size_t n = f->n, l = f->nl ? f->nl : n, r = n - l, Ns = 2 * l + 1;
+    /* the sigma points past l (structured filter) would each give f(x) +- c Jf L_i: their weight joins X_0's */
+    double w0 = f->wm0 + 2.0 * (double)r * f->wi, wc0 = f->wc0 + 2.0 * (double)r * f->wi;
+    int rc = f->nl ? factor_leading(f, "predict", step, err) : rb_filt_chol_P(f, "predict", step, err);
+    if (rc != RB_OK || (rc = evaluate(f, l, u, dt, false, step, err)) != RB_OK)
         return rc;
-    if (f->f_batch) {
-        sigma_points(f, f->X);
-        if ((rc = f->f_batch(f->user, f->X, f->N, u, dt, f->Y, err)) != RB_OK)
-            return callback_failed(f, rc, "predict", step, "process model", SIZE_MAX, err);
-    } else {
-        for (size_t j = 0; j < f->N; j++) {
-            sigma_point(f, j, f->xs);
-            if ((rc = f->f(f->user, f->xs, u, dt, f->Y + j * n, err)) != RB_OK)
-                return callback_failed(f, rc, "predict", step, "process model", j, err);
-        }
-    }
-    weighted_mean(f, f->Y, n, f->xn);
-    for (size_t j = 0; j < f->N; j++) {
+    if (f->n_id)
+        return predict_blocks(f, u, dt, step, w0, wc0, err);
+    weighted_mean(f, f->Y, n, Ns, w0, f->xn);
+    for (size_t j = 0; j < Ns; j++) {
         double *v = f->Y + j * n;
         for (size_t i = 0; i < n; i++)
             v[i] -= f->xn[i];
     }
-    /* Pn = Q + wi sum_{j >= 1} D_j D_j^T + wc0 D_0 D_0^T (lower triangle, then mirrored). */
+    /* Pn = Q + wi sum_{j >= 1} D_j D_j^T + wc0 D_0 D_0^T (+ Jf Sr Jf^T) (lower triangle, then mirrored). */
     memcpy(f->Pn, f->Q, n * n * sizeof(double));
-    rb_filt_syrk_ln(n, 2 * n, f->wi, f->Y + n, n, 1.0, f->Pn, n);
-    if (f->wc0 != 0.0)
-        rb_filt_syr_l(n, f->wc0, f->Y, f->Pn, n);
+    rb_filt_syrk_ln(n, 2 * l, f->wi, f->Y + n, n, 1.0, f->Pn, n);
+    if (wc0 != 0.0)
+        rb_filt_syr_l(n, wc0, f->Y, f->Pn, n);
+    if (f->nl) {
+        /* sum over the spreads past l: wi 2 c^2 Jf L_i L_i^T Jf^T = Jf Sr Jf^T (2 wi c^2 = 1) */
+        rb_filter_csr J;
+        if ((rc = affine_jacobian(f, u, dt, false, step, &J, err)) != RB_OK)
+            return rc;
+        sandwich(f, &J, NULL, n, f->T, r, f->Pn, n);
+    }
     rb_filt_mirror_lower(f->Pn, n);
     return RB_OK;
 }
 
 static int ukf_measure(rb_filter *f, const double *z, long step, rb_err *err)
 {
-    size_t n = f->n, m = f->m, k = f->k, N = f->N;
-    int rc = rb_filt_chol_P(f, "update", step, err);
-    if (rc != RB_OK)
+    size_t n = f->n, m = f->m, k = f->k, l = f->nl ? f->nl : n, r = n - l, Ns = 2 * l + 1;
+    double w0 = f->wm0 + 2.0 * (double)r * f->wi, wc0 = f->wc0 + 2.0 * (double)r * f->wi;
+    int rc = f->nl ? factor_leading(f, "update", step, err) : rb_filt_chol_P(f, "update", step, err);
+    if (rc != RB_OK || (rc = evaluate(f, l, NULL, 0.0, true, step, err)) != RB_OK)
         return rc;
-    if (f->h_batch) {
-        sigma_points(f, f->X);
-        if ((rc = f->h_batch(f->user, f->X, N, f->Z, err)) != RB_OK)
-            return callback_failed(f, rc, "update", step, "measurement model", SIZE_MAX, err);
-    } else {
-        for (size_t j = 0; j < N; j++) {
-            sigma_point(f, j, f->xs);
-            if ((rc = f->h(f->user, f->xs, f->Z + j * m, err)) != RB_OK)
-                return callback_failed(f, rc, "update", step, "measurement model", j, err);
-        }
-    }
-    weighted_mean(f, f->Z, m, f->zhat);
+    weighted_mean(f, f->Z, m, Ns, w0, f->zhat);
     for (size_t j = 0; j < k; j++) {
         if (!isfinite(f->zhat[f->idx[j]])) {
             f->fail = RB_FILTER_FAIL_Z, f->fail_index = f->idx[j];
@@ -113,7 +293,7 @@ static int ukf_measure(rb_filter *f, const double *z, long step, rb_err *err)
     rb_filt_innovation(f, z);
 
     /* Deviations Z_j - zhat, restricted to the used rows (compacted in place, ld k). */
-    for (size_t j = 0; j < N; j++) {
+    for (size_t j = 0; j < Ns; j++) {
         double *v = f->Z + j * m;
         for (size_t i = 0; i < m; i++)
             v[i] -= f->zhat[i];
@@ -121,29 +301,44 @@ static int ukf_measure(rb_filter *f, const double *z, long step, rb_err *err)
             f->residual(f->user, v);
     }
     if (k < m) {
-        for (size_t j = 0; j < N; j++)
-            for (size_t r = 0; r < k; r++)
-                f->Z[r + j * k] = f->Z[f->idx[r] + j * m];
+        for (size_t j = 0; j < Ns; j++)
+            for (size_t q = 0; q < k; q++)
+                f->Z[q + j * k] = f->Z[f->idx[q] + j * m];
     }
     for (size_t b = 0; b < k; b++)
         for (size_t a = 0; a < k; a++)
             f->Rc[a + b * k] = f->R[f->idx[a] * m + f->idx[b]];
 
-    /* S = R + wi sum_{j >= 1} Dz_j Dz_j^T + wc0 Dz_0 Dz_0^T (lower triangle). */
+    /* S = R + wi sum_{j >= 1} Dz_j Dz_j^T + wc0 Dz_0 Dz_0^T (+ Jh Sr Jh^T) (lower triangle). */
     memcpy(f->S, f->Rc, k * k * sizeof(double));
-    rb_filt_syrk_ln(k, 2 * n, f->wi, f->Z + k, k, 1.0, f->S, k);
-    if (f->wc0 != 0.0)
-        rb_filt_syr_l(k, f->wc0, f->Z, f->S, k);
+    rb_filt_syrk_ln(k, 2 * l, f->wi, f->Z + k, k, 1.0, f->S, k);
+    if (wc0 != 0.0)
+        rb_filt_syr_l(k, wc0, f->Z, f->S, k);
 
-    /* C = sum_j Wc_j (X_j - x) Dz_j^T. X_0 - x = 0 and X_{i}, X_{n+i} - x = +-c L_i, so
-     * C = c wi L E with E (n x k) row i = (Dz_{1+i} - Dz_{1+n+i})^T: one triangular product. */
-    for (size_t r = 0; r < k; r++) {
-        double *col = f->C + r * n;
-        const double *zp = f->Z + k + r, *zm = f->Z + (n + 1) * k + r;
-        for (size_t i = 0; i < n; i++)
-            col[i] = zp[i * k] - zm[i * k];
+    /* C = sum_j Wc_j (X_j - x) Dz_j^T. X_0 - x = 0 and X_{i}, X_{l+i} - x = +-c L_i, so
+     * C = c wi L E with E (l x k) row i = (Dz_{1+i} - Dz_{1+l+i})^T. Structured: the spreads past l add
+     * wi 2 c^2 [0; L_i] (Jh L_i)^T summed = [0; Sr Jh^T], and Jh Sr Jh^T to S. */
+    if (!f->nl) {
+        for (size_t q = 0; q < k; q++) {
+            double *col = f->C + q * n;
+            const double *zp = f->Z + k + q, *zm = f->Z + (n + 1) * k + q;
+            for (size_t i = 0; i < n; i++)
+                col[i] = zp[i * k] - zm[i * k];
+        }
+        rb_filt_trmm_lln(n, k, f->c * f->wi, f->L, n, f->C, n);
+        return RB_OK;
     }
-    rb_filt_trmm_lln(n, k, f->c * f->wi, f->L, n, f->C, n);
+    rb_filter_csr J;
+    if ((rc = affine_jacobian(f, NULL, 0.0, true, step, &J, err)) != RB_OK)
+        return rc;
+    for (size_t q = 0; q < k; q++)
+        memset(f->C + q * n, 0, l * sizeof(double));
+    sandwich(f, &J, f->idx, k, f->C + l, n, f->S, k);
+    double *E = f->W; /* k x l (ld k): E^T, free until the gain */
+    for (size_t i = 0; i < l; i++)
+        for (size_t q = 0; q < k; q++)
+            E[q + i * k] = f->Z[(1 + i) * k + q] - f->Z[(1 + l + i) * k + q];
+    rb_filt_gemm_nt(n, k, l, f->c * f->wi, f->L, n, E, k, 1.0, f->C, n);
     return RB_OK;
 }
 

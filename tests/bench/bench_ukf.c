@@ -8,7 +8,10 @@
  * Each also with the friction input wired (n more measurements), and with the online friction correction
  * (friction_correction ["coulomb", "viscous", "stribeck"]: 3 n more states), printed side by side with its overhead. Inputs are smooth synthetic signals (the cost
  * does not depend on their values); one step = the stage's step (predict, matrices at q, update, outputs).
- * Timing: 300 warm-up samples, then the median of 15 batches of 1000 samples.
+ * Each case runs the dense filter (sigma_points "dense": every sigma point), the structured one (the default: the
+ * same estimates to rounding) and the structured one with velocity_terms "mean" (an approximation: one dynamics pass
+ * per phase) side by side, alternating batches. Timing: 300 warm-up samples, then the median
+ * of 15 batches of 1000 samples.
  * Usage: bench_ukf [source folder] [shared folder] (defaults RB_SOURCE / RB_SHARED or "." / "../shared"). */
 #include <cblas.h>
 #include <math.h>
@@ -22,11 +25,10 @@
 #include "bench_timing.h"
 
 typedef struct bench_case {
-    const char *label, *pipeline; /* a pipeline whose stage 0 is the ukf_torque to time */
+    const char *label, *text[3]; /* pipelines whose stage 0 is the ukf_torque to time: each form */
     bool friction;
 } bench_case;
 
-/* CPU time of this thread (less sensitive than the wall clock to other processes on a shared machine). */
 /* Synthetic smooth inputs of sample k at 1 kHz. */
 static void inputs(const rb_port *in, size_t k, double **buf)
 {
@@ -46,82 +48,109 @@ static void inputs(const rb_port *in, size_t k, double **buf)
         }
 }
 
-static int run(const bench_case *bc, const rb_registry *reg, double *cpu_us)
+/* One ukf_torque stage made from a pipeline text, its buffers, and the sample it is at. */
+typedef struct runner {
+    rb_pipeline *p;
+    const rb_stage_type *ty;
+    void *state;
+    rb_port in[7], out[16];
+    double *inb[7], *outb[16];
+    size_t N, M, k;
+} runner;
+
+static void runner_free(runner *r)
+{
+    for (size_t i = 0; i < 7; i++)
+        free(r->inb[i]);
+    for (size_t j = 0; r->ty && j < r->ty->n_outputs; j++)
+        free(r->outb[j]);
+    if (r->state)
+        r->ty->destroy(r->state);
+    rb_pipeline_free(r->p);
+}
+
+static int runner_make(const char *label, const char *text, bool friction, const rb_registry *reg, runner *r)
 {
     rb_err err;
-    rb_pipeline *p = NULL;
-    if (rb_pipeline_load_text(bc->pipeline, strlen(bc->pipeline), bc->label, NULL, reg, &p, &err) < 0) {
-        fprintf(stderr, "%s: %s\n", bc->label, err.msg);
+    memset(r, 0, sizeof *r);
+    if (rb_pipeline_load_text(text, strlen(text), label, NULL, reg, &r->p, &err) < 0) {
+        fprintf(stderr, "%s: %s\n", label, err.msg);
         return 1;
     }
-    const rb_config_stage *cs = &p->stages[0];
-    const rb_stage_type *ty = cs->type;
-    const rb_model *m = p->model;
-    rb_params params = {ty, cs->params};
-    const rb_param_value *fts = rb_params_get(&params, "ft_sensors"), *acc = rb_params_get(&params, "accelerometers"),
-                         *gyr = rb_params_get(&params, "gyroscopes");
-    rb_port in[7] = {{m->n_dofs, NULL, NULL},
-                     {m->n_dofs, NULL, NULL},
-                     {m->n_dofs, NULL, NULL},
-                     {6 * fts->count, NULL, NULL},
-                     {3 * acc->count, NULL, NULL},
-                     {3 * gyr->count, NULL, NULL},
-                     {bc->friction ? m->n_dofs : 0, NULL, NULL}};
-    rb_port out[16];
-    double times[1] = {0};
-    rb_stage_setup setup = {"ukf", &params, in, out, 1e-3, 1, times, m, "."};
-    void *state = NULL;
-    if (ty->create(&setup, &state, &err) < 0) {
-        fprintf(stderr, "%s: %s\n", bc->label, err.msg);
-        rb_pipeline_free(p);
-        return 1;
-    }
-    double *inb[7], *outb[16];
-    const double *inc[7];
+    const rb_config_stage *cs = &r->p->stages[0];
+    const rb_model *m = r->p->model;
+    r->ty = cs->type;
+    static rb_params params[2];
+    static int which;
+    rb_params *pp = &params[which++ % 2];
+    *pp = (rb_params){r->ty, cs->params};
+    const rb_param_value *fts = rb_params_get(pp, "ft_sensors"), *acc = rb_params_get(pp, "accelerometers"),
+                         *gyr = rb_params_get(pp, "gyroscopes");
+    size_t w[7] = {
+        m->n_dofs, m->n_dofs, m->n_dofs, 6 * fts->count, 3 * acc->count, 3 * gyr->count, friction ? m->n_dofs : 0};
     for (size_t i = 0; i < 7; i++)
-        inc[i] = inb[i] = calloc(in[i].width + 1, sizeof(double));
-    for (size_t j = 0; j < ty->n_outputs; j++)
-        outb[j] = calloc(out[j].width + 1, sizeof(double));
-    size_t N = 0, M = 0; /* the widths of var (the state) and innovation (the measurements) */
-    for (size_t j = 0; j < ty->n_outputs; j++) {
-        if (strcmp(ty->outputs[j], "var") == 0)
-            N = out[j].width;
-        if (strcmp(ty->outputs[j], "innovation") == 0)
-            M = out[j].width;
+        r->in[i] = (rb_port){w[i], NULL, NULL};
+    static double times[1] = {0};
+    rb_stage_setup setup = {"ukf", pp, r->in, r->out, 1e-3, 1, times, m, "."};
+    if (r->ty->create(&setup, &r->state, &err) < 0) {
+        fprintf(stderr, "%s: %s\n", label, err.msg);
+        r->state = NULL;
+        return 1;
     }
-    int rc = 0;
-    size_t k = 0;
-    enum { WARM = 300, BATCH = 1000, BATCHES = 15 };
-    double per[BATCHES], cpu[BATCHES];
-    for (; k < WARM && !rc; k++) {
-        inputs(in, k, inb);
-        rc = ty->step(state, k, 1e-3 * (double)k, inc, outb, &err);
+    for (size_t i = 0; i < 7; i++)
+        r->inb[i] = calloc(r->in[i].width + 1, sizeof(double));
+    for (size_t j = 0; j < r->ty->n_outputs; j++) {
+        r->outb[j] = calloc(r->out[j].width + 1, sizeof(double));
+        if (strcmp(r->ty->outputs[j], "var") == 0) /* the widths of the state and the measurements */
+            r->N = r->out[j].width;
+        if (strcmp(r->ty->outputs[j], "innovation") == 0)
+            r->M = r->out[j].width;
     }
-    for (int b = 0; b < BATCHES && !rc; b++) {
-        double t0 = rb_monotonic_seconds(), c0 = thread_seconds();
-        for (int s = 0; s < BATCH && !rc; s++, k++) {
-            inputs(in, k, inb);
-            rc = ty->step(state, k, 1e-3 * (double)k, inc, outb, &err);
+    return 0;
+}
+
+/* count samples; returns the thread CPU seconds they took, or -1 on an error. */
+static double runner_steps(runner *r, size_t count, const char *label)
+{
+    rb_err err;
+    double c0 = thread_seconds();
+    for (size_t s = 0; s < count; s++, r->k++) {
+        inputs(r->in, r->k, r->inb);
+        if (r->ty->step(r->state, r->k, 1e-3 * (double)r->k, (const double *const *)r->inb, r->outb, &err) < 0) {
+            fprintf(stderr, "%s: sample %zu: %s\n", label, r->k, err.msg);
+            return -1.0;
         }
-        per[b] = (rb_monotonic_seconds() - t0) / BATCH;
-        cpu[b] = (thread_seconds() - c0) / BATCH;
     }
-    if (rc)
-        fprintf(stderr, "%s: sample %zu: %s\n", bc->label, k, err.msg);
-    else {
-        qsort(per, BATCHES, sizeof per[0], cmp_double);
-        qsort(cpu, BATCHES, sizeof cpu[0], cmp_double);
-        double us = 1e6 * per[BATCHES / 2], cus = 1e6 * cpu[BATCHES / 2];
-        *cpu_us = cus;
-        printf("| %s | %zu | %zu | %zu | %.1f | %.1f | %.1f | %.1f |\n", bc->label, m->n_dofs, N, M, us, 1000.0 / us,
-               cus, 1000.0 / cus);
+    return thread_seconds() - c0;
+}
+
+enum { FORMS = 3 }; /* dense, structured, structured with the velocity terms at the mean */
+
+/* The forms of one case, alternating batches; CPU us per sample of each into us[FORMS]. */
+static int run(const bench_case *bc, const rb_registry *reg, double us[FORMS])
+{
+    enum { WARM = 300, BATCH = 1000, BATCHES = 15 };
+    runner r[FORMS];
+    int rc = 0, made = 0;
+    for (; made < FORMS && !rc; made++)
+        rc = runner_make(bc->label, bc->text[made], bc->friction, reg, &r[made]);
+    double cpu[FORMS][BATCHES];
+    for (int v = 0; v < FORMS && !rc; v++)
+        rc = runner_steps(&r[v], WARM, bc->label) < 0;
+    for (int b = 0; b < BATCHES && !rc; b++)
+        for (int v = 0; v < FORMS && !rc; v++)
+            rc = (cpu[v][b] = runner_steps(&r[v], BATCH, bc->label) / BATCH) < 0;
+    if (!rc) {
+        for (int v = 0; v < FORMS; v++) {
+            qsort(cpu[v], BATCHES, sizeof cpu[v][0], cmp_double);
+            us[v] = 1e6 * cpu[v][BATCHES / 2];
+        }
+        printf("| %s | %zu | %zu | %zu | %.1f | %.1f | %.1f | %.1f | %.2f | %.1f | %.1f |\n", bc->label,
+               r[1].p->model->n_dofs, r[1].N, r[1].M, us[0], 1000.0 / us[0], us[1], 1000.0 / us[1], us[0] / us[1],
+               us[2], 1000.0 / us[2]);
     }
-    for (size_t i = 0; i < 7; i++)
-        free(inb[i]);
-    for (size_t j = 0; j < ty->n_outputs; j++)
-        free(outb[j]);
-    ty->destroy(state);
-    rb_pipeline_free(p);
+    for (int v = 0; v < made; v++)
+        runner_free(&r[v]);
     return rc ? 1 : 0;
 }
 
@@ -170,37 +199,47 @@ int main(int argc, char **argv)
         "[\"l_foot_front_contact\", \"l_foot_rear_contact\", \"r_foot_front_contact\", \"r_foot_rear_contact\"], "
         "\"accelerometers\": [\"waist_imu\", \"l_foot_imu\", \"r_foot_imu\"], \"gyroscopes\": [\"waist_imu\", "
         "\"l_foot_imu\", \"r_foot_imu\"], \"base_imu\": \"waist_imu\", \"k_t\": [0.1], \"gear_ratio\": [100]%s}}]}";
-    static char text[6][4096];
+    static char text[18][4096];
     static const char fric[] = ", \"friction\": \"s\"";
+    static const char *const form[FORMS] = {", \"sigma_points\": \"dense\"", "", ", \"velocity_terms\": \"mean\""};
     static const char adapt[] = ", \"friction_correction\": [\"coulomb\", \"viscous\", \"stribeck\"]";
-    snprintf(text[0], sizeof text[0], leg_fmt, shared, "", "");
-    snprintf(text[1], sizeof text[1], leg_fmt, shared, fric, "");
-    snprintf(text[2], sizeof text[2], leg_fmt, shared, fric, adapt);
-    snprintf(text[3], sizeof text[3], hum_fmt, src, "", "");
-    snprintf(text[4], sizeof text[4], hum_fmt, src, fric, "");
-    snprintf(text[5], sizeof text[5], hum_fmt, src, fric, adapt);
-    bench_case cases[6] = {{"ergoCub right leg on a pole", text[0], false},
-                           {"ergoCub right leg, friction input", text[1], true},
-                           {"ergoCub right leg, friction input + correction", text[2], true},
-                           {"humanoid lower body, floating", text[3], false},
-                           {"humanoid lower body, friction input", text[4], true},
-                           {"humanoid lower body, friction input + correction", text[5], true}};
-    printf("ukf_torque at 1 kHz, one core (OpenBLAS %s, 1 thread); median of 15 batches of 1000 samples\n\n",
+    static char adapt_form[FORMS][256];
+    bench_case cases[6] = {{"ergoCub right leg on a pole", {0}, false},
+                           {"ergoCub right leg, friction input", {0}, true},
+                           {"ergoCub right leg, friction input + correction", {0}, true},
+                           {"humanoid lower body, floating", {0}, false},
+                           {"humanoid lower body, friction input", {0}, true},
+                           {"humanoid lower body, friction input + correction", {0}, true}};
+    for (int d = 0; d < FORMS; d++) {
+        char(*t)[4096] = text + 6 * d;
+        snprintf(adapt_form[d], sizeof adapt_form[d], "%s%s", adapt, form[d]);
+        snprintf(t[0], sizeof t[0], leg_fmt, shared, "", form[d]);
+        snprintf(t[1], sizeof t[1], leg_fmt, shared, fric, form[d]);
+        snprintf(t[2], sizeof t[2], leg_fmt, shared, fric, adapt_form[d]);
+        snprintf(t[3], sizeof t[3], hum_fmt, src, "", form[d]);
+        snprintf(t[4], sizeof t[4], hum_fmt, src, fric, form[d]);
+        snprintf(t[5], sizeof t[5], hum_fmt, src, fric, adapt_form[d]);
+        for (int c = 0; c < 6; c++)
+            cases[c].text[d] = t[c];
+    }
+    printf("ukf_torque at 1 kHz, one core (OpenBLAS %s, 1 thread); thread CPU time, median of 15 batches of 1000 "
+           "samples; the dense filter (sigma_points \"dense\"), the structured one (the default: the same estimates) "
+           "and the structured one with velocity_terms \"mean\" (an approximation), alternating batch by batch\n\n",
            openblas_get_config());
-    printf(
-        "| case | joints | state | measurements | wall us / sample | x real time | CPU us / sample | x real time (CPU) "
-        "|\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    printf("| case | joints | state | measurements | dense us / sample | x real time | structured us / sample | x "
+           "real time | speed-up | mean terms us / sample | x real time |\n"
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     int fails = 0;
-    double cus[6] = {0};
+    double cus[6][FORMS] = {{0}};
     for (int i = 0; i < 6; i++)
-        fails += run(&cases[i], reg, &cus[i]);
-    printf("\nOnline friction correction (friction_correction [\"coulomb\", \"viscous\", \"stribeck\"]), CPU us per "
-           "sample:\n\n"
+        fails += run(&cases[i], reg, cus[i]);
+    printf("\nOnline friction correction (friction_correction [\"coulomb\", \"viscous\", \"stribeck\"]), structured "
+           "filter, CPU us per sample:\n\n"
            "| model | friction input | + correction | added |\n|---|---:|---:|---:|\n");
     for (int i = 1; i < 6; i += 3)
         printf("| %s | %.1f | %.1f | %+.0f %% |\n",
-               i == 1 ? "ergoCub right leg (6 joints)" : "humanoid lower body (12)", cus[i], cus[i + 1],
-               100.0 * (cus[i + 1] / cus[i] - 1.0));
+               i == 1 ? "ergoCub right leg (6 joints)" : "humanoid lower body (12)", cus[i][1], cus[i + 1][1],
+               100.0 * (cus[i + 1][1] / cus[i][1] - 1.0));
     rb_registry_free(reg);
     return fails ? 1 : 0;
 }

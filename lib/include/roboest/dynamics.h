@@ -751,6 +751,9 @@ typedef struct rb_tukf_config {
     bool ft_bias, acc_bias, gyro_bias; /* bias states (6 per FT, 3 per accelerometer / gyroscope) */
     bool friction_meas;                /* tau_F is measured (the friction block of z) */
     bool ft_offset;                    /* start: o = f_measured - f_predicted subtracted from every reading */
+    /* An approximation (not the paper's filter): the batch forms take every state's velocity-product terms at the
+     * batch's first state (a UKF's mean), one dynamics pass per batch instead of one per distinct velocity. */
+    bool mean_velocity_terms;
     /* Online friction correction (friction_meas only): per joint i the block theta_i (n_corr terms, random walks)
      * and the friction measurement h_i = tau_F,i - theta_i . phi_i(x), phi of each term: RB_TUKF_CORR_COULOMB
      * tanh(dq_i / corr_v_c), _VISCOUS dq_i, _OFFSET 1, _SCALE tau_F,i. n_corr 0: none (the paper's model). */
@@ -834,6 +837,20 @@ int rb_tukf_measure(rb_tukf *tm, const double *x, double *z, rb_err *err);
  * N x Ns, Z M x Ns likewise. */
 int rb_tukf_process_batch(rb_tukf *tm, const double *X, size_t Ns, double dt, double *Y, rb_err *err);
 int rb_tukf_measure_batch(rb_tukf *tm, const double *X, size_t Ns, double *Z, rb_err *err);
+/* The structure a UKF can use (rb_filter_opts.n_nonlinear): for fixed velocities (the first l = n_v filter-order
+ * elements: dq, and w_B with a floating base) the process and the measurements are affine in the rest (s_ddot is
+ * affine in the driving blocks; tau_F's rate model scales it by a function of dq; the accelerometers are affine in
+ * a_B and s_ddot; the friction correction's features depend on dq). Returns l, or 0 when a "scale" correction term
+ * (theta tau_F, bilinear) makes the measurement not affine. */
+size_t rb_tukf_nonlinear(const rb_tukf *tm);
+/* The process's identity rows (rb_filter_opts.identity): flags[i] (N) true when f_i(x) = x_i for every x: w_B and every
+ * random walk (not dq, nor tau_F under the rate model, nor decaying contacts). */
+void rb_tukf_identity(const rb_tukf *tm, bool *flags);
+/* Their Jacobians with respect to x[l..N) at x (after rb_tukf_configure), by compressed rows (row i's entries
+ * val[ptr[i] .. ptr[i + 1]) in columns col[...]): the process's (N rows, dt) when process, else the measurements'
+ * (M rows). Borrowed: valid until the next call. RB_EINVAL when rb_tukf_nonlinear is 0. */
+int rb_tukf_affine(rb_tukf *tm, const double *x, double dt, bool process, const size_t **ptr, const size_t **col,
+                   const double **val, rb_err *err);
 /* The estimate's joint accelerations ddq = s_ddot(x) (n) and torques tau_j = tau_m - tau_F - R^2 J_m ddq (n);
  * when s_ddot fails both are NaN and its code is returned. */
 int rb_tukf_joint_torques(rb_tukf *tm, const double *x, double *tau_j, double *ddq, rb_err *err);

@@ -114,6 +114,19 @@ typedef void (*rb_filter_residual_fn)(void *user, double *dz);
  * writes, fails the update (prefixed "ekf update, step k: projection: ") with x and P left as before it. */
 typedef int (*rb_filter_project_fn)(void *user, double *x, double *P, rb_err *err);
 
+/* A sparse matrix by compressed rows (rows x cols): row i's entries are val[ptr[i] .. ptr[i + 1]), in columns
+ * col[ptr[i] .. ptr[i + 1]). Borrowed from the callback that fills it (valid until its next call). */
+typedef struct rb_filter_csr {
+    size_t rows, cols;
+    const size_t *ptr, *col;
+    const double *val;
+} rb_filter_csr;
+/* UKF, with rb_filter_opts.n_nonlinear = l > 0: the Jacobians of f (Jf, n x (n - l), at u and dt) and of h (Jh,
+ * m x (n - l)) with respect to x[l..n) at x, into *Jf / *Jh (each NULL when not wanted; the predict asks for Jf, the
+ * update for Jh with u NULL and dt 0). For a conditionally affine model they depend on x[0..l) only. */
+typedef int (*rb_filter_affine_fn)(void *user, const double *x, const double *u, double dt, rb_filter_csr *Jf,
+                                   rb_filter_csr *Jh, rb_err *err);
+
 /* Writable views of the filter's own model matrices (borrowed; valid for the filter's life).
  * F, B, H are the KF's model (EKF, UKF: empty views, data NULL); Q (n x n) and R (m x m) are every
  * filter's noise covariances; keep them symmetric (Q positive semi-definite, R positive definite). */
@@ -173,6 +186,21 @@ typedef struct rb_filter_opts {
     rb_filter_measure_batch_fn h_batch;
     rb_filter_residual_fn residual; /* optional */
     rb_filter_project_fn project;   /* EKF only, optional (RB_EINVAL for the KF and the UKF) */
+    /* UKF, optional: a conditionally affine model. n_nonlinear = l in (0, n) declares that for fixed x[0..l), f and h
+     * are affine in x[l..n) (exactly, for every value: the caller's promise). The filter is then the same UKF (the
+     * same sigma-point rule and estimates, to rounding) computed without the 2 (n - l) sigma points that spread along
+     * x[l..n) only (the lower Cholesky factor's columns past l move neither x[0..l) nor, hence, the models' nonlinear
+     * part): their sums are closed forms in `affine`'s Jacobians and the Schur complement S = P_rr - L_rl L_rl^T
+     * (2 w_i c^2 = 1). The models are evaluated at 2 l + 1 points (X_0 = x, then the + and the - spreads along the
+     * first l columns of the Cholesky factor; the batch callbacks get N = 2 l + 1). Only P[0..l, 0..l) is factorized:
+     * the repairs (jitter) above apply when it is not positive definite; a P indefinite only in S is not detected.
+     * Needs `affine`; refuses `residual` (RB_EINVAL). */
+    size_t n_nonlinear;
+    rb_filter_affine_fn affine;
+    /* With n_nonlinear, optional (n flags, NULL: none): the rows i with f_i(x, u, dt) = x_i for every x (random walks;
+     * any i). Their prediction is then x_i, their block of the predicted covariance P + Q and their cross terms the
+     * spreads' closed form, the same sums without the n x 2 l sigma-point products. */
+    const bool *identity;
     void *user;
     double fd_step;
     /* UKF: sigma-point scaling (defaults alpha 1, beta 2, kappa 0). */
