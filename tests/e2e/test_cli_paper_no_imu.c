@@ -92,6 +92,24 @@ static void torque_error(const char *dir, const char *log_path, double *rmse, do
     free(path);
 }
 
+/* Runs configs/paper/<config> on log into tmp/out<index>: exit 0 with the two optional-signal warnings. Returns the
+ * output folder (free()). */
+static char *run_without_imu(const char *tmp, const char *log, const char *config, size_t index, const char *note)
+{
+    char cfg[512], sub[64];
+    snprintf(cfg, sizeof cfg, "%s/%s", PAPER, config);
+    snprintf(sub, sizeof sub, "out%zu", index);
+    char *out = test_path(tmp, sub);
+    const char *args[] = {"run", cfg, log, "-o", out, "-q", NULL};
+    cli_result r = cli_run(NULL, args);
+    cr_assert_eq(r.status, 0, "%s: exit %d: %s", config, r.status, r.err);
+    assert_imu_warnings(r.err);
+    if (note)
+        cr_assert(strstr(r.err, note), "%s: no \"%s\" in: %s", config, note, r.err);
+    cli_result_free(&r);
+    return out;
+}
+
 /* The RNEA and the current-only pipelines need no IMU: they run, with the two warnings, and the RNEA's torques
  * follow the truth (its error well under the torques' own size). */
 Test(cli_paper_no_imu, leg_pipelines_run_without_imu_channels, .timeout = 120)
@@ -100,47 +118,26 @@ Test(cli_paper_no_imu, leg_pipelines_run_without_imu_channels, .timeout = 120)
     char *log = simulate_without_imu(tmp, 2.0);
     const char *configs[] = {"leg_rnea.json", "leg_current.json", "leg_current_minus_pinn.json"};
     for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
-        char cfg[512], sub[64];
-        snprintf(cfg, sizeof cfg, "%s/%s", PAPER, configs[c]);
-        snprintf(sub, sizeof sub, "out%zu", c);
-        char *out = test_path(tmp, sub);
-        const char *args[] = {"run", cfg, log, "-o", out, "-q", NULL};
-        cli_result r = cli_run(NULL, args);
-        cr_assert_eq(r.status, 0, "%s: exit %d: %s", configs[c], r.status, r.err);
-        assert_imu_warnings(r.err);
+        char *out = run_without_imu(tmp, log, configs[c], c, NULL);
         if (c == 0) {
             double rmse, rms;
             torque_error(out, log, &rmse, &rms);
             cr_log_info("leg_rnea without IMU: RMSE %.3f N m, truth RMS %.3f N m", rmse, rms);
             cr_assert_lt(rmse, 0.25 * rms, "RMSE %g N m against truth RMS %g N m", rmse, rms);
         }
-        cli_result_free(&r);
         free(out);
     }
     free(log), free(tmp);
 }
 
-/* The UKF pipelines bind their IMUs optionally too: the run gets past the bindings (no missing channel; the two
- * warnings when it succeeds). Whether ukf_torque then runs without its listed accelerometers and gyroscopes is the stage's own
- * business: it either runs or fails in stage ukf, never on a binding. */
+/* The UKF pipelines bind their IMUs optionally too, and ukf_torque runs without its listed accelerometers and
+ * gyroscopes when their inputs are 0 wide, saying so in a note. */
 Test(cli_paper_no_imu, leg_ukf_pipelines_run_without_imu_channels, .timeout = 120)
 {
     char *tmp = test_tmpdir();
     char *log = simulate_without_imu(tmp, 1.0);
     const char *configs[] = {"leg_ukf_pinn.json", "leg_ukf_nofric.json", "leg_ukf_scv.json"};
-    for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
-        char cfg[512], sub[64];
-        snprintf(cfg, sizeof cfg, "%s/%s", PAPER, configs[c]);
-        snprintf(sub, sizeof sub, "out%zu", c);
-        char *out = test_path(tmp, sub);
-        const char *args[] = {"run", cfg, log, "-o", out, "-q", NULL};
-        cli_result r = cli_run(NULL, args);
-        cr_assert_eq(r.status, 0, "%s: exit %d: %s", configs[c], r.status, r.err);
-        assert_imu_warnings(r.err);
-        cr_assert(strstr(r.err, "run without them"), "%s: the stage says it runs without its IMUs: %s", configs[c],
-                  r.err);
-        cli_result_free(&r);
-        free(out);
-    }
+    for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++)
+        free(run_without_imu(tmp, log, configs[c], c, "run without them"));
     free(log), free(tmp);
 }
