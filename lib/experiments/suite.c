@@ -590,25 +590,6 @@ static int parse_name(rb_cfg *c, const cJSON *v)
 
 /* "confusion": {"labels", "reference_labels", "where"}: a confusion table of class codes per variant (metrics.h);
  * `where` must be a signal of every variant's pipeline (then recorded). */
-static int confusion_labels(rb_cfg *c, const cJSON *v, const char *key, bool required, char ***out, size_t *n)
-{
-    int rc = rb_cfg_member_strings(c, v, key, required, false, out, n);
-    if (rc || !*out)
-        return rc;
-    rb_cfg_push_key(c, key, 0);
-    size_t dup, first;
-    if (*n > RB_CONFUSION_MAX)
-        rc = rb_cfg_error(c, "%zu classes: at most %d", *n, RB_CONFUSION_MAX);
-    if (!rc && !(rc = rb_cfg_find_duplicate(c, (const char *const *)*out, *n, &dup, &first)) && dup != SIZE_MAX)
-        rc = rb_cfg_error(c, "label '%s' is listed twice (entries %zu and %zu)", (*out)[dup], first, dup);
-    for (size_t i = 0; !rc && i < *n; i++)
-        if (!rb_cfg_valid_name((*out)[i]))
-            rc = rb_cfg_error(c, "label '%s': use letters, digits, '_' and '-', starting with a letter or '_'",
-                              (*out)[i]);
-    rb_cfg_pop(c);
-    return rc;
-}
-
 static int parse_confusion(rb_cfg *c, const cJSON *v)
 {
     sload *x = (sload *)c;
@@ -616,9 +597,9 @@ static int parse_confusion(rb_cfg *c, const cJSON *v)
     static const char *const keys[] = {"labels", "reference_labels", "where"};
     int rc = rb_cfg_check_object(c, v, keys, 3);
     if (!rc)
-        rc = confusion_labels(c, v, "labels", true, &s->labels, &s->n_labels);
+        rc = rb_confusion_labels_parse(c, v, "labels", true, &s->labels, &s->n_labels);
     if (!rc)
-        rc = confusion_labels(c, v, "reference_labels", false, &s->reference_labels, &s->n_reference_labels);
+        rc = rb_confusion_labels_parse(c, v, "reference_labels", false, &s->reference_labels, &s->n_reference_labels);
     if (!rc && !s->reference_labels) {
         if (!(s->reference_labels = rb_calloc(s->n_labels, sizeof *s->reference_labels)))
             return rb_cfg_nomem(c);

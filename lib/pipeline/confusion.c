@@ -4,9 +4,9 @@
 
 #include "pipeline_internal.h"
 
-static int labels_of(rb_cfg *c, const cJSON *v, const char *key, char ***out, size_t *n)
+int rb_confusion_labels_parse(rb_cfg *c, const cJSON *v, const char *key, bool required, char ***out, size_t *n)
 {
-    int rc = rb_cfg_member_strings(c, v, key, false, false, out, n);
+    int rc = rb_cfg_member_strings(c, v, key, required, false, out, n);
     if (rc || !*out)
         return rc;
     rb_cfg_push_key(c, key, 0);
@@ -25,9 +25,9 @@ static int labels_of(rb_cfg *c, const cJSON *v, const char *key, char ***out, si
 
 int rb_pipeline_parse_confusion(rb_cfg *c, const cJSON *v, rb_config_metric *m)
 {
-    int rc = labels_of(c, v, "labels", &m->labels, &m->n_labels);
+    int rc = rb_confusion_labels_parse(c, v, "labels", false, &m->labels, &m->n_labels);
     if (!rc)
-        rc = labels_of(c, v, "reference_labels", &m->reference_labels, &m->n_reference_labels);
+        rc = rb_confusion_labels_parse(c, v, "reference_labels", false, &m->reference_labels, &m->n_reference_labels);
     if (!rc)
         rc = rb_cfg_member_string(c, v, "where", false, &m->where);
     if (rc)
