@@ -274,7 +274,7 @@ int te_finish(void *state, rb_err *err)
     } items[] = {{d.nan_throttle, "non-finite throttle value(s): the jet's previous throttle used"},
                  {d.clamped_throttle, "throttle value(s) outside the preset's range clamped"},
                  {d.predict_only, "sample(s) with a non-finite motion: predict only"},
-                 {d.clamped_thrust, "negative thrust estimate(s) set to 0"}};
+                 {d.clamped_thrust, "thrust estimate(s) outside [0, T_max] set to the bound"}};
     for (size_t i = 0; i < 4; i++) {
         if (!items[i].count)
             continue;

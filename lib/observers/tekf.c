@@ -100,6 +100,25 @@ static void f_cont(const rb_tekf *e, const double *x, const double *u, double *x
     memset(xd + w, 0, 6 * e->nf * sizeof *xd);
 }
 
+/* The jet's Euler step kept in the model's domain as the plant keeps it (rb_jet_step): T in [0, T_max], with T_dot
+ * not pushing past the bound it sits on. Outside that range the fitted model is not a jet (its K_D, K_DD make T_dot
+ * grow without bound at zero throttle), and an unclamped prediction there grows P until S is not positive definite.
+ * Returns which of T (bit 0) and T_dot (bit 1) the bound fixed. */
+static unsigned jet_bound(const rb_jet_params *p, double *T, double *T_dot)
+{
+    unsigned fixed = 0; /* on a bound exactly, nothing is fixed: x0 = 0 keeps its P0 */
+    if (*T < 0.0) {
+        *T = 0.0, fixed = 1;
+        if (*T_dot < 0.0)
+            *T_dot = 0.0, fixed |= 2;
+    } else if (*T > p->T_max) {
+        *T = p->T_max, fixed = 1;
+        if (*T_dot > 0.0)
+            *T_dot = 0.0, fixed |= 2;
+    }
+    return fixed;
+}
+
 static int cb_f(void *user, const double *x, const double *u, double dt, double *x_out, rb_err *err)
 {
     (void)err;
@@ -107,6 +126,9 @@ static int cb_f(void *user, const double *x, const double *u, double dt, double 
     f_cont(e, x, u, x_out);
     for (size_t i = 0; i < e->n; i++)
         x_out[i] = x[i] + dt * x_out[i];
+    if (e->cfg.variant != RB_TEKF_CENTROIDAL_ONLY)
+        for (size_t i = 0; i < e->nt; i++)
+            jet_bound(&e->jets[i].params, x_out + i, x_out + e->nt + i);
     return RB_OK;
 }
 
@@ -120,11 +142,16 @@ static int cb_jac_f(void *user, const double *x, const double *u, double dt, dou
         F[i * n + i] = 1;
     if (e->cfg.variant != RB_TEKF_CENTROIDAL_ONLY)
         for (size_t i = 0; i < nt; i++) {
-            double d[3];
-            rb_jet_accel_partials(&e->jets[i].params, x[i], x[nt + i], u[i], d);
+            const rb_jet_params *p = &e->jets[i].params;
+            double d[3], T1 = x[i] + dt * x[nt + i], Td1 = x[nt + i] + dt * rb_jet_accel(p, x[i], x[nt + i], u[i]);
+            unsigned fixed = jet_bound(p, &T1, &Td1); /* a component the bound fixed does not depend on x */
+            rb_jet_accel_partials(p, x[i], x[nt + i], u[i], d);
             F[i * n + nt + i] += dt;
             F[(nt + i) * n + i] += dt * d[0];
             F[(nt + i) * n + nt + i] += dt * d[1];
+            for (unsigned b = 0; b < 2; b++)
+                if (fixed & (1u << b))
+                    F[(b * nt + i) * n + i] = 0, F[(b * nt + i) * n + nt + i] = 0;
         }
     for (size_t r = 0; r < 6; r++) {
         double *row = F + (l + r) * n;
@@ -527,16 +554,16 @@ int rb_tekf_step(rb_tekf *e, size_t k, double t, const double *q, const double *
             e->L_meas[i] = NAN;
         e->predict_only++;
     }
-    /* T >= 0: a thrust cannot pull */
+    /* T in [0, T_max]: a thrust cannot pull, nor pass the jet's maximum */
     const double *x = rb_filter_x(e->f);
-    bool neg = false;
+    bool out = false;
     for (size_t i = 0; i < e->nt; i++)
-        neg |= x[i] < 0;
-    if (neg) {
+        out |= x[i] < 0 || x[i] > e->jets[i].params.T_max;
+    if (out) {
         memcpy(e->x, x, e->n * sizeof *e->x);
         for (size_t i = 0; i < e->nt; i++)
-            if (e->x[i] < 0) /* as the simulator plugin: T_dot >= 0 where T = 0, or T_dot keeps pulling */
-                e->x[i] = 0, e->x[e->nt + i] = fmax(e->x[e->nt + i], 0), e->clamped_thrust++;
+            if (jet_bound(&e->jets[i].params, e->x + i, e->x + e->nt + i))
+                e->clamped_thrust++;
         if ((rc = rb_filter_set_state(e->f, e->x, NULL, err)))
             return rb_err_prefix(err, rc, "sample %zu: ", k);
     }

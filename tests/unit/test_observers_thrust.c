@@ -396,12 +396,14 @@ Test(observers_thrust, jets_only_follows_the_model_open_loop)
             Tmax = fmax(Tmax, T[i]);
         }
         /* the reference: explicit Euler with this sample's throttle for the next interval, T >= 0 with T_dot >= 0
-         * there */
+         * (T_max, T_dot <= 0 there) */
         for (int i = 0; i < NJ; i++) {
             double a = rb_jet_accel(&r.jets[i].params, T[i], Td[i], u[i]);
             T[i] += dt * Td[i], Td[i] += dt * a;
             if (T[i] < 0)
                 T[i] = 0, Td[i] = fmax(Td[i], 0);
+            else if (T[i] > r.jets[i].params.T_max)
+                T[i] = r.jets[i].params.T_max, Td[i] = fmin(Td[i], 0);
         }
     }
     cr_log_info("jets only: max |T - Euler| %g N (T up to %g N), biased feet change T by %g", maxdiff, Tmax, maxbias);
@@ -595,5 +597,38 @@ Test(observers_thrust, throttle_policies)
     cr_expect_eq(rb_tekf_step(strict, 3, 0, q, nu, u, w, NULL, &err), RB_EINPUT);
     cr_expect(strstr(err.msg, "sample 3") && strstr(err.msg, "torso_1") && strstr(err.msg, "130"), "%s", err.msg);
     rb_tekf_free(e), rb_tekf_free(ref), rb_tekf_free(strict);
+    rig_free(&r);
+}
+
+/* Jets off (zero throttle) while the feet carry less than the weight for a while (a phantom upward force the
+ * estimator puts on the jets): the fitted model is unstable there (K_D > 0), so unless the state stays in the jet's
+ * range the T_dot covariance grows without bound and the update fails. T stays in [0, T_max], P bounded. */
+Test(observers_thrust, jets_off_phantom_lift_keeps_the_covariance_bounded)
+{
+    rig r;
+    rig_init(&r);
+    rb_tekf_config c = base_config(&r, RB_TEKF_COMBINED);
+    rb_tekf *e = make(&r, &c);
+    double q[64], nu[64], w[12], dt = 1e-2, u[NJ] = {0}, max_var = 0, min_T = 0, over = 0;
+    rb_err err;
+    for (size_t k = 0; k < 1000; k++) {
+        double t = (double)k * dt, phantom[NJ];
+        for (int i = 0; i < NJ; i++)
+            phantom[i] = t >= 1 && t < 2 ? 60 : 0;
+        motion(r.m, t, false, q, nu);
+        foot_wrenches(&r, t, false, phantom, 0.5, w);
+        int rc = rb_tekf_step(e, k, t, q, nu, u, w, NULL, &err);
+        cr_assert_eq(rc, RB_OK, "sample %zu: %s", k, err.msg);
+        rb_tekf_out o;
+        rb_tekf_get_out(e, &o);
+        for (size_t j = 0; j < 2 * NJ; j++)
+            max_var = fmax(max_var, o.var[j]);
+        for (int i = 0; i < NJ; i++)
+            min_T = fmin(min_T, o.T[i]), over = fmax(over, o.T[i] - r.jets[i].params.T_max);
+    }
+    cr_log_info("jets off, phantom lift: max var of T, T_dot %g; min T %g; max T - T_max %g", max_var, min_T, over);
+    cr_expect(isfinite(max_var) && max_var < 1e4, /* P0 and Q are 10 */ "T or T_dot variance grew to %g", max_var);
+    cr_expect(min_T >= 0 && over <= 0, "T left [0, T_max]: min %g, over %g", min_T, over);
+    rb_tekf_free(e);
     rig_free(&r);
 }
