@@ -27,7 +27,8 @@
 #   make fuzz-smoke libFuzzer targets (config parser, log readers, HDF5 readers isolated), bounded time each
 #   make bench      reader and runner benchmarks (prints a table)
 #   make bench-read-channels  reading v7.3 logs of 1,000 and 5,000 channels (BENCH_CHANNELS)
-#   make bench-dynamics  RNEA / mass matrix / ABA against Orocos KDL on ergoCub (prints a table)
+#   make bench-dynamics  RNEA / mass matrix / ABA / FD against Orocos KDL on ergoCub (prints a table); BASELINE=dir:
+#                   beside an older commit's library built in dir (before / now)
 #   make bench-filters   UKF steps at the joint-torque problem sizes against the OpenBLAS floor
 #   make bench-sim       simulator real-time factors (leg on a pole, standing humanoid)
 #   make bench-compare   roboest compare on two logs: one thread against two, and the speed-up
@@ -72,6 +73,10 @@ PKGS := hdf5 matio libcjson libxml-2.0 openblas lapacke zlib
 
 WARN := -std=c11 -Wall -Wextra -Wpedantic -Wshadow
 OPT ?= -O2 -g
+# lib/dynamics at -O3, where it pays: measured 1.15-1.45x per call over -O2 on RNEA, ABA, the mass matrix and forward
+# dynamics (make bench-dynamics, 2026-11-26); the whole tree at -O3 gained only 3-10 % on the UKF (issue 19) and
+# warns (-Wmaybe-uninitialized) in two files. -march=native is not used (mixed results). DYN_OPT= turns it off.
+DYN_OPT ?= -O3
 SAN ?=
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -110,7 +115,7 @@ LIB_CFLAGS := -fvisibility=hidden
 $(BUILD)/obj/lib/%.o: lib/%.c $(BUILD)/flags | deps
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LIB_CFLAGS) $(if $(filter lib/dynamics/%,$<),$(DYN_OPT)) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/%.o: %.c $(BUILD)/flags | deps
 	@mkdir -p $(dir $@)
@@ -122,7 +127,7 @@ $(BUILD)/obj/tests/%.o: tests/%.c $(BUILD)/flags | deps
 	$(call say,CC,$<)
 	$(Q)$(CC) $(CPPFLAGS) $(TEST_CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
-FLAGS_LINE = $(CC) $(CPPFLAGS) $(CFLAGS); library $(LIB_CFLAGS); tests $(TEST_CPPFLAGS)
+FLAGS_LINE = $(CC) $(CPPFLAGS) $(CFLAGS); library $(LIB_CFLAGS); dynamics $(DYN_OPT); tests $(TEST_CPPFLAGS)
 $(BUILD)/flags: FORCE
 	@mkdir -p $(BUILD)
 	@echo "$(FLAGS_LINE)" | cmp -s - $@ || echo "$(FLAGS_LINE)" > $@
@@ -378,8 +383,17 @@ bench-read-channels: all $(BUILD)/bench_read
 	@mkdir -p $(BUILD)/bench
 	$(BUILD)/bench_read --channels $(BUILD)/bench $(BENCH_CHANNELS)
 
-bench-dynamics: all $(BUILD)/bench_dynamics $(BUILD)/bench_kdl
-	scripts/bench-dynamics.sh $(BUILD) 5
+# BASELINE=dir: a worktree of an older commit with its library built (dir/build/libroboest.a; issue 19's baseline:
+# git worktree add /tmp/base a661b3c && make -C /tmp/base build/libroboest.a); the same benchmark source is linked
+# against it with that commit's headers and the table prints before / now side by side.
+BASELINE ?=
+$(BUILD)/bench_dynamics_base: tests/bench/bench_dynamics.c tests/bench/bench_timing.h $(BASELINE)/build/libroboest.a
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS:-Ilib/include=-I$(BASELINE)/lib/include) -Itests/bench $(CFLAGS) $(LDFLAGS) -o $@ $< \
+	  $(BASELINE)/build/libroboest.a $(LDLIBS)
+
+bench-dynamics: all $(BUILD)/bench_dynamics $(BUILD)/bench_kdl $(if $(BASELINE),$(BUILD)/bench_dynamics_base)
+	scripts/bench-dynamics.sh $(BUILD) 5 31 $(if $(BASELINE),$(BUILD)/bench_dynamics_base)
 
 bench-filters: all $(BUILD)/bench_filters
 	$(BUILD)/bench_filters

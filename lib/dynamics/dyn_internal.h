@@ -53,6 +53,31 @@ struct rb_dyn {
     int rnea_valid;      /* f holds the joint wrenches of the last RNEA */
     double *M, *h, *tmp; /* nv x nv, nv, nv */
 
+    /* The folded tree (folded.c): node 0 the root, then the bodies with a movable joint in body order, each with
+     * the bodies fixed joints attach to it folded in (node parent: the parent node; Xp: from the parent node's
+     * frame; pi: the folded inertia). */
+    size_t nn;
+    dyn_body *node;
+    int *node_of;      /* nb: the node a body is folded into */
+    rb_xform *Xnode;   /* nb: a body's pose in its node's frame (constant) */
+    rb_xform *NX;      /* nn: the nodes' poses in the root's frame (rbd_crba_folded) */
+    double (*NIC)[10]; /* nn: composite inertias, the root's frame */
+    double (*NS)[6];   /* nn: motion subspaces, the root's frame */
+    int *trow, *vrow;  /* nn: a node's coordinate in the tree order, its velocity index (-1 for the root) */
+    int *tperm, *tpar; /* nv: tree order -> velocity index; parent coordinate in the tree order, -1 at the top */
+    size_t *toff;      /* nv: where a coordinate's compact row starts (ws->M, rbd_tree_ltl) */
+    int *tdep, *tanc;  /* nv: a coordinate's number of ancestors; the compact rows' coordinates */
+    size_t n_zrun;
+    int (*zrun)[3];              /* the zeros of M (joints on different branches): row, first column, length */
+    unsigned char *rest_scratch; /* nn + nv bytes (rbd_fold) */
+
+    /* RNEA on a fixed base (rnea.c): the bodies that do not move have v = 0 and a constant acceleration and wrench;
+     * kept for the gravity g_rest they were computed with (rest_valid). */
+    bool rest_valid, rest_in_place; /* rest_in_place: v, a, f of those bodies hold them (any other pass clears it) */
+    double g_rest[3];
+    double (*a_rest)[6], (*f_rest)[6];
+    unsigned char *rest; /* nb: REST_* of each body */
+
     /* contacts */
     size_t max_rows;
     double *Jc, *Y, *S, *rhs, *lam; /* rows x nv, nv x rows, rows x rows, rows, rows */
@@ -60,6 +85,10 @@ struct rb_dyn {
 
     void *block;
 };
+
+/* How RNEA treats a body on a fixed base: moving; not moving, with a moving body in its subtree (its wrench still
+ * collects its children's); not moving and nothing below moves (its wrench is constant). */
+enum { REST_MOVING = 0, REST_PATH, REST_STILL };
 
 /* ---- helpers shared between files ----------------------------------------------------------------- */
 
@@ -146,5 +175,21 @@ void rbd_regressor_block(const double v[6], const double a[6], double F[10][6]);
 void rbd_regressor_project(const rb_dyn *ws, size_t i, double F[10][6], double *Y, size_t stride, size_t col);
 /* Kinematic state (no argument checks); with_vel: velocities and accelerations, NULL nu / nu_dot as zero. */
 void rbd_kinematics(rb_dyn *ws, const double *q, const double *nu, const double *nu_dot, bool with_vel);
+
+/* folded.c: a joint's constants C, A, B, Rpk from its Xp, k and kind */
+void rbd_body_joint_consts(dyn_body *d);
+/* Builds the folded tree from ws->body (at allocation); rbd_fold_inertia sums the folded inertias again (after a
+ * body's inertia changed). */
+void rbd_fold(rb_dyn *ws);
+void rbd_fold_inertia(rb_dyn *ws);
+/* The mass matrix on the folded tree: M != NULL, the whole symmetric matrix (row stride ld); M == NULL, into ws->M in
+ * the compact tree rows rbd_tree_ltl factors. */
+void rbd_crba_folded(rb_dyn *ws, const double *q, double *M, size_t ld);
+/* H = L^T L in place in ws->M (compact tree rows: row k's diagonal then its entries at its ancestors, nearest
+ * first; the tree order has parents first, so L has no fill-in), the diagonal stored as 1 / L_kk; false if H is
+ * not positive definite. */
+bool rbd_tree_ltl(rb_dyn *ws);
+/* x <- H^-1 x (x in the tree order) with H factored by rbd_tree_ltl. */
+void rbd_tree_solve(const rb_dyn *ws, double *x);
 
 #endif

@@ -74,61 +74,6 @@ static void m6_mul_v(const double Ia6[36], const double x[6], double out[6])
                  Ia6[6 * i + 4] * x[4] + Ia6[6 * i + 5] * x[5];
 }
 
-/* ---- CRBA ------------------------------------------------------------------------------------------------ */
-
-/* Featherstone table 6.2: IC_p += pXi* IC_i iXp over the tree (10-parameter composite inertias), then
- * F = IC_i S_i carried up the chain, H_ij = S_j^T jXi* F. M: nv x nv, row stride ld. */
-static void crba(rb_dyn *ws, const double *q, double *M, size_t ld)
-{
-    const size_t nb = ws->nb, nv = ws->nv;
-    const dyn_body *B = ws->body;
-    double(*IC)[10] = ws->IC, t[10], F[6], Ft[6];
-    rbd_joint_xforms(ws, q);
-    for (size_t i = 0; i < nb; i++)
-        memcpy(IC[i], B[i].pi, sizeof IC[i]);
-    for (size_t i = nb; i-- > 1;) {
-        int p = B[i].parent;
-        if (!B[p].moving)
-            continue; /* composite inertias of bodies that do not move (fixed base) are never used */
-        rb_inertia_to_parent(&ws->Xup[i], IC[i], t);
-        for (int k = 0; k < 10; k++)
-            IC[p][k] += t[k];
-    }
-    for (size_t r = 0; r < nv; r++)
-        memset(M + r * ld, 0, nv * sizeof *M);
-    if (ws->floating) {
-        double I6[36];
-        ia_from_pi(IC[0], I6);
-        for (int r = 0; r < 6; r++)
-            memcpy(M + (size_t)r * ld, I6 + 6 * r, 6 * sizeof *M);
-    }
-    for (size_t i = 1; i < nb; i++) {
-        const dyn_body *b = &B[i];
-        if (b->vi < 0)
-            continue;
-        size_t vi = (size_t)b->vi;
-        double S[6] = {0};
-        dyn_add_S(b, 1.0, S);
-        rb_inertia_mul(IC[i], S, F);
-        M[vi * ld + vi] = dyn_St(b, F);
-        for (int j = (int)i;;) {
-            rb_xform_force(&ws->Xup[j], F, Ft);
-            memcpy(F, Ft, sizeof F);
-            j = B[j].parent;
-            if (j == 0) {
-                if (ws->floating)
-                    for (size_t k = 0; k < 6; k++)
-                        M[k * ld + vi] = M[vi * ld + k] = F[k];
-                break;
-            }
-            if (B[j].vi >= 0) {
-                size_t vj = (size_t)B[j].vi;
-                M[vi * ld + vj] = M[vj * ld + vi] = dyn_St(&B[j], F);
-            }
-        }
-    }
-}
-
 int rb_dyn_mass_matrix(const rb_model *model, rb_dyn *ws, const double *q, rb_mat *M, rb_err *err)
 {
     int rc = rbd_check(model, ws, err);
@@ -139,7 +84,7 @@ int rb_dyn_mass_matrix(const rb_model *model, rb_dyn *ws, const double *q, rb_ma
     if (M->rows != ws->nv || M->cols != ws->nv || M->stride < M->cols)
         return rb_err_set(err, RB_EDIM, "rb_dyn_mass_matrix: matrix is %zu x %zu, expected %zu x %zu", M->rows, M->cols,
                           ws->nv, ws->nv);
-    crba(ws, q, M->data, M->stride);
+    rbd_crba_folded(ws, q, M->data, M->stride);
     ws->rnea_valid = 0;
     return RB_OK;
 }
@@ -160,6 +105,7 @@ int rb_dyn_aba(const rb_model *model, rb_dyn *ws, const double *q, const double 
     *D = ws->D, *u = ws->u;
     double gB[3], Iv[6], t[6];
     ws->rnea_valid = 0;
+    ws->rest_in_place = false; /* v and a of every body are written */
 
     /* pass 1 (table 7.1): v_i, c_i, IA_i = I_i, pA_i = v_i x* I_i v_i */
     rbd_joint_xforms(ws, q);
@@ -292,7 +238,7 @@ static void solve_M(rb_dyn *ws, double *x)
 static int unconstrained(const rb_model *model, rb_dyn *ws, const double *q, const double *nu, const double *tau,
                          const rb_ext_wrench *ext, size_t n_ext, double *nu_dot, const char *what, rb_err *err)
 {
-    crba(ws, q, ws->M, ws->nv);
+    rbd_crba_folded(ws, q, ws->M, ws->nv);
     rbd_rnea(model, ws, q, nu, NULL, ext, n_ext, ws->h);
     ws->rnea_valid = 0;
     for (size_t k = 0; k < ws->nv; k++)
@@ -312,7 +258,22 @@ int rb_dyn_fd_cholesky(const rb_model *model, rb_dyn *ws, const double *q, const
     int rc = rbd_check_call(model, ws, q, nu_dot, ext, n_ext, "rb_dyn_fd_cholesky", err);
     if (rc < 0)
         return rc;
-    return unconstrained(model, ws, q, nu, tau, ext, n_ext, nu_dot, "rb_dyn_fd_cholesky", err);
+    /* M in the tree order, factored L^T L with the tree's sparsity (no fill-in), h by RNEA */
+    const size_t nv = ws->nv;
+    double *x = ws->tmp;
+    rbd_crba_folded(ws, q, NULL, 0);
+    rbd_rnea(model, ws, q, nu, NULL, ext, n_ext, ws->h);
+    ws->rnea_valid = 0;
+    if (!rbd_tree_ltl(ws))
+        return rb_err_set(err, RB_ENUMERIC, "rb_dyn_fd_cholesky: the mass matrix is not positive definite");
+    for (size_t k = 0; k < nv; k++) {
+        size_t v = (size_t)ws->tperm[k];
+        x[k] = (tau ? tau[v] : 0.0) - ws->h[v];
+    }
+    rbd_tree_solve(ws, x);
+    for (size_t k = 0; k < nv; k++)
+        nu_dot[ws->tperm[k]] = x[k];
+    return RB_OK;
 }
 
 /* ---- contacts -------------------------------------------------------------------------------------------- */

@@ -112,6 +112,7 @@ int rb_dyn_mass_matrix_dot(const rb_model *model, rb_dyn *ws, const double *q, c
     const size_t nb = ws->nb, nv = ws->nv, ld = Mdot->stride;
     const dyn_body *B = ws->body;
     double(*v)[6] = ws->v, (*IC)[10] = ws->IC, (*ICd)[36] = ws->IA, *M = Mdot->data;
+    ws->rest_in_place = false; /* v of every body is written */
     ws->rnea_valid = 0;
 
     /* body twists (body coordinates) and each body's own inertia rate */

@@ -5,10 +5,40 @@
 
 #include "dyn_internal.h"
 
+/* Fixed base: the bodies that do not move have v = 0, a = iX0 (-g) and f = I a, whatever the state; a STILL body's
+ * wrench (nothing below it moves) also has its subtree's added. Computed once per gravity, by the same operations
+ * in the same order as the passes below (the same bits), from the constant transforms of ws->Xup. */
+static void rest_prepare(rb_dyn *ws, const double g[3])
+{
+    const dyn_body *B = ws->body;
+    double(*a)[6] = ws->a_rest, (*f)[6] = ws->f_rest, t[6];
+    if (ws->rest_valid && memcmp(ws->g_rest, g, sizeof ws->g_rest) == 0)
+        return;
+    for (int k = 0; k < 6; k++)
+        a[0][k] = k < 3 ? 0.0 - g[k] : 0.0;
+    rb_inertia_mul(B[0].pi, a[0], f[0]);
+    for (size_t i = 1; i < ws->nb; i++)
+        if (ws->rest[i] != REST_MOVING) {
+            rb_xform_motion_inv(&ws->Xup[i], a[B[i].parent], a[i]);
+            rb_inertia_mul(B[i].pi, a[i], f[i]);
+        }
+    for (size_t i = ws->nb; i-- > 1;)
+        if (ws->rest[i] == REST_STILL && ws->rest[B[i].parent] == REST_STILL) {
+            rb_xform_force(&ws->Xup[i], f[i], t);
+            for (int k = 0; k < 6; k++)
+                f[B[i].parent][k] += t[k];
+        }
+    memcpy(ws->g_rest, g, sizeof ws->g_rest);
+    ws->rest_valid = true;
+    ws->rest_in_place = false;
+}
+
 /* Forward pass of the RNEA (Featherstone table 5.1) with gravity as the base's proper acceleration
- * a_0 = -g: Xup, v, a; and, if with_f, f_i = I_i a_i + v_i x* I_i v_i. nu, nu_dot NULL: zero. */
+ * a_0 = -g: Xup, v, a; and, if with_f, f_i = I_i a_i + v_i x* I_i v_i. nu, nu_dot NULL: zero. skip_rest (fixed
+ * base, with_f): the bodies that do not move take their constant v, a, f (rest_prepare), copied only when another
+ * pass may have overwritten them, a PATH body's wrench every time (the backward pass adds to it). */
 static void rnea_forward(rb_dyn *ws, const double g[3], const double *q, const double *nu, const double *nu_dot,
-                         rb_xform *X0base, bool with_f)
+                         rb_xform *X0base, bool with_f, bool skip_rest)
 {
     const size_t nb = ws->nb;
     const dyn_body *B = ws->body;
@@ -30,8 +60,22 @@ static void rnea_forward(rb_dyn *ws, const double g[3], const double *q, const d
     }
     for (int k = 0; k < 3; k++)
         a[0][k] -= gB[k];
+    if (skip_rest)
+        rest_prepare(ws, g);
+    else
+        ws->rest_in_place = false;
     for (size_t i = 0; i < nb; i++) {
         const dyn_body *b = &B[i];
+        if (skip_rest && ws->rest[i] != REST_MOVING) {
+            if (!ws->rest_in_place) {
+                memset(v[i], 0, sizeof v[i]);
+                memcpy(a[i], ws->a_rest[i], sizeof a[i]);
+                memcpy(f[i], ws->f_rest[i], sizeof f[i]);
+            } else if (ws->rest[i] == REST_PATH) {
+                memcpy(f[i], ws->f_rest[i], sizeof f[i]);
+            }
+            continue;
+        }
         if (i > 0) {
             int p = b->parent;
             if (nu)
@@ -63,13 +107,16 @@ static void rnea_forward(rb_dyn *ws, const double g[3], const double *q, const d
     }
 }
 
-/* Backward pass: tau_i = S_i^T f_i, f_p += pXi* f_i; floating base: the base wrench f_0 first. */
-static void rnea_backward(rb_dyn *ws, double *tau)
+/* Backward pass: tau_i = S_i^T f_i, f_p += pXi* f_i; floating base: the base wrench f_0 first. skip_rest: a STILL
+ * body's wrench is final already (rest_prepare); only one under a PATH body is carried to it. */
+static void rnea_backward(rb_dyn *ws, double *tau, bool skip_rest)
 {
     const dyn_body *B = ws->body;
     double(*f)[6] = ws->f, t[6];
     for (size_t i = ws->nb; i-- > 1;) {
         const dyn_body *b = &B[i];
+        if (skip_rest && ws->rest[i] == REST_STILL && ws->rest[b->parent] == REST_STILL)
+            continue;
         if (b->vi >= 0)
             tau[b->vi] = dyn_St(b, f[i]);
         rb_xform_force(&ws->Xup[i], f[i], t);
@@ -97,9 +144,13 @@ int rbd_rnea(const rb_model *model, rb_dyn *ws, const double *q, const double *n
              const rb_ext_wrench *ext, size_t n_ext, double *tau)
 {
     rb_xform X0base;
-    rnea_forward(ws, model->gravity, q, nu, nu_dot, &X0base, true);
+    bool skip_rest = !ws->floating; /* unless a wrench acts on a body that does not move */
+    for (size_t e = 0; e < n_ext && skip_rest; e++)
+        skip_rest = ws->body[model->frames[ext[e].frame].body].moving;
+    rnea_forward(ws, model->gravity, q, nu, nu_dot, &X0base, true, skip_rest);
     apply_ext(model, ws, &X0base, ext, n_ext, ws->f);
-    rnea_backward(ws, tau);
+    rnea_backward(ws, tau, skip_rest);
+    ws->rest_in_place = skip_rest;
     return RB_OK;
 }
 
@@ -272,7 +323,7 @@ int rb_dyn_regressor(const rb_model *model, rb_dyn *ws, const double *q, const d
         return rb_err_set(err, RB_EDIM, "rb_dyn_regressor: matrix is %zu x %zu, expected %zu x %zu", Y->rows, Y->cols,
                           ws->nv, 10 * ws->nb);
     rb_xform X0base;
-    rnea_forward(ws, model->gravity, q, nu, nu_dot, &X0base, false);
+    rnea_forward(ws, model->gravity, q, nu, nu_dot, &X0base, false, false);
     for (size_t r = 0; r < Y->rows; r++)
         memset(Y->data + r * Y->stride, 0, Y->cols * sizeof *Y->data);
     double F[10][6];

@@ -41,6 +41,25 @@ static size_t layout(rb_dyn *ws, char *base)
     ws->tmp = carve(base, &off, nv * sizeof *ws->tmp);
     ws->xq = carve(base, &off, ws->n_dofs * sizeof *ws->xq);
     ws->kq = carve(base, &off, ws->n_dofs * sizeof *ws->kq);
+    size_t nn = ws->n_dofs + 1;
+    ws->node = carve(base, &off, nn * sizeof *ws->node);
+    ws->node_of = carve(base, &off, nb * sizeof *ws->node_of);
+    ws->Xnode = carve(base, &off, nb * sizeof *ws->Xnode);
+    ws->NX = carve(base, &off, nn * sizeof *ws->NX);
+    ws->NIC = carve(base, &off, nn * sizeof *ws->NIC);
+    ws->NS = carve(base, &off, nn * sizeof *ws->NS);
+    ws->trow = carve(base, &off, nn * sizeof *ws->trow);
+    ws->vrow = carve(base, &off, nn * sizeof *ws->vrow);
+    ws->tperm = carve(base, &off, nv * sizeof *ws->tperm);
+    ws->tpar = carve(base, &off, nv * sizeof *ws->tpar);
+    ws->toff = carve(base, &off, nv * sizeof *ws->toff);
+    ws->tdep = carve(base, &off, nv * sizeof *ws->tdep);
+    ws->tanc = carve(base, &off, (nv * (nv + 1) / 2 + 1) * sizeof *ws->tanc);
+    ws->zrun = carve(base, &off, (ws->n_dofs * (ws->n_dofs + 1) / 2 + 1) * sizeof *ws->zrun);
+    ws->rest_scratch = carve(base, &off, nn + nv);
+    ws->a_rest = carve(base, &off, nb * sizeof *ws->a_rest);
+    ws->f_rest = carve(base, &off, nb * sizeof *ws->f_rest);
+    ws->rest = carve(base, &off, nb * sizeof *ws->rest);
     return off;
 }
 
@@ -57,23 +76,9 @@ static void init_body(const rb_model *model, size_t i, dyn_body *d)
     d->Xp = b->X_parent;
     memcpy(d->pi, b->inertia, sizeof d->pi);
     memset(d->k, 0, sizeof d->k);
-    memset(d->A, 0, sizeof d->A);
-    memset(d->B, 0, sizeof d->B);
-    memcpy(d->C, d->Xp.R, sizeof d->C);
-    memset(d->Rpk, 0, sizeof d->Rpk);
-    if (d->kind == JK_FIXED)
-        return;
-    memcpy(d->k, b->axis, sizeof d->k);
-    const double *R = d->Xp.R, *k = d->k;
-    rb_m3_mul_v(R, k, d->Rpk);
-    /* R(q) = Rp (cos q 1 + sin q [k]x + (1 - cos q) k k^T) = cos q (Rp - Rp k k^T) + sin q Rp [k]x + Rp k k^T */
-    const double K[9] = {0, -k[2], k[1], k[2], 0, -k[0], -k[1], k[0], 0};
-    rb_m3_mul(R, K, d->A);
-    for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++) {
-            d->B[3 * r + c] = d->Rpk[r] * k[c];
-            d->C[3 * r + c] = R[3 * r + c] - d->B[3 * r + c];
-        }
+    if (d->kind != JK_FIXED)
+        memcpy(d->k, b->axis, sizeof d->k);
+    rbd_body_joint_consts(d);
 }
 
 int rb_dyn_alloc(const rb_model *model, rb_dyn **out, rb_err *err)
@@ -117,6 +122,15 @@ int rb_dyn_alloc(const rb_model *model, rb_dyn **out, rb_err *err)
         init_body(model, i, d);
         d->moving = ws->floating || (i > 0 && (d->kind != JK_FIXED || ws->body[d->parent].moving));
     }
+    for (size_t i = ws->nb; i-- > 0;) { /* a body's class after its subtree's (children come after parents) */
+        if (ws->body[i].moving)
+            ws->rest[i] = REST_MOVING;
+        else if (ws->rest[i] != REST_PATH)
+            ws->rest[i] = REST_STILL;
+        if (i > 0 && ws->rest[i] != REST_STILL)
+            ws->rest[ws->body[i].parent] = REST_PATH;
+    }
+    rbd_fold(ws);
     int rc = rb_dyn_reserve_contacts(ws, DEFAULT_CONTACT_ROWS, err);
     if (rc < 0) {
         rb_dyn_free(ws);
@@ -184,6 +198,8 @@ int rb_dyn_set_body_inertia(const rb_model *model, rb_dyn *ws, size_t body, cons
     if (!rb_inertia_is_physical(pi))
         return rb_err_set(err, RB_EINVAL, "rb_dyn_set_body_inertia: body %zu: parameters not physically valid", body);
     memcpy(ws->body[body].pi, pi, sizeof ws->body[body].pi);
+    rbd_fold_inertia(ws);
+    ws->rest_valid = ws->rest_in_place = false;
     ws->level = LEVEL_NONE; /* composite inertias and anything derived from the old parameters are stale */
     ws->rnea_valid = 0;
     return RB_OK;

@@ -10,9 +10,14 @@
  *   fixed32  32 DoF, fixed base at root_link (JOINTS32; the other 24 movable joints, hands and fingers,
  *            locked at 0)
  *   float38  the same 32 joints with a floating base (6 + 32 velocity coordinates, q of dim 7 + 32)
- * Algorithms: rnea (rb_dyn_rnea, no external wrench), mass (rb_dyn_mass_matrix, CRBA), aba (rb_dyn_aba).
+ *   float62  every movable joint (56) with a floating base (roboest only: not in bench_kdl.cpp)
+ * Algorithms: rnea (rb_dyn_rnea, no external wrench), mass (rb_dyn_mass_matrix, CRBA), aba (rb_dyn_aba),
+ * fd (rb_dyn_fd_cholesky: the mass matrix, the bias forces and a Cholesky solve).
  *
- * Timing: N_STATES random states precomputed (positions within the joint limits, or [-pi, pi]; a random
+ * The same source is built against the library of another commit (make bench-dynamics BASELINE=...) to print
+ * before/after ratios: it uses only the API that commit a661b3c already had.
+ *
+ * Timing (the thread's CPU time, bench_timing.h): N_STATES random states precomputed (positions within the joint limits, or [-pi, pi]; a random
  * unit quaternion and position for the floating base; velocities up to 3, accelerations and torques up
  * to 10), a warm-up of 0.2 s, then BATCHES batches of about 10 ms of calls each, cycling through the
  * states; the figure is the median over batches of the time per call.
@@ -44,7 +49,7 @@ static const char *const JOINTS32[] = {
     "neck_yaw",    "camera_tilt"};
 
 enum { N_STATES = 256 };
-enum { ALG_RNEA, ALG_MASS, ALG_ABA };
+enum { ALG_RNEA, ALG_MASS, ALG_ABA, ALG_FD };
 
 typedef struct bench_case {
     const char *name, *variant;
@@ -140,18 +145,16 @@ static double call(bench_case *c, int alg, size_t k)
         rc = rb_dyn_mass_matrix(m, c->ws, c->q + k * nq, &M, &err);
         break;
     }
-    default: rc = rb_dyn_aba(m, c->ws, c->q + k * nq, c->nu + k * nv, c->tau + k * nv, NULL, 0, c->out, &err); break;
+    case ALG_ABA:
+        rc = rb_dyn_aba(m, c->ws, c->q + k * nq, c->nu + k * nv, c->tau + k * nv, NULL, 0, c->out, &err);
+        break;
+    default:
+        rc = rb_dyn_fd_cholesky(m, c->ws, c->q + k * nq, c->nu + k * nv, c->tau + k * nv, NULL, 0, c->out, &err);
+        break;
     }
     if (rc != RB_OK)
         die(c->name, &err);
     return c->out[0];
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* Median over batches of the microseconds per call. */
@@ -159,8 +162,8 @@ static double time_per_call_us(bench_case *c, int alg, int batches)
 {
     size_t k = 0;
     long calls = 0;
-    double acc = 0.0, t0 = now(), t;
-    while ((t = now()) - t0 < 0.2) {
+    double acc = 0.0, t0 = thread_seconds(), t;
+    while ((t = thread_seconds()) - t0 < 0.2) {
         for (int i = 0; i < 16; i++)
             acc += call(c, alg, k++ % N_STATES);
         calls += 16;
@@ -172,10 +175,10 @@ static double time_per_call_us(bench_case *c, int alg, int batches)
     if (!per)
         die("timing", NULL);
     for (int b = 0; b < batches; b++) {
-        double start = now();
+        double start = thread_seconds();
         for (long i = 0; i < reps; i++)
             acc += call(c, alg, k++ % N_STATES);
-        per[b] = (now() - start) * 1e6 / (double)reps;
+        per[b] = (thread_seconds() - start) * 1e6 / (double)reps;
     }
     sink = acc;
     qsort(per, (size_t)batches, sizeof *per, cmp_double);
@@ -186,8 +189,8 @@ static double time_per_call_us(bench_case *c, int alg, int batches)
 
 static void run_case(bench_case *c, int batches)
 {
-    static const char *const names[] = {"rnea", "mass", "aba"};
-    for (int alg = ALG_RNEA; alg <= ALG_ABA; alg++) {
+    static const char *const names[] = {"rnea", "mass", "aba", "fd"};
+    for (int alg = ALG_RNEA; alg <= ALG_FD; alg++) {
         printf("%s %s %s %.4f\n", c->name, names[alg], c->variant, time_per_call_us(c, alg, batches));
         fflush(stdout);
     }
@@ -205,29 +208,33 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_dynamics: BATCHES must be positive\n");
         return 2;
     }
-    bench_case leg, leg_chain, f32, f38;
+    bench_case leg, leg_chain, f32, f38, f62;
     setup(&leg, "leg6", "roboest", urdf, JOINTS_LEG, 6, false);
     if (chain)
         setup(&leg_chain, "leg6", "roboest_chain", chain, JOINTS_LEG, 6, false);
     setup(&f32, "fixed32", "roboest", urdf, JOINTS32, 32, false);
     setup(&f38, "float38", "roboest", urdf, JOINTS32, 32, true);
-    if (f32.model->nv != 32 || f38.model->nv != 38)
+    setup(&f62, "float62", "roboest", urdf, NULL, 0, true);
+    if (f32.model->nv != 32 || f38.model->nv != 38 || f62.model->nv != 62)
         die("unexpected number of velocity coordinates", NULL);
     char chain_bodies[64] = "";
     if (chain)
         snprintf(chain_bodies, sizeof chain_bodies, " (chain-only URDF %zu)", leg_chain.model->n_bodies);
-    printf("# bench_dynamics: roboest, %s; bodies: leg6 %zu%s, fixed32 %zu, float38 %zu; microseconds per call, "
-           "median of %d batches\n",
-           urdf, leg.model->n_bodies, chain_bodies, f32.model->n_bodies, f38.model->n_bodies, batches);
+    printf("# bench_dynamics: roboest, %s; bodies: leg6 %zu%s, fixed32 %zu, float38 %zu, float62 %zu; microseconds "
+           "per call, median of %d batches\n",
+           urdf, leg.model->n_bodies, chain_bodies, f32.model->n_bodies, f38.model->n_bodies, f62.model->n_bodies,
+           batches);
     run_case(&leg, batches);
     if (chain)
         run_case(&leg_chain, batches);
     run_case(&f32, batches);
     run_case(&f38, batches);
+    run_case(&f62, batches);
     release(&leg);
     if (chain)
         release(&leg_chain);
     release(&f32);
     release(&f38);
+    release(&f62);
     return 0;
 }
