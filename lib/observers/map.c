@@ -74,10 +74,16 @@ void rb_map_free(rb_map *M)
                   (void **)&M->kp_off,
                   (void **)&M->Nkk,
                   (void **)&M->Nkp,
-                  (void **)&M->Sig,
                   (void **)&M->h,
                   (void **)&M->x,
                   (void **)&M->wk,
+                  (void **)&M->cov_lo,
+                  (void **)&M->cov_w,
+                  (void **)&M->cov_yoff,
+                  (void **)&M->cov_fx,
+                  (void **)&M->cov_g,
+                  (void **)&M->cov_Y,
+                  (void **)&M->cov_ss,
                   (void **)&M->A,
                   (void **)&M->b,
                   (void **)&M->Nd,
@@ -336,11 +342,10 @@ static int layout(rb_map *M, rb_err *err)
         M->kp_off[b] = kp, kp += M->bn[b] * nc;
     }
     ALLOC(M->Nkk, kk);
-    ALLOC(M->Sig, kk);
     ALLOC(M->Nkp, kp);
     ALLOC(M->h, M->ng);
     ALLOC(M->x, M->ng);
-    ALLOC(M->wk, M->maxblock * M->maxblock + 24 * M->maxblock + 144);
+    ALLOC(M->wk, 144);
     /* rows: 13 per body, the sensors; the widest row is a body's balance with its children */
     size_t maxch = 0, cap = 13 * nb + 6 * M->cfg.n_ft + 3 * M->cfg.n_acc + 3 * M->cfg.n_gyro +
                             (M->cfg.ddq ? m->n_dofs : 0) + M->cfg.n_tau + 6 * M->cfg.n_known;
@@ -585,6 +590,8 @@ int rb_map_alloc(const rb_model *model, const rb_map_config *cfg, rb_map **out, 
             !(M->tau_std = rb_calloc(M->n + 1, sizeof *M->tau_std)) ||
             !(M->wrench = rb_calloc(6 * nu + 1, sizeof *M->wrench)) ||
             !(M->wrench_std = rb_calloc(6 * nu + 1, sizeof *M->wrench_std)))
+            rc = rb_err_set(err, RB_ENOMEM, "out of memory");
+        if (!rc && !M->cfg.dense && M->cfg.covariance && !map_cov_layout(M))
             rc = rb_err_set(err, RB_ENOMEM, "out of memory");
         if (!rc && M->cfg.dense &&
             (!(M->A = rb_calloc(M->rows.cap * ng, sizeof *M->A)) || !(M->b = rb_calloc(M->rows.cap, sizeof *M->b)) ||

@@ -50,16 +50,23 @@ struct rb_map {
     double w0[3];
     map_rows rows;
     /* block layout (sparse solver): block k = [a, f_x, tau, qdd, f_c of the children]; f_c sits in its parent's */
-    int *blk, *loc;          /* ng: block and position in it of each unknown */
-    size_t *bn;              /* nb: block size */
-    size_t *boff;            /* nb: block offset in the block-ordered vector */
-    size_t *ncol;            /* nb: columns of the parent's block coupled to block k (its a_p, its own f_k) */
-    int *cols;               /* 12 nb: those columns (positions in the parent's block) */
-    size_t *kk_off;          /* nb: N_kk (bn^2) in Nkk; its Cholesky factor in place */
-    size_t *kp_off;          /* nb: N_kp (bn x ncol) in Nkp; then B_k = C_k^-1 N_kp */
-    double *Nkk, *Nkp, *Sig; /* Sig: the covariance's diagonal blocks (like Nkk) */
-    double *h, *x;           /* block-ordered right-hand side and solution */
-    double *wk;              /* scratch: 3 maxblock^2 + 64 */
+    int *blk, *loc; /* ng: block and position in it of each unknown */
+    size_t *bn;     /* nb: block size */
+    size_t *boff;   /* nb: block offset in the block-ordered vector */
+    size_t *ncol;   /* nb: columns of the parent's block coupled to block k (its a_p, its own f_k) */
+    int *cols;      /* 12 nb: those columns (positions in the parent's block) */
+    size_t *kk_off; /* nb: N_kk (bn^2) in Nkk; its Cholesky factor in place */
+    size_t *kp_off; /* nb: N_kp (bn x ncol) in Nkp; then B_k = C_k^-1 N_kp */
+    double *Nkk, *Nkp;
+    double *h, *x; /* block-ordered right-hand side and solution */
+    double *wk;    /* scratch: B^T B (12 x 12) */
+    /* the outputs' columns of L^-1 (map_cov_layout), numbered so that each subtree's are contiguous */
+    size_t n_cov, cov_ysize;
+    size_t *cov_lo, *cov_w, *cov_yoff; /* nb: block k's first column, its subtree's count, its rows' offset */
+    long *cov_fx;                      /* nb: a wide-prior body's first f_x column, else -1 */
+    long *cov_g;                       /* n_cov: the unknown of each column */
+    double *cov_Y;                     /* cov_ysize: block k's bn x cov_w rows */
+    double *cov_ss;                    /* n_cov: each column's sum of squares */
     size_t maxblock;
     /* dense solver */
     double *A, *b, *Nd, *hd, *yd; /* rows x ng (column-major), rows, ng x ng, ng, ng */
@@ -86,6 +93,8 @@ void map_mat6_mul(const double A[36], const double B[36], double C[36]);
 /* map_solve.c: the normal equations from the rows and the prior, solved; d and (with cfg.covariance) var_d and fxcov set.
  * Returns false when N is not positive definite (fail_body / fail_g set). */
 bool map_solve_sparse(rb_map *map);
+/* The covariance's column layout for map_solve_sparse (after layout and the priors); false: out of memory. */
+bool map_cov_layout(rb_map *map);
 bool map_solve_dense(rb_map *map);
 /* Dense N (ng x ng, column-major, both triangles) from the rows and the prior into out. */
 void map_dense_normal(const rb_map *map, double *out);

@@ -8,10 +8,9 @@
  *     N_kk = C_k C_k^T,  B_k = C_k^-1 N_kp,  N_pp -= B_k^T B_k           (k = nb-1 .. 0)
  *     z_k = C_k^-1 h_k,  h_p -= B_k^T z_k                                 (leaves first)
  *     x_k = C_k^-T (z_k - B_k x_p)                                        (root first)
- * N_kp is non-zero only in the columns of a_p and f_k (at most 12): B_k is kept on those. The covariance's diagonal
- * blocks follow from the root by the selected-inverse recursion (x_k given x_p has covariance (N_kk')^-1 and mean
- * linear in x_p with gain -(N_kk')^-1 N_kp):
- *     Sig_kk = C_k^-T C_k^-1 + Z_k Sig_pp Z_k^T,  Z_k = C_k^-T B_k.
+ * N_kp is non-zero only in the columns of a_p and f_k (at most 12): B_k is kept on those. Only the outputs'
+ * variances are computed, each |L^-1 e_g|^2 over g's block and its ancestors (a selected inverse of every diagonal
+ * block cost twice the solve).
  * The small dense kernels are written out (blocks of 12 to about 40 unknowns; no allocation, no LAPACK call). */
 #include <cblas.h>
 #include <lapacke.h>
@@ -20,8 +19,16 @@
 
 #include "map_internal.h"
 
+/* The block kernels' loops vectorize; AVX2 where the CPU has it, chosen at load time. Only the vector width differs:
+ * no contraction (ISO C mode) and no reassociation, so every machine gets the same bits. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define KERNEL __attribute__((target_clones("avx2", "default")))
+#else
+#define KERNEL
+#endif
+
 /* Lower Cholesky factor in place (row-major n x n, the upper triangle left alone); false unless positive definite. */
-static bool chol(double *A, size_t n)
+KERNEL static bool chol(double *A, size_t n)
 {
     for (size_t j = 0; j < n; j++) {
         double *Aj = A + j * n, s = Aj[j];
@@ -41,31 +48,32 @@ static bool chol(double *A, size_t n)
     return true;
 }
 
-/* x := L^-1 x (x with stride inc). */
-static void fwd(const double *L, size_t n, double *x, size_t inc)
+/* x := L^-1 x. */
+static void fwd(const double *L, size_t n, double *x)
 {
     for (size_t i = 0; i < n; i++) {
         const double *Li = L + i * n;
-        double s = x[i * inc];
+        double s = x[i];
         for (size_t k = 0; k < i; k++)
-            s -= Li[k] * x[k * inc];
-        x[i * inc] = s / Li[i];
+            s -= Li[k] * x[k];
+        x[i] = s / Li[i];
     }
 }
 
-/* x := L^-T x. */
-static void bwd(const double *L, size_t n, double *x, size_t inc)
+/* x := L^-T x, along L's rows: x_i done, carried into the rows above. */
+static void bwd(const double *L, size_t n, double *x)
 {
     for (size_t i = n; i-- > 0;) {
-        double s = x[i * inc];
-        for (size_t k = i + 1; k < n; k++)
-            s -= L[k * n + i] * x[k * inc];
-        x[i * inc] = s / L[i * n + i];
+        const double *Li = L + i * n;
+        double xi = x[i] / Li[i];
+        x[i] = xi;
+        for (size_t k = 0; k < i; k++)
+            x[k] -= Li[k] * xi;
     }
 }
 
 /* X := L^-1 X, X n x m row-major (rows at a time: the inner loops run along X's rows). */
-static void fwd_mat(const double *restrict L, size_t n, double *restrict X, size_t m)
+KERNEL static void fwd_mat(const double *restrict L, size_t n, double *restrict X, size_t m)
 {
     for (size_t i = 0; i < n; i++) {
         const double *Li = L + i * n;
@@ -79,22 +87,6 @@ static void fwd_mat(const double *restrict L, size_t n, double *restrict X, size
         double inv = 1.0 / Li[i];
         for (size_t j = 0; j < m; j++)
             Xi[j] *= inv;
-    }
-}
-
-/* X := L^-T X. */
-static void bwd_mat(const double *restrict L, size_t n, double *restrict X, size_t m)
-{
-    for (size_t i = n; i-- > 0;) {
-        double *restrict Xi = X + i * m, inv = 1.0 / L[i * n + i];
-        for (size_t j = 0; j < m; j++)
-            Xi[j] *= inv;
-        for (size_t k = 0; k < i; k++) { /* row i of L^T x = b done: carry x_i into the rows above */
-            double l = L[i * n + k];
-            double *restrict Xk = X + k * m;
-            for (size_t j = 0; j < m; j++)
-                Xk[j] -= l * Xi[j];
-        }
     }
 }
 
@@ -113,7 +105,7 @@ static int coupled(const rb_map *M, size_t k, long g)
     return -1;
 }
 
-static bool assemble(rb_map *M)
+KERNEL static bool assemble(rb_map *M)
 {
     memset(M->h, 0, M->ng * sizeof *M->h);
     for (size_t k = 0; k < M->nb; k++) {
@@ -151,7 +143,7 @@ static bool assemble(rb_map *M)
     return true;
 }
 
-static bool factor(rb_map *M)
+KERNEL static bool factor(rb_map *M)
 {
     for (size_t k = M->nb; k-- > 0;) {
         size_t n = M->bn[k], nc = M->ncol[k];
@@ -190,23 +182,23 @@ static bool factor(rb_map *M)
 }
 
 /* x := N^-1 x, x block-ordered, with the factors. */
-static void solve_blocks(rb_map *M, double *x)
+KERNEL static void solve_blocks(rb_map *M, double *x)
 {
     for (size_t k = M->nb; k-- > 0;) {
         size_t n = M->bn[k], nc = M->ncol[k];
         double *xk = x + M->boff[k];
-        fwd(M->Nkk + M->kk_off[k], n, xk, 1);
+        fwd(M->Nkk + M->kk_off[k], n, xk);
         int p = M->parent[k];
         if (p < 0 || nc == 0)
             continue;
         const double *B = M->Nkp + M->kp_off[k];
         const int *cols = M->cols + 12 * k;
-        for (size_t a = 0; a < nc; a++) {
-            double s = 0.0;
-            for (size_t i = 0; i < n; i++)
-                s += B[i * nc + a] * xk[i];
-            x[M->boff[p] + (size_t)cols[a]] -= s;
-        }
+        double s[12] = {0}; /* B^T xk, each sum in i order, along B's rows */
+        for (size_t i = 0; i < n; i++)
+            for (size_t a = 0; a < nc; a++)
+                s[a] += B[i * nc + a] * xk[i];
+        for (size_t a = 0; a < nc; a++)
+            x[M->boff[p] + (size_t)cols[a]] -= s[a];
     }
     for (size_t k = 0; k < M->nb; k++) {
         size_t n = M->bn[k], nc = M->ncol[k];
@@ -222,7 +214,7 @@ static void solve_blocks(rb_map *M, double *x)
                 xk[i] -= s;
             }
         }
-        bwd(M->Nkk + M->kk_off[k], n, xk, 1);
+        bwd(M->Nkk + M->kk_off[k], n, xk);
     }
 }
 
@@ -269,85 +261,115 @@ static void solve(rb_map *M)
     }
 }
 
-/* Sig_kk for every block, root first. */
-static void covariance(rb_map *M)
+bool map_cov_layout(rb_map *M)
 {
-    size_t mb = M->maxblock;
-    double *Li = M->wk, *Z = Li + mb * mb, *W = Z + 12 * mb, *S = W + 12 * mb;
-    for (size_t k = 0; k < M->nb; k++) {
-        size_t n = M->bn[k], nc = M->ncol[k];
-        if (n == 0)
-            continue;
-        const double *C = M->Nkk + M->kk_off[k];
-        double *Sk = M->Sig + M->kk_off[k];
-        /* Li = C^-1 (lower, row by row), then Sk = Li^T Li (lower triangle, accumulated over Li's rows) */
-        memset(Li, 0, n * n * sizeof *Li);
-        for (size_t i = 0; i < n; i++) {
-            const double *Ci = C + i * n;
-            double *restrict Lr = Li + i * n;
-            Lr[i] = 1.0;
-            for (size_t r = 0; r < i; r++) {
-                double c = Ci[r];
-                const double *restrict Lk = Li + r * n;
-                for (size_t j = 0; j <= r; j++)
-                    Lr[j] -= c * Lk[j];
-            }
-            double inv = 1.0 / Ci[i];
-            for (size_t j = 0; j <= i; j++)
-                Lr[j] *= inv;
+    size_t nb = M->nb, *sub = rb_calloc(nb, sizeof *sub), *next = rb_calloc(nb, sizeof *next);
+    M->cov_lo = rb_calloc(nb, sizeof *M->cov_lo), M->cov_w = rb_calloc(nb, sizeof *M->cov_w);
+    M->cov_yoff = rb_calloc(nb, sizeof *M->cov_yoff), M->cov_fx = rb_calloc(nb, sizeof *M->cov_fx);
+    bool ok = sub && next && M->cov_lo && M->cov_w && M->cov_yoff && M->cov_fx;
+    if (ok) {
+        size_t own_total = 0;
+        for (size_t k = nb; k-- > 0;) { /* columns per subtree, leaves first */
+            size_t own = (M->gtau[k] >= 0) + (M->gfx[k] >= 0 && M->wide[k] ? 6 : 0);
+            own_total += own;
+            sub[k] += own;
+            if (M->parent[k] >= 0)
+                sub[M->parent[k]] += sub[k];
         }
-        memset(Sk, 0, n * n * sizeof *Sk);
-        for (size_t r = 0; r < n; r++) {
-            const double *restrict Lr = Li + r * n;
-            for (size_t i = 0; i <= r; i++) {
-                double li = Lr[i];
-                double *restrict Si = Sk + i * n;
-                for (size_t j = 0; j <= i; j++)
-                    Si[j] += li * Lr[j];
-            }
+        size_t root_next = 0, yoff = 0;
+        for (size_t k = 0; k < nb; k++) { /* preorder ranges: a parent's own columns, then its children's */
+            int p = M->parent[k];
+            size_t lo = p >= 0 ? next[p] : root_next;
+            if (p >= 0)
+                next[p] += sub[k];
+            else
+                root_next += sub[k];
+            M->cov_lo[k] = lo, M->cov_w[k] = sub[k], next[k] = lo + (M->gtau[k] >= 0);
+            M->cov_fx[k] = M->gfx[k] >= 0 && M->wide[k] ? (long)next[k] : -1;
+            if (M->cov_fx[k] >= 0)
+                next[k] += 6;
+            M->cov_yoff[k] = yoff, yoff += M->bn[k] * sub[k];
+        }
+        M->n_cov = own_total;
+        ok = (M->cov_g = rb_calloc(own_total + 1, sizeof *M->cov_g)) &&
+             (M->cov_ss = rb_calloc(own_total + 1, sizeof *M->cov_ss)) &&
+             (M->cov_Y = rb_calloc(yoff + 1, sizeof(double)));
+        M->cov_ysize = yoff;
+        for (size_t k = 0; ok && k < nb; k++) {
+            if (M->gtau[k] >= 0)
+                M->cov_g[M->cov_lo[k]] = M->gtau[k];
+            for (long j = 0; M->cov_fx[k] >= 0 && j < 6; j++)
+                M->cov_g[M->cov_fx[k] + j] = M->gfx[k] + j;
+        }
+    }
+    rb_free(sub), rb_free(next);
+    return ok;
+}
+
+/* Variances of the outputs only, as the dense path: |L^-1 e_g|^2 for each torque, and each wide-prior link's f_x
+ * block from its six columns. With the leaves eliminated first, L^-1 e_g is non-zero only on g's block and its
+ * ancestors: the forward half of solve_blocks, on every output's column at once. The columns are numbered so that
+ * each subtree's are contiguous (map_cov_layout): block k carries its subtree's cov_w[k] columns. */
+KERNEL static void covariance(rb_map *M)
+{
+    double *Yall = M->cov_Y;
+    memset(Yall, 0, M->cov_ysize * sizeof *Yall);
+    for (size_t g = 0; g < M->ng; g++)
+        M->var_d[g] = NAN;
+    memset(M->cov_ss, 0, M->n_cov * sizeof *M->cov_ss);
+    for (size_t c = 0; c < M->n_cov; c++) {
+        long g = M->cov_g[c];
+        int k = M->blk[g];
+        Yall[M->cov_yoff[k] + (size_t)M->loc[g] * M->cov_w[k] + c - M->cov_lo[k]] = 1.0;
+    }
+    for (size_t b = 0; b < M->nb; b++)
+        if (M->cov_fx[b] >= 0)
+            memset(M->fxcov + 36 * b, 0, 36 * sizeof *M->fxcov);
+    for (size_t k = M->nb; k-- > 0;) {
+        size_t n = M->bn[k], w = M->cov_w[k], lo = M->cov_lo[k];
+        if (n == 0 || w == 0)
+            continue;
+        double *Y = Yall + M->cov_yoff[k];
+        fwd_mat(M->Nkk + M->kk_off[k], n, Y, w);
+        double *ss = M->cov_ss + lo;
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < w; j++)
+                ss[j] += Y[i * w + j] * Y[i * w + j];
+        for (size_t b = 0; b < M->nb; b++) { /* the f_x blocks whose columns pass through k */
+            long c0 = M->cov_fx[b];
+            if (c0 < (long)lo || c0 >= (long)(lo + w))
+                continue;
+            double *C = M->fxcov + 36 * b;
+            const double *Yc = Y + (size_t)c0 - lo;
+            for (size_t i = 0; i < n; i++) /* the lower triangle; mirrored at the end */
+                for (size_t r = 0; r < 6; r++)
+                    for (size_t q = 0; q <= r; q++)
+                        C[6 * r + q] += Yc[i * w + r] * Yc[i * w + q];
         }
         int p = M->parent[k];
-        if (p >= 0 && nc > 0) {
-            const double *B = M->Nkp + M->kp_off[k], *Sp = M->Sig + M->kk_off[p];
-            size_t np = M->bn[p];
-            const int *cols = M->cols + 12 * k;
-            memcpy(Z, B, n * nc * sizeof *Z);
-            bwd_mat(C, n, Z, nc);
-            for (size_t a = 0; a < nc; a++)
-                for (size_t b = 0; b < nc; b++)
-                    S[a * nc + b] = Sp[(size_t)cols[a] * np + (size_t)cols[b]];
-            memset(W, 0, n * nc * sizeof *W);
-            for (size_t i = 0; i < n; i++) /* W = Z S */
-                for (size_t a = 0; a < nc; a++) {
-                    double z = Z[i * nc + a];
-                    for (size_t b = 0; b < nc; b++)
-                        W[i * nc + b] += z * S[a * nc + b];
-                }
-            for (size_t i = 0; i < n; i++)
-                for (size_t j = 0; j <= i; j++) {
-                    double s = 0.0;
-                    for (size_t b = 0; b < nc; b++)
-                        s += W[i * nc + b] * Z[j * nc + b];
-                    Sk[i * n + j] += s;
-                }
-        }
-        for (size_t i = 0; i < n; i++)
-            for (size_t j = 0; j < i; j++)
-                Sk[j * n + i] = Sk[i * n + j];
-    }
-    for (size_t g = 0; g < M->ng; g++) {
-        int k = M->blk[g];
-        M->var_d[g] = M->Sig[M->kk_off[k] + (size_t)M->loc[g] * (M->bn[k] + 1)];
-    }
-    for (size_t b = 0; b < M->nb; b++) {
-        if (M->gfx[b] < 0)
+        size_t nc = M->ncol[k];
+        if (p < 0 || nc == 0)
             continue;
-        int k = M->blk[M->gfx[b]];
-        size_t n = M->bn[k], l0 = (size_t)M->loc[M->gfx[b]];
-        for (size_t i = 0; i < 6; i++)
-            for (size_t j = 0; j < 6; j++)
-                M->fxcov[36 * b + 6 * i + j] = M->Sig[M->kk_off[k] + (l0 + i) * n + l0 + j];
+        const double *B = M->Nkp + M->kp_off[k];
+        const int *cols = M->cols + 12 * k;
+        size_t wp = M->cov_w[p];
+        double *Yp = Yall + M->cov_yoff[p] + lo - M->cov_lo[p];
+        for (size_t a = 0; a < nc; a++) {
+            double *row = Yp + (size_t)cols[a] * wp;
+            for (size_t i = 0; i < n; i++) {
+                double v = B[i * nc + a];
+                const double *Yi = Y + i * w;
+                for (size_t j = 0; j < w; j++)
+                    row[j] -= v * Yi[j];
+            }
+        }
     }
+    for (size_t c = 0; c < M->n_cov; c++)
+        M->var_d[M->cov_g[c]] = M->cov_ss[c];
+    for (size_t b = 0; b < M->nb; b++)
+        for (size_t r = 0; M->cov_fx[b] >= 0 && r < 6; r++)
+            for (size_t q = 0; q < r; q++)
+                M->fxcov[36 * b + 6 * q + r] = M->fxcov[36 * b + 6 * r + q];
 }
 
 bool map_solve_sparse(rb_map *M)
