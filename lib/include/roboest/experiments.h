@@ -280,6 +280,9 @@ int rb_check_junit(const rb_check *c, const char *suite_name, char **xml, rb_err
  *   seeds              [integers >= 0], optional (default: [the scenario's seed]): one run per seed and
  *                      configuration
  *   threads            integer >= 1, optional (default: one per online core)
+ *   mismatch_levels    [numbers >= 0, increasing], optional, needs the scenario's "mismatch": the experiment at
+ *                      every level of it (rb_closed_loop_sweep)
+ *   disturbance_scales [numbers > 0, increasing], optional: the experiment at every scale of the pushes' forces
  *   bootstrap          {samples, seed, level} over the seeds, as in comparison suites
  *   configurations     [{name (letters, digits, '_', '-'), label (optional, the table's row name; default
  *                      name), pipeline (path, optional), feedback (a signal of the pipeline: the torque

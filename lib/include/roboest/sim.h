@@ -539,6 +539,11 @@ void rb_sim_finish(rb_sim *sim);
  *   pushes      [{frame, shape: "rect"|"half_sine"|"triangle", start, duration, wrench [fx fy fz mx my mz]
  *               (MIXED: world axes, about the frame origin)}]
  *   random_pushes {frame, shape, rate (1/s), duration, force_min, force_max}
+ *   random_contacts {frames, rate (1/s), from, until, duration [min, max], force [min, max]} -> rb_sim_random_contacts
+ *               (roboest/sim_mismatch.h; configs/README.md)
+ *   mismatch    "realistic" | "none" | {preset, level, inertia: {mass_sd, com_sd, inertia_sd}, friction: {scale_sd,
+ *               asymmetry, load, load_v, temp_coeff, temp_offset, warmup}, delay: {command}, ft: {drift_force,
+ *               drift_torque}, current: {offset}} -> rb_sim_mismatch (roboest/sim_mismatch.h; absent: none)
  *   payload     one payload object or an array of them (a body at most once; the single object is a one-element
  *               list) -> rb_sim_payload. Two forms:
  *               {link (a model body, named after its URDF link; a link merged into another body by a fixed
