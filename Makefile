@@ -7,6 +7,8 @@
 #                   paper's six estimators on the leg-on-a-pole logs (configs/paper/suite_leg_pole.json), then
 #                   its closed loop on two robots (make closed-loop)
 #   make closed-loop  the paper's six torque-control configurations in the simulated loop (Tables I and II)
+#   make paper-000-closed-loop-mismatch  the same loop on a plant that differs from its model: the sensitivity over
+#                   mismatch levels, prolonged runs with repeated random contacts, stability tables, rules, the speed
 #   make paper-001  seed 001 (online inertial parameters): Table I, consistency, gating, the dumbbell offline on
 #                   the logs of datasets/, then Table II in the simulated loop, each beside the paper, rules checked
 #   make paper-002-calibration  seed 002's in-situ FT calibration (configs/ftcal/README.md): the shipped data sets
@@ -95,7 +97,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo closed-loop paper-000-other-robots paper-001 paper-003 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-model bench-walk bench-ftcal paper-002-calibration paper-003-friction bench-fbse bench-friction bench-slip paper-003-slip bench-map clean format format-check
+.PHONY: FORCE all deps demo closed-loop paper-000-other-robots paper-000-closed-loop-mismatch paper-001 paper-003 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-model bench-walk bench-ftcal paper-002-calibration paper-003-friction bench-fbse bench-friction bench-slip paper-003-slip bench-map clean format format-check
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -268,6 +270,23 @@ paper-004: all
 	  sed -n '/^# /p;/^## RMSE per joint/,/^## max abs per joint/p' $(BUILD)/paper-004/$$s/report.md | sed '$$d'; \
 	  $(BUILD)/roboest check $(BUILD)/paper-004/$$s/report.json configs/thrust/rules_$$s.txt; echo; done
 	@echo "seed 004: reports and figures in $(BUILD)/paper-004/"
+
+# Issue 21 (configs/closed_loop/README.md, "Plant-model mismatch"): the closed loop on a plant that differs from its
+# model at mismatch levels 0, 0.25, 0.5, 1 x realistic (Table II's ratios, sensitivity.svg), then the paper's
+# prolonged runs (30 s) with repeated random contacts at three disturbance strengths (the stability table); rules
+# checked; last the time per run with and without the mismatch, side by side. About 10 min on two free cores.
+paper-000-closed-loop-mismatch: all
+	@mkdir -p $(BUILD)/paper-000
+	$(BUILD)/roboest closed-loop configs/closed_loop/closed_loop_mismatch.json -o $(BUILD)/paper-000/closed_loop_mismatch \
+	  --force -q > /dev/null
+	@sed -n '/^## Table I:/,/^## Torque estimation/p' $(BUILD)/paper-000/closed_loop_mismatch/report.md
+	@cat $(BUILD)/paper-000/closed_loop_mismatch/stability.md
+	$(BUILD)/roboest check $(BUILD)/paper-000/closed_loop_mismatch/stability.json configs/closed_loop/rules_mismatch.txt
+	$(BUILD)/roboest closed-loop configs/closed_loop/closed_loop_contacts.json -o $(BUILD)/paper-000/closed_loop_contacts \
+	  --force -q > /dev/null
+	@cat $(BUILD)/paper-000/closed_loop_contacts/stability.md
+	$(BUILD)/roboest check $(BUILD)/paper-000/closed_loop_contacts/stability.json configs/closed_loop/rules_contacts.txt
+	python3 scripts/bench-closed-loop-mismatch.py $(BUILD) 2
 
 # Issue 18 (configs/paper/README.md, "Other robots"): the first robot's friction network and noise carried to six
 # other robots of the same kind and the second robot, with and without the online friction correction; then the UKF

@@ -22,7 +22,7 @@ LAYERS = ['core', 'config', 'io', 'metrics', 'model', 'dynamics', 'filters', 'fr
 # the public header of each module (lib/include/roboest/<name>.h)
 HEADER_MODULE = {'core': 'core', 'spatial': 'core', 'config': 'config', 'io': 'io', 'metrics': 'metrics',
                  'model': 'model', 'dynamics': 'dynamics', 'filters': 'filters', 'friction': 'friction',
-                 'observers': 'observers', 'observers_biped': 'observers', 'observers_map': 'observers', 'sim': 'sim', 'sim_flight': 'sim', 'sim_contact': 'sim', 'sim_sensors': 'sim', 'sim_gait': 'sim', 'stage': 'pipeline', 'pipeline': 'pipeline', 'estimators': 'estimators',
+                 'observers': 'observers', 'observers_biped': 'observers', 'observers_map': 'observers', 'sim': 'sim', 'sim_flight': 'sim', 'sim_contact': 'sim', 'sim_sensors': 'sim', 'sim_gait': 'sim', 'sim_mismatch': 'sim', 'stage': 'pipeline', 'pipeline': 'pipeline', 'estimators': 'estimators',
                  'training': 'training', 'experiments': 'experiments', 'rde': 'rde'}
 
 

@@ -33,6 +33,15 @@ static const char *const CLOSED_LOOP_HELP =
     "                     every seed and joint), com_y.svg  the CoM y of every configuration (pushes shaded)\n"
     "and prints report.md on stdout. Either every file appears or none does; the bytes do not depend\n"
     "on the number of threads.\n"
+    "With \"mismatch_levels\" (levels of the scenario's plant-model \"mismatch\") or\n"
+    "\"disturbance_scales\" (factors on every push's force) the experiment runs at every level x scale:\n"
+    "  stability.md       per configuration and point: diverged runs of the seeds, earliest divergence\n"
+    "                     (s); the torque RMSE and Table II's ratios (RNEA / UKF-PINN, UKF / UKF-PINN,\n"
+    "                     RNEA-PINN / RNEA) against the level, beside the paper's\n"
+    "  stability.json     the same for roboest check (statistics diverged, diverged_fraction, rmse,\n"
+    "                     ratio; joints the points level_<l>_scale_<s>)\n"
+    "  sensitivity.svg    the ratios against the mismatch level (two levels or more)\n"
+    "The other files show the scenario's own level (the last level when unlisted) at scale 1.\n"
     "\n"
     "  -o, --output DIR   output folder (default: .)\n"
     "  --threads N        worker threads (default: the config's \"threads\", else one per core)\n"
@@ -89,7 +98,7 @@ int cmd_closed_loop(int argc, char **argv)
     if (rc == RB_OK)
         rc = rb_closed_loop_load(argv[optind], reg, &cl, &err);
     if (rc == RB_OK)
-        rc = rb_closed_loop_run(cl, &opts, &res, &err);
+        rc = rb_closed_loop_sweep(cl, &opts, &res, &err);
     cli_runs_done(&progress);
     if (rc == RB_OK)
         rc = rb_closed_loop_write(cl, res, out_dir, force, &err);

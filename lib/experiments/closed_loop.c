@@ -150,6 +150,44 @@ static int parse_seeds(rb_cfg *c, const cJSON *v)
     return rc;
 }
 
+/* A non-empty list of distinct numbers, increasing, each >= 0 (positive: > 0). */
+static int number_list(rb_cfg *c, const cJSON *v, bool positive, double **out, size_t *n_out)
+{
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0)
+        return rb_cfg_error(c, "expected a non-empty array of numbers");
+    size_t n = (size_t)cJSON_GetArraySize(v), i = 0;
+    rb_free(*out);
+    *n_out = 0;
+    if (!(*out = rb_calloc(n, sizeof **out)))
+        return rb_cfg_nomem(c);
+    int rc = RB_OK;
+    for (const cJSON *e = v->child; e && !rc; e = e->next, i++) {
+        rb_cfg_push_index(c, i);
+        rc = rb_cfg_want_number(c, e, &(*out)[i]);
+        if (!rc)
+            rc = rb_cfg_check_rule(c, (*out)[i], positive ? RB_CFG_POSITIVE : RB_CFG_NON_NEGATIVE);
+        if (!rc && i > 0 && !((*out)[i] > (*out)[i - 1]))
+            rc = rb_cfg_error(c, "must be greater than the previous entry (%g)", (*out)[i - 1]);
+        rb_cfg_pop(c);
+    }
+    *n_out = rc ? 0 : n;
+    return rc;
+}
+
+static int parse_levels(rb_cfg *c, const cJSON *v)
+{
+    clload *x = (clload *)c;
+    if (!x->cl->scenario->sim.mismatch.enabled)
+        return rb_cfg_error(c, "the scenario has no \"mismatch\" to scale (add \"mismatch\": \"realistic\")");
+    return number_list(c, v, false, &x->cl->levels, &x->cl->n_levels);
+}
+
+static int parse_scales(rb_cfg *c, const cJSON *v)
+{
+    clload *x = (clload *)c;
+    return number_list(c, v, true, &x->cl->scales, &x->cl->n_scales);
+}
+
 static int parse_threads(rb_cfg *c, const cJSON *v)
 {
     clload *x = (clload *)c;
@@ -445,6 +483,8 @@ static int finish_defaults(clload *x)
         double first = sc->duration;
         for (size_t i = 0; i < sc->n_pushes; i++)
             first = fmin(first, sc->pushes[i].start);
+        if (sc->random_contacts.rate > 0)
+            first = fmin(first, sc->random_contacts.from);
         cl->disturbances_from = first;
         if (sc->random_pushes.rate > 0)
             rc = rb_cfg_error(&x->c, "the scenario has random pushes (they may come at any time): set "
@@ -466,6 +506,8 @@ static const rb_cfg_section sections[] = {
     {"disturbances_from", false, parse_disturbances},
     {"max_com_error", false, parse_max_com},
     {"seeds", false, parse_seeds},
+    {"mismatch_levels", false, parse_levels},
+    {"disturbance_scales", false, parse_scales},
     {"threads", false, parse_threads},
     {"bootstrap", false, parse_bootstrap},
     {"configurations", true, parse_configs},
@@ -501,6 +543,8 @@ void rb_closed_loop_free(rb_closed_loop *cl)
     rb_strings_free(cl->joints, cl->n_joints);
     rb_free(cl->joint_dof);
     rb_free(cl->seeds);
+    rb_free(cl->levels);
+    rb_free(cl->scales);
     rb_free(cl->name);
     rb_free(cl->path);
     rb_free(cl->sha256);

@@ -140,7 +140,17 @@ int rb_closed_loop_markdown(const rb_closed_loop *cl, const rb_closed_loop_resul
     if (fclose(f) == 0 && ok)
         *text = rb_strndup(buf, len);
     free(buf); /* open_memstream's buffer comes from malloc */
-    return *text ? RB_OK : nomem(err);
+    if (!*text)
+        return nomem(err);
+    if (!r->sweep)
+        return RB_OK;
+    char *md = NULL, *json = NULL, *svg = NULL;
+    int rc = rb_closed_loop_sweep_render(cl, r, &md, &json, &svg, err);
+    char *joined = rc ? NULL : rb_asprintf("%s\n%s", *text, md);
+    rb_free(md), rb_free(json), rb_free(svg);
+    rb_free(*text);
+    *text = joined;
+    return rc ? rc : joined ? RB_OK : nomem(err);
 }
 
 int rb_closed_loop_write(const rb_closed_loop *cl, const rb_closed_loop_result *r, const char *dir, bool overwrite,
@@ -151,7 +161,7 @@ int rb_closed_loop_write(const rb_closed_loop *cl, const rb_closed_loop_result *
     const rb_comparison *tables[] = {r->torque, r->com_before, r->com_all, r->estimation, r->friction, r->task};
     static const char *const stems[] = {"torque", "com_before", "com_all", "estimation", "friction", "task"};
     enum { N_TABLES = sizeof stems / sizeof stems[0] };
-    size_t cap = 1 + N_TABLES * 3 + r->n_figures, n = 0;
+    size_t cap = 1 + N_TABLES * 3 + r->n_figures + 3, n = 0;
     char **names = rb_calloc(cap, sizeof *names), **texts = rb_calloc(cap, sizeof *texts);
     int rc = names && texts ? RB_OK : nomem(err);
     char *md = NULL;
@@ -173,6 +183,20 @@ int rb_closed_loop_write(const rb_closed_loop *cl, const rb_closed_loop_result *
         texts[n] = rb_strdup(r->figures[i].svg);
         rc = names[n] && texts[n] ? RB_OK : nomem(err);
         n++;
+    }
+    if (!rc && r->sweep) { /* stability.md, stability.json, sensitivity.svg */
+        char *sw[3] = {NULL, NULL, NULL};
+        static const char *const sw_names[] = {"stability.md", "stability.json", "sensitivity.svg"};
+        rc = rb_closed_loop_sweep_render(cl, r, &sw[0], &sw[1], &sw[2], err);
+        for (int i = 0; i < 3; i++) {
+            if (!rc && sw[i]) {
+                names[n] = rb_strdup(sw_names[i]);
+                texts[n] = sw[i];
+                sw[i] = NULL;
+                rc = names[n++] ? RB_OK : nomem(err);
+            }
+            rb_free(sw[i]);
+        }
     }
     if (!rc)
         rc = rb_texts_write(dir, (const char *const *)names, (const char *const *)texts, n, overwrite, err);

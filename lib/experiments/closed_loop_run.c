@@ -634,6 +634,14 @@ void rb_closed_loop_result_free(rb_closed_loop_result *r)
         rb_free(r->figures[i].svg);
     }
     rb_free(r->figures);
+    if (r->sweep) {
+        rb_free(r->sweep->levels);
+        rb_free(r->sweep->scales);
+        rb_free(r->sweep->rmse);
+        rb_free(r->sweep->diverged);
+        rb_free(r->sweep->first_divergence);
+        rb_free(r->sweep);
+    }
     rb_free(r);
 }
 

@@ -251,7 +251,8 @@ static void y_range(const rb_trace_line *lines, size_t n_lines, double t0, doubl
         *lo = *hi = 0;
 }
 
-static void x_axis(sbuf *b, const frame *f)
+/* The x axis; x_label NULL: time since t0. */
+static void x_axis(sbuf *b, const frame *f, const char *x_label)
 {
     double ticks[MAX_TICKS];
     size_t n = rb_nice_ticks(0, f->t1 - f->t0, 8, ticks, MAX_TICKS);
@@ -270,8 +271,14 @@ static void x_axis(sbuf *b, const frame *f)
     }
     rb_sb_printf(b, "<line class=\"axis\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>\n</g>\n", f->x0, bottom,
                  f->x0 + f->w, bottom);
-    rb_sb_printf(b, "<text class=\"x-label\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">time since ",
-                 f->x0 + f->w / 2, bottom + 38);
+    rb_sb_printf(b, "<text class=\"x-label\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">", f->x0 + f->w / 2,
+                 bottom + 38);
+    if (x_label) {
+        rb_sb_put_xml(b, x_label);
+        rb_sb_puts(b, "</text>\n");
+        return;
+    }
+    rb_sb_puts(b, "time since ");
     rb_sb_put_double(b, f->t0);
     rb_sb_puts(b, " s (s)</text>\n");
 }
@@ -325,10 +332,47 @@ int rb_svg_traces(const char *title, const char *y_label, const rb_trace_line *l
                      xa, f.y0, w, f.h);
     }
     y_axis(&b, &f, lo, hi, y_label);
-    x_axis(&b, &f);
+    x_axis(&b, &f, NULL);
     for (size_t k = 1; k <= n_lines; k++) /* the reference last: on top */
         polyline(&b, &f, &lines[k % n_lines], k == n_lines ? "#000" : PALETTE[(k - 1) % N_PALETTE], k == n_lines);
     legend(&b, &f, lines, n_lines, any_shade);
+    rb_sb_puts(&b, "</svg>\n");
+    rb_c_locale_pop(&loc);
+    return rb_sb_finish(&b, svg, err);
+}
+
+/* ---- lines over x ---------------------------------------------------------------------------------------------- */
+int rb_svg_xy(const char *title, const char *x_label, const char *y_label, const rb_trace_line *lines, size_t n_lines,
+              char **svg, rb_err *err)
+{
+    *svg = NULL;
+    double x0 = INFINITY, x1 = -INFINITY;
+    for (size_t k = 0; k < n_lines; k++)
+        for (size_t i = 0; i < lines[k].n; i++)
+            if (isfinite(lines[k].t[i]))
+                x0 = fmin(x0, lines[k].t[i]), x1 = fmax(x1, lines[k].t[i]);
+    if (!(x1 > x0))
+        return rb_err_set(err, RB_EINVAL, "xy figure: the x span [%g, %g] is empty", x0, x1);
+    double lo, hi;
+    y_range(lines, n_lines, x0, x1, &lo, &hi);
+    frame f = {80, 40, 720, 320, 0, 1, x0, x1};
+    rb_locale_scope loc;
+    int rc = rb_c_locale_push(&loc, err);
+    if (rc)
+        return rc;
+    sbuf b = {0};
+    svg_open(&b, f.x0 + f.w + 190, f.y0 + f.h + 60, title);
+    y_axis(&b, &f, lo, hi, y_label);
+    x_axis(&b, &f, x_label);
+    for (size_t k = 0; k < n_lines; k++) {
+        const char *color = k == 0 ? "#000" : PALETTE[(k - 1) % N_PALETTE];
+        polyline(&b, &f, &lines[k], color, k == 0);
+        for (size_t i = 0; i < lines[k].n; i++)
+            if (isfinite(lines[k].y[i]))
+                rb_sb_printf(&b, "<circle class=\"point\" cx=\"%.2f\" cy=\"%.2f\" r=\"3\" fill=\"%s\"/>\n",
+                             xpx(&f, lines[k].t[i]), ypx(&f, lines[k].y[i]), color);
+    }
+    legend(&b, &f, lines, n_lines, false);
     rb_sb_puts(&b, "</svg>\n");
     rb_c_locale_pop(&loc);
     return rb_sb_finish(&b, svg, err);

@@ -484,6 +484,8 @@ static const rb_cfg_section sections[] = {
     {"floor", false, sim_scn_parse_floor},
     {"pushes", false, sim_scn_parse_pushes},
     {"random_pushes", false, sim_scn_parse_random_pushes},
+    {"random_contacts", false, sim_scn_parse_random_contacts},
+    {"mismatch", false, sim_scn_parse_mismatch},
     {"payload", false, sim_scn_parse_payload},
     {"balance", false, sim_scn_parse_balance},
     {"gait", false, sim_scn_parse_gait},
@@ -575,6 +577,7 @@ void rb_scenario_free(rb_scenario *s)
     rb_free(s->contacts);
     rb_free(s->events);
     rb_free(s->pushes);
+    rb_free(s->contact_frames);
     rb_free(s->payloads);
     rb_free(s->segments);
     rb_free(s->free_joints);

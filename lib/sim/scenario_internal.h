@@ -38,6 +38,9 @@ int sim_scn_parse_contacts(rb_cfg *c, const cJSON *v);
 int sim_scn_parse_events(rb_cfg *c, const cJSON *v);
 int sim_scn_parse_pushes(rb_cfg *c, const cJSON *v);
 int sim_scn_parse_random_pushes(rb_cfg *c, const cJSON *v);
+/* scenario_mismatch.c: "mismatch" and "random_contacts" (roboest/sim_mismatch.h) */
+int sim_scn_parse_mismatch(rb_cfg *c, const cJSON *v);
+int sim_scn_parse_random_contacts(rb_cfg *c, const cJSON *v);
 int sim_scn_parse_payload(rb_cfg *c, const cJSON *v);
 int sim_scn_parse_balance(rb_cfg *c, const cJSON *v);
 int sim_scn_parse_gait(rb_cfg *c, const cJSON *v); /* scenario_gait.c: after balance */

@@ -76,6 +76,8 @@ typedef struct rec {
     const char **units;    /* n units (static strings) */
     char *generated;       /* generated element names (truth/pushes: <i>_fx ...), or NULL */
     const double *tdrift;  /* FT: its temperature drift (6, per kelvin), or NULL */
+    const double *mm_rate; /* FT: its offset's drift rate under a mismatch (6, per s), or NULL */
+    const double *mm_off;  /* motor currents: their offsets under a mismatch (n), or NULL */
     rb_sensor sensor;
     bool has_sensor;
     bool kept;                   /* written to the log (log_channels), else only its latest row is kept */
@@ -233,6 +235,10 @@ static void truth_of(const rb_scenario *s, const rec *c, const rb_sim_truth *t, 
     case T_MVEL: copy(v, t->motor_vel, n); break;
     case T_MACC: copy(v, t->motor_acc, n); break;
     case S_MCUR:
+        copy(v, t->current, n);
+        for (size_t i = 0; c->mm_off && i < n; i++)
+            v[i] += c->mm_off[i];
+        break;
     case T_MCUR: copy(v, t->current, n); break;
     case T_MCUR_CMD: copy(v, t->current_cmd, n); break;
     case T_REF: copy(v, t->ref, n); break;
@@ -244,6 +250,8 @@ static void truth_of(const rb_scenario *s, const rec *c, const rb_sim_truth *t, 
         copy(v, t->ft + 6 * c->index, 6);
         for (size_t i = 0; c->tdrift && i < 6; i++)
             v[i] += c->tdrift[i] * dT;
+        for (size_t i = 0; c->mm_rate && i < 6; i++)
+            v[i] += c->mm_rate[i] * t->t;
         break;
     case S_TEMP: v[0] = s->temperature.t0 + dT; break;
     case S_SCALE: {
@@ -720,6 +728,14 @@ int rb_scenario_run(const rb_scenario *s, const rb_sim_scenario *simsc, const rb
     r.measure_all = hook && hook->sample; /* the hook reads every channel, kept or not */
     r.s = s;
     rc = build_recorder(s, &sc, rb_sim_truth_get(sim), &r, err);
+    const rb_sim_mismatch_draws *mmd = rb_sim_mismatch_get(sim);
+    for (size_t i = 0; !rc && mmd && i < r.n; i++) { /* the sensor side of the mismatch */
+        rec *c = &r.recs[i];
+        if (c->source == S_FT)
+            c->mm_rate = mmd->ft_rate + 6 * c->index;
+        else if (c->source == S_MCUR)
+            c->mm_off = mmd->current_offset;
+    }
     if (!rc && hook && hook->start)
         rc = hook->start(hook->user, r.channels, r.n, err);
     if (!rc)
@@ -762,7 +778,7 @@ int sim_scn_channel_names(const rb_scenario *s, char ***names, size_t *n, rb_err
     recorder r = {.names_only = true, .s = s};
     rb_sim_truth t = {0};
     t.n_contacts = s->sim.n_contacts;
-    t.n_pushes = s->sim.n_pushes + (s->sim.random_pushes.rate > 0);
+    t.n_pushes = s->sim.n_pushes + (s->sim.random_pushes.rate > 0) + (s->sim.random_contacts.rate > 0);
     int rc = add_robot_channels(s, &s->sim, &r, err);
     if (!rc)
         rc = add_truth_channels(s, &s->sim, &t, &r, err);

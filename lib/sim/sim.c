@@ -458,12 +458,30 @@ static int controller(rb_sim *s, rb_err *err)
     return RB_OK;
 }
 
+/* The command the driver applies: tau_des, or with a bus delay (mismatch) the one of command_delay samples before
+ * (the first command fills the line: a loop that was already running). */
+static const double *applied_command(rb_sim *s)
+{
+    if (!s->mm_on || s->ring_len <= 1)
+        return s->tau_des;
+    size_t n = s->n, L = s->ring_len;
+    double *slot = s->cmd_ring + n * (s->ring_pos % L);
+    memcpy(slot, s->tau_des, n * sizeof *slot);
+    if (s->ring_pos == 0)
+        for (size_t k = 1; k < L; k++)
+            memcpy(s->cmd_ring + n * k, s->tau_des, n * sizeof *slot);
+    const double *old = s->cmd_ring + n * ((s->ring_pos + 1) % L);
+    s->ring_pos++;
+    return old;
+}
+
 /* Ideal current loop with saturation: tau_m. */
 static void actuators(rb_sim *s)
 {
+    const double *cmd = applied_command(s);
     for (size_t j = 0; j < s->n; j++) {
         const rb_sim_actuator *a = &s->act[j];
-        double kt = act_kt(a), R = act_R(a), i_cmd = s->tau_des[j] / (kt * R), i = i_cmd;
+        double kt = act_kt(a), R = act_R(a), i_cmd = cmd[j] / (kt * R), i = i_cmd;
         if (a->i_max > 0 && isfinite(a->i_max))
             i = i > a->i_max ? a->i_max : i < -a->i_max ? -a->i_max : i;
         s->cur_cmd[j] = i_cmd, s->cur[j] = i, s->tau_m[j] = kt * R * i;
@@ -489,6 +507,9 @@ static int friction(rb_sim *s, rb_err *err)
             s->tau_f[j] = 0.0;
         } else {
             s->tau_f[j] = rb_friction_step(&s->fric[j], &s->fst[j], t, dt, sv[j], 0.0, NULL);
+            if (s->mm_on)
+                s->tau_f[j] = rb_sim_mismatch_friction(&s->sc.mismatch, s->mmd.fric_scale[j], s->mmd.fric_asym[j],
+                                                       s->tau_f[j], sv[j], s->tau_m[j], t);
         }
         s->tau_net[j] = s->tau_m[j] - (s->held[j] ? 0.0 : s->tau_f[j]);
     }

@@ -65,6 +65,17 @@ static int validate(const rb_sim_scenario *sc, rb_err *err)
         return rb_err_set(err, RB_ECONFIG,
                           "sim: random pushes: need rate > 0, a model frame, duration > 0, "
                           "0 <= force_min <= force_max");
+    const rb_sim_random_contacts *rc_ = &sc->random_contacts;
+    bool bad = rc_->rate != 0 &&
+               (!(rc_->rate > 0) || !rc_->frames || rc_->n_frames == 0 || !(rc_->from >= 0) ||
+                !(rc_->until > rc_->from) || !(rc_->duration_min > 0) || !(rc_->duration_max >= rc_->duration_min) ||
+                !(rc_->force_min >= 0) || !(rc_->force_max >= rc_->force_min));
+    for (size_t k = 0; !bad && rc_->rate > 0 && k < rc_->n_frames; k++)
+        bad = rc_->frames[k] < 0 || (size_t)rc_->frames[k] >= m->n_frames;
+    if (bad)
+        return rb_err_set(err, RB_ECONFIG,
+                          "sim: random contacts: need rate > 0, model frames, 0 <= from < until, "
+                          "0 < duration_min <= duration_max, 0 <= force_min <= force_max");
     if (sc->n_payloads && !sc->payloads)
         return rb_err_set(err, RB_ECONFIG, "sim: payloads: NULL list");
     int rc = sim_payload_validate(m, sc->payloads, sc->n_payloads, err);
@@ -78,6 +89,36 @@ static int validate(const rb_sim_scenario *sc, rb_err *err)
     if ((rc = sim_gait_check(sc, err)) < 0)
         return rc;
     return (rc = sim_jets_validate(sc, err)) < 0 ? rc : sim_fric_validate(sc, err);
+}
+
+/* The random contacts (sim_mismatch.h) on their own stream, after the random pushes in `out` when non-NULL; returns
+ * the count. */
+static size_t draw_contacts(const rb_sim_scenario *sc, rb_sim_push *out)
+{
+    const rb_sim_random_contacts *rc = &sc->random_contacts;
+    if (!(rc->rate > 0))
+        return 0;
+    rb_rng rng;
+    rb_rng_seed(&rng, sc->seed ^ RB_SIM_CONTACTS_STREAM);
+    size_t k = 0;
+    double t = rc->from, end = fmin(rc->until, sc->duration);
+    for (;;) {
+        t += -log(1.0 - rb_rng_uniform(&rng)) / rc->rate;
+        size_t f = (size_t)(rb_rng_uniform(&rng) * (double)rc->n_frames);
+        double ang = 2 * M_PI * rb_rng_uniform(&rng);
+        double mag = rc->force_min + (rc->force_max - rc->force_min) * rb_rng_uniform(&rng);
+        double dur = rc->duration_min + (rc->duration_max - rc->duration_min) * rb_rng_uniform(&rng);
+        if (t >= end)
+            return k;
+        if (out) {
+            rb_sim_push *p = &out[k];
+            memset(p, 0, sizeof *p);
+            p->frame = rc->frames[f < rc->n_frames ? f : rc->n_frames - 1];
+            p->shape = RB_PUSH_HALF_SINE, p->start = t, p->duration = dur;
+            p->peak[0] = mag * cos(ang), p->peak[1] = mag * sin(ang);
+        }
+        k++;
+    }
 }
 
 /* Poisson push times over [0, duration); fills `out` when non-NULL, returns the count. */
@@ -119,6 +160,31 @@ static int cmp_event(const void *a, const void *b)
             goto nomem;                                                                                                \
     } while (0)
 
+/* The run's mismatch (sim_mismatch.h): the plant's bodies (not the payloads'), the command delay line. */
+static int mismatch_init(rb_sim *s, const rb_sim_scenario *sc, rb_err *err)
+{
+    const rb_model *m = s->m;
+    int rc = rb_sim_mismatch_draw(&sc->mismatch, m, sc->seed, &s->mmd, err);
+    if (rc < 0)
+        return rc;
+    s->mm_on = true;
+    for (size_t b = 0; b < m->n_bodies; b++) {
+        if (!s->mmd.changed[b] || s->body_pi[b] != m->bodies[b].inertia) /* a payload's body keeps its payload */
+            continue;
+        s->body_pi[b] = s->mmd.body_pi + 10 * b;
+        s->share_ctrl = false; /* the controller keeps the model */
+        if ((rc = rb_dyn_set_body_inertia(m, s->plant, b, s->body_pi[b], err)) < 0)
+            return rc;
+    }
+    s->ring_len = s->mmd.command_delay + 1;
+    s->ring_pos = 0;
+    if (!(s->cmd_ring = rb_calloc(s->ring_len * (s->n ? s->n : 1), sizeof *s->cmd_ring)))
+        return rb_err_set(err, RB_ENOMEM, "sim: out of memory");
+    for (size_t i = 0; i < s->ring_len * s->n; i++)
+        s->cmd_ring[i] = NAN; /* empty: the first command fills it */
+    return RB_OK;
+}
+
 int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
 {
     if (!sc || !out || !sc->model)
@@ -136,8 +202,8 @@ int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
     size_t n = s->n = m->n_dofs, nq = s->nq = m->nq, nv = s->nv = m->nv;
     s->voff = m->floating ? 6 : 0;
     s->nc = sc->n_contacts;
-    size_t n_rand = draw_pushes(sc, NULL);
-    s->npush = sc->n_pushes + n_rand;
+    size_t n_rand = draw_pushes(sc, NULL), n_contacts_rand = draw_contacts(sc, NULL);
+    s->npush = sc->n_pushes + n_rand + n_contacts_rand;
     s->nf = sc->frames ? sc->n_frames : m->n_imu;
     s->n_steps = (size_t)ceil(sc->duration / sc->dt - 1e-9);
     size_t rows = n;
@@ -268,6 +334,7 @@ int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
     if (sc->n_pushes)
         memcpy(s->pushes, sc->pushes, sc->n_pushes * sizeof *s->pushes);
     draw_pushes(sc, s->pushes + sc->n_pushes);
+    draw_contacts(sc, s->pushes + sc->n_pushes + n_rand);
     for (size_t f = 0; f < s->nf; f++)
         s->frames[f] = sc->frames ? sc->frames[f] : m->imu[f].frame;
     s->sc.refs = NULL, s->sc.gains = NULL, s->sc.actuators = NULL, s->sc.friction = NULL;
@@ -297,6 +364,8 @@ int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
         memcpy(s->free_j, free_j, n * sizeof *s->free_j);
     s->sc.payloads = NULL, s->sc.balance.free_joints = NULL, s->sc.gait.free_joints = NULL;
     s->share_ctrl = s->npl == 0;
+    if (sc->mismatch.enabled && (rc = mismatch_init(s, sc, err)) < 0)
+        goto fail;
     if ((rc = sim_jets_init(s, sc, err)) < 0 || (rc = sim_fric_init(s, sc, err)) < 0)
         goto fail;
     if (sc->joint_limits)
@@ -363,6 +432,8 @@ void rb_sim_finish(rb_sim *s)
     sim_jets_free(s);
     sim_fric_free(s);
     sim_gait_free(s);
+    rb_sim_mismatch_draws_free(&s->mmd);
+    rb_free(s->cmd_ring);
     void *arrays[] = {s->refs,      s->gains,     s->act,        s->fric,
                       s->fst,       s->contacts,  s->events,     s->pushes,
                       s->frames,    s->active,    s->cref,       s->vperm,

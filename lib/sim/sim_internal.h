@@ -84,6 +84,12 @@ struct rb_sim {
     double *q_r, *nu_r, *nu_r_prev, *A, *AtA, *rhs, com0[3], R_B0[9], z_B0;
     struct sim_gait *gait; /* walking (gait.c); NULL without */
 
+    /* plant-model mismatch (mismatch.c): the run's draws, the command delay line (ring of tau_des, n per slot) */
+    bool mm_on;
+    rb_sim_mismatch_draws mmd;
+    double *cmd_ring;
+    size_t ring_len, ring_pos;
+
     rb_sim_truth truth;
 };
 

@@ -149,3 +149,5 @@ int rb_sim_truth_compute(rb_sim *s, unsigned parts, rb_err *err)
     s->truth.valid |= todo | (todo & RB_SIM_TRUTH_COM_MOTION ? RB_SIM_TRUTH_COM : 0u);
     return RB_OK;
 }
+
+const rb_sim_mismatch_draws *rb_sim_mismatch_get(const rb_sim *s) { return s && s->mm_on ? &s->mmd : NULL; }

@@ -280,6 +280,9 @@ int rb_check_junit(const rb_check *c, const char *suite_name, char **xml, rb_err
  *   seeds              [integers >= 0], optional (default: [the scenario's seed]): one run per seed and
  *                      configuration
  *   threads            integer >= 1, optional (default: one per online core)
+ *   mismatch_levels    [numbers >= 0, increasing], optional, needs the scenario's "mismatch": the experiment at
+ *                      every level of it (rb_closed_loop_sweep)
+ *   disturbance_scales [numbers > 0, increasing], optional: the experiment at every scale of the pushes' forces
  *   bootstrap          {samples, seed, level} over the seeds, as in comparison suites
  *   configurations     [{name (letters, digits, '_', '-'), label (optional, the table's row name; default
  *                      name), pipeline (path, optional), feedback (a signal of the pipeline: the torque
@@ -339,6 +342,9 @@ typedef struct rb_closed_loop {
     uint64_t *seeds;
     size_t threads; /* 0: one per online core */
     rb_bootstrap bootstrap;
+    size_t n_levels, n_scales;
+    double *levels; /* mismatch_levels (NULL: the scenario's own level only) */
+    double *scales; /* disturbance_scales (NULL: 1 only) */
     size_t n_configs;
     rb_closed_loop_config *configs;
     rb_closed_loop_task task;
@@ -381,6 +387,18 @@ typedef struct rb_closed_loop_result {
     size_t n_figures;
     rb_suite_figure *figures; /* rmse_box.svg, magnitude_box.svg, com_y.svg (first seed, pushes shaded) */
     size_t n_steps;           /* simulation steps over all runs (as scheduled; diverged runs stop earlier) */
+    /* The sweep over mismatch_levels x disturbance_scales (closed_loop_sweep.c), NULL without those keys: per point
+     * (level-major) and configuration, the torque RMSE (mean over the seeds of the pooled RMSE, of what ran),
+     * the diverged runs and the earliest divergence (s, NAN: none). The tables and figures above are the point
+     * at the scenario's own level (the last level when it is not listed) and scale 1 (the nearest). */
+    struct rb_closed_loop_sweep {
+        size_t n_levels, n_scales, n_configs, main; /* main: the point the tables above show */
+        double *levels, *scales;                    /* copies */
+        double *rmse;                               /* n_levels x n_scales x n_configs */
+        size_t *diverged;                           /* the same, runs (of n_seeds) */
+        double *first_divergence;                   /* the same, s */
+        size_t n_seeds;
+    } * sweep;
 } rb_closed_loop_result;
 
 /* Run every (configuration, seed) on a pool of threads; each run reads only shared immutable data and writes
@@ -390,6 +408,21 @@ typedef struct rb_closed_loop_result {
  * samples (RB_EINPUT), RB_ENOMEM. */
 int rb_closed_loop_run(const rb_closed_loop *cl, const rb_closed_loop_opts *opts, rb_closed_loop_result **out,
                        rb_err *err);
+/* With mismatch_levels or disturbance_scales: rb_closed_loop_run at every level x scale (the scenario's mismatch
+ * level set to the level, every push's and random push's or contact's force multiplied by the scale), the sweep's
+ * summary in (*out)->sweep and the full tables of the main point; without them, rb_closed_loop_run. Progress counts
+ * the runs of every point. Errors: rb_closed_loop_run's, with the point as prefix. */
+int rb_closed_loop_sweep(const rb_closed_loop *cl, const rb_closed_loop_opts *opts, rb_closed_loop_result **out,
+                         rb_err *err);
+/* The sweep's stability table (per configuration, point: diverged / runs, earliest divergence) and sensitivity
+ * table (per level at the main scale: RMSE per configuration, the paper's Table II ratios RNEA / UKF-PINN, UKF /
+ * UKF-PINN, RNEA-PINN / RNEA when the configurations rnea, ukf, rnea_pinn, ukf_pinn exist, divergences) as
+ * Markdown; stability.json (a comparison report `roboest check` reads: variants = configurations, joints = the
+ * points "level_<l>_scale_<s>", statistics diverged, diverged_fraction, rmse, and the ratios as variants
+ * "ratio_rnea_ukf_pinn", "ratio_ukf_ukf_pinn", "ratio_rnea_pinn_rnea" with statistic "ratio"); sensitivity.svg (the
+ * ratios against the level; needs two levels, else NULL). New strings (rb_free). RB_ENOMEM. */
+int rb_closed_loop_sweep_render(const rb_closed_loop *cl, const rb_closed_loop_result *r, char **md, char **json,
+                                char **svg, rb_err *err);
 void rb_closed_loop_result_free(rb_closed_loop_result *r);
 /* The paper's layout as Markdown (Table I: CoM mean and max error per axis in mm before the disturbances;
  * Table II: torque tracking MSE, RMSE, MAE; then the estimation error, the CoM over the whole run, the status of

@@ -453,6 +453,12 @@ typedef struct rb_interval {
 int rb_svg_traces(const char *title, const char *y_label, const rb_trace_line *lines, size_t n_lines,
                   const rb_interval *shaded, size_t n_shaded, double t0, double t1, char **svg, rb_err *err);
 
+/* Lines of y over x (the lines' t is their x, increasing): lines[0] black dashed (a reference level), the others
+ * the palette, a marker per point, axes with nice ticks over the x span of every line, the given x label and a
+ * legend. RB_EINVAL for an empty x span, RB_ENOMEM. */
+int rb_svg_xy(const char *title, const char *x_label, const char *y_label, const rb_trace_line *lines, size_t n_lines,
+              char **svg, rb_err *err);
+
 /* Write text to path through a temporary renamed into place (RB_EEXISTS without overwrite, RB_EIO). */
 int rb_text_write(const char *text, const char *path, bool overwrite, rb_err *err);
 

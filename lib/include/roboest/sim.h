@@ -74,10 +74,11 @@
 #include "roboest/friction.h"
 #include "roboest/io.h"
 #include "roboest/model.h"
-#include "roboest/sim_flight.h"  /* rb_sim_flight: the jets' flight controller */
-#include "roboest/sim_contact.h" /* rb_sim_floor: frictional contacts */
-#include "roboest/sim_sensors.h" /* rb_sensor: the sensor models */
-#include "roboest/sim_gait.h"    /* balancing and walking: rb_sim_balance, rb_sim_gait */
+#include "roboest/sim_flight.h"   /* rb_sim_flight: the jets' flight controller */
+#include "roboest/sim_contact.h"  /* rb_sim_floor: frictional contacts */
+#include "roboest/sim_sensors.h"  /* rb_sensor: the sensor models */
+#include "roboest/sim_gait.h"     /* balancing and walking: rb_sim_balance, rb_sim_gait */
+#include "roboest/sim_mismatch.h" /* rb_sim_mismatch, rb_sim_random_contacts */
 #include "roboest/spatial.h"
 
 RB_API_BEGIN
@@ -375,9 +376,11 @@ typedef struct rb_sim_scenario {
     size_t n_jets;
     rb_sim_flight flight; /* the jets' flight controller (roboest/sim_flight.h); all zero: off */
 
-    bool joint_limits;    /* stop the joints at the model's position limits (physics step 4) */
-    bool truth_on_demand; /* false: every sample computes the whole truth; true: the frame motion, the FT
+    bool joint_limits;        /* stop the joints at the model's position limits (physics step 4) */
+    bool truth_on_demand;     /* false: every sample computes the whole truth; true: the frame motion, the FT
                                  * wrenches and the energy only on rb_sim_truth_compute (truth->valid) */
+    rb_sim_mismatch mismatch; /* the plant against its model (roboest/sim_mismatch.h); enabled false: none */
+    rb_sim_random_contacts random_contacts; /* repeated random contacts (sim_mismatch.h); rate 0: none */
 } rb_sim_scenario;
 
 /* ---- the true state of one sample ----------------------------------------------------------------------
@@ -469,6 +472,9 @@ int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err);
 int rb_sim_step(rb_sim *sim, rb_err *err);
 /* The current sample (borrowed until the next rb_sim_step or rb_sim_finish). */
 const rb_sim_truth *rb_sim_truth_get(const rb_sim *sim);
+/* The run's mismatch draws (roboest/sim_mismatch.h: the plant's bodies, friction factors, sensor offsets and the
+ * command delay), NULL when the scenario has no mismatch. Borrowed from the engine. */
+const rb_sim_mismatch_draws *rb_sim_mismatch_get(const rb_sim *sim);
 /* Compute the parts (RB_SIM_TRUTH_* flags) of the current sample not computed yet and set them in
  * truth->valid; the same values as a sample computed whole. Call between rb_sim_step calls (the engine's
  * workspaces must still hold the sample). Allocates nothing. RB_EINVAL: NULL engine. */
@@ -533,6 +539,11 @@ void rb_sim_finish(rb_sim *sim);
  *   pushes      [{frame, shape: "rect"|"half_sine"|"triangle", start, duration, wrench [fx fy fz mx my mz]
  *               (MIXED: world axes, about the frame origin)}]
  *   random_pushes {frame, shape, rate (1/s), duration, force_min, force_max}
+ *   random_contacts {frames, rate (1/s), from, until, duration [min, max], force [min, max]} -> rb_sim_random_contacts
+ *               (roboest/sim_mismatch.h; configs/README.md)
+ *   mismatch    "realistic" | "none" | {preset, level, inertia: {mass_sd, com_sd, inertia_sd}, friction: {scale_sd,
+ *               asymmetry, load, load_v, temp_coeff, temp_offset, warmup}, delay: {command}, ft: {drift_force,
+ *               drift_torque}, current: {offset}} -> rb_sim_mismatch (roboest/sim_mismatch.h; absent: none)
  *   payload     one payload object or an array of them (a body at most once; the single object is a one-element
  *               list) -> rb_sim_payload. Two forms:
  *               {link (a model body, named after its URDF link; a link merged into another body by a fixed
@@ -664,6 +675,7 @@ typedef struct rb_scenario {
     rb_sim_contact *contacts;
     rb_sim_contact_event *events;
     rb_sim_push *pushes;
+    int *contact_frames; /* random_contacts' frames */
     int *frames;
     rb_sim_payload *payloads;
     rb_sim_payload_segment *segments;
