@@ -67,7 +67,7 @@ PYTHON ?= /usr/bin/python3
 
 DEB_PACKAGES := pkg-config libhdf5-dev libmatio-dev libcjson-dev libopenblas-dev liblapacke-dev \
                 libxml2-dev zlib1g-dev libcriterion-dev python3-h5py python3-scipy python3-numpy hdf5-tools valgrind locales \
-                g++ liborocos-kdl-dev libkdl-parser-dev clang-format
+                g++ liborocos-kdl-dev libkdl-parser-dev clang-format libopenmpi-dev openmpi-bin
 PKGS := hdf5 matio libcjson libxml-2.0 openblas lapacke zlib
 
 WARN := -std=c11 -Wall -Wextra -Wpedantic -Wshadow
@@ -117,6 +117,15 @@ $(BUILD)/obj/%.o: %.c $(BUILD)/flags | deps
 	$(call say,CC,$<)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
+# roboest compare under mpirun/srun: only this file of the command sees MPI (Open MPI from Debian, `make deps`);
+# without it the command is built to say so when a launcher starts it.
+MPI_CFLAGS = $(shell pkg-config --cflags ompi-c 2>/dev/null || echo -DRB_NO_MPI)
+MPI_LIBS = $(shell pkg-config --libs ompi-c 2>/dev/null)
+$(BUILD)/obj/cmd/roboest/compare_mpi.o: cmd/roboest/compare_mpi.c $(BUILD)/flags | deps
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(MPI_CFLAGS) -MMD -MP -c $< -o $@
+
 $(BUILD)/obj/tests/%.o: tests/%.c $(BUILD)/flags | deps
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
@@ -144,7 +153,7 @@ $(BUILD)/libroboest.so: $(LIB_OBJ) $(BUILD)/modules
 
 $(BUILD)/roboest: $(CLI_OBJ) $(BUILD)/libroboest.a
 	$(call say,LD,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libroboest.a $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libroboest.a $(LDLIBS) $(MPI_LIBS)
 
 # The main job on the shipped data: the demo pipeline on datasets/demo_arm.mat (made by
 # scripts/make-demo-log.sh), estimates and reports into $(BUILD)/demo, the metric table on stdout; then the

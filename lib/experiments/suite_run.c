@@ -501,6 +501,8 @@ static int run_pair(void *ctx, size_t item, rb_err *err) /* a pool task */
         po->has_confusion = s->n_labels > 0;
         rb_suite_pair_key(s, jb->rn->pp, v, l, po->input_sha256, ld->ref_sha, jb->rn->log0_sha, po->key);
         rc = log_facts(jb, ld, l, po, err);
+        if (!rc && jb->opts->finished)
+            rc = jb->opts->finished(jb->opts->user, i, po, err);
     }
     rb_run_result_free(res);
     return rc ? rb_err_prefix(err, rc, "variant %s: ", var->name) : RB_OK;

@@ -164,12 +164,18 @@ int rb_suite_load_text(const char *text, size_t len, const char *name_for_messag
                        const rb_registry *reg, rb_suite **out, rb_err *err);
 void rb_suite_free(rb_suite *s);
 
+typedef struct rb_suite_pair rb_suite_pair; /* one run's result (below) */
+
 typedef struct rb_suite_opts {
     size_t threads; /* 0: the suite's "threads", else one per online core; never more than the pairs */
     /* Called after each finished pair with the pairs done and the total, from the worker threads but never
      * two at a time. Non-zero cancels (as rb_run_opts.progress). May be NULL. */
     int (*progress)(void *user, size_t done, size_t total);
     void *user;
+    /* rb_suite_runner_run only: called with each finished run (item: its run index; pair borrowed until the call
+     * returns) from the worker threads, possibly two at a time, e.g. to store it at once. An error fails the
+     * run. May be NULL. */
+    int (*finished)(void *user, size_t item, const rb_suite_pair *pair, rb_err *err);
 } rb_suite_opts;
 
 typedef struct rb_suite_figure {
@@ -220,7 +226,6 @@ int rb_suite_result_write(const rb_suite_result *r, const char *dir, bool overwr
  * Byte form (version 1): "RBSUITE\x1a", u32 version, the key (64 hex characters), the fields (u64 counts and
  * lengths, doubles as their IEEE-754 bits, all little-endian; strings as length + 1 then the bytes, 0 for none),
  * then the SHA-256 of everything before it (32 bytes). */
-typedef struct rb_suite_pair rb_suite_pair;
 void rb_suite_pair_free(rb_suite_pair *r);
 /* The run's key (borrowed). */
 const char *rb_suite_pair_key_of(const rb_suite_pair *r);
