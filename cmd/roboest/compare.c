@@ -208,16 +208,19 @@ static int plan_items(const compare_args *a, const rb_suite *s, const store *st,
     return RB_OK;
 }
 
-static int compute(const rb_suite *s, const rb_suite_opts *opts, const size_t *items, size_t n, rb_suite_pair **runs,
-                   rb_err *err)
+static int compute(const rb_suite *s, const rb_suite_opts *opts, store *st, const size_t *items, size_t n,
+                   rb_suite_pair **runs, rb_err *err)
 {
+    rb_suite_finished_fn fn = st->dir ? store_finished : NULL;
     rb_suite_pair **made = rb_calloc(n ? n : 1, sizeof *made);
     rb_suite_runner *rn = NULL;
     int rc = made ? RB_OK : rb_err_set(err, RB_ENOMEM, "out of memory");
     if (!rc && cli_mpi_active())
-        rc = cli_mpi_compute(s, opts, items, n, made, err);
-    else if (!rc && n && !(rc = rb_suite_runner_new(s, opts, &rn, err)))
+        rc = cli_mpi_compute(s, opts, fn, st, items, n, made, err);
+    else if (!rc && n && !(rc = rb_suite_runner_new(s, opts, &rn, err))) {
+        rb_suite_runner_on_finished(rn, fn, st);
         rc = rb_suite_runner_run(rn, items, n, made, err);
+    }
     for (size_t k = 0; !rc && k < n; k++)
         runs[items[k]] = made[k];
     rb_suite_runner_free(rn);
@@ -266,13 +269,8 @@ static int compare_in_parts(compare_args *a, const rb_suite *s, const char *out,
     if (!rc && !a->merging && !stored)
         for (size_t i = 0; i < n; i++)
             items[n_items++] = i;
-    if (!rc && stored) {
-        a->opts.finished = store_finished;
-        a->opts.user = &st;
-        a->opts.progress = NULL;
-    }
     if (!rc && !a->merging)
-        rc = compute(s, &a->opts, items, n_items, runs, err);
+        rc = compute(s, &a->opts, &st, items, n_items, runs, err);
     if (!rc && (stored || a->merging))
         fprintf(stderr, "roboest: compare: %zu run%s computed, %zu read from stored results\n", n_items,
                 n_items == 1 ? "" : "s", a->merging ? n : n_read);

@@ -45,10 +45,10 @@ int cli_mpi_start(int *rank)
     fputs("roboest: started by an MPI launcher, but this roboest was built without MPI (make deps; make)\n", stderr);
     return CLI_EXIT_INTERNAL;
 }
-int cli_mpi_compute(const rb_suite *s, const rb_suite_opts *opts, const size_t *items, size_t n, rb_suite_pair **runs,
-                    rb_err *err)
+int cli_mpi_compute(const rb_suite *s, const rb_suite_opts *opts, rb_suite_finished_fn finished, void *user,
+                    const size_t *items, size_t n, rb_suite_pair **runs, rb_err *err)
 {
-    (void)s, (void)opts, (void)items, (void)n, (void)runs;
+    (void)s, (void)opts, (void)finished, (void)user, (void)items, (void)n, (void)runs;
     return rb_err_set(err, RB_EINVAL, "built without MPI");
 }
 int cli_mpi_serve(const rb_suite *s, const rb_suite_opts *opts, rb_err *err)
@@ -131,7 +131,7 @@ static int run_one(rb_suite_runner *rn, size_t item, rb_suite_pair **out, rb_err
 
 int cli_mpi_serve(const rb_suite *s, const rb_suite_opts *opts, rb_err *err)
 {
-    rb_suite_opts one = {1, NULL, NULL, NULL};
+    rb_suite_opts one = {1, NULL, NULL};
     (void)opts;
     rb_suite_runner *rn = NULL;
     int rc = rb_suite_runner_new(s, &one, &rn, err);
@@ -182,7 +182,8 @@ int cli_mpi_serve(const rb_suite *s, const rb_suite_opts *opts, rb_err *err)
 /* ---- rank 0 --------------------------------------------------------------------------------------------------- */
 typedef struct coord {
     const rb_suite *s;
-    const rb_suite_opts *opts;
+    rb_suite_finished_fn finished;
+    void *user;
     const size_t *items;
     size_t n;
     size_t *order; /* positions into items, largest expected cost first */
@@ -217,11 +218,17 @@ static int by_cost(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The next position to run (SIZE_MAX: none left or the suite failed). */
+/* The next position to run (SIZE_MAX: none left). After a failure only runs of a lower index still start, so the
+ * lowest failing run decides the error, as in a single process (rb_pool_run). */
 static size_t take(coord *c)
 {
     pthread_mutex_lock(&c->lock);
-    size_t k = c->failed || c->next >= c->n ? SIZE_MAX : c->order[c->next++];
+    size_t k = SIZE_MAX;
+    while (k == SIZE_MAX && c->next < c->n) {
+        size_t p = c->order[c->next++];
+        if (!c->failed || c->items[p] < c->fail_item)
+            k = p;
+    }
     pthread_mutex_unlock(&c->lock);
     return k;
 }
@@ -244,7 +251,7 @@ static void finish(coord *c, size_t k, rb_suite_pair *pair)
 {
     rb_err e;
     rb_err_clear(&e);
-    int rc = c->opts->finished ? c->opts->finished(c->opts->user, c->items[k], pair, &e) : RB_OK;
+    int rc = c->finished ? c->finished(c->user, c->items[k], pair, &e) : RB_OK;
     if (rc) {
         rb_suite_pair_free(pair);
         fail(c, k, rc, &e);
@@ -259,7 +266,7 @@ static void finish(coord *c, size_t k, rb_suite_pair *pair)
 static void *local_worker(void *arg)
 {
     coord *c = arg;
-    rb_suite_opts one = {1, NULL, NULL, NULL};
+    rb_suite_opts one = {1, NULL, NULL};
     rb_suite_runner *rn = NULL;
     rb_err e;
     int rc = rb_suite_runner_new(c->s, &one, &rn, &e);
@@ -313,12 +320,15 @@ static void serve_message(coord *c, const MPI_Status *st, size_t *stopped)
     *stopped += next == SIZE_MAX;
 }
 
-int cli_mpi_compute(const rb_suite *s, const rb_suite_opts *opts, const size_t *items, size_t n, rb_suite_pair **runs,
-                    rb_err *err)
+int cli_mpi_compute(const rb_suite *s, const rb_suite_opts *opts, rb_suite_finished_fn finished, void *user,
+                    const size_t *items, size_t n, rb_suite_pair **runs, rb_err *err)
 {
     served = true;
-    coord c = {s,     opts,     items, n,      calloc(n ? n : 1, sizeof(size_t)), runs, PTHREAD_MUTEX_INITIALIZER, 0, 0,
-               false, SIZE_MAX, 0,     {0, ""}};
+    coord c = {0};
+    c.s = s, c.finished = finished, c.user = user, c.items = items, c.n = n, c.runs = runs;
+    c.order = calloc(n ? n : 1, sizeof *c.order);
+    c.fail_item = SIZE_MAX;
+    pthread_mutex_init(&c.lock, NULL);
     double *costs = calloc(n ? n : 1, sizeof *costs);
     for (size_t k = 0; k < n; k++) {
         c.order[k] = k;
@@ -346,6 +356,7 @@ int cli_mpi_compute(const rb_suite *s, const rb_suite_opts *opts, const size_t *
     free(tid);
     free(costs);
     free(c.order);
+    pthread_mutex_destroy(&c.lock);
     int rc = RB_OK;
     if (c.failed) {
         *err = c.fail_err;

@@ -11,10 +11,10 @@
 int cli_mpi_start(int *rank);
 bool cli_mpi_active(void);
 /* Rank 0: the runs items[0..n) over every rank, largest expected cost first, into runs[k] (as
- * rb_suite_runner_run; opts->finished called for each, in this process). The lowest failing item decides the
+ * rb_suite_runner_run; finished (may be NULL) called for each, in this process). The lowest failing item decides the
  * error, prefixed with nothing more than the runner's message (which names the variant and the log). */
-int cli_mpi_compute(const rb_suite *s, const rb_suite_opts *opts, const size_t *items, size_t n, rb_suite_pair **runs,
-                    rb_err *err);
+int cli_mpi_compute(const rb_suite *s, const rb_suite_opts *opts, rb_suite_finished_fn finished, void *user,
+                    const size_t *items, size_t n, rb_suite_pair **runs, rb_err *err);
 /* Ranks > 0: run what rank 0 hands out until it says stop. */
 int cli_mpi_serve(const rb_suite *s, const rb_suite_opts *opts, rb_err *err);
 /* Rank 0 releases ranks still waiting; MPI finalized. Returns code. */

@@ -37,6 +37,8 @@ struct rb_suite_runner {
     size_t n_joints;
     char **joints;  /* the suite's, or the first log's reference elements once read (NULL until then) */
     char *log0_sha; /* the first log's files' hashes, when it names the joints */
+    rb_suite_finished_fn finished;
+    void *finished_user;
 };
 
 typedef struct job {
@@ -501,8 +503,8 @@ static int run_pair(void *ctx, size_t item, rb_err *err) /* a pool task */
         po->has_confusion = s->n_labels > 0;
         rb_suite_pair_key(s, jb->rn->pp, v, l, po->input_sha256, ld->ref_sha, jb->rn->log0_sha, po->key);
         rc = log_facts(jb, ld, l, po, err);
-        if (!rc && jb->opts->finished)
-            rc = jb->opts->finished(jb->opts->user, i, po, err);
+        if (!rc && jb->rn->finished)
+            rc = jb->rn->finished(jb->rn->finished_user, i, po, err);
     }
     rb_run_result_free(res);
     return rc ? rb_err_prefix(err, rc, "variant %s: ", var->name) : RB_OK;
@@ -547,6 +549,12 @@ int rb_suite_runner_new(const rb_suite *s, const rb_suite_opts *opts, rb_suite_r
     else
         *out = rn;
     return rc;
+}
+
+void rb_suite_runner_on_finished(rb_suite_runner *rn, rb_suite_finished_fn fn, void *user)
+{
+    rn->finished = fn;
+    rn->finished_user = user;
 }
 
 void rb_suite_runner_free(rb_suite_runner *rn)

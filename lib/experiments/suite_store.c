@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "experiments_internal.h"
 
@@ -542,11 +543,25 @@ int rb_suite_store_load(const char *dir, const char *key, rb_suite_pair **out, r
     rb_free(name);
     if (!path)
         return nomem(err);
-    char *bytes = NULL;
+    /* read directly, not noted as an input (rb_input_note): a stored run that is corrupt is written again */
+    unsigned char *bytes = NULL;
     size_t size = 0;
-    int rc = rb_file_read_all(path, (size_t)1 << 40, &bytes, &size, err);
+    int rc = RB_OK;
+    FILE *f = fopen(path, "rb");
+    struct stat st;
+    if (!f)
+        rc = errno == ENOENT ? rb_err_set(err, RB_ENOTFOUND, "%s: no such file", path)
+                             : rb_err_set(err, RB_EINPUT, "%s: cannot open: %s", path, strerror(errno));
+    else if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode))
+        rc = rb_err_set(err, RB_EINPUT, "%s: not a regular file", path);
+    else if (!(bytes = rb_malloc(st.st_size ? (size_t)st.st_size : 1)))
+        rc = nomem(err);
+    else if ((size = fread(bytes, 1, (size_t)st.st_size, f)) != (size_t)st.st_size)
+        rc = rb_err_set(err, RB_EINPUT, "%s: read error", path);
+    if (f)
+        fclose(f);
     if (!rc)
-        rc = rb_suite_pair_decode((const unsigned char *)bytes, size, path, out, err);
+        rc = rb_suite_pair_decode(bytes, size, path, out, err);
     if (!rc && strcmp((*out)->key, key) != 0) {
         rc = rb_err_set(err, RB_EINPUT, "%s: the result of another run (key %.12s...)", path, (*out)->key);
         rb_suite_pair_free(*out);

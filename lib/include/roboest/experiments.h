@@ -172,10 +172,6 @@ typedef struct rb_suite_opts {
      * two at a time. Non-zero cancels (as rb_run_opts.progress). May be NULL. */
     int (*progress)(void *user, size_t done, size_t total);
     void *user;
-    /* rb_suite_runner_run only: called with each finished run (item: its run index; pair borrowed until the call
-     * returns) from the worker threads, possibly two at a time, e.g. to store it at once. An error fails the
-     * run. May be NULL. */
-    int (*finished)(void *user, size_t item, const rb_suite_pair *pair, rb_err *err);
 } rb_suite_opts;
 
 typedef struct rb_suite_figure {
@@ -259,6 +255,11 @@ int rb_suite_runner_new(const rb_suite *s, const rb_suite_opts *opts, rb_suite_r
  * given. */
 int rb_suite_runner_run(rb_suite_runner *r, const size_t *items, size_t n, rb_suite_pair **runs, rb_err *err);
 void rb_suite_runner_free(rb_suite_runner *r);
+/* A finished run's hook: fn(user, item, pair) for each run rb_suite_runner_run finishes (item: its run index; pair
+ * borrowed until fn returns), from the worker threads, possibly two at a time; e.g. to store it at once. An error
+ * fails the run. fn NULL: none. */
+typedef int (*rb_suite_finished_fn)(void *user, size_t item, const rb_suite_pair *pair, rb_err *err);
+void rb_suite_runner_on_finished(rb_suite_runner *r, rb_suite_finished_fn fn, void *user);
 /* The table and figures from every run (n_variants x n_logs, variant-major; borrowed), on opts' pool. RB_EINPUT
  * when the runs do not score the same joints (runs of different suites), rb_suite_run's table and figure
  * errors, RB_ENOMEM. */
