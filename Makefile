@@ -43,6 +43,7 @@
 #   make bench-map       MAP whole-body dynamics step per sample (humanoid; sparse and dense solvers) and its allocations
 #   make bench-model     URDF loading time of 10,000- and 50,000-link chains
 #   make bench-walk      the 12-DoF biped walking (configs/scenarios/walk.json): real-time factors at 1 kHz
+#   make bench-mpi       roboest compare on 1 and 2 MPI ranks: 8 simulated one-minute humanoid logs, efficiency, per-run cost, overhead, projection
 #   make bench-ftcal     roboest calibrate-ft's calibration after reading: the shipped data sets, 100,000 sample rows
 #   make stages-doc regenerate configs/stages.md, the stage reference, from the stage types (lib/estimators/)
 #   make deps       install missing Debian packages (apt-get; needs root)
@@ -89,7 +90,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo closed-loop paper-000-other-robots paper-001 paper-003 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-model bench-walk bench-ftcal paper-002-calibration paper-003-friction bench-fbse bench-friction bench-slip paper-003-slip bench-map clean format format-check
+.PHONY: FORCE all deps demo closed-loop paper-000-other-robots paper-001 paper-003 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-model bench-walk bench-ftcal bench-mpi paper-002-calibration paper-003-friction bench-fbse bench-friction bench-slip paper-003-slip bench-map clean format format-check
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -435,6 +436,9 @@ bench-walk: all $(BUILD)/bench_walk
 
 bench-ftcal: all $(BUILD)/bench_ftcal
 	$(BUILD)/bench_ftcal $(abspath .)
+
+bench-mpi: all
+	scripts/bench-mpi.sh $(BUILD)
 
 # libFuzzer targets (clang), each run for FUZZ_SECONDS on a corpus seeded from the test fixtures.
 # fuzz_log_read reads in-process and skips HDF5 inputs (FUZZ_DEFS): Debian's libhdf5 1.10 itself overflows

@@ -309,8 +309,8 @@ int cmd_compare(int argc, char **argv)
     if (rc == RB_OK)
         rc = rb_suite_load(a.suite, reg, &suite, &err);
     const char *out = a.out_dir ? a.out_dir : suite && suite->outputs ? suite->outputs : ".";
-    if (rc == RB_OK && rank > 0) {
-        rc = cli_mpi_serve(suite, &a.opts, &err);
+    if (rank > 0) { /* every rank serves, so rank 0 never waits for one that cannot */
+        rc = cli_mpi_serve(rc == RB_OK ? suite : NULL, &a.opts, &err);
     } else if (rc == RB_OK && (a.resume || a.shard_n || a.merging || cli_mpi_active())) {
         rc = compare_in_parts(&a, suite, out, &err);
     } else if (rc == RB_OK) {

@@ -134,7 +134,8 @@ int cli_mpi_serve(const rb_suite *s, const rb_suite_opts *opts, rb_err *err)
     rb_suite_opts one = {1, NULL, NULL};
     (void)opts;
     rb_suite_runner *rn = NULL;
-    int rc = rb_suite_runner_new(s, &one, &rn, err);
+    int rc = s ? rb_suite_runner_new(s, &one, &rn, err) : err->code; /* without a suite: every run fails with err */
+    served = true;
     catch_crashes();
     MPI_Send(NULL, 0, MPI_UNSIGNED_CHAR, 0, TAG_READY, MPI_COMM_WORLD);
     for (;;) {
@@ -143,7 +144,8 @@ int cli_mpi_serve(const rb_suite *s, const rb_suite_opts *opts, rb_err *err)
         uint64_t item = get_u64(b);
         if (item == STOP)
             break;
-        note_run(s, (size_t)item);
+        if (s)
+            note_run(s, (size_t)item);
         rb_suite_pair *pair = NULL;
         unsigned char *bytes = NULL;
         size_t len = 0;

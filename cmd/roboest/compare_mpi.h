@@ -15,7 +15,8 @@ bool cli_mpi_active(void);
  * error, prefixed with nothing more than the runner's message (which names the variant and the log). */
 int cli_mpi_compute(const rb_suite *s, const rb_suite_opts *opts, rb_suite_finished_fn finished, void *user,
                     const size_t *items, size_t n, rb_suite_pair **runs, rb_err *err);
-/* Ranks > 0: run what rank 0 hands out until it says stop. */
+/* Ranks > 0: run what rank 0 hands out until it says stop; s NULL (the suite did not load here): every run handed
+ * out fails with err's message, so rank 0 names it. */
 int cli_mpi_serve(const rb_suite *s, const rb_suite_opts *opts, rb_err *err);
 /* Rank 0 releases ranks still waiting; MPI finalized. Returns code. */
 int cli_mpi_end(int code);
