@@ -313,6 +313,7 @@ int cmd_compare(int argc, char **argv)
         rc = cli_mpi_serve(rc == RB_OK ? suite : NULL, &a.opts, &err);
     } else if (rc == RB_OK && (a.resume || a.shard_n || a.merging || cli_mpi_active())) {
         rc = compare_in_parts(&a, suite, out, &err);
+        cli_runs_done(&progress);
     } else if (rc == RB_OK) {
         rc = rb_suite_run(suite, &a.opts, &res, &err);
         cli_runs_done(&progress);

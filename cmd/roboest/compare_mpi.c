@@ -351,7 +351,7 @@ int cli_mpi_compute(const rb_suite *s, const rb_suite_opts *opts, rb_suite_finis
         if (flag)
             serve_message(&c, &st, &stopped);
         else
-            nanosleep(&(struct timespec){0, 200000}, NULL);
+            nanosleep(&(struct timespec){0, 1000000}, NULL); /* 1 ms: a hand-out waits at most that */
     }
     for (size_t t = 0; t < started; t++)
         pthread_join(tid[t], NULL);

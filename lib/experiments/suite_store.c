@@ -64,7 +64,7 @@ typedef struct wbuf {
 
 static void put(wbuf *b, const void *data, size_t n)
 {
-    if (b->failed)
+    if (b->failed || n == 0) /* data may be NULL then */
         return;
     if (b->len + n > b->cap) {
         size_t cap = b->cap ? b->cap : 4096;
