@@ -46,6 +46,7 @@
 #   make bench-map       MAP whole-body dynamics step per sample (humanoid; sparse and dense solvers) and its allocations
 #   make bench-model     URDF loading time of 10,000- and 50,000-link chains
 #   make bench-walk      the 12-DoF biped walking (configs/scenarios/walk.json): real-time factors at 1 kHz
+#   make bench-mpi       roboest compare on 1 and 2 MPI ranks: 8 simulated one-minute humanoid logs, efficiency, per-run cost, overhead, projection
 #   make bench-ftcal     roboest calibrate-ft's calibration after reading: the shipped data sets, 100,000 sample rows
 #   make stages-doc regenerate configs/stages.md, the stage reference, from the stage types (lib/estimators/)
 #   make deps       install missing Debian packages (apt-get; needs root)
@@ -70,7 +71,7 @@ PYTHON ?= /usr/bin/python3
 
 DEB_PACKAGES := pkg-config libhdf5-dev libmatio-dev libcjson-dev libopenblas-dev liblapacke-dev \
                 libxml2-dev zlib1g-dev libcriterion-dev python3-h5py python3-scipy python3-numpy hdf5-tools valgrind locales \
-                g++ liborocos-kdl-dev libkdl-parser-dev clang-format
+                g++ liborocos-kdl-dev libkdl-parser-dev clang-format libopenmpi-dev openmpi-bin
 PKGS := hdf5 matio libcjson libxml-2.0 openblas lapacke zlib
 
 WARN := -std=c11 -Wall -Wextra -Wpedantic -Wshadow
@@ -97,7 +98,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo closed-loop paper-000-other-robots paper-000-closed-loop-mismatch paper-001 paper-003 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-model bench-walk bench-ftcal paper-002-calibration paper-003-friction bench-fbse bench-friction bench-slip paper-003-slip bench-map clean format format-check
+.PHONY: FORCE all deps demo closed-loop paper-000-other-robots paper-000-closed-loop-mismatch paper-001 paper-003 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-model bench-walk bench-ftcal bench-mpi paper-002-calibration paper-003-friction bench-fbse bench-friction bench-slip paper-003-slip bench-map clean format format-check
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -124,6 +125,15 @@ $(BUILD)/obj/%.o: %.c $(BUILD)/flags | deps
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# roboest compare under mpirun/srun: only this file of the command sees MPI (Open MPI from Debian, `make deps`);
+# without it the command is built to say so when a launcher starts it.
+MPI_CFLAGS = $(shell pkg-config --cflags ompi-c 2>/dev/null || echo -DRB_NO_MPI)
+MPI_LIBS = $(shell pkg-config --libs ompi-c 2>/dev/null)
+$(BUILD)/obj/cmd/roboest/compare_mpi.o: cmd/roboest/compare_mpi.c $(BUILD)/flags | deps
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(MPI_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/tests/%.o: tests/%.c $(BUILD)/flags | deps
 	@mkdir -p $(dir $@)
@@ -152,7 +162,7 @@ $(BUILD)/libroboest.so: $(LIB_OBJ) $(BUILD)/modules
 
 $(BUILD)/roboest: $(CLI_OBJ) $(BUILD)/libroboest.a
 	$(call say,LD,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libroboest.a $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libroboest.a $(LDLIBS) $(MPI_LIBS)
 
 # The main job on the shipped data: the demo pipeline on datasets/demo_arm.mat (made by
 # scripts/make-demo-log.sh), estimates and reports into $(BUILD)/demo, the metric table on stdout; then the
@@ -460,6 +470,9 @@ bench-walk: all $(BUILD)/bench_walk
 
 bench-ftcal: all $(BUILD)/bench_ftcal
 	$(BUILD)/bench_ftcal $(abspath .)
+
+bench-mpi: all
+	scripts/bench-mpi.sh $(BUILD)
 
 # libFuzzer targets (clang), each run for FUZZ_SECONDS on a corpus seeded from the test fixtures.
 # fuzz_log_read reads in-process and skips HDF5 inputs (FUZZ_DEFS): Debian's libhdf5 1.10 itself overflows

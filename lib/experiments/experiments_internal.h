@@ -58,6 +58,54 @@ typedef struct rb_pool {
  * rb_status, RB_EINVAL otherwise (err untouched). */
 int rb_pool_run(const rb_pool *pl, bool *cancelled, rb_err *err);
 
+/* ---- one (variant, log) run of a suite as data (suite_store.c; made by suite_run.c, read by suite_report.c) ---- */
+/* A figure trace of the run: the estimate of the trace's joint inside its window, and the reference's samples of
+ * that joint (all of them) with its unit. Empty (n 0) for a trace of another log. */
+typedef struct rb_suite_pair_trace {
+    size_t est_n, ref_n;
+    double *est_t, *est_y, *ref_t, *ref_y;
+    char *unit;
+} rb_suite_pair_trace;
+
+/* Everything the report needs from one run: the statistics (not the samples), the log's facts that the report
+ * shows (the same in every variant's run of the log), the warnings and the figures' traces. */
+struct rb_suite_pair {
+    char key[65];       /* rb_suite_keys' key of the run */
+    char *input_sha256; /* the log's files, comma-separated */
+    size_t n_joints;
+    char **joints; /* the joints scored, in the table's order */
+    double t_start;
+    char *settle_why; /* the start-up excluded on the log (provenance), NULL with the suite's window */
+    size_t n_samples; /* clock samples of the run */
+    rb_stats *stats;  /* n_joints + 1 ("all" last) */
+    bool has_confusion;
+    rb_confusion confusion;
+    size_t n_warnings;
+    char **warnings;
+    size_t n_traces; /* the suite's figures.traces, by index */
+    rb_suite_pair_trace *traces;
+    size_t n_shaded; /* the contact channel's active stretches, with traces on the log */
+    rb_interval *shaded;
+};
+
+/* A session's paths joined by sep, or (base) their file names (rb_free; NULL when out of memory). suite_report.c */
+char *rb_suite_session_text(const rb_cfg_session *ses, const char *sep, bool base);
+/* Every joint of the traces and the published values is scored: RB_ENOTFOUND naming the item. suite_report.c */
+int rb_suite_check_joints(const rb_suite *s, char *const *joints, size_t n_joints, rb_err *err);
+/* An empty run with n_joints + 1 stats and n_traces trace slots (NULL when out of memory). */
+rb_suite_pair *rb_suite_pair_alloc(size_t n_joints, size_t n_traces);
+/* The key of run (v, l) from the hashes of its inputs: pipeline_sha (rb_suite_pipeline_sha), the log's files'
+ * (comma-separated), its reference_log file's (NULL: none) and, for a suite without "joints", the first log's
+ * files' (they name the joints). */
+void rb_suite_pair_key(const rb_suite *s, const char *const *pipeline_sha, size_t v, size_t l, const char *input_sha,
+                       const char *ref_sha, const char *log0_sha, char key[65]);
+/* The SHA-256 of a session's files, comma-separated as rb_run_result.input_sha256 (*out, rb_free). rb_sha256_file's
+ * errors, RB_ENOMEM. */
+int rb_suite_session_sha(const rb_cfg_session *ses, char **out, rb_err *err);
+/* The hash of variant v's pipeline: its resolved configuration, its text and its URDF's bytes. RB_ENOMEM, the
+ * URDF's read errors. */
+int rb_suite_pipeline_sha(const rb_suite *s, size_t v, char sha[65], rb_err *err);
+
 /* ---- the closed loop's tables (closed_loop_run.c makes them, closed_loop_report.c shows them) ---------------- */
 /* Statistics of the closed-loop tables (rb_stat_key indices). */
 enum { ST_MSE = 0, ST_RMSE, ST_MAE, ST_MAX_ABS, ST_MEAN_ABS_EST };

@@ -1,6 +1,7 @@
-/* Running a comparison suite: read the logs, run every (variant, log) pair on a pool of threads, score the
- * estimates against the reference channel, then summarize and draw in a fixed order, so that the bytes of
- * the result never depend on the thread count or on timing. */
+/* Running a comparison suite's (variant, log) pairs: read the logs a set of runs needs, run the pairs on a pool of
+ * threads, score the estimates against the reference channel, and leave each run's result as data (rb_suite_pair);
+ * the report is made from those alone (suite_report.c), so the bytes never depend on the thread count, on timing
+ * or on where the runs were made. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,8 +13,8 @@ typedef struct log_data {
     rb_log *log;
     rb_log *ref_log; /* the suite's reference_log for this log (NULL: the reference is in log) */
     char *ref_path;
-    char *label; /* its files joined by " + " */
-    char *files; /* basenames joined by "," */
+    char ref_sha[65]; /* of ref_path's file, for the run's key */
+    char *label;      /* its files joined by " + " */
     const rb_channel *ref;
     size_t *sel; /* n_joints element indices into ref */
     size_t n_shaded;
@@ -26,67 +27,58 @@ typedef struct log_data {
 } log_data;
 
 /* What one pair leaves behind (its own slot, written by one thread only). */
-typedef struct pair_out {
-    rb_stats *stats;    /* n_joints + 1 ("all" last) */
-    char *input_sha256; /* of the log's files (the runner computes it: in parallel, not while reading) */
-    size_t n_samples;
-    size_t n_warnings;
-    char **warnings;
-    double **trace_t, **trace_y; /* per suite trace whose log is this pair's: the estimate of its joint */
-    size_t *trace_n;
-    rb_confusion confusion; /* the suite's "confusion": the joints pooled */
-} pair_out;
+typedef rb_suite_pair pair_out;
+
+struct rb_suite_runner {
+    const rb_suite *s;
+    rb_suite_opts opts;
+    char (*psha)[65]; /* each variant's pipeline hash, for the keys */
+    const char **pp;
+    size_t n_joints;
+    char **joints;  /* the suite's, or the first log's reference elements once read (NULL until then) */
+    char *log0_sha; /* the first log's files' hashes, when it names the joints */
+    rb_suite_finished_fn finished;
+    void *finished_user;
+};
 
 typedef struct job {
     const rb_suite *s;
-    log_data *logs;
+    rb_suite_runner *rn;
+    log_data *logs;       /* n_logs slots, the needed ones read */
+    size_t n_need, *need; /* logs to read, in log order */
     size_t n_joints;
-    char **joints; /* n_joints names (the suite's, or the first log's reference elements) */
-    pair_out *out; /* n_variants x n_logs, variant-major */
+    char **joints; /* n_joints names (the runner's) */
+    const size_t *items;
+    pair_out **out; /* one per item */
     size_t n_pairs;
     const rb_suite_opts *opts;
-    rb_suite_result *res;     /* the table goes here */
-    rb_suite_figure *figures; /* 2 + n_traces slots (box plots, traces), filled by the post-phase tasks */
 } job;
-
-/* Post-phase tasks, each with its own slot: the table, the two box plots, then one per trace. Task i > 0
- * makes figure i - 1. */
-enum { POST_TABLE, POST_RMSE_BOX, POST_MAGNITUDE_BOX, POST_TRACES };
 
 static int nomem(rb_err *err) { return rb_err_set(err, RB_ENOMEM, "out of memory"); }
 
 static char *join_paths(const rb_cfg_session *ses, const char *sep, bool base)
 {
-    size_t len = 1;
-    for (size_t i = 0; i < ses->n_paths; i++)
-        len += strlen(ses->paths[i]) + strlen(sep);
-    char *s = rb_malloc(len);
-    if (!s)
-        return NULL;
-    s[0] = '\0';
-    for (size_t i = 0; i < ses->n_paths; i++) {
-        if (i)
-            strcat(s, sep);
-        strcat(s, base ? rb_path_basename(ses->paths[i]) : ses->paths[i]);
-    }
-    return s;
+    return rb_suite_session_text(ses, sep, base);
 }
 
 /* ---- logs: read, checked, prepared ---------------------------------------------------------------------- */
-/* The joint names: the suite's, or every element of the first log's reference channel. */
+/* The joint names: the suite's, or every element of the first log's reference channel; kept by the runner. */
 static int choose_joints(job *jb, rb_err *err)
 {
     const rb_suite *s = jb->s;
+    rb_suite_runner *rn = jb->rn;
     const rb_channel *ref = jb->logs[0].ref;
-    jb->n_joints = s->n_joints ? s->n_joints : ref->n_elements;
-    if (jb->n_joints == 0)
+    size_t n = s->n_joints ? s->n_joints : ref->n_elements;
+    if (n == 0)
         return rb_err_set(err, RB_EINPUT, "%s: reference channel %s has no elements", jb->logs[0].label, ref->name);
-    if (!(jb->joints = rb_calloc(jb->n_joints, sizeof *jb->joints)))
+    if (!(rn->joints = rb_calloc(n, sizeof *rn->joints)))
         return nomem(err);
-    for (size_t j = 0; j < jb->n_joints; j++)
-        if (!(jb->joints[j] = rb_strdup(s->n_joints ? s->joints[j] : ref->element_names[j])))
+    for (size_t j = 0; j < n; j++, rn->n_joints++)
+        if (!(rn->joints[j] = rb_strdup(s->n_joints ? s->joints[j] : ref->element_names[j])))
             return nomem(err);
-    return RB_OK;
+    int rc = s->n_joints ? RB_OK : rb_suite_session_sha(&s->logs[0], &rn->log0_sha, err);
+    jb->joints = rn->joints, jb->n_joints = rn->n_joints;
+    return rc;
 }
 
 static int select_joints(job *jb, log_data *ld, rb_err *err)
@@ -151,21 +143,23 @@ static int event_times(const rb_suite *s, log_data *ld, rb_err *err)
     return RB_OK;
 }
 
-/* Run by the pool, one log per task: reading is the part of a log that needs no other log. */
-static int read_log(void *ctx, size_t l, rb_err *err)
+/* Run by the pool, one needed log per task: reading is the part of a log that needs no other log. */
+static int read_log(void *ctx, size_t i, rb_err *err)
 {
     job *jb = ctx;
+    size_t l = jb->need[i];
     log_data *ld = &jb->logs[l];
     const rb_cfg_session *ses = &jb->s->logs[l];
     ld->label = join_paths(ses, " + ", false);
-    ld->files = join_paths(ses, ",", true);
-    if (!ld->label || !ld->files)
+    if (!ld->label)
         return nomem(err);
     int rc = rb_log_read_session((const char *const *)ses->paths, ses->n_paths, &ld->log, NULL, err);
     if (!rc && jb->s->reference_log.path &&
         (rc = rb_reference_log_read(&jb->s->reference_log, ses->paths[0], jb->s->reference, &ld->ref_path, &ld->ref_log,
                                     &ld->ref, err)) != RB_OK)
         rb_err_prefix(err, rc, "%s: reference_log: ", ld->label);
+    if (!rc && ld->ref_path)
+        rc = rb_sha256_file(ld->ref_path, ld->ref_sha, err);
     return rc;
 }
 
@@ -212,7 +206,7 @@ static int prepare_log(job *jb, size_t l, rb_err *err)
         return rb_err_set(err, RB_ENOTFOUND, "%s: reference channel %s not found (reference)", ld->label, s->reference);
     if (ld->ref->n_samples == 0)
         return rb_err_set(err, RB_EINPUT, "%s: reference channel %s has no samples", ld->label, s->reference);
-    if (l == 0 && (rc = choose_joints(jb, err)))
+    if (l == 0 && !jb->joints && (rc = choose_joints(jb, err)))
         return rc;
     rc = select_joints(jb, ld, err);
     if (!rc && s->contact_channel)
@@ -220,37 +214,6 @@ static int prepare_log(job *jb, size_t l, rb_err *err)
     if (!rc && s->events_channel)
         rc = event_times(s, ld, err);
     return rc ? rc : log_settle(jb, ld, err);
-}
-
-/* The index of a joint name (NULL: all joints, n_joints); SIZE_MAX when it is not scored. */
-static size_t joint_of(const job *jb, const char *name)
-{
-    if (!name)
-        return jb->n_joints;
-    for (size_t j = 0; j < jb->n_joints; j++)
-        if (strcmp(jb->joints[j], name) == 0)
-            return j;
-    return SIZE_MAX;
-}
-
-static int check_trace_joints(const job *jb, rb_err *err)
-{
-    for (size_t k = 0; k < jb->s->n_traces; k++) {
-        bool found = false;
-        for (size_t j = 0; j < jb->n_joints && !found; j++)
-            found = strcmp(jb->joints[j], jb->s->traces[k].joint) == 0;
-        if (!found)
-            return rb_err_set(err, RB_ENOTFOUND,
-                              "%s: figures.traces[%zu]: joint '%s' is not an element of the "
-                              "reference channel %s",
-                              jb->s->path, k, jb->s->traces[k].joint, jb->s->reference);
-    }
-    for (size_t k = 0; k < jb->s->n_published; k++)
-        if (joint_of(jb, jb->s->published[k].joint) == SIZE_MAX)
-            return rb_err_set(err, RB_ENOTFOUND,
-                              "%s: published[%zu]: joint '%s' is not an element of the reference channel %s",
-                              jb->s->path, k, jb->s->published[k].joint, jb->s->reference);
-    return RB_OK;
 }
 
 /* ---- one pair --------------------------------------------------------------------------------------------- */
@@ -429,14 +392,15 @@ static int score(const job *jb, const log_data *ld, const rb_suite_variant *var,
             j++;
         double w0, w1;
         rb_window_resolve(&tr->window, ld->t_start, &w0, &w1);
-        po->trace_t[k] = rb_malloc((res->clock.n ? res->clock.n : 1) * sizeof(double));
-        po->trace_y[k] = rb_malloc((res->clock.n ? res->clock.n : 1) * sizeof(double));
-        if (!po->trace_t[k] || !po->trace_y[k])
+        rb_suite_pair_trace *t = &po->traces[k];
+        t->est_t = rb_malloc((res->clock.n ? res->clock.n : 1) * sizeof(double));
+        t->est_y = rb_malloc((res->clock.n ? res->clock.n : 1) * sizeof(double));
+        if (!t->est_t || !t->est_y)
             rc = nomem(err);
         for (size_t i = 0; !rc && i < res->clock.n; i++)
             if (res->clock.t[i] >= w0 && res->clock.t[i] <= w1) {
-                po->trace_t[k][po->trace_n[k]] = res->clock.t[i];
-                po->trace_y[k][po->trace_n[k]++] = est->data[i * est->width + col[j]];
+                t->est_t[t->est_n] = res->clock.t[i];
+                t->est_y[t->est_n++] = est->data[i * est->width + col[j]];
             }
     }
     rb_free(col);
@@ -469,14 +433,54 @@ static int note_outside(const job *jb, const log_data *ld, const rb_suite_varian
     return RB_OK;
 }
 
-static int run_pair(void *ctx, size_t i, rb_err *err) /* a pool task */
+/* The log's facts the report shows, copied into the run: its start, the start-up excluded, the joints, and for the
+ * figures' traces on it the reference's samples of the joint and the contact stretches. */
+static int log_facts(const job *jb, const log_data *ld, size_t l, pair_out *po, rb_err *err)
+{
+    const rb_suite *s = jb->s;
+    po->t_start = ld->t_start;
+    if (ld->settle_why && !(po->settle_why = rb_strdup(ld->settle_why)))
+        return nomem(err);
+    for (size_t j = 0; j < jb->n_joints; j++)
+        if (!(po->joints[j] = rb_strdup(jb->joints[j])))
+            return nomem(err);
+    bool traced = false;
+    for (size_t k = 0; k < s->n_traces; k++) {
+        if (s->traces[k].log != l)
+            continue;
+        traced = true;
+        size_t j = 0, n = ld->ref->n_samples;
+        while (strcmp(jb->joints[j], s->traces[k].joint) != 0)
+            j++;
+        rb_suite_pair_trace *t = &po->traces[k];
+        t->ref_t = rb_malloc((n ? n : 1) * sizeof(double));
+        t->ref_y = rb_malloc((n ? n : 1) * sizeof(double));
+        t->unit = rb_strdup(ld->ref->units[ld->sel[j]]);
+        if (!t->ref_t || !t->ref_y || !t->unit)
+            return nomem(err);
+        for (size_t i = 0; i < n; i++) {
+            t->ref_t[i] = ld->ref->time[i];
+            t->ref_y[i] = ld->ref->data[i * ld->ref->n_elements + ld->sel[j]];
+        }
+        t->ref_n = n;
+    }
+    if (traced && ld->n_shaded) {
+        if (!(po->shaded = rb_malloc(ld->n_shaded * sizeof *po->shaded)))
+            return nomem(err);
+        memcpy(po->shaded, ld->shaded, ld->n_shaded * sizeof *po->shaded);
+        po->n_shaded = ld->n_shaded;
+    }
+    return RB_OK;
+}
+
+static int run_pair(void *ctx, size_t item, rb_err *err) /* a pool task */
 {
     job *jb = ctx;
     const rb_suite *s = jb->s;
-    size_t v = i / s->n_logs, l = i % s->n_logs;
+    size_t i = jb->items[item], v = i / s->n_logs, l = i % s->n_logs;
     const rb_suite_variant *var = &s->variants[v];
     const log_data *ld = &jb->logs[l];
-    pair_out *po = &jb->out[i];
+    pair_out *po = jb->out[item];
     rb_run_result *res = NULL;
     const rb_cfg_session *ses = &s->logs[l];
     int rc =
@@ -496,6 +500,11 @@ static int run_pair(void *ctx, size_t i, rb_err *err) /* a pool task */
         po->n_warnings = res->n_warnings;
         res->warnings = NULL;
         res->n_warnings = 0;
+        po->has_confusion = s->n_labels > 0;
+        rb_suite_pair_key(s, jb->rn->pp, v, l, po->input_sha256, ld->ref_sha, jb->rn->log0_sha, po->key);
+        rc = log_facts(jb, ld, l, po, err);
+        if (!rc && jb->rn->finished)
+            rc = jb->rn->finished(jb->rn->finished_user, i, po, err);
     }
     rb_run_result_free(res);
     return rc ? rb_err_prefix(err, rc, "variant %s: ", var->name) : RB_OK;
@@ -517,265 +526,46 @@ static int run_pool(job *jb, int (*task)(void *, size_t, rb_err *), size_t n, bo
     return cancelled ? rb_err_set(err, rc, "%s: comparison cancelled by the caller", jb->s->path) : rc;
 }
 
-/* ---- the table ------------------------------------------------------------------------------------------------ */
-
-/* "log <name>: window": the suite's window resolved on the log, or the start-up the runs skip without one; a variant
- * with its own window adds "log <name>: variant <v>: window". */
-static int window_provenance(const job *jb, rb_provenance *pv, size_t l, rb_err *err)
+/* ---- the runner ------------------------------------------------------------------------------------------------ */
+int rb_suite_runner_new(const rb_suite *s, const rb_suite_opts *opts, rb_suite_runner **out, rb_err *err)
 {
-    const rb_suite *s = jb->s;
-    const log_data *ld = &jb->logs[l];
-    char w[128];
-    double t0, t1;
+    *out = NULL;
+    rb_suite_runner *rn = rb_calloc(1, sizeof *rn);
+    if (!rn || !(rn->psha = rb_calloc(s->n_variants, sizeof *rn->psha)) ||
+        !(rn->pp = rb_calloc(s->n_variants, sizeof *rn->pp))) {
+        rb_suite_runner_free(rn);
+        return nomem(err);
+    }
+    rn->s = s;
+    if (opts)
+        rn->opts = *opts;
     int rc = RB_OK;
-    if (s->has_window) {
-        rb_window_text(&s->window, w, sizeof w);
-        rb_window_resolve(&s->window, ld->t_start, &t0, &t1);
-        char *text = rb_asprintf("t from %.15g to %.15g s (the suite's window %s)", t0, t1, w);
-        rc = text ? rb_provenance_addf(pv, text, err, "log %s: window", s->log_names[l]) : nomem(err);
-        rb_free(text);
-    } else {
-        rc = rb_provenance_addf(pv, ld->settle_why, err, "log %s: window", s->log_names[l]);
-    }
     for (size_t v = 0; !rc && v < s->n_variants; v++) {
-        if (!s->variants[v].has_window)
-            continue;
-        rb_window_text(&s->variants[v].window, w, sizeof w);
-        rb_window_resolve(&s->variants[v].window, ld->t_start, &t0, &t1);
-        char *text = rb_asprintf("t from %.15g to %.15g s (%s)", t0, t1, w);
-        rc = text
-                 ? rb_provenance_addf(pv, text, err, "log %s: variant %s: window", s->log_names[l], s->variants[v].name)
-                 : nomem(err);
-        rb_free(text);
+        rc = rb_suite_pipeline_sha(s, v, rn->psha[v], err);
+        rn->pp[v] = rn->psha[v];
     }
-    return rc;
-}
-
-static int provenance(const job *jb, rb_comparison *c, rb_err *err)
-{
-    const rb_suite *s = jb->s;
-    rb_provenance pv = {0, NULL, NULL};
-    int rc = rb_provenance_init(&pv, err);
-    if (!rc)
-        rc = rb_provenance_add(&pv, "suite", rb_path_basename(s->path), err);
-    if (!rc)
-        rc = rb_provenance_add(&pv, "suite_sha256", s->sha256, err);
-    for (size_t v = 0; !rc && v < s->n_variants; v++)
-        rc = rb_experiments_variant_provenance(&pv, s->variants[v].name, s->variants[v].pipeline, "estimate",
-                                               s->variants[v].estimate, err);
-    for (size_t l = 0; !rc && l < s->n_logs; l++) {
-        rc = rb_provenance_addf(&pv, jb->logs[l].files, err, "log %s: input", s->log_names[l]);
-        if (!rc) /* variant 0's */
-            rc = rb_provenance_addf(&pv, jb->out[l].input_sha256, err, "log %s: input_sha256", s->log_names[l]);
-        if (!rc) /* the scored samples: the window, or what the start-up skip excluded */
-            rc = window_provenance(jb, &pv, l, err);
-    }
-    if (!rc)
-        rc = rb_comparison_set_provenance(c, &pv, err);
-    rb_provenance_free(&pv);
-    return rc;
-}
-
-static int make_table(const job *jb, rb_comparison **out, rb_err *err)
-{
-    const rb_suite *s = jb->s;
-    const char **variants = rb_calloc(s->n_variants, sizeof *variants);
-    if (!variants)
-        return nomem(err);
-    for (size_t v = 0; v < s->n_variants; v++)
-        variants[v] = s->variants[v].name;
-    rb_comparison *c = NULL;
-    int rc = rb_comparison_new(&c, s->name, s->reference, variants, s->n_variants, (const char *const *)s->log_names,
-                               s->n_logs, (const char *const *)jb->joints, jb->n_joints, err);
-    rb_free(variants);
     if (rc)
-        return rc;
-    c->n_shown = s->n_stats;
-    memcpy(c->shown, s->stats, sizeof c->shown);
-    c->bootstrap = s->bootstrap;
-    for (size_t k = 0; !rc && k < s->n_published; k++) {
-        const rb_suite_published *p = &s->published[k];
-        rc = rb_comparison_add_published(c, p->variant, joint_of(jb, p->joint), p->stat, p->value, p->source, err);
-    }
-    for (size_t v = 0; v < s->n_variants; v++)
-        for (size_t l = 0; l < s->n_logs; l++)
-            for (size_t j = 0; j <= jb->n_joints; j++)
-                *rb_comparison_at(c, v, j, l) = jb->out[v * s->n_logs + l].stats[j];
-    if (!rc && s->n_labels)
-        rc = rb_comparison_set_confusion(c, (const char *const *)s->labels, s->n_labels,
-                                         (const char *const *)s->reference_labels, s->n_reference_labels,
-                                         s->confusion_where, err);
-    for (size_t v = 0; !rc && s->n_labels && v < s->n_variants; v++)
-        for (size_t l = 0; l < s->n_logs; l++)
-            *rb_comparison_confusion(c, v, l) = jb->out[v * s->n_logs + l].confusion;
-    if (!rc)
-        rc = provenance(jb, c, err);
-    if (!rc)
-        rc = rb_comparison_summarize(c, err);
-    if (rc)
-        rb_comparison_free(c);
+        rb_suite_runner_free(rn);
     else
-        *out = c;
+        *out = rn;
     return rc;
 }
 
-/* ---- figures --------------------------------------------------------------------------------------------------- */
-/* The figure of post-phase task `task` takes name and svg (both freed on failure). */
-static int set_figure(const job *jb, size_t task, char *name, char *svg, rb_err *err)
+void rb_suite_runner_on_finished(rb_suite_runner *rn, rb_suite_finished_fn fn, void *user)
 {
-    if (!name || !svg) {
-        rb_free(name);
-        rb_free(svg);
-        return nomem(err);
-    }
-    jb->figures[task - POST_RMSE_BOX] = (rb_suite_figure){name, svg};
-    return RB_OK;
+    rn->finished = fn;
+    rn->finished_user = user;
 }
 
-/* Box plots of statistic k over every (log, joint) value of each variant; with_ref adds the reference's. */
-static int box_figure(const job *jb, size_t task, size_t k, bool with_ref, const char *file, const char *title,
-                      const char *y_label, rb_err *err)
+void rb_suite_runner_free(rb_suite_runner *rn)
 {
-    const rb_suite *s = jb->s;
-    size_t L = s->n_logs, J = jb->n_joints, n_series = s->n_variants + with_ref;
-    rb_box_series *series = rb_calloc(n_series, sizeof *series);
-    double *values = rb_calloc(n_series * L * J, sizeof *values);
-    int rc = series && values ? RB_OK : nomem(err);
-    for (size_t b = 0; !rc && b < n_series; b++) {
-        bool is_ref = b == s->n_variants;
-        series[b] = (rb_box_series){is_ref ? "reference" : s->variants[b].name, values + b * L * J, L * J};
-        for (size_t l = 0; l < L; l++)
-            for (size_t j = 0; j < J; j++) {
-                const rb_stats *st = &jb->out[(is_ref ? 0 : b) * L + l].stats[j];
-                values[b * L * J + l * J + j] = is_ref ? st->mean_abs_ref : rb_stat_value(st, k);
-            }
-    }
-    char *svg = NULL;
-    if (!rc)
-        rc = rb_svg_boxplot(title, y_label, series, n_series, &svg, err);
-    if (!rc)
-        rc = set_figure(jb, task, rb_strdup(file), svg, err);
-    rb_free(series);
-    rb_free(values);
-    return rc;
-}
-
-static void safe_name(char *s)
-{
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_' ||
-              *s == '-' || *s == '.'))
-            *s = '_';
-}
-
-static int trace_figure(const job *jb, size_t k, rb_err *err)
-{
-    const rb_suite *s = jb->s;
-    const rb_suite_trace *tr = &s->traces[k];
-    const log_data *ld = &jb->logs[tr->log];
-    size_t j = 0, n_lines = s->n_variants + 1;
-    while (strcmp(jb->joints[j], tr->joint) != 0)
-        j++;
-    rb_trace_line *lines = rb_calloc(n_lines, sizeof *lines);
-    double *ref_y = rb_malloc(ld->ref->n_samples * sizeof *ref_y);
-    if (!lines || !ref_y) {
-        rb_free(lines);
-        rb_free(ref_y);
-        return nomem(err);
-    }
-    for (size_t i = 0; i < ld->ref->n_samples; i++)
-        ref_y[i] = ld->ref->data[i * ld->ref->n_elements + ld->sel[j]];
-    lines[0] = (rb_trace_line){s->reference, ld->ref->time, ref_y, ld->ref->n_samples};
-    double t0 = INFINITY, t1 = -INFINITY;
-    for (size_t v = 0; v < s->n_variants; v++) {
-        const pair_out *po = &jb->out[v * s->n_logs + tr->log];
-        lines[v + 1] = (rb_trace_line){s->variants[v].name, po->trace_t[k], po->trace_y[k], po->trace_n[k]};
-        if (po->trace_n[k]) {
-            t0 = fmin(t0, po->trace_t[k][0]);
-            t1 = fmax(t1, po->trace_t[k][po->trace_n[k] - 1]);
-        }
-    }
-    if (tr->has_window)
-        rb_window_resolve(&tr->window, ld->t_start, &t0, &t1);
-    char *title = rb_asprintf("%s: %s on %s", s->name, tr->joint, s->log_names[tr->log]);
-    char *file = rb_asprintf("trace_%s_%s_%zu.svg", s->log_names[tr->log], tr->joint, k);
-    char *svg = NULL;
-    int rc = title && file ? RB_OK : nomem(err);
-    if (!rc && !(t1 > t0))
-        rc =
-            rb_err_set(err, RB_EINPUT, "%s: figures.traces[%zu]: no estimate sample in the trace's window", s->path, k);
-    if (!rc) {
-        safe_name(file);
-        const char *unit = ld->ref->units[ld->sel[j]];
-        char y_label[300];
-        snprintf(y_label, sizeof y_label, unit[0] ? "%s (%s)" : "%s", tr->joint, unit);
-        rc = rb_svg_traces(title, y_label, lines, n_lines, ld->shaded, ld->n_shaded, t0, t1, &svg, err);
-    }
-    if (!rc) {
-        rc = set_figure(jb, POST_TRACES + k, file, svg, err);
-        file = NULL;
-    }
-    rb_free(title);
-    rb_free(file);
-    rb_free(lines);
-    rb_free(ref_y);
-    return rc;
-}
-
-/* A post-phase task (on the pool: the table's bootstrap and the figures need only the pairs' slots). */
-static int post_task(void *ctx, size_t i, rb_err *err)
-{
-    const job *jb = ctx;
-    char title[512];
-    switch (i) {
-    case POST_TABLE: return make_table(jb, &jb->res->table, err);
-    case POST_RMSE_BOX:
-        snprintf(title, sizeof title, "%s: RMSE per joint and log", jb->s->name);
-        return box_figure(jb, i, 1, false, "rmse_box.svg", title, "RMSE", err);
-    case POST_MAGNITUDE_BOX:
-        snprintf(title, sizeof title, "%s: mean magnitude per joint and log", jb->s->name);
-        return box_figure(jb, i, 4, true, "magnitude_box.svg", title, "mean |value|", err);
-    default: return trace_figure(jb, i - POST_TRACES, err);
-    }
-}
-
-/* The table and the figures, made on the pool; the figures keep their slots' order. */
-static int post_phase(job *jb, rb_suite_result *r, rb_err *err)
-{
-    size_t n_figures = POST_TRACES - POST_RMSE_BOX + jb->s->n_traces;
-    if (!(jb->figures = rb_calloc(n_figures, sizeof *jb->figures)))
-        return nomem(err);
-    jb->res = r;
-    int rc = run_pool(jb, post_task, POST_RMSE_BOX + n_figures, false, err);
-    if (!rc) {
-        r->figures = jb->figures;
-        r->n_figures = n_figures;
-        jb->figures = NULL;
-    }
-    return rc;
-}
-
-/* ---- gathering, in pair order ----------------------------------------------------------------------------------- */
-static int gather_warnings(const job *jb, rb_suite_result *r, rb_err *err)
-{
-    for (size_t i = 0; i < jb->n_pairs; i++) {
-        pair_out *po = &jb->out[i];
-        r->n_samples += po->n_samples;
-        for (size_t w = 0; w < po->n_warnings; w++) {
-            bool seen = false;
-            for (size_t k = 0; k < r->n_warnings && !seen; k++)
-                seen = strcmp(r->warnings[k], po->warnings[w]) == 0;
-            if (seen)
-                continue;
-            char **grown = rb_realloc(r->warnings, (r->n_warnings + 1) * sizeof *grown);
-            if (!grown)
-                return nomem(err);
-            r->warnings = grown;
-            r->warnings[r->n_warnings++] = po->warnings[w];
-            po->warnings[w] = NULL;
-        }
-    }
-    return RB_OK;
+    if (!rn)
+        return;
+    rb_free(rn->psha);
+    rb_free(rn->pp);
+    rb_strings_free(rn->joints, rn->n_joints);
+    rb_free(rn->log0_sha);
+    rb_free(rn);
 }
 
 static void free_job(job *jb)
@@ -787,122 +577,108 @@ static void free_job(job *jb)
         rb_log_free(ld->ref_log);
         rb_free(ld->ref_path);
         rb_free(ld->label);
-        rb_free(ld->files);
         rb_free(ld->sel);
         rb_free(ld->shaded);
         rb_free(ld->event_times);
         rb_free(ld->settle_why);
     }
     rb_free(jb->logs);
-    for (size_t i = 0; jb->out && i < jb->n_pairs; i++) {
-        pair_out *po = &jb->out[i];
-        rb_free(po->stats);
-        rb_free(po->input_sha256);
-        rb_strings_free(po->warnings, po->n_warnings);
-        for (size_t k = 0; k < s->n_traces; k++) {
-            rb_free(po->trace_t ? po->trace_t[k] : NULL);
-            rb_free(po->trace_y ? po->trace_y[k] : NULL);
-        }
-        rb_free(po->trace_t);
-        rb_free(po->trace_y);
-        rb_free(po->trace_n);
-    }
-    rb_free(jb->out);
-    rb_strings_free(jb->joints, jb->n_joints);
-    for (size_t k = 0; jb->figures && k < POST_TRACES - POST_RMSE_BOX + s->n_traces; k++) {
-        rb_free(jb->figures[k].name);
-        rb_free(jb->figures[k].svg);
-    }
-    rb_free(jb->figures);
+    rb_free(jb->need);
 }
 
-static int alloc_slots(job *jb, rb_err *err)
+/* The logs the items need (and the first, while it has to name the joints), in log order. */
+static int plan_logs(job *jb, rb_err *err)
 {
     const rb_suite *s = jb->s;
-    size_t nt = s->n_traces ? s->n_traces : 1;
-    if (!(jb->out = rb_calloc(jb->n_pairs, sizeof *jb->out)))
+    if (!(jb->logs = rb_calloc(s->n_logs, sizeof *jb->logs)) || !(jb->need = rb_calloc(s->n_logs, sizeof *jb->need)))
         return nomem(err);
-    for (size_t i = 0; i < jb->n_pairs; i++) {
-        pair_out *po = &jb->out[i];
-        po->stats = rb_calloc(jb->n_joints + 1, sizeof *po->stats);
-        po->trace_t = rb_calloc(nt, sizeof *po->trace_t);
-        po->trace_y = rb_calloc(nt, sizeof *po->trace_y);
-        po->trace_n = rb_calloc(nt, sizeof *po->trace_n);
-        if (!po->stats || !po->trace_t || !po->trace_y || !po->trace_n)
-            return nomem(err);
-    }
+    bool *needed = rb_calloc(s->n_logs, sizeof *needed);
+    if (!needed)
+        return nomem(err);
+    for (size_t k = 0; k < jb->n_pairs; k++)
+        needed[jb->items[k] % s->n_logs] = true;
+    needed[0] |= !jb->joints;
+    for (size_t l = 0; l < s->n_logs; l++)
+        if (needed[l])
+            jb->need[jb->n_need++] = l;
+    rb_free(needed);
     return RB_OK;
 }
 
-void rb_suite_result_free(rb_suite_result *r)
+int rb_suite_runner_run(rb_suite_runner *rn, const size_t *items, size_t n, rb_suite_pair **runs, rb_err *err)
 {
-    if (!r)
-        return;
-    rb_comparison_free(r->table);
-    for (size_t i = 0; i < r->n_figures; i++) {
-        rb_free(r->figures[i].name);
-        rb_free(r->figures[i].svg);
+    const rb_suite *s = rn->s;
+    job jb = {0};
+    jb.s = s;
+    jb.rn = rn;
+    jb.opts = &rn->opts;
+    jb.items = items;
+    jb.n_pairs = n;
+    jb.out = runs;
+    jb.joints = rn->joints, jb.n_joints = rn->n_joints;
+    for (size_t k = 0; k < n; k++)
+        runs[k] = NULL;
+    for (size_t k = 0; k < n; k++)
+        if (items[k] >= s->n_variants * s->n_logs)
+            return rb_err_set(err, RB_EINVAL, "%s: run %zu of %zu runs", s->path, items[k], s->n_variants * s->n_logs);
+    int rc = plan_logs(&jb, err);
+    if (!rc)
+        rc = run_pool(&jb, read_log, jb.n_need, false, err);
+    for (size_t k = 0; !rc && k < jb.n_need; k++)
+        rc = prepare_log(&jb, jb.need[k], err);
+    if (!rc)
+        rc = rb_suite_check_joints(s, jb.joints, jb.n_joints, err);
+    for (size_t k = 0; !rc && k < n; k++)
+        if (!(runs[k] = rb_suite_pair_alloc(jb.n_joints, s->n_traces)))
+            rc = nomem(err);
+    if (!rc)
+        rc = run_pool(&jb, run_pair, n, true, err);
+    free_job(&jb);
+    for (size_t k = 0; rc && k < n; k++) {
+        rb_suite_pair_free(runs[k]);
+        runs[k] = NULL;
     }
-    rb_free(r->figures);
-    rb_strings_free(r->warnings, r->n_warnings);
-    rb_free(r);
+    return rc;
+}
+
+/* ---- a whole suite in this process ------------------------------------------------------------------------------ */
+/* Through the byte form and back: the report reads what a store or another process would give it. */
+static int through_bytes(rb_suite_pair **r, const char *what, rb_err *err)
+{
+    unsigned char *bytes = NULL;
+    size_t len = 0;
+    rb_suite_pair *back = NULL;
+    int rc = rb_suite_pair_encode(*r, &bytes, &len, err);
+    if (!rc)
+        rc = rb_suite_pair_decode(bytes, len, what, &back, err);
+    rb_free(bytes);
+    if (!rc) {
+        rb_suite_pair_free(*r);
+        *r = back;
+    }
+    return rc;
 }
 
 int rb_suite_run(const rb_suite *s, const rb_suite_opts *opts, rb_suite_result **out, rb_err *err)
 {
     *out = NULL;
-    job jb = {0};
-    jb.s = s;
-    jb.opts = opts;
-    jb.n_pairs = s->n_variants * s->n_logs;
-    rb_suite_result *r = rb_calloc(1, sizeof *r);
-    int rc = r && (jb.logs = rb_calloc(s->n_logs, sizeof *jb.logs)) ? RB_OK : nomem(err);
+    size_t n = s->n_variants * s->n_logs;
+    rb_suite_runner *rn = NULL;
+    size_t *items = rb_calloc(n, sizeof *items);
+    rb_suite_pair **runs = rb_calloc(n, sizeof *runs);
+    int rc = items && runs ? rb_suite_runner_new(s, opts, &rn, err) : nomem(err);
+    for (size_t i = 0; i < n && items; i++)
+        items[i] = i;
     if (!rc)
-        rc = run_pool(&jb, read_log, s->n_logs, false, err);
-    for (size_t l = 0; !rc && l < s->n_logs; l++)
-        rc = prepare_log(&jb, l, err);
+        rc = rb_suite_runner_run(rn, items, n, runs, err);
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = through_bytes(&runs[i], s->path, err);
     if (!rc)
-        rc = check_trace_joints(&jb, err);
-    if (!rc)
-        rc = alloc_slots(&jb, err);
-    if (!rc)
-        rc = run_pool(&jb, run_pair, jb.n_pairs, true, err);
-    if (!rc)
-        rc = post_phase(&jb, r, err);
-    if (!rc)
-        rc = gather_warnings(&jb, r, err);
-    if (r)
-        r->n_pairs = jb.n_pairs;
-    free_job(&jb);
-    if (rc)
-        rb_suite_result_free(r);
-    else
-        *out = r;
-    return rc;
-}
-
-/* ---- writing ---------------------------------------------------------------------------------------------------- */
-int rb_suite_result_write(const rb_suite_result *r, const char *dir, bool overwrite, rb_err *err)
-{
-    static const char *const reports[] = {"report.md", "report.json", "report.csv"};
-    static const rb_report_format formats[] = {RB_REPORT_MARKDOWN, RB_REPORT_JSON, RB_REPORT_CSV};
-    size_t n = 3 + r->n_figures;
-    const char **names = rb_calloc(n, sizeof *names);
-    char **texts = rb_calloc(n, sizeof *texts);
-    int rc = names && texts ? RB_OK : nomem(err);
-    for (size_t i = 0; !rc && i < 3; i++) {
-        names[i] = reports[i];
-        rc = rb_comparison_render(r->table, formats[i], &texts[i], err);
-    }
-    for (size_t i = 0; !rc && i < r->n_figures; i++) {
-        names[3 + i] = r->figures[i].name;
-        texts[3 + i] = r->figures[i].svg;
-    }
-    if (!rc)
-        rc = rb_texts_write(dir, names, (const char *const *)texts, n, overwrite, err);
-    for (size_t i = 0; texts && i < 3; i++)
-        rb_free(texts[i]);
-    rb_free(texts);
-    rb_free(names);
+        rc = rb_suite_report(s, opts, runs, out, err);
+    for (size_t i = 0; runs && i < n; i++)
+        rb_suite_pair_free(runs[i]);
+    rb_free(runs);
+    rb_free(items);
+    rb_suite_runner_free(rn);
     return rc;
 }

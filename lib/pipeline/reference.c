@@ -102,6 +102,11 @@ static int expand(const char *tmpl, const char *log_path, char **out, rb_err *er
     return RB_OK;
 }
 
+int rb_reference_log_path(const rb_reference_log *rl, const char *log_path, char **path, rb_err *err)
+{
+    return expand(rl->path, log_path, path, err);
+}
+
 int rb_reference_log_read(const rb_reference_log *rl, const char *log_path, const char *channel, char **path,
                           rb_log **out, const rb_channel **ref, rb_err *err)
 {

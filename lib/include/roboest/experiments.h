@@ -164,6 +164,8 @@ int rb_suite_load_text(const char *text, size_t len, const char *name_for_messag
                        const rb_registry *reg, rb_suite **out, rb_err *err);
 void rb_suite_free(rb_suite *s);
 
+typedef struct rb_suite_pair rb_suite_pair; /* one run's result (below) */
+
 typedef struct rb_suite_opts {
     size_t threads; /* 0: the suite's "threads", else one per online core; never more than the pairs */
     /* Called after each finished pair with the pairs done and the total, from the worker threads but never
@@ -209,6 +211,60 @@ void rb_suite_result_free(rb_suite_result *r);
  * nothing: every file goes to a temporary first and all are renamed only when all were written.
  * RB_EEXISTS (a target exists and !overwrite, before anything is written), RB_EIO, RB_ENOMEM. */
 int rb_suite_result_write(const rb_suite_result *r, const char *dir, bool overwrite, rb_err *err);
+
+/* ---- a suite's runs as data: resumable, sharded and distributed suites (suite_store.c, suite_run.c,
+ * suite_report.c) ----
+ * Run i = v * n_logs + l (variant v on log l) leaves an rb_suite_pair: its statistics (not its samples), the facts
+ * of the log the report shows, its warnings and its figure traces. The report is made from these alone
+ * (rb_suite_report), so a report from runs made elsewhere (in other processes, stored, sent) has the same bytes as
+ * rb_suite_run's, which goes through the byte form too.
+ *
+ * Byte form (version 1): "RBSUITE\x1a", u32 version, the key (64 hex characters), the fields (u64 counts and
+ * lengths, doubles as their IEEE-754 bits, all little-endian; strings as length + 1 then the bytes, 0 for none),
+ * then the SHA-256 of everything before it (32 bytes). */
+void rb_suite_pair_free(rb_suite_pair *r);
+/* The run's key (borrowed). */
+const char *rb_suite_pair_key_of(const rb_suite_pair *r);
+/* *bytes (caller frees with rb_free), *len. RB_ENOMEM. */
+int rb_suite_pair_encode(const rb_suite_pair *r, unsigned char **bytes, size_t *len, rb_err *err);
+/* The run in bytes (what names them in messages; caller frees *out with rb_suite_pair_free). RB_EINPUT "<what>: ..."
+ * for anything but a whole, unaltered version-1 result: another file, truncated, corrupt (checksum), another
+ * version, malformed; RB_ENOMEM. */
+int rb_suite_pair_decode(const unsigned char *bytes, size_t len, const char *what, rb_suite_pair **out, rb_err *err);
+
+/* The key of every run (n_variants x n_logs, variant-major; 64 hex characters each): the SHA-256 over the variant's
+ * pipeline (resolved configuration, text, URDF bytes), estimate and window, the log's paths and bytes (and its
+ * reference_log file's), and every setting of the suite a run's result depends on (reference, joints or the first
+ * log that names them, window, settle, steps, events, contact, confusion, the log's traces; without a window and a
+ * settle, every variant's pipeline: the start-up skipped is the largest of theirs). Reads every log file.
+ * The readers' errors naming the file, RB_ENOMEM. */
+int rb_suite_keys(const rb_suite *s, char (*keys)[65], rb_err *err);
+/* dir/<key>.rbres: the stored run (*out, rb_suite_pair_free). RB_ENOTFOUND when there is none; RB_EINPUT naming the
+ * file when it is not that run's whole result (rb_suite_pair_decode's, or "the result of another run"). */
+int rb_suite_store_load(const char *dir, const char *key, rb_suite_pair **out, rb_err *err);
+/* r into dir/<key>.rbres (dir must exist), through a temporary renamed into place. RB_EIO, RB_ENOMEM. */
+int rb_suite_store_save(const char *dir, const rb_suite_pair *r, rb_err *err);
+
+/* A runner makes runs of a suite in any order and any subset (a shard, a rank's share): the logs a call needs are
+ * read on its pool, as rb_suite_run does, and freed before it returns. A suite without "joints" takes them from
+ * the first log, which the runner then reads once (and keeps the names). Caller frees with rb_suite_runner_free. */
+typedef struct rb_suite_runner rb_suite_runner;
+int rb_suite_runner_new(const rb_suite *s, const rb_suite_opts *opts, rb_suite_runner **out, rb_err *err);
+/* Runs items[0..n) (run indices, any order, no repeats) into runs[k] (caller frees each with rb_suite_pair_free; all
+ * NULL on failure). Errors as rb_suite_run's, the first failing log, then the first failing item in the order
+ * given. */
+int rb_suite_runner_run(rb_suite_runner *r, const size_t *items, size_t n, rb_suite_pair **runs, rb_err *err);
+void rb_suite_runner_free(rb_suite_runner *r);
+/* A finished run's hook: fn(user, item, pair) for each run rb_suite_runner_run finishes (item: its run index; pair
+ * borrowed until fn returns), from the worker threads, possibly two at a time; e.g. to store it at once. An error
+ * fails the run. fn NULL: none. */
+typedef int (*rb_suite_finished_fn)(void *user, size_t item, const rb_suite_pair *pair, rb_err *err);
+void rb_suite_runner_on_finished(rb_suite_runner *r, rb_suite_finished_fn fn, void *user);
+/* The table and figures from every run (n_variants x n_logs, variant-major; borrowed), on opts' pool. RB_EINPUT
+ * when the runs do not score the same joints (runs of different suites), rb_suite_run's table and figure
+ * errors, RB_ENOMEM. */
+int rb_suite_report(const rb_suite *s, const rb_suite_opts *opts, rb_suite_pair *const *runs, rb_suite_result **out,
+                    rb_err *err);
 
 /* ---- rules over a comparison report, for CI (check.c) ----
  * A rule compares two operands:  OPERAND OP OPERAND  with OP one of < <= > >=; an operand is a number or

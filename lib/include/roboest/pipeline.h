@@ -169,6 +169,8 @@ void rb_reference_log_free(rb_reference_log *rl);
  * "reference_labels"): at most RB_CONFUSION_MAX valid names, none twice; *out NULL when absent and not required.
  * RB_ECONFIG naming the key and the label, RB_ENOMEM. */
 int rb_confusion_labels_parse(rb_cfg *c, const cJSON *v, const char *key, bool required, char ***out, size_t *n);
+/* The reference file's path for the log at log_path (*path, rb_free): RB_EINVAL for a placeholder without a path. */
+int rb_reference_log_path(const rb_reference_log *rl, const char *log_path, char **path, rb_err *err);
 /* The reference file of the log read from log_path (NULL: a log in memory, an error when the path has a
  * placeholder), read with its timestamps moved by time_offset, and the channel `channel` found in it.
  * *path (rb_free) names the file; free *out with rb_log_free. RB_ENOTFOUND (file, channel), RB_EINPUT. */
