@@ -77,6 +77,9 @@ void rb_map_free(rb_map *M)
                   (void **)&M->h,
                   (void **)&M->x,
                   (void **)&M->wk,
+                  (void **)&M->row_blk,
+                  (void **)&M->row_loc,
+                  (void **)&M->row_cpl,
                   (void **)&M->cov_lo,
                   (void **)&M->cov_w,
                   (void **)&M->cov_yoff,
@@ -361,6 +364,9 @@ static int layout(rb_map *M, rb_err *err)
     ALLOC(R->nz, cap);
     ALLOC(R->col, cap * R->maxnz);
     ALLOC(R->val, cap * R->maxnz);
+    ALLOC(M->row_blk, R->maxnz);
+    ALLOC(M->row_loc, R->maxnz);
+    ALLOC(M->row_cpl, R->maxnz);
     ALLOC(R->rhs, cap);
     ALLOC(R->w, cap);
     ALLOC(R->sensor, cap);

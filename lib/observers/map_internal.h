@@ -58,8 +58,9 @@ struct rb_map {
     size_t *kk_off; /* nb: N_kk (bn^2) in Nkk; its Cholesky factor in place */
     size_t *kp_off; /* nb: N_kp (bn x ncol) in Nkp; then B_k = C_k^-1 N_kp */
     double *Nkk, *Nkp;
-    double *h, *x; /* block-ordered right-hand side and solution */
-    double *wk;    /* scratch: B^T B (12 x 12) */
+    double *h, *x;                    /* block-ordered right-hand side and solution */
+    double *wk;                       /* scratch: B^T B (12 x 12) */
+    int *row_blk, *row_loc, *row_cpl; /* scratch, maxnz each: a row's entries' block, position, parent column */
     /* the outputs' columns of L^-1 (map_cov_layout), numbered so that each subtree's are contiguous */
     size_t n_cov, cov_ysize;
     size_t *cov_lo, *cov_w, *cov_yoff; /* nb: block k's first column, its subtree's count, its rows' offset */

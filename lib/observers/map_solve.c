@@ -113,26 +113,41 @@ KERNEL static bool assemble(rb_map *M)
         memset(M->Nkp + M->kp_off[k], 0, M->bn[k] * M->ncol[k] * sizeof(double));
     }
     const map_rows *R = &M->rows;
+    int *bk = M->row_blk, *lk = M->row_loc, *ck = M->row_cpl;
     for (size_t r = 0; r < R->n; r++) {
         const int *col = R->col + r * R->maxnz;
         const double *val = R->val + r * R->maxnz;
+        int nz = R->nz[r], child = -1, other = -1;
+        /* a row touches one block, or a block and its parent (the child's entries couple to the parent's) */
+        for (int j = 0; j < nz; j++) {
+            bk[j] = M->blk[col[j]], lk[j] = M->loc[col[j]];
+            if (bk[j] != bk[0])
+                other = bk[j];
+        }
+        if (other >= 0) {
+            if (M->parent[bk[0]] == other)
+                child = bk[0];
+            else if (M->parent[other] == bk[0])
+                child = other;
+            else
+                return false; /* not block-tree-sparse: a bug in the rows */
+            for (int j = 0; j < nz; j++)
+                if (bk[j] != child && (ck[j] = coupled(M, (size_t)child, col[j])) < 0)
+                    return false;
+        }
         double w = R->w[r];
-        for (int a = 0; a < R->nz[r]; a++) {
-            int ba = M->blk[col[a]], la = M->loc[col[a]];
+        for (int a = 0; a < nz; a++) {
+            int ba = bk[a];
+            size_t la = (size_t)lk[a];
             double wa = w * val[a];
-            M->h[M->boff[ba] + (size_t)la] += wa * R->rhs[r];
-            for (int b = 0; b < R->nz[r]; b++) {
-                int bb = M->blk[col[b]], lb = M->loc[col[b]];
-                if (ba == bb) {
-                    M->Nkk[M->kk_off[ba] + (size_t)la * M->bn[ba] + (size_t)lb] += wa * val[b];
-                } else if (M->parent[ba] == bb) {
-                    int c = coupled(M, (size_t)ba, col[b]);
-                    if (c < 0)
-                        return false;
-                    M->Nkp[M->kp_off[ba] + (size_t)la * M->ncol[ba] + (size_t)c] += wa * val[b];
-                } else if (M->parent[bb] != ba) {
-                    return false; /* not block-tree-sparse: a bug in the rows */
-                }
+            M->h[M->boff[ba] + la] += wa * R->rhs[r];
+            double *Nrow = M->Nkk + M->kk_off[ba] + la * M->bn[ba];
+            double *Prow = ba == child ? M->Nkp + M->kp_off[ba] + la * M->ncol[ba] : NULL;
+            for (int b = 0; b < nz; b++) {
+                if (bk[b] == ba)
+                    Nrow[lk[b]] += wa * val[b];
+                else if (Prow)
+                    Prow[ck[b]] += wa * val[b];
             }
         }
     }
