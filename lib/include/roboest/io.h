@@ -220,6 +220,30 @@ int rb_log_read(const char *path, rb_log **out, rb_err *err);
  * lock held in the child, which then never ends. */
 void rb_io_set_hdf5_isolation(bool on);
 
+/* ---- reading in bounded parts: logs longer than memory ------------------------------------------------
+ * A log opened for reading its channels part by part. The robot-logger MATLAB v7.3 layout and the roboest and
+ * channel-group .h5 layouts are read in parts (HDF5 hyperslabs): opening reads the channels' names, elements,
+ * units and sizes (every check rb_log_read makes before reading a value), and rb_log_source_read the samples
+ * asked for, the same doubles as rb_log_read's bit for bit. Other layouts are read whole at opening: libmatio
+ * cannot read part of a compressed v5/v7 variable, CSV is text, and the plain layouts share one time vector;
+ * with memory_limit > 0 (bytes) such a log is RB_EINPUT up front when its file is larger than the limit, or
+ * after reading when its samples (T x (n + 1) doubles per channel) are, the message naming the file, its
+ * layout, the memory it needs and its largest channel. rb_log_detect's errors and rb_log_read's for the
+ * checks before reading; RB_ENOMEM. The HDF5 reads run in this process (rb_io_set_hdf5_isolation covers the
+ * layout detection only). */
+typedef struct rb_log_source rb_log_source;
+int rb_log_source_open(const char *path, size_t memory_limit, rb_log_source **out, rb_err *err);
+/* The channels (borrowed): names, elements, units, n_samples; time and data are NULL when the source is read
+ * in parts (rb_log_source_chunked), else every sample is there. */
+const rb_log *rb_log_source_log(const rb_log_source *s);
+bool rb_log_source_chunked(const rb_log_source *s);
+/* Samples [first, first + count) of channel c: their times into time (count values, may be NULL) and their
+ * values into data (count x n sample-major, may be NULL). RB_EINVAL out of range; RB_EINPUT naming the file and
+ * dataset when HDF5 cannot read them; RB_ENOMEM. Allocates only when a transposed dataset ([n][T]) needs a
+ * larger scratch than before. */
+int rb_log_source_read(rb_log_source *s, size_t c, size_t first, size_t count, double *time, double *data, rb_err *err);
+void rb_log_source_free(rb_log_source *s);
+
 /* ---- sessions: the files of one recording, which the logger splits every 30 min ---------------------- */
 /* What identifies a session's files in provenance: their names (basenames) and their SHA-256, each list in
  * file order joined by ",". */
