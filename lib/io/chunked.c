@@ -272,3 +272,58 @@ void rb_log_source_free(rb_log_source *s)
     rb_free(s->path);
     rb_free(s);
 }
+
+/* ---- a channel's samples around a window of clock times ------------------------------------------------ */
+void rb_channel_window_free(rb_channel_window *w)
+{
+    if (!w)
+        return;
+    rb_free(w->time);
+    rb_free(w->data);
+    *w = (rb_channel_window){0};
+}
+
+static int window_room(rb_log_source *s, rb_channel_window *w, size_t n, size_t need, rb_err *err)
+{
+    if (need <= w->cap)
+        return RB_OK;
+    size_t cap = w->cap ? w->cap : 1;
+    while (cap < need)
+        cap *= 2;
+    double *t = rb_realloc(w->time, cap * sizeof *t),
+           *d = t ? rb_realloc(w->data, cap * (n ? n : 1) * sizeof *d) : NULL;
+    if (t)
+        w->time = t;
+    if (d)
+        w->data = d;
+    if (!t || !d)
+        return nomem(s->path, err);
+    w->cap = cap;
+    return RB_OK;
+}
+
+int rb_channel_window_advance(rb_log_source *s, size_t c, rb_channel_window *w, size_t keep_from, double t_last,
+                              size_t part, rb_err *err)
+{
+    if (!s || !w || c >= s->log->n_channels || part == 0 || keep_from < w->first)
+        return rb_err_set(err, RB_EINVAL, "rb_channel_window_advance: bad argument");
+    const rb_channel *ch = &s->log->channels[c];
+    size_t n = ch->n_elements, T = ch->n_samples;
+    if (keep_from > w->first) { /* drop what no resampler needs any more */
+        size_t drop = keep_from - w->first < w->count ? keep_from - w->first : w->count;
+        memmove(w->time, w->time + drop, (w->count - drop) * sizeof *w->time);
+        memmove(w->data, w->data + drop * n, (w->count - drop) * n * sizeof *w->data);
+        w->first += drop;
+        w->count -= drop;
+    }
+    while (w->first + w->count < T && !(w->count && w->time[w->count - 1] > t_last)) {
+        size_t at = w->first + w->count, more = T - at < part ? T - at : part;
+        int rc = window_room(s, w, n, w->count + more, err);
+        if (!rc)
+            rc = rb_log_source_read(s, c, at, more, w->time + w->count, w->data + w->count * n, err);
+        if (rc)
+            return rc;
+        w->count += more;
+    }
+    return RB_OK;
+}
