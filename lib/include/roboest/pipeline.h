@@ -327,10 +327,11 @@ int rb_pipeline_run_log(const rb_pipeline *p, const rb_log *log, const char *con
                         const rb_run_opts *opts, rb_run_result **out, rb_err *err);
 /* rb_pipeline_run_log on a log read in windows of `window` clock samples (rb_log_source, roboest/io.h): each
  * binding's channels are read part by part and resampled window by window, the stages stepped window after
- * window; the result, its warnings and its errors are rb_pipeline_run_log's on the same log bit for bit. In
- * memory: the clock, the recorded signals (outputs and metric operands, every sample) and one window of each
- * other binding; checking a channel's timestamps reads them whole for that check. RB_ECONFIG for a pipeline
- * with the sensor-fault monitor (it scans whole channels); RB_EINVAL for a window of 0. */
+ * window; the result and its warnings are rb_pipeline_run_log's on the same log bit for bit (an error may be
+ * another of the log's errors: a later binding's non-finite sample in an earlier window comes first). In
+ * memory: the clock, the recorded signals (outputs and metric operands, every sample), one window of each other
+ * binding, and one channel whole at a time while its timestamps are checked and the fault monitor scans it.
+ * RB_EINVAL for a window of 0. */
 int rb_pipeline_run_source(const rb_pipeline *p, rb_log_source *src, const char *const *paths, size_t n_paths,
                            size_t window, const rb_run_opts *opts, rb_run_result **out, rb_err *err);
 void rb_run_result_free(rb_run_result *res);
