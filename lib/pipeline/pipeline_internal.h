@@ -121,6 +121,11 @@ int rb_feed_channel_times(rb_log_source *src, const rb_channel *ch, rb_channel *
 void rb_feed_channel_times_free(const rb_channel *ch, rb_channel *copy);
 /* The same with every sample too when `data` (the channel whole: for the fault monitor's scan, one at a time). */
 int rb_feed_channel_load(rb_log_source *src, const rb_channel *ch, bool data, rb_channel *copy, rb_err *err);
+/* RB_EINPUT up front when what a run in windows keeps whole does not fit `limit` bytes: the clock, the recorded
+ * signals (sig: the signal table, T rows each) and the largest bound channel (n_bound in bound, NULL skipped) read
+ * whole for its timestamp check and, with the fault monitor, its scan. The message names the largest part. */
+int rb_feed_check_memory(const rb_pipeline *p, const rb_live_signal *sig, const rb_channel *const *bound,
+                         size_t n_bound, size_t T, size_t limit, const char *label, rb_err *err);
 /* rb_log_start of the source's log, reading the first samples of every channel. */
 int rb_feed_log_start(rb_log_source *src, double *start, rb_err *err);
 

@@ -375,6 +375,16 @@ static int resample_concat(runner *r, size_t i, size_t *held)
     return rc;
 }
 
+/* Binding i's held values: in the result and, when any, in the warnings. */
+static int note_held(runner *r, size_t i, size_t held)
+{
+    const rb_config_signal *s = &r->p->signals[i];
+    r->res->n_held[i] = held;
+    return held ? warn(r, "signal %s: %zu non-finite value%s of channel %s held at the last finite value", s->name,
+                       held, held > 1 ? "s" : "", s->channel)
+                : RB_OK;
+}
+
 /* An error resampling binding i, prefixed with the log and the binding's key. */
 static int binding_failed(runner *r, int rc, size_t i)
 {
@@ -409,12 +419,12 @@ static int resample_bindings(runner *r)
         if (s->scale != 1)
             for (size_t k = 0; k < T * ls->width; k++)
                 ls->data[k] *= s->scale;
-        r->res->n_held[i] = held;
-        if (held && (rc = warn(r, "signal %s: %zu non-finite value%s of channel %s held at the last finite value",
-                               s->name, held, held > 1 ? "s" : "", s->channel)))
+        if ((rc = note_held(r, i, held)))
             return rc;
     }
-    return RB_OK;
+    rb_feed_setup fs = {
+        r->src, r->p, r->bound, r->bound_off, r->select, r->window, r->window > 4096 ? r->window : 4096};
+    return r->src ? rb_feeder_new(&fs, &r->feed, r->err) : RB_OK; /* windows: run_loop resamples */
 }
 
 /* ---- stages ------------------------------------------------------------------------------------------- */
@@ -426,6 +436,9 @@ static int create_stages(runner *r)
         const rb_config_stage *st = &r->p->stages[failed];
         rb_err_prefix(r->err, rc, "%s: stage %s (%s): ", r->label, st->id, st->type->name);
     }
+    if (!rc && r->src && r->opts && r->opts->memory_limit) /* what the run keeps whole, said before it runs */
+        rc = rb_feed_check_memory(r->p, r->eng.sig, r->bound, r->bound_off[r->p->n_signals], r->res->clock.n,
+                                  r->opts->memory_limit, r->label, r->err);
     return rc;
 }
 
@@ -456,13 +469,6 @@ static int run_samples(runner *r, size_t k0, size_t k1)
 static int fill_window(runner *r, size_t k0, size_t k1)
 {
     size_t failed;
-    if (k0 == 0) {
-        rb_feed_setup fs = {
-            r->src, r->p, r->bound, r->bound_off, r->select, r->window, r->window > 4096 ? r->window : 4096};
-        int rc = rb_feeder_new(&fs, &r->feed, r->err);
-        if (rc)
-            return rc;
-    }
     int rc = rb_feeder_fill(r->feed, r->res->clock.t, k0, k1, r->eng.sig, r->whole, &failed, r->err);
     if (rc)
         return failed != SIZE_MAX ? binding_failed(r, rc, failed) : rb_err_prefix(r->err, rc, "%s: ", r->label);
@@ -473,23 +479,15 @@ static int fill_window(runner *r, size_t k0, size_t k1)
 /* The held values of a log read in windows, said as resample_bindings says them. */
 static int held_warnings(runner *r)
 {
-    for (size_t i = 0; r->feed && i < r->p->n_signals; i++) {
-        const rb_config_signal *s = &r->p->signals[i];
-        size_t held = r->res->n_held[i] = rb_feeder_held(r->feed, i);
-        int rc = held ? warn(r, "signal %s: %zu non-finite value%s of channel %s held at the last finite value",
-                             s->name, held, held > 1 ? "s" : "", s->channel)
-                      : RB_OK;
-        if (rc)
-            return rc;
-    }
-    return RB_OK;
+    int rc = RB_OK;
+    for (size_t i = 0; !rc && r->feed && i < r->p->n_signals; i++)
+        rc = note_held(r, i, rb_feeder_held(r->feed, i));
+    return rc;
 }
 
 static int run_loop(runner *r)
 {
-    size_t T = r->res->clock.n, chunk = T / 100 > 4096 ? T / 100 : 4096;
-    if (r->src) /* windows: the bindings hold one at a time */
-        chunk = r->window;
+    size_t T = r->res->clock.n, chunk = r->src ? r->window : T / 100 > 4096 ? T / 100 : 4096; /* windows: one */
     for (size_t k0 = 0; k0 < T;) {
         size_t k1 = T - k0 > chunk ? k0 + chunk : T;
         int rc = r->src ? fill_window(r, k0, k1) : RB_OK;
