@@ -381,7 +381,7 @@ LONGLOG_MB ?= 4096
 LONGLOG_DIR ?= /tmp
 bench-longlog: all $(BUILD)/bench_longlog
 	$(BUILD)/bench_longlog $(BUILD)/roboest configs/paper/humanoid_rnea.json datasets/humanoid_balance.mat \
-	  $(LONGLOG_DIR) $(LONGLOG_MB) 256 300
+	  $(LONGLOG_DIR) $(LONGLOG_MB) 256 300; rc=$$?; rm -rf $(LONGLOG_DIR)/longlog_out; exit $$rc
 
 bench-read-channels: all $(BUILD)/bench_read
 	@mkdir -p $(BUILD)/bench
