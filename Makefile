@@ -98,7 +98,7 @@ ALL_TEST_SRC := $(wildcard tests/unit/*.c tests/e2e/*.c)
 TEST_CPPFLAGS = -DRB_FIXTURES='"$(abspath $(BUILD))/fixtures"' -DRB_BUILD='"$(abspath $(BUILD))"' \
                 -DRB_SOURCE='"$(abspath .)"' -DRB_SHARED='"$(abspath ..)/shared"'
 
-.PHONY: FORCE all deps demo closed-loop paper-000-other-robots paper-000-closed-loop-mismatch paper-001 paper-003 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-model bench-walk bench-ftcal bench-mpi paper-002-calibration paper-003-friction bench-fbse bench-friction bench-slip paper-003-slip bench-map clean format format-check
+.PHONY: FORCE all deps demo closed-loop paper-000-other-robots paper-000-closed-loop-mismatch paper-001 paper-003 paper-004 stages-doc test test-plain test-asan test-valgrind unit fixtures fuzz-smoke bench bench-read-channels bench-dynamics bench-filters bench-sim bench-compare bench-ukf bench-inertial bench-odometry bench-thrust bench-lipm bench-attitude bench-model bench-walk bench-ftcal bench-mpi bench-longlog paper-002-calibration paper-003-friction bench-fbse bench-friction bench-slip paper-003-slip bench-map clean format format-check
 
 all: $(BUILD)/libroboest.a $(BUILD)/libroboest.so $(BUILD)/roboest
 
@@ -409,6 +409,15 @@ bench: all $(BUILD)/bench_read $(BUILD)/bench_runner
 
 # Reading robot-logger v7.3 files of many channels in one struct (HDF5 dense link storage).
 BENCH_CHANNELS ?= 1000 5000
+# A log longer than memory (issue 20): a generated robot-logger v7.3 log of LONGLOG_MB MB (1 kHz, a humanoid's
+# channels) in LONGLOG_DIR through `roboest run --memory-limit 300`: peak memory, and the time against the whole-log
+# path on a log that fits. The generated logs are deleted. Small for a quick look: make bench-longlog LONGLOG_MB=512
+LONGLOG_MB ?= 4096
+LONGLOG_DIR ?= /tmp
+bench-longlog: all $(BUILD)/bench_longlog
+	$(BUILD)/bench_longlog $(BUILD)/roboest configs/paper/humanoid_rnea.json datasets/humanoid_balance.mat \
+	  $(LONGLOG_DIR) $(LONGLOG_MB) 256 300; rc=$$?; rm -rf $(LONGLOG_DIR)/longlog_out; exit $$rc
+
 bench-read-channels: all $(BUILD)/bench_read
 	@mkdir -p $(BUILD)/bench
 	$(BUILD)/bench_read --channels $(BUILD)/bench $(BENCH_CHANNELS)

@@ -1,6 +1,9 @@
 /* roboest run: replay logs through a pipeline; roboest stages: what a pipeline can use. */
+#include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -9,6 +12,7 @@
 
 static const char *const RUN_HELP =
     "Usage: roboest run PIPELINE.json [LOG...] [-o DIR] [--concat] [--force] [-q] [--print-config]\n"
+    "                   [--memory-limit MB] [--window N]\n"
     "\n"
     "Replays each log through the pipeline: aligns the bound channels on the sample clock, steps\n"
     "every stage once per sample in dependency order (causally), writes the configured outputs and\n"
@@ -23,6 +27,13 @@ static const char *const RUN_HELP =
     "  --force          overwrite existing outputs\n"
     "  -q, --quiet      no progress bar (it is shown only when stderr is a terminal)\n"
     "  --print-config   print the resolved configuration (defaults filled in) and exit\n"
+    "  --memory-limit MB  for logs longer than memory: read each log in windows, its channels in\n"
+    "                   parts (robot-logger MATLAB v7.3 and .h5 layouts; MATLAB v5/v7, CSV and plain\n"
+    "                   files are read whole and must fit in MB, else exit 3 saying what they need);\n"
+    "                   the same numbers and files as without it. Kept whole: the clock, the outputs\n"
+    "                   and metric operands, and one channel at a time for its time checks and the\n"
+    "                   fault monitor. Not with --concat\n"
+    "  --window N       clock samples per window (default max(4096, MB x 16)); implies windows\n"
     "  -h, --help       this help\n"
     "\n"
     "The configuration keys are documented in configs/README.md; 'roboest stages' lists the stage\n"
@@ -71,6 +82,8 @@ int cmd_run(int argc, char **argv)
                                             {"force", no_argument, NULL, 'F'},
                                             {"quiet", no_argument, NULL, 'q'},
                                             {"print-config", no_argument, NULL, 'p'},
+                                            {"memory-limit", required_argument, NULL, 'm'},
+                                            {"window", required_argument, NULL, 'w'},
                                             {"help", no_argument, NULL, 'h'},
                                             {NULL, 0, NULL, 0}};
     rb_run_opts opts = {0};
@@ -85,6 +98,20 @@ int cmd_run(int argc, char **argv)
         case 'F': opts.overwrite = true; break;
         case 'q': quiet = true; break;
         case 'p': print_config = true; break;
+        case 'm':
+        case 'w': {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(optarg, &end, 10);
+            if (errno || end == optarg || *end || v == 0 || optarg[0] == '-' || (opt == 'm' && v > SIZE_MAX >> 20))
+                return cli_usage_error("run", "%s needs a whole number > 0, got '%s'",
+                                       opt == 'm' ? "--memory-limit" : "--window", optarg);
+            if (opt == 'm')
+                opts.memory_limit = (size_t)v << 20;
+            else
+                opts.window = (size_t)v;
+            break;
+        }
         case 'h': fputs(RUN_HELP, stdout); return CLI_EXIT_OK;
         case ':': return cli_usage_error("run", "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage_error("run", "unknown option '%s'", argv[optind - 1]);

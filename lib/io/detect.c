@@ -215,7 +215,7 @@ static int read_as(const char *path, rb_log_format fmt, rb_log *log, rb_err *err
 
 /* A log without channels is an error saying why (the first entry skipped), and text is UTF-8 whichever reader
  * produced it (the writers need it, and a message naming the output would blame the wrong file). */
-static int check_read(const char *path, const rb_log *log, rb_err *err)
+int rb_io_check_read(const char *path, const rb_log *log, rb_err *err)
 {
     if (log->n_channels == 0 && log->n_skipped > 0) {
         const rb_skipped *s = &log->skipped[0];
@@ -255,7 +255,7 @@ int rb_log_read(const char *path, rb_log **out, rb_err *err)
         }
     }
     if (rc == RB_OK)
-        rc = check_read(path, log, err);
+        rc = rb_io_check_read(path, log, err);
     if (rc) {
         rb_log_free(log);
         return rc;

@@ -522,3 +522,54 @@ int rb_h5r_read_transposed(rb_h5r *r, hid_t dset, const char *obj, size_t T, siz
     hsize_t dims[2] = {n, T};
     return rb_h5r_read_reversed(r, dset, obj, 2, dims, out);
 }
+
+/* ---- a channel's samples, whole or as a layout (chunked.c) ------------------------------------ */
+
+void rb_h5r_layouts_free(rb_h5r_layout *l, size_t n)
+{
+    for (size_t i = 0; l && i < n; i++) {
+        rb_free(l[i].ts_obj);
+        rb_free(l[i].data_obj);
+    }
+    rb_free(l);
+}
+
+static int record_layout(rb_h5r *r, const char *ts_obj, const char *data_obj, bool transposed)
+{
+    int rc = rb_io_grow((void **)&r->layouts, &r->cap_layouts, r->n_layouts + 1, sizeof *r->layouts, r->err);
+    if (rc)
+        return rc;
+    rb_h5r_layout l = {rb_strdup(ts_obj), rb_strdup(data_obj), transposed};
+    if (!l.ts_obj || !l.data_obj) {
+        rb_free(l.ts_obj);
+        rb_free(l.data_obj);
+        return rb_h5r_nomem(r);
+    }
+    r->layouts[r->n_layouts++] = l;
+    return RB_OK;
+}
+
+int rb_h5r_add_channel(rb_h5r *r, const char *channel, size_t T, size_t n, hid_t ts, const char *ts_obj, hid_t data,
+                       const char *data_obj, bool transposed, rb_channel **out)
+{
+    rb_channel *ch;
+    int rc;
+    if (r->layout_only) { /* the checks a whole read makes before reading, then only where the values are */
+        if ((rc = check_numeric(r, ts, ts_obj, T)) || (rc = check_numeric(r, data, data_obj, T * n)))
+            return rc;
+        if ((rc = rb_io_add_channel_meta(r->log, channel, T, n, &ch, r->err)))
+            return rb_err_prefix(r->err, rc, "%s: ", r->path);
+        if ((rc = record_layout(r, ts_obj, data_obj, transposed)))
+            return rc;
+    } else {
+        if ((rc = rb_log_add_channel(r->log, channel, T, n, &ch, r->err)))
+            return rb_err_prefix(r->err, rc, "%s: ", r->path);
+        if ((rc = rb_h5r_read_doubles(r, ts, ts_obj, T, ch->time)) ||
+            (rc = transposed ? rb_h5r_read_transposed(r, data, data_obj, T, n, ch->data)
+                             : rb_h5r_read_doubles(r, data, data_obj, T * n, ch->data)))
+            return rc;
+    }
+    if (out)
+        *out = ch;
+    return RB_OK;
+}

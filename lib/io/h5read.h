@@ -19,7 +19,34 @@ typedef struct rb_h5r {
     rb_err *err;
     size_t visits; /* objects looked at: bounded, hard links may form cycles */
     bool entered;  /* rb_io_h5_enter called (h5isolate.h): no fork while the file is read */
+    /* Layout only (chunked.c): channels are added without their samples (rb_io_add_channel_meta) and where
+     * their datasets are is recorded in layouts, one entry per channel in log order; set after open. */
+    bool layout_only;
+    struct rb_h5r_layout *layouts;
+    size_t n_layouts, cap_layouts;
 } rb_h5r;
+
+/* Where a channel's samples are: its datasets' object paths and whether data is stored [n][T]. */
+typedef struct rb_h5r_layout {
+    char *ts_obj, *data_obj;
+    bool transposed;
+} rb_h5r_layout;
+
+/* A channel of T samples x n elements from datasets ts (T values) and data (T x n, or [n][T] when transposed),
+ * both checked as numeric arrays holding that many values: read whole into a new channel of the log, or in
+ * layout-only mode added without samples and its layout recorded. *out (may be NULL): the channel. */
+int rb_h5r_add_channel(rb_h5r *r, const char *channel, size_t T, size_t n, hid_t ts, const char *ts_obj, hid_t data,
+                       const char *data_obj, bool transposed, rb_channel **out);
+void rb_h5r_layouts_free(rb_h5r_layout *l, size_t n);
+typedef struct rb_h5r_layouts {
+    rb_h5r_layout *items;
+    size_t n;
+} rb_h5r_layouts;
+/* The layout-only reads (read_mat73.c: the robot-logger layout; read_h5.c: roboest and channel-group files): log
+ * gets the channels without samples, *layouts (always set, also on error; free with rb_h5r_layouts_free) where
+ * their samples are. */
+int rb_io_layout_mat73(const char *path, rb_log *log, rb_h5r_layouts *layouts, rb_err *err);
+int rb_io_layout_h5(const char *path, rb_log_format fmt, rb_log *log, rb_h5r_layouts *layouts, rb_err *err);
 
 /* Open read-only with HDF5's error printing off; RB_EINPUT naming the path if it is not HDF5.
  * Call rb_h5r_close whatever it returns. Open to close is in-process HDF5 use (rb_io_h5_enter). */

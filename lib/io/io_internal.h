@@ -35,6 +35,10 @@ int rb_io_read_mat5(const char *path, rb_log_format fmt, rb_log *log, rb_err *er
 int rb_io_read_h5(const char *path, rb_log_format fmt, rb_log *log, rb_err *err);
 int rb_io_read_csv(const char *path, rb_log *log, rb_err *err);
 
+/* After a reader (detect.c): a log without channels is RB_EINPUT naming the first entry skipped; text must be
+ * UTF-8 and a channel's element names distinct. */
+int rb_io_check_read(const char *path, const rb_log *log, rb_err *err);
+
 /* Layout of a MATLAB v7.3 file (logger or plain) / of a non-MATLAB HDF5 file / of a v5 file. */
 int rb_io_classify_mat73(const char *path, rb_log_format *fmt, rb_err *err);
 int rb_io_classify_h5(const char *path, rb_log_format *fmt, rb_err *err);
@@ -162,6 +166,11 @@ int rb_io_skip(rb_log *log, const char *path, const char *name, const char *reas
  * numeric array, else its rank and, for rank <= 2, its rows x cols in the writer's view. */
 int rb_io_skip_plain(rb_log *log, const char *path, const char *name, int rank, size_t rows, size_t cols, size_t T,
                      rb_err *err);
+
+/* rb_log_add_channel without the samples: time and data stay NULL (a layout read by chunked.c, whose samples
+ * are read later in bounded parts). */
+int rb_io_add_channel_meta(rb_log *log, const char *name, size_t n_samples, size_t n_elements, rb_channel **out,
+                           rb_err *err);
 
 /* Transpose a rows x cols row-major matrix into dst (cols x rows); dst and src must not overlap. */
 void rb_io_transpose(double *dst, const double *src, size_t rows, size_t cols);

@@ -131,8 +131,8 @@ int rb_io_grow(void **items, size_t *cap, size_t need, size_t size, rb_err *err)
     return RB_OK;
 }
 
-int rb_log_add_channel(rb_log *log, const char *name, size_t n_samples, size_t n_elements, rb_channel **out,
-                       rb_err *err)
+static int add_channel(rb_log *log, const char *name, size_t n_samples, size_t n_elements, bool samples,
+                       rb_channel **out, rb_err *err)
 {
     if (rb_log_find(log, name))
         return rb_err_set(err, RB_EINPUT, "channel %s appears twice", name);
@@ -147,11 +147,13 @@ int rb_log_add_channel(rb_log *log, const char *name, size_t n_samples, size_t n
     ch.n_samples = n_samples;
     ch.n_elements = n_elements;
     ch.name = rb_strdup(name);
-    ch.time = rb_calloc(n_samples ? n_samples : 1, sizeof(double));
-    ch.data = rb_calloc(n_values ? n_values : 1, sizeof(double));
+    if (samples) {
+        ch.time = rb_calloc(n_samples ? n_samples : 1, sizeof(double));
+        ch.data = rb_calloc(n_values ? n_values : 1, sizeof(double));
+    }
     ch.element_names = rb_calloc(n_elements ? n_elements : 1, sizeof(char *));
     ch.units = rb_calloc(n_elements ? n_elements : 1, sizeof(char *));
-    bool ok = ch.name && ch.time && ch.data && ch.element_names && ch.units;
+    bool ok = ch.name && (!samples || (ch.time && ch.data)) && ch.element_names && ch.units;
     for (size_t i = 0; ok && i < n_elements; i++) {
         ch.element_names[i] = rb_asprintf("%zu", i);
         ch.units[i] = rb_strdup("");
@@ -166,6 +168,18 @@ int rb_log_add_channel(rb_log *log, const char *name, size_t n_samples, size_t n
         *out = &log->channels[log->n_channels];
     log->n_channels++;
     return RB_OK;
+}
+
+int rb_log_add_channel(rb_log *log, const char *name, size_t n_samples, size_t n_elements, rb_channel **out,
+                       rb_err *err)
+{
+    return add_channel(log, name, n_samples, n_elements, true, out, err);
+}
+
+int rb_io_add_channel_meta(rb_log *log, const char *name, size_t n_samples, size_t n_elements, rb_channel **out,
+                           rb_err *err)
+{
+    return add_channel(log, name, n_samples, n_elements, false, out, err);
 }
 
 static int replace_string(char **slot, const char *s, rb_err *err)

@@ -284,13 +284,7 @@ static int roboest_channel(rb_h5r *r, hid_t grp, const char *obj, const char *na
         (rc = rb_h5r_check_storage(r, c.data, c.data_obj, npoints)))
         goto done;
     rb_channel *ch;
-    if ((rc = rb_log_add_channel(r->log, name, T, n, &ch, r->err))) {
-        rb_err_prefix(r->err, rc, "%s: ", r->path);
-        goto done;
-    }
-    if ((rc = rb_h5r_read_doubles(r, c.ts, c.ts_obj, T, ch->time)) ||
-        (rc = transposed ? rb_h5r_read_transposed(r, c.data, c.data_obj, T, n, ch->data)
-                         : rb_h5r_read_doubles(r, c.data, c.data_obj, npoints, ch->data)))
+    if ((rc = rb_h5r_add_channel(r, name, T, n, c.ts, c.ts_obj, c.data, c.data_obj, transposed, &ch)))
         goto done;
     if ((rc = read_string_attr(r, grp, "elements_names", obj, ch, false)) == RB_OK)
         rc = read_string_attr(r, grp, "units_of_measure", obj, ch, true);
@@ -551,5 +545,19 @@ int rb_io_read_h5(const char *path, rb_log_format fmt, rb_log *log, rb_err *err)
         return rc;
     rc = fmt == RB_FMT_PLAIN_H5 ? rb_h5r_read_plain(&r, false) : read_roboest(&r, fmt == RB_FMT_ROBOEST_H5);
     rb_h5r_close(&r);
+    return rc;
+}
+
+int rb_io_layout_h5(const char *path, rb_log_format fmt, rb_log *log, rb_h5r_layouts *layouts, rb_err *err)
+{
+    rb_h5r r;
+    if (fmt == RB_FMT_PLAIN_H5)
+        return rb_err_set(err, RB_EINVAL, "%s: a plain .h5 file is not read in parts", path);
+    int rc = rb_h5r_open(&r, path, log, err);
+    r.layout_only = true;
+    if (!rc)
+        rc = read_roboest(&r, fmt == RB_FMT_ROBOEST_H5);
+    rb_h5r_close(&r);
+    *layouts = (rb_h5r_layouts){r.layouts, r.n_layouts};
     return rc;
 }

@@ -277,14 +277,7 @@ static int read_channel(rb_h5r *r, hid_t grp, const char *obj, const char *chann
     if ((rc = rb_h5r_check_storage(r, c.ts, c.ts_obj, T)) || (rc = rb_h5r_check_storage(r, c.data, c.data_obj, T * n)))
         goto done;
     rb_channel *ch;
-    if ((rc = rb_log_add_channel(r->log, channel, T, n, &ch, r->err))) {
-        rb_err_prefix(r->err, rc, "%s: ", r->path);
-        goto done;
-    }
-    if ((rc = rb_h5r_read_doubles(r, c.ts, c.ts_obj, T, ch->time)))
-        goto done;
-    rc = transposed ? rb_h5r_read_transposed(r, c.data, c.data_obj, T, n, ch->data)
-                    : rb_h5r_read_doubles(r, c.data, c.data_obj, T * n, ch->data);
+    rc = rb_h5r_add_channel(r, channel, T, n, c.ts, c.ts_obj, c.data, c.data_obj, transposed, &ch);
     if (rc == RB_OK && (rc = set_strings(r, grp, obj, "elements_names", ch, false)) == RB_OK)
         rc = set_strings(r, grp, obj, "units_of_measure", ch, true);
 done:
@@ -419,14 +412,20 @@ int rb_io_classify_mat73(const char *path, rb_log_format *fmt, rb_err *err)
     return rc;
 }
 
-int rb_io_read_mat73(const char *path, rb_log_format fmt, rb_log *log, rb_err *err)
+/* layouts NULL: read the samples; else (logger layout only) record where they are (h5read.h). */
+static int read_mat73(const char *path, rb_log_format fmt, rb_log *log, rb_h5r_layouts *layouts, rb_err *err)
 {
     rb_h5r r;
     hid_t root_grp = -1;
     char *root, *obj = NULL;
     int rc = open_classified(&r, path, log, err, &root);
+    r.layout_only = layouts != NULL;
     if (rc)
         goto done;
+    if (layouts && (fmt == RB_FMT_PLAIN_MAT73 || !root)) {
+        rc = rb_err_set(err, RB_EINVAL, "%s: only the robot-logger layout is read in parts", path);
+        goto done;
+    }
     if (fmt == RB_FMT_PLAIN_MAT73 || !root) {
         log->format = RB_FMT_PLAIN_MAT73;
         rc = rb_h5r_read_plain(&r, true);
@@ -449,7 +448,19 @@ done:
     rb_free(root);
     rb_free(obj);
     rb_h5r_close(&r);
+    if (layouts)
+        *layouts = (rb_h5r_layouts){r.layouts, r.n_layouts};
     return rc;
+}
+
+int rb_io_read_mat73(const char *path, rb_log_format fmt, rb_log *log, rb_err *err)
+{
+    return read_mat73(path, fmt, log, NULL, err);
+}
+
+int rb_io_layout_mat73(const char *path, rb_log *log, rb_h5r_layouts *layouts, rb_err *err)
+{
+    return read_mat73(path, RB_FMT_LOGGER_MAT73, log, layouts, err);
 }
 
 /* ---- named arrays ------------------------------------------------------------------------------ */

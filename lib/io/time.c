@@ -215,25 +215,41 @@ int rb_clock_from_channel(rb_clock *clk, const rb_channel *ch, double t0, double
 
 /* ---- resampling ------------------------------------------------------------------------------ */
 
-typedef struct resampler {
-    const rb_channel *ch;
-    const size_t *sel; /* NULL: all elements */
+/* The resampler of rb_resample and rb_resampler (one or many windows): the channel's samples [base, base + n)
+ * are at hand (time, data); indices are the channel's. */
+struct rb_resampler {
+    const char *name, *const *elements; /* the channel's, for messages */
+    size_t n_elements;
+    const double *time, *data; /* samples [base, base + n) */
+    size_t base, n, T;         /* T: the channel's sample count */
+    const size_t *sel;         /* NULL: all elements */
     size_t n_sel;
+    rb_interp interp;
     rb_nonfinite policy;
     double *last;   /* HOLD policy: last finite value of each selected element ... */
     bool *has_last; /* ... once one was seen */
     size_t folded;  /* samples [0, folded) are accounted for in last[] */
     size_t n_held;
-} resampler;
+    size_t j;        /* the latest sample at or before the last clock time so far */
+    size_t *sel_own; /* rb_resampler: its copy of sel */
+};
+typedef struct rb_resampler resampler;
 
 static size_t element_of(const resampler *r, size_t e) { return r->sel ? r->sel[e] : e; }
 
-/* Account for samples up to and including j in the last finite values. */
+static const double *row_at(const resampler *r, size_t j) { return r->data + (j - r->base) * r->n_elements; }
+
+static double time_at(const resampler *r, size_t j) { return r->time[j - r->base]; }
+
+/* Account for samples up to and including j in the last finite values. A window starts at the previous lower
+ * neighbour, whose every element was looked at: either one was non-finite and the fold reached it then, or all
+ * are finite and override anything before; the samples before the window are not needed. */
 static void fold_to(resampler *r, size_t j)
 {
-    const rb_channel *ch = r->ch;
+    if (r->folded < r->base)
+        r->folded = r->base;
     for (; r->folded <= j; r->folded++) {
-        const double *row = ch->data + r->folded * ch->n_elements;
+        const double *row = row_at(r, r->folded);
         for (size_t e = 0; e < r->n_sel; e++) {
             double x = row[element_of(r, e)];
             if (isfinite(x)) {
@@ -249,38 +265,36 @@ static void fold_to(resampler *r, size_t j)
  * samples after it must not leak into the past). */
 static int sample_value(resampler *r, size_t j, size_t upto, size_t e, double *x, bool *held, rb_err *err)
 {
-    const rb_channel *ch = r->ch;
     size_t i = element_of(r, e);
-    *x = ch->data[j * ch->n_elements + i];
+    *x = row_at(r, j)[i];
     if (isfinite(*x))
         return RB_OK;
     if (r->policy == RB_NONFINITE_ERROR)
         return rb_err_set(err, RB_EINPUT,
                           "channel %s: element %s: sample %zu is %g (non-finite samples are an error "
                           "under this policy)",
-                          ch->name, ch->element_names[i], j, *x);
+                          r->name, r->elements[i], j, *x);
     fold_to(r, upto);
     if (!r->has_last[e])
         return rb_err_set(err, RB_EINPUT,
                           "channel %s: element %s: sample %zu is %g and no finite sample comes "
                           "before it to hold",
-                          ch->name, ch->element_names[i], j, *x);
+                          r->name, r->elements[i], j, *x);
     *x = r->last[e];
     *held = true;
     return RB_OK;
 }
 
 /* Output row for clock time tc, with channel sample j the latest at or before tc. */
-static int resample_row(resampler *r, size_t j, double tc, rb_interp interp, double *out, rb_err *err)
+static int resample_row(resampler *r, size_t j, double tc, double *out, rb_err *err)
 {
-    const rb_channel *ch = r->ch;
-    bool exact = ch->time[j] == tc;
-    double w = exact ? 0 : (tc - ch->time[j]) / (ch->time[j + 1] - ch->time[j]);
+    bool exact = time_at(r, j) == tc;
+    double w = exact ? 0 : (tc - time_at(r, j)) / (time_at(r, j + 1) - time_at(r, j));
     for (size_t e = 0; e < r->n_sel; e++) {
         double a, b;
         bool held = false;
         int rc = sample_value(r, j, j, e, &a, &held, err);
-        if (rc == RB_OK && interp == RB_INTERP_LINEAR && !exact) {
+        if (rc == RB_OK && r->interp == RB_INTERP_LINEAR && !exact) {
             rc = sample_value(r, j + 1, j, e, &b, &held, err);
             a = a + w * (b - a);
         }
@@ -290,6 +304,23 @@ static int resample_row(resampler *r, size_t j, double tc, rb_interp interp, dou
         r->n_held += held;
     }
     return RB_OK;
+}
+
+/* Clock times t[0..n) from the samples at hand: one merge pass. */
+static int resample_times(resampler *r, const double *t, size_t n, double *out, rb_err *err)
+{
+    size_t j = r->j, end = r->base + r->n;
+    int rc = RB_OK;
+    for (size_t k = 0; k < n && rc == RB_OK; k++) {
+        double tc = t[k];
+        /* Advance to the latest sample at or before tc; the clock never goes back, so the whole
+         * loop visits each sample once. */
+        while (j + 1 < end && time_at(r, j + 1) <= tc)
+            j++;
+        rc = resample_row(r, j, tc, out + k * r->n_sel, err);
+    }
+    r->j = j;
+    return rc;
 }
 
 static int check_resample_args(const rb_channel *ch, const size_t *sel, size_t n_sel, const rb_clock *clk,
@@ -336,7 +367,17 @@ int rb_resample(const rb_channel *ch, const size_t *sel, size_t n_sel, const rb_
     int rc = check_resample_args(ch, sel, n_sel, clk, out, err);
     if (rc || clk->n == 0)
         return rc;
-    resampler r = {.ch = ch, .sel = sel, .n_sel = sel ? n_sel : ch->n_elements, .policy = policy};
+    resampler r = {.name = ch->name,
+                   .elements = (const char *const *)ch->element_names,
+                   .n_elements = ch->n_elements,
+                   .time = ch->time,
+                   .data = ch->data,
+                   .n = ch->n_samples,
+                   .T = ch->n_samples,
+                   .sel = sel,
+                   .n_sel = sel ? n_sel : ch->n_elements,
+                   .interp = interp,
+                   .policy = policy};
     if (policy == RB_NONFINITE_HOLD && r.n_sel > 0) {
         r.last = rb_calloc(r.n_sel, sizeof *r.last);
         r.has_last = rb_calloc(r.n_sel, sizeof *r.has_last);
@@ -345,21 +386,114 @@ int rb_resample(const rb_channel *ch, const size_t *sel, size_t n_sel, const rb_
             goto done;
         }
     }
-    size_t T = ch->n_samples, j = 0;
-    for (size_t k = 0; k < clk->n && rc == RB_OK; k++) {
-        double tc = clk->t[k];
-        /* Advance to the latest sample at or before tc; the clock never goes back, so the whole
-         * loop visits each sample once. */
-        while (j + 1 < T && ch->time[j + 1] <= tc)
-            j++;
-        rc = resample_row(&r, j, tc, interp, out + k * r.n_sel, err);
-    }
+    rc = resample_times(&r, clk->t, clk->n, out, err);
     if (n_held)
         *n_held = r.n_held;
 done:
     rb_free(r.last);
     rb_free(r.has_last);
     return rc;
+}
+
+/* ---- the resampler of a channel read window by window ------------------------------------------ */
+int rb_resampler_new(const rb_channel *ch, const size_t *sel, size_t n_sel, rb_interp interp, rb_nonfinite policy,
+                     rb_resampler **out, rb_err *err)
+{
+    if (!ch || !out || (n_sel && sel == NULL && n_sel != ch->n_elements))
+        return rb_err_set(err, RB_EINVAL, "rb_resampler_new: NULL argument");
+    *out = NULL;
+    for (size_t e = 0; sel && e < n_sel; e++)
+        if (sel[e] >= ch->n_elements)
+            return rb_err_set(err, RB_EINVAL, "channel %s: element index %zu out of range (%zu elements)", ch->name,
+                              sel[e], ch->n_elements);
+    resampler *r = rb_calloc(1, sizeof *r);
+    size_t w = sel ? n_sel : ch->n_elements;
+    if (r && sel && (r->sel_own = rb_malloc((n_sel ? n_sel : 1) * sizeof *r->sel_own)))
+        memcpy(r->sel_own, sel, n_sel * sizeof *sel);
+    if (r && policy == RB_NONFINITE_HOLD) {
+        r->last = rb_calloc(w ? w : 1, sizeof *r->last);
+        r->has_last = rb_calloc(w ? w : 1, sizeof *r->has_last);
+    }
+    if (!r || (sel && !r->sel_own) || (policy == RB_NONFINITE_HOLD && (!r->last || !r->has_last))) {
+        rb_resampler_free(r);
+        return rb_err_set(err, RB_ENOMEM, "channel %s: out of memory", ch->name);
+    }
+    r->name = ch->name;
+    r->elements = (const char *const *)ch->element_names;
+    r->n_elements = ch->n_elements;
+    r->T = ch->n_samples;
+    r->sel = r->sel_own;
+    r->n_sel = w;
+    r->interp = interp;
+    r->policy = policy;
+    *out = r;
+    return RB_OK;
+}
+
+size_t rb_resampler_need(const rb_resampler *r) { return r->j; }
+
+size_t rb_resampler_held(const rb_resampler *r) { return r->n_held; }
+
+/* The samples at hand: finite, increasing, starting at or before the one the resampler needs, and holding the
+ * neighbours of the clock times (the first sample after the last of them, or the channel's end). */
+static int check_window(const resampler *r, size_t first, size_t count, const double *t, size_t n, rb_err *err)
+{
+    const double *time = r->time;
+    if (first > r->j || count == 0 || count > r->T - first)
+        return rb_err_set(err, RB_EINVAL, "channel %s: samples %zu to %zu do not hold sample %zu", r->name, first,
+                          first + count, r->j);
+    for (size_t k = 0; k < count; k++) {
+        if (!isfinite(time[k]))
+            return rb_err_set(err, RB_EINPUT, "channel %s: sample %zu: timestamp %g is not finite", r->name, first + k,
+                              time[k]);
+        if (k > 0 && !(time[k] > time[k - 1]))
+            return rb_err_set(err, RB_EINPUT, "channel %s: sample %zu: timestamp %.17g is not after %.17g", r->name,
+                              first + k, time[k], time[k - 1]);
+    }
+    for (size_t k = 0; k < n; k++)
+        if (!isfinite(t[k]) || (k > 0 && !(t[k] > t[k - 1])))
+            return rb_err_set(err, RB_EINVAL, "clock time %zu (%g s) is not finite or not after the one before", k,
+                              t[k]);
+    bool at_end = first + count == r->T;
+    if (first == 0 && !(t[0] >= time[0]))
+        return rb_err_set(err, RB_EINPUT, "channel %s: clock time %.17g s is outside the channel's span from %.17g s",
+                          r->name, t[0], time[0]);
+    if (at_end && !(t[n - 1] <= time[count - 1]))
+        return rb_err_set(err, RB_EINPUT, "channel %s: clock time %.17g s is outside the channel's span to %.17g s",
+                          r->name, t[n - 1], time[count - 1]);
+    if (!at_end && !(time[count - 1] > t[n - 1]))
+        return rb_err_set(err, RB_EINVAL, "channel %s: samples %zu to %zu end before clock time %.17g s", r->name,
+                          first, first + count, t[n - 1]);
+    return RB_OK;
+}
+
+int rb_resampler_run(rb_resampler *r, const double *time, const double *data, size_t first, size_t count,
+                     const double *t, size_t n, double *out, rb_err *err)
+{
+    if (!r || (n && (!t || !out || !time || !data)))
+        return rb_err_set(err, RB_EINVAL, "rb_resampler_run: NULL argument");
+    if (n == 0)
+        return RB_OK;
+    r->time = time;
+    r->data = data;
+    int rc = check_window(r, first, count, t, n, err);
+    if (rc)
+        return rc;
+    r->base = first;
+    r->n = count;
+    rc = resample_times(r, t, n, out, err);
+    r->time = r->data = NULL;
+    return rc;
+}
+
+void rb_resampler_free(rb_resampler *r)
+{
+    if (!r)
+        return;
+    rb_free(r->last);
+    rb_free(r->has_last);
+    rb_free(r->sel_own);
+    rb_free(r);
 }
 
 /* A clock far longer than the log itself comes from timestamps in other units or a rate no log holds: refused

@@ -53,11 +53,13 @@ static int alloc_tables(rb_engine *e)
     e->in_ptr = rb_calloc(ni + 1, sizeof *e->in_ptr);
     e->in_base = rb_calloc(ni + 1, sizeof *e->in_base);
     e->in_stride = rb_calloc(ni + 1, sizeof *e->in_stride);
+    e->in_row0 = rb_calloc(ni + 1, sizeof *e->in_row0);
     e->out_ptr = rb_calloc(no + 1, sizeof *e->out_ptr);
     e->out_base = rb_calloc(no + 1, sizeof *e->out_base);
     e->out_stride = rb_calloc(no + 1, sizeof *e->out_stride);
     e->out_width = rb_calloc(no + 1, sizeof *e->out_width);
-    if (!e->in_ptr || !e->in_base || !e->in_stride || !e->out_ptr || !e->out_base || !e->out_stride || !e->out_width)
+    if (!e->in_ptr || !e->in_base || !e->in_stride || !e->in_row0 || !e->out_ptr || !e->out_base || !e->out_stride ||
+        !e->out_width)
         return nomem(e);
     return RB_OK;
 }
@@ -172,6 +174,16 @@ int rb_engine_create(rb_engine *e, double dt, size_t n_samples, const double *ti
     return rc ? rc : build_tables(e);
 }
 
+void rb_engine_set_window(rb_engine *e, const bool *whole, size_t k0)
+{
+    const rb_pipeline *p = e->p;
+    for (size_t s = 0; s < p->n_stages; s++)
+        for (size_t j = 0, i = e->in_off[s]; j < p->stages[s].type->n_inputs; j++, i++) {
+            size_t t = p->stages[s].in_signal[j];
+            e->in_row0[i] = t != SIZE_MAX && !whole[t] ? k0 : 0;
+        }
+}
+
 int rb_engine_watch_innovations(rb_engine *e, double k_sigma, double t_from)
 {
     const rb_pipeline *p = e->p;
@@ -200,14 +212,15 @@ int rb_engine_steps(rb_engine *e, size_t k0, size_t k1, const double *time, size
     const size_t n_st = e->p->n_stages, ni = e->n_in_ptr, no = e->n_out_ptr;
     const double **in_ptr = e->in_ptr, *const *in_base = (const double *const *)e->in_base;
     double **out_ptr = e->out_ptr, *const *out_base = e->out_base;
-    const size_t *in_stride = e->in_stride, *out_stride = e->out_stride, *in_off = e->in_off, *out_off = e->out_off;
+    const size_t *in_stride = e->in_stride, *in_row0 = e->in_row0, *out_stride = e->out_stride, *in_off = e->in_off,
+                 *out_off = e->out_off;
     void *const *state = e->state;
     const rb_stage_step_fn *steps = e->steps;
     rb_err *err = e->err;
     const rb_stage_innovations *const *inno = e->inno;
     for (size_t k = k0; k < k1; k++) {
         for (size_t j = 0; j < ni; j++)
-            in_ptr[j] = in_base[j] + k * in_stride[j];
+            in_ptr[j] = in_base[j] + (k - in_row0[j]) * in_stride[j];
         for (size_t j = 0; j < no; j++)
             out_ptr[j] = out_base[j] + k * out_stride[j];
         const double t = time[k];
@@ -260,6 +273,7 @@ void rb_engine_free(rb_engine *e)
     rb_free(e->in_ptr);
     rb_free(e->in_base);
     rb_free(e->in_stride);
+    rb_free(e->in_row0);
     rb_free(e->out_ptr);
     rb_free(e->out_base);
     rb_free(e->out_stride);

@@ -137,24 +137,48 @@ static void span_of(const rb_channel *ch, double t0, double t1, size_t *k0, size
     *k0 = a, *k1 = b;
 }
 
-static void scan_channels(monitor *m)
+/* A log read in windows: channel ch's samples (with data or times only), one channel in memory at a time. */
+static int load(monitor *m, const rb_channel *ch, bool data, rb_channel *copy, const rb_channel **held, rb_err *err)
+{
+    if (!m->in->src) {
+        *copy = *ch;
+        return RB_OK;
+    }
+    if (*held == ch && (copy->data || !data))
+        return RB_OK;
+    if (*held)
+        rb_feed_channel_times_free(*held, copy);
+    *held = NULL;
+    int rc = rb_feed_channel_load(m->in->src, ch, data, copy, err);
+    if (!rc)
+        *held = ch;
+    return rc;
+}
+
+static int scan_channels(monitor *m, rb_err *err)
 {
     const rb_clock *clk = m->in->clock;
     double t0 = clk->n ? clk->t[0] : 0, t1 = clk->n ? clk->t[clk->n - 1] : -1;
-    for (size_t k = 0; k < m->n; k++) {
+    const rb_channel *held = NULL;
+    rb_channel ch = {0};
+    int rc = RB_OK;
+    for (size_t k = 0; !rc && k < m->n; k++) {
         entry *e = &m->e[k];
-        if (!e->ch)
+        if (!e->ch || (rc = load(m, e->ch, true, &ch, &held, err)))
             continue;
-        size_t k0, k1, w = e->ch->n_elements;
-        span_of(e->ch, t0, t1, &k0, &k1);
-        rb_fault_scan(e->ch->data + k0 * w + e->index, k1 - k0, w, &m->in->p->faults, &e->tally[RB_FAULT_STUCK],
+        size_t k0, k1, w = ch.n_elements;
+        span_of(&ch, t0, t1, &k0, &k1);
+        rb_fault_scan(ch.data + k0 * w + e->index, k1 - k0, w, &m->in->p->faults, &e->tally[RB_FAULT_STUCK],
                       &e->tally[RB_FAULT_SATURATED]);
         for (int j = RB_FAULT_STUCK; j <= RB_FAULT_SATURATED; j++)
             if (e->tally[j].count) {
                 e->tally[j].first += k0;
-                e->first_time[j] = e->ch->time[e->tally[j].first];
+                e->first_time[j] = ch.time[e->tally[j].first];
             }
     }
+    if (held)
+        rb_feed_channel_times_free(held, &ch);
+    return rc;
 }
 
 /* The channel's last sample at or before t (its first when none is). */
@@ -172,7 +196,7 @@ static size_t sample_at(const rb_channel *ch, double t)
 }
 
 /* Innovation outliers onto the element each measurement reads: a binding's channel element, or a stage's signal. */
-static void add_outliers(monitor *m)
+static int add_outliers(monitor *m, rb_err *err)
 {
     const rb_fault_run *in = m->in;
     const rb_pipeline *p = in->p;
@@ -200,15 +224,21 @@ static void add_outliers(monitor *m)
             to->count += t->count;
         }
     }
-    for (size_t k = 0; k < m->n; k++) {
+    const rb_channel *held = NULL;
+    rb_channel ch = {0};
+    int rc = RB_OK;
+    for (size_t k = 0; !rc && k < m->n; k++) {
         entry *e = &m->e[k];
         rb_fault_tally *t = &e->tally[RB_FAULT_OUTLIER];
         if (!t->count)
             continue;
         e->first_time[RB_FAULT_OUTLIER] = in->clock->t[t->first];
-        if (e->ch)
-            t->first = sample_at(e->ch, in->clock->t[t->first]);
+        if (e->ch && !(rc = load(m, e->ch, false, &ch, &held, err)))
+            t->first = sample_at(&ch, in->clock->t[t->first]);
     }
+    if (held)
+        rb_feed_channel_times_free(held, &ch);
+    return rc;
 }
 
 static int export(const monitor *m, const char *run, rb_run_result *res, rb_err *err)
@@ -241,9 +271,8 @@ int rb_pipeline_gather_faults(const rb_fault_run *in, const char *run, rb_run_re
     int rc = m.e && m.of_binding ? RB_OK : rb_err_set(err, RB_ENOMEM, "out of memory");
     if (!rc) {
         add_bindings(&m);
-        scan_channels(&m);
-        add_outliers(&m);
-        rc = export(&m, run, res, err);
+        if (!(rc = scan_channels(&m, err)) && !(rc = add_outliers(&m, err)))
+            rc = export(&m, run, res, err);
     }
     rb_free(m.e);
     rb_free(m.of_binding);

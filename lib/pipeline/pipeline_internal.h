@@ -55,7 +55,8 @@ typedef struct rb_engine {
     const double **in_ptr, **in_base;
     double **out_ptr, **out_base;
     size_t *in_stride, *out_stride, *in_off, *out_off;
-    size_t *out_width;       /* per output port, as create() set it */
+    size_t *in_row0;   /* per input port: the clock index of its signal's row 0 (a window's first sample, else 0) */
+    size_t *out_width; /* per output port, as create() set it */
     rb_stage_step_fn *steps; /* per stage */
     double *scratch;         /* one row per unwired output port, rewritten every sample, never read */
     /* the fault monitor's watch on the stages that show innovations (rb_engine_watch_innovations) */
@@ -77,6 +78,9 @@ int rb_engine_create(rb_engine *e, double dt, size_t n_samples, const double *ti
  * base + k * stride. Allocates nothing. On a stage's non-zero return, stops and returns it with the
  * sample and stage in *failed_k, *failed_stage (the message is the stage's own). */
 int rb_engine_steps(rb_engine *e, size_t k0, size_t k1, const double *time, size_t *failed_k, size_t *failed_stage);
+/* Windowed runs (window.c): the signals not marked in whole[] (per signal-table entry) hold the rows of clock
+ * samples [k0, ...) from their row 0 on; the others every row from sample 0. Allocates nothing. */
+void rb_engine_set_window(rb_engine *e, const bool *whole, size_t k0);
 /* After rb_engine_create: every stage whose type shows innovations is asked for them, and from then on
  * rb_engine_steps counts each of its measurements' normalized innovations beyond k_sigma (> 0) at the samples
  * whose time is >= t_from in e->inno_tally[s] (first: the sample index). RB_ENOMEM. */
@@ -88,6 +92,42 @@ void rb_engine_free(rb_engine *e);
 /* Copies of n strings src[sel[i]] (sel NULL: src[i]); a NULL src gives "0", "1", ... when numbered, else
  * "". NULL when out of memory (nothing left allocated). */
 char **rb_pipeline_copy_strings(const char *const *src, const size_t *sel, size_t n, bool numbered);
+
+/* ---- a log read in windows (window.c, for run.c) -------------------------------------------------------------- */
+/* The bindings of a log read from src, resampled window by window: `bound`, `bound_off`, `select` as run.c keeps
+ * them (every binding's channels, borrowed from the source's log; NULL for an absent optional binding). */
+typedef struct rb_feed_setup {
+    rb_log_source *src;
+    const rb_pipeline *p;
+    const rb_channel *const *bound;
+    const size_t *bound_off;
+    size_t *const *select;
+    size_t window; /* clock samples per window (> 0) */
+    size_t part;   /* samples read from the file at a time (> 0) */
+} rb_feed_setup;
+typedef struct rb_feeder rb_feeder;
+int rb_feeder_new(const rb_feed_setup *in, rb_feeder **out, rb_err *err);
+/* Bindings resampled at clock_t[k0..k1) (k1 - k0 <= window) into sig[i].data: from row k0 when whole[i] (a
+ * binding kept for every sample), else from row 0. On error *failed is the binding (SIZE_MAX: reading the file). */
+int rb_feeder_fill(rb_feeder *f, const double *clock_t, size_t k0, size_t k1, rb_live_signal *sig, const bool *whole,
+                   size_t *failed, rb_err *err);
+/* Values of binding i held so far (rb_resample's n_held). */
+size_t rb_feeder_held(const rb_feeder *f, size_t binding);
+void rb_feeder_free(rb_feeder *f);
+/* A copy of channel ch of src (its description) with every timestamp read (time), data NULL; free with
+ * rb_feed_channel_times_free. A channel holding its samples already (src may then be NULL) is copied as it is.
+ * rb_log_source_read's errors. */
+int rb_feed_channel_times(rb_log_source *src, const rb_channel *ch, rb_channel *copy, rb_err *err);
+void rb_feed_channel_times_free(const rb_channel *ch, rb_channel *copy);
+/* The same with every sample too when `data` (the channel whole: for the fault monitor's scan, one at a time). */
+int rb_feed_channel_load(rb_log_source *src, const rb_channel *ch, bool data, rb_channel *copy, rb_err *err);
+/* RB_EINPUT up front when what a run in windows keeps whole does not fit `limit` bytes: the clock, the recorded
+ * signals (sig: the signal table, T rows each) and the largest bound channel (n_bound in bound, NULL skipped) read
+ * whole for its timestamp check and, with the fault monitor, its scan. The message names the largest part. */
+int rb_feed_check_memory(const rb_pipeline *p, const rb_live_signal *sig, const rb_channel *const *bound,
+                         size_t n_bound, size_t T, size_t limit, const char *label, rb_err *err);
+/* rb_log_start of the source's log, reading the first samples of every channel. */
+int rb_feed_log_start(rb_log_source *src, double *start, rb_err *err);
 
 /* ---- bindings (binding.c): names, units and scale, the same for a log (run.c) and a stream (stream.c) ---- */
 /* One channel a binding reads: its name, width and element names (borrowed; NULL: "0", "1", ...). */
@@ -122,6 +162,7 @@ typedef struct rb_fault_run {
     const size_t *bound_off;        /* per binding: index of its first channel in bound */
     const size_t *const *select;    /* per binding: element indices (NULL: all) */
     const rb_clock *clock;
+    rb_log_source *src; /* a log read in windows: the channels' samples are read from it, one channel at a time */
 } rb_fault_run;
 
 /* res->faults: every bound channel element (stuck and saturated over the samples inside the clock's span, each

@@ -23,6 +23,10 @@ typedef struct runner {
     size_t **select;          /* per binding: element indices (NULL: all) */
     rb_engine eng;            /* the stages and the signal table */
     rb_run_result *res;
+    rb_log_source *src; /* a log read in windows (window.c); NULL: `log` holds every sample */
+    size_t window;      /* clock samples per window */
+    rb_feeder *feed;
+    bool *whole; /* per signal-table entry: every row kept (not one window of a binding) */
 } runner;
 
 static int nomem(runner *r) { return rb_err_set(r->err, RB_ENOMEM, "%s: out of memory", r->label); }
@@ -247,7 +251,11 @@ typedef struct span {
 static int check_channel(runner *r, const rb_channel *ch, span *sp, double *period)
 {
     rb_time_report rep;
-    int rc = rb_channel_check_time(ch, r->p->gap_factor, &rep, r->err);
+    rb_channel copy; /* a log read in windows: its timestamps, for now (window.c) */
+    int rc = rb_feed_channel_times(r->src, ch, &copy, r->err);
+    if (!rc)
+        rc = rb_channel_check_time(&copy, r->p->gap_factor, &rep, r->err);
+    rb_feed_channel_times_free(ch, &copy);
     if (rc)
         return rb_err_prefix(r->err, rc, "%s: ", r->label);
     if (ch->n_samples == 0)
@@ -304,7 +312,10 @@ static int make_clock(runner *r)
     if (rc)
         return rc;
     double w0, w1;
-    r->t_start = rb_log_start(r->log);
+    if (r->src && (rc = rb_feed_log_start(r->src, &r->t_start, r->err)))
+        return rc;
+    if (!r->src)
+        r->t_start = rb_log_start(r->log);
     rb_window_resolve(&p->window, r->t_start, &w0, &w1);
     double lo = fmax(sp.lo, w0), hi = fmin(sp.hi, w1);
     if (!isfinite(sp.lo) && !isfinite(sp.hi)) /* every binding optional and absent, no clock channel */
@@ -321,7 +332,10 @@ static int make_clock(runner *r)
                           r->label, sp.lo, sp.hi);
     }
     if (clock_ch) {
-        rc = rb_clock_from_channel(&r->res->clock, clock_ch, lo, hi, r->err);
+        rb_channel copy;
+        if (!(rc = rb_feed_channel_times(r->src, clock_ch, &copy, r->err)))
+            rc = rb_clock_from_channel(&r->res->clock, &copy, lo, hi, r->err);
+        rb_feed_channel_times_free(clock_ch, &copy);
         r->dt = sp.clock_dt;
     } else {
         r->dt = 1.0 / p->clock_rate;
@@ -361,6 +375,25 @@ static int resample_concat(runner *r, size_t i, size_t *held)
     return rc;
 }
 
+/* Binding i's held values: in the result and, when any, in the warnings. */
+static int note_held(runner *r, size_t i, size_t held)
+{
+    const rb_config_signal *s = &r->p->signals[i];
+    r->res->n_held[i] = held;
+    return held ? warn(r, "signal %s: %zu non-finite value%s of channel %s held at the last finite value", s->name,
+                       held, held > 1 ? "s" : "", s->channel)
+                : RB_OK;
+}
+
+/* An error resampling binding i, prefixed with the log and the binding's key. */
+static int binding_failed(runner *r, int rc, size_t i)
+{
+    char where[256];
+    rb_json_step path[2] = {{"signals", 0}, {r->p->signals[i].name, 0}};
+    rb_json_path_format(path, 2, where, sizeof where);
+    return rb_err_prefix(r->err, rc, "%s: %s: ", r->label, where);
+}
+
 /* Each binding is resampled once onto the whole clock. */
 static int resample_bindings(runner *r)
 {
@@ -368,34 +401,30 @@ static int resample_bindings(runner *r)
     for (size_t i = 0; i < r->p->n_signals; i++) {
         const rb_config_signal *s = &r->p->signals[i];
         rb_live_signal *ls = &r->eng.sig[i];
-        size_t count, bytes;
-        if (!rb_size_mul(T, ls->width, &count) || !rb_size_mul(count, sizeof(double), &bytes))
+        size_t count, bytes, rows = r->src && !r->whole[i] && r->window < T ? r->window : T;
+        if (!rb_size_mul(rows, ls->width, &count) || !rb_size_mul(count, sizeof(double), &bytes))
             return rb_err_set(r->err, RB_ENOMEM, "%s: signal %s: %zu x %zu samples is too large", r->label, s->name, T,
                               ls->width);
         if (!(ls->data = rb_malloc(bytes ? bytes : 1)))
             return nomem(r);
         ls->stride = ls->width;
         size_t held = 0;
-        if (!r->bound[r->bound_off[i]]) /* an absent optional binding: 0 wide, nothing to read */
+        if (!r->bound[r->bound_off[i]] || r->src) /* absent optional binding: 0 wide; windows: run_loop */
             continue;
         int rc = s->n_channels > 1 ? resample_concat(r, i, &held)
                                    : rb_resample(r->bound[r->bound_off[i]], r->select[i], s->n_select, &r->res->clock,
                                                  s->interp, s->nonfinite, ls->data, &held, r->err);
-        if (rc) {
-            char where[256];
-            rb_json_step path[2] = {{"signals", 0}, {s->name, 0}};
-            rb_json_path_format(path, 2, where, sizeof where);
-            return rb_err_prefix(r->err, rc, "%s: %s: ", r->label, where);
-        }
+        if (rc)
+            return binding_failed(r, rc, i);
         if (s->scale != 1)
             for (size_t k = 0; k < T * ls->width; k++)
                 ls->data[k] *= s->scale;
-        r->res->n_held[i] = held;
-        if (held && (rc = warn(r, "signal %s: %zu non-finite value%s of channel %s held at the last finite value",
-                               s->name, held, held > 1 ? "s" : "", s->channel)))
+        if ((rc = note_held(r, i, held)))
             return rc;
     }
-    return RB_OK;
+    rb_feed_setup fs = {
+        r->src, r->p, r->bound, r->bound_off, r->select, r->window, r->window > 4096 ? r->window : 4096};
+    return r->src ? rb_feeder_new(&fs, &r->feed, r->err) : RB_OK; /* windows: run_loop resamples */
 }
 
 /* ---- stages ------------------------------------------------------------------------------------------- */
@@ -407,6 +436,9 @@ static int create_stages(runner *r)
         const rb_config_stage *st = &r->p->stages[failed];
         rb_err_prefix(r->err, rc, "%s: stage %s (%s): ", r->label, st->id, st->type->name);
     }
+    if (!rc && r->src && r->opts && r->opts->memory_limit) /* what the run keeps whole, said before it runs */
+        rc = rb_feed_check_memory(r->p, r->eng.sig, r->bound, r->bound_off[r->p->n_signals], r->res->clock.n,
+                                  r->opts->memory_limit, r->label, r->err);
     return rc;
 }
 
@@ -433,12 +465,34 @@ static int run_samples(runner *r, size_t k0, size_t k1)
     return rc != RB_OK ? step_failed(r, rc, s, k) : RB_OK;
 }
 
+/* A log read in windows: the bindings of samples [k0, k1) first (window.c). */
+static int fill_window(runner *r, size_t k0, size_t k1)
+{
+    size_t failed;
+    int rc = rb_feeder_fill(r->feed, r->res->clock.t, k0, k1, r->eng.sig, r->whole, &failed, r->err);
+    if (rc)
+        return failed != SIZE_MAX ? binding_failed(r, rc, failed) : rb_err_prefix(r->err, rc, "%s: ", r->label);
+    rb_engine_set_window(&r->eng, r->whole, k0);
+    return RB_OK;
+}
+
+/* The held values of a log read in windows, said as resample_bindings says them. */
+static int held_warnings(runner *r)
+{
+    int rc = RB_OK;
+    for (size_t i = 0; !rc && r->feed && i < r->p->n_signals; i++)
+        rc = note_held(r, i, rb_feeder_held(r->feed, i));
+    return rc;
+}
+
 static int run_loop(runner *r)
 {
-    size_t T = r->res->clock.n, chunk = T / 100 > 4096 ? T / 100 : 4096;
+    size_t T = r->res->clock.n, chunk = r->src ? r->window : T / 100 > 4096 ? T / 100 : 4096; /* windows: one */
     for (size_t k0 = 0; k0 < T;) {
         size_t k1 = T - k0 > chunk ? k0 + chunk : T;
-        int rc = run_samples(r, k0, k1);
+        int rc = r->src ? fill_window(r, k0, k1) : RB_OK;
+        if (!rc)
+            rc = run_samples(r, k0, k1);
         if (rc)
             return rc;
         k0 = k1;
@@ -446,12 +500,15 @@ static int run_loop(runner *r)
             return cancelled(r, rc);
     }
     size_t s;
-    int rc = rb_engine_finish(&r->eng, &s);
+    int rc = held_warnings(r);
+    if (rc || (rc = rb_engine_finish(&r->eng, &s)) == RB_OK)
+        goto notes;
     if (rc != RB_OK) {
         const rb_config_stage *st = &r->p->stages[s];
         return rb_err_prefix(r->err, rc, "%s: stage %s (%s): finish: ", r->label, st->id, st->type->name);
     }
-    for (s = 0; s < r->p->n_stages; s++) { /* the stages' notes join the warnings */
+notes:
+    for (s = 0; !rc && s < r->p->n_stages; s++) { /* the stages' notes join the warnings */
         const rb_config_stage *st = &r->p->stages[s];
         const char *const *lines = NULL;
         size_t n = st->type->notes && r->eng.state[s] ? st->type->notes(r->eng.state[s], &lines) : 0;
@@ -459,7 +516,7 @@ static int run_loop(runner *r)
             if ((rc = warn(r, "stage %s: %s", st->id, lines[i])))
                 return rc;
     }
-    return RB_OK;
+    return rc;
 }
 
 /* ---- metrics ------------------------------------------------------------------------------------------ */
@@ -688,7 +745,7 @@ static int report_faults(runner *r)
     if (!r->p->faults_enabled)
         return RB_OK;
     rb_run_result *res = r->res;
-    rb_fault_run in = {r->p, &r->eng, r->bound, r->bound_off, (const size_t *const *)r->select, &res->clock};
+    rb_fault_run in = {r->p, &r->eng, r->bound, r->bound_off, (const size_t *const *)r->select, &res->clock, r->src};
     int rc = rb_pipeline_gather_faults(&in, res->run_name, res, r->err);
     if (!rc && res->report)
         rc = rb_report_set_fault_settings(res->report, &r->p->faults, r->err);
@@ -778,6 +835,8 @@ static void runner_free(runner *r)
     rb_free(r->bound);
     rb_free(r->bound_off);
     rb_free(r->label);
+    rb_feeder_free(r->feed);
+    rb_free(r->whole);
 }
 
 static int runner_init(runner *r)
@@ -789,38 +848,50 @@ static int runner_init(runner *r)
         r->bound_off[i + 1] = r->bound_off[i] + p->signals[i].n_channels;
     r->bound = r->bound_off ? rb_calloc(r->bound_off[p->n_signals] + 1, sizeof *r->bound) : NULL;
     r->select = rb_calloc(p->n_signals, sizeof *r->select);
+    r->whole = rb_calloc(p->n_signal_table + 1, sizeof *r->whole);
+    for (size_t t = 0; r->whole && t < p->n_signal_table; t++) /* windows: only the bindings not kept */
+        r->whole[t] = t >= p->n_signals || p->signal_table[t].recorded;
     if (r->res && !(r->res->n_held = rb_calloc(p->n_signals, sizeof *r->res->n_held))) {
         rb_free(r->res);
         r->res = NULL;
     }
-    if (!r->res || !r->bound || !r->select)
+    if (!r->res || !r->bound || !r->select || !r->whole)
         return rb_err_set(r->err, RB_ENOMEM, "out of memory");
     return rb_engine_init(&r->eng, p, NULL, r->err);
 }
 
-int rb_pipeline_run_log(const rb_pipeline *p, const rb_log *log, const char *const *paths, size_t n_paths,
-                        const rb_run_opts *opts, rb_run_result **out, rb_err *err)
+static int run(runner *r, rb_run_result **out)
 {
     /* In order: each phase uses what the ones before it made. Only run_loop is per sample. */
     static int (*const phases[])(runner *) = {
         runner_init,  describe_input, bind_channels,   make_clock,    resample_bindings, create_stages,
         watch_faults, run_loop,       compute_metrics, report_faults, report_warnings,   collect,
     };
-    runner r = {0};
-    r.p = p;
-    r.log = log;
-    r.opts = opts;
-    r.paths = paths;
-    r.n_paths = n_paths;
-    r.err = err;
     *out = NULL;
     int rc = RB_OK;
     for (size_t i = 0; !rc && i < sizeof phases / sizeof phases[0]; i++)
-        rc = phases[i](&r);
-    runner_free(&r);
+        rc = phases[i](r);
+    runner_free(r);
     if (rc)
-        rb_run_result_free(r.res);
+        rb_run_result_free(r->res);
     else
-        *out = r.res;
+        *out = r->res;
     return rc;
+}
+
+int rb_pipeline_run_log(const rb_pipeline *p, const rb_log *log, const char *const *paths, size_t n_paths,
+                        const rb_run_opts *opts, rb_run_result **out, rb_err *err)
+{
+    runner r = {.p = p, .log = log, .opts = opts, .paths = paths, .n_paths = n_paths, .err = err};
+    return run(&r, out);
+}
+
+int rb_pipeline_run_source(const rb_pipeline *p, rb_log_source *src, const char *const *paths, size_t n_paths,
+                           size_t window, const rb_run_opts *opts, rb_run_result **out, rb_err *err)
+{
+    if (!src || window == 0)
+        return rb_err_set(err, RB_EINVAL, "rb_pipeline_run_source: no source or a window of 0 samples");
+    runner r = {.p = p, .log = rb_log_source_log(src), .opts = opts, .paths = paths, .n_paths = n_paths, .err = err};
+    r.src = src, r.window = window;
+    return run(&r, out);
 }

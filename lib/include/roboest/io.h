@@ -220,6 +220,42 @@ int rb_log_read(const char *path, rb_log **out, rb_err *err);
  * lock held in the child, which then never ends. */
 void rb_io_set_hdf5_isolation(bool on);
 
+/* ---- reading in bounded parts: logs longer than memory ------------------------------------------------
+ * A log opened for reading its channels part by part. The robot-logger MATLAB v7.3 layout and the roboest and
+ * channel-group .h5 layouts are read in parts (HDF5 hyperslabs): opening reads the channels' names, elements,
+ * units and sizes (every check rb_log_read makes before reading a value), and rb_log_source_read the samples
+ * asked for, the same doubles as rb_log_read's bit for bit. Other layouts are read whole at opening: libmatio
+ * cannot read part of a compressed v5/v7 variable, CSV is text, and the plain layouts share one time vector;
+ * with memory_limit > 0 (bytes) such a log is RB_EINPUT up front when its file is larger than the limit, or
+ * after reading when its samples (T x (n + 1) doubles per channel) are, the message naming the file, its
+ * layout, the memory it needs and its largest channel. rb_log_detect's errors and rb_log_read's for the
+ * checks before reading; RB_ENOMEM. The HDF5 reads run in this process (rb_io_set_hdf5_isolation covers the
+ * layout detection only). */
+typedef struct rb_log_source rb_log_source;
+int rb_log_source_open(const char *path, size_t memory_limit, rb_log_source **out, rb_err *err);
+/* The channels (borrowed): names, elements, units, n_samples; time and data are NULL when the source is read
+ * in parts (rb_log_source_chunked), else every sample is there. */
+const rb_log *rb_log_source_log(const rb_log_source *s);
+bool rb_log_source_chunked(const rb_log_source *s);
+/* Samples [first, first + count) of channel c: their times into time (count values, may be NULL) and their
+ * values into data (count x n sample-major, may be NULL). RB_EINVAL out of range; RB_EINPUT naming the file and
+ * dataset when HDF5 cannot read them; RB_ENOMEM. Allocates only when a transposed dataset ([n][T]) needs a
+ * larger scratch than before. */
+int rb_log_source_read(rb_log_source *s, size_t c, size_t first, size_t count, double *time, double *data, rb_err *err);
+void rb_log_source_free(rb_log_source *s);
+/* The samples [first, first + count) of a channel around a window of clock times, read part by part: each
+ * rb_channel_window_advance drops the samples before keep_from (the least rb_resampler_need of the resamplers
+ * reading the channel) and reads parts of `part` samples until the window holds a sample after t_last or
+ * reaches the channel's end. Start zeroed; rb_channel_window_free. Allocates only when the window grows past
+ * its largest size so far. RB_EINVAL (keep_from before the window, part 0), rb_log_source_read's errors. */
+typedef struct rb_channel_window {
+    size_t first, count, cap;
+    double *time, *data; /* count times, count x n values */
+} rb_channel_window;
+int rb_channel_window_advance(rb_log_source *s, size_t c, rb_channel_window *w, size_t keep_from, double t_last,
+                              size_t part, rb_err *err);
+void rb_channel_window_free(rb_channel_window *w);
+
 /* ---- sessions: the files of one recording, which the logger splits every 30 min ---------------------- */
 /* What identifies a session's files in provenance: their names (basenames) and their SHA-256, each list in
  * file order joined by ",". */
@@ -406,6 +442,24 @@ typedef enum rb_nonfinite {
  * finite), RB_ENOMEM. On error `out` may be partly written. */
 int rb_resample(const rb_channel *ch, const size_t *sel, size_t n_sel, const rb_clock *clk, rb_interp interp,
                 rb_nonfinite policy, double *out, size_t *n_held, rb_err *err);
+
+/* rb_resample window by window, for a channel read in parts (rb_log_source): the same values bit for bit, the
+ * same non-finite handling, counts and messages (sample indices are the channel's). rb_resampler_new takes the
+ * channel's description (name, n_samples, n_elements, element_names: borrowed until rb_resampler_free; time and
+ * data unused) and the selection (copied). Each rb_resampler_run resamples the clock times t[0..n) (increasing,
+ * after the previous run's) from the channel's samples [first, first + count), given in time and data
+ * (count x n_elements): first must be at most rb_resampler_need (the latest sample at or before the previous
+ * run's last clock time, 0 at the start) and the samples must reach past t[n - 1] (a sample after it) or to the
+ * channel's end, else RB_EINVAL. Clock times outside the channel's span are RB_EINPUT as in rb_resample. Only
+ * rb_resampler_new allocates. rb_resampler_held: the values held so far (rb_resample's *n_held). */
+typedef struct rb_resampler rb_resampler;
+int rb_resampler_new(const rb_channel *ch, const size_t *sel, size_t n_sel, rb_interp interp, rb_nonfinite policy,
+                     rb_resampler **out, rb_err *err);
+int rb_resampler_run(rb_resampler *r, const double *time, const double *data, size_t first, size_t count,
+                     const double *t, size_t n, double *out, rb_err *err);
+size_t rb_resampler_need(const rb_resampler *r);
+size_t rb_resampler_held(const rb_resampler *r);
+void rb_resampler_free(rb_resampler *r);
 
 /* Every channel of `in` resampled (linear, non-finite samples an error) onto one uniform clock at `rate` Hz
  * (rb_clock_uniform) over the span all non-empty channels cover, names, units and attributes copied: a new

@@ -285,6 +285,10 @@ typedef struct rb_run_opts {
      * it is a negative rb_status and RB_EINVAL otherwise. May be NULL. */
     int (*progress)(void *user, size_t done, size_t total);
     void *user;
+    /* Logs longer than memory: with memory_limit (bytes) or window (clock samples) > 0, a session of one file is
+     * read in windows (rb_log_source, rb_pipeline_run_source; window 0: max(4096, limit / 64 KiB) samples) and a
+     * layout read whole must fit the limit (said up front). 0 and 0: every log read whole. */
+    size_t memory_limit, window;
 } rb_run_opts;
 
 /* A recorded signal: clock-length x width values, sample-major. */
@@ -323,6 +327,15 @@ typedef struct rb_run_result {
  * a stage's own error (prefixed with "stage <id>: sample k: "), RB_ENOMEM. No file is touched. */
 int rb_pipeline_run_log(const rb_pipeline *p, const rb_log *log, const char *const *paths, size_t n_paths,
                         const rb_run_opts *opts, rb_run_result **out, rb_err *err);
+/* rb_pipeline_run_log on a log read in windows of `window` clock samples (rb_log_source, roboest/io.h): each
+ * binding's channels are read part by part and resampled window by window, the stages stepped window after
+ * window; the result and its warnings are rb_pipeline_run_log's on the same log bit for bit (an error may be
+ * another of the log's errors: a later binding's non-finite sample in an earlier window comes first). In
+ * memory: the clock, the recorded signals (outputs and metric operands, every sample), one window of each other
+ * binding, and one channel whole at a time while its timestamps are checked and the fault monitor scans it.
+ * RB_EINVAL for a window of 0. */
+int rb_pipeline_run_source(const rb_pipeline *p, rb_log_source *src, const char *const *paths, size_t n_paths,
+                           size_t window, const rb_run_opts *opts, rb_run_result **out, rb_err *err);
 void rb_run_result_free(rb_run_result *res);
 /* A recorded signal by name, NULL if it was not recorded (borrowed). */
 const rb_run_signal *rb_run_result_signal(const rb_run_result *res, const char *name);
