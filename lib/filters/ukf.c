@@ -252,9 +252,17 @@ static int predict_blocks(rb_filter *f, const double *u, double dt, long step, d
         for (size_t a = 0; U[b] >= l && a < nn; a++)
             NU[a + b * nn] += f->T[U[b] - l + a * r];
     memcpy(f->Pn, f->Q, n * n * sizeof(double));
-    for (size_t b = 0; b < nu; b++)
-        for (size_t a = b; a < nu; a++)
-            f->Pn[U[a] + U[b] * n] += f->P[U[a] + U[b] * n];
+    for (size_t b = 0; b < nu; b++) /* by runs of consecutive identity rows: contiguous in the column */
+        for (size_t a = b; a < nu;) {
+            size_t e = a + 1;
+            while (e < nu && U[e] == U[e - 1] + 1)
+                e++;
+            double *o = f->Pn + U[b] * n;
+            const double *p = f->P + U[b] * n;
+            for (size_t i = U[a]; i <= U[e - 1]; i++)
+                o[i] += p[i];
+            a = e;
+        }
     for (size_t b = 0; b < nn; b++)
         for (size_t a = b; a < nn; a++)
             f->Pn[N[a] + N[b] * n] += NN[a + b * nn];
@@ -329,9 +337,12 @@ static int ukf_measure(rb_filter *f, const double *z, long step, rb_err *err)
             for (size_t q = 0; q < k; q++)
                 f->Z[q + j * k] = f->Z[f->idx[q] + j * m];
     }
-    for (size_t b = 0; b < k; b++)
-        for (size_t a = 0; a < k; a++)
-            f->Rc[a + b * k] = f->R[f->idx[a] * m + f->idx[b]];
+    if (k == m) /* every element used: idx is the identity */
+        memcpy(f->Rc, f->R, m * m * sizeof(double));
+    else
+        for (size_t b = 0; b < k; b++)
+            for (size_t a = 0; a < k; a++)
+                f->Rc[a + b * k] = f->R[f->idx[a] * m + f->idx[b]];
 
     /* S = R + wi sum_{j >= 1} Dz_j Dz_j^T + wc0 Dz_0 Dz_0^T (+ Jh Sr Jh^T) (lower triangle). */
     memcpy(f->S, f->Rc, k * k * sizeof(double));
