@@ -162,25 +162,49 @@ static void process_one(const rb_tukf *u, const double *x, const double *sdd, do
             c[i] -= dt * u->decay * x[u->b[B_C].off + i];
 }
 
-/* The friction correction of joint i at x: theta_i . phi_i (rb_tukf_config.corr). */
-static double correction(const rb_tukf *u, const double *x, size_t i)
+/* The friction correction's regressors phi (nk) at joint velocity v (rb_tukf_config.corr; the scale term's is 0: its
+ * regressor is tau_F, added by correction). */
+static void corr_terms(const rb_tukf *u, double v, double *phi)
 {
-    double c = 0.0, v = x[u->b[B_DQ].off + i];
-    const double *th = x + u->b[B_FC].off + i * u->nk;
     for (size_t a = 0; a < u->nk; a++)
         switch (u->corr[a]) {
-        case RB_TUKF_CORR_COULOMB: c += th[a] * tanh(v / u->v_c); break;
-        case RB_TUKF_CORR_VISCOUS: c += th[a] * v; break;
-        case RB_TUKF_CORR_OFFSET: c += th[a]; break;
-        case RB_TUKF_CORR_STRIBECK: c += th[a] * tanh(v / u->v_c) * exp(-(v / u->v_s) * (v / u->v_s)); break;
-        default: c += th[a] * x[u->b[B_TF].off + i]; break;
+        case RB_TUKF_CORR_COULOMB: phi[a] = tanh(v / u->v_c); break;
+        case RB_TUKF_CORR_VISCOUS: phi[a] = v; break;
+        case RB_TUKF_CORR_OFFSET: phi[a] = 1.0; break;
+        case RB_TUKF_CORR_STRIBECK: phi[a] = tanh(v / u->v_c) * exp(-(v / u->v_s) * (v / u->v_s)); break;
+        default: phi[a] = 0.0; break;
         }
+}
+
+/* The friction correction of joint i at x: theta_i . phi_i, phi_i the regressors at x's velocity of joint i (the scale
+ * term's: tau_F). */
+static double correction(const rb_tukf *u, const double *x, size_t i, const double *phi)
+{
+    double c = 0.0;
+    const double *th = x + u->b[B_FC].off + i * u->nk;
+    for (size_t a = 0; a < u->nk; a++)
+        c += th[a] * (u->corr[a] == RB_TUKF_CORR_SCALE ? x[u->b[B_TF].off + i] : phi[a]);
     return c;
+}
+
+/* The regressors of every joint at x into phi (n x nk). A sigma point moves joint i's velocity only along the
+ * factor's columns up to i (lower triangular), so most keep the first state's (the mean's) bits: x0, phi0 its
+ * velocities and regressors (NULL: none yet), reused then. */
+static void corr_all(const rb_tukf *u, const double *x, const double *x0, const double *phi0, double *phi)
+{
+    const double *v = x + u->b[B_DQ].off, *v0 = x0 ? x0 + u->b[B_DQ].off : NULL;
+    for (size_t i = 0; i < u->n; i++) {
+        if (v0 && memcmp(&v[i], &v0[i], sizeof *v) == 0)
+            memcpy(phi + i * u->nk, phi0 + i * u->nk, u->nk * sizeof *phi);
+        else
+            corr_terms(u, v[i], phi + i * u->nk);
+    }
 }
 
 /* Measurements: dq, current tau_m / (k_t R), friction, FT + bias, accelerometers (proper acceleration of the frame
  * from the state's joint accelerations sdd, dacc the velocity terms) + bias, gyroscopes + bias. */
-static void measure_one(const rb_tukf *u, const double *x, const double *sdd, const double *dacc, double *z)
+static void measure_one(const rb_tukf *u, const double *x, const double *sdd, const double *dacc, const double *phi,
+                        double *z)
 {
     size_t n = u->n, cols = 6 + n;
     const double *sd = x + u->b[B_DQ].off, *tm = x + u->b[B_TM].off;
@@ -188,7 +212,7 @@ static void measure_one(const rb_tukf *u, const double *x, const double *sdd, co
         z[u->m_dq + i] = sd[i];
         z[u->m_cur + i] = tm[i] / u->ktR[i];
         if (u->fric_meas)
-            z[u->m_fric + i] = x[u->b[B_TF].off + i] - correction(u, x, i);
+            z[u->m_fric + i] = x[u->b[B_TF].off + i] - correction(u, x, i, phi + i * u->nk);
     }
     for (size_t i = 0; i < 6 * u->n_ft; i++)
         z[u->m_ft + i] = x[u->b[B_FT].off + i] + (u->b[B_FTB].len ? x[u->b[B_FTB].off + i] : 0.0);
@@ -269,8 +293,13 @@ int rb_tukf_measure_batch(rb_tukf *u, const double *X, size_t Ns, double *Z, rb_
         return rc;
     u->phase_first = true;
     rc = batch_accelerations(u, X, Ns, true, err);
-    for (size_t j = 0; rc == RB_OK && j < Ns; j++)
-        measure_one(u, X + j * u->N, u->Sdd + j * u->n, u->Dacc + j * 3 * u->nacc, Z + j * u->M);
+    size_t np = u->n * u->nk;
+    for (size_t j = 0; rc == RB_OK && j < Ns; j++) {
+        const double *x = X + j * u->N;
+        if (np)
+            corr_all(u, x, j ? X : NULL, u->phi0, j ? u->phi : u->phi0);
+        measure_one(u, x, u->Sdd + j * u->n, u->Dacc + j * 3 * u->nacc, j ? u->phi : u->phi0, Z + j * u->M);
+    }
     return rc;
 }
 
@@ -308,8 +337,10 @@ int rb_tukf_measure(rb_tukf *u, const double *x, double *z, rb_err *err)
     const vel_slot *vs;
     u->phase_first = true;
     rc = accelerations(u, x, u->sdd, &vs, err);
-    if (rc == RB_OK)
-        measure_one(u, x, u->sdd, vs->dacc, z);
+    if (rc == RB_OK) {
+        corr_all(u, x, NULL, NULL, u->phi0);
+        measure_one(u, x, u->sdd, vs->dacc, u->phi0, z);
+    }
     return rc;
 }
 
@@ -388,16 +419,11 @@ int rb_tukf_affine(rb_tukf *u, const double *x, double dt, bool process, const s
                 PUT(u->b[B_TM].off + j - u->m_cur, 1.0 / u->ktR[j - u->m_cur]);
             } else if (j >= u->m_fric && j < u->m_ft) { /* tau_F - theta . phi(dq) */
                 size_t i = j - u->m_fric;
-                double v = sd[i], t = tanh(v / u->v_c);
+                double phi[RB_TUKF_CORR_TERMS];
+                corr_terms(u, sd[i], phi);
                 PUT(u->b[B_TF].off + i, 1.0);
-                for (size_t a = 0; a < u->nk; a++) {
-                    int c = u->corr[a];
-                    double phi = c == RB_TUKF_CORR_COULOMB   ? t
-                                 : c == RB_TUKF_CORR_VISCOUS ? v
-                                 : c == RB_TUKF_CORR_OFFSET  ? 1.0
-                                                             : t * exp(-(v / u->v_s) * (v / u->v_s));
-                    PUT(u->b[B_FC].off + i * u->nk + a, -phi);
-                }
+                for (size_t a = 0; a < u->nk; a++)
+                    PUT(u->b[B_FC].off + i * u->nk + a, -phi[a]);
             } else if (j >= u->m_ft && j < u->m_acc) { /* ft + bias */
                 PUT(u->b[B_FT].off + j - u->m_ft, 1.0);
                 if (ftb)
@@ -581,7 +607,8 @@ static int alloc_arrays(rb_tukf *u, rb_err *err)
                    + 2 * n * u->na + 2 * n * n + n + 3 * (u->nacc + u->ngyro) * cols + 6 * cols /* As Kinv c0 J */
                    + 2 * (n + 3 + n + 3 * u->nacc)                                              /* slots */
                    + 2 * n + 2 * nft6                                                           /* h sdd offset pred */
-                   + (2 * u->N + 1) * (u->na + n + 3 * u->nacc);                                /* XaT Sdd Dacc */
+                   + (2 * u->N + 1) * (u->na + n + 3 * u->nacc)                                 /* XaT Sdd Dacc */
+                   + 2 * n * u->nk;                                                             /* phi0 phi */
     size_t rows = (u->N > u->M ? u->N : u->M) + 1, cap = (u->N + u->M) * u->na + u->N + u->M * (1 + u->nk);
     u->block_mem = rb_calloc(count, sizeof(double));
     u->jptr = rb_calloc(rows + cap, sizeof(size_t)); /* rb_tukf_affine's rows (at most na + 1 entries each) */
@@ -605,6 +632,7 @@ static int alloc_arrays(rb_tukf *u, rb_err *err)
     TAKE(u->h, n), TAKE(u->sdd, n), TAKE(u->offset, nft6), TAKE(u->pred, nft6);
     size_t Ns = 2 * u->N + 1;
     TAKE(u->XaT, Ns * u->na), TAKE(u->Sdd, Ns * n), TAKE(u->Dacc, Ns * 3 * u->nacc);
+    TAKE(u->phi0, n * u->nk), TAKE(u->phi, n * u->nk);
 #undef TAKE
     return RB_OK;
 }

@@ -63,6 +63,7 @@ struct rb_tukf {
     double *h, *sdd;    /* n each */
     double *XaT;        /* 2N + 1 x na: the sigma points' driving blocks, transposed */
     double *Sdd, *Dacc; /* n x (2N + 1), 3 n_acc x (2N + 1): per sigma point */
+    double *phi0, *phi; /* n x nk each: the friction correction's regressors at a batch's first state, at the current */
 
     /* the start */
     double *offset; /* 6 n_ft */

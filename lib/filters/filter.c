@@ -129,7 +129,7 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, const rb_filt_op
         count += 2 * n * N + m * N + n;
     count += n2; /* L */
     if (o->n_nonlinear)
-        count += 4 * n2 + 2 * mx * n + mx * mx + mx + 2 * n; /* Sr B1 B2 B3 Gd U Mg drow nrow urow */
+        count += 4 * n2 + 3 * mx * n + mx * mx + mx + 2 * n; /* Lt B1 B2 B3 Gd U Gl Mg drow nrow urow */
     size_t bytes = count * sizeof(double) + 2 * m * sizeof(size_t) + m;
 
     rb_filter *f = rb_calloc(1, sizeof *f);
@@ -184,7 +184,8 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, const rb_filt_op
         f->Z = take(&cur, m * N);
         f->xs = take(&cur, n);
         if (o->n_nonlinear) {
-            f->Sr = take(&cur, n2);
+            f->Lt = take(&cur, n2);
+            f->Gl = take(&cur, mx * n);
             f->Gd = take(&cur, mx * n);
             f->U = take(&cur, mx * n);
             f->Mg = take(&cur, mx * mx);

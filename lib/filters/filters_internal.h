@@ -48,11 +48,11 @@ struct rb_filter {
     double *gate_limit; /* m + 1: limit by dof (index 0 unused) */
     double jitter;
 
-    /* UKF structure (rb_filter_opts.n_nonlinear; 0: dense): Sr, nr x nr (nr = n - nl, ld nr), the Schur complement
-     * of P's leading block, the covariance the sigma points past nl spread */
+    /* UKF structure (rb_filter_opts.n_nonlinear; 0: dense): Lt, nl x nr (nr = n - nl, ld nl), L_rl^T (the sigma
+     * points' spreads past nl, transposed); Gl, max(n, m) x nl: the Jacobian's rows times L_rl */
     size_t nl;
     rb_filter_affine_fn affine;
-    double *Sr;
+    double *Lt, *Gl;
     double *Gd, *U, *Mg; /* the Jacobian's dense rows (g x nr, ld g), Gd Sr (g x nr), U Gd^T (g x g); g <= max(n, m) */
     size_t *drow;        /* max(n, m): the dense rows' positions in the rows used */
     size_t n_id, *nrow, *urow; /* rb_filter_opts.identity: the other rows (n - n_id), the identity rows (n_id) */

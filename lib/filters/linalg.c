@@ -258,11 +258,19 @@ int rb_filt_chol(double *A, size_t n)
     return n <= RB_FILT_SMALL_MAX ? rb_filt_chol_loops(A, n) : rb_filt_chol_lapack(A, n);
 }
 
+/* By 16 x 16 tiles: a column's stride-n writes would each touch a new cache line. */
 void rb_filt_mirror_lower(double *A, size_t n)
 {
-    for (size_t j = 0; j < n; j++)
-        for (size_t i = j + 1; i < n; i++)
-            A[j + i * n] = A[i + j * n];
+    enum { TILE = 16 };
+    for (size_t jb = 0; jb < n; jb += TILE)
+        for (size_t ib = jb; ib < n; ib += TILE) {
+            size_t je = jb + TILE < n ? jb + TILE : n, ie = ib + TILE < n ? ib + TILE : n;
+            for (size_t i = ib; i < ie; i++) {
+                double *row = A + i * n; /* upper (j, i) */
+                for (size_t j = jb; j < je && j < i; j++)
+                    row[j] = A[i + j * n];
+            }
+        }
 }
 
 void rb_filt_symmetrize(double *A, size_t n)

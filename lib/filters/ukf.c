@@ -75,9 +75,10 @@ static int evaluate(rb_filter *f, size_t cols, const double *u, double dt, bool 
 }
 
 /* The structured filter's factor (rb_filter_opts.n_nonlinear = l): L's first l columns [L_ll; L_rl] (those of P's
- * lower Cholesky factor: L_ll = chol(P_ll), L_rl = P_rl L_ll^-T; zero above the diagonal), and the covariance the
- * other columns spread, Sr = P_rr - L_rl L_rl^T (both triangles). When P_ll is not positive definite, P's repairs
- * and its full factor (rb_filt_chol_P), whose first l columns are the same. */
+ * lower Cholesky factor: L_ll = chol(P_ll), L_rl = P_rl L_ll^-T; zero above the diagonal), and L_rl^T (l x r, ld l)
+ * into Lt for the products with the Jacobian's rows. When P_ll is not positive definite, P's repairs and its full
+ * factor (rb_filt_chol_P), whose first l columns are the same. The covariance the columns past l spread,
+ * Sr = P_rr - L_rl L_rl^T, is never formed: only its products with the Jacobian's rows are (spread below). */
 static int factor_leading(rb_filter *f, const char *what, long step, rb_err *err)
 {
     size_t n = f->n, l = f->nl, r = n - l;
@@ -99,10 +100,9 @@ static int factor_leading(rb_filter *f, const char *what, long step, rb_err *err
         for (size_t j = 0; j < l; j++)
             memset(f->L + j * n, 0, j * sizeof(double));
     }
-    for (size_t j = 0; j < r; j++)
-        memcpy(f->Sr + j * r, f->P + l + (l + j) * n, r * sizeof(double));
-    rb_filt_syrk_ln(r, l, -1.0, f->L + l, n, 1.0, f->Sr, r);
-    rb_filt_mirror_lower(f->Sr, r);
+    for (size_t j = 0; j < l; j++)
+        for (size_t i = 0; i < r; i++)
+            f->Lt[j + i * l] = f->L[l + i + j * n];
     return RB_OK;
 }
 
@@ -135,26 +135,47 @@ static double row_dot(const rb_filter_csr *J, size_t row, const double *t)
 /* Rows with more entries than this go through BLAS as a dense block. */
 #define DENSE_NNZ 8
 
-/* For the rows rows[0..cnt) of J (rows NULL: 0 .. cnt): T's column a (nr elements, ld ldt) = Sr J_a^T, and the
- * lower triangle of out (cnt x cnt, ld ldo) += J Sr J^T. The rows with many entries as one dense block Gd (U = Gd Sr,
- * Mg = U Gd^T by BLAS), the others entry by entry. */
-static void sandwich(rb_filter *f, const rb_filter_csr *J, const size_t *rows, size_t cnt, double *T, size_t ldt,
-                     double *out, size_t ldo)
+/* What spread leaves in T: nothing (only out), Sr J^T, or P_rr J^T with G = J L_rl (the measurement folds -L_rl G^T
+ * into its cross covariance's product). */
+enum { SPREAD_OUT, SPREAD_FULL, SPREAD_PARTIAL };
+
+/* For the rows rows[0..cnt) of J (rows NULL: 0 .. cnt), with Sr = P_rr - L_rl L_rl^T (not formed): the lower triangle
+ * of out (cnt x cnt, ld ldo) += J Sr J^T = J P_rr J^T - G G^T, G = J L_rl (cnt x l, into f->Gl, ld cnt); and by mode
+ * T's column a (r elements, ld ldt) = P_rr J_a^T (- L_rl G_a^T for SPREAD_FULL). Rows with many entries as one dense
+ * block Gd over the columns they span (U = Gd P_rr, Mg = U Gd^T by BLAS), the others entry by entry from P's
+ * columns. Cost: products with P_rr over J's entries, no r x r pass. */
+static void spread(rb_filter *f, const rb_filter_csr *J, const size_t *rows, size_t cnt, int mode, double *T,
+                   size_t ldt, double *out, size_t ldo)
 {
-    size_t r = f->n - f->nl, g = 0, *dpos = f->drow;
+    size_t n = f->n, l = f->nl, r = n - l, g = 0, *dpos = f->drow, c0 = SIZE_MAX, c1 = 0;
+    const double *Prr = f->P + l + l * n; /* P_rr, ld n */
+    double *G = f->Gl;
     for (size_t a = 0; a < cnt; a++) {
-        size_t row = rows ? rows[a] : a;
-        dpos[a] = J->ptr[row + 1] - J->ptr[row] > DENSE_NNZ ? g++ : SIZE_MAX;
+        size_t row = rows ? rows[a] : a, p0 = J->ptr[row], p1 = J->ptr[row + 1];
+        dpos[a] = p1 - p0 > DENSE_NNZ ? g++ : SIZE_MAX;
+        for (size_t p = p0; dpos[a] != SIZE_MAX && p < p1; p++)
+            c0 = J->col[p] < c0 ? J->col[p] : c0, c1 = J->col[p] > c1 ? J->col[p] : c1;
+        double *gr = G + a; /* G's row a, stride cnt */
+        for (size_t i = 0; i < l; i++)
+            gr[i * cnt] = 0.0;
+        for (size_t p = p0; p < p1; p++) {
+            const double *lt = f->Lt + J->col[p] * l;
+            double v = J->val[p];
+            for (size_t i = 0; i < l; i++)
+                gr[i * cnt] += v * lt[i];
+        }
     }
     if (g) {
-        memset(f->Gd, 0, g * r * sizeof(double));
+        size_t w = c1 - c0 + 1;
+        memset(f->Gd, 0, g * w * sizeof(double));
         for (size_t a = 0; a < cnt; a++) {
             size_t row = rows ? rows[a] : a;
             for (size_t p = J->ptr[row]; dpos[a] != SIZE_MAX && p < J->ptr[row + 1]; p++)
-                f->Gd[dpos[a] + J->col[p] * g] += J->val[p];
+                f->Gd[dpos[a] + (J->col[p] - c0) * g] += J->val[p];
         }
-        rb_filt_gemm_nt(g, r, r, 1.0, f->Gd, g, f->Sr, r, 0.0, f->U, g); /* Sr symmetric: Gd Sr */
-        rb_filt_gemm_nt(g, g, r, 1.0, f->U, g, f->Gd, g, 0.0, f->Mg, g);
+        /* U (g x r) = Gd P_rr[c0.., :] (P_rr symmetric), Mg = U[:, c0..] Gd^T */
+        rb_filt_gemm_nt(g, r, w, 1.0, f->Gd, g, Prr + c0 * n, n, 0.0, f->U, g);
+        rb_filt_gemm_nt(g, g, w, 1.0, f->U + c0 * g, g, f->Gd, g, 0.0, f->Mg, g);
     }
     for (size_t a = 0; a < cnt; a++) {
         double *t = T + a * ldt;
@@ -166,10 +187,10 @@ static void sandwich(rb_filter *f, const rb_filter_csr *J, const size_t *rows, s
         size_t row = rows ? rows[a] : a;
         memset(t, 0, r * sizeof(double));
         for (size_t p = J->ptr[row]; p < J->ptr[row + 1]; p++) {
-            const double *sc = f->Sr + J->col[p] * r;
+            const double *pc = Prr + J->col[p] * n;
             double v = J->val[p];
             for (size_t i = 0; i < r; i++)
-                t[i] += v * sc[i];
+                t[i] += v * pc[i];
         }
     }
     for (size_t b = 0; b < cnt; b++)
@@ -183,6 +204,9 @@ static void sandwich(rb_filter *f, const rb_filter_csr *J, const size_t *rows, s
                 v = f->Mg[dpos[a] + dpos[b] * g];
             out[a + b * ldo] += v;
         }
+    rb_filt_syrk_ln(cnt, l, -1.0, G, cnt, 1.0, out, ldo);
+    if (mode == SPREAD_FULL)
+        rb_filt_gemm_nt(r, cnt, l, -1.0, f->L + l, n, G, cnt, 1.0, T, ldt);
 }
 
 /* The structured predict with identity rows U (rb_filter_opts.identity; the others N), after the models' values at the
@@ -214,7 +238,7 @@ static int predict_blocks(rb_filter *f, const double *u, double dt, long step, d
         rb_filt_syrk_ln(nn, 2 * l, f->wi, D + nn, nn, 1.0, NN, nn);
         if (wc0 != 0.0)
             rb_filt_syr_l(nn, wc0, D, NN, nn);
-        sandwich(f, &J, N, nn, f->T, r, NN, nn); /* T (r x nn) = Sr Jf_N^T */
+        spread(f, &J, N, nn, SPREAD_FULL, f->T, r, NN, nn); /* T (r x nn) = Sr Jf_N^T */
     }
     for (size_t i = 0; i < l; i++) {
         for (size_t a = 0; a < nn; a++)
@@ -228,9 +252,17 @@ static int predict_blocks(rb_filter *f, const double *u, double dt, long step, d
         for (size_t a = 0; U[b] >= l && a < nn; a++)
             NU[a + b * nn] += f->T[U[b] - l + a * r];
     memcpy(f->Pn, f->Q, n * n * sizeof(double));
-    for (size_t b = 0; b < nu; b++)
-        for (size_t a = b; a < nu; a++)
-            f->Pn[U[a] + U[b] * n] += f->P[U[a] + U[b] * n];
+    for (size_t b = 0; b < nu; b++) /* by runs of consecutive identity rows: contiguous in the column */
+        for (size_t a = b; a < nu;) {
+            size_t e = a + 1;
+            while (e < nu && U[e] == U[e - 1] + 1)
+                e++;
+            double *o = f->Pn + U[b] * n;
+            const double *p = f->P + U[b] * n;
+            for (size_t i = U[a]; i <= U[e - 1]; i++)
+                o[i] += p[i];
+            a = e;
+        }
     for (size_t b = 0; b < nn; b++)
         for (size_t a = b; a < nn; a++)
             f->Pn[N[a] + N[b] * n] += NN[a + b * nn];
@@ -269,7 +301,7 @@ static int ukf_predict(rb_filter *f, const double *u, double dt, long step, rb_e
         rb_filter_csr J;
         if ((rc = affine_jacobian(f, u, dt, false, step, &J, err)) != RB_OK)
             return rc;
-        sandwich(f, &J, NULL, n, f->T, r, f->Pn, n);
+        spread(f, &J, NULL, n, SPREAD_OUT, f->T, r, f->Pn, n);
     }
     rb_filt_mirror_lower(f->Pn, n);
     return RB_OK;
@@ -305,9 +337,12 @@ static int ukf_measure(rb_filter *f, const double *z, long step, rb_err *err)
             for (size_t q = 0; q < k; q++)
                 f->Z[q + j * k] = f->Z[f->idx[q] + j * m];
     }
-    for (size_t b = 0; b < k; b++)
-        for (size_t a = 0; a < k; a++)
-            f->Rc[a + b * k] = f->R[f->idx[a] * m + f->idx[b]];
+    if (k == m) /* every element used: idx is the identity */
+        memcpy(f->Rc, f->R, m * m * sizeof(double));
+    else
+        for (size_t b = 0; b < k; b++)
+            for (size_t a = 0; a < k; a++)
+                f->Rc[a + b * k] = f->R[f->idx[a] * m + f->idx[b]];
 
     /* S = R + wi sum_{j >= 1} Dz_j Dz_j^T + wc0 Dz_0 Dz_0^T (+ Jh Sr Jh^T) (lower triangle). */
     memcpy(f->S, f->Rc, k * k * sizeof(double));
@@ -333,12 +368,16 @@ static int ukf_measure(rb_filter *f, const double *z, long step, rb_err *err)
         return rc;
     for (size_t q = 0; q < k; q++)
         memset(f->C + q * n, 0, l * sizeof(double));
-    sandwich(f, &J, f->idx, k, f->C + l, n, f->S, k);
-    double *E = f->W; /* k x l (ld k): E^T, free until the gain */
+    spread(f, &J, f->idx, k, SPREAD_PARTIAL, f->C + l, n, f->S, k); /* C_r = P_rr Jh^T, G = Jh L_rl */
+    /* C_v = c wi L_ll E^T, C_r += L_rl (c wi E - G)^T: with Sr's -L_rl G^T in the same product */
+    double *E = f->W, *G = f->Gl; /* k x l (ld k) each: E^T, free until the gain */
     for (size_t i = 0; i < l; i++)
-        for (size_t q = 0; q < k; q++)
-            E[q + i * k] = f->Z[(1 + i) * k + q] - f->Z[(1 + l + i) * k + q];
-    rb_filt_gemm_nt(n, k, l, f->c * f->wi, f->L, n, E, k, 1.0, f->C, n);
+        for (size_t q = 0; q < k; q++) {
+            E[q + i * k] = f->c * f->wi * (f->Z[(1 + i) * k + q] - f->Z[(1 + l + i) * k + q]);
+            G[q + i * k] = E[q + i * k] - G[q + i * k];
+        }
+    rb_filt_gemm_nt(l, k, l, 1.0, f->L, n, E, k, 1.0, f->C, n);
+    rb_filt_gemm_nt(n - l, k, l, 1.0, f->L + l, n, G, k, 1.0, f->C + l, n);
     return RB_OK;
 }
 

@@ -191,7 +191,7 @@ typedef struct rb_filter_opts {
      * same sigma-point rule and estimates, to rounding) computed without the 2 (n - l) sigma points that spread along
      * x[l..n) only (the lower Cholesky factor's columns past l move neither x[0..l) nor, hence, the models' nonlinear
      * part): their sums are closed forms in `affine`'s Jacobians and the Schur complement S = P_rr - L_rl L_rl^T
-     * (2 w_i c^2 = 1). The models are evaluated at 2 l + 1 points (X_0 = x, then the + and the - spreads along the
+     * (2 w_i c^2 = 1), never formed: J S J^T = J P_rr J^T - (J L_rl)(J L_rl)^T over the Jacobian's entries. The models are evaluated at 2 l + 1 points (X_0 = x, then the + and the - spreads along the
      * first l columns of the Cholesky factor; the batch callbacks get N = 2 l + 1). Only P[0..l, 0..l) is factorized:
      * the repairs (jitter) above apply when it is not positive definite; a P indefinite only in S is not detected.
      * Needs `affine`; refuses `residual` (RB_EINVAL). */
