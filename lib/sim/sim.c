@@ -649,7 +649,6 @@ int rb_sim_step(rb_sim *s, rb_err *err)
     int rc;
     for (size_t j = 0; j < n; j++)
         s->tau_prev[j] = s->tau_j[j];
-    sim_elastic_advance(s); /* from the sample's link state, before the link moves */
     if (s->sc.method == RB_SIM_RK4) {
         /* k1 = (nu, nu_dot) of the sample; stages at q (+) c dt nu_i, nu + c dt a_i */
         double *kv = s->kv, *ka = s->ka;
@@ -662,6 +661,7 @@ int rb_sim_step(rb_sim *s, rb_err *err)
             for (size_t i = 0; i < nv; i++)
                 s->nus[i] = s->nu[i] + h * ka[(size_t)(st - 1) * nv + i];
             memcpy(kv + (size_t)st * nv, s->nus, nv * sizeof *kv);
+            sim_elastic_stage(s, st, h); /* the spring at the stage's state */
             if ((rc = plant_eval(s, s->qs, s->nus, true, false, err)) < 0 ||
                 (rc = plant_solve(s, s->held, ka + (size_t)st * nv, NULL, s->hold, err)) < 0)
                 return rc;
@@ -671,7 +671,9 @@ int rb_sim_step(rb_sim *s, rb_err *err)
             s->nu[i] += dt * (ka[i] + 2 * ka[nv + i] + 2 * ka[2 * nv + i] + ka[3 * nv + i]) / 6.0;
         }
         rb_dyn_integrate(m, s->q, s->nus, dt, s->q);
+        sim_elastic_advance(s);
     } else {
+        sim_elastic_advance(s); /* from the sample's state, as the link */
         for (size_t i = 0; i < nv; i++)
             s->nu[i] += dt * s->nu_dot[i];
         rb_dyn_integrate(m, s->q, s->nu, dt, s->q);

@@ -434,7 +434,7 @@ void rb_sim_finish(rb_sim *s)
     sim_gait_free(s);
     rb_sim_mismatch_draws_free(&s->mmd);
     rb_free(s->cmd_ring);
-    rb_free(s->el_th), rb_free(s->el_thd), rb_free(s->tau_s);
+    rb_free(s->el_th), rb_free(s->el_thd), rb_free(s->tau_s), rb_free(s->el_k);
     void *arrays[] = {s->refs,      s->gains,     s->act,        s->fric,
                       s->fst,       s->contacts,  s->events,     s->pushes,
                       s->frames,    s->active,    s->cref,       s->vperm,

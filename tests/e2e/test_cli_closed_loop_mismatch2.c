@@ -1,8 +1,8 @@
 /* End-to-end: roboest closed-loop's Table II as a robot without joint torque sensors measures it (the loop's own
  * estimate tau_hat against tau_ref, torque_loop.*), beside the tracking against the true torque (torque.*), and both
  * readings' RMSE and ratios in the sweep's stability.json. The humanoid balancing under the torque loop (1.2 s, a
- * push at 0.8 s, the realistic mismatch); "ukf_pinn" an ideal torque sensor (its estimate is the truth: the two
- * readings agree), "rnea" the true torque low-passed at 5 Hz (a lagging estimate: they differ). */
+ * push at 0.8 s, the realistic mismatch); "ukf_pinn" fed back the true torque through a pipeline (its estimate is the
+ * truth: the two readings agree), "rnea" the true torque low-passed at 5 Hz (a lagging estimate: they differ). */
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <math.h>
@@ -59,7 +59,8 @@ static fixture make_fixture(const char *extra)
     snprintf(text, sizeof text,
              "{\"scenario\": \"scenario.json\", \"settle\": 0.2, \"max_com_error\": 0.05, \"joints\": [\"l_knee\", "
              "\"r_knee\", \"l_hip_pitch\", \"r_hip_pitch\"],%s \"configurations\": [{\"name\": \"feedforward\"}, "
-             "{\"name\": \"ukf_pinn\", \"torque_sensor\": true}, {\"name\": \"rnea\", \"pipeline\": \"lag.json\", "
+             "{\"name\": \"ukf_pinn\", \"pipeline\": \"lag.json\", \"feedback\": \"tau\"}, {\"name\": \"rnea\", "
+             "\"pipeline\": \"lag.json\", "
              "\"feedback\": \"tau_lp\"}]}\n",
              extra);
     test_write_file(fx.config, text);

@@ -26,10 +26,11 @@
  *             samples late (the control bus; stamped on arrival; a 100 Hz IMU under 5 ms keeps its timing);
  *   elastic   a series-elastic joint (the flexspline): the rotor (inertia R^2 J_m at the joint, then left out of
  *             the link's mass matrix) drives the link through tau_s = K (theta - s) + D (theta_dot - s_dot), theta
- *             the rotor angle at the joint's scale: R^2 J_m theta_ddot = tau_m - tau_s, integrated in 10 substeps
- *             per step with the link's motion over the step; the link receives tau_s held over the step (stable
- *             while the link side's inertia exceeds K dt^2 / 4); the motor encoders read R theta. Joints without
- *             a rotor inertia (J_m = 0) stay rigid. The level scales the compliance: K / level, D / sqrt(level)
+ *             the rotor angle at the joint's scale: R^2 J_m theta_ddot = tau_m - tau_s, integrated with the link
+ *             (RK4 stages, or semi-implicit Euler); the motor encoders read R theta. Joints without a rotor inertia
+ *             (J_m = 0) or whose mode the step cannot resolve (sqrt(K (1/B + 1/M_j)) dt >= 2 or D (1/B + 1/M_j) dt
+ *             >= 1, B = R^2 J_m, M_j = 1 / (M^-1)_jj at the first sample) stay rigid. Off in the realistic
+ *             preset (it diverges at the catalogue's stiffness, configs/closed_loop/README.md). The level scales the compliance: K / level, D / sqrt(level)
  *             (the same damping ratio; level 0: rigid).
  * Random contacts (scenario key "random_contacts"): a Poisson process of `rate` contacts per second over [from,
  * until), each at a frame drawn uniformly from `frames`, a half sine of duration uniform in [duration_min,
