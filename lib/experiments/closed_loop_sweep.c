@@ -75,10 +75,12 @@ int rb_closed_loop_sweep(const rb_closed_loop *cl, const rb_closed_loop_opts *op
     sw->levels = rb_calloc(nl, sizeof *sw->levels);
     sw->scales = rb_calloc(ns, sizeof *sw->scales);
     sw->rmse = rb_calloc(nl * ns * nc, sizeof *sw->rmse);
+    sw->rmse_loop = rb_calloc(nl * ns * nc, sizeof *sw->rmse_loop);
     sw->diverged = rb_calloc(nl * ns * nc, sizeof *sw->diverged);
     sw->first_divergence = rb_calloc(nl * ns * nc, sizeof *sw->first_divergence);
     rb_closed_loop_result *main_r = NULL;
-    int rc = sw->levels && sw->scales && sw->rmse && sw->diverged && sw->first_divergence ? RB_OK : nomem(err);
+    int rc = sw->levels && sw->scales && sw->rmse && sw->rmse_loop && sw->diverged && sw->first_divergence ? RB_OK
+                                                                                                           : nomem(err);
     if (!rc) {
         memcpy(sw->levels, levels, nl * sizeof *levels);
         memcpy(sw->scales, scales, ns * sizeof *scales);
@@ -98,9 +100,10 @@ int rb_closed_loop_sweep(const rb_closed_loop *cl, const rb_closed_loop_opts *op
             rc = rb_err_prefix(err, rc, "mismatch level %g, disturbance scale %g: ", lv, sc);
             break;
         }
-        for (size_t c = 0; c < nc; c++) {
+        for (size_t c = 0, row = 0; c < nc; c++) {
             size_t k = p * nc + c, nd = 0;
-            double first = NAN, sum = 0.0;
+            double first = NAN, sum = 0.0, sum_loop = 0.0;
+            bool fb = rb_cl_with_feedback(&cl->configs[c]);
             for (size_t s = 0; s < cl->n_seeds; s++) {
                 const rb_closed_loop_status *st = &r->status[c * cl->n_seeds + s];
                 if (st->diverged) {
@@ -108,8 +111,12 @@ int rb_closed_loop_sweep(const rb_closed_loop *cl, const rb_closed_loop_opts *op
                     first = isnan(first) ? st->t_end : fmin(first, st->t_end);
                 }
                 sum += rb_comparison_at(r->torque, c, cl->n_joints, s)->rmse;
+                if (fb)
+                    sum_loop += rb_comparison_at(r->torque_loop, row, cl->n_joints, s)->rmse;
             }
             sw->rmse[k] = sum / (double)cl->n_seeds;
+            sw->rmse_loop[k] = fb ? sum_loop / (double)cl->n_seeds : NAN;
+            row += fb;
             sw->diverged[k] = nd;
             sw->first_divergence[k] = first;
         }
@@ -123,6 +130,7 @@ int rb_closed_loop_sweep(const rb_closed_loop *cl, const rb_closed_loop_opts *op
         rb_free(sw->levels);
         rb_free(sw->scales);
         rb_free(sw->rmse);
+        rb_free(sw->rmse_loop);
         rb_free(sw->diverged);
         rb_free(sw->first_divergence);
         rb_free(sw);
@@ -150,17 +158,71 @@ static const char *const RATIO_DEN[] = {"ukf_pinn", "ukf_pinn", "rnea"};
 static const double RATIO_PAPER[] = {4.37 / 1.08, 2.03 / 1.08, 7.03 / 4.37};
 enum { N_RATIOS = 3 };
 
+/* Ratio q at point p; q >= N_RATIOS: ratio q - N_RATIOS of the loop's own reading (rmse_loop). */
 static double ratio_at(const rb_closed_loop *cl, const struct rb_closed_loop_sweep *sw, size_t p, int q)
 {
+    const double *v = q < N_RATIOS ? sw->rmse : sw->rmse_loop;
+    q %= N_RATIOS;
     long a = config_index(cl, RATIO_NUM[q]), b = config_index(cl, RATIO_DEN[q]);
     if (a < 0 || b < 0)
         return NAN;
-    return sw->rmse[p * sw->n_configs + (size_t)a] / sw->rmse[p * sw->n_configs + (size_t)b];
+    return v[p * sw->n_configs + (size_t)a] / v[p * sw->n_configs + (size_t)b];
+}
+
+static const char *ratio_label(int q, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s%s", RATIO_LABEL[q % N_RATIOS], q < N_RATIOS ? " (truth)" : " (own estimate)");
+    return buf;
 }
 
 static char *point_name(const struct rb_closed_loop_sweep *sw, size_t p)
 {
     return rb_asprintf("level_%g_scale_%g", sw->levels[p / sw->n_scales], sw->scales[p % sw->n_scales]);
+}
+
+/* The sensitivity table of one reading: against the truth (tau_j vs tau_ref) or the loop's own (tau_hat vs tau_ref). */
+static void sensitivity_md(const rb_closed_loop *cl, const struct rb_closed_loop_sweep *sw, int loop, FILE *b)
+{
+    size_t s0 = sw->main % sw->n_scales, nc = sw->n_configs;
+    const double *v = loop ? sw->rmse_loop : sw->rmse;
+    fprintf(b,
+            "\n## Sensitivity: torque tracking RMSE, %s (N m, mean over the seeds) against the mismatch level, "
+            "disturbance x%g\n\n| Level |",
+            loop ? "the loop's own estimate tau_hat against tau_ref (the paper's reading)" : "tau_j against tau_ref",
+            sw->scales[s0]);
+    for (size_t c = 0; c < nc; c++)
+        fprintf(b, " %s |", cl->configs[c].label);
+    bool has[N_RATIOS];
+    size_t nr = 0;
+    for (int q = 0; q < N_RATIOS; q++)
+        if ((has[q] = !isnan(ratio_at(cl, sw, sw->main, q + loop * N_RATIOS))))
+            fprintf(b, " %s |", RATIO_LABEL[q]), nr++;
+    fputs(" diverged |\n|---|", b);
+    for (size_t i = 0; i < nc + nr + 1; i++)
+        fputs("---|", b);
+    fputs("\n", b);
+    for (size_t l = 0; l < sw->n_levels; l++) {
+        size_t p = l * sw->n_scales + s0, nd = 0;
+        fprintf(b, "| %g |", sw->levels[l]);
+        for (size_t c = 0; c < nc; c++) {
+            if (isnan(v[p * nc + c]))
+                fputs(" - |", b);
+            else
+                fprintf(b, " %.4g |", v[p * nc + c]);
+            nd += sw->diverged[p * nc + c];
+        }
+        for (int q = 0; q < N_RATIOS; q++)
+            if (has[q])
+                fprintf(b, " %.3g |", ratio_at(cl, sw, p, q + loop * N_RATIOS));
+        fprintf(b, " %zu |\n", nd);
+    }
+    fputs("| paper |", b);
+    for (size_t c = 0; c < nc; c++)
+        fputs(" |", b);
+    for (int q = 0; q < N_RATIOS; q++)
+        if (has[q])
+            fprintf(b, " %.3g |", RATIO_PAPER[q]);
+    fputs(" RNEA-PINN unstable in prolonged runs |\n", b);
 }
 
 static void render_md(const rb_closed_loop *cl, const struct rb_closed_loop_sweep *sw, FILE *b)
@@ -184,41 +246,8 @@ static void render_md(const rb_closed_loop *cl, const struct rb_closed_loop_swee
         }
         fputs("\n", b);
     }
-    size_t s0 = sw->main % sw->n_scales;
-    fprintf(b,
-            "\n## Sensitivity: torque tracking RMSE (N m, mean over the seeds) against the mismatch level, "
-            "disturbance x%g\n\n| Level |",
-            sw->scales[s0]);
-    for (size_t c = 0; c < nc; c++)
-        fprintf(b, " %s |", cl->configs[c].label);
-    bool has[N_RATIOS];
-    size_t nr = 0;
-    for (int q = 0; q < N_RATIOS; q++)
-        if ((has[q] = !isnan(ratio_at(cl, sw, sw->main, q))))
-            fprintf(b, " %s |", RATIO_LABEL[q]), nr++;
-    fputs(" diverged |\n|---|", b);
-    for (size_t i = 0; i < nc + nr + 1; i++)
-        fputs("---|", b);
-    fputs("\n", b);
-    for (size_t l = 0; l < sw->n_levels; l++) {
-        size_t p = l * sw->n_scales + s0, nd = 0;
-        fprintf(b, "| %g |", sw->levels[l]);
-        for (size_t c = 0; c < nc; c++) {
-            fprintf(b, " %.4g |", sw->rmse[p * nc + c]);
-            nd += sw->diverged[p * nc + c];
-        }
-        for (int q = 0; q < N_RATIOS; q++)
-            if (has[q])
-                fprintf(b, " %.3g |", ratio_at(cl, sw, p, q));
-        fprintf(b, " %zu |\n", nd);
-    }
-    fputs("| paper |", b);
-    for (size_t c = 0; c < nc; c++)
-        fputs(" |", b);
-    for (int q = 0; q < N_RATIOS; q++)
-        if (has[q])
-            fprintf(b, " %.3g |", RATIO_PAPER[q]);
-    fputs(" RNEA-PINN unstable in prolonged runs |\n", b);
+    for (int loop = 0; loop < 2; loop++)
+        sensitivity_md(cl, sw, loop, b);
 }
 
 static cJSON *stat_obj(double v)
@@ -278,12 +307,15 @@ static double config_value(const void *ctx, size_t p, size_t k, bool total)
     const vctx *x = ctx;
     const struct rb_closed_loop_sweep *sw = x->sw;
     size_t np = sw->n_levels * sw->n_scales, from = total ? 0 : p, to = total ? np : p + 1, nd = 0;
-    double worst = 0.0;
+    double worst = 0.0, worst_loop = 0.0;
     for (size_t i = from; i < to; i++) {
         nd += sw->diverged[i * sw->n_configs + x->c];
         worst = fmax(worst, sw->rmse[i * sw->n_configs + x->c]);
+        worst_loop = fmax(worst_loop, sw->rmse_loop[i * sw->n_configs + x->c]);
     }
     double runs = (double)((to - from) * sw->n_seeds);
+    if (k == 3) /* no feedback: no estimate to read */
+        return isnan(sw->rmse_loop[from * sw->n_configs + x->c]) ? NAN : worst_loop;
     return k == 0 ? (double)nd : k == 1 ? (double)nd / runs : worst;
 }
 
@@ -296,11 +328,11 @@ static double ratio_value(const void *ctx, size_t p, size_t k, bool total)
 
 static int render_json(const rb_closed_loop *cl, const struct rb_closed_loop_sweep *sw, char **json, rb_err *err)
 {
-    static const char *const STATS[] = {"diverged", "diverged_fraction", "rmse", "ratio"};
+    static const char *const STATS[] = {"diverged", "diverged_fraction", "rmse", "rmse_loop", "ratio"};
     cJSON *root = cJSON_CreateObject(), *vars = cJSON_CreateArray(), *joints = cJSON_CreateArray(),
           *logs = cJSON_CreateArray(), *stats = cJSON_CreateArray();
     bool ok = root && vars && joints && logs && stats;
-    for (int k = 0; ok && k < 4; k++)
+    for (int k = 0; ok && k < 5; k++)
         cJSON_AddItemToArray(stats, cJSON_CreateString(STATS[k]));
     cJSON_AddItemToArray(logs, cJSON_CreateString("sweep"));
     for (size_t p = 0; ok && p < sw->n_levels * sw->n_scales; p++) {
@@ -312,14 +344,15 @@ static int render_json(const rb_closed_loop *cl, const struct rb_closed_loop_swe
     }
     for (size_t c = 0; ok && c < cl->n_configs; c++) {
         vctx x = {cl, sw, c, 0};
-        cJSON *v = variant(cl->configs[c].name, STATS, 3, sw, config_value, &x);
+        cJSON *v = variant(cl->configs[c].name, STATS, 4, sw, config_value, &x);
         ok = v != NULL;
         cJSON_AddItemToArray(vars, v);
     }
-    for (int q = 0; ok && q < N_RATIOS; q++) {
+    for (int q = 0; ok && q < 2 * N_RATIOS; q++) {
         vctx x = {cl, sw, 0, q};
-        cJSON *v =
-            isnan(ratio_at(cl, sw, sw->main, q)) ? NULL : variant(RATIO_NAME[q], STATS + 3, 1, sw, ratio_value, &x);
+        char name[64];
+        snprintf(name, sizeof name, "%s%s", RATIO_NAME[q % N_RATIOS], q < N_RATIOS ? "" : "_loop");
+        cJSON *v = isnan(ratio_at(cl, sw, sw->main, q)) ? NULL : variant(name, STATS + 4, 1, sw, ratio_value, &x);
         if (v)
             cJSON_AddItemToArray(vars, v);
     }
@@ -353,20 +386,21 @@ static int render_svg(const rb_closed_loop *cl, const struct rb_closed_loop_swee
     if (sw->n_levels < 2)
         return RB_OK;
     size_t nl = sw->n_levels, s0 = sw->main % sw->n_scales;
-    double *y = rb_calloc((N_RATIOS + 1) * nl, sizeof *y);
+    double *y = rb_calloc((2 * N_RATIOS + 1) * nl, sizeof *y);
     if (!y)
         return nomem(err);
-    rb_trace_line lines[N_RATIOS + 1];
+    rb_trace_line lines[2 * N_RATIOS + 1];
+    char labels[2 * N_RATIOS][64];
     size_t n = 1;
     for (size_t l = 0; l < nl; l++)
         y[l] = 1.0;
     lines[0] = (rb_trace_line){"ratio 1 (no spread)", sw->levels, y, nl};
-    for (int q = 0; q < N_RATIOS; q++) {
+    for (int q = 0; q < 2 * N_RATIOS; q++) {
         double *yq = y + (size_t)(q + 1) * nl;
         for (size_t l = 0; l < nl; l++)
             yq[l] = ratio_at(cl, sw, l * sw->n_scales + s0, q);
         if (!isnan(yq[0]))
-            lines[n++] = (rb_trace_line){RATIO_LABEL[q], sw->levels, yq, nl};
+            lines[n++] = (rb_trace_line){ratio_label(q, labels[q], sizeof labels[q]), sw->levels, yq, nl};
     }
     int rc = rb_svg_xy("Table II's RMSE ratios against the plant-model mismatch", "mismatch level (1: realistic)",
                        "RMSE ratio", lines, n, svg, err);

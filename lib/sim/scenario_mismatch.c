@@ -31,8 +31,8 @@ int sim_scn_parse_mismatch(rb_cfg *c, const cJSON *v)
             rb_sim_mismatch_realistic(mm);
         return rc;
     }
-    static const char *const keys[] = {"preset", "level", "inertia", "friction", "delay", "ft", "current"};
-    int rc = rb_cfg_check_object(c, v, keys, 7);
+    static const char *const keys[] = {"preset", "level", "inertia", "friction", "delay", "ft", "current", "elastic"};
+    int rc = rb_cfg_check_object(c, v, keys, 8);
     if (!rc)
         rc = rb_cfg_member_choice(c, v, "preset", PRESETS, &preset);
     if (rc)
@@ -56,21 +56,26 @@ int sim_scn_parse_mismatch(rb_cfg *c, const cJSON *v)
                           &mm->friction_warmup};
     if (!rc)
         rc = numbers(c, v, "friction", fk, 7, fr, fo);
-    static const char *const dk[] = {"command"};
-    const rb_cfg_rule dr[] = {NN};
-    double *const dout[] = {&mm->command_delay};
+    static const char *const dk[] = {"command", "measurement"};
+    const rb_cfg_rule dr[] = {NN, NN};
+    double *const dout[] = {&mm->command_delay, &mm->measurement_delay};
     if (!rc)
-        rc = numbers(c, v, "delay", dk, 1, dr, dout);
+        rc = numbers(c, v, "delay", dk, 2, dr, dout);
     static const char *const tk[] = {"drift_force", "drift_torque"};
     const rb_cfg_rule tr[] = {NN, NN};
     double *const to[] = {&mm->ft_drift_force, &mm->ft_drift_torque};
     if (!rc)
         rc = numbers(c, v, "ft", tk, 2, tr, to);
-    static const char *const ck[] = {"offset"};
-    const rb_cfg_rule cr[] = {NN};
-    double *const co[] = {&mm->current_offset};
+    static const char *const ck[] = {"offset", "resolution", "noise"};
+    const rb_cfg_rule cr[] = {NN, NN, NN};
+    double *const co[] = {&mm->current_offset, &mm->current_resolution, &mm->current_noise};
     if (!rc)
-        rc = numbers(c, v, "current", ck, 1, cr, co);
+        rc = numbers(c, v, "current", ck, 3, cr, co);
+    static const char *const ek[] = {"stiffness", "damping"};
+    const rb_cfg_rule er[] = {NN, NN};
+    double *const eo[] = {&mm->elastic_stiffness, &mm->elastic_damping};
+    if (!rc)
+        rc = numbers(c, v, "elastic", ek, 2, er, eo);
     if (!rc && mm->friction_load > 0 && !(mm->friction_load_v > 0))
         rc = rb_cfg_error(c, "friction: load needs load_v > 0");
     return rc;

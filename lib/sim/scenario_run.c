@@ -78,6 +78,8 @@ typedef struct rec {
     const double *tdrift;  /* FT: its temperature drift (6, per kelvin), or NULL */
     const double *mm_rate; /* FT: its offset's drift rate under a mismatch (6, per s), or NULL */
     const double *mm_off;  /* motor currents: their offsets under a mismatch (n), or NULL */
+    double *dline;         /* the bus delay under a mismatch: `delay` rows of n, the oldest at dpos % delay */
+    size_t delay, dpos;
     rb_sensor sensor;
     bool has_sensor;
     bool kept;                   /* written to the log (log_channels), else only its latest row is kept */
@@ -198,6 +200,7 @@ static void recorder_free(recorder *r)
         rb_free(c->time);
         rb_free(c->data);
         rb_free(c->truth);
+        rb_free(c->dline);
         if (c->has_sensor)
             rb_sensor_free(&c->sensor);
     }
@@ -335,6 +338,44 @@ static unsigned parts_of(src source)
     }
 }
 
+/* A measurement through the bus delay: y out is the one measured `delay` samples before (the first fills the line). */
+static void delay_line(rec *c, double *y)
+{
+    double *slot = c->dline + c->n * (c->dpos++ % c->delay);
+    for (size_t k = 0; c->count == 0 && k < c->delay; k++)
+        memcpy(c->dline + c->n * k, y, c->n * sizeof *y);
+    for (size_t i = 0; i < c->n; i++) {
+        double v = slot[i];
+        slot[i] = y[i], y[i] = v;
+    }
+}
+
+/* The sensor side of a mismatch: the FT offsets' drift, the current sensors' offset, noise and step, the bus delay
+ * of the measurements (not of the logged command nor the thrust experiments' channels). */
+static int mismatch_sensors(recorder *r, const rb_sim_mismatch_draws *mmd, rb_err *err)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        rec *c = &r->recs[i];
+        if (c->source == S_FT)
+            c->mm_rate = mmd->ft_rate + 6 * c->index;
+        else if (c->source == S_MCUR) {
+            c->mm_off = mmd->current_offset;
+            for (size_t k = 0; k < c->n; k++) {
+                c->sensor.noise_std[k] = hypot(c->sensor.noise_std[k], mmd->current_noise);
+                c->sensor.resolution[k] = fmax(c->sensor.resolution[k], mmd->current_resolution);
+            }
+        }
+        bool measured = c->source <= S_RPY && c->source != S_TAU_DES;
+        double d = measured ? floor(mmd->measurement_delay * c->sensor.rate_hz + 0.5) : 0.0;
+        if (d >= 1) {
+            c->delay = (size_t)d;
+            if (!(c->dline = rb_calloc(c->delay * c->n, sizeof *c->dline)))
+                return rb_err_set(err, RB_ENOMEM, "out of memory");
+        }
+    }
+    return RB_OK;
+}
+
 /* One simulation step's samples: only the channels due now read the truth, and the engine computes the
  * sensor-side parts of the truth (frames, FT wrenches, energy, CoM) only when a due channel needs them. */
 static int sample(recorder *r, rb_sim *sim, rb_err *err)
@@ -356,6 +397,8 @@ static int sample(recorder *r, rb_sim *sim, rb_err *err)
         truth_of(r->s, c, t, rb_sim_contact_truth_get(sim), c->truth);
         size_t row = r->keep_all && c->kept ? c->count : 0;
         if (rb_sensor_step(&c->sensor, t->t, c->truth, c->data + row * c->n, c->time + row)) {
+            if (c->delay)
+                delay_line(c, c->data + row * c->n);
             r->latest[i] = c->data + row * c->n;
             r->fresh[i] = true;
             c->count++;
@@ -729,13 +772,8 @@ int rb_scenario_run(const rb_scenario *s, const rb_sim_scenario *simsc, const rb
     r.s = s;
     rc = build_recorder(s, &sc, rb_sim_truth_get(sim), &r, err);
     const rb_sim_mismatch_draws *mmd = rb_sim_mismatch_get(sim);
-    for (size_t i = 0; !rc && mmd && i < r.n; i++) { /* the sensor side of the mismatch */
-        rec *c = &r.recs[i];
-        if (c->source == S_FT)
-            c->mm_rate = mmd->ft_rate + 6 * c->index;
-        else if (c->source == S_MCUR)
-            c->mm_off = mmd->current_offset;
-    }
+    if (!rc && mmd)
+        rc = mismatch_sensors(&r, mmd, err);
     if (!rc && hook && hook->start)
         rc = hook->start(hook->user, r.channels, r.n, err);
     if (!rc)

@@ -486,6 +486,7 @@ static void actuators(rb_sim *s)
             i = i > a->i_max ? a->i_max : i < -a->i_max ? -a->i_max : i;
         s->cur_cmd[j] = i_cmd, s->cur[j] = i, s->tau_m[j] = kt * R * i;
     }
+    sim_elastic_sample(s);
 }
 
 /* Friction: static and LuGre kinds once per step; stiction joints decide held or slipping with the torque
@@ -511,7 +512,7 @@ static int friction(rb_sim *s, rb_err *err)
                 s->tau_f[j] = rb_sim_mismatch_friction(&s->sc.mismatch, s->mmd.fric_scale[j], s->mmd.fric_asym[j],
                                                        s->tau_f[j], sv[j], s->tau_m[j], t);
         }
-        s->tau_net[j] = s->tau_m[j] - (s->held[j] ? 0.0 : s->tau_f[j]);
+        s->tau_net[j] = sim_drive(s, j) - (s->held[j] ? 0.0 : s->tau_f[j]);
     }
     if (!any_stiction)
         return RB_OK;
@@ -528,7 +529,7 @@ static int friction(rb_sim *s, rb_err *err)
         double tf = rb_friction_step(&s->fric[j], &s->fst[j], t, dt, sv[j], applied, &stuck);
         s->held[j] = stuck;
         s->tau_f[j] = tf;
-        s->tau_net[j] = s->tau_m[j] - (stuck ? 0.0 : tf);
+        s->tau_net[j] = sim_drive(s, j) - (stuck ? 0.0 : tf);
         if (stuck && s->nu[vo + j] != 0.0) {
             s->nu[vo + j] = 0.0; /* re-sticking is an inelastic stop */
             stopped = true;
@@ -563,7 +564,12 @@ static void joint_outputs(rb_sim *s)
             s->tau_f[j] = -s->hold[j];
         s->stuck[j] = s->held[j];
         double R = act_R(a), sdd = s->nu_dot[vo + j];
-        s->tau_j[j] = s->tau_m[j] - s->tau_f[j] - act_armature(a) * sdd;
+        s->tau_j[j] = sim_drive(s, j) - s->tau_f[j] - s->arm_v[vo + j] * sdd; /* elastic: the rotor is not here */
+        if (s->tau_s && act_armature(a) > 0) { /* the motor encoder reads the rotor behind the spring */
+            s->mpos[j] = R * s->el_th[j], s->mvel[j] = R * s->el_thd[j];
+            s->macc[j] = R * (s->tau_m[j] - s->tau_s[j]) / act_armature(a);
+            continue;
+        }
         if (!(a->k_gear > 0)) {
             s->mpos[j] = R * sq[j], s->mvel[j] = R * sv[j], s->macc[j] = R * sdd;
             continue;
@@ -655,6 +661,7 @@ int rb_sim_step(rb_sim *s, rb_err *err)
             for (size_t i = 0; i < nv; i++)
                 s->nus[i] = s->nu[i] + h * ka[(size_t)(st - 1) * nv + i];
             memcpy(kv + (size_t)st * nv, s->nus, nv * sizeof *kv);
+            sim_elastic_stage(s, st, h); /* the spring at the stage's state */
             if ((rc = plant_eval(s, s->qs, s->nus, true, false, err)) < 0 ||
                 (rc = plant_solve(s, s->held, ka + (size_t)st * nv, NULL, s->hold, err)) < 0)
                 return rc;
@@ -664,7 +671,9 @@ int rb_sim_step(rb_sim *s, rb_err *err)
             s->nu[i] += dt * (ka[i] + 2 * ka[nv + i] + 2 * ka[2 * nv + i] + ka[3 * nv + i]) / 6.0;
         }
         rb_dyn_integrate(m, s->q, s->nus, dt, s->q);
+        sim_elastic_advance(s);
     } else {
+        sim_elastic_advance(s); /* from the sample's state, as the link */
         for (size_t i = 0; i < nv; i++)
             s->nu[i] += dt * s->nu_dot[i];
         rb_dyn_integrate(m, s->q, s->nu, dt, s->q);

@@ -182,7 +182,7 @@ static int mismatch_init(rb_sim *s, const rb_sim_scenario *sc, rb_err *err)
         return rb_err_set(err, RB_ENOMEM, "sim: out of memory");
     for (size_t i = 0; i < s->ring_len * s->n; i++)
         s->cmd_ring[i] = NAN; /* empty: the first command fills it */
-    return RB_OK;
+    return sim_elastic_init(s, err);
 }
 
 int rb_sim_init(const rb_sim_scenario *sc, rb_sim **out, rb_err *err)
@@ -434,6 +434,7 @@ void rb_sim_finish(rb_sim *s)
     sim_gait_free(s);
     rb_sim_mismatch_draws_free(&s->mmd);
     rb_free(s->cmd_ring);
+    rb_free(s->el_th), rb_free(s->el_thd), rb_free(s->tau_s), rb_free(s->el_k);
     void *arrays[] = {s->refs,      s->gains,     s->act,        s->fric,
                       s->fst,       s->contacts,  s->events,     s->pushes,
                       s->frames,    s->active,    s->cref,       s->vperm,

@@ -89,11 +89,25 @@ struct rb_sim {
     rb_sim_mismatch_draws mmd;
     double *cmd_ring;
     size_t ring_len, ring_pos;
+    /* series-elastic joints (mismatch_elastic.c; NULL: rigid): the rotor's angle and velocity at the joint's scale,
+     * the spring's torque on the link at the sample (n each) */
+    double *el_th, *el_thd, *tau_s;
+    double *el_k; /* RK4 slopes of the rotors: theta_dot then theta_ddot, 4 stages of n each */
 
     rb_sim_truth truth;
 };
 
 enum { KIN_NONE = 0, KIN_POS, KIN_VEL, KIN_ACC };
+
+/* Series-elastic joints (mismatch_elastic.c, roboest/sim_mismatch.h): set-up (after the armature, from the draws),
+ * the spring torques of the sample (after the actuators; the first sample preloads the springs), the spring at
+ * each RK4 stage of the link (before its solve), the rotors over the step (after the link's stages), a joint's
+ * drive torque on the link. */
+int sim_elastic_init(rb_sim *s, rb_err *err);
+void sim_elastic_sample(rb_sim *s);
+void sim_elastic_stage(rb_sim *s, int st, double h);
+void sim_elastic_advance(rb_sim *s);
+static inline double sim_drive(const rb_sim *s, size_t j) { return s->tau_s ? s->tau_s[j] : s->tau_m[j]; }
 
 /* The actuator's effective k_t, R (the all-zero default: 1, 1) and rotor inertia seen at the joint, R^2 J_m. */
 static inline double act_kt(const rb_sim_actuator *a) { return a->k_t > 0 ? a->k_t : 1.0; }

@@ -432,7 +432,10 @@ typedef struct rb_closed_loop_status {
 } rb_closed_loop_status;
 
 typedef struct rb_closed_loop_result {
-    rb_comparison *torque;         /* tracking: variants = configurations, logs = "seed_<s>", joints = scored */
+    rb_comparison *torque; /* tracking: variants = configurations, logs = "seed_<s>", joints = scored */
+    /* tracking as a robot without joint torque sensors measures it (the paper's Table II, a [choice]): the loop's own
+     * estimate tau_hat against tau_ref; variants = configurations with feedback; NULL if none */
+    rb_comparison *torque_loop;
     rb_comparison *com_before;     /* CoM, joints = x, y, z, over [settle, disturbances_from) */
     rb_comparison *com_all;        /* CoM over [settle, end] */
     rb_comparison *estimation;     /* tau_hat vs tau_j; variants = configurations with feedback; NULL if none */
@@ -451,8 +454,9 @@ typedef struct rb_closed_loop_result {
         size_t n_levels, n_scales, n_configs, main; /* main: the point the tables above show */
         double *levels, *scales;                    /* copies */
         double *rmse;                               /* n_levels x n_scales x n_configs */
-        size_t *diverged;                           /* the same, runs (of n_seeds) */
-        double *first_divergence;                   /* the same, s */
+        double *rmse_loop;        /* the same, tau_hat against tau_ref (torque_loop; NAN without feedback) */
+        size_t *diverged;         /* the same, runs (of n_seeds) */
+        double *first_divergence; /* the same, s */
         size_t n_seeds;
     } * sweep;
 } rb_closed_loop_result;
@@ -474,9 +478,10 @@ int rb_closed_loop_sweep(const rb_closed_loop *cl, const rb_closed_loop_opts *op
  * table (per level at the main scale: RMSE per configuration, the paper's Table II ratios RNEA / UKF-PINN, UKF /
  * UKF-PINN, RNEA-PINN / RNEA when the configurations rnea, ukf, rnea_pinn, ukf_pinn exist, divergences) as
  * Markdown; stability.json (a comparison report `roboest check` reads: variants = configurations, joints = the
- * points "level_<l>_scale_<s>", statistics diverged, diverged_fraction, rmse, and the ratios as variants
- * "ratio_rnea_ukf_pinn", "ratio_ukf_ukf_pinn", "ratio_rnea_pinn_rnea" with statistic "ratio"); sensitivity.svg (the
- * ratios against the level; needs two levels, else NULL). New strings (rb_free). RB_ENOMEM. */
+ * points "level_<l>_scale_<s>", statistics diverged, diverged_fraction, rmse, rmse_loop, and the ratios as variants
+ * "ratio_rnea_ukf_pinn", "ratio_ukf_ukf_pinn", "ratio_rnea_pinn_rnea" with statistic "ratio" (against the truth)
+ * and the same names with "_loop" appended (the loop's own estimate against tau_ref, the paper's reading));
+ * sensitivity.svg (both readings' ratios against the level; needs two levels, else NULL). New strings (rb_free). RB_ENOMEM. */
 int rb_closed_loop_sweep_render(const rb_closed_loop *cl, const rb_closed_loop_result *r, char **md, char **json,
                                 char **svg, rb_err *err);
 void rb_closed_loop_result_free(rb_closed_loop_result *r);
@@ -485,7 +490,7 @@ void rb_closed_loop_result_free(rb_closed_loop_result *r);
  * every run), a new string (rb_free). RB_ENOMEM. */
 int rb_closed_loop_markdown(const rb_closed_loop *cl, const rb_closed_loop_result *r, char **text, rb_err *err);
 /* Into dir (created if missing, one level), all or nothing: report.md (rb_closed_loop_markdown), torque.{md,json,
- * csv}, com_before.*, com_all.*, estimation.*, friction.*, task.* (each rb_comparison_render, the last three only
+ * csv}, torque_loop.* (when some configuration has feedback), com_before.*, com_all.*, estimation.*, friction.*, task.* (each rb_comparison_render, the last three only
  * when some configuration has feedback / compensation, or the file a task; `roboest check` reads the .json) and
  * the figures. RB_EEXISTS (a target exists and !overwrite, before anything is written), RB_EIO, RB_ENOMEM. */
 int rb_closed_loop_write(const rb_closed_loop *cl, const rb_closed_loop_result *r, const char *dir, bool overwrite,

@@ -19,7 +19,19 @@
  *             delay on top of the loop's one sample; round(level x samples));
  *   ft        each FT sensor's offset drifts linearly: + rate t per axis, rate ~ N(0, drift_force^2) (N/s) on
  *             forces and N(0, drift_torque^2) (N m/s) on moments (scenario runs: the sensor channels, not the truth);
- *   current   each joint's current sensor reads an offset ~ N(0, current_offset^2) (A) (scenario runs).
+ *   current   each joint's current sensor reads an offset ~ N(0, current_offset^2) (A), its noise grows to
+ *             sqrt(sd^2 + current_noise^2) and its step to max(step, current_resolution) (the driver's shunt and
+ *             ADC; scenario runs: the motor_currents channel);
+ *   delay     measurement: every sensor channel's value reaches the log round(measurement x rate) of its own
+ *             samples late (the control bus; stamped on arrival; a 100 Hz IMU under 5 ms keeps its timing);
+ *   elastic   a series-elastic joint (the flexspline): the rotor (inertia R^2 J_m at the joint, then left out of
+ *             the link's mass matrix) drives the link through tau_s = K (theta - s) + D (theta_dot - s_dot), theta
+ *             the rotor angle at the joint's scale: R^2 J_m theta_ddot = tau_m - tau_s, integrated with the link
+ *             (RK4 stages, or semi-implicit Euler); the motor encoders read R theta. Joints without a rotor inertia
+ *             (J_m = 0) or whose mode the step cannot resolve (sqrt(K (1/B + 1/M_j)) dt >= 2 or D (1/B + 1/M_j) dt
+ *             >= 1, B = R^2 J_m, M_j = 1 / (M^-1)_jj at the first sample) stay rigid. Off in the realistic
+ *             preset (it diverges at the catalogue's stiffness, configs/closed_loop/README.md). The level scales the compliance: K / level, D / sqrt(level)
+ *             (the same damping ratio; level 0: rigid).
  * Random contacts (scenario key "random_contacts"): a Poisson process of `rate` contacts per second over [from,
  * until), each at a frame drawn uniformly from `frames`, a half sine of duration uniform in [duration_min,
  * duration_max] and peak force uniform in [force_min, force_max] in a random horizontal direction (no moment),
@@ -51,6 +63,9 @@ typedef struct rb_sim_mismatch {
     double command_delay;                         /* samples (rounded after the level) */
     double ft_drift_force, ft_drift_torque;       /* N/s, N m/s */
     double current_offset;                        /* A */
+    double elastic_stiffness, elastic_damping;    /* N m/rad, N m s/rad at the joint; 0: rigid */
+    double measurement_delay;                     /* s (per channel: rounded to its own samples) */
+    double current_resolution, current_noise;     /* A: the driver's ADC step, noise sd */
 } rb_sim_mismatch;
 
 /* The "realistic" preset (the documented defaults, level 1). */
@@ -65,6 +80,9 @@ typedef struct rb_sim_mismatch_draws {
     double *ft_rate;                /* 6 per FT sensor */
     double *current_offset;         /* per joint */
     size_t command_delay;           /* samples */
+    double stiffness, damping;      /* elasticity after the level (0: rigid) */
+    double measurement_delay;       /* s, after the level */
+    double current_resolution, current_noise; /* A, after the level */
 } rb_sim_mismatch_draws;
 
 /* Draw a run's mismatch from `seed` (deterministic: the same arguments give the same draws; independent of every
