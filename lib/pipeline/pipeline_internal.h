@@ -122,8 +122,8 @@ void rb_feed_channel_times_free(const rb_channel *ch, rb_channel *copy);
 /* The same with every sample too when `data` (the channel whole: for the fault monitor's scan, one at a time). */
 int rb_feed_channel_load(rb_log_source *src, const rb_channel *ch, bool data, rb_channel *copy, rb_err *err);
 /* RB_EINPUT up front when what a run in windows keeps whole does not fit `limit` bytes: the clock, the recorded
- * signals (sig: the signal table, T rows each) and the largest bound channel (n_bound in bound, NULL skipped) read
- * whole for its timestamp check and, with the fault monitor, its scan. The message names the largest part. */
+ * signals (sig: the signal table, T rows each) and the timestamps of the largest bound channel (n_bound in bound,
+ * NULL skipped) read whole for its check (the fault monitor reads parts). The message names the largest part. */
 int rb_feed_check_memory(const rb_pipeline *p, const rb_live_signal *sig, const rb_channel *const *bound,
                          size_t n_bound, size_t T, size_t limit, const char *label, rb_err *err);
 /* rb_log_start of the source's log, reading the first samples of every channel. */
@@ -162,13 +162,16 @@ typedef struct rb_fault_run {
     const size_t *bound_off;        /* per binding: index of its first channel in bound */
     const size_t *const *select;    /* per binding: element indices (NULL: all) */
     const rb_clock *clock;
-    rb_log_source *src; /* a log read in windows: the channels' samples are read from it, one channel at a time */
+    rb_log_source *src; /* a log read in windows: the channels' samples are read from it in parts */
+    size_t part;        /* with src: samples read at a time (0: 4096) */
 } rb_fault_run;
 
 /* res->faults: every bound channel element (stuck and saturated over the samples inside the clock's span, each
  * channel element once) and the outliers of the watched stages' innovations, attributed to the element each
  * measurement reads. run names the rows. RB_ENOMEM (res->faults may then be partly filled). */
 int rb_pipeline_gather_faults(const rb_fault_run *in, const char *run, rb_run_result *res, rb_err *err);
+/* rb_pipeline_gather_faults under res->run_name, then the settings and every row into res->report (if any). */
+int rb_pipeline_report_faults(const rb_fault_run *in, rb_run_result *res, rb_err *err);
 void rb_run_faults_free(rb_run_result *res);
 
 /* write.c: up to p->n_outputs outputs of `res` (res NULL: none) and p->n_reports reports of `report` (NULL:

@@ -744,14 +744,10 @@ static int report_faults(runner *r)
 {
     if (!r->p->faults_enabled)
         return RB_OK;
-    rb_run_result *res = r->res;
-    rb_fault_run in = {r->p, &r->eng, r->bound, r->bound_off, (const size_t *const *)r->select, &res->clock, r->src};
-    int rc = rb_pipeline_gather_faults(&in, res->run_name, res, r->err);
-    if (!rc && res->report)
-        rc = rb_report_set_fault_settings(res->report, &r->p->faults, r->err);
-    for (size_t k = 0; !rc && res->report && k < res->n_faults; k++)
-        rc = rb_report_add_fault(res->report, &res->faults[k], r->err);
-    return rc;
+    rb_fault_run in = {.p = r->p, .eng = &r->eng, .bound = r->bound, .bound_off = r->bound_off};
+    in.select = (const size_t *const *)r->select, in.clock = &r->res->clock;
+    in.src = r->src, in.part = r->window > 4096 ? r->window : 4096;
+    return rb_pipeline_report_faults(&in, r->res, r->err);
 }
 
 /* The run's warnings (the log's gaps and held samples, the stages' findings) close the report too: a CI job that

@@ -217,8 +217,7 @@ int rb_feed_check_memory(const rb_pipeline *p, const rb_live_signal *sig, const 
     }
     for (size_t i = 0; i < n_bound; i++) {
         const rb_channel *ch = bound[i];
-        double b = ch ? (double)ch->n_samples * (double)(p->faults_enabled ? ch->n_elements + 1 : 2) * sizeof(double)
-                      : 0; /* the scan holds time and data; the check time and its intervals */
+        double b = ch ? (double)ch->n_samples * 2 * sizeof(double) : 0; /* the check: time and its intervals */
         if (b > channel)
             channel = b, ch_name = ch->name;
     }
@@ -226,12 +225,9 @@ int rb_feed_check_memory(const rb_pipeline *p, const rb_live_signal *sig, const 
         return RB_OK;
     if (channel > kept)
         return rb_err_set(err, RB_EINPUT,
-                          "%s: channel %s needs %.1f MiB whole (%s), over the memory limit of %.1f MiB with the "
-                          "%.1f MiB kept for every sample: raise the limit%s",
-                          label, ch_name, mib(channel),
-                          p->faults_enabled ? "the fault monitor scans it" : "its timestamps are checked",
-                          mib((double)limit), mib(kept),
-                          p->faults_enabled ? " or turn the monitor off (\"faults\": {\"enabled\": false})" : "");
+                          "%s: channel %s needs %.1f MiB whole (its timestamps are checked: their median interval), "
+                          "over the memory limit of %.1f MiB with the %.1f MiB kept for every sample: raise the limit",
+                          label, ch_name, mib(channel), mib((double)limit), mib(kept));
     return rb_err_set(err, RB_EINPUT,
                       "%s: the run keeps every one of its %zu samples of the clock, the outputs and the metric "
                       "operands: %.1f MiB (the largest: signal %s, %.1f MiB), over the memory limit of %.1f MiB",

@@ -332,7 +332,8 @@ int rb_pipeline_run_log(const rb_pipeline *p, const rb_log *log, const char *con
  * window; the result and its warnings are rb_pipeline_run_log's on the same log bit for bit (an error may be
  * another of the log's errors: a later binding's non-finite sample in an earlier window comes first). In
  * memory: the clock, the recorded signals (outputs and metric operands, every sample), one window of each other
- * binding, and one channel whole at a time while its timestamps are checked and the fault monitor scans it.
+ * binding, one channel's timestamps whole at a time while they are checked, and one part of a channel at a time
+ * while the fault monitor scans it.
  * RB_EINVAL for a window of 0. */
 int rb_pipeline_run_source(const rb_pipeline *p, rb_log_source *src, const char *const *paths, size_t n_paths,
                            size_t window, const rb_run_opts *opts, rb_run_result **out, rb_err *err);
