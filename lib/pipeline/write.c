@@ -4,7 +4,16 @@
 
 #include "pipeline_internal.h"
 
-/* The recorded signals of one output as a log on the run's clock. */
+/* The log of output_log gives its samples back to the run's result before it is freed. */
+static void output_log_free(rb_log *log)
+{
+    for (size_t c = 0; log && c < log->n_channels; c++)
+        log->channels[c].time = log->channels[c].data = NULL;
+    rb_log_free(log);
+}
+
+/* The recorded signals of one output as a log on the run's clock: their samples borrowed (not copied: a log longer
+ * than memory holds them once), free with output_log_free. */
 static int output_log(const rb_pipeline *p, const rb_run_result *res, const rb_config_output *o, rb_log **out,
                       rb_err *err)
 {
@@ -12,11 +21,18 @@ static int output_log(const rb_pipeline *p, const rb_run_result *res, const rb_c
     int rc = rb_log_new(&log, err);
     for (size_t i = 0; !rc && i < o->n_signals; i++) {
         const rb_run_signal *s = rb_run_result_signal(res, o->signals[i]);
+        size_t n = log->n_channels;
         if (!s)
             rc = rb_err_set(err, RB_EINVAL, "%s: signal %s was not recorded", o->path, o->signals[i]);
         else
-            rc = rb_log_add_channel_copy(log, s->name, res->clock.n, s->width, res->clock.t, s->data,
-                                         (const char *const *)s->names, (const char *const *)s->units, err);
+            rc = rb_log_add_channel_copy(log, s->name, 0, s->width, NULL, NULL, (const char *const *)s->names,
+                                         (const char *const *)s->units, err);
+        if (log->n_channels > n) { /* added (its names may have failed): it borrows the samples either way */
+            rb_channel *ch = &log->channels[log->n_channels - 1];
+            rb_free(ch->time), rb_free(ch->data);
+            ch->n_samples = res->clock.n;
+            ch->time = res->clock.t, ch->data = s->data;
+        }
     }
     rb_provenance pv = {0, NULL, NULL};
     if (!rc)
@@ -25,7 +41,7 @@ static int output_log(const rb_pipeline *p, const rb_run_result *res, const rb_c
         rc = rb_log_set_provenance(log, &pv, err);
     rb_provenance_free(&pv);
     if (rc)
-        rb_log_free(log);
+        output_log_free(log);
     else
         *out = log;
     return rc;
@@ -52,7 +68,7 @@ int rb_pipeline_write_files(const rb_pipeline *p, const rb_run_result *res, cons
         rc = output_log(p, res, &p->outputs[i], &log, err);
         if (!rc && (rc = rb_log_write_raw(log, files[i].tmp_path, &wo, err)) != RB_OK)
             rb_err_prefix(err, rc, "%s: ", files[i].path);
-        rb_log_free(log);
+        output_log_free(log);
     }
     for (size_t i = 0; !rc && i < n_rep; i++) {
         rb_outfile *f = &files[n_out + i];
