@@ -69,3 +69,47 @@ Test(cli_run_chunked2, the_fault_monitor_in_parts_runs_under_the_limit_same_byte
     cli_result_free(&ra), cli_result_free(&rb);
     free(dir), free(cfg), free(lg), free(a), free(b);
 }
+
+/* `roboest compare --memory-limit MB`: every (variant, log) run in windows, the same files and output. */
+static void compare_both_ways(const char *suite, const char *limit)
+{
+    char *dir = test_tmpdir(), *s = src_path(suite), *a = test_path(dir, "whole"), *b = test_path(dir, "limited");
+    cli_result ra = cli_run(NULL, (const char *[]){"compare", s, "-o", a, "-q", NULL});
+    cli_result rb = cli_run(NULL, (const char *[]){"compare", s, "-o", b, "-q", "--memory-limit", limit, NULL});
+    cr_assert_eq(ra.status, CLI_EXIT_OK, "%s: %s", suite, ra.err);
+    cr_assert_eq(rb.status, CLI_EXIT_OK, "%s --memory-limit %s: %s", suite, limit, rb.err);
+    cr_assert_str_eq(rb.out, ra.out, "%s: stdout", suite);
+    cr_assert_str_eq(rb.err, ra.err, "%s: stderr", suite);
+    static const char *const files[] = {"report.md", "report.json", "report.csv", "rmse_box.svg", "magnitude_box.svg"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        same_file(a, b, files[i]);
+    cli_result_free(&ra), cli_result_free(&rb);
+    free(dir), free(s), free(a), free(b);
+}
+
+Test(cli_run_chunked2, compare_with_a_memory_limit_same_report, .timeout = 300)
+{
+    compare_both_ways("configs/attitude/suite_balance.json", "1");
+    compare_both_ways("configs/fbse/suite_coulomb.json", "64");
+}
+
+/* The limit reaches every run: what a run in windows keeps whole over it fails the suite up front, naming the
+ * variant and the log; no report. */
+Test(cli_run_chunked2, compare_under_a_too_small_limit_says_so, .timeout = 120)
+{
+    char *dir = test_tmpdir(), *s = src_path("configs/fbse/suite_coulomb.json"), *out = test_path(dir, "out");
+    cli_result r = cli_run(NULL, (const char *[]){"compare", s, "-o", out, "-q", "--memory-limit", "1", NULL});
+    cr_assert_eq(r.status, CLI_EXIT_INPUT, "%s", r.err);
+    cr_assert(strstr(r.err, "variant ") && strstr(r.err, "walk_friction.mat") &&
+                  strstr(r.err, "memory limit of 1.0 MiB"),
+              "%s", r.err);
+    char *report = test_path(out, "report.json");
+    cr_assert_not(test_exists(report));
+    free(report);
+    cli_result_free(&r);
+    r = cli_run(NULL, (const char *[]){"compare", s, "--memory-limit", "0", NULL});
+    cr_assert_eq(r.status, CLI_EXIT_USAGE, "%s", r.err);
+    cr_assert(strstr(r.err, "--memory-limit"), "%s", r.err);
+    cli_result_free(&r);
+    free(dir), free(s), free(out);
+}

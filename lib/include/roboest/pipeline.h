@@ -337,6 +337,10 @@ int rb_pipeline_run_log(const rb_pipeline *p, const rb_log *log, const char *con
  * RB_EINVAL for a window of 0. */
 int rb_pipeline_run_source(const rb_pipeline *p, rb_log_source *src, const char *const *paths, size_t n_paths,
                            size_t window, const rb_run_opts *opts, rb_run_result **out, rb_err *err);
+/* The session paths[0..n_paths) (one file: RB_ECONFIG for more) run by rb_pipeline_run_source on a rb_log_source
+ * opened with opts->memory_limit, in windows of opts->window samples (0: max(4096, limit / 64 KiB)). */
+int rb_pipeline_run_windowed(const rb_pipeline *p, const char *const *paths, size_t n_paths, const rb_run_opts *opts,
+                             rb_run_result **res, rb_err *err);
 void rb_run_result_free(rb_run_result *res);
 /* A recorded signal by name, NULL if it was not recorded (borrowed). */
 const rb_run_signal *rb_run_result_signal(const rb_run_result *res, const char *name);
