@@ -162,20 +162,24 @@ static int run_session(const rb_pipeline *p, const rb_run_opts *opts, const sess
     rb_log *log = NULL;
     rb_run_result *res = NULL;
     bool made = false;
-    int rc = windowed(opts) ? rb_pipeline_run_windowed(p, (const char *const *)s->paths, s->n_paths, opts, &res, err)
+    rb_run_opts o = *opts; /* windows: the CSV outputs written window by window into the log's folder */
+    o.stream_dir = s->dir;
+    int rc = windowed(opts) && own_dir ? rb_dir_make(s->dir, &made, err) : RB_OK;
+    if (!rc)
+        rc = windowed(opts) ? rb_pipeline_run_windowed(p, (const char *const *)s->paths, s->n_paths, &o, &res, err)
                             : rb_log_read_session(s->paths, s->n_paths, &log, NULL, err);
     if (!rc && !windowed(opts))
         rc = rb_pipeline_run_log(p, log, s->paths, s->n_paths, opts, &res, err);
     rb_log_free(log);
-    if (!rc && own_dir)
+    if (!rc && own_dir && !made)
         rc = rb_dir_make(s->dir, &made, err);
     if (!rc)
         rc = rb_run_result_write(p, res, s->dir, opts->overwrite, err);
-    if (rc && made)
-        rmdir(s->dir); /* only succeeds when empty: nothing of a failed session is left */
     if (!rc)
         rc = summarize(sum, res, inputs, shas, err);
-    rb_run_result_free(res);
+    rb_run_result_free(res); /* first: it removes the temporaries of outputs written window by window */
+    if (rc && made)
+        rmdir(s->dir); /* only succeeds when empty: nothing of a failed session is left */
     return rc;
 }
 

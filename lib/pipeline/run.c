@@ -27,6 +27,7 @@ typedef struct runner {
     size_t window;      /* clock samples per window */
     rb_feeder *feed;
     bool *whole; /* per signal-table entry: every row kept (not one window of a binding) */
+    bool *only;  /* per signal-table entry: recorded for outputs written window by window alone (stream_out.c) */
 } runner;
 
 static int nomem(runner *r) { return rb_err_set(r->err, RB_ENOMEM, "%s: out of memory", r->label); }
@@ -437,7 +438,7 @@ static int create_stages(runner *r)
         rb_err_prefix(r->err, rc, "%s: stage %s (%s): ", r->label, st->id, st->type->name);
     }
     if (!rc && r->src && r->opts && r->opts->memory_limit) /* what the run keeps whole, said before it runs */
-        rc = rb_feed_check_memory(r->p, r->eng.sig, r->bound, r->bound_off[r->p->n_signals], r->res->clock.n,
+        rc = rb_feed_check_memory(r->p, r->eng.sig, r->whole, r->bound, r->bound_off[r->p->n_signals], r->res->clock.n,
                                   r->opts->memory_limit, r->label, r->err);
     return rc;
 }
@@ -495,6 +496,7 @@ static int run_loop(runner *r)
             rc = run_samples(r, k0, k1);
         if (rc)
             return rc;
+        rb_out_streams_rows(r->res->streams, r->p, r->eng.sig, r->whole, r->res->clock.t, k0, k1);
         k0 = k1;
         if (r->opts && r->opts->progress && (rc = r->opts->progress(r->opts->user, k0, T)) != 0)
             return cancelled(r, rc);
@@ -728,6 +730,14 @@ static int compute_metrics(runner *r)
     return rc;
 }
 
+/* Outputs written window by window (stream_out.c): begun once the stages named their signals' elements. */
+static int begin_streams(runner *r)
+{
+    const char *dir = r->src && r->opts ? r->opts->stream_dir : NULL;
+    return dir ? rb_out_streams_begin(r->p, r->res, r->eng.sig, dir, r->opts->overwrite, &r->res->streams, r->err)
+               : RB_OK;
+}
+
 /* ---- the sensor-fault monitor (faults.c) ------------------------------------------------------------------ */
 static int watch_faults(runner *r)
 {
@@ -772,7 +782,7 @@ static int collect(runner *r)
     if (!r->res->recorded)
         return nomem(r);
     for (size_t t = 0; t < p->n_signal_table; t++) {
-        if (!p->signal_table[t].recorded)
+        if (!p->signal_table[t].recorded || r->only[t]) /* written window by window */
             continue;
         rb_live_signal *ls = &r->eng.sig[t];
         rb_run_signal *out = &r->res->recorded[r->res->n_recorded];
@@ -790,37 +800,6 @@ static int collect(runner *r)
     return RB_OK;
 }
 
-void rb_run_result_free(rb_run_result *res)
-{
-    if (!res)
-        return;
-    rb_free(res->run_name);
-    rb_free(res->input);
-    rb_free(res->input_sha256);
-    rb_clock_free(&res->clock);
-    for (size_t i = 0; res->recorded && i < res->n_recorded; i++) {
-        rb_run_signal *s = &res->recorded[i];
-        rb_free(s->name);
-        rb_strings_free(s->names, s->width);
-        rb_strings_free(s->units, s->width);
-        rb_free(s->data);
-    }
-    rb_free(res->recorded);
-    rb_free(res->n_held);
-    rb_report_free(res->report);
-    rb_run_faults_free(res);
-    rb_strings_free(res->warnings, res->n_warnings);
-    rb_free(res);
-}
-
-const rb_run_signal *rb_run_result_signal(const rb_run_result *res, const char *name)
-{
-    for (size_t i = 0; i < res->n_recorded; i++)
-        if (strcmp(res->recorded[i].name, name) == 0)
-            return &res->recorded[i];
-    return NULL;
-}
-
 static void runner_free(runner *r)
 {
     const rb_pipeline *p = r->p;
@@ -833,6 +812,7 @@ static void runner_free(runner *r)
     rb_free(r->label);
     rb_feeder_free(r->feed);
     rb_free(r->whole);
+    rb_free(r->only);
 }
 
 static int runner_init(runner *r)
@@ -845,23 +825,28 @@ static int runner_init(runner *r)
     r->bound = r->bound_off ? rb_calloc(r->bound_off[p->n_signals] + 1, sizeof *r->bound) : NULL;
     r->select = rb_calloc(p->n_signals, sizeof *r->select);
     r->whole = rb_calloc(p->n_signal_table + 1, sizeof *r->whole);
-    for (size_t t = 0; r->whole && t < p->n_signal_table; t++) /* windows: only the bindings not kept */
-        r->whole[t] = t >= p->n_signals || p->signal_table[t].recorded;
+    r->only = rb_calloc(p->n_signal_table + 1, sizeof *r->only);
+    if (r->only && r->src && r->opts && r->opts->stream_dir)
+        rb_out_streams_mark(p, r->only);
+    for (size_t t = 0; r->whole && r->only && t < p->n_signal_table; t++) /* windows: the bindings not kept */
+        r->whole[t] = (t >= p->n_signals || p->signal_table[t].recorded) && !r->only[t];
     if (r->res && !(r->res->n_held = rb_calloc(p->n_signals, sizeof *r->res->n_held))) {
         rb_free(r->res);
         r->res = NULL;
     }
-    if (!r->res || !r->bound || !r->select || !r->whole)
+    if (!r->res || !r->bound || !r->select || !r->whole || !r->only)
         return rb_err_set(r->err, RB_ENOMEM, "out of memory");
-    return rb_engine_init(&r->eng, p, NULL, r->err);
+    int rc = rb_engine_init(&r->eng, p, NULL, r->err);
+    r->eng.windowed_out = r->only, r->eng.window_rows = r->window;
+    return rc;
 }
 
 static int run(runner *r, rb_run_result **out)
 {
     /* In order: each phase uses what the ones before it made. Only run_loop is per sample. */
     static int (*const phases[])(runner *) = {
-        runner_init,  describe_input, bind_channels,   make_clock,    resample_bindings, create_stages,
-        watch_faults, run_loop,       compute_metrics, report_faults, report_warnings,   collect,
+        runner_init,   describe_input, bind_channels,   make_clock,    resample_bindings, create_stages, watch_faults,
+        begin_streams, run_loop,       compute_metrics, report_faults, report_warnings,   collect,
     };
     *out = NULL;
     int rc = RB_OK;

@@ -204,13 +204,14 @@ int rb_feed_log_start(rb_log_source *src, double *start, rb_err *err)
 
 static double mib(double bytes) { return bytes / 1048576.0; }
 
-int rb_feed_check_memory(const rb_pipeline *p, const rb_live_signal *sig, const rb_channel *const *bound,
-                         size_t n_bound, size_t T, size_t limit, const char *label, rb_err *err)
+int rb_feed_check_memory(const rb_pipeline *p, const rb_live_signal *sig, const bool *whole,
+                         const rb_channel *const *bound, size_t n_bound, size_t T, size_t limit, const char *label,
+                         rb_err *err)
 {
     double kept = (double)T * sizeof(double), largest = 0, channel = 0;
     const char *what = "the clock", *ch_name = NULL;
     for (size_t t = 0; t < p->n_signal_table; t++) {
-        double b = p->signal_table[t].recorded ? (double)T * (double)sig[t].width * sizeof(double) : 0;
+        double b = p->signal_table[t].recorded && whole[t] ? (double)T * (double)sig[t].width * sizeof(double) : 0;
         kept += b;
         if (b > largest)
             largest = b, what = p->signal_table[t].name;

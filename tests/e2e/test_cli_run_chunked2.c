@@ -2,6 +2,8 @@
  * widest channel does not fit the memory limit whole runs under it, with the same bytes (report, faults, outputs,
  * stdout, stderr) as the whole-log run. */
 #include <criterion/criterion.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,34 +24,56 @@ static void same_file(const char *a, const char *b, const char *rel)
     free(ca), free(cb), free(fa), free(fb);
 }
 
-/* forearm_ekf.json in dir with reports and a touchier monitor (so that it finds faults); its path. */
-static char *forearm_config(const char *dir)
+/* Text with every `from` replaced by `to` (malloc'd). */
+static char *replace_all(const char *text, const char *from, const char *to)
 {
-    char *src = src_path("configs/inertial/forearm_ekf.json"), *data = src_path("datasets/");
+    size_t n = 0, lf = strlen(from), lt = strlen(to);
+    for (const char *q = strstr(text, from); q; q = strstr(q + lf, from))
+        n++;
+    char *out = malloc(strlen(text) + n * lt + 1), *w = out;
+    for (const char *q; (q = strstr(text, from)) != NULL; text = q + lf) {
+        memcpy(w, text, (size_t)(q - text));
+        w += q - text;
+        memcpy(w, to, lt);
+        w += lt;
+    }
+    strcpy(w, text);
+    return out;
+}
+
+/* Shipped config rel copied into dir (its "../../datasets/" made absolute) with `from` replaced by `to`; its path. */
+static char *config_in(const char *dir, const char *rel, const char *from, const char *to)
+{
+    char *src = src_path(rel), *data = src_path("datasets/");
     size_t n;
     char *text = test_read_file(src, &n);
     cr_assert_not_null(text, "%s", src);
-    char *end = strrchr(text, '}'), *urdf = strstr(text, "../../datasets/");
-    cr_assert(end && urdf);
-    *end = '\0';
-    size_t cap = n + strlen(data) + 512;
-    char *out = malloc(cap);
-    snprintf(out, cap,
-             "%.*s%s%s, \"metrics\": [{\"name\": \"m\", \"estimate\": \"mass\", \"reference\": \"consistent\"}], "
-             "\"reports\": [\"report.json\", \"report.md\"], \"faults\": {\"stuck_window\": 20, "
-             "\"saturation_window\": 10, \"stuck_tolerance\": 1e-9}}\n",
-             (int)(urdf - text), text, data, urdf + strlen("../../datasets/"));
-    char *path = test_path(dir, "forearm.json");
-    test_write_file(path, out);
-    free(src), free(data), free(text), free(out);
+    char *a = replace_all(text, "../../datasets/", data), *b = replace_all(a, from, to);
+    cr_assert(strcmp(a, b) != 0, "%s: no %s", rel, from);
+    char *path = test_path(dir, "config.json");
+    test_write_file(path, b);
+    free(src), free(data), free(text), free(a), free(b);
     return path;
+}
+
+/* forearm_ekf.json in dir with reports, a metric of estimate est against ref and a touchier monitor (so that it
+ * finds faults); its path. */
+static char *forearm_config(const char *dir, const char *est, const char *ref)
+{
+    char extra[512];
+    snprintf(extra, sizeof extra,
+             "\"metrics\": [{\"name\": \"m\", \"estimate\": \"%s\", \"reference\": \"%s\"}], \"reports\": "
+             "[\"report.json\", \"report.md\"], \"faults\": {\"stuck_window\": 20, \"saturation_window\": 10, "
+             "\"stuck_tolerance\": 1e-9}, \"stages\": [",
+             est, ref);
+    return config_in(dir, "configs/inertial/forearm_ekf.json", "\"stages\": [", extra);
 }
 
 /* forearm_ekf's joints_state/positions with its data needs more than 1 MiB whole (the old monitor refused the run
  * up front, exit 3); scanned in parts the run goes under the limit, the fault tallies the whole run's. */
 Test(cli_run_chunked2, the_fault_monitor_in_parts_runs_under_the_limit_same_bytes, .timeout = 300)
 {
-    char *dir = test_tmpdir(), *cfg = forearm_config(dir);
+    char *dir = test_tmpdir(), *cfg = forearm_config(dir, "mass", "consistent");
     char *lg = src_path("datasets/inertial_forearm.mat");
     char *a = test_path(dir, "whole"), *b = test_path(dir, "limited");
     cli_result ra = cli_run(NULL, (const char *[]){"run", cfg, lg, "-o", a, "-q", NULL});
@@ -112,4 +136,61 @@ Test(cli_run_chunked2, compare_under_a_too_small_limit_says_so, .timeout = 120)
     cr_assert(strstr(r.err, "--memory-limit"), "%s", r.err);
     cli_result_free(&r);
     free(dir), free(s), free(out);
+}
+
+/* A run in windows writes its CSV outputs window by window: nonslip_gyro (fbse.csv, 13 MiB of signals that only the
+ * CSV records) runs under 1 MiB, with the same bytes as the whole-log run (before: refused up front, exit 3). */
+Test(cli_run_chunked2, csv_outputs_written_window_by_window_same_bytes, .timeout = 300)
+{
+    char *dir = test_tmpdir(), *cfg = src_path("configs/fbse/nonslip_gyro.json");
+    char *lg = src_path("datasets/walk_friction.mat"), *a = test_path(dir, "whole"), *b = test_path(dir, "limited");
+    cli_result ra = cli_run(NULL, (const char *[]){"run", cfg, lg, "-o", a, "-q", NULL});
+    cli_result rb = cli_run(NULL, (const char *[]){"run", cfg, lg, "-o", b, "-q", "--memory-limit", "1", NULL});
+    cr_assert_eq(ra.status, CLI_EXIT_OK, "%s", ra.err);
+    cr_assert_eq(rb.status, CLI_EXIT_OK, "%s", rb.err);
+    cr_assert_str_eq(rb.out, ra.out);
+    cr_assert_str_eq(rb.err, ra.err);
+    same_file(a, b, "fbse.csv");
+    cli_result_free(&ra), cli_result_free(&rb);
+    free(dir), free(cfg), free(lg), free(a), free(b);
+}
+
+/* A run whose metric operands do not fit is refused before it runs, naming the largest; nothing is written. */
+Test(cli_run_chunked2, what_is_kept_whole_over_the_limit_is_said_up_front, .timeout = 120)
+{
+    char *dir = test_tmpdir(), *cfg = forearm_config(dir, "tau_obs", "dq");
+    char *lg = src_path("datasets/inertial_forearm.mat"), *out = test_path(dir, "out");
+    cli_result r = cli_run(NULL, (const char *[]){"run", cfg, lg, "-o", out, "-q", "--memory-limit", "1", NULL});
+    cr_assert_eq(r.status, CLI_EXIT_INPUT, "%s", r.err);
+    cr_assert_eq(test_count_lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, "inertial_forearm.mat") && strstr(r.err, "the outputs and the metric operands") &&
+                  strstr(r.err, "signal dq") && strstr(r.err, "MiB"),
+              "%s", r.err);
+    cr_assert_not(test_exists(out));
+    cli_result_free(&r);
+    free(dir), free(cfg), free(lg), free(out);
+}
+
+/* A streamed output of a run whose files fail to be written leaves nothing: nonslip_gyro with an HDF5 output too
+ * whose target (--force) is a folder, so that the write fails after the CSV was written window by window. */
+Test(cli_run_chunked2, a_failing_write_leaves_no_streamed_output, .timeout = 120)
+{
+    char *dir = test_tmpdir();
+    char *cfg = config_in(dir, "configs/fbse/nonslip_gyro.json", "\"outputs\": [",
+                          "\"outputs\": [{\"path\": \"x.h5\", \"signals\": [\"friction\"]}, ");
+    char *out = test_path(dir, "out"), *clash = test_path(out, "x.h5");
+    cr_assert_eq(mkdir(out, 0755), 0);
+    cr_assert_eq(mkdir(clash, 0755), 0);
+    cli_result r = cli_run(NULL, (const char *[]){"run", cfg, "-o", out, "-q", "--force", "--window", "1000", NULL});
+    cr_assert_eq(r.status, CLI_EXIT_OUTPUT, "%s", r.err);
+    cr_assert(strstr(r.err, "x.h5"), "%s", r.err);
+    DIR *d = opendir(out);
+    cr_assert_not_null(d);
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    cr_assert_eq(n, 1, "only the folder that was there: %zu entries", n);
+    cli_result_free(&r);
+    free(dir), free(cfg), free(out), free(clash);
 }

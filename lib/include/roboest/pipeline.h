@@ -289,6 +289,11 @@ typedef struct rb_run_opts {
      * read in windows (rb_log_source, rb_pipeline_run_source; window 0: max(4096, limit / 64 KiB) samples) and a
      * layout read whole must fit the limit (said up front). 0 and 0: every log read whole. */
     size_t memory_limit, window;
+    /* A run in windows (rb_pipeline_run_source) with this folder (rb_pipeline_run sets it to each log's): its CSV
+     * outputs are begun there as temporaries and written window by window, the signals they alone record held one
+     * window at a time; rb_run_result_write into the same folder commits them with the other files (and a result
+     * freed without it removes them). NULL: every output written at the end. */
+    const char *stream_dir;
 } rb_run_opts;
 
 /* A recorded signal: clock-length x width values, sample-major. */
@@ -315,7 +320,8 @@ typedef struct rb_run_result {
                                 the stage signals an innovation was attributed to */
     rb_report_fault *faults; /* run = run_name; tallies and first times as the report's */
     size_t n_warnings;
-    char **warnings; /* one line each, starting with the log name: gaps, held samples */
+    char **warnings;                /* one line each, starting with the log name: gaps, held samples */
+    struct rb_out_streams *streams; /* outputs written window by window (rb_run_opts.stream_dir), until written */
 } rb_run_result;
 
 /* Replay one in-memory log through the pipeline: check the bound channels' timestamps, build the clock,
@@ -331,9 +337,10 @@ int rb_pipeline_run_log(const rb_pipeline *p, const rb_log *log, const char *con
  * binding's channels are read part by part and resampled window by window, the stages stepped window after
  * window; the result and its warnings are rb_pipeline_run_log's on the same log bit for bit (an error may be
  * another of the log's errors: a later binding's non-finite sample in an earlier window comes first). In
- * memory: the clock, the recorded signals (outputs and metric operands, every sample), one window of each other
- * binding, one channel's timestamps whole at a time while they are checked, and one part of a channel at a time
- * while the fault monitor scans it.
+ * memory: the clock, the recorded signals (outputs and metric operands, every sample; with opts->stream_dir the
+ * signals only CSV outputs record are written window by window instead), one window of each other binding, one
+ * channel's timestamps whole at a time while they are checked, and one part of a channel at a time while the fault
+ * monitor scans it.
  * RB_EINVAL for a window of 0. */
 int rb_pipeline_run_source(const rb_pipeline *p, rb_log_source *src, const char *const *paths, size_t n_paths,
                            size_t window, const rb_run_opts *opts, rb_run_result **out, rb_err *err);
