@@ -136,7 +136,9 @@ int rb_feed_log_start(rb_log_source *src, double *start, rb_err *err);
 /* ---- outputs written window by window (stream_out.c, for run.c and write.c) ------------------------------------ */
 /* Output o is written window by window in a run in windows with a folder (rb_run_opts.stream_dir): a CSV one. */
 bool rb_output_streamed(const rb_pipeline *p, size_t o);
-/* only[t] (per signal-table entry): recorded for such outputs alone (no other output, no metric operand). */
+/* Metric m is scored window by window (rb_metrics_stream) in such a run: statistics against a signal. */
+bool rb_metric_streamed(const rb_pipeline *p, size_t m);
+/* only[t] (per signal-table entry): recorded for such outputs and metrics alone (no other output or metric). */
 void rb_out_streams_mark(const rb_pipeline *p, bool *only);
 typedef struct rb_out_streams rb_out_streams;
 /* Every streamed output begun in dir (rb_outfile) and its header written (names and units from sig, the signal

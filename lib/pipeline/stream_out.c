@@ -4,7 +4,8 @@
  * are rb_log_write's CSV bytes (rb_csv_stream). A signal only such an output records is then held one window at a
  * time. HDF5 and MATLAB outputs are still written at the end from signals kept for every sample: their writers
  * build the file in memory (write_h5.c) and lay each dataset's chunks out in one go, so that writing them window by
- * window would change their bytes. */
+ * window would change their bytes. The statistics of a metric against a signal (rb_metrics_stream) are accumulated
+ * window by window too (run.c); a confusion table or a reference from another file still reads its operands whole. */
 #include <string.h>
 
 #include "pipeline_internal.h"
@@ -19,6 +20,11 @@ struct rb_out_streams {
 
 bool rb_output_streamed(const rb_pipeline *p, size_t o) { return p->outputs[o].format == RB_OUT_CSV; }
 
+bool rb_metric_streamed(const rb_pipeline *p, size_t m)
+{
+    return !p->metrics[m].confusion && !p->metrics[m].reference_log.path;
+}
+
 void rb_out_streams_mark(const rb_pipeline *p, bool *only)
 {
     for (size_t t = 0; t < p->n_signal_table; t++)
@@ -26,11 +32,16 @@ void rb_out_streams_mark(const rb_pipeline *p, bool *only)
     for (size_t o = 0; o < p->n_outputs; o++)
         for (size_t i = 0; rb_output_streamed(p, o) && i < p->outputs[o].n_signals; i++)
             only[p->outputs[o].signal_index[i]] = true;
+    for (size_t m = 0; m < p->n_metrics; m++)
+        if (rb_metric_streamed(p, m))
+            only[p->metrics[m].estimate_index] = only[p->metrics[m].reference_index] = true;
     for (size_t o = 0; o < p->n_outputs; o++) /* kept for every sample by another output or a metric */
         for (size_t i = 0; !rb_output_streamed(p, o) && i < p->outputs[o].n_signals; i++)
             only[p->outputs[o].signal_index[i]] = false;
     for (size_t m = 0; m < p->n_metrics; m++) {
         const rb_config_metric *mt = &p->metrics[m];
+        if (rb_metric_streamed(p, m))
+            continue;
         only[mt->estimate_index] = false;
         if (!mt->reference_log.path)
             only[mt->reference_index] = false;

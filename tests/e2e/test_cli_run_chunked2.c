@@ -155,10 +155,33 @@ Test(cli_run_chunked2, csv_outputs_written_window_by_window_same_bytes, .timeout
     free(dir), free(cfg), free(lg), free(a), free(b);
 }
 
-/* A run whose metric operands do not fit is refused before it runs, naming the largest; nothing is written. */
-Test(cli_run_chunked2, what_is_kept_whole_over_the_limit_is_said_up_front, .timeout = 120)
+/* The metrics' statistics are accumulated window by window: forearm_ekf scored on tau_obs against dq (5.7 MiB of
+ * operands) runs under 1 MiB with the same report and stdout as the whole-log run (before: refused up front). */
+Test(cli_run_chunked2, metrics_accumulated_window_by_window_same_report, .timeout = 300)
 {
     char *dir = test_tmpdir(), *cfg = forearm_config(dir, "tau_obs", "dq");
+    char *lg = src_path("datasets/inertial_forearm.mat");
+    char *a = test_path(dir, "whole"), *b = test_path(dir, "limited");
+    cli_result ra = cli_run(NULL, (const char *[]){"run", cfg, lg, "-o", a, "-q", NULL});
+    cli_result rb = cli_run(NULL, (const char *[]){"run", cfg, lg, "-o", b, "-q", "--memory-limit", "1", NULL});
+    cr_assert_eq(ra.status, CLI_EXIT_OK, "%s", ra.err);
+    cr_assert_eq(rb.status, CLI_EXIT_OK, "%s", rb.err);
+    cr_assert_str_eq(rb.out, ra.out);
+    cr_assert_str_eq(rb.err, ra.err);
+    cr_assert(strstr(ra.out, "tau_obs") || strstr(ra.out, "| m"), "the metric table: %s", ra.out);
+    same_file(a, b, "report.json");
+    same_file(a, b, "report.md");
+    cli_result_free(&ra), cli_result_free(&rb);
+    free(dir), free(cfg), free(lg), free(a), free(b);
+}
+
+/* What a run keeps whole (the signals of an HDF5 output) over the limit is refused before it runs, naming the
+ * largest; nothing is written. */
+Test(cli_run_chunked2, what_is_kept_whole_over_the_limit_is_said_up_front, .timeout = 120)
+{
+    char *dir = test_tmpdir();
+    char *cfg = config_in(dir, "configs/inertial/forearm_ekf.json", "\"stages\": [",
+                          "\"outputs\": [{\"path\": \"x.h5\", \"signals\": [\"dq\"]}], \"stages\": [");
     char *lg = src_path("datasets/inertial_forearm.mat"), *out = test_path(dir, "out");
     cli_result r = cli_run(NULL, (const char *[]){"run", cfg, lg, "-o", out, "-q", "--memory-limit", "1", NULL});
     cr_assert_eq(r.status, CLI_EXIT_INPUT, "%s", r.err);

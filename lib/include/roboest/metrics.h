@@ -58,6 +58,15 @@ typedef struct rb_metric_input {
  *   RB_EINVAL    in == NULL, NULL data with T x n > 0, a NaN bound, or a bounded window
  *                without a time vector. */
 int rb_metrics_compute(const rb_metric_input *in, rb_stats *per_element, rb_stats *overall, rb_err *err);
+/* rb_metrics_compute over samples that come window by window (a log read in windows), with its results and errors
+ * bit for bit: desc is its input without the data (estimate and reference unread; time every sample's, kept by
+ * the caller, as the names). add: the rows of samples [k0, k1) (est and ref: (k1 - k0) x n, row 0 sample k0),
+ * windows in order. finish: rb_metrics_compute's results and errors. new allocates n accumulators (RB_ENOMEM). */
+typedef struct rb_metrics_stream rb_metrics_stream;
+int rb_metrics_stream_new(const rb_metric_input *desc, rb_metrics_stream **out, rb_err *err);
+void rb_metrics_stream_add(rb_metrics_stream *s, const double *est, const double *ref, size_t k0, size_t k1);
+int rb_metrics_stream_finish(const rb_metrics_stream *s, rb_stats *per_element, rb_stats *overall, rb_err *err);
+void rb_metrics_stream_free(rb_metrics_stream *s);
 
 /* ---- step response and errors around events (response.c) ----
  * Both read the samples of rb_metrics_compute's window (time required, increasing; samples finite: call
