@@ -156,10 +156,8 @@ int rb_out_streams_close(rb_out_streams *st, rb_err *err);
 int rb_out_streams_commit(rb_out_streams *st, size_t o, bool ok, rb_err *err);
 /* Aborts what is not committed (NULL: nothing). */
 void rb_out_streams_free(rb_out_streams *st);
-/* Output o's header for a stream: its signals as channels without samples, the provenance (write.c). */
-int rb_pipeline_output_head(const rb_pipeline *p, const rb_run_result *res, const rb_config_output *o,
-                            const rb_live_signal *sig, rb_log **out, rb_err *err);
-
+/* The run's provenance into an output's attributes (provenance.c). */
+int rb_pipeline_output_provenance(const rb_pipeline *p, const rb_run_result *res, rb_log *log, rb_err *err);
 /* ---- bindings (binding.c): names, units and scale, the same for a log (run.c) and a stream (stream.c) ---- */
 /* One channel a binding reads: its name, width and element names (borrowed; NULL: "0", "1", ...). */
 typedef struct rb_bound_channel {

@@ -1,7 +1,29 @@
-/* A run's result (run.c): freeing it, its recorded signals by name. */
+/* A run's result (run.c): its warnings while it runs, freeing it, its recorded signals by name. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "pipeline_internal.h"
+#include "run_internal.h"
+
+int rb_run_nomem(runner *r) { return rb_err_set(r->err, RB_ENOMEM, "%s: out of memory", r->label); }
+
+int rb_run_warn(runner *r, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    rb_run_result *res = r->res;
+    char **grown = rb_realloc(res->warnings, (res->n_warnings + 1) * sizeof *grown);
+    if (!grown)
+        return rb_run_nomem(r);
+    res->warnings = grown;
+    if (!(res->warnings[res->n_warnings] = rb_asprintf("%s: %s", r->label, line)))
+        return rb_run_nomem(r);
+    res->n_warnings++;
+    return RB_OK;
+}
 
 void rb_run_result_free(rb_run_result *res)
 {

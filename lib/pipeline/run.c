@@ -7,26 +7,6 @@
 
 #include "run_internal.h"
 
-int rb_run_nomem(runner *r) { return rb_err_set(r->err, RB_ENOMEM, "%s: out of memory", r->label); }
-
-int rb_run_warn(runner *r, const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    rb_run_result *res = r->res;
-    char **grown = rb_realloc(res->warnings, (res->n_warnings + 1) * sizeof *grown);
-    if (!grown)
-        return rb_run_nomem(r);
-    res->warnings = grown;
-    if (!(res->warnings[res->n_warnings] = rb_asprintf("%s: %s", r->label, line)))
-        return rb_run_nomem(r);
-    res->n_warnings++;
-    return RB_OK;
-}
-
 /* Items joined by sep into a new string (NULL when out of memory). */
 static char *join(const char *const *items, size_t n, const char *sep, const char *(*map)(const char *))
 {

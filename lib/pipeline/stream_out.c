@@ -66,6 +66,26 @@ void rb_out_streams_free(rb_out_streams *st)
     rb_free(st);
 }
 
+/* Output o's header: its signals as channels without samples (names and units from sig), the provenance. */
+static int output_head(const rb_pipeline *p, const rb_run_result *res, const rb_config_output *o,
+                       const rb_live_signal *sig, rb_log **out, rb_err *err)
+{
+    rb_log *log = NULL;
+    int rc = rb_log_new(&log, err);
+    for (size_t i = 0; !rc && i < o->n_signals; i++) {
+        const rb_live_signal *s = &sig[o->signal_index[i]];
+        rc = rb_log_add_channel_copy(log, o->signals[i], 0, s->width, NULL, NULL, (const char *const *)s->names,
+                                     (const char *const *)s->units, err);
+    }
+    if (!rc)
+        rc = rb_pipeline_output_provenance(p, res, log, err);
+    if (rc)
+        rb_log_free(log);
+    else
+        *out = log;
+    return rc;
+}
+
 static int begin_one(rb_out_streams *st, const rb_pipeline *p, const rb_run_result *res, const rb_live_signal *sig,
                      size_t o, const char *dir, bool overwrite, rb_err *err)
 {
@@ -77,7 +97,7 @@ static int begin_one(rb_out_streams *st, const rb_pipeline *p, const rb_run_resu
         return rc;
     st->begun[o] = true;
     rb_log *head = NULL;
-    rc = rb_pipeline_output_head(p, res, &p->outputs[o], sig, &head, err);
+    rc = output_head(p, res, &p->outputs[o], sig, &head, err);
     if (!rc)
         rc = rb_csv_stream_open(head, st->files[o].tmp_path, st->files[o].path, &st->csv[o], err);
     rb_log_free(head);

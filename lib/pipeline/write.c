@@ -12,17 +12,6 @@ static void output_log_free(rb_log *log)
     rb_log_free(log);
 }
 
-/* The run's provenance into an output's attributes. */
-static int add_provenance(const rb_pipeline *p, const rb_run_result *res, rb_log *log, rb_err *err)
-{
-    rb_provenance pv = {0, NULL, NULL};
-    int rc = rb_pipeline_provenance(p, res->input, res->input_sha256, &pv, err);
-    if (!rc && !(rc = rb_provenance_add(&pv, "run", res->run_name, err)))
-        rc = rb_log_set_provenance(log, &pv, err);
-    rb_provenance_free(&pv);
-    return rc;
-}
-
 /* The recorded signals of one output as a log on the run's clock: their samples borrowed (not copied: a log longer
  * than memory holds them once), free with output_log_free. */
 static int output_log(const rb_pipeline *p, const rb_run_result *res, const rb_config_output *o, rb_log **out,
@@ -46,28 +35,9 @@ static int output_log(const rb_pipeline *p, const rb_run_result *res, const rb_c
         }
     }
     if (!rc)
-        rc = add_provenance(p, res, log, err);
+        rc = rb_pipeline_output_provenance(p, res, log, err);
     if (rc)
         output_log_free(log);
-    else
-        *out = log;
-    return rc;
-}
-
-int rb_pipeline_output_head(const rb_pipeline *p, const rb_run_result *res, const rb_config_output *o,
-                            const rb_live_signal *sig, rb_log **out, rb_err *err)
-{
-    rb_log *log = NULL;
-    int rc = rb_log_new(&log, err);
-    for (size_t i = 0; !rc && i < o->n_signals; i++) {
-        const rb_live_signal *s = &sig[o->signal_index[i]];
-        rc = rb_log_add_channel_copy(log, o->signals[i], 0, s->width, NULL, NULL, (const char *const *)s->names,
-                                     (const char *const *)s->units, err);
-    }
-    if (!rc)
-        rc = add_provenance(p, res, log, err);
-    if (rc)
-        rb_log_free(log);
     else
         *out = log;
     return rc;
