@@ -1,5 +1,7 @@
 /* roboest compare: every estimator variant on every log, the error table and the figures. */
+#include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 
 static const char *const COMPARE_HELP =
     "Usage: roboest compare SUITE.json [-o DIR] [--threads N] [--force] [-q] [--resume] [--shard K/N]\n"
+    "                       [--memory-limit MB]\n"
     "       roboest compare SUITE.json --merge DIR... [-o DIR] [--force] [-q]\n"
     "       mpirun -np N roboest compare SUITE.json ...   (or srun: the runs spread over the ranks)\n"
     "\n"
@@ -38,6 +41,9 @@ static const char *const COMPARE_HELP =
     "  --threads N        worker threads (default: the suite's \"threads\", else one per core)\n"
     "  --force            overwrite existing outputs\n"
     "  -q, --quiet        no progress line (it is shown only when stderr is a terminal)\n"
+    "  --memory-limit MB  each (variant, log) run in windows as 'roboest run --memory-limit MB' (its\n"
+    "                     channels read in parts, the stages stepped window after window): the same\n"
+    "                     report; the suite still reads each log whole for its reference\n"
     "  -h, --help         this help\n";
 
 static const char *const COMPARE_HELP_PARTS =
@@ -89,15 +95,12 @@ static bool parse_shard(const char *s, size_t *k, size_t *n)
 
 static int parse_args(int argc, char **argv, compare_args *a)
 {
-    static const struct option options[] = {{"output", required_argument, NULL, 'o'},
-                                            {"threads", required_argument, NULL, 't'},
-                                            {"force", no_argument, NULL, 'F'},
-                                            {"quiet", no_argument, NULL, 'q'},
-                                            {"resume", no_argument, NULL, 'R'},
-                                            {"shard", required_argument, NULL, 'S'},
-                                            {"merge", no_argument, NULL, 'M'},
-                                            {"help", no_argument, NULL, 'h'},
-                                            {NULL, 0, NULL, 0}};
+    static const struct option options[] = {
+        {"output", required_argument, NULL, 'o'}, {"threads", required_argument, NULL, 't'},
+        {"force", no_argument, NULL, 'F'},        {"quiet", no_argument, NULL, 'q'},
+        {"resume", no_argument, NULL, 'R'},       {"shard", required_argument, NULL, 'S'},
+        {"merge", no_argument, NULL, 'M'},        {"memory-limit", required_argument, NULL, 'm'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     int opt;
     optind = 1;
     opterr = 0;
@@ -116,6 +119,15 @@ static int parse_args(int argc, char **argv, compare_args *a)
                 return cli_usage_error("compare", "--shard needs K/N with 1 <= K <= N, not '%s'", optarg);
             break;
         case 'M': a->merging = true; break;
+        case 'm': {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(optarg, &end, 10);
+            if (errno || end == optarg || *end || v == 0 || optarg[0] == '-' || v > SIZE_MAX >> 20)
+                return cli_usage_error("compare", "--memory-limit needs a whole number > 0, got '%s'", optarg);
+            a->opts.memory_limit = (size_t)v << 20;
+            break;
+        }
         case 'h':
             fputs(COMPARE_HELP, stdout);
             fputs(COMPARE_HELP_PARTS, stdout);

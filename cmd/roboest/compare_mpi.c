@@ -131,8 +131,7 @@ static int run_one(rb_suite_runner *rn, size_t item, rb_suite_pair **out, rb_err
 
 int cli_mpi_serve(const rb_suite *s, const rb_suite_opts *opts, rb_err *err)
 {
-    rb_suite_opts one = {1, NULL, NULL};
-    (void)opts;
+    rb_suite_opts one = {1, NULL, NULL, opts ? opts->memory_limit : 0};
     rb_suite_runner *rn = NULL;
     int rc = s ? rb_suite_runner_new(s, &one, &rn, err) : err->code; /* without a suite: every run fails with err */
     served = true;
@@ -196,6 +195,7 @@ typedef struct coord {
     size_t fail_item; /* the lowest failing run index */
     int fail_rc;
     rb_err fail_err;
+    size_t memory_limit; /* rb_suite_opts' */
 } coord;
 
 /* Expected cost: the log's bytes times the pipeline's stages (+1: reading and scoring). */
@@ -268,7 +268,7 @@ static void finish(coord *c, size_t k, rb_suite_pair *pair)
 static void *local_worker(void *arg)
 {
     coord *c = arg;
-    rb_suite_opts one = {1, NULL, NULL};
+    rb_suite_opts one = {1, NULL, NULL, c->memory_limit};
     rb_suite_runner *rn = NULL;
     rb_err e;
     int rc = rb_suite_runner_new(c->s, &one, &rn, &e);
@@ -328,6 +328,7 @@ int cli_mpi_compute(const rb_suite *s, const rb_suite_opts *opts, rb_suite_finis
     served = true;
     coord c = {0};
     c.s = s, c.finished = finished, c.user = user, c.items = items, c.n = n, c.runs = runs;
+    c.memory_limit = opts ? opts->memory_limit : 0;
     c.order = calloc(n ? n : 1, sizeof *c.order);
     c.fail_item = SIZE_MAX;
     pthread_mutex_init(&c.lock, NULL);

@@ -483,8 +483,10 @@ static int run_pair(void *ctx, size_t item, rb_err *err) /* a pool task */
     pair_out *po = jb->out[item];
     rb_run_result *res = NULL;
     const rb_cfg_session *ses = &s->logs[l];
-    int rc =
-        rb_pipeline_run_log(var->pipeline, ld->log, (const char *const *)ses->paths, ses->n_paths, NULL, &res, err);
+    const char *const *paths = (const char *const *)ses->paths;
+    rb_run_opts lim = {.memory_limit = jb->opts ? jb->opts->memory_limit : 0};
+    int rc = lim.memory_limit ? rb_pipeline_run_windowed(var->pipeline, paths, ses->n_paths, &lim, &res, err)
+                              : rb_pipeline_run_log(var->pipeline, ld->log, paths, ses->n_paths, NULL, &res, err);
     const rb_run_signal *est = rc ? NULL : rb_run_result_signal(res, var->estimate);
     if (!rc && !est)
         rc = rb_err_set(err, RB_EINVAL, "%s: estimate %s was not recorded", ld->label, var->estimate);

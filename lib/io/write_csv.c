@@ -198,6 +198,85 @@ int rb_io_write_csv(const rb_log *log, const char *file, const char *shown, rb_e
     return rc ? rc : write_text(file, shown, put_log, log, err);
 }
 
+/* ---- a log written a block of rows at a time (a run in windows) ---------------------------------------------- */
+struct rb_csv_stream {
+    FILE *f;
+    char *shown;
+    size_t n_channels, *width;
+    int failed, e; /* a stdio failure and its errno */
+};
+
+static void stream_free(rb_csv_stream *s)
+{
+    if (!s)
+        return;
+    if (s->f)
+        fclose(s->f);
+    rb_free(s->shown);
+    rb_free(s->width);
+    rb_free(s);
+}
+
+int rb_csv_stream_open(const rb_log *log, const char *file, const char *shown, rb_csv_stream **out, rb_err *err)
+{
+    if (log->n_channels == 0) /* write_as's checks, then rb_io_write_csv's */
+        return rb_err_set(err, RB_EINPUT, "%s: no channels to write (an empty log reads back as an error)", shown);
+    int rc = rb_io_check_element_names(log, shown, err);
+    if (!rc)
+        rc = check_text(log, shown, err);
+    if (rc)
+        return rc;
+    rb_csv_stream *s = rb_calloc(1, sizeof *s);
+    if (!s || !(s->shown = rb_strdup(shown)) || !(s->width = rb_calloc(log->n_channels, sizeof *s->width))) {
+        stream_free(s);
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    }
+    s->n_channels = log->n_channels;
+    for (size_t c = 0; c < log->n_channels; c++)
+        s->width[c] = log->channels[c].n_elements;
+    if (!(s->f = fopen(file, "w"))) {
+        rc = rb_err_set(err, RB_EIO, "%s: cannot create: %s", shown, strerror(errno));
+        stream_free(s);
+        return rc;
+    }
+    put_header(s->f, log);
+    *out = s;
+    return RB_OK;
+}
+
+void rb_csv_stream_rows(rb_csv_stream *s, const double *t, const double *const *data, size_t n)
+{
+    char buf[32];
+    for (size_t k = 0; k < n && !s->failed; k++) { /* put_log's rows */
+        fputs(rb_format_double(t[k], buf), s->f);
+        for (size_t c = 0; c < s->n_channels; c++) {
+            const double *row = data[c] + k * s->width[c];
+            for (size_t i = 0; i < s->width[c]; i++) {
+                fputc(',', s->f);
+                fputs(rb_format_double(row[i], buf), s->f);
+            }
+        }
+        fputc('\n', s->f);
+        if (ferror(s->f))
+            s->failed = 1, s->e = errno;
+    }
+}
+
+void rb_csv_stream_abort(rb_csv_stream *s) { stream_free(s); }
+
+int rb_csv_stream_close(rb_csv_stream *s, rb_err *err)
+{
+    if (!s)
+        return RB_OK;
+    int failed = s->failed || ferror(s->f), e = s->failed ? s->e : errno;
+    if (fclose(s->f) != 0 && !failed)
+        failed = 1, e = errno;
+    s->f = NULL;
+    int rc = failed ? rb_err_set(err, RB_EIO, "%s: cannot write: %s", s->shown, strerror(e)) : RB_OK;
+    stream_free(s);
+    return rc;
+}
+
 /* ---- named arrays --------------------------------------------------------------------------------
  * `# key: value` lines, a header of columns `name` (1-D), `name:j` (N x a) or `name:j:k` (N x a x b,
  * k fastest), then one row per state with round-trip numbers. Every array must have the same number of

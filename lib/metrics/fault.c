@@ -61,6 +61,73 @@ void rb_fault_scan(const double *x, size_t n, size_t stride, const rb_fault_opts
     }
 }
 
+void rb_fault_range(const double *x, size_t n, size_t stride, double *lo, double *hi)
+{
+    for (size_t k = 0; k < n; k++) { /* rb_fault_scan's: the extremes compare equal in any order (even +-0) */
+        double v = x[k * stride];
+        if (isfinite(v)) {
+            *lo = v < *lo ? v : *lo;
+            *hi = v > *hi ? v : *hi;
+        }
+    }
+}
+
+void rb_fault_stream_init(rb_fault_stream *s, double lo, double hi)
+{
+    *s = (rb_fault_stream){.lo = lo, .hi = hi, .v0 = 0, .at = 0, .start = 0, .mode = 0};
+}
+
+enum { RUN_NONE, RUN_EXTREME, RUN_NEAR };
+
+/* rb_fault_scan's run at an extreme ends: saturated when long enough, else it goes on as a stuck run (the equal
+ * samples are within any tolerance). */
+static void end_extreme(rb_fault_stream *s, const rb_fault_opts *o, rb_fault_tally *saturated)
+{
+    if (s->at - s->start >= o->saturation_window) {
+        tally_add(saturated, s->start, s->at - s->start);
+        s->mode = RUN_NONE;
+    } else {
+        s->mode = RUN_NEAR;
+    }
+}
+
+static void end_near(rb_fault_stream *s, const rb_fault_opts *o, rb_fault_tally *stuck)
+{
+    if (o->stuck_window && s->at - s->start >= o->stuck_window)
+        tally_add(stuck, s->start, s->at - s->start);
+    s->mode = RUN_NONE;
+}
+
+void rb_fault_stream_push(rb_fault_stream *s, const double *x, size_t n, size_t stride, const rb_fault_opts *o,
+                          rb_fault_tally *stuck, rb_fault_tally *saturated)
+{
+    for (size_t k = 0; k < n; k++, s->at++) {
+        double v = x[k * stride];
+        if (s->mode == RUN_EXTREME) {
+            if (v == s->v0)
+                continue;
+            end_extreme(s, o, saturated);
+        }
+        if (s->mode == RUN_NEAR) {
+            if (fabs(v - s->v0) <= o->stuck_tolerance) /* false for NaN */
+                continue;
+            end_near(s, o, stuck);
+        }
+        if (!isfinite(v))
+            continue;
+        s->start = s->at, s->v0 = v;
+        s->mode = o->saturation_window && s->lo < s->hi && (v == s->hi || v == s->lo) ? RUN_EXTREME : RUN_NEAR;
+    }
+}
+
+void rb_fault_stream_end(rb_fault_stream *s, const rb_fault_opts *o, rb_fault_tally *stuck, rb_fault_tally *saturated)
+{
+    if (s->mode == RUN_EXTREME)
+        end_extreme(s, o, saturated);
+    if (s->mode == RUN_NEAR)
+        end_near(s, o, stuck);
+}
+
 void rb_fault_outliers(const double *z, size_t m, double k_sigma, size_t k, rb_fault_tally *tally)
 {
     if (!(k_sigma > 0))

@@ -259,3 +259,96 @@ int rb_metrics_compute(const rb_metric_input *in, rb_stats *per_element, rb_stat
         *overall = all;
     return RB_OK;
 }
+
+/* ---- the same over samples that come window by window ------------------------------------------------------------ */
+struct rb_metrics_stream {
+    rb_metric_input in; /* without its data */
+    acc *a;             /* per element */
+    bad_sample bad;
+};
+
+int rb_metrics_stream_new(const rb_metric_input *desc, rb_metrics_stream **out, rb_err *err)
+{
+    rb_metrics_stream *s = rb_calloc(1, sizeof *s);
+    if (s)
+        s->a = rb_malloc((desc->n_elements ? desc->n_elements : 1) * sizeof *s->a);
+    if (!s || !s->a) {
+        rb_free(s);
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    }
+    s->in = *desc;
+    for (size_t i = 0; i < desc->n_elements; i++)
+        s->a[i] = ACC_EMPTY;
+    *out = s;
+    return RB_OK;
+}
+
+void rb_metrics_stream_free(rb_metrics_stream *s)
+{
+    if (s)
+        rb_free(s->a);
+    rb_free(s);
+}
+
+/* accumulate_block's sums, every element at once: each element's samples in time order as there; the first bad
+ * sample in (time, element) order is the one the blocks find, and nothing after it matters. */
+void rb_metrics_stream_add(rb_metrics_stream *s, const double *est, const double *ref, size_t k0, size_t k1)
+{
+    size_t n = s->in.n_elements;
+    for (size_t t = k0; t < k1 && !s->bad.found; t++) {
+        if (!in_window(&s->in, t))
+            continue;
+        const double *e = est + (t - k0) * n, *r = ref + (t - k0) * n;
+        for (size_t k = 0; k < n; k++) {
+            if (!isfinite(e[k]) || !isfinite(r[k])) {
+                bool est_bad = !isfinite(e[k]);
+                note_bad(t, k, est_bad, est_bad ? e[k] : r[k], &s->bad);
+                return;
+            }
+            acc *a = &s->a[k];
+            double d = e[k] - r[k], ad = fabs(d);
+            csum_add(&a->sq, d * d);
+            csum_add(&a->abs_err, ad);
+            csum_add(&a->abs_est, fabs(e[k]));
+            csum_add(&a->abs_ref, fabs(r[k]));
+            if (ad > a->max_abs)
+                a->max_abs = ad;
+            csum_add(&a->est, e[k]);
+            csum_add(&a->sq_est, e[k] * e[k]);
+            a->min_est = fmin(a->min_est, e[k]);
+            a->max_est = fmax(a->max_est, e[k]);
+            a->zero_est += e[k] == 0;
+        }
+    }
+}
+
+int rb_metrics_stream_finish(const rb_metrics_stream *s, rb_stats *per_element, rb_stats *overall, rb_err *err)
+{
+    rb_metric_input in = s->in; /* check_args without the data check */
+    static const double one = 0;
+    in.estimate = in.reference = &one;
+    size_t count;
+    int rc = check_args(&in, err);
+    if (!rc)
+        rc = count_window(&in, &count, err);
+    if (rc)
+        return rc;
+    if (s->bad.found)
+        return report_bad(&in, &s->bad, err);
+    acc pooled = ACC_EMPTY;
+    int overflow = RB_OK;
+    for (size_t i0 = 0; i0 < in.n_elements; i0 += ACC_BLOCK) { /* rb_metrics_compute's order of the pooled sums */
+        size_t n_block = in.n_elements - i0 < ACC_BLOCK ? in.n_elements - i0 : ACC_BLOCK;
+        finish_block(&in, s->a + i0, i0, n_block, count, per_element, &pooled, &overflow, err);
+    }
+    if (overflow)
+        return overflow;
+    rb_stats all;
+    finish(&pooled, count * in.n_elements, &all);
+    const char *stat = first_nonfinite(&all);
+    if (stat)
+        return report_overflow(&in, "all elements", stat, err);
+    if (overall)
+        *overall = all;
+    return RB_OK;
+}

@@ -139,20 +139,19 @@ static int summarize(rb_run_summary *sum, rb_run_result *res, char **inputs, cha
 
 static bool windowed(const rb_run_opts *opts) { return opts->memory_limit > 0 || opts->window > 0; }
 
-/* A log longer than memory: read in windows (rb_pipeline_run_source). */
-static int run_windowed(const rb_pipeline *p, const rb_run_opts *opts, const session *s, rb_run_result **res,
-                        rb_err *err)
+int rb_pipeline_run_windowed(const rb_pipeline *p, const char *const *paths, size_t n_paths, const rb_run_opts *opts,
+                             rb_run_result **res, rb_err *err)
 {
-    if (s->n_paths != 1)
+    if (n_paths != 1)
         return rb_err_set(err, RB_ECONFIG,
                           "%s: a session of %zu files is read whole: run its files one at a time to read them in "
                           "windows (memory limit)",
-                          s->paths[0], s->n_paths);
+                          paths[0], n_paths);
     size_t window = opts->window ? opts->window : opts->memory_limit / 65536 > 4096 ? opts->memory_limit / 65536 : 4096;
     rb_log_source *src = NULL;
-    int rc = rb_log_source_open(s->paths[0], opts->memory_limit, &src, err);
+    int rc = rb_log_source_open(paths[0], opts->memory_limit, &src, err);
     if (!rc)
-        rc = rb_pipeline_run_source(p, src, s->paths, 1, window, opts, res, err);
+        rc = rb_pipeline_run_source(p, src, paths, 1, window, opts, res, err);
     rb_log_source_free(src);
     return rc;
 }
@@ -163,20 +162,24 @@ static int run_session(const rb_pipeline *p, const rb_run_opts *opts, const sess
     rb_log *log = NULL;
     rb_run_result *res = NULL;
     bool made = false;
-    int rc = windowed(opts) ? run_windowed(p, opts, s, &res, err)
+    rb_run_opts o = *opts; /* windows: the CSV outputs written window by window into the log's folder */
+    o.stream_dir = s->dir;
+    int rc = windowed(opts) && own_dir ? rb_dir_make(s->dir, &made, err) : RB_OK;
+    if (!rc)
+        rc = windowed(opts) ? rb_pipeline_run_windowed(p, (const char *const *)s->paths, s->n_paths, &o, &res, err)
                             : rb_log_read_session(s->paths, s->n_paths, &log, NULL, err);
     if (!rc && !windowed(opts))
         rc = rb_pipeline_run_log(p, log, s->paths, s->n_paths, opts, &res, err);
     rb_log_free(log);
-    if (!rc && own_dir)
+    if (!rc && own_dir && !made)
         rc = rb_dir_make(s->dir, &made, err);
     if (!rc)
         rc = rb_run_result_write(p, res, s->dir, opts->overwrite, err);
-    if (rc && made)
-        rmdir(s->dir); /* only succeeds when empty: nothing of a failed session is left */
     if (!rc)
         rc = summarize(sum, res, inputs, shas, err);
-    rb_run_result_free(res);
+    rb_run_result_free(res); /* first: it removes the temporaries of outputs written window by window */
+    if (rc && made)
+        rmdir(s->dir); /* only succeeds when empty: nothing of a failed session is left */
     return rc;
 }
 

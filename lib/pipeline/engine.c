@@ -54,12 +54,13 @@ static int alloc_tables(rb_engine *e)
     e->in_base = rb_calloc(ni + 1, sizeof *e->in_base);
     e->in_stride = rb_calloc(ni + 1, sizeof *e->in_stride);
     e->in_row0 = rb_calloc(ni + 1, sizeof *e->in_row0);
+    e->out_row0 = rb_calloc(no + 1, sizeof *e->out_row0);
     e->out_ptr = rb_calloc(no + 1, sizeof *e->out_ptr);
     e->out_base = rb_calloc(no + 1, sizeof *e->out_base);
     e->out_stride = rb_calloc(no + 1, sizeof *e->out_stride);
     e->out_width = rb_calloc(no + 1, sizeof *e->out_width);
-    if (!e->in_ptr || !e->in_base || !e->in_stride || !e->in_row0 || !e->out_ptr || !e->out_base || !e->out_stride ||
-        !e->out_width)
+    if (!e->in_ptr || !e->in_base || !e->in_stride || !e->in_row0 || !e->out_row0 || !e->out_ptr || !e->out_base ||
+        !e->out_stride || !e->out_width)
         return nomem(e);
     return RB_OK;
 }
@@ -73,9 +74,11 @@ static int adopt_outputs(rb_engine *e, size_t s, const rb_port *out, size_t reco
         if (st->out_signal[j] == SIZE_MAX)
             continue;
         size_t t = st->out_signal[j], rows = e->p->signal_table[t].recorded ? recorded_rows : 1, count, bytes;
+        bool windowed = e->windowed_out && e->windowed_out[t]; /* a window's rows (rb_engine_set_window) */
+        rows = windowed && e->window_rows < rows ? e->window_rows : rows;
         rb_live_signal *ls = &e->sig[t];
         ls->width = out[j].width;
-        ls->stride = rows > 1 ? ls->width : 0;
+        ls->stride = rows > 1 || windowed ? ls->width : 0;
         if (!rb_size_mul(rows, ls->width, &count) || !rb_size_mul(count, sizeof(double), &bytes))
             return rb_err_set(e->err, RB_ENOMEM, "%s: stage %s: output %s is too large", e->label, st->id,
                               st->type->outputs[j]);
@@ -182,6 +185,11 @@ void rb_engine_set_window(rb_engine *e, const bool *whole, size_t k0)
             size_t t = p->stages[s].in_signal[j];
             e->in_row0[i] = t != SIZE_MAX && !whole[t] ? k0 : 0;
         }
+    for (size_t s = 0; s < p->n_stages; s++)
+        for (size_t j = 0, o = e->out_off[s]; j < p->stages[s].type->n_outputs; j++, o++) {
+            size_t t = p->stages[s].out_signal[j];
+            e->out_row0[o] = t != SIZE_MAX && !whole[t] ? k0 : 0;
+        }
 }
 
 int rb_engine_watch_innovations(rb_engine *e, double k_sigma, double t_from)
@@ -213,7 +221,7 @@ int rb_engine_steps(rb_engine *e, size_t k0, size_t k1, const double *time, size
     const double **in_ptr = e->in_ptr, *const *in_base = (const double *const *)e->in_base;
     double **out_ptr = e->out_ptr, *const *out_base = e->out_base;
     const size_t *in_stride = e->in_stride, *in_row0 = e->in_row0, *out_stride = e->out_stride, *in_off = e->in_off,
-                 *out_off = e->out_off;
+                 *out_off = e->out_off, *out_row0 = e->out_row0;
     void *const *state = e->state;
     const rb_stage_step_fn *steps = e->steps;
     rb_err *err = e->err;
@@ -222,7 +230,7 @@ int rb_engine_steps(rb_engine *e, size_t k0, size_t k1, const double *time, size
         for (size_t j = 0; j < ni; j++)
             in_ptr[j] = in_base[j] + (k - in_row0[j]) * in_stride[j];
         for (size_t j = 0; j < no; j++)
-            out_ptr[j] = out_base[j] + k * out_stride[j];
+            out_ptr[j] = out_base[j] + (k - out_row0[j]) * out_stride[j];
         const double t = time[k];
         for (size_t s = 0; s < n_st; s++) {
             int rc = steps[s](state[s], k, t, in_ptr + in_off[s], out_ptr + out_off[s], err);
@@ -274,6 +282,7 @@ void rb_engine_free(rb_engine *e)
     rb_free(e->in_base);
     rb_free(e->in_stride);
     rb_free(e->in_row0);
+    rb_free(e->out_row0);
     rb_free(e->out_ptr);
     rb_free(e->out_base);
     rb_free(e->out_stride);

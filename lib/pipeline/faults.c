@@ -79,7 +79,10 @@ typedef struct monitor {
     const rb_fault_run *in;
     entry *e;
     size_t n;
-    size_t *of_binding; /* per bound element (bindings in order, their elements in order): its entry */
+    size_t *of_binding;      /* per bound element (bindings in order, their elements in order): its entry */
+    size_t part;             /* a log read in windows: samples read at a time */
+    double *time, *data;     /* one part of a channel's timestamps or samples */
+    rb_fault_stream *stream; /* per entry */
 } monitor;
 
 static size_t find_entry(const monitor *m, const rb_channel *ch, size_t sig, size_t index)
@@ -137,62 +140,144 @@ static void span_of(const rb_channel *ch, double t0, double t1, size_t *k0, size
     *k0 = a, *k1 = b;
 }
 
-/* A log read in windows: channel ch's samples (with data or times only), one channel in memory at a time. */
-static int load(monitor *m, const rb_channel *ch, bool data, rb_channel *copy, const rb_channel **held, rb_err *err)
+static int scan_whole(monitor *m)
 {
-    if (!m->in->src) {
-        *copy = *ch;
-        return RB_OK;
+    const rb_clock *clk = m->in->clock;
+    double t0 = clk->n ? clk->t[0] : 0, t1 = clk->n ? clk->t[clk->n - 1] : -1;
+    for (size_t k = 0; k < m->n; k++) {
+        entry *e = &m->e[k];
+        if (!e->ch)
+            continue;
+        const rb_channel *ch = e->ch;
+        size_t k0, k1, w = ch->n_elements;
+        span_of(ch, t0, t1, &k0, &k1);
+        rb_fault_scan(ch->data + k0 * w + e->index, k1 - k0, w, &m->in->p->faults, &e->tally[RB_FAULT_STUCK],
+                      &e->tally[RB_FAULT_SATURATED]);
+        for (int j = RB_FAULT_STUCK; j <= RB_FAULT_SATURATED; j++)
+            if (e->tally[j].count) {
+                e->tally[j].first += k0;
+                e->first_time[j] = ch->time[e->tally[j].first];
+            }
     }
-    if (*held == ch && (copy->data || !data))
-        return RB_OK;
-    if (*held)
-        rb_feed_channel_times_free(*held, copy);
-    *held = NULL;
-    int rc = rb_feed_channel_load(m->in->src, ch, data, copy, err);
+    return RB_OK;
+}
+
+/* ---- a log read in windows: each channel read in parts of m->part samples, three times (its span inside the
+ * clock's, its elements' extremes, their runs), so that nothing grows with the log (rb_fault_stream) ---------- */
+static size_t channel_of(const monitor *m, const rb_channel *ch)
+{
+    return (size_t)(ch - rb_log_source_log(m->in->src)->channels);
+}
+
+/* span_of from the timestamps read in parts: the first sample not before t0, one past the last not after t1. */
+static int span_parts(monitor *m, const rb_channel *ch, double t0, double t1, size_t *k0, size_t *k1, rb_err *err)
+{
+    size_t a = SIZE_MAX, last = SIZE_MAX, T = ch->n_samples;
+    for (size_t at = 0; at < T; at += m->part) {
+        size_t n = T - at < m->part ? T - at : m->part;
+        int rc = rb_log_source_read(m->in->src, channel_of(m, ch), at, n, m->time, NULL, err);
+        if (rc)
+            return rc;
+        for (size_t i = 0; i < n; i++) {
+            if (a == SIZE_MAX && !(m->time[i] < t0))
+                a = at + i;
+            if (!(m->time[i] > t1))
+                last = at + i;
+        }
+    }
+    *k0 = a == SIZE_MAX ? T : a;
+    *k1 = last == SIZE_MAX || last + 1 < *k0 ? *k0 : last + 1;
+    return RB_OK;
+}
+
+/* Samples [k0, k1) of the channel in parts, each part given to every entry of the channel (pass 0: extremes, 1:
+ * runs). */
+static int pass_parts(monitor *m, const rb_channel *ch, size_t k0, size_t k1, int pass, rb_err *err)
+{
+    const rb_fault_opts *o = &m->in->p->faults;
+    size_t w = ch->n_elements;
+    for (size_t at = k0; at < k1; at += m->part) {
+        size_t n = k1 - at < m->part ? k1 - at : m->part;
+        int rc = rb_log_source_read(m->in->src, channel_of(m, ch), at, n, NULL, m->data, err);
+        if (rc)
+            return rc;
+        for (size_t k = 0; k < m->n; k++) {
+            entry *e = &m->e[k];
+            if (e->ch != ch)
+                continue;
+            if (pass == 0)
+                rb_fault_range(m->data + e->index, n, w, &m->stream[k].lo, &m->stream[k].hi);
+            else
+                rb_fault_stream_push(&m->stream[k], m->data + e->index, n, w, o, &e->tally[RB_FAULT_STUCK],
+                                     &e->tally[RB_FAULT_SATURATED]);
+        }
+    }
+    return RB_OK;
+}
+
+static int scan_channel(monitor *m, const rb_channel *ch, rb_err *err)
+{
+    const rb_clock *clk = m->in->clock;
+    const rb_fault_opts *o = &m->in->p->faults;
+    size_t k0 = 0, k1 = 0;
+    int rc = span_parts(m, ch, clk->n ? clk->t[0] : 0, clk->n ? clk->t[clk->n - 1] : -1, &k0, &k1, err);
+    for (size_t k = 0; k < m->n; k++)
+        m->stream[k].lo = INFINITY, m->stream[k].hi = -INFINITY;
     if (!rc)
-        *held = ch;
+        rc = pass_parts(m, ch, k0, k1, 0, err);
+    for (size_t k = 0; !rc && k < m->n; k++)
+        if (m->e[k].ch == ch)
+            rb_fault_stream_init(&m->stream[k], m->stream[k].lo, m->stream[k].hi);
+    if (!rc)
+        rc = pass_parts(m, ch, k0, k1, 1, err);
+    for (size_t k = 0; !rc && k < m->n; k++) {
+        entry *e = &m->e[k];
+        if (e->ch != ch)
+            continue;
+        rb_fault_stream_end(&m->stream[k], o, &e->tally[RB_FAULT_STUCK], &e->tally[RB_FAULT_SATURATED]);
+        for (int j = RB_FAULT_STUCK; !rc && j <= RB_FAULT_SATURATED; j++)
+            if (e->tally[j].count) {
+                e->tally[j].first += k0;
+                rc = rb_log_source_read(m->in->src, channel_of(m, ch), e->tally[j].first, 1, &e->first_time[j], NULL,
+                                        err);
+            }
+    }
     return rc;
 }
 
 static int scan_channels(monitor *m, rb_err *err)
 {
-    const rb_clock *clk = m->in->clock;
-    double t0 = clk->n ? clk->t[0] : 0, t1 = clk->n ? clk->t[clk->n - 1] : -1;
-    const rb_channel *held = NULL;
-    rb_channel ch = {0};
+    if (!m->in->src)
+        return scan_whole(m);
     int rc = RB_OK;
     for (size_t k = 0; !rc && k < m->n; k++) {
-        entry *e = &m->e[k];
-        if (!e->ch || (rc = load(m, e->ch, true, &ch, &held, err)))
-            continue;
-        size_t k0, k1, w = ch.n_elements;
-        span_of(&ch, t0, t1, &k0, &k1);
-        rb_fault_scan(ch.data + k0 * w + e->index, k1 - k0, w, &m->in->p->faults, &e->tally[RB_FAULT_STUCK],
-                      &e->tally[RB_FAULT_SATURATED]);
-        for (int j = RB_FAULT_STUCK; j <= RB_FAULT_SATURATED; j++)
-            if (e->tally[j].count) {
-                e->tally[j].first += k0;
-                e->first_time[j] = ch.time[e->tally[j].first];
-            }
+        bool seen = !m->e[k].ch;
+        for (size_t j = 0; j < k && !seen; j++)
+            seen = m->e[j].ch == m->e[k].ch;
+        if (!seen)
+            rc = scan_channel(m, m->e[k].ch, err);
     }
-    if (held)
-        rb_feed_channel_times_free(held, &ch);
     return rc;
 }
 
-/* The channel's last sample at or before t (its first when none is). */
-static size_t sample_at(const rb_channel *ch, double t)
+/* The channel's last sample at or before t (its first when none is); a log read in windows: the same search over
+ * timestamps read one at a time. */
+static int sample_at(const monitor *m, const rb_channel *ch, double t, size_t *out, rb_err *err)
 {
     size_t lo = 0, hi = ch->n_samples;
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
-        if (ch->time[mid] <= t)
+        double tm;
+        int rc = m->in->src ? rb_log_source_read(m->in->src, channel_of(m, ch), mid, 1, &tm, NULL, err) : RB_OK;
+        if (rc)
+            return rc;
+        if ((m->in->src ? tm : ch->time[mid]) <= t)
             lo = mid;
         else
             hi = mid;
     }
-    return lo;
+    *out = lo;
+    return RB_OK;
 }
 
 /* Innovation outliers onto the element each measurement reads: a binding's channel element, or a stage's signal. */
@@ -224,8 +309,6 @@ static int add_outliers(monitor *m, rb_err *err)
             to->count += t->count;
         }
     }
-    const rb_channel *held = NULL;
-    rb_channel ch = {0};
     int rc = RB_OK;
     for (size_t k = 0; !rc && k < m->n; k++) {
         entry *e = &m->e[k];
@@ -233,11 +316,9 @@ static int add_outliers(monitor *m, rb_err *err)
         if (!t->count)
             continue;
         e->first_time[RB_FAULT_OUTLIER] = in->clock->t[t->first];
-        if (e->ch && !(rc = load(m, e->ch, false, &ch, &held, err)))
-            t->first = sample_at(&ch, in->clock->t[t->first]);
+        if (e->ch)
+            rc = sample_at(m, e->ch, in->clock->t[t->first], &t->first, err);
     }
-    if (held)
-        rb_feed_channel_times_free(held, &ch);
     return rc;
 }
 
@@ -267,8 +348,21 @@ int rb_pipeline_gather_faults(const rb_fault_run *in, const char *run, rb_run_re
         n_bound += in->eng->sig[i].width;
     for (size_t s = 0; in->eng->inno && s < p->n_stages; s++)
         n_inno += in->eng->inno[s] ? in->eng->inno[s]->m : 0;
-    monitor m = {in, rb_calloc(n_bound + n_inno + 1, sizeof *m.e), 0, rb_calloc(n_bound + 1, sizeof(size_t))};
-    int rc = m.e && m.of_binding ? RB_OK : rb_err_set(err, RB_ENOMEM, "out of memory");
+    monitor m = {
+        in,  rb_calloc(n_bound + n_inno + 1, sizeof *m.e), 0, rb_calloc(n_bound + 1, sizeof(size_t)), 0, NULL, NULL,
+        NULL};
+    size_t widest = 1;
+    for (size_t i = 0; i < in->bound_off[p->n_signals]; i++)
+        widest = in->bound[i] && in->bound[i]->n_elements > widest ? in->bound[i]->n_elements : widest;
+    m.part = in->part ? in->part : 4096;
+    if (in->src) { /* bounded: one part of the widest channel */
+        m.time = rb_malloc(m.part * sizeof *m.time);
+        m.data = rb_malloc(m.part * widest * sizeof *m.data);
+        m.stream = rb_calloc(n_bound + n_inno + 1, sizeof *m.stream);
+    }
+    int rc = m.e && m.of_binding && (!in->src || (m.time && m.data && m.stream))
+                 ? RB_OK
+                 : rb_err_set(err, RB_ENOMEM, "out of memory");
     if (!rc) {
         add_bindings(&m);
         if (!(rc = scan_channels(&m, err)) && !(rc = add_outliers(&m, err)))
@@ -276,6 +370,19 @@ int rb_pipeline_gather_faults(const rb_fault_run *in, const char *run, rb_run_re
     }
     rb_free(m.e);
     rb_free(m.of_binding);
+    rb_free(m.time);
+    rb_free(m.data);
+    rb_free(m.stream);
+    return rc;
+}
+
+int rb_pipeline_report_faults(const rb_fault_run *in, rb_run_result *res, rb_err *err)
+{
+    int rc = rb_pipeline_gather_faults(in, res->run_name, res, err);
+    if (!rc && res->report)
+        rc = rb_report_set_fault_settings(res->report, &in->p->faults, err);
+    for (size_t k = 0; !rc && res->report && k < res->n_faults; k++)
+        rc = rb_report_add_fault(res->report, &res->faults[k], err);
     return rc;
 }
 

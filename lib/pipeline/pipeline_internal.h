@@ -55,8 +55,11 @@ typedef struct rb_engine {
     const double **in_ptr, **in_base;
     double **out_ptr, **out_base;
     size_t *in_stride, *out_stride, *in_off, *out_off;
-    size_t *in_row0;   /* per input port: the clock index of its signal's row 0 (a window's first sample, else 0) */
-    size_t *out_width; /* per output port, as create() set it */
+    size_t *in_row0;  /* per input port: the clock index of its signal's row 0 (a window's first sample, else 0) */
+    size_t *out_row0; /* per output port: the same */
+    const bool *windowed_out; /* NULL, or per signal-table entry: a recorded stage output held window_rows rows */
+    size_t window_rows;
+    size_t *out_width;       /* per output port, as create() set it */
     rb_stage_step_fn *steps; /* per stage */
     double *scratch;         /* one row per unwired output port, rewritten every sample, never read */
     /* the fault monitor's watch on the stages that show innovations (rb_engine_watch_innovations) */
@@ -122,13 +125,39 @@ void rb_feed_channel_times_free(const rb_channel *ch, rb_channel *copy);
 /* The same with every sample too when `data` (the channel whole: for the fault monitor's scan, one at a time). */
 int rb_feed_channel_load(rb_log_source *src, const rb_channel *ch, bool data, rb_channel *copy, rb_err *err);
 /* RB_EINPUT up front when what a run in windows keeps whole does not fit `limit` bytes: the clock, the recorded
- * signals (sig: the signal table, T rows each) and the largest bound channel (n_bound in bound, NULL skipped) read
- * whole for its timestamp check and, with the fault monitor, its scan. The message names the largest part. */
-int rb_feed_check_memory(const rb_pipeline *p, const rb_live_signal *sig, const rb_channel *const *bound,
-                         size_t n_bound, size_t T, size_t limit, const char *label, rb_err *err);
+ * signals (sig: the signal table, T rows each; those whole[] marks) and the timestamps of the largest bound channel (n_bound in bound,
+ * NULL skipped) read whole for its check (the fault monitor reads parts). The message names the largest part. */
+int rb_feed_check_memory(const rb_pipeline *p, const rb_live_signal *sig, const bool *whole,
+                         const rb_channel *const *bound, size_t n_bound, size_t T, size_t limit, const char *label,
+                         rb_err *err);
 /* rb_log_start of the source's log, reading the first samples of every channel. */
 int rb_feed_log_start(rb_log_source *src, double *start, rb_err *err);
 
+/* ---- outputs written window by window (stream_out.c, for run.c and write.c) ------------------------------------ */
+/* Output o is written window by window in a run in windows with a folder (rb_run_opts.stream_dir): a CSV one. */
+bool rb_output_streamed(const rb_pipeline *p, size_t o);
+/* Metric m is scored window by window (rb_metrics_stream) in such a run: statistics against a signal. */
+bool rb_metric_streamed(const rb_pipeline *p, size_t m);
+/* only[t] (per signal-table entry): recorded for such outputs and metrics alone (no other output or metric). */
+void rb_out_streams_mark(const rb_pipeline *p, bool *only);
+typedef struct rb_out_streams rb_out_streams;
+/* Every streamed output begun in dir (rb_outfile) and its header written (names and units from sig, the signal
+ * table's live signals; provenance from res); *out NULL when the pipeline has none. Errors: the target's, the CSV
+ * checks'. */
+int rb_out_streams_begin(const rb_pipeline *p, const rb_run_result *res, const rb_live_signal *sig, const char *dir,
+                         bool overwrite, rb_out_streams **out, rb_err *err);
+/* The rows of clock samples [k0, k1): signal t's from row k0 when whole[t], else from row 0. A write failure is
+ * kept for rb_out_streams_close. */
+void rb_out_streams_rows(rb_out_streams *st, const rb_pipeline *p, const rb_live_signal *sig, const bool *whole,
+                         const double *time, size_t k0, size_t k1);
+bool rb_out_streams_has(const rb_out_streams *st, size_t o);
+/* Every stream closed (RB_EIO: the first write that failed); then each output committed (ok) or aborted. */
+int rb_out_streams_close(rb_out_streams *st, rb_err *err);
+int rb_out_streams_commit(rb_out_streams *st, size_t o, bool ok, rb_err *err);
+/* Aborts what is not committed (NULL: nothing). */
+void rb_out_streams_free(rb_out_streams *st);
+/* The run's provenance into an output's attributes (provenance.c). */
+int rb_pipeline_output_provenance(const rb_pipeline *p, const rb_run_result *res, rb_log *log, rb_err *err);
 /* ---- bindings (binding.c): names, units and scale, the same for a log (run.c) and a stream (stream.c) ---- */
 /* One channel a binding reads: its name, width and element names (borrowed; NULL: "0", "1", ...). */
 typedef struct rb_bound_channel {
@@ -162,13 +191,16 @@ typedef struct rb_fault_run {
     const size_t *bound_off;        /* per binding: index of its first channel in bound */
     const size_t *const *select;    /* per binding: element indices (NULL: all) */
     const rb_clock *clock;
-    rb_log_source *src; /* a log read in windows: the channels' samples are read from it, one channel at a time */
+    rb_log_source *src; /* a log read in windows: the channels' samples are read from it in parts */
+    size_t part;        /* with src: samples read at a time (0: 4096) */
 } rb_fault_run;
 
 /* res->faults: every bound channel element (stuck and saturated over the samples inside the clock's span, each
  * channel element once) and the outliers of the watched stages' innovations, attributed to the element each
  * measurement reads. run names the rows. RB_ENOMEM (res->faults may then be partly filled). */
 int rb_pipeline_gather_faults(const rb_fault_run *in, const char *run, rb_run_result *res, rb_err *err);
+/* rb_pipeline_gather_faults under res->run_name, then the settings and every row into res->report (if any). */
+int rb_pipeline_report_faults(const rb_fault_run *in, rb_run_result *res, rb_err *err);
 void rb_run_faults_free(rb_run_result *res);
 
 /* write.c: up to p->n_outputs outputs of `res` (res NULL: none) and p->n_reports reports of `report` (NULL:

@@ -1,5 +1,5 @@
 /* What a pipeline's outputs and reports record about how they were made (roboest/pipeline.h). */
-#include "roboest/pipeline.h"
+#include "pipeline_internal.h"
 
 int rb_pipeline_provenance(const rb_pipeline *p, const char *input, const char *input_sha256, rb_provenance *pv,
                            rb_err *err)
@@ -26,5 +26,15 @@ int rb_pipeline_provenance(const rb_pipeline *p, const char *input, const char *
         if (!rc && s->scale != 1 && s->unit)
             rc = rb_provenance_addf(pv, s->unit, err, "signals.%s.unit", s->name);
     }
+    return rc;
+}
+
+int rb_pipeline_output_provenance(const rb_pipeline *p, const rb_run_result *res, rb_log *log, rb_err *err)
+{
+    rb_provenance pv = {0, NULL, NULL};
+    int rc = rb_pipeline_provenance(p, res->input, res->input_sha256, &pv, err);
+    if (!rc && !(rc = rb_provenance_add(&pv, "run", res->run_name, err)))
+        rc = rb_log_set_provenance(log, &pv, err);
+    rb_provenance_free(&pv);
     return rc;
 }

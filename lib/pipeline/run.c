@@ -5,50 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pipeline_internal.h"
-
-typedef struct runner {
-    const rb_pipeline *p;
-    const rb_log *log;
-    const rb_run_opts *opts;
-    const char *const *paths; /* the files the log was read from (n_paths, may be 0) */
-    size_t n_paths;
-    char *label; /* the log for messages: its path(s) or "memory" */
-    rb_err *err;
-    rb_clock clock;
-    double dt;
-    double t_start;           /* the log's first sample: windows "from_start" count from it */
-    const rb_channel **bound; /* every binding's channels, binding by binding (bound_off) */
-    size_t *bound_off;        /* per binding: index of its first channel in bound; [n_signals] = total */
-    size_t **select;          /* per binding: element indices (NULL: all) */
-    rb_engine eng;            /* the stages and the signal table */
-    rb_run_result *res;
-    rb_log_source *src; /* a log read in windows (window.c); NULL: `log` holds every sample */
-    size_t window;      /* clock samples per window */
-    rb_feeder *feed;
-    bool *whole; /* per signal-table entry: every row kept (not one window of a binding) */
-} runner;
-
-static int nomem(runner *r) { return rb_err_set(r->err, RB_ENOMEM, "%s: out of memory", r->label); }
-
-RB_PRINTF(2, 3)
-static int warn(runner *r, const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    rb_run_result *res = r->res;
-    char **grown = rb_realloc(res->warnings, (res->n_warnings + 1) * sizeof *grown);
-    if (!grown)
-        return nomem(r);
-    res->warnings = grown;
-    if (!(res->warnings[res->n_warnings] = rb_asprintf("%s: %s", r->label, line)))
-        return nomem(r);
-    res->n_warnings++;
-    return RB_OK;
-}
+#include "run_internal.h"
 
 /* Items joined by sep into a new string (NULL when out of memory). */
 static char *join(const char *const *items, size_t n, const char *sep, const char *(*map)(const char *))
@@ -87,17 +44,17 @@ static int describe_input(runner *r)
         return rb_err_set(r->err, RB_ENOMEM, "out of memory");
     char(*hex)[65] = rb_calloc(n_paths ? n_paths : 1, sizeof *hex);
     const char **parts = rb_calloc(n_paths ? n_paths : 1, sizeof *parts);
-    int rc = hex && parts ? RB_OK : nomem(r);
+    int rc = hex && parts ? RB_OK : rb_run_nomem(r);
     for (size_t i = 0; !rc && i < n_paths; i++) {
         rc = rb_sha256_file(paths[i], hex[i], r->err);
         parts[i] = hex[i];
     }
     if (!rc && !(res->input_sha256 = join(parts, n_paths, ",", NULL)))
-        rc = nomem(r);
+        rc = rb_run_nomem(r);
     size_t stem_len;
     const char *stem = rb_path_stem(n_paths ? paths[0] : "memory", &stem_len);
     if (!rc && !(res->run_name = rb_asprintf("%s/%.*s", r->p->name, (int)stem_len, stem)))
-        rc = nomem(r);
+        rc = rb_run_nomem(r);
     rb_free(hex);
     rb_free(parts);
     return rc;
@@ -111,7 +68,7 @@ static int select_elements(runner *r, size_t i, const rb_channel *ch)
     char where[256];
     ls->width = s->n_select ? s->n_select : ch->n_elements;
     if (s->n_select && !(r->select[i] = rb_malloc(s->n_select * sizeof(size_t))))
-        return nomem(r);
+        return rb_run_nomem(r);
     for (size_t e = 0; e < s->n_select; e++) {
         key_path(where, sizeof where, "signals", s->name, "elements", (long)e);
         if (s->select_names) {
@@ -142,7 +99,7 @@ static int concat_channels(runner *r, size_t i)
     ls->names = rb_calloc(width ? width : 1, sizeof *ls->names);
     ls->units = rb_calloc(width ? width : 1, sizeof *ls->units);
     if (!ls->names || !ls->units)
-        return nomem(r);
+        return rb_run_nomem(r);
     for (size_t c = 0, e = 0; c < n_parts; c++) {
         size_t w = parts[c]->n_elements;
         char **names = rb_pipeline_copy_strings((const char *const *)parts[c]->element_names, NULL, w, true);
@@ -156,7 +113,7 @@ static int concat_channels(runner *r, size_t i)
         } else {
             rb_strings_free(names, names ? w : 0);
             rb_strings_free(units, units ? w : 0);
-            return nomem(r);
+            return rb_run_nomem(r);
         }
     }
     return RB_OK;
@@ -168,7 +125,7 @@ static int relabel(runner *r, size_t i)
     const rb_config_signal *s = &r->p->signals[i];
     rb_bound_channel *ch = rb_calloc(s->n_channels, sizeof *ch);
     if (!ch)
-        return nomem(r);
+        return rb_run_nomem(r);
     for (size_t c = 0; c < s->n_channels; c++) {
         const rb_channel *bc = r->bound[r->bound_off[i] + c];
         ch[c] = (rb_bound_channel){bc->name, bc->n_elements, (const char *const *)bc->element_names};
@@ -197,9 +154,9 @@ static int bind_absent(runner *r, size_t i, size_t n_found, size_t missing)
     ls->names = rb_calloc(1, sizeof *ls->names);
     ls->units = rb_calloc(1, sizeof *ls->units);
     if (!ls->names || !ls->units)
-        return nomem(r);
-    return warn(r, "optional signal %s: the log has no channel %s%s: bound 0 wide", s->name, s->channel,
-                s->n_channels > 1 ? " (nor the binding's others)" : "");
+        return rb_run_nomem(r);
+    return rb_run_warn(r, "optional signal %s: the log has no channel %s%s: bound 0 wide", s->name, s->channel,
+                       s->n_channels > 1 ? " (nor the binding's others)" : "");
 }
 
 static int bind_channels(runner *r)
@@ -231,7 +188,7 @@ static int bind_channels(runner *r)
                     rb_pipeline_copy_strings((const char *const *)ch->element_names, r->select[i], ls->width, true);
                 ls->units = rb_pipeline_copy_strings((const char *const *)ch->units, r->select[i], ls->width, false);
                 if (!ls->names || !ls->units)
-                    rc = nomem(r);
+                    rc = rb_run_nomem(r);
             }
         }
         if (!rc)
@@ -268,17 +225,19 @@ static int check_channel(runner *r, const rb_channel *ch, span *sp, double *peri
         *period = 1.0 / rep.rate;
     char hint[96];
     if (rb_time_units_hint(&rep, hint, sizeof hint) &&
-        (rc = warn(r,
-                   "channel %s: median sample interval %g s, last timestamp %g: %s (every rate and derivative is "
-                   "off by that factor)",
-                   ch->name, rep.median_dt, rep.t_last, hint)))
+        (rc =
+             rb_run_warn(r,
+                         "channel %s: median sample interval %g s, last timestamp %g: %s (every rate and derivative is "
+                         "off by that factor)",
+                         ch->name, rep.median_dt, rep.t_last, hint)))
         return rc;
     if (rep.n_gaps)
-        return warn(r,
-                    "channel %s: %zu gap%s longer than %g x the median interval %g s (longest %g s, first before "
-                    "sample %zu)",
-                    ch->name, rep.n_gaps, rep.n_gaps > 1 ? "s" : "", r->p->gap_factor, rep.median_dt, rep.max_gap,
-                    rep.first_gap);
+        return rb_run_warn(
+            r,
+            "channel %s: %zu gap%s longer than %g x the median interval %g s (longest %g s, first before "
+            "sample %zu)",
+            ch->name, rep.n_gaps, rep.n_gaps > 1 ? "s" : "", r->p->gap_factor, rep.median_dt, rep.max_gap,
+            rep.first_gap);
     return RB_OK;
 }
 
@@ -360,7 +319,7 @@ static int resample_concat(runner *r, size_t i, size_t *held)
     size_t T = r->res->clock.n, col = 0;
     double *block = rb_malloc((T ? T : 1) * ls->width * sizeof *block); /* T x width fits: ls->data does */
     if (!block)
-        return nomem(r);
+        return rb_run_nomem(r);
     int rc = RB_OK;
     for (size_t c = 0; !rc && c < s->n_channels; c++) {
         const rb_channel *ch = r->bound[r->bound_off[i] + c];
@@ -380,8 +339,8 @@ static int note_held(runner *r, size_t i, size_t held)
 {
     const rb_config_signal *s = &r->p->signals[i];
     r->res->n_held[i] = held;
-    return held ? warn(r, "signal %s: %zu non-finite value%s of channel %s held at the last finite value", s->name,
-                       held, held > 1 ? "s" : "", s->channel)
+    return held ? rb_run_warn(r, "signal %s: %zu non-finite value%s of channel %s held at the last finite value",
+                              s->name, held, held > 1 ? "s" : "", s->channel)
                 : RB_OK;
 }
 
@@ -406,7 +365,7 @@ static int resample_bindings(runner *r)
             return rb_err_set(r->err, RB_ENOMEM, "%s: signal %s: %zu x %zu samples is too large", r->label, s->name, T,
                               ls->width);
         if (!(ls->data = rb_malloc(bytes ? bytes : 1)))
-            return nomem(r);
+            return rb_run_nomem(r);
         ls->stride = ls->width;
         size_t held = 0;
         if (!r->bound[r->bound_off[i]] || r->src) /* absent optional binding: 0 wide; windows: run_loop */
@@ -437,7 +396,7 @@ static int create_stages(runner *r)
         rb_err_prefix(r->err, rc, "%s: stage %s (%s): ", r->label, st->id, st->type->name);
     }
     if (!rc && r->src && r->opts && r->opts->memory_limit) /* what the run keeps whole, said before it runs */
-        rc = rb_feed_check_memory(r->p, r->eng.sig, r->bound, r->bound_off[r->p->n_signals], r->res->clock.n,
+        rc = rb_feed_check_memory(r->p, r->eng.sig, r->whole, r->bound, r->bound_off[r->p->n_signals], r->res->clock.n,
                                   r->opts->memory_limit, r->label, r->err);
     return rc;
 }
@@ -495,6 +454,7 @@ static int run_loop(runner *r)
             rc = run_samples(r, k0, k1);
         if (rc)
             return rc;
+        rb_run_stream_window(r, k0, k1);
         k0 = k1;
         if (r->opts && r->opts->progress && (rc = r->opts->progress(r->opts->user, k0, T)) != 0)
             return cancelled(r, rc);
@@ -513,217 +473,8 @@ notes:
         const char *const *lines = NULL;
         size_t n = st->type->notes && r->eng.state[s] ? st->type->notes(r->eng.state[s], &lines) : 0;
         for (size_t i = 0; i < n; i++)
-            if ((rc = warn(r, "stage %s: %s", st->id, lines[i])))
+            if ((rc = rb_run_warn(r, "stage %s: %s", st->id, lines[i])))
                 return rc;
-    }
-    return rc;
-}
-
-/* ---- metrics ------------------------------------------------------------------------------------------ */
-/* Metric m's window in the log's time: its own (a "from_start" one counted from the log's first sample), else from
- * the clock's first sample plus the pipeline's settle (the filters' start-up) to the end. The report says which. */
-static int metric_window(runner *r, size_t m, double *t0, double *t1, double *settle)
-{
-    const rb_config_metric *mt = &r->p->metrics[m];
-    const rb_clock *clk = &r->res->clock;
-    char why[256];
-    long st = -1;
-    *settle = 0.0;
-    if (mt->has_window) {
-        char w[128];
-        rb_window_resolve(&mt->window, r->t_start, t0, t1);
-        rb_window_text(&mt->window, w, sizeof w);
-        snprintf(why, sizeof why, "its window %s", w);
-    } else {
-        *settle = rb_pipeline_settle(r->p, r->dt, &st);
-        *t0 = *settle > 0 && clk->n ? clk->t[0] + *settle : -INFINITY;
-        *t1 = INFINITY;
-        if (st >= 0)
-            snprintf(why, sizeof why, "start-up of %.4g s excluded (settle: stage %s, %s)", *settle,
-                     r->p->stages[st].id, r->p->stages[st].type->name);
-        else if (*settle > 0)
-            snprintf(why, sizeof why, "start-up of %.4g s excluded (the pipeline's settle)", *settle);
-        else
-            snprintf(why, sizeof why, "no start-up excluded (settle 0%s)", r->p->has_settle ? "" : ": none declared");
-    }
-    double lo = clk->n ? fmax(*t0, clk->t[0]) : NAN, hi = clk->n ? fmin(*t1, clk->t[clk->n - 1]) : NAN;
-    char *line = rb_asprintf("%s: metrics[%zu] %s: t from %.15g to %.15g s (clock from %.15g s): %s", r->res->run_name,
-                             m, mt->name, lo, hi, clk->n ? clk->t[0] : NAN, why);
-    int rc = line ? rb_report_add_window(r->res->report, line, r->err) : nomem(r);
-    rb_free(line);
-    return rc;
-}
-
-/* A metric's error, saying when the default start-up skip left it nothing to score. */
-static int metric_failed(runner *r, int rc, size_t m, double settle)
-{
-    if (rc == RB_EINPUT && settle > 0)
-        return rb_err_prefix(r->err, rc,
-                             "%s: metrics[%zu]: with the start-up of %g s excluded (settle; \"settle\": 0 scores "
-                             "every sample): ",
-                             r->label, m, settle);
-    return rb_err_prefix(r->err, rc, "%s: metrics[%zu]: ", r->label, m);
-}
-
-/* A metric's reference on the clock: a signal, or (reference_log) a channel of another file resampled onto the
- * clock samples it covers, the others left out of [t0, t1] and counted in a warning. */
-typedef struct metric_ref {
-    const double *data; /* clock.n x width */
-    size_t width;
-    double t0, t1; /* the times scored */
-    double *owned;
-} metric_ref;
-
-static int reference_from_file(runner *r, size_t m, double t0, double t1, metric_ref *mr)
-{
-    const rb_config_metric *mt = &r->p->metrics[m];
-    const rb_clock *clk = &r->res->clock;
-    char *path = NULL;
-    rb_log *log = NULL;
-    const rb_channel *ch = NULL;
-    int rc = rb_reference_log_read(&mt->reference_log, r->n_paths ? r->paths[0] : NULL, mt->reference, &path, &log, &ch,
-                                   r->err);
-    if (!rc)
-        rc = rb_reference_log_check_clock(&mt->reference_log, path, ch, clk->t, clk->n, r->err);
-    size_t k0 = 0, k1, outside = 0;
-    if (!rc) {
-        double lo = ch->time[0], hi = ch->time[ch->n_samples - 1];
-        while (k0 < clk->n && clk->t[k0] < lo)
-            k0++;
-        for (k1 = k0; k1 < clk->n && clk->t[k1] <= hi;)
-            k1++;
-        for (size_t k = 0; k < clk->n; k++)
-            outside += (k < k0 || k >= k1) && clk->t[k] >= t0 && clk->t[k] <= t1;
-        mr->width = ch->n_elements;
-        mr->t0 = fmax(t0, lo);
-        mr->t1 = fmin(t1, hi);
-        if (!(mr->owned = rb_calloc(clk->n * mr->width + 1, sizeof(double))))
-            rc = nomem(r);
-    }
-    if (!rc) {
-        rb_clock sub = {k1 - k0, clk->t + k0};
-        rc = rb_resample(ch, NULL, 0, &sub, mt->reference_log.interp, RB_NONFINITE_ERROR, mr->owned + k0 * mr->width,
-                         NULL, r->err);
-        if (rc)
-            rb_err_prefix(r->err, rc, "%s: ", path);
-        mr->data = mr->owned;
-    }
-    if (!rc && outside)
-        rc = warn(r,
-                  "metrics[%zu] (%s): %zu clock sample%s outside the span of %s in %s (t from %.17g to %.17g s) not "
-                  "scored",
-                  m, mt->name, outside, outside > 1 ? "s" : "", mt->reference, path, ch->time[0],
-                  ch->time[ch->n_samples - 1]);
-    if (rc)
-        rb_err_prefix(r->err, rc, "%s: metrics[%zu]: ", r->label, m);
-    rb_free(path);
-    rb_log_free(log);
-    return rc;
-}
-
-/* The reference over the metric's window [t0, t1] (metric_window). */
-static int metric_reference(runner *r, size_t m, double t0, double t1, metric_ref *mr)
-{
-    const rb_config_metric *mt = &r->p->metrics[m];
-    *mr = (metric_ref){NULL, 0, t0, t1, NULL};
-    if (mt->reference_log.path)
-        return reference_from_file(r, m, t0, t1, mr);
-    mr->data = r->eng.sig[mt->reference_index].data;
-    mr->width = r->eng.sig[mt->reference_index].width;
-    return RB_OK;
-}
-
-/* Metric m's window (metric_window) and its reference over it (metric_reference); ref.owned is NULL or to free. */
-static int metric_begin(runner *r, size_t m, metric_ref *ref, double *settle)
-{
-    double t0, t1;
-    *ref = (metric_ref){NULL, 0, NAN, NAN, NULL};
-    int rc = metric_window(r, m, &t0, &t1, settle);
-    return rc ? rc : metric_reference(r, m, t0, t1, ref);
-}
-
-static int score(runner *r, size_t m, rb_stats *per)
-{
-    const rb_config_metric *mt = &r->p->metrics[m];
-    const rb_live_signal *e = &r->eng.sig[mt->estimate_index];
-    double settle;
-    metric_ref ref;
-    int rc = metric_begin(r, m, &ref, &settle);
-    if (!rc && e->width != ref.width)
-        rc = rb_err_set(r->err, RB_EDIM, "%s: metrics[%zu]: estimate %s has %zu elements, reference %s has %zu",
-                        r->label, m, mt->estimate, e->width, mt->reference, ref.width);
-    if (rc) {
-        rb_free(ref.owned);
-        return rc;
-    }
-    rb_metric_input in = {mt->estimate,    mt->reference, e->data, ref.data, r->res->clock.t,
-                          r->res->clock.n, e->width,      ref.t0,  ref.t1};
-    rb_stats all;
-    rc = rb_metrics_compute(&in, per, &all, r->err);
-    rb_free(ref.owned);
-    if (rc)
-        return metric_failed(r, rc, m, settle);
-    const char *run = r->res->run_name;
-    for (size_t i = 0; !rc && i < e->width; i++)
-        rc = rb_report_add(r->res->report, run, mt->name, mt->reference, e->names[i], &per[i], r->err);
-    if (!rc)
-        rc = rb_report_add(r->res->report, run, mt->name, mt->reference, "all", &all, r->err);
-    return rc;
-}
-
-/* A confusion table of class codes (metrics.h): the elements pooled, the samples where `where` is set. */
-static int score_confusion(runner *r, size_t m)
-{
-    const rb_config_metric *mt = &r->p->metrics[m];
-    const rb_live_signal *e = &r->eng.sig[mt->estimate_index];
-    const rb_live_signal *w = mt->where ? &r->eng.sig[mt->where_index] : NULL;
-    double settle;
-    metric_ref ref;
-    int rc = metric_begin(r, m, &ref, &settle);
-    if (!rc && (e->width != ref.width || (w && w->width != e->width)))
-        rc = rb_err_set(r->err, RB_EDIM, "%s: metrics[%zu]: estimate %s has %zu elements, reference %s has %zu%s%s",
-                        r->label, m, mt->estimate, e->width, mt->reference, ref.width, w ? ", where " : "",
-                        w ? mt->where : "");
-    if (rc) {
-        rb_free(ref.owned);
-        return rc;
-    }
-    rb_report_confusion c = {.run = r->res->run_name,
-                             .name = mt->name,
-                             .estimate = mt->estimate,
-                             .reference = mt->reference,
-                             .where = mt->where,
-                             .labels = mt->labels,
-                             .reference_labels = mt->reference_labels};
-    rb_confusion_input in = {mt->estimate,    mt->reference,   e->data,  ref.data, w ? w->data : NULL,
-                             r->res->clock.t, r->res->clock.n, e->width, ref.t0,   ref.t1};
-    rc = rb_confusion_init(&c.table, mt->n_reference_labels, mt->n_labels, r->err);
-    if (!rc)
-        rc = rb_confusion_count(&in, &c.table, r->err);
-    rb_free(ref.owned);
-    if (rc)
-        return metric_failed(r, rc, m, settle);
-    return rb_report_add_confusion(r->res->report, &c, r->err);
-}
-
-static int compute_metrics(runner *r)
-{
-    if (r->p->n_metrics == 0)
-        return RB_OK;
-    int rc = rb_report_new(&r->res->report, r->p->name, r->err);
-    rb_provenance pv = {0, NULL, NULL};
-    if (!rc && !(rc = rb_pipeline_provenance(r->p, r->res->input, r->res->input_sha256, &pv, r->err)))
-        rc = rb_report_set_provenance(r->res->report, &pv, r->err);
-    rb_provenance_free(&pv);
-    for (size_t m = 0; !rc && m < r->p->n_metrics; m++) {
-        if (r->p->metrics[m].confusion) {
-            rc = score_confusion(r, m);
-            continue;
-        }
-        size_t width = r->eng.sig[r->p->metrics[m].estimate_index].width;
-        rb_stats *per = rb_calloc(width ? width : 1, sizeof *per);
-        rc = per ? score(r, m, per) : nomem(r);
-        rb_free(per);
     }
     return rc;
 }
@@ -744,14 +495,10 @@ static int report_faults(runner *r)
 {
     if (!r->p->faults_enabled)
         return RB_OK;
-    rb_run_result *res = r->res;
-    rb_fault_run in = {r->p, &r->eng, r->bound, r->bound_off, (const size_t *const *)r->select, &res->clock, r->src};
-    int rc = rb_pipeline_gather_faults(&in, res->run_name, res, r->err);
-    if (!rc && res->report)
-        rc = rb_report_set_fault_settings(res->report, &r->p->faults, r->err);
-    for (size_t k = 0; !rc && res->report && k < res->n_faults; k++)
-        rc = rb_report_add_fault(res->report, &res->faults[k], r->err);
-    return rc;
+    rb_fault_run in = {.p = r->p, .eng = &r->eng, .bound = r->bound, .bound_off = r->bound_off};
+    in.select = (const size_t *const *)r->select, in.clock = &r->res->clock;
+    in.src = r->src, in.part = r->window > 4096 ? r->window : 4096;
+    return rb_pipeline_report_faults(&in, r->res, r->err);
 }
 
 /* The run's warnings (the log's gaps and held samples, the stages' findings) close the report too: a CI job that
@@ -774,14 +521,14 @@ static int collect(runner *r)
         n += p->signal_table[t].recorded;
     r->res->recorded = rb_calloc(n ? n : 1, sizeof *r->res->recorded);
     if (!r->res->recorded)
-        return nomem(r);
+        return rb_run_nomem(r);
     for (size_t t = 0; t < p->n_signal_table; t++) {
-        if (!p->signal_table[t].recorded)
+        if (!p->signal_table[t].recorded || r->only[t]) /* written window by window */
             continue;
         rb_live_signal *ls = &r->eng.sig[t];
         rb_run_signal *out = &r->res->recorded[r->res->n_recorded];
         if (!(out->name = rb_strdup(p->signal_table[t].name)))
-            return nomem(r);
+            return rb_run_nomem(r);
         out->width = ls->width;
         out->names = ls->names;
         out->units = ls->units;
@@ -792,37 +539,6 @@ static int collect(runner *r)
     }
     r->res->dt = r->dt;
     return RB_OK;
-}
-
-void rb_run_result_free(rb_run_result *res)
-{
-    if (!res)
-        return;
-    rb_free(res->run_name);
-    rb_free(res->input);
-    rb_free(res->input_sha256);
-    rb_clock_free(&res->clock);
-    for (size_t i = 0; res->recorded && i < res->n_recorded; i++) {
-        rb_run_signal *s = &res->recorded[i];
-        rb_free(s->name);
-        rb_strings_free(s->names, s->width);
-        rb_strings_free(s->units, s->width);
-        rb_free(s->data);
-    }
-    rb_free(res->recorded);
-    rb_free(res->n_held);
-    rb_report_free(res->report);
-    rb_run_faults_free(res);
-    rb_strings_free(res->warnings, res->n_warnings);
-    rb_free(res);
-}
-
-const rb_run_signal *rb_run_result_signal(const rb_run_result *res, const char *name)
-{
-    for (size_t i = 0; i < res->n_recorded; i++)
-        if (strcmp(res->recorded[i].name, name) == 0)
-            return &res->recorded[i];
-    return NULL;
 }
 
 static void runner_free(runner *r)
@@ -837,6 +553,10 @@ static void runner_free(runner *r)
     rb_free(r->label);
     rb_feeder_free(r->feed);
     rb_free(r->whole);
+    rb_free(r->only);
+    for (size_t m = 0; r->ms && m < p->n_metrics; m++)
+        rb_metrics_stream_free(r->ms[m]);
+    rb_free(r->ms);
 }
 
 static int runner_init(runner *r)
@@ -849,23 +569,30 @@ static int runner_init(runner *r)
     r->bound = r->bound_off ? rb_calloc(r->bound_off[p->n_signals] + 1, sizeof *r->bound) : NULL;
     r->select = rb_calloc(p->n_signals, sizeof *r->select);
     r->whole = rb_calloc(p->n_signal_table + 1, sizeof *r->whole);
-    for (size_t t = 0; r->whole && t < p->n_signal_table; t++) /* windows: only the bindings not kept */
-        r->whole[t] = t >= p->n_signals || p->signal_table[t].recorded;
+    r->only = rb_calloc(p->n_signal_table + 1, sizeof *r->only);
+    if (r->only && r->src && r->opts && r->opts->stream_dir)
+        rb_out_streams_mark(p, r->only);
+    for (size_t t = 0; r->whole && r->only && t < p->n_signal_table; t++) /* windows: the bindings not kept */
+        r->whole[t] = (t >= p->n_signals || p->signal_table[t].recorded) && !r->only[t];
     if (r->res && !(r->res->n_held = rb_calloc(p->n_signals, sizeof *r->res->n_held))) {
         rb_free(r->res);
         r->res = NULL;
     }
-    if (!r->res || !r->bound || !r->select || !r->whole)
+    if (!r->res || !r->bound || !r->select || !r->whole || !r->only)
         return rb_err_set(r->err, RB_ENOMEM, "out of memory");
-    return rb_engine_init(&r->eng, p, NULL, r->err);
+    int rc = rb_engine_init(&r->eng, p, NULL, r->err);
+    r->eng.windowed_out = r->only, r->eng.window_rows = r->window;
+    return rc;
 }
 
 static int run(runner *r, rb_run_result **out)
 {
     /* In order: each phase uses what the ones before it made. Only run_loop is per sample. */
     static int (*const phases[])(runner *) = {
-        runner_init,  describe_input, bind_channels,   make_clock,    resample_bindings, create_stages,
-        watch_faults, run_loop,       compute_metrics, report_faults, report_warnings,   collect,
+        runner_init,       describe_input,         bind_channels, make_clock,
+        resample_bindings, create_stages,          watch_faults,  rb_run_begin_streams,
+        run_loop,          rb_run_compute_metrics, report_faults, report_warnings,
+        collect,
     };
     *out = NULL;
     int rc = RB_OK;

@@ -204,21 +204,21 @@ int rb_feed_log_start(rb_log_source *src, double *start, rb_err *err)
 
 static double mib(double bytes) { return bytes / 1048576.0; }
 
-int rb_feed_check_memory(const rb_pipeline *p, const rb_live_signal *sig, const rb_channel *const *bound,
-                         size_t n_bound, size_t T, size_t limit, const char *label, rb_err *err)
+int rb_feed_check_memory(const rb_pipeline *p, const rb_live_signal *sig, const bool *whole,
+                         const rb_channel *const *bound, size_t n_bound, size_t T, size_t limit, const char *label,
+                         rb_err *err)
 {
     double kept = (double)T * sizeof(double), largest = 0, channel = 0;
     const char *what = "the clock", *ch_name = NULL;
     for (size_t t = 0; t < p->n_signal_table; t++) {
-        double b = p->signal_table[t].recorded ? (double)T * (double)sig[t].width * sizeof(double) : 0;
+        double b = p->signal_table[t].recorded && whole[t] ? (double)T * (double)sig[t].width * sizeof(double) : 0;
         kept += b;
         if (b > largest)
             largest = b, what = p->signal_table[t].name;
     }
     for (size_t i = 0; i < n_bound; i++) {
         const rb_channel *ch = bound[i];
-        double b = ch ? (double)ch->n_samples * (double)(p->faults_enabled ? ch->n_elements + 1 : 2) * sizeof(double)
-                      : 0; /* the scan holds time and data; the check time and its intervals */
+        double b = ch ? (double)ch->n_samples * 2 * sizeof(double) : 0; /* the check: time and its intervals */
         if (b > channel)
             channel = b, ch_name = ch->name;
     }
@@ -226,12 +226,9 @@ int rb_feed_check_memory(const rb_pipeline *p, const rb_live_signal *sig, const 
         return RB_OK;
     if (channel > kept)
         return rb_err_set(err, RB_EINPUT,
-                          "%s: channel %s needs %.1f MiB whole (%s), over the memory limit of %.1f MiB with the "
-                          "%.1f MiB kept for every sample: raise the limit%s",
-                          label, ch_name, mib(channel),
-                          p->faults_enabled ? "the fault monitor scans it" : "its timestamps are checked",
-                          mib((double)limit), mib(kept),
-                          p->faults_enabled ? " or turn the monitor off (\"faults\": {\"enabled\": false})" : "");
+                          "%s: channel %s needs %.1f MiB whole (its timestamps are checked: their median interval), "
+                          "over the memory limit of %.1f MiB with the %.1f MiB kept for every sample: raise the limit",
+                          label, ch_name, mib(channel), mib((double)limit), mib(kept));
     return rb_err_set(err, RB_EINPUT,
                       "%s: the run keeps every one of its %zu samples of the clock, the outputs and the metric "
                       "operands: %.1f MiB (the largest: signal %s, %.1f MiB), over the memory limit of %.1f MiB",

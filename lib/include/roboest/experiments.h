@@ -172,6 +172,8 @@ typedef struct rb_suite_opts {
      * two at a time. Non-zero cancels (as rb_run_opts.progress). May be NULL. */
     int (*progress)(void *user, size_t done, size_t total);
     void *user;
+    size_t memory_limit; /* bytes; > 0: each (variant, log) run in windows (rb_pipeline_run_windowed), the same
+                            numbers; the suite still reads each log whole for its reference */
 } rb_suite_opts;
 
 typedef struct rb_suite_figure {

@@ -318,6 +318,17 @@ int rb_log_write(const rb_log *log, const char *path, const rb_write_opts *opts,
  * a partial file may be left there. */
 int rb_log_write_raw(const rb_log *log, const char *path, const rb_write_opts *opts, rb_err *err);
 
+/* A CSV log written a block of rows at a time (a run in windows): the bytes of rb_log_write's CSV writer for the same
+ * log. Open creates `file` (truncating it, no temporary: the caller's rb_outfile) and writes the attributes and the
+ * header of `log`, whose samples are not read (its checks: RB_EINPUT, RB_EIO, RB_ENOMEM). Rows: n samples at times
+ * t, data[c] channel c's n x width values (sample-major); a stdio failure is kept for close. Close returns it
+ * (RB_EIO naming `shown`) and frees s (NULL: nothing); abort closes and frees without a word. */
+typedef struct rb_csv_stream rb_csv_stream;
+int rb_csv_stream_open(const rb_log *log, const char *file, const char *shown, rb_csv_stream **out, rb_err *err);
+void rb_csv_stream_rows(rb_csv_stream *s, const double *t, const double *const *data, size_t n);
+int rb_csv_stream_close(rb_csv_stream *s, rb_err *err);
+void rb_csv_stream_abort(rb_csv_stream *s);
+
 /* ---- named arrays (states and results files: no time vector) ------------------------------------
  * A set of named arrays of doubles with 1 to 3 dimensions, the first one the row (state) index, as
  * `roboest model eval` reads states and writes results: `q` N x n, `M` N x n x n. In memory every

@@ -58,6 +58,15 @@ typedef struct rb_metric_input {
  *   RB_EINVAL    in == NULL, NULL data with T x n > 0, a NaN bound, or a bounded window
  *                without a time vector. */
 int rb_metrics_compute(const rb_metric_input *in, rb_stats *per_element, rb_stats *overall, rb_err *err);
+/* rb_metrics_compute over samples that come window by window (a log read in windows), with its results and errors
+ * bit for bit: desc is its input without the data (estimate and reference unread; time every sample's, kept by
+ * the caller, as the names). add: the rows of samples [k0, k1) (est and ref: (k1 - k0) x n, row 0 sample k0),
+ * windows in order. finish: rb_metrics_compute's results and errors. new allocates n accumulators (RB_ENOMEM). */
+typedef struct rb_metrics_stream rb_metrics_stream;
+int rb_metrics_stream_new(const rb_metric_input *desc, rb_metrics_stream **out, rb_err *err);
+void rb_metrics_stream_add(rb_metrics_stream *s, const double *est, const double *ref, size_t k0, size_t k1);
+int rb_metrics_stream_finish(const rb_metrics_stream *s, rb_stats *per_element, rb_stats *overall, rb_err *err);
+void rb_metrics_stream_free(rb_metrics_stream *s);
 
 /* ---- step response and errors around events (response.c) ----
  * Both read the samples of rb_metrics_compute's window (time required, increasing; samples finite: call
@@ -121,6 +130,20 @@ void rb_fault_tally_init(rb_fault_tally *t, size_t n);
  * index k). The extremes are those of these n samples: scan the span that matters (a run's window). */
 void rb_fault_scan(const double *x, size_t n, size_t stride, const rb_fault_opts *o, rb_fault_tally *stuck,
                    rb_fault_tally *saturated);
+/* rb_fault_scan over samples that come in parts (a log read in windows), with the same tallies bit for bit: the
+ * extremes first (rb_fault_range over every part, lo = INFINITY and hi = -INFINITY before the first), then
+ * rb_fault_stream_init with them, rb_fault_stream_push of every part in order, rb_fault_stream_end. The state is
+ * a few words: the run open at the end of a part goes on in the next. */
+typedef struct rb_fault_stream {
+    double lo, hi, v0; /* the extremes; the open run's first value */
+    size_t at, start;  /* the next sample's index; the open run's first */
+    int mode;          /* 0: no run open, 1: at an extreme (saturated if long enough), 2: within the tolerance */
+} rb_fault_stream;
+void rb_fault_range(const double *x, size_t n, size_t stride, double *lo, double *hi);
+void rb_fault_stream_init(rb_fault_stream *s, double lo, double hi);
+void rb_fault_stream_push(rb_fault_stream *s, const double *x, size_t n, size_t stride, const rb_fault_opts *o,
+                          rb_fault_tally *stuck, rb_fault_tally *saturated);
+void rb_fault_stream_end(rb_fault_stream *s, const rb_fault_opts *o, rb_fault_tally *stuck, rb_fault_tally *saturated);
 /* Sample k of m normalized innovations z (NaN: the element was not used): each |z[j]| > k_sigma adds one to
  * tally[j] (first: k). Does nothing when k_sigma is 0. */
 void rb_fault_outliers(const double *z, size_t m, double k_sigma, size_t k, rb_fault_tally *tally);

@@ -289,6 +289,11 @@ typedef struct rb_run_opts {
      * read in windows (rb_log_source, rb_pipeline_run_source; window 0: max(4096, limit / 64 KiB) samples) and a
      * layout read whole must fit the limit (said up front). 0 and 0: every log read whole. */
     size_t memory_limit, window;
+    /* A run in windows (rb_pipeline_run_source) with this folder (rb_pipeline_run sets it to each log's): its CSV
+     * outputs are begun there as temporaries and written window by window, its metrics' statistics against a signal
+     * accumulated window by window (rb_metrics_stream), the signals only these read held one window at a time; rb_run_result_write into the same folder commits them with the other files (and a result
+     * freed without it removes them). NULL: every output written at the end. */
+    const char *stream_dir;
 } rb_run_opts;
 
 /* A recorded signal: clock-length x width values, sample-major. */
@@ -315,7 +320,8 @@ typedef struct rb_run_result {
                                 the stage signals an innovation was attributed to */
     rb_report_fault *faults; /* run = run_name; tallies and first times as the report's */
     size_t n_warnings;
-    char **warnings; /* one line each, starting with the log name: gaps, held samples */
+    char **warnings;                /* one line each, starting with the log name: gaps, held samples */
+    struct rb_out_streams *streams; /* outputs written window by window (rb_run_opts.stream_dir), until written */
 } rb_run_result;
 
 /* Replay one in-memory log through the pipeline: check the bound channels' timestamps, build the clock,
@@ -331,11 +337,17 @@ int rb_pipeline_run_log(const rb_pipeline *p, const rb_log *log, const char *con
  * binding's channels are read part by part and resampled window by window, the stages stepped window after
  * window; the result and its warnings are rb_pipeline_run_log's on the same log bit for bit (an error may be
  * another of the log's errors: a later binding's non-finite sample in an earlier window comes first). In
- * memory: the clock, the recorded signals (outputs and metric operands, every sample), one window of each other
- * binding, and one channel whole at a time while its timestamps are checked and the fault monitor scans it.
+ * memory: the clock, the recorded signals (outputs and metric operands, every sample; with opts->stream_dir the
+ * signals only CSV outputs and statistics against a signal read are handled window by window instead, and
+ * res->recorded lacks them), one window of each other binding, one channel's timestamps whole at a time while they
+ * are checked, and one part of a channel at a time while the fault monitor scans it.
  * RB_EINVAL for a window of 0. */
 int rb_pipeline_run_source(const rb_pipeline *p, rb_log_source *src, const char *const *paths, size_t n_paths,
                            size_t window, const rb_run_opts *opts, rb_run_result **out, rb_err *err);
+/* The session paths[0..n_paths) (one file: RB_ECONFIG for more) run by rb_pipeline_run_source on a rb_log_source
+ * opened with opts->memory_limit, in windows of opts->window samples (0: max(4096, limit / 64 KiB)). */
+int rb_pipeline_run_windowed(const rb_pipeline *p, const char *const *paths, size_t n_paths, const rb_run_opts *opts,
+                             rb_run_result **res, rb_err *err);
 void rb_run_result_free(rb_run_result *res);
 /* A recorded signal by name, NULL if it was not recorded (borrowed). */
 const rb_run_signal *rb_run_result_signal(const rb_run_result *res, const char *name);
