@@ -1,5 +1,7 @@
 #include "harness.h"
 
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -143,4 +145,17 @@ void cli_result_free(cli_result *r)
     free(r->out);
     free(r->err);
     r->out = r->err = NULL;
+}
+
+cJSON *test_read_json(const char *dir, const char *name)
+{
+    char *path = dir ? test_path(dir, name) : NULL;
+    const char *p = path ? path : name;
+    char *text = test_read_file(p, NULL);
+    cr_assert_not_null(text, "%s missing", p);
+    cJSON *doc = cJSON_Parse(text);
+    cr_assert_not_null(doc, "%s is not JSON", p);
+    free(text);
+    free(path);
+    return doc;
 }

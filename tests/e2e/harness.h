@@ -40,6 +40,8 @@ char *test_tmpdir(void);
 char *test_path(const char *dir, const char *name);
 void test_write_file(const char *path, const char *text);
 char *test_read_file(const char *path, size_t *len);
+/* The JSON document in dir/name (dir NULL: name is the path); a missing or malformed file fails the test. */
+struct cJSON *test_read_json(const char *dir, const char *name);
 bool test_exists(const char *path);
 /* Lines in s (a final line without a newline counts). */
 int test_count_lines(const char *s);

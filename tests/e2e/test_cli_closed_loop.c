@@ -74,18 +74,6 @@ static fixture make_fixture(const char *configurations, const char *extra_keys, 
 
 static void free_fixture(fixture *fx) { free(fx->dir), free(fx->config), free(fx->out); }
 
-static cJSON *read_json(const char *dir, const char *name)
-{
-    char *path = test_path(dir, name);
-    char *text = test_read_file(path, NULL);
-    cr_assert_not_null(text, "%s missing", path);
-    cJSON *doc = cJSON_Parse(text);
-    cr_assert_not_null(doc, "%s is not JSON", path);
-    free(text);
-    free(path);
-    return doc;
-}
-
 /* Statistic `stat` of variant `name` over all joints (the mean over the seeds). */
 static double overall(const cJSON *report, const char *name, const char *stat)
 {
@@ -117,8 +105,8 @@ Test(cli_closed_loop, known_answers_tables_and_figures)
         cr_assert(test_exists(p), "%s missing", files[i]);
         free(p);
     }
-    cJSON *torque = read_json(fx.out, "torque.json"), *com = read_json(fx.out, "com_before.json");
-    cJSON *est = read_json(fx.out, "estimation.json");
+    cJSON *torque = test_read_json(fx.out, "torque.json"), *com = test_read_json(fx.out, "com_before.json");
+    cJSON *est = test_read_json(fx.out, "estimation.json");
     /* the true torque through the stream, the hook and the element mapping is the ideal sensor, bit for bit */
     cr_assert_eq(overall(torque, "through_pipeline", "rmse"), overall(torque, "sensor", "rmse"));
     cr_assert_eq(overall(torque, "through_pipeline", "max_abs"), overall(torque, "sensor", "max_abs"));

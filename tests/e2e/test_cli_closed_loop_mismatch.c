@@ -68,18 +68,6 @@ static fixture make_fixture(const char *scenario_file, const char *extra)
 
 static void free_fixture(fixture *fx) { free(fx->dir), free(fx->config), free(fx->out); }
 
-static cJSON *read_json(const char *dir, const char *name)
-{
-    char *path = test_path(dir, name);
-    char *text = test_read_file(path, NULL);
-    cr_assert_not_null(text, "%s missing", path);
-    cJSON *doc = cJSON_Parse(text);
-    cr_assert_not_null(doc, "%s is not JSON", path);
-    free(text);
-    free(path);
-    return doc;
-}
-
 /* variant `name`'s statistic `stat` at point `point` (NULL: "all"). */
 static double value(const cJSON *rep, const char *name, const char *point, const char *stat)
 {
@@ -109,7 +97,7 @@ Test(cli_closed_loop_mismatch, stability_table_levels_and_divergence)
         cr_assert(test_exists(p), "%s missing", files[i]);
         free(p);
     }
-    cJSON *st = read_json(fx.out, "stability.json");
+    cJSON *st = test_read_json(fx.out, "stability.json");
     /* a 1600 N kick on the shank throws the balancing robot over; 40 N does not */
     for (int lv = 0; lv < 2; lv++) {
         char p1[64], p40[64];
@@ -138,13 +126,13 @@ Test(cli_closed_loop_mismatch, stability_table_levels_and_divergence)
     fixture plain = make_fixture("plain.json", "");
     cli_result p = cli_run(NULL, (const char *const[]){"closed-loop", plain.config, "-o", plain.out, "-q", NULL});
     cr_assert_eq(p.status, 0, "stderr: %s", p.err);
-    cJSON *tq = read_json(plain.out, "torque.json");
+    cJSON *tq = test_read_json(plain.out, "torque.json");
     double plain_rmse = NAN;
     for (const cJSON *v = cJSON_GetObjectItem(tq, "variants")->child; v; v = v->next)
         if (strcmp(cJSON_GetObjectItem(v, "name")->valuestring, "sensor") == 0)
             plain_rmse =
                 cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(v, "all"), "rmse"), "mean")->valuedouble;
-    st = read_json(fx.out, "stability.json");
+    st = test_read_json(fx.out, "stability.json");
     cr_expect_eq(value(st, "sensor", "level_0_scale_1", "rmse"), plain_rmse);
     cJSON_Delete(st);
     cJSON_Delete(tq);

@@ -71,18 +71,6 @@ static fixture make_fixture(const char *extra)
 
 static void free_fixture(fixture *fx) { free(fx->dir), free(fx->config), free(fx->out); }
 
-static cJSON *read_json(const char *dir, const char *name)
-{
-    char *path = test_path(dir, name);
-    char *text = test_read_file(path, NULL);
-    cr_assert_not_null(text, "%s missing", path);
-    cJSON *doc = cJSON_Parse(text);
-    cr_assert_not_null(doc, "%s is not JSON", path);
-    free(text);
-    free(path);
-    return doc;
-}
-
 static const cJSON *find_variant(const cJSON *rep, const char *name)
 {
     for (const cJSON *v = cJSON_GetObjectItem(rep, "variants")->child; v; v = v->next)
@@ -112,7 +100,7 @@ Test(cli_closed_loop_mismatch2, table_ii_both_readings, .timeout = 240)
     cr_assert(strstr(r.out, "## Table II as the paper measures it") && strstr(r.out, "| 4.37 |") &&
                   strstr(r.out, "| 1.08 |"),
               "%s", r.out);
-    cJSON *loop = read_json(fx.out, "torque_loop.json"), *truth = read_json(fx.out, "torque.json");
+    cJSON *loop = test_read_json(fx.out, "torque_loop.json"), *truth = test_read_json(fx.out, "torque.json");
     cr_expect_null(find_variant(loop, "feedforward"), "feedforward has no estimate to track");
     /* an ideal sensor's estimate is the truth: both readings the same numbers */
     double s_loop = value(loop, "ukf_pinn", NULL, "rmse"), s_true = value(truth, "ukf_pinn", NULL, "rmse");
@@ -131,7 +119,7 @@ Test(cli_closed_loop_mismatch2, sweep_ratios_both_readings, .timeout = 400)
     cli_result r = cli_run(NULL, (const char *const[]){"closed-loop", fx.config, "-o", fx.out, "-q", NULL});
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     cr_assert(strstr(r.out, "the loop's own estimate tau_hat against tau_ref (the paper's reading)"), "%s", r.out);
-    cJSON *st = read_json(fx.out, "stability.json");
+    cJSON *st = test_read_json(fx.out, "stability.json");
     const char *p = "level_1_scale_1";
     double a = value(st, "rnea", p, "rmse_loop"), b = value(st, "ukf_pinn", p, "rmse_loop");
     double at = value(st, "rnea", p, "rmse"), bt = value(st, "ukf_pinn", p, "rmse");

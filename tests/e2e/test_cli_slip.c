@@ -18,16 +18,6 @@
 #define WALK_B RB_SOURCE "/datasets/walk_slip_b.mat"
 #define URDF RB_SOURCE "/datasets/walker_biped.urdf"
 
-static cJSON *read_json(const char *path)
-{
-    char *text = test_read_file(path, NULL);
-    cr_assert(text, "%s missing", path);
-    cJSON *root = cJSON_Parse(text);
-    cr_assert(root, "%s: not JSON: %s", path, text);
-    free(text);
-    return root;
-}
-
 static const cJSON *item(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -49,7 +39,7 @@ Test(cli_slip, thresholds_learned_on_one_walk_predict_the_other)
     cr_assert_eq(r.status, CLI_EXIT_OK, "exit %d: %s", r.status, r.err);
     char *learned = test_read_file(thr, NULL), *committed = test_read_file(SLIP "/thresholds_ratio.json", NULL);
     cr_assert_str_eq(learned, committed);
-    cJSON *t = read_json(thr);
+    cJSON *t = test_read_json(NULL, thr);
     cr_assert_str_eq(item(t, "learned_from")->valuestring, "walk_slip_a.mat");
     double fc = cJSON_GetArrayItem(item(t, "coulomb_friction"), 0)->valuedouble;
     double fs = cJSON_GetArrayItem(item(t, "static_friction"), 0)->valuedouble;
@@ -63,7 +53,7 @@ Test(cli_slip, thresholds_learned_on_one_walk_predict_the_other)
     cr_assert_eq(r.status, CLI_EXIT_OK, "exit %d: %s", r.status, r.err);
     cr_expect(strstr(r.out, "## Confusion") && strstr(r.out, "### ratio_t"), "%s", r.out);
     char *report = test_path(out, "report.json");
-    cJSON *rep = read_json(report);
+    cJSON *rep = test_read_json(NULL, report);
     const cJSON *v = cJSON_GetArrayItem(item(item(rep, "confusion"), "variants"), 0);
     cr_assert_str_eq(item(v, "name")->valuestring, "ratio_t");
     double slip_row = cell(v, "counts", 1, 0) + cell(v, "counts", 1, 1) + cell(v, "counts", 1, 2);

@@ -23,16 +23,6 @@ static void write_log(const char *path, double t_start)
     fclose(f);
 }
 
-static cJSON *read_json(const char *path)
-{
-    char *text = test_read_file(path, NULL);
-    cr_assert_not_null(text, "%s", path);
-    cJSON *j = cJSON_Parse(text);
-    free(text);
-    cr_assert_not_null(j, "%s", path);
-    return j;
-}
-
 static cli_result run(const char *const *args)
 {
     cli_result r = cli_run(NULL, args);
@@ -94,7 +84,7 @@ Test(cli_window, from_start_selects_the_samples_of_the_absolute_window_on_an_epo
     cli_result_free(&r);
     r = run(a2);
     cli_result_free(&r);
-    cJSON *ja = read_json(ra), *jr = read_json(rr);
+    cJSON *ja = test_read_json(NULL, ra), *jr = test_read_json(NULL, rr);
     double na, rmse_a, nr, rmse_r;
     pooled(ja, "w", &na, &rmse_a);
     pooled(jr, "w", &nr, &rmse_r);
@@ -136,7 +126,7 @@ Test(cli_window, suite_of_two_logs_with_different_starts)
     const char *args[] = {"compare", suite, "-o", out, "-q", NULL};
     cli_result r = run(args);
     cli_result_free(&r);
-    cJSON *rep = read_json(report);
+    cJSON *rep = test_read_json(NULL, report);
     const cJSON *v = NULL;
     cJSON_ArrayForEach(v, cJSON_GetObjectItem(rep, "variants"))
     {
@@ -226,7 +216,7 @@ Test(cli_window, metrics_skip_the_filters_start_up_by_default)
         const char *args[] = {"run", pipe, log, "-o", out, "-q", NULL};
         cli_result r = run(args);
         cli_result_free(&r);
-        cJSON *j = read_json(rep);
+        cJSON *j = test_read_json(NULL, rep);
         pooled(j, "qd", &n[i], &rmse[i]);
         const char *line = window_line(j, "qd");
         cr_assert_not_null(line);
@@ -269,7 +259,7 @@ Test(cli_window, suite_skips_the_largest_start_up_of_its_variants)
         const char *args[] = {"compare", suite, "-o", out, "-q", "--force", NULL};
         cli_result r = run(args);
         cli_result_free(&r);
-        cJSON *rep = read_json(report);
+        cJSON *rep = test_read_json(NULL, report);
         const cJSON *w = cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "provenance"), "log a: window");
         cr_assert(cJSON_IsString(w));
         const cJSON *v = cJSON_GetArrayItem(cJSON_GetObjectItem(rep, "variants"), 0);

@@ -12,45 +12,7 @@
 
 #include "roboest/dynamics.h"
 #include "roboest/sim.h"
-
-#define ARM_POLE RB_SOURCE "/configs/scenarios/arm_pole.json"
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *t = malloc((size_t)n + 1);
-    cr_assert_eq(fread(t, 1, (size_t)n, f), (size_t)n);
-    t[n] = 0;
-    fclose(f);
-    return t;
-}
-
-/* arm_pole.json with `extra` ("key": value, ...) added first; NULL: as it is. Returns the load status. */
-static int load_arm(const char *extra, rb_scenario **s, rb_err *err)
-{
-    char *base = slurp(ARM_POLE), *brace = strchr(base, '{');
-    cr_assert_not_null(brace);
-    size_t n = strlen(base) + (extra ? strlen(extra) : 0) + 8;
-    char *text = malloc(n);
-    snprintf(text, n, "{%s%s%s", extra ? extra : "", extra ? ", " : "", brace + 1);
-    *s = NULL;
-    int rc = rb_scenario_load_text(text, strlen(text), "mismatch.json", ARM_POLE, s, err);
-    free(text);
-    free(base);
-    return rc;
-}
-
-static rb_scenario *arm(const char *extra)
-{
-    rb_scenario *s;
-    rb_err err;
-    cr_assert_eq(load_arm(extra, &s, &err), RB_OK, "%s", err.msg);
-    return s;
-}
+#include "sim_arm_support.h"
 
 typedef struct trace {
     size_t n, k;
