@@ -48,7 +48,8 @@ static const char *const COMPARE_HELP =
 
 static const char *const COMPARE_HELP_PARTS =
     "  --resume           keep each finished run's result in DIR/runs/<key>.rbres (key: SHA-256 of the\n"
-    "                     variant's pipeline, the log's bytes and the suite's settings) and compute only\n"
+    "                     variant's pipeline, the bytes of its URDF, of the files its stages name (a friction\n"
+    "                     network) and of the log, and the suite's settings) and compute only\n"
     "                     the runs not stored there; a corrupt or foreign file is recomputed (a warning).\n"
     "                     The report (rewritten) has the same bytes as a fresh run's. Without a window\n"
     "                     or \"settle\" in the suite, adding a variant changes every run's start-up skip\n"

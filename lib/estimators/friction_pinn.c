@@ -40,13 +40,9 @@ static void pinn_destroy(void *state)
     rb_free(s);
 }
 
-/* The network file's path: absolute as given, else relative to the pipeline file's folder. */
 static char *network_path(const rb_stage_setup *setup)
 {
-    const char *rel = rb_params_string(setup->params, "network");
-    if (rel[0] == '/' || !setup->config_dir || !setup->config_dir[0])
-        return rb_strdup(rel);
-    return rb_asprintf("%s/%s", setup->config_dir, rel);
+    return rb_stage_file_path(setup->config_dir, rb_params_string(setup->params, "network"));
 }
 
 /* Element i's joint name: the `joints` parameter, else the joint_velocity element name. */
@@ -252,6 +248,7 @@ static const rb_param_spec pinn_params[] = {
     {.name = "network",
      .kind = RB_PARAM_STRING,
      .required = true,
+     .file = true,
      .doc = "network file written by roboest train-friction, relative to the pipeline file's folder"},
     {.name = "joints",
      .kind = RB_PARAM_STRING_ARRAY,

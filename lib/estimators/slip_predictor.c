@@ -46,13 +46,6 @@ void sp_destroy(void *state)
 
 static int nomem(rb_err *err) { return rb_err_set(err, RB_ENOMEM, "out of memory"); }
 
-static char *file_path(const rb_stage_setup *st, const char *rel)
-{
-    if (rel[0] == '/' || !st->config_dir || !st->config_dir[0])
-        return rb_strdup(rel);
-    return rb_asprintf("%s/%s", st->config_dir, rel);
-}
-
 /* The strings of member key equal want[0..n) (a thresholds file learned for another set-up is refused). */
 static int same_strings(const char *path, const cJSON *root, const char *key, const char *const *want, size_t n,
                         rb_err *err)
@@ -78,7 +71,7 @@ static int read_thresholds(const rb_stage_setup *st, const char *const *feet, si
     static const char *const allowed[] = {
         "stage", "learned_from",    "input_sha256",      "pipeline",         "unit",           "feet",
         "axes",  "static_friction", "stribeck_friction", "coulomb_friction", "slip_threshold", "samples"};
-    char *path = file_path(st, rb_params_string(st->params, "thresholds_file")), *text = NULL;
+    char *path = rb_stage_file_path(st->config_dir, rb_params_string(st->params, "thresholds_file")), *text = NULL;
     if (!path)
         return nomem(err);
     size_t len = 0;

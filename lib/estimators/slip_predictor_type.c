@@ -151,6 +151,7 @@ static const rb_param_spec sp_params[] = {
      .doc = "F_c likewise (the slip threshold); required with \"fixed\" unless thresholds_file is given"},
     {.name = "thresholds_file",
      .kind = RB_PARAM_STRING,
+     .file = true,
      .doc = "JSON of `roboest slip-thresholds` (relative to the pipeline file): sets the three thresholds per foot and "
             "axis; its feet, axes and unit must be the stage's"},
     {.name = "bias_window",

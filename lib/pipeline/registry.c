@@ -203,3 +203,10 @@ const char *rb_params_string(const rb_params *p, const char *name)
     const rb_param_value *v = rb_params_get(p, name);
     return v ? v->string : NULL;
 }
+
+char *rb_stage_file_path(const char *config_dir, const char *value)
+{
+    if (value[0] == '/' || !config_dir || !config_dir[0])
+        return rb_strdup(value);
+    return rb_asprintf("%s/%s", config_dir, value);
+}

@@ -53,6 +53,8 @@ typedef struct rb_param_spec {
     double max;
     size_t min_count, max_count; /* array length bounds; max_count 0: unbounded */
     const char *const *choices;  /* STRING / STRING_ARRAY: allowed values, NULL-terminated */
+    bool file;                   /* STRING: a file's path, absolute or relative to the pipeline file's folder
+                                    (rb_stage_file_path); its bytes are part of a run's identity (stored results) */
     const char *doc;             /* one line, with the unit: what `roboest stages` prints */
     const char *details;         /* what the reference adds after doc in the parameter's table row (one line of
                                     Markdown: conditions, interplay with other parameters); NULL: none */
@@ -107,6 +109,10 @@ typedef struct rb_stage_setup {
     const rb_model *model;   /* the pipeline's model (config key "model"), NULL without one */
     const char *config_dir;  /* folder of the pipeline file: files named in params are relative to it */
 } rb_stage_setup;
+
+/* The path of a `file` parameter's value (its schema's `file`): absolute as given, else under config_dir (NULL or
+ * "": as given). Caller frees; NULL: out of memory. */
+char *rb_stage_file_path(const char *config_dir, const char *value);
 
 /* What a filtering stage shows the pipeline's sensor-fault monitor (rb_stage_type.innovations): for each of its m
  * measurements, the input port and element it reads, and the last step's normalized innovation. */
