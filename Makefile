@@ -140,8 +140,9 @@ $(BUILD)/obj/tests/%.o: tests/%.c $(BUILD)/flags | deps
 	$(call say,CC,$<)
 	$(Q)$(CC) $(CPPFLAGS) $(TEST_CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
-FLAGS_LINE = $(CC) $(CPPFLAGS) $(CFLAGS); library $(LIB_CFLAGS); dynamics $(DYN_OPT); tests $(TEST_CPPFLAGS)
-$(BUILD)/flags: FORCE
+# MPI's flags too: a command built before `make deps` installed Open MPI is rebuilt with it (deps first).
+FLAGS_LINE = $(CC) $(CPPFLAGS) $(CFLAGS); library $(LIB_CFLAGS); dynamics $(DYN_OPT); tests $(TEST_CPPFLAGS); mpi $(MPI_CFLAGS)
+$(BUILD)/flags: FORCE | deps
 	@mkdir -p $(BUILD)
 	@echo "$(FLAGS_LINE)" | cmp -s - $@ || echo "$(FLAGS_LINE)" > $@
 
