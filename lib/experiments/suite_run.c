@@ -67,7 +67,7 @@ static int choose_joints(job *jb, rb_err *err)
 {
     const rb_suite *s = jb->s;
     rb_suite_runner *rn = jb->rn;
-    const rb_channel *ref = jb->logs[0].ref;
+    const rb_channel *ref = s->n_joints ? NULL : jb->logs[0].ref;
     size_t n = s->n_joints ? s->n_joints : ref->n_elements;
     if (n == 0)
         return rb_err_set(err, RB_EINPUT, "%s: reference channel %s has no elements", jb->logs[0].label, ref->name);
@@ -623,7 +623,10 @@ int rb_suite_runner_run(rb_suite_runner *rn, const size_t *items, size_t n, rb_s
     for (size_t k = 0; k < n; k++)
         if (items[k] >= s->n_variants * s->n_logs)
             return rb_err_set(err, RB_EINVAL, "%s: run %zu of %zu runs", s->path, items[k], s->n_variants * s->n_logs);
-    int rc = plan_logs(&jb, err);
+    /* the suite's joints: no log is read for them (a run reads its own log only) */
+    int rc = !jb.joints && s->n_joints ? choose_joints(&jb, err) : RB_OK;
+    if (!rc)
+        rc = plan_logs(&jb, err);
     if (!rc)
         rc = run_pool(&jb, read_log, jb.n_need, false, err);
     for (size_t k = 0; !rc && k < jb.n_need; k++)
