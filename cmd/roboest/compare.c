@@ -42,8 +42,10 @@ static const char *const COMPARE_HELP =
     "  --force            overwrite existing outputs\n"
     "  -q, --quiet        no progress line (it is shown only when stderr is a terminal)\n"
     "  --memory-limit MB  each (variant, log) run in windows as 'roboest run --memory-limit MB' (its\n"
-    "                     channels read in parts, the stages stepped window after window): the same\n"
-    "                     report; the suite still reads each log whole for its reference\n"
+    "                     channels read in parts, the stages stepped window after window), and the\n"
+    "                     suite's reference, contact and events channels read in parts too: the same\n"
+    "                     report. What must be read whole (a trace's reference, a reference_log) and\n"
+    "                     is over the limit is said up front (exit 3)\n"
     "  -h, --help         this help\n";
 
 static const char *const COMPARE_HELP_PARTS =
@@ -62,7 +64,9 @@ static const char *const COMPARE_HELP_PARTS =
     "started) rank 0 hands the runs out, largest expected cost first (log size x pipeline stages), every\n"
     "rank runs them too (one at a time; rank 0 with --threads N threads) and sends their results to rank\n"
     "0, which writes the report: the same bytes whatever the number of ranks. A failing run fails the\n"
-    "suite naming its (variant, log) and no report is written; a rank that dies names its run on stderr.\n"
+    "suite naming its (variant, log) and no report is written; a rank that dies of a signal it can catch\n"
+    "(a crash, SIGTERM) names its run on stderr, then Open MPI aborts the job (exit 128 + the signal; a\n"
+    "rank killed by SIGKILL is named by Open MPI alone), and no report is written.\n"
     "\n"
     "Suite keys are documented in configs/README.md. Gate a CI job on the report with\n"
     "'roboest check DIR/report.json RULES'. Windows are [t0, t1] (absolute s) or {\"from_start\":\n"

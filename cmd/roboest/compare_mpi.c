@@ -118,7 +118,8 @@ static void note_run(const rb_suite *s, size_t i)
 
 static void catch_crashes(void)
 {
-    static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    /* SIGTERM: a scheduler's kill (scancel, a time limit), the run named as for a crash; SIGKILL cannot be caught */
+    static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         signal(sigs[i], on_crash);
 }

@@ -142,4 +142,20 @@ typedef struct rb_cl_task_map {
 int rb_cl_task_map_channels(rb_cl_task_map *tm, const rb_closed_loop_task *task, const rb_channel_info *channels,
                             size_t n_channels, rb_err *err);
 
+/* ---- a suite's log read in parts (suite_window.c; compare --memory-limit) --------------------------------------- */
+/* The log's first finite time, as rb_log_start. */
+int rb_suite_log_start(rb_log_source *src, double *start, rb_err *err);
+/* Channel ch (of src's log) in parts of `part` samples: fn(user, times, values, count, err) for each, in order. */
+typedef int (*rb_suite_part_fn)(void *user, const double *t, const double *x, size_t n, rb_err *err);
+int rb_suite_channel_parts(rb_log_source *src, const rb_channel *ch, size_t part, rb_suite_part_fn fn, void *user,
+                           rb_err *err);
+/* Channel ch whole into copy (its times; with data its values too), RB_EINPUT up front when that is over limit bytes,
+ * naming label, why it is needed whole and the memory it needs. rb_suite_channel_free. */
+int rb_suite_channel_whole(rb_log_source *src, const rb_channel *ch, bool data, size_t limit, const char *label,
+                           const char *why, rb_channel *copy, rb_err *err);
+void rb_suite_channel_free(rb_channel *copy);
+/* rb_resample of the file's channel onto clk (non-finite samples an error), the channel read window by window. */
+int rb_suite_resample_parts(const char *path, size_t limit, const char *channel, const size_t *sel, size_t n_sel,
+                            const rb_clock *clk, rb_interp interp, double *out, rb_err *err);
+
 #endif

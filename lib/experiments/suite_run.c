@@ -10,8 +10,11 @@
 
 /* What one log brings, prepared before any pair runs (read-only afterwards). */
 typedef struct log_data {
-    rb_log *log;
-    rb_log *ref_log; /* the suite's reference_log for this log (NULL: the reference is in log) */
+    rb_log *log;           /* with --memory-limit: src's channels, their samples absent when read in parts */
+    rb_log_source *src;    /* with --memory-limit (a session of one file), else NULL */
+    rb_channel ref_copy;   /* a reference read in parts, read whole for the figures' traces */
+    double ref_t0, ref_t1; /* the reference's first and last time */
+    rb_log *ref_log;       /* the suite's reference_log for this log (NULL: the reference is in log) */
     char *ref_path;
     char ref_sha[65]; /* of ref_path's file, for the run's key */
     char *label;      /* its files joined by " + " */
@@ -67,7 +70,7 @@ static int choose_joints(job *jb, rb_err *err)
 {
     const rb_suite *s = jb->s;
     rb_suite_runner *rn = jb->rn;
-    const rb_channel *ref = jb->logs[0].ref;
+    const rb_channel *ref = s->n_joints ? NULL : jb->logs[0].ref;
     size_t n = s->n_joints ? s->n_joints : ref->n_elements;
     if (n == 0)
         return rb_err_set(err, RB_EINPUT, "%s: reference channel %s has no elements", jb->logs[0].label, ref->name);
@@ -95,52 +98,82 @@ static int select_joints(job *jb, log_data *ld, rb_err *err)
     return RB_OK;
 }
 
+/* A channel scanned in order, whole or part by part (suite_window.c): the contact stretches or the event times. */
+typedef struct scan {
+    const rb_suite *s;
+    log_data *ld;
+    size_t n, cap; /* elements; event_times' room */
+    bool in, has_prev;
+    double *prev; /* the events channel's previous sample */
+} scan;
+
 /* Stretches where any element of the contact channel exceeds the threshold in magnitude. */
-static int contact_intervals(const rb_suite *s, log_data *ld, rb_err *err)
+static int contact_part(void *user, const double *time, const double *x, size_t n_samples, rb_err *err)
 {
-    const rb_channel *ch = rb_log_find(ld->log, s->contact_channel);
-    if (!ch)
-        return rb_err_set(err, RB_ENOTFOUND, "%s: contact channel %s not found (figures.contact.channel)", ld->label,
-                          s->contact_channel);
-    bool in = false;
-    for (size_t t = 0; t < ch->n_samples; t++) {
+    scan *sc = user;
+    log_data *ld = sc->ld;
+    for (size_t t = 0; t < n_samples; t++) {
         bool active = false;
-        for (size_t i = 0; i < ch->n_elements && !active; i++)
-            active = fabs(ch->data[t * ch->n_elements + i]) > s->contact_threshold;
-        if (active && !in) {
+        for (size_t i = 0; i < sc->n && !active; i++)
+            active = fabs(x[t * sc->n + i]) > sc->s->contact_threshold;
+        if (active && !sc->in) {
             rb_interval *grown = rb_realloc(ld->shaded, (ld->n_shaded + 1) * sizeof *grown);
             if (!grown)
                 return nomem(err);
             ld->shaded = grown;
-            ld->shaded[ld->n_shaded++] = (rb_interval){ch->time[t], ch->time[t]};
+            ld->shaded[ld->n_shaded++] = (rb_interval){time[t], time[t]};
         }
         if (active)
-            ld->shaded[ld->n_shaded - 1].t1 = ch->time[t];
-        in = active;
+            ld->shaded[ld->n_shaded - 1].t1 = time[t];
+        sc->in = active;
     }
     return RB_OK;
 }
 
 /* The times at which any element of the events channel changes value (NaN to NaN is no change). */
-static int event_times(const rb_suite *s, log_data *ld, rb_err *err)
+static int events_part(void *user, const double *time, const double *x, size_t n_samples, rb_err *err)
 {
-    const rb_channel *ch = rb_log_find(ld->log, s->events_channel);
-    if (!ch)
-        return rb_err_set(err, RB_ENOTFOUND, "%s: events channel %s not found (events.channel)", ld->label,
-                          s->events_channel);
-    if (!(ld->event_times = rb_malloc((ch->n_samples ? ch->n_samples : 1) * sizeof *ld->event_times)))
-        return nomem(err);
-    size_t n = ch->n_elements;
-    for (size_t t = 1; t < ch->n_samples; t++) {
+    scan *sc = user;
+    log_data *ld = sc->ld;
+    size_t n = sc->n;
+    for (size_t t = 0; t < n_samples; t++) {
+        const double *b = x + t * n;
         bool changed = false;
-        for (size_t i = 0; i < n && !changed; i++) {
-            double a = ch->data[(t - 1) * n + i], b = ch->data[t * n + i];
-            changed = a != b && !(isnan(a) && isnan(b));
+        for (size_t i = 0; i < n && !changed && sc->has_prev; i++)
+            changed = sc->prev[i] != b[i] && !(isnan(sc->prev[i]) && isnan(b[i]));
+        if (changed && ld->n_events == sc->cap) {
+            size_t cap = sc->cap ? 2 * sc->cap : 64;
+            double *grown = rb_realloc(ld->event_times, cap * sizeof *grown);
+            if (!grown)
+                return nomem(err);
+            ld->event_times = grown, sc->cap = cap;
         }
         if (changed)
-            ld->event_times[ld->n_events++] = ch->time[t];
+            ld->event_times[ld->n_events++] = time[t];
+        for (size_t i = 0; i < n; i++)
+            sc->prev[i] = b[i];
+        sc->has_prev = true;
     }
     return RB_OK;
+}
+
+/* Channel `name` (what: the suite's key naming it) scanned by fn, whole or in parts. */
+static int scan_channel(const rb_suite *s, log_data *ld, const char *name, const char *what, rb_suite_part_fn fn,
+                        rb_err *err)
+{
+    const rb_channel *ch = rb_log_find(ld->log, name);
+    if (!ch)
+        return rb_err_set(err, RB_ENOTFOUND, "%s: %s channel %s not found (%s)", ld->label,
+                          fn == contact_part ? "contact" : "events", name, what);
+    scan sc = {
+        s, ld, ch->n_elements, 0, false, false, rb_malloc((ch->n_elements ? ch->n_elements : 1) * sizeof(double))};
+    int rc = sc.prev ? RB_OK : nomem(err);
+    if (!rc && ch->time)
+        rc = fn(&sc, ch->time, ch->data, ch->n_samples, err);
+    else if (!rc)
+        rc = rb_suite_channel_parts(ld->src, ch, 4096, fn, &sc, err);
+    rb_free(sc.prev);
+    return rc;
 }
 
 /* Run by the pool, one needed log per task: reading is the part of a log that needs no other log. */
@@ -153,7 +186,14 @@ static int read_log(void *ctx, size_t i, rb_err *err)
     ld->label = join_paths(ses, " + ", false);
     if (!ld->label)
         return nomem(err);
-    int rc = rb_log_read_session((const char *const *)ses->paths, ses->n_paths, &ld->log, NULL, err);
+    size_t limit = jb->opts ? jb->opts->memory_limit : 0;
+    int rc;
+    if (limit && ses->n_paths == 1) { /* opened only: what is read whole is said up front (rb_log_source_open) */
+        if (!(rc = rb_log_source_open(ses->paths[0], limit, &ld->src, err)))
+            ld->log = (rb_log *)rb_log_source_log(ld->src);
+    } else {
+        rc = rb_log_read_session((const char *const *)ses->paths, ses->n_paths, &ld->log, NULL, err);
+    }
     if (!rc && jb->s->reference_log.path &&
         (rc = rb_reference_log_read(&jb->s->reference_log, ses->paths[0], jb->s->reference, &ld->ref_path, &ld->ref_log,
                                     &ld->ref, err)) != RB_OK)
@@ -169,14 +209,26 @@ static int read_log(void *ctx, size_t i, rb_err *err)
 static int log_settle(job *jb, log_data *ld, rb_err *err)
 {
     const rb_suite *s = jb->s;
-    ld->t_start = rb_log_start(ld->log);
+    bool parts = ld->src && rb_log_source_chunked(ld->src);
+    int rc = RB_OK;
+    if (parts && (rc = rb_suite_log_start(ld->src, &ld->t_start, err)) != RB_OK)
+        return rc;
+    if (!parts)
+        ld->t_start = rb_log_start(ld->log);
     ld->settle = s->has_settle ? s->settle : 0.0;
     size_t by = SIZE_MAX;
     long stage = -1;
     for (size_t v = 0; v < s->n_variants && !s->has_settle; v++) {
         const rb_pipeline *p = s->variants[v].pipeline;
         long st;
-        double t = rb_pipeline_settle(p, rb_pipeline_period(p, ld->log), &st);
+        const rb_channel *clk = parts && p->clock_channel ? rb_log_find(ld->log, p->clock_channel) : NULL;
+        rb_channel times = {0};
+        rb_log one = {.n_channels = 1, .channels = &times}; /* the clock channel's times alone */
+        if (clk && (rc = rb_suite_channel_whole(ld->src, clk, false, jb->opts->memory_limit, ld->label,
+                                                "the start-up to skip (the clock's median interval)", &times, err)))
+            return rc;
+        double t = rb_pipeline_settle(p, rb_pipeline_period(p, clk ? &one : ld->log), &st);
+        rb_suite_channel_free(&times);
         if (t > ld->settle)
             ld->settle = t, by = v, stage = st;
     }
@@ -206,13 +258,29 @@ static int prepare_log(job *jb, size_t l, rb_err *err)
         return rb_err_set(err, RB_ENOTFOUND, "%s: reference channel %s not found (reference)", ld->label, s->reference);
     if (ld->ref->n_samples == 0)
         return rb_err_set(err, RB_EINPUT, "%s: reference channel %s has no samples", ld->label, s->reference);
+    if (!ld->ref->time) { /* read in parts: its span, and the whole channel only for a figure's trace */
+        bool traced = false;
+        for (size_t k = 0; k < s->n_traces; k++)
+            traced |= s->traces[k].log == l;
+        size_t c = (size_t)(ld->ref - ld->log->channels), T = ld->ref->n_samples;
+        if ((rc = rb_log_source_read(ld->src, c, 0, 1, &ld->ref_t0, NULL, err)) ||
+            (rc = rb_log_source_read(ld->src, c, T - 1, 1, &ld->ref_t1, NULL, err)))
+            return rc;
+        if (traced && (rc = rb_suite_channel_whole(ld->src, ld->ref, true, jb->opts->memory_limit, ld->label,
+                                                   "a figure's trace (figures.traces)", &ld->ref_copy, err)))
+            return rc;
+        if (traced)
+            ld->ref = &ld->ref_copy;
+    } else {
+        ld->ref_t0 = ld->ref->time[0], ld->ref_t1 = ld->ref->time[ld->ref->n_samples - 1];
+    }
     if (l == 0 && !jb->joints && (rc = choose_joints(jb, err)))
         return rc;
     rc = select_joints(jb, ld, err);
     if (!rc && s->contact_channel)
-        rc = contact_intervals(s, ld, err);
+        rc = scan_channel(s, ld, s->contact_channel, "figures.contact.channel", contact_part, err);
     if (!rc && s->events_channel)
-        rc = event_times(s, ld, err);
+        rc = scan_channel(s, ld, s->events_channel, "events.channel", events_part, err);
     return rc ? rc : log_settle(jb, ld, err);
 }
 
@@ -274,7 +342,7 @@ static int scored_range(const job *jb, const log_data *ld, const rb_suite_varian
     const rb_channel *ref = ld->ref;
     double t0, t1;
     scored_window(jb, ld, var, clk, &t0, &t1);
-    double lo = fmax(ref->time[0], t0), hi = fmin(ref->time[ref->n_samples - 1], t1);
+    double lo = fmax(ld->ref_t0, t0), hi = fmin(ld->ref_t1, t1);
     *k0 = 0;
     while (*k0 < clk->n && clk->t[*k0] < lo)
         (*k0)++;
@@ -286,7 +354,7 @@ static int scored_range(const job *jb, const log_data *ld, const rb_suite_varian
     return rb_err_set(err, RB_EINPUT,
                       "%s: reference channel %s (t from %.17g to %.17g s)%s covers no sample of the run's clock (t "
                       "from %.17g to %.17g s)",
-                      ld->label, ref->name, ref->time[0], ref->time[ref->n_samples - 1],
+                      ld->label, ref->name, ld->ref_t0, ld->ref_t1,
                       jb->s->has_window || var->has_window ? " inside the window"
                       : ld->settle > 0                     ? " after the excluded start-up (settle)"
                                                            : "",
@@ -367,7 +435,11 @@ static int score(const job *jb, const log_data *ld, const rb_suite_variant *var,
         rc = nomem(err);
     if (!rc) {
         rb_clock sub = {n, res->clock.t + k0};
-        rc = rb_resample(ld->ref, ld->sel, J, &sub, jb->s->reference_interp, RB_NONFINITE_ERROR, r, NULL, err);
+        if (ld->ref->data) /* else read in parts: window by window, the same numbers */
+            rc = rb_resample(ld->ref, ld->sel, J, &sub, jb->s->reference_interp, RB_NONFINITE_ERROR, r, NULL, err);
+        else
+            rc = rb_suite_resample_parts(jb->s->logs[ld - jb->logs].paths[0], jb->opts->memory_limit, jb->s->reference,
+                                         ld->sel, J, &sub, jb->s->reference_interp, r, err);
         if (rc)
             rb_err_prefix(err, rc, "%s: reference: ", ld->label);
     }
@@ -575,7 +647,11 @@ static void free_job(job *jb)
     const rb_suite *s = jb->s;
     for (size_t l = 0; jb->logs && l < s->n_logs; l++) {
         log_data *ld = &jb->logs[l];
-        rb_log_free(ld->log);
+        if (ld->src)
+            rb_log_source_free(ld->src);
+        else
+            rb_log_free(ld->log);
+        rb_suite_channel_free(&ld->ref_copy);
         rb_log_free(ld->ref_log);
         rb_free(ld->ref_path);
         rb_free(ld->label);
@@ -623,7 +699,10 @@ int rb_suite_runner_run(rb_suite_runner *rn, const size_t *items, size_t n, rb_s
     for (size_t k = 0; k < n; k++)
         if (items[k] >= s->n_variants * s->n_logs)
             return rb_err_set(err, RB_EINVAL, "%s: run %zu of %zu runs", s->path, items[k], s->n_variants * s->n_logs);
-    int rc = plan_logs(&jb, err);
+    /* the suite's joints: no log is read for them (a run reads its own log only) */
+    int rc = !jb.joints && s->n_joints ? choose_joints(&jb, err) : RB_OK;
+    if (!rc)
+        rc = plan_logs(&jb, err);
     if (!rc)
         rc = run_pool(&jb, read_log, jb.n_need, false, err);
     for (size_t k = 0; !rc && k < jb.n_need; k++)

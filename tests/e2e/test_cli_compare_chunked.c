@@ -1,0 +1,156 @@
+/* End-to-end: roboest compare --memory-limit reads the suite's own channels (reference, contact, events) in parts
+ * as the runs read their bindings: the reference resampled onto each run's clock window by window, the contact
+ * stretches and the events scanned part by part, the log's channels nobody uses never read. The report has the
+ * bytes of the whole-log compare; what must be read whole (a figure's trace of the reference) and does not fit is
+ * said up front, exit 3, no report. The logs are written here (roboest .h5 layout, read in parts). */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "roboest/io.h"
+
+#define T_CLOCK 60000 /* 60 s at 1 kHz */
+#define REF_RATE 5    /* reference samples per clock sample: 7.2 MB whole */
+#define BULK 160      /* elements of a channel no one reads: 77 MB whole */
+
+static void add(rb_log *log, const char *name, size_t T, size_t n, double dt, const char *const *names,
+                double (*f)(double t, size_t i, double off), double off)
+{
+    rb_channel *ch = NULL;
+    rb_err err;
+    cr_assert_eq(rb_log_add_channel(log, name, T, n, &ch, &err), RB_OK, "%s", err.msg);
+    for (size_t k = 0; k < T; k++) {
+        ch->time[k] = 1.0 + dt * (double)k;
+        for (size_t i = 0; f && i < n; i++)
+            ch->data[k * n + i] = f(ch->time[k], i, off);
+    }
+    for (size_t i = 0; names && i < n; i++)
+        cr_assert_eq(rb_channel_set_name(ch, i, names[i], &err), RB_OK);
+}
+
+static double truth(double t, size_t i, double off) { return (void)off, i ? cos(t) : sin(3 * t); }
+static double sensed(double t, size_t i, double off) { return truth(t, i, 0) + off * sin(17 * t + (double)i); }
+static double pushes(double t, size_t i, double off) { return (void)i, (void)off, fmod(t, 7.0) < 1.0 ? 5.0 : 0.0; }
+static double phase(double t, size_t i, double off) { return (void)i, (void)off, floor(t / 4.0); }
+
+static void write_log(const char *dir, const char *name, double off)
+{
+    static const char *const joints[] = {"j1", "j2"};
+    rb_log *log = NULL;
+    rb_err err;
+    cr_assert_eq(rb_log_new(&log, &err), RB_OK);
+    add(log, "sensors/tau", T_CLOCK, 2, 1e-3, joints, sensed, off);
+    add(log, "truth/tau", (size_t)T_CLOCK * REF_RATE, 2, 1e-3 / REF_RATE, joints, truth, 0);
+    add(log, "truth/pushes", T_CLOCK / 10, 1, 1e-2, NULL, pushes, 0);
+    add(log, "truth/phase", T_CLOCK / 10, 1, 1e-2, NULL, phase, 0);
+    add(log, "camera/features", T_CLOCK, BULK, 1e-3, NULL, NULL, 0);
+    char *path = test_path(dir, name);
+    rb_write_opts o = {RB_OUT_H5, true, NULL};
+    cr_assert_eq(rb_log_write(log, path, &o, &err), RB_OK, "%s", err.msg);
+    rb_log_free(log);
+    free(path);
+}
+
+/* The logs written by a child process: this one stays small, and so do the roboest processes it forks (a child's peak
+ * memory counts the parent's pages it starts with). */
+static char *make_suite(const char *dir)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        write_log(dir, "a.h5", 0.05);
+        write_log(dir, "b.h5", 0.1);
+        _exit(0);
+    }
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the logs written");
+    char *raw = test_path(dir, "raw.json"), *smooth = test_path(dir, "smooth.json"), *suite = test_path(dir, "s.json");
+    test_write_file(raw, "{\"clock\": {\"rate\": 1000}, \"signals\": {\"tau_hat\": {\"channel\": \"sensors/tau\"}}}\n");
+    test_write_file(smooth, "{\"clock\": {\"rate\": 1000}, \"signals\": {\"m\": {\"channel\": \"sensors/tau\"}},\n"
+                            " \"stages\": [{\"id\": \"lp\", \"type\": \"lowpass\", \"in\": {\"x\": \"m\"},\n"
+                            "              \"out\": {\"y\": \"tau_lp\"}, \"params\": {\"cutoff_hz\": 5}}]}\n");
+    test_write_file(suite,
+                    "{\"name\": \"long logs\",\n"
+                    " \"variants\": [{\"name\": \"raw\", \"pipeline\": \"raw.json\", \"estimate\": \"tau_hat\"},\n"
+                    "   {\"name\": \"smooth\", \"pipeline\": \"smooth.json\", \"estimate\": \"tau_lp\"}],\n"
+                    " \"logs\": [\"a.h5\", \"b.h5\"], \"reference\": \"truth/tau\", \"joints\": [\"j1\", \"j2\"],\n"
+                    " \"statistics\": [\"rmse\", \"max_abs\", \"event_peak\", \"event_max\"],\n"
+                    " \"events\": {\"channel\": \"truth/phase\", \"window\": [-0.1, 0.5]},\n"
+                    " \"figures\": {\"traces\": [{\"joint\": \"j1\", \"log\": \"a\", \"window\": [10, 12]}],\n"
+                    "             \"contact\": {\"channel\": \"truth/pushes\", \"threshold\": 1}}}\n");
+    free(raw), free(smooth);
+    return suite;
+}
+
+static void same_file(const char *a, const char *b, const char *name)
+{
+    char *pa = test_path(a, name), *pb = test_path(b, name);
+    size_t la = 0, lb = 0;
+    char *ta = test_read_file(pa, &la), *tb = test_read_file(pb, &lb);
+    cr_assert(ta && tb, "%s and %s exist", pa, pb);
+    cr_expect(la == lb && memcmp(ta, tb, la) == 0, "%s: the same bytes as %s", pb, pa);
+    free(ta), free(tb), free(pa), free(pb);
+}
+
+/* roboest compare SUITE -o out -q --threads 1 --memory-limit MB, waited for alone: its exit code and peak memory. */
+static int limited_compare(const char *suite, const char *out, struct rusage *ru)
+{
+    const char *args[] = {"compare", suite, "-o", out, "-q", "--threads", "1", "--memory-limit", "16", NULL};
+    int null_fd = open("/dev/null", O_WRONLY);
+    pid_t pid = cli_spawn(NULL, args, null_fd, null_fd, 0);
+    close(null_fd);
+    int status = 0;
+    cr_assert_eq(wait4(pid, &status, 0, ru), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+Test(cli_compare_chunked, the_suites_channels_read_in_parts_same_report_less_memory, .timeout = 300)
+{
+    char *dir = test_tmpdir(), *suite = make_suite(dir), *whole = test_path(dir, "whole"), *lim = test_path(dir, "lim");
+    char *peak_dir = test_path(dir, "peak");
+    struct rusage ru;
+    cr_assert_eq(limited_compare(suite, peak_dir, &ru), CLI_EXIT_OK);
+    cli_result rl = cli_run(
+        NULL, (const char *[]){"compare", suite, "-o", lim, "-q", "--threads", "1", "--memory-limit", "16", NULL});
+    cr_assert_eq(rl.status, CLI_EXIT_OK, "%s", rl.err);
+    double bulk_mib = (double)T_CLOCK * (BULK + 1) * sizeof(double) / 1048576.0;
+    /* the whole-log read holds the unused camera channel (74 MiB; peak 200 MiB before): the limited one never reads
+     * it (peak about 53 MiB: the runs, the reference whole for the trace and its copies in the runs) */
+    cr_expect_lt((double)ru.ru_maxrss / 1024.0, bulk_mib, "peak %.1f MiB, the unused channel %.1f MiB",
+                 (double)ru.ru_maxrss / 1024.0, bulk_mib);
+    cli_result rw = cli_run(NULL, (const char *[]){"compare", suite, "-o", whole, "-q", "--threads", "1", NULL});
+    cr_assert_eq(rw.status, CLI_EXIT_OK, "%s", rw.err);
+    cr_expect_str_eq(rl.out, rw.out);
+    cr_expect_str_eq(rl.err, rw.err);
+    static const char *const files[] = {"report.md",    "report.json",       "report.csv",
+                                        "rmse_box.svg", "magnitude_box.svg", "trace_a_j1_0.svg"};
+    cr_expect_eq(test_count_entries(lim), 6, "%s: the report and the figures", lim);
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        same_file(whole, lim, files[i]);
+    cli_result_free(&rl), cli_result_free(&rw);
+    free(whole), free(lim), free(peak_dir), free(suite), free(dir);
+}
+
+/* A figure's trace holds the reference's samples: that channel is read whole, and over the limit it is said up
+ * front (before any run), exit 3, one line naming the log, the channel and the memory; no report. */
+Test(cli_compare_chunked, a_trace_of_a_reference_over_the_limit_is_said_up_front, .timeout = 300)
+{
+    char *dir = test_tmpdir(), *suite = make_suite(dir), *out = test_path(dir, "out");
+    cli_result r = cli_run(NULL, (const char *[]){"compare", suite, "-o", out, "-q", "--memory-limit", "4", NULL});
+    cr_assert_eq(r.status, CLI_EXIT_INPUT, "%s", r.err);
+    cr_expect_eq(test_count_lines(r.err), 1, "one line: %s", r.err);
+    cr_expect(strstr(r.err, "a.h5") && strstr(r.err, "figures.traces") && strstr(r.err, "truth/tau") &&
+                  strstr(r.err, "MiB"),
+              "%s", r.err);
+    cr_expect_not(test_exists(out), "no report: %s", out);
+    cli_result_free(&r);
+    free(out), free(suite), free(dir);
+}
