@@ -110,6 +110,7 @@ Test(cli_closed_loop_mismatch2, table_ii_both_readings, .timeout = 240)
     cr_expect(fabs(l_loop - l_true) > 1e-3 * l_true, "lagging estimate: %g vs %g", l_loop, l_true);
     cJSON_Delete(loop);
     cJSON_Delete(truth);
+    cli_result_free(&r);
     free_fixture(&fx);
 }
 
@@ -135,5 +136,6 @@ Test(cli_closed_loop_mismatch2, sweep_ratios_both_readings, .timeout = 400)
     free(svg);
     free(svg_path);
     cJSON_Delete(st);
+    cli_result_free(&r);
     free_fixture(&fx);
 }
