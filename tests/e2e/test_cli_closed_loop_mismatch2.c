@@ -92,7 +92,7 @@ static double value(const cJSON *rep, const char *name, const char *point, const
     return cJSON_IsNumber(m) ? m->valuedouble : NAN;
 }
 
-Test(cli_closed_loop_mismatch2, table_ii_both_readings, .timeout = 240)
+Test(cli_closed_loop_mismatch2, table_ii_both_readings)
 {
     fixture fx = make_fixture("");
     cli_result r = cli_run(NULL, (const char *const[]){"closed-loop", fx.config, "-o", fx.out, "-q", NULL});
@@ -114,7 +114,7 @@ Test(cli_closed_loop_mismatch2, table_ii_both_readings, .timeout = 240)
     free_fixture(&fx);
 }
 
-Test(cli_closed_loop_mismatch2, sweep_ratios_both_readings, .timeout = 400)
+Test(cli_closed_loop_mismatch2, sweep_ratios_both_readings)
 {
     fixture fx = make_fixture(" \"mismatch_levels\": [0, 1],");
     cli_result r = cli_run(NULL, (const char *const[]){"closed-loop", fx.config, "-o", fx.out, "-q", NULL});

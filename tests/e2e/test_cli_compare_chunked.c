@@ -112,7 +112,7 @@ static int limited_compare(const char *suite, const char *out, struct rusage *ru
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-Test(cli_compare_chunked, the_suites_channels_read_in_parts_same_report_less_memory, .timeout = 300)
+Test(cli_compare_chunked, the_suites_channels_read_in_parts_same_report_less_memory)
 {
     char *dir = test_tmpdir(), *suite = make_suite(dir), *whole = test_path(dir, "whole"), *lim = test_path(dir, "lim");
     char *peak_dir = test_path(dir, "peak");
@@ -141,7 +141,7 @@ Test(cli_compare_chunked, the_suites_channels_read_in_parts_same_report_less_mem
 
 /* A figure's trace holds the reference's samples: that channel is read whole, and over the limit it is said up
  * front (before any run), exit 3, one line naming the log, the channel and the memory; no report. */
-Test(cli_compare_chunked, a_trace_of_a_reference_over_the_limit_is_said_up_front, .timeout = 300)
+Test(cli_compare_chunked, a_trace_of_a_reference_over_the_limit_is_said_up_front)
 {
     char *dir = test_tmpdir(), *suite = make_suite(dir), *out = test_path(dir, "out");
     cli_result r = cli_run(NULL, (const char *[]){"compare", suite, "-o", out, "-q", "--memory-limit", "4", NULL});

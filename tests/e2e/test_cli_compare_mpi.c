@@ -93,7 +93,7 @@ static void expect_same_reports(const char *a, const char *b)
     }
 }
 
-Test(cli_compare_mpi, the_report_has_the_plain_runs_bytes_on_1_2_and_3_ranks, .timeout = 300)
+Test(cli_compare_mpi, the_report_has_the_plain_runs_bytes_on_1_2_and_3_ranks)
 {
     char *dir = test_tmpdir(), *suite = make_suite(dir, false), *plain = test_path(dir, "plain");
     cli_result r = cli_run(NULL, (const char *[]){"compare", suite, "-o", plain, "-q", NULL});
@@ -111,7 +111,7 @@ Test(cli_compare_mpi, the_report_has_the_plain_runs_bytes_on_1_2_and_3_ranks, .t
     free(plain), free(suite), free(dir);
 }
 
-Test(cli_compare_mpi, a_failing_run_is_named_and_leaves_no_report, .timeout = 300)
+Test(cli_compare_mpi, a_failing_run_is_named_and_leaves_no_report)
 {
     char *dir = test_tmpdir(), *suite = make_suite(dir, true), *plain = test_path(dir, "plain");
     cli_result r = cli_run(NULL, (const char *[]){"compare", suite, "-o", plain, "-q", NULL});

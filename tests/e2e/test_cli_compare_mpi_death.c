@@ -40,7 +40,7 @@ static char *make_suite(const char *dir)
     }
     fclose(f);
     for (int i = 1; i < N_LOGS; i++) {
-        char name[16];
+        char name[32];
         snprintf(name, sizeof name, "l%d.csv", i);
         char *p = test_path(dir, name);
         size_t len = 0;
@@ -230,17 +230,11 @@ static void expect_named_death(int sig)
     free(err), free(out), free(suite), free(dir);
 }
 
-Test(cli_compare_mpi_death, a_rank_that_crashes_names_its_run_and_leaves_no_report, .timeout = 300)
-{
-    expect_named_death(SIGSEGV);
-}
+Test(cli_compare_mpi_death, a_rank_that_crashes_names_its_run_and_leaves_no_report) { expect_named_death(SIGSEGV); }
 
-Test(cli_compare_mpi_death, a_rank_terminated_by_the_scheduler_names_its_run, .timeout = 300)
-{
-    expect_named_death(SIGTERM);
-}
+Test(cli_compare_mpi_death, a_rank_terminated_by_the_scheduler_names_its_run) { expect_named_death(SIGTERM); }
 
-Test(cli_compare_mpi_death, a_killed_rank_fails_the_suite_without_a_report, .timeout = 300)
+Test(cli_compare_mpi_death, a_killed_rank_fails_the_suite_without_a_report)
 {
     char *dir = test_tmpdir(), *suite = make_suite(dir), *out = test_path(dir, "out"), *err = NULL, stem[64];
     int status = kill_rank1_in_a_run(dir, suite, out, SIGKILL, stem, sizeof stem, &err);

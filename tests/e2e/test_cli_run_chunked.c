@@ -63,7 +63,7 @@ Test(cli_run_chunked, demo_in_windows_of_1_and_1000_samples_same_bytes)
     same_both_ways("configs/demo.json", NULL, "1000");
 }
 
-Test(cli_run_chunked, shipped_pipelines_in_windows_same_bytes, .timeout = 600)
+Test(cli_run_chunked, shipped_pipelines_in_windows_same_bytes)
 {
     static const char *const runs[][2] = {
         {"configs/attitude/balance.json", "datasets/humanoid_balance.mat"},

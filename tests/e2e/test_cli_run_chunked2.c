@@ -71,7 +71,7 @@ static char *forearm_config(const char *dir, const char *est, const char *ref)
 
 /* forearm_ekf's joints_state/positions with its data needs more than 1 MiB whole (the old monitor refused the run
  * up front, exit 3); scanned in parts the run goes under the limit, the fault tallies the whole run's. */
-Test(cli_run_chunked2, the_fault_monitor_in_parts_runs_under_the_limit_same_bytes, .timeout = 300)
+Test(cli_run_chunked2, the_fault_monitor_in_parts_runs_under_the_limit_same_bytes)
 {
     char *dir = test_tmpdir(), *cfg = forearm_config(dir, "mass", "consistent");
     char *lg = src_path("datasets/inertial_forearm.mat");
@@ -111,7 +111,7 @@ static void compare_both_ways(const char *suite, const char *limit)
     free(dir), free(s), free(a), free(b);
 }
 
-Test(cli_run_chunked2, compare_with_a_memory_limit_same_report, .timeout = 300)
+Test(cli_run_chunked2, compare_with_a_memory_limit_same_report)
 {
     compare_both_ways("configs/attitude/suite_balance.json", "1");
     compare_both_ways("configs/fbse/suite_coulomb.json", "64");
@@ -119,7 +119,7 @@ Test(cli_run_chunked2, compare_with_a_memory_limit_same_report, .timeout = 300)
 
 /* The limit reaches every run: what a run in windows keeps whole over it fails the suite up front, naming the
  * variant and the log; no report. */
-Test(cli_run_chunked2, compare_under_a_too_small_limit_says_so, .timeout = 120)
+Test(cli_run_chunked2, compare_under_a_too_small_limit_says_so)
 {
     char *dir = test_tmpdir(), *s = src_path("configs/fbse/suite_coulomb.json"), *out = test_path(dir, "out");
     cli_result r = cli_run(NULL, (const char *[]){"compare", s, "-o", out, "-q", "--memory-limit", "1", NULL});
@@ -140,7 +140,7 @@ Test(cli_run_chunked2, compare_under_a_too_small_limit_says_so, .timeout = 120)
 
 /* A run in windows writes its CSV outputs window by window: nonslip_gyro (fbse.csv, 13 MiB of signals that only the
  * CSV records) runs under 1 MiB, with the same bytes as the whole-log run (before: refused up front, exit 3). */
-Test(cli_run_chunked2, csv_outputs_written_window_by_window_same_bytes, .timeout = 300)
+Test(cli_run_chunked2, csv_outputs_written_window_by_window_same_bytes)
 {
     char *dir = test_tmpdir(), *cfg = src_path("configs/fbse/nonslip_gyro.json");
     char *lg = src_path("datasets/walk_friction.mat"), *a = test_path(dir, "whole"), *b = test_path(dir, "limited");
@@ -157,7 +157,7 @@ Test(cli_run_chunked2, csv_outputs_written_window_by_window_same_bytes, .timeout
 
 /* The metrics' statistics are accumulated window by window: forearm_ekf scored on tau_obs against dq (5.7 MiB of
  * operands) runs under 1 MiB with the same report and stdout as the whole-log run (before: refused up front). */
-Test(cli_run_chunked2, metrics_accumulated_window_by_window_same_report, .timeout = 300)
+Test(cli_run_chunked2, metrics_accumulated_window_by_window_same_report)
 {
     char *dir = test_tmpdir(), *cfg = forearm_config(dir, "tau_obs", "dq");
     char *lg = src_path("datasets/inertial_forearm.mat");
@@ -177,7 +177,7 @@ Test(cli_run_chunked2, metrics_accumulated_window_by_window_same_report, .timeou
 
 /* What a run keeps whole (the signals of an HDF5 output) over the limit is refused before it runs, naming the
  * largest; nothing is written. */
-Test(cli_run_chunked2, what_is_kept_whole_over_the_limit_is_said_up_front, .timeout = 120)
+Test(cli_run_chunked2, what_is_kept_whole_over_the_limit_is_said_up_front)
 {
     char *dir = test_tmpdir();
     char *cfg = config_in(dir, "configs/inertial/forearm_ekf.json", "\"stages\": [",
@@ -196,7 +196,7 @@ Test(cli_run_chunked2, what_is_kept_whole_over_the_limit_is_said_up_front, .time
 
 /* A streamed output of a run whose files fail to be written leaves nothing: nonslip_gyro with an HDF5 output too
  * whose target (--force) is a folder, so that the write fails after the CSV was written window by window. */
-Test(cli_run_chunked2, a_failing_write_leaves_no_streamed_output, .timeout = 120)
+Test(cli_run_chunked2, a_failing_write_leaves_no_streamed_output)
 {
     char *dir = test_tmpdir();
     char *cfg = config_in(dir, "configs/fbse/nonslip_gyro.json", "\"outputs\": [",
