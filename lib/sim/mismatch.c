@@ -24,10 +24,8 @@ void rb_sim_mismatch_realistic(rb_sim_mismatch *mm)
     mm->ft_drift_force = 0.02;
     mm->ft_drift_torque = 0.002;
     mm->current_offset = 0.02;
-    /* elastic off: the held-torque coupling at 1 ms diverges on light links at the catalogue's 6.7e4 N m/rad
-     * (configs/closed_loop/README.md); give "elastic" explicitly to study it */
-    mm->elastic_stiffness = 0.0;
-    mm->elastic_damping = 0.0;
+    mm->elastic_stiffness = 6.7e4; /* Harmonic Drive size 32, K1 */
+    mm->elastic_damping = 7.5;
     mm->measurement_delay = 0.001;
     mm->current_resolution = 25.0 / 4096.0;
     mm->current_noise = 0.03;

@@ -1,6 +1,8 @@
 /* lib/sim: series-elastic joints of the plant-model mismatch (roboest/sim_mismatch.h, "elastic"): the rotor behind
- * the flexspline as a state of its own, the spring's torque on the link. The rotor's angle and velocity are RK4
- * states beside the link's: every stage of the link's RK4 sees the spring at the stage's state. */
+ * the flexspline as a state of its own, the spring's torque on the link. The spring is implicit over the step (its
+ * torque at the step's end state, predicted with the sample's mass matrix): a harmonic drive's catalogue stiffness
+ * puts the rotor-link mode of a light link above what a 1 ms explicit step resolves (and the modes of a chain are
+ * faster than any one joint's, and move with the configuration), which diverged within 0.05 s. */
 #include <math.h>
 #include <string.h>
 
@@ -10,11 +12,11 @@ int sim_elastic_init(rb_sim *s, rb_err *err)
 {
     if (!(s->mmd.stiffness > 0))
         return RB_OK;
-    size_t n = s->n ? s->n : 1;
+    size_t n = s->n ? s->n : 1, nv = s->nv ? s->nv : 1;
     s->el_th = rb_calloc(n, sizeof *s->el_th);
     s->el_thd = rb_calloc(n, sizeof *s->el_thd);
     s->tau_s = rb_calloc(n, sizeof *s->tau_s);
-    s->el_k = rb_calloc(8 * n, sizeof *s->el_k);
+    s->el_k = rb_calloc(n * (nv + n + 1) + s->max_rows * 2 * n, sizeof *s->el_k);
     if (!s->el_th || !s->el_thd || !s->tau_s || !s->el_k)
         return rb_err_set(err, RB_ENOMEM, "sim: out of memory");
     for (size_t j = 0; j < s->n; j++)
@@ -23,11 +25,7 @@ int sim_elastic_init(rb_sim *s, rb_err *err)
     return RB_OK;
 }
 
-/* Elastic: a rotor to put behind the spring, and a step that resolves the joint's fastest mode (decided at the first
- * sample: sqrt(K (1 / B + 1 / M_j)) dt < 2 and D (1 / B + 1 / M_j) dt < 1, inside RK4's and semi-implicit Euler's
- * stable ranges, M_j = 1 / (M^-1)_jj the link's apparent
- * inertia with every other coordinate free; a light link, e.g. a wrist, has its mode above what the step resolves
- * and stays rigid). el_thd holds NAN for a rigid joint. */
+/* A joint without a rotor (J_m = 0) has nothing behind a spring and stays rigid: el_thd holds NAN. */
 static bool elastic(const rb_sim *s, size_t j) { return s->el_thd[j] == s->el_thd[j]; }
 
 static double spring(const rb_sim *s, double th, double thd, double q, double qd)
@@ -35,69 +33,127 @@ static double spring(const rb_sim *s, double th, double thd, double q, double qd
     return s->mmd.stiffness * (th - q) + s->mmd.damping * (thd - qd);
 }
 
+/* The spring at the sample's state: the torque of the sample's first solve (tau_s), from which sim_elastic_implicit
+ * predicts the step's. */
 void sim_elastic_sample(rb_sim *s)
 {
     if (!s->tau_s)
         return;
     const double *sq = s->q + (s->nq - s->n), *sv = s->nu + s->voff;
-    double K = s->mmd.stiffness, dt = s->sc.dt;
     for (size_t j = 0; j < s->n; j++) {
-        size_t v = s->voff + j;
         if (s->step == 0) { /* a loop already running: the spring carries the first motor torque */
-            /* (M^-1)_vv = |L^-T e_v|^2 in the tree order, L the first sample's factor (rotors already off) */
-            memset(s->tmp, 0, s->nv * sizeof *s->tmp);
-            s->tmp[s->vpos[v]] = 1.0;
-            tree_solve_lt(s->L, s->vpar, s->nv, s->tmp);
-            double B = act_armature(&s->act[j]), inv_m = sim_dot(s->tmp, s->tmp, s->nv);
-            double c = (1.0 / B + inv_m) * dt; /* the explicit damping's stability as well */
-            bool ok = B > 0 && K * c * dt < 4.0 && s->mmd.damping * c < 1.0;
-            s->el_th[j] = sq[j] + s->tau_m[j] / K;
-            s->el_thd[j] = ok ? sv[j] : NAN;
-            if (!ok)
-                s->arm_v[v] = B; /* rigid after all: the rotor back on the link */
+            s->el_th[j] = sq[j] + s->tau_m[j] / s->mmd.stiffness;
+            s->el_thd[j] = act_armature(&s->act[j]) > 0 ? sv[j] : NAN;
         }
         s->tau_s[j] = elastic(s, j) ? spring(s, s->el_th[j], s->el_thd[j], sq[j], sv[j]) : s->tau_m[j];
     }
 }
 
-/* Stage st (1..3) of the link's RK4 at (qs, nus), h = c_st dt: the rotors' stage state from stage st - 1's slopes,
- * the spring's torque into tau_net. Stage 0 is the sample's (sim_elastic_sample). */
-void sim_elastic_stage(rb_sim *s, int st, double h)
+/* The step's spring torques tau' (after the sample's solve with tau_s, nu_dot = a_e): the spring at the mean of
+ * the sample's windup and the predicted end one, the damper at the end (r = theta - s moving as r' = r + dt r_dot +
+ * g dt^2 rho, r_dot' = r_dot + dt rho with rho = tau_m / B - a_e + W (tau_s - tau'), W = (M^-1) on the elastic
+ * joints, the rotors off, constrained by the sample's contacts and held joints as its solve was: a link in
+ * contact responds far less than free), g = 1 semi-implicit Euler, 1/2 RK4 (the torque constant over the stages: Newmark's average
+ * acceleration, which keeps a mode's energy). tau' = K (r + r') / 2 + D r_dot' is linear:
+ * (1 + c (B^-1 + W)) tau' = K (r + (dt r_dot + g dt^2 u) / 2) + D (r_dot + dt u), u = tau_m / B - a_e + W tau_s,
+ * c = g K dt^2 / 2 + D dt. Stable at any stiffness; with the link's semi-implicit Euler a mode is damped by about
+ * omega dt / 4 of critical (the least that stays stable at any omega dt). Returns whether tau_s changed (the caller
+ * solves again); the joints' tau_net follow. */
+/* W -= Z^T S^-1 Z, Z = Y_rows^T y (the sample's last solve's rows and Cholesky factor S; slipping contacts, whose
+ * system is not symmetric: W stays the free links', an overestimate). */
+static void constrain(rb_sim *s, const double *Y, size_t m, double *W, double *Z)
 {
-    if (!s->tau_s)
+    size_t rows = 0, nv = s->nv;
+    for (size_t k = 0; k < s->nc; k++)
+        rows += s->active[k] ? (size_t)s->contacts[k].dim : 0;
+    if (s->fr && rows > 0)
         return;
-    size_t n = s->n;
-    double *kth = s->el_k, *kthd = s->el_k + 4 * n; /* slopes of theta and theta_dot per stage */
-    const double *q = s->qs + (s->nq - n), *qd = s->nus + s->voff;
-    for (size_t j = 0; j < n; j++) {
-        if (!elastic(s, j))
-            continue;
-        double B = act_armature(&s->act[j]);
-        if (st == 1)
-            kth[j] = s->el_thd[j], kthd[j] = (s->tau_m[j] - s->tau_s[j]) / B;
-        double th = s->el_th[j] + h * kth[(size_t)(st - 1) * n + j];
-        double thd = s->el_thd[j] + h * kthd[(size_t)(st - 1) * n + j];
-        double ts = spring(s, th, thd, q[j], qd[j]);
-        kth[(size_t)st * n + j] = thd, kthd[(size_t)st * n + j] = (s->tau_m[j] - ts) / B;
-        s->tau_net[j] = ts - (s->held[j] ? 0.0 : s->tau_f[j]);
+    for (size_t j = 0; j < s->n; j++)
+        rows += s->held[j] != 0;
+    if (rows == 0)
+        return;
+    double *z = Z + rows * m;
+    for (size_t a = 0; a < m; a++)
+        for (size_t r = 0; r < rows; r++)
+            Z[a * rows + r] = sim_dot(s->Y + r * nv, Y + a * nv, nv);
+    for (size_t a = 0; a < m; a++) {
+        memcpy(z, Z + a * rows, rows * sizeof *z);
+        sim_chol_solve(s->S, rows, z);
+        for (size_t b = 0; b <= a; b++)
+            W[a * m + b] = W[b * m + a] = W[a * m + b] - sim_dot(Z + b * rows, z, rows);
     }
 }
 
+bool sim_elastic_implicit(rb_sim *s)
+{
+    if (!s->tau_s)
+        return false;
+    size_t n = s->n, nv = s->nv, vo = s->voff, m = 0;
+    bool rk4 = s->sc.method == RB_SIM_RK4;
+    double K = s->mmd.stiffness, D = s->mmd.damping, dt = s->sc.dt, g = rk4 ? 0.5 : 1.0, be = rk4 ? 1.0 : 0.5;
+    double *Y = s->el_k, *A = Y + n * nv, *x = A + n * n, c = be * g * K * dt * dt + D * dt;
+    for (size_t j = 0; j < n; j++) {
+        if (!elastic(s, j))
+            continue;
+        double *y = Y + m++ * nv; /* (M^-1)_ab = (L^-T e_a) . (L^-T e_b) */
+        memset(y, 0, nv * sizeof *y);
+        y[s->vpos[vo + j]] = 1.0;
+        tree_solve_lt(s->L, s->vpar, nv, y);
+    }
+    if (m == 0)
+        return false;
+    for (size_t a = 0; a < m; a++)
+        for (size_t b = 0; b <= a; b++)
+            A[a * m + b] = A[b * m + a] = sim_dot(Y + a * nv, Y + b * nv, nv);
+    constrain(s, Y, m, A, x + n);
+    const double *sq = s->q + (s->nq - n), *sv = s->nu + vo;
+    for (size_t j = 0, a = 0; j < n; j++) {
+        if (!elastic(s, j))
+            continue;
+        double B = act_armature(&s->act[j]), u = s->tau_m[j] / B - s->nu_dot[vo + j];
+        for (size_t j2 = 0, b = 0; j2 < n; j2++)
+            if (elastic(s, j2))
+                u += A[a * m + b++] * s->tau_s[j2];
+        double r = s->el_th[j] - sq[j], rd = s->el_thd[j] - sv[j];
+        x[a++] = K * (r + be * (dt * rd + g * dt * dt * u)) + D * (rd + dt * u);
+    }
+    for (size_t j = 0, a = 0; j < n; j++) {
+        if (!elastic(s, j))
+            continue;
+        for (size_t b = 0; b < m; b++)
+            A[a * m + b] *= c;
+        A[a * m + a] += 1.0 + c / act_armature(&s->act[j]);
+        a++;
+    }
+    if (!sim_chol(A, m)) /* SPD by construction; round-off: keep the explicit spring */
+        return false;
+    sim_chol_solve(A, m, x);
+    for (size_t j = 0, a = 0; j < n; j++) {
+        if (!elastic(s, j))
+            continue;
+        s->tau_s[j] = x[a++];
+        s->tau_net[j] = s->tau_s[j] - (s->held[j] ? 0.0 : s->tau_f[j]);
+    }
+    return true;
+}
+
+/* The rotors over the step under the constant acceleration (tau_m - tau') / B: semi-implicit Euler (velocity
+ * first, as the link), or exactly (RK4, whose link stages see the same constant torque). */
 void sim_elastic_advance(rb_sim *s)
 {
     if (!s->tau_s)
         return;
-    size_t n = s->n;
-    double dt = s->sc.dt, *kth = s->el_k, *kthd = s->el_k + 4 * n;
-    for (size_t j = 0; j < n; j++) {
+    double dt = s->sc.dt;
+    for (size_t j = 0; j < s->n; j++) {
         if (!elastic(s, j))
             continue;
-        if (s->sc.method != RB_SIM_RK4) { /* semi-implicit Euler, as the link: velocity first */
-            s->el_thd[j] += dt * (s->tau_m[j] - s->tau_s[j]) / act_armature(&s->act[j]);
+        double acc = (s->tau_m[j] - s->tau_s[j]) / act_armature(&s->act[j]);
+        if (s->sc.method != RB_SIM_RK4) {
+            s->el_thd[j] += dt * acc;
             s->el_th[j] += dt * s->el_thd[j];
-            continue;
+        } else {
+            s->el_th[j] += dt * s->el_thd[j] + 0.5 * dt * dt * acc;
+            s->el_thd[j] += dt * acc;
         }
-        s->el_th[j] += dt * (kth[j] + 2 * kth[n + j] + 2 * kth[2 * n + j] + kth[3 * n + j]) / 6.0;
-        s->el_thd[j] += dt * (kthd[j] + 2 * kthd[n + j] + 2 * kthd[2 * n + j] + kthd[3 * n + j]) / 6.0;
     }
 }

@@ -596,7 +596,8 @@ int sim_compute_sample(rb_sim *s, rb_err *err)
         (rc = sample_refs(s, err)) < 0 || (rc = controller(s, err)) < 0)
         return rc;
     actuators(s);
-    if ((rc = friction(s, err)) < 0 || (rc = contact_solve(s, err)) < 0 || (s->gait && (rc = sim_gait_zmp(s, err)) < 0))
+    if ((rc = friction(s, err)) < 0 || (rc = contact_solve(s, err)) < 0 ||
+        (sim_elastic_implicit(s) && (rc = contact_solve(s, err)) < 0) || (s->gait && (rc = sim_gait_zmp(s, err)) < 0))
         return rc;
     joint_outputs(s);
 
@@ -661,7 +662,6 @@ int rb_sim_step(rb_sim *s, rb_err *err)
             for (size_t i = 0; i < nv; i++)
                 s->nus[i] = s->nu[i] + h * ka[(size_t)(st - 1) * nv + i];
             memcpy(kv + (size_t)st * nv, s->nus, nv * sizeof *kv);
-            sim_elastic_stage(s, st, h); /* the spring at the stage's state */
             if ((rc = plant_eval(s, s->qs, s->nus, true, false, err)) < 0 ||
                 (rc = plant_solve(s, s->held, ka + (size_t)st * nv, NULL, s->hold, err)) < 0)
                 return rc;
@@ -673,7 +673,7 @@ int rb_sim_step(rb_sim *s, rb_err *err)
         rb_dyn_integrate(m, s->q, s->nus, dt, s->q);
         sim_elastic_advance(s);
     } else {
-        sim_elastic_advance(s); /* from the sample's state, as the link */
+        sim_elastic_advance(s);
         for (size_t i = 0; i < nv; i++)
             s->nu[i] += dt * s->nu_dot[i];
         rb_dyn_integrate(m, s->q, s->nu, dt, s->q);

@@ -92,7 +92,7 @@ struct rb_sim {
     /* series-elastic joints (mismatch_elastic.c; NULL: rigid): the rotor's angle and velocity at the joint's scale,
      * the spring's torque on the link at the sample (n each) */
     double *el_th, *el_thd, *tau_s;
-    double *el_k; /* RK4 slopes of the rotors: theta_dot then theta_ddot, 4 stages of n each */
+    double *el_k; /* the implicit spring's workspace: n x nv (L^-T e_j), n x n, n */
 
     rb_sim_truth truth;
 };
@@ -100,12 +100,12 @@ struct rb_sim {
 enum { KIN_NONE = 0, KIN_POS, KIN_VEL, KIN_ACC };
 
 /* Series-elastic joints (mismatch_elastic.c, roboest/sim_mismatch.h): set-up (after the armature, from the draws),
- * the spring torques of the sample (after the actuators; the first sample preloads the springs), the spring at
- * each RK4 stage of the link (before its solve), the rotors over the step (after the link's stages), a joint's
- * drive torque on the link. */
+ * the spring torques of the sample (after the actuators; the first sample preloads the springs), the step's
+ * implicit spring torques (after the sample's solve; true: solve again), the rotors over the step (after the
+ * link's stages), a joint's drive torque on the link. */
 int sim_elastic_init(rb_sim *s, rb_err *err);
 void sim_elastic_sample(rb_sim *s);
-void sim_elastic_stage(rb_sim *s, int st, double h);
+bool sim_elastic_implicit(rb_sim *s);
 void sim_elastic_advance(rb_sim *s);
 static inline double sim_drive(const rb_sim *s, size_t j) { return s->tau_s ? s->tau_s[j] : s->tau_m[j]; }
 

@@ -27,8 +27,9 @@ static rb_log *run_log(const rb_scenario *s)
     return log;
 }
 
-/* Largest |tau_j + tau_f - (K (theta - s) + D (theta_dot - s_dot))| and mean |theta - s| over `steps` steps;
- * *moved: the largest |s - s_rigid| against the rigid run's positions (NULL: not compared). */
+/* Largest |tau_j + tau_f - (K (r_k + r_k+1) / 2 + D r_dot_k+1)| (r = theta - s: the step's spring torque, the mean
+ * windup and the damper at the step's end) and mean |theta - s| over `steps` steps; *moved: the largest
+ * |s - s_rigid| against the rigid run's positions (NULL: not compared). */
 static void spring_check(const rb_sim_scenario *sc, size_t steps, double K, double D, double *law, double *windup,
                          const double *rigid, double *moved, double *positions)
 {
@@ -36,6 +37,7 @@ static void spring_check(const rb_sim_scenario *sc, size_t steps, double K, doub
     rb_err err;
     cr_assert_eq(rb_sim_init(sc, &sim, &err), RB_OK, "%s", err.msg);
     size_t n = sc->model->n_dofs;
+    double *prev = calloc(2 * n, sizeof *prev);
     *law = 0, *windup = 0;
     if (moved)
         *moved = 0;
@@ -43,9 +45,10 @@ static void spring_check(const rb_sim_scenario *sc, size_t steps, double K, doub
         const rb_sim_truth *t = rb_sim_truth_get(sim);
         for (size_t j = 0; j < n; j++) {
             double R = sc->actuators[j].R, th = t->motor_pos[j] / R, thd = t->motor_vel[j] / R;
-            double ts = K * (th - t->s[j]) + D * (thd - t->s_dot[j]);
-            if (j < 2) /* the shoulder: heavy enough to be elastic (the light forearm and wrist stay rigid) */
-                *law = fmax(*law, fabs(t->tau_j[j] + t->tau_f[j] - ts) / (1 + fabs(ts)));
+            double ts = K * 0.5 * (prev[j] + th - t->s[j]) + D * (thd - t->s_dot[j]);
+            if (k > 0)
+                *law = fmax(*law, fabs(prev[n + j] - ts) / (1 + fabs(ts)));
+            prev[j] = th - t->s[j], prev[n + j] = t->tau_j[j] + t->tau_f[j];
             *windup += fabs(th - t->s[j]) / (double)((steps + 1) * n);
             if (positions)
                 positions[k * n + j] = t->s[j];
@@ -55,6 +58,7 @@ static void spring_check(const rb_sim_scenario *sc, size_t steps, double K, doub
         if (k < steps)
             cr_assert_eq(rb_sim_step(sim, &err), 1, "%s", err.msg);
     }
+    free(prev);
     rb_sim_finish(sim);
 }
 

@@ -26,11 +26,14 @@
  *             samples late (the control bus; stamped on arrival; a 100 Hz IMU under 5 ms keeps its timing);
  *   elastic   a series-elastic joint (the flexspline): the rotor (inertia R^2 J_m at the joint, then left out of
  *             the link's mass matrix) drives the link through tau_s = K (theta - s) + D (theta_dot - s_dot), theta
- *             the rotor angle at the joint's scale: R^2 J_m theta_ddot = tau_m - tau_s, integrated with the link
- *             (RK4 stages, or semi-implicit Euler); the motor encoders read R theta. Joints without a rotor inertia
- *             (J_m = 0) or whose mode the step cannot resolve (sqrt(K (1/B + 1/M_j)) dt >= 2 or D (1/B + 1/M_j) dt
- *             >= 1, B = R^2 J_m, M_j = 1 / (M^-1)_jj at the first sample) stay rigid. Off in the realistic
- *             preset (it diverges at the catalogue's stiffness, configs/closed_loop/README.md). The level scales the compliance: K / level, D / sqrt(level)
+ *             the rotor angle at the joint's scale: R^2 J_m theta_ddot = tau_m - tau_s. The spring is implicit
+ *             over the step (its torque at the mean of the sample's and the predicted end windup, the damper at
+ *             the end, the links' response from the sample's mass matrix and contacts), the rotor beside the link
+ *             (semi-implicit Euler, or exact under the step's constant torque with RK4): stable at any stiffness,
+ *             a rotor-link mode the step does not resolve is damped (about omega dt / 4 of critical with Euler,
+ *             omega dt / 2 with RK4). The motor encoders read R theta; joints without a rotor inertia (J_m = 0)
+ *             stay rigid. Realistic preset: 6.7e4 N m/rad, 7.5 N m s/rad (configs/closed_loop/README.md). The
+ *             level scales the compliance: K / level, D / sqrt(level)
  *             (the same damping ratio; level 0: rigid).
  * Random contacts (scenario key "random_contacts"): a Poisson process of `rate` contacts per second over [from,
  * until), each at a frame drawn uniformly from `frames`, a half sine of duration uniform in [duration_min,
