@@ -143,8 +143,6 @@ int rb_cl_task_map_channels(rb_cl_task_map *tm, const rb_closed_loop_task *task,
                             size_t n_channels, rb_err *err);
 
 /* ---- a suite's log read in parts (suite_window.c; compare --memory-limit) --------------------------------------- */
-/* The log's first finite time, as rb_log_start. */
-int rb_suite_log_start(rb_log_source *src, double *start, rb_err *err);
 /* Channel ch (of src's log) in parts of `part` samples: fn(user, times, values, count, err) for each, in order. */
 typedef int (*rb_suite_part_fn)(void *user, const double *t, const double *x, size_t n, rb_err *err);
 int rb_suite_channel_parts(rb_log_source *src, const rb_channel *ch, size_t part, rb_suite_part_fn fn, void *user,

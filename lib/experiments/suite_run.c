@@ -211,7 +211,7 @@ static int log_settle(job *jb, log_data *ld, rb_err *err)
     const rb_suite *s = jb->s;
     bool parts = ld->src && rb_log_source_chunked(ld->src);
     int rc = RB_OK;
-    if (parts && (rc = rb_suite_log_start(ld->src, &ld->t_start, err)) != RB_OK)
+    if (parts && (rc = rb_log_source_start(ld->src, &ld->t_start, err)) != RB_OK)
         return rc;
     if (!parts)
         ld->t_start = rb_log_start(ld->log);

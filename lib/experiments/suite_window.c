@@ -7,27 +7,6 @@
 
 static int nomem(rb_err *err) { return rb_err_set(err, RB_ENOMEM, "out of memory"); }
 
-int rb_suite_log_start(rb_log_source *src, double *start, rb_err *err)
-{
-    const rb_log *log = rb_log_source_log(src);
-    double t = NAN, part[64];
-    for (size_t c = 0; c < log->n_channels; c++) { /* rb_log_start: each channel's first finite time */
-        const rb_channel *ch = &log->channels[c];
-        bool found = false;
-        for (size_t k = 0; k < ch->n_samples && !found; k += 64) {
-            size_t n = ch->n_samples - k < 64 ? ch->n_samples - k : 64;
-            int rc = rb_log_source_read(src, c, k, n, part, NULL, err);
-            if (rc)
-                return rc;
-            for (size_t i = 0; i < n && !found; i++)
-                if ((found = isfinite(part[i])) && !(part[i] >= t))
-                    t = part[i];
-        }
-    }
-    *start = t;
-    return RB_OK;
-}
-
 int rb_suite_channel_parts(rb_log_source *src, const rb_channel *ch, size_t part, rb_suite_part_fn fn, void *user,
                            rb_err *err)
 {

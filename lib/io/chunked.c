@@ -1,5 +1,6 @@
 /* A log read in bounded parts (roboest/io.h, rb_log_source): the HDF5-based layouts by hyperslab, anything else
  * whole at opening, with its size checked against the caller's memory limit. */
+#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -326,4 +327,51 @@ int rb_channel_window_advance(rb_log_source *s, size_t c, rb_channel_window *w, 
         w->count += more;
     }
     return RB_OK;
+}
+
+int rb_log_source_start(rb_log_source *src, double *start, rb_err *err)
+{
+    const rb_log *log = rb_log_source_log(src);
+    double t = NAN, part[64];
+    for (size_t c = 0; c < log->n_channels; c++) {
+        const rb_channel *ch = &log->channels[c];
+        bool found = false;
+        for (size_t k = 0; k < ch->n_samples && !found; k += 64) {
+            size_t n = ch->n_samples - k < 64 ? ch->n_samples - k : 64;
+            int rc = rb_log_source_read(src, c, k, n, part, NULL, err);
+            if (rc)
+                return rc;
+            for (size_t i = 0; i < n && !found; i++)
+                if ((found = isfinite(part[i])) && !(part[i] >= t))
+                    t = part[i];
+        }
+    }
+    *start = t;
+    return RB_OK;
+}
+
+int rb_log_source_load(rb_log_source *src, const rb_channel *ch, bool data, rb_channel *copy, rb_err *err)
+{
+    *copy = *ch;
+    if (ch->time) /* read whole already */
+        return RB_OK;
+    const rb_log *log = rb_log_source_log(src);
+    size_t T = ch->n_samples ? ch->n_samples : 1, n = ch->n_elements ? ch->n_elements : 1;
+    copy->time = rb_malloc(T * sizeof *copy->time);
+    copy->data = data ? rb_malloc(T * n * sizeof *copy->data) : NULL;
+    int rc = copy->time && (!data || copy->data) ? RB_OK : rb_err_set(err, RB_ENOMEM, "out of memory");
+    if (!rc)
+        rc = rb_log_source_read(src, (size_t)(ch - log->channels), 0, ch->n_samples, copy->time, copy->data, err);
+    if (rc)
+        rb_log_source_unload(ch, copy);
+    return rc;
+}
+
+void rb_log_source_unload(const rb_channel *ch, rb_channel *copy)
+{
+    if (copy->time != ch->time)
+        rb_free(copy->time);
+    if (copy->data != ch->data)
+        rb_free(copy->data);
+    copy->time = copy->data = NULL;
 }

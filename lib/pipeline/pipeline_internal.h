@@ -117,21 +117,12 @@ int rb_feeder_fill(rb_feeder *f, const double *clock_t, size_t k0, size_t k1, rb
 /* Values of binding i held so far (rb_resample's n_held). */
 size_t rb_feeder_held(const rb_feeder *f, size_t binding);
 void rb_feeder_free(rb_feeder *f);
-/* A copy of channel ch of src (its description) with every timestamp read (time), data NULL; free with
- * rb_feed_channel_times_free. A channel holding its samples already (src may then be NULL) is copied as it is.
- * rb_log_source_read's errors. */
-int rb_feed_channel_times(rb_log_source *src, const rb_channel *ch, rb_channel *copy, rb_err *err);
-void rb_feed_channel_times_free(const rb_channel *ch, rb_channel *copy);
-/* The same with every sample too when `data` (the channel whole: for the fault monitor's scan, one at a time). */
-int rb_feed_channel_load(rb_log_source *src, const rb_channel *ch, bool data, rb_channel *copy, rb_err *err);
 /* RB_EINPUT up front when what a run in windows keeps whole does not fit `limit` bytes: the clock, the recorded
  * signals (sig: the signal table, T rows each; those whole[] marks) and the timestamps of the largest bound channel (n_bound in bound,
  * NULL skipped) read whole for its check (the fault monitor reads parts). The message names the largest part. */
 int rb_feed_check_memory(const rb_pipeline *p, const rb_live_signal *sig, const bool *whole,
                          const rb_channel *const *bound, size_t n_bound, size_t T, size_t limit, const char *label,
                          rb_err *err);
-/* rb_log_start of the source's log, reading the first samples of every channel. */
-int rb_feed_log_start(rb_log_source *src, double *start, rb_err *err);
 
 /* ---- outputs written window by window (stream_out.c, for run.c and write.c) ------------------------------------ */
 /* Output o is written window by window in a run in windows with a folder (rb_run_opts.stream_dir): a CSV one. */

@@ -209,10 +209,10 @@ static int check_channel(runner *r, const rb_channel *ch, span *sp, double *peri
 {
     rb_time_report rep;
     rb_channel copy; /* a log read in windows: its timestamps, for now (window.c) */
-    int rc = rb_feed_channel_times(r->src, ch, &copy, r->err);
+    int rc = rb_log_source_load(r->src, ch, false, &copy, r->err);
     if (!rc)
         rc = rb_channel_check_time(&copy, r->p->gap_factor, &rep, r->err);
-    rb_feed_channel_times_free(ch, &copy);
+    rb_log_source_unload(ch, &copy);
     if (rc)
         return rb_err_prefix(r->err, rc, "%s: ", r->label);
     if (ch->n_samples == 0)
@@ -271,7 +271,7 @@ static int make_clock(runner *r)
     if (rc)
         return rc;
     double w0, w1;
-    if (r->src && (rc = rb_feed_log_start(r->src, &r->t_start, r->err)))
+    if (r->src && (rc = rb_log_source_start(r->src, &r->t_start, r->err)))
         return rc;
     if (!r->src)
         r->t_start = rb_log_start(r->log);
@@ -292,9 +292,9 @@ static int make_clock(runner *r)
     }
     if (clock_ch) {
         rb_channel copy;
-        if (!(rc = rb_feed_channel_times(r->src, clock_ch, &copy, r->err)))
+        if (!(rc = rb_log_source_load(r->src, clock_ch, false, &copy, r->err)))
             rc = rb_clock_from_channel(&r->res->clock, &copy, lo, hi, r->err);
-        rb_feed_channel_times_free(clock_ch, &copy);
+        rb_log_source_unload(clock_ch, &copy);
         r->dt = sp.clock_dt;
     } else {
         r->dt = 1.0 / p->clock_rate;

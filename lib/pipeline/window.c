@@ -150,58 +150,6 @@ size_t rb_feeder_held(const rb_feeder *f, size_t binding)
     return held;
 }
 
-int rb_feed_channel_load(rb_log_source *src, const rb_channel *ch, bool data, rb_channel *copy, rb_err *err)
-{
-    const rb_log *log = rb_log_source_log(src);
-    *copy = *ch;
-    if (ch->time) /* read whole already */
-        return RB_OK;
-    size_t T = ch->n_samples ? ch->n_samples : 1, n = ch->n_elements ? ch->n_elements : 1;
-    copy->time = rb_malloc(T * sizeof *copy->time);
-    copy->data = data ? rb_malloc(T * n * sizeof *copy->data) : NULL;
-    int rc = copy->time && (!data || copy->data) ? RB_OK : nomem(err);
-    if (!rc)
-        rc = rb_log_source_read(src, (size_t)(ch - log->channels), 0, ch->n_samples, copy->time, copy->data, err);
-    if (rc)
-        rb_feed_channel_times_free(ch, copy);
-    return rc;
-}
-
-int rb_feed_channel_times(rb_log_source *src, const rb_channel *ch, rb_channel *copy, rb_err *err)
-{
-    return rb_feed_channel_load(src, ch, false, copy, err);
-}
-
-void rb_feed_channel_times_free(const rb_channel *ch, rb_channel *copy)
-{
-    if (copy->time != ch->time)
-        rb_free(copy->time);
-    if (copy->data != ch->data)
-        rb_free(copy->data);
-    copy->time = copy->data = NULL;
-}
-
-int rb_feed_log_start(rb_log_source *src, double *start, rb_err *err)
-{
-    const rb_log *log = rb_log_source_log(src);
-    double t = NAN, part[64];
-    for (size_t c = 0; c < log->n_channels; c++) { /* rb_log_start: each channel's first finite time */
-        const rb_channel *ch = &log->channels[c];
-        bool found = false;
-        for (size_t k = 0; k < ch->n_samples && !found; k += 64) {
-            size_t n = ch->n_samples - k < 64 ? ch->n_samples - k : 64;
-            int rc = rb_log_source_read(src, c, k, n, part, NULL, err);
-            if (rc)
-                return rc;
-            for (size_t i = 0; i < n && !found; i++)
-                if ((found = isfinite(part[i])) && !(part[i] >= t))
-                    t = part[i];
-        }
-    }
-    *start = t;
-    return RB_OK;
-}
-
 static double mib(double bytes) { return bytes / 1048576.0; }
 
 int rb_feed_check_memory(const rb_pipeline *p, const rb_live_signal *sig, const bool *whole,

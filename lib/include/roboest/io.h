@@ -243,6 +243,13 @@ bool rb_log_source_chunked(const rb_log_source *s);
  * larger scratch than before. */
 int rb_log_source_read(rb_log_source *s, size_t c, size_t first, size_t count, double *time, double *data, rb_err *err);
 void rb_log_source_free(rb_log_source *s);
+/* Channel ch of s's log whole into copy (its description, every time, and every value when data; data NULL
+ * otherwise); a channel holding its samples already (s may then be NULL) is copied as it is. Free with
+ * rb_log_source_unload. rb_log_source_read's errors, RB_ENOMEM. */
+int rb_log_source_load(rb_log_source *s, const rb_channel *ch, bool data, rb_channel *copy, rb_err *err);
+void rb_log_source_unload(const rb_channel *ch, rb_channel *copy);
+/* rb_log_start's time (each channel's first finite time, the earliest) read part by part: *start NAN when none. */
+int rb_log_source_start(rb_log_source *s, double *start, rb_err *err);
 /* The samples [first, first + count) of a channel around a window of clock times, read part by part: each
  * rb_channel_window_advance drops the samples before keep_from (the least rb_resampler_need of the resamplers
  * reading the channel) and reads parts of `part` samples until the window holds a sample after t_last or
