@@ -21,8 +21,9 @@ static double num(const cJSON *o, const char *key)
     return v->valuedouble;
 }
 
-Test(cli_calibrate_ft, shipped_data_sets_meet_the_acceptance, .timeout = 120)
+Test(cli_calibrate_ft, shipped_data_sets_meet_the_acceptance)
 {
+    test_deadline(120);
     char *dir = test_tmpdir(), *out = test_path(dir, "out");
     const char *args[] = {"calibrate-ft", CONFIG, "-o", out, NULL};
     cli_result r = cli_run(NULL, args);
@@ -113,8 +114,9 @@ static void expect_error(const char *sets, const char *extra, int status, const 
     free(dir);
 }
 
-Test(cli_calibrate_ft, errors_are_one_line_and_write_nothing, .timeout = 60)
+Test(cli_calibrate_ft, errors_are_one_line_and_write_nothing)
 {
+    test_deadline(60);
     expect_error(SET_A, "", CLI_EXIT_INPUT, "fewer than two different masses");
     expect_error(SET_A ", " SET_B, "", CLI_EXIT_INPUT, "lie on one line");
     expect_error(SET_A ", " SET_B, ", \"raw\": \"FTs_raw/nope\"", CLI_EXIT_INPUT, "no channel 'FTs_raw/nope'");
@@ -131,8 +133,9 @@ Test(cli_calibrate_ft, errors_are_one_line_and_write_nothing, .timeout = 60)
 
 /* A data set whose poses tilt the hand about one axis only (the shoulder pitch; the wrist and elbow held): its
  * gravity directions span two dimensions, named before anything is solved. */
-Test(cli_calibrate_ft, gravity_about_one_axis_is_named, .timeout = 60)
+Test(cli_calibrate_ft, gravity_about_one_axis_is_named)
 {
+    test_deadline(60);
     char *dir = test_tmpdir(), *scn = test_path(dir, "tilt.json"), *log = test_path(dir, "tilt.h5");
     char text[4096], times[512] = "[0, 1", values[512] = "[0, 0";
     double t = 1;

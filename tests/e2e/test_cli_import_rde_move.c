@@ -99,8 +99,9 @@ static char *simulate(const char *dir, const char *name, bool imus)
     return log;
 }
 
-Test(cli_import_rde_move, imported_pipeline_runs_after_the_project_moves, .timeout = 120)
+Test(cli_import_rde_move, imported_pipeline_runs_after_the_project_moves)
 {
+    test_deadline(120);
     test_need_shared("models/rde_configs/ergoCubSN000_r_leg");
     test_need_shared("models/ergoCubSN000.urdf");
     char *tmp = test_tmpdir(), *proj = test_path(tmp, "proj"), *moved = test_path(tmp, "moved");

@@ -53,8 +53,9 @@ static double rmse_x(const char *report, const char *variant)
     return out;
 }
 
-Test(cli_lipm_walk, the_legs_motion_and_angular_momentum_matter_on_a_walker, .timeout = 120)
+Test(cli_lipm_walk, the_legs_motion_and_angular_momentum_matter_on_a_walker)
 {
+    test_deadline(120);
     char *dir = test_tmpdir();
     char *full = pipeline(dir, "full.json", NULL, NULL);
     char *rigid = pipeline(dir, "rigid.json", "\"com_motion\": \"kinematic\"", "\"com_motion\": \"rigid\"");

@@ -112,8 +112,9 @@ static char *run_without_imu(const char *tmp, const char *log, const char *confi
 
 /* The RNEA and the current-only pipelines need no IMU: they run, with the two warnings, and the RNEA's torques
  * follow the truth (its error well under the torques' own size). */
-Test(cli_paper_no_imu, leg_pipelines_run_without_imu_channels, .timeout = 120)
+Test(cli_paper_no_imu, leg_pipelines_run_without_imu_channels)
 {
+    test_deadline(120);
     char *tmp = test_tmpdir();
     char *log = simulate_without_imu(tmp, 2.0);
     const char *configs[] = {"leg_rnea.json", "leg_current.json", "leg_current_minus_pinn.json"};
@@ -132,8 +133,9 @@ Test(cli_paper_no_imu, leg_pipelines_run_without_imu_channels, .timeout = 120)
 
 /* The UKF pipelines bind their IMUs optionally too, and ukf_torque runs without its listed accelerometers and
  * gyroscopes when their inputs are 0 wide, saying so in a note. */
-Test(cli_paper_no_imu, leg_ukf_pipelines_run_without_imu_channels, .timeout = 120)
+Test(cli_paper_no_imu, leg_ukf_pipelines_run_without_imu_channels)
 {
+    test_deadline(120);
     char *tmp = test_tmpdir();
     char *log = simulate_without_imu(tmp, 1.0);
     const char *configs[] = {"leg_ukf_pinn.json", "leg_ukf_nofric.json", "leg_ukf_scv.json"};

@@ -66,8 +66,9 @@ static size_t sample_at(const rb_channel *c, double t)
     return k;
 }
 
-Test(cli_simulate_walk, walk_json_walks_on_the_theses_schedule, .timeout = 120)
+Test(cli_simulate_walk, walk_json_walks_on_the_theses_schedule)
 {
+    test_deadline(120);
     char *dir = test_tmpdir(), *out = test_path(dir, "walk.mat");
     const char *args[] = {"simulate", WALK, "-o", out, "-q", NULL};
     cli_result r = cli_run(NULL, args);
@@ -123,8 +124,9 @@ Test(cli_simulate_walk, walk_json_walks_on_the_theses_schedule, .timeout = 120)
     free(dir);
 }
 
-Test(cli_simulate_walk, the_same_scenario_gives_the_same_bytes, .timeout = 60)
+Test(cli_simulate_walk, the_same_scenario_gives_the_same_bytes)
 {
+    test_deadline(60);
     char *dir = test_tmpdir(), *scn = write_walk(dir, NULL, "{\"duration\": 2.7}");
     char *outs[2] = {test_path(dir, "a.mat"), test_path(dir, "b.mat")};
     for (int i = 0; i < 2; i++) {

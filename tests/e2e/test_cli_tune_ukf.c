@@ -53,8 +53,9 @@ static const cJSON *ukf_params(const cJSON *doc)
     return NULL;
 }
 
-Test(tune_ukf, measurement_noise_is_the_simulators_and_the_pipeline_runs, .timeout = 120)
+Test(tune_ukf, measurement_noise_is_the_simulators_and_the_pipeline_runs)
 {
+    test_deadline(120);
     char *dir = test_tmpdir(), *log = simulate(dir), *sub = test_path(dir, "sub");
     char *before = test_read_file(PIPE, NULL);
     cli_result r;
@@ -95,8 +96,9 @@ Test(tune_ukf, measurement_noise_is_the_simulators_and_the_pipeline_runs, .timeo
     free(text), free(after), free(before), free(tuned_path), free(sub), free(log), free(dir);
 }
 
-Test(tune_ukf, errors_name_the_cause_with_documented_exit_codes, .timeout = 120)
+Test(tune_ukf, errors_name_the_cause_with_documented_exit_codes)
 {
+    test_deadline(120);
     char *dir = test_tmpdir(), *log = simulate(dir);
     /* no ukf_torque stage */
     cli_result r = cli_run(dir, (const char *const[]){"tune", "ukf-torque", "log.mat", "--pipeline",

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "support.h"
 #include "roboest/core.h"
 #include "roboest/experiments.h"
 #include "roboest/io.h"
@@ -224,8 +225,9 @@ Test(ft_calibration, static_poses_from_gyro_and_accelerometer)
 /* On the simulated arm: a calibration from the shipped data sets maps the raw counts of another log (the same
  * sensor, a noise-free ideal FT beside it) onto that FT channel, in both conventions: the calibrated wrench is the
  * reading in the model's FT convention. */
-Test(ft_calibration, calibrated_counts_match_the_model_ft_convention, .timeout = 120)
+Test(ft_calibration, calibrated_counts_match_the_model_ft_convention)
 {
+    test_deadline(120);
     char cfgp[512];
     snprintf(cfgp, sizeof cfgp, "%s/configs/ftcal/calibration.json", RB_SOURCE);
     for (int conv = 0; conv < 2; conv++) {

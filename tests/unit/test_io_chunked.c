@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include "support.h"
 #include "io_read_expect.h"
 
 /* Every channel of path read in parts of `part` samples (reading backwards too: parts are independent) against
@@ -45,8 +46,9 @@ static bool same_in_parts(const char *path, size_t part)
     return chunked;
 }
 
-Test(io_chunked, shipped_logs_read_in_parts_bit_for_bit, .timeout = 300)
+Test(io_chunked, shipped_logs_read_in_parts_bit_for_bit)
 {
+    test_deadline(300);
     char dir[1024];
     snprintf(dir, sizeof dir, "%s/datasets", RB_SOURCE);
     DIR *d = opendir(dir);

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include "support.h"
 #include "io_read_expect.h"
 
 /* Channel c of src onto clk in windows of `win` clock times, reading parts of `part` samples, into out. */
@@ -84,8 +85,9 @@ static void same_as_whole(const char *path, size_t win, size_t part, rb_interp i
     rb_log_free(whole);
 }
 
-Test(io_chunked_resample, every_shipped_log_bit_for_bit, .timeout = 600)
+Test(io_chunked_resample, every_shipped_log_bit_for_bit)
 {
+    test_deadline(600);
     char dir[1024];
     snprintf(dir, sizeof dir, "%s/datasets", RB_SOURCE);
     DIR *d = opendir(dir);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support.h"
 #include "alloc_count.h"
 #include "roboest/dynamics.h"
 #include "roboest/sim.h"
@@ -212,8 +213,9 @@ static rb_scenario *load_walk(const char *gait_patch, const char *root_patch, rb
  * CoM on its plan (a few millimetres), the feet's contacts follow the phase, a foot in contact does not move (nor sink
  * into the ground), the swing foot lands on its foothold, the ZMP of the contact wrenches stays under the stance
  * foot, and the robot advances by six step lengths. */
-Test(sim_gait, a_walk_of_walk_json_stays_upright_on_its_plan, .timeout = 120)
+Test(sim_gait, a_walk_of_walk_json_stays_upright_on_its_plan)
 {
+    test_deadline(120);
     rb_err err;
     int rc;
     rb_scenario *sc = load_walk(NULL, NULL, &err, &rc);
@@ -344,8 +346,9 @@ Test(sim_gait, the_truth_com_motion_and_zmp_agree_with_newton_and_the_wrenches)
 }
 
 /* The same scenario gives the same log, bit for bit (the plan, the phase switching, the IK: no hidden state). */
-Test(sim_gait, a_walk_is_deterministic, .timeout = 60)
+Test(sim_gait, a_walk_is_deterministic)
 {
+    test_deadline(60);
     rb_log *logs[2] = {NULL, NULL};
     for (int r = 0; r < 2; r++) {
         rb_err err;

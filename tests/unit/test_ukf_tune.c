@@ -33,8 +33,9 @@ static const rb_ukft_tune_param *group(const rb_ukft_tune_result *r, const char 
     return NULL;
 }
 
-Test(ukf_tune, variances_from_the_still_log, .timeout = 120)
+Test(ukf_tune, variances_from_the_still_log)
 {
+    test_deadline(120);
     rb_registry *reg = registry();
     rb_ukft_tune_opts o;
     rb_ukft_tune_opts_init(&o);
