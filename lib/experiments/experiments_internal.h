@@ -31,7 +31,8 @@ typedef struct rb_experiments_variant {
  * by `key` found in it (with a suggestion) and marked recorded. RB_ECONFIG, RB_ENOMEM. */
 int rb_experiments_parse_variant(rb_cfg *c, const rb_registry *reg, const cJSON *v, const char *key,
                                  rb_experiments_variant *var);
-/* A variant's provenance: "variant <name>: pipeline", ": config_sha256" and ": <key>" (its signal). */
+/* A variant's provenance: "variant <name>: pipeline", ": config_sha256", ": <key>" (its signal) and its pipeline's
+ * files' checksums (rb_pipeline_files_provenance, keys prefixed "variant <name>: "). */
 int rb_experiments_variant_provenance(rb_provenance *pv, const char *name, const rb_pipeline *p, const char *key,
                                       const char *signal, rb_err *err);
 /* RB_ECONFIG "unknown <what> 'name'" with the closest of `names` as a suggestion. */

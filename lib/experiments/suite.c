@@ -87,7 +87,9 @@ int rb_experiments_variant_provenance(rb_provenance *pv, const char *name, const
         rc = rb_provenance_addf(pv, p->config_sha256, err, "variant %s: config_sha256", name);
     if (!rc)
         rc = rb_provenance_addf(pv, signal, err, "variant %s: %s", name, key);
-    return rc;
+    char prefix[160];
+    snprintf(prefix, sizeof prefix, "variant %s: ", name);
+    return rc ? rc : rb_pipeline_files_provenance(p, prefix, pv, err);
 }
 
 static int one_variant(sload *x, const cJSON *v, rb_suite_variant *var)

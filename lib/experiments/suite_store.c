@@ -399,6 +399,16 @@ static void hash_window(rb_sha256 *h, const char *tag, bool has, const rb_window
     }
 }
 
+static int hash_stage_file(void *ctx, const rb_config_stage *st, const char *param, const char *path, rb_err *err)
+{
+    (void)st;
+    char file_sha[65];
+    int rc = rb_sha256_file(path, file_sha, err);
+    if (!rc)
+        hash_text(ctx, param, file_sha);
+    return rc;
+}
+
 int rb_suite_pipeline_sha(const rb_suite *s, size_t v, char sha[65], rb_err *err)
 {
     const rb_pipeline *p = s->variants[v].pipeline;
@@ -417,24 +427,10 @@ int rb_suite_pipeline_sha(const rb_suite *s, size_t v, char sha[65], rb_err *err
             return rc;
     }
     hash_text(&h, "urdf_sha256", urdf);
-    for (size_t i = 0; i < p->n_stages; i++) { /* the files stage parameters name (a friction network ...) */
-        const rb_config_stage *st = &p->stages[i];
-        for (size_t k = 0; k < st->type->n_params; k++) {
-            const char *value = st->params[k].string;
-            if (!st->type->params[k].file || !value)
-                continue;
-            char *path = rb_stage_file_path(p->config_dir, value), file_sha[65];
-            if (!path)
-                return nomem(err);
-            int rc = rb_sha256_file(path, file_sha, err);
-            rb_free(path);
-            if (rc)
-                return rc;
-            hash_text(&h, st->type->params[k].name, file_sha);
-        }
-    }
-    rb_sha256_final(&h, sha);
-    return RB_OK;
+    int rc = rb_pipeline_stage_files(p, hash_stage_file, &h, err); /* a friction network ... */
+    if (!rc)
+        rb_sha256_final(&h, sha);
+    return rc;
 }
 
 /* Everything of the suite that run (v, l) depends on, besides the bytes of the pipeline and of the files. */

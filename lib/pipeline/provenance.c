@@ -17,6 +17,8 @@ int rb_pipeline_provenance(const rb_pipeline *p, const char *input, const char *
         rc = rb_provenance_add(pv, "input_sha256", input_sha256, err);
     if (!rc)
         rc = rb_provenance_add(pv, "model", p->model_urdf, err);
+    if (!rc)
+        rc = rb_pipeline_files_provenance(p, "", pv, err);
     /* A scaled binding's values are not the log's: say by how much, and in what unit they now are. */
     for (size_t i = 0; !rc && i < p->n_signals; i++) {
         const rb_config_signal *s = &p->signals[i];
@@ -37,4 +39,48 @@ int rb_pipeline_output_provenance(const rb_pipeline *p, const rb_run_result *res
         rc = rb_log_set_provenance(log, &pv, err);
     rb_provenance_free(&pv);
     return rc;
+}
+
+int rb_pipeline_stage_files(const rb_pipeline *p, rb_stage_file_fn fn, void *ctx, rb_err *err)
+{
+    int rc = RB_OK;
+    for (size_t i = 0; !rc && i < p->n_stages; i++) {
+        const rb_config_stage *st = &p->stages[i];
+        for (size_t k = 0; !rc && k < st->type->n_params; k++) {
+            const char *value = st->params[k].string;
+            if (!st->type->params[k].file || !value)
+                continue;
+            char *path = rb_stage_file_path(p->config_dir, value);
+            rc = path ? fn(ctx, st, st->type->params[k].name, path, err)
+                      : rb_err_set(err, RB_ENOMEM, "out of memory naming a stage's file");
+            rb_free(path);
+        }
+    }
+    return rc;
+}
+
+typedef struct {
+    rb_provenance *pv;
+    const char *prefix;
+} files_ctx;
+
+static int add_file_sha(void *ctx, const rb_config_stage *st, const char *param, const char *path, rb_err *err)
+{
+    files_ctx *x = ctx;
+    char sha[65];
+    int rc = rb_sha256_file(path, sha, err);
+    return rc ? rc : rb_provenance_addf(x->pv, sha, err, "%sstages.%s.%s_sha256", x->prefix, st->id, param);
+}
+
+int rb_pipeline_files_provenance(const rb_pipeline *p, const char *key_prefix, rb_provenance *pv, rb_err *err)
+{
+    int rc = RB_OK;
+    if (p->model_urdf) {
+        char sha[65];
+        rc = rb_sha256_file(p->model_urdf, sha, err);
+        if (!rc)
+            rc = rb_provenance_addf(pv, sha, err, "%smodel_sha256", key_prefix);
+    }
+    files_ctx x = {pv, key_prefix};
+    return rc ? rc : rb_pipeline_stage_files(p, add_file_sha, &x, err);
 }

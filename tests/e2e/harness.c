@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "roboest/io.h"
+
 char *test_path(const char *dir, const char *name)
 {
     size_t n = strlen(dir) + strlen(name) + 2;
@@ -158,4 +160,12 @@ cJSON *test_read_json(const char *dir, const char *name)
     free(text);
     free(path);
     return doc;
+}
+
+const char *test_log_attr(const rb_log *log, const char *key)
+{
+    for (size_t i = 0; i < log->n_attrs; i++)
+        if (strcmp(log->attrs[i].key, key) == 0)
+            return log->attrs[i].value;
+    return NULL;
 }

@@ -48,5 +48,8 @@ int test_count_lines(const char *s);
 /* Copy the first `len` bytes of src to dst. */
 void test_truncate_copy(const char *src, const char *dst, size_t len);
 size_t test_file_size(const char *path);
+/* The value of a log's attribute (an output's provenance), NULL without it (borrowed). */
+struct rb_log;
+const char *test_log_attr(const struct rb_log *log, const char *key);
 
 #endif

@@ -81,14 +81,6 @@ static char *run_ok(const char *dir, const char *name, const char *text)
     return od;
 }
 
-static const char *log_attr(const rb_log *log, const char *key)
-{
-    for (size_t i = 0; i < log->n_attrs; i++)
-        if (strcmp(log->attrs[i].key, key) == 0)
-            return log->attrs[i].value;
-    return NULL;
-}
-
 static rb_log *read_log(const char *dir, const char *name)
 {
     char *path = test_path(dir, name);
@@ -158,7 +150,7 @@ Test(cli_bindings, deg_per_s_log_with_scale_matches_the_rad_per_s_log)
         cr_assert(fabs(va->data[k] - vb->data[k]) <= 1e-12, "dq[%zu]: %.17g vs %.17g", k, va->data[k], vb->data[k]);
     for (int i = 0; i < J; i++)
         cr_expect_str_eq(vb->units[i], "rad/s", "the unit after scaling");
-    const char *scale = log_attr(b, "signals.dq.scale");
+    const char *scale = test_log_attr(b, "signals.dq.scale");
     cr_expect(scale && strcmp(scale, "0.017453292519943295") == 0, "provenance records the scale: %s",
               scale ? scale : "(none)");
     char *md = test_path(ob, "report.md"), *mt = test_read_file(md, NULL);

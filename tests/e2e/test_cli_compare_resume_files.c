@@ -1,12 +1,14 @@
 /* End-to-end: a stored run of roboest compare --resume belongs to the bytes of the files its pipeline's stages
  * name (a friction network), not only to their paths: after the network file changes in place, the run is made
  * again; with the file unchanged it is read back. */
+#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
+#include "roboest/io.h"
 
 /* The paper's current-minus-PINN pipeline with its URDF absolute and its network a copy in dir (net.json). */
 static char *make_suite(const char *dir)
@@ -65,4 +67,52 @@ Test(cli_compare_resume_files, a_changed_network_file_is_run_again_an_unchanged_
     test_write_file(net, more);
     run_expect(suite, out, "1 run computed, 0 read");
     free(text), free(more), free(net), free(out), free(suite), free(dir);
+}
+
+/* The SHA-256 of a file by coreutils' sha256sum, an implementation other than the library's. */
+static void sha256sum(const char *path, char sha[65])
+{
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "sha256sum '%s'", path);
+    FILE *f = popen(cmd, "r");
+    cr_assert_not_null(f);
+    cr_assert_eq(fscanf(f, "%64s", sha), 1);
+    pclose(f);
+}
+
+/* A report and an output record the bytes of the model and of the network file, not only their names: the same
+ * file names with other bytes give other results, and a reader must be able to tell. */
+Test(cli_compare_resume_files, reports_and_outputs_record_the_model_and_network_checksums)
+{
+    char *dir = test_tmpdir(), *suite = make_suite(dir), *out = test_path(dir, "out"),
+         *net = test_path(dir, "net.json"), *pipe = test_path(dir, "p.json"), *run_out = test_path(dir, "run");
+    char net_sha[65], urdf_sha[65];
+    sha256sum(net, net_sha);
+    sha256sum(RB_SOURCE "/datasets/humanoid_lower_body.urdf", urdf_sha);
+
+    cli_result r = cli_run(NULL, (const char *[]){"compare", suite, "-o", out, "-q", NULL});
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cli_result_free(&r);
+    cJSON *rep = test_read_json(out, "report.json");
+    const cJSON *pv = cJSON_GetObjectItem(rep, "provenance");
+    const char *got = cJSON_GetStringValue(cJSON_GetObjectItem(pv, "variant pinn: stages.pinn.network_sha256"));
+    cr_expect(got && strcmp(got, net_sha) == 0, "report: network %s, sha256sum %s", got ? got : "(none)", net_sha);
+    got = cJSON_GetStringValue(cJSON_GetObjectItem(pv, "variant pinn: model_sha256"));
+    cr_expect(got && strcmp(got, urdf_sha) == 0, "report: model %s, sha256sum %s", got ? got : "(none)", urdf_sha);
+    cJSON_Delete(rep);
+
+    r = cli_run(NULL,
+                (const char *[]){"run", pipe, RB_SOURCE "/datasets/humanoid_balance.mat", "-o", run_out, "-q", NULL});
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cli_result_free(&r);
+    char *h5 = test_path(run_out, "torques.h5");
+    rb_log *log = NULL;
+    rb_err err = {0};
+    cr_assert_eq(rb_log_read(h5, &log, &err), RB_OK, "%s", err.msg);
+    got = test_log_attr(log, "stages.pinn.network_sha256");
+    cr_expect(got && strcmp(got, net_sha) == 0, "output: network %s, sha256sum %s", got ? got : "(none)", net_sha);
+    got = test_log_attr(log, "model_sha256");
+    cr_expect(got && strcmp(got, urdf_sha) == 0, "output: model %s, sha256sum %s", got ? got : "(none)", urdf_sha);
+    rb_log_free(log);
+    free(h5), free(run_out), free(pipe), free(net), free(out), free(suite), free(dir);
 }

@@ -354,10 +354,23 @@ const rb_run_signal *rb_run_result_signal(const rb_run_result *res, const char *
 
 /* What every output and report of a run records (roboest/core.h "provenance"): roboest_version, pipeline (its
  * name), config (the file name), config_sha256, input (the log files' names, comma-separated), input_sha256 (each
- * file's, comma-separated) and model (the URDF; absent without one). *pv is initialized here (release it with
- * rb_provenance_free, also after a failure). RB_ENOMEM. */
+ * file's, comma-separated), model (the URDF; absent without one) and the files' checksums of
+ * rb_pipeline_files_provenance. *pv is initialized here (release it with rb_provenance_free, also after a failure).
+ * RB_ENOMEM, RB_EIO (a file named by the pipeline no longer readable). */
 int rb_pipeline_provenance(const rb_pipeline *p, const char *input, const char *input_sha256, rb_provenance *pv,
                            rb_err *err);
+
+/* The SHA-256 of every file besides the config and the logs that a run's numbers depend on: key_prefix
+ * "model_sha256" (the URDF) and, for each stage parameter naming a file (schema flag `file`: a friction network,
+ * learned slip thresholds), key_prefix "stages.<id>.<param>_sha256", in stage and parameter order. Added to *pv
+ * (initialized by the caller). RB_ENOMEM, RB_EIO. */
+int rb_pipeline_files_provenance(const rb_pipeline *p, const char *key_prefix, rb_provenance *pv, rb_err *err);
+
+/* Calls fn(ctx, stage, param, path, err) for each stage parameter naming a file (schema flag `file`) that is set,
+ * in stage and parameter order, with its resolved path (rb_stage_file_path); stops at fn's first non-zero
+ * return and returns it. RB_ENOMEM. */
+typedef int (*rb_stage_file_fn)(void *ctx, const rb_config_stage *st, const char *param, const char *path, rb_err *err);
+int rb_pipeline_stage_files(const rb_pipeline *p, rb_stage_file_fn fn, void *ctx, rb_err *err);
 
 /* Write the outputs and reports of one result into the folder out_dir (must exist), all or nothing:
  * every file goes to a temporary next to its target and all are renamed into place only when every one
