@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../bench/friction_reference.h"
 #include "alloc_count.h"
@@ -19,10 +20,22 @@
 /* Compare the batch with the reference over `samples` random input sets (inputs around each network's mean,
  * spreads `scale` times its iqr, so that the ReLU patterns vary); returns the number of outputs and hidden
  * layers whose bits differ and the largest relative difference of the outputs in *worst. */
+/* The reference's bits are those of OpenBLAS's Haswell/Zen kernels: on a CPU where OpenBLAS picks others (AVX-512:
+ * SkylakeX, Cooperlake), the comparison needs them chosen at start-up, which make test does. */
+static void need_reference_kernels(void)
+{
+    openblas_set_num_threads(1); /* as roboest runs: threaded, dgemv splits the units between other kernels */
+    const char *core = openblas_get_corename();
+    cr_assert(core && (strcasecmp(core, "haswell") == 0 || strcasecmp(core, "zen") == 0),
+              "OpenBLAS runs its %s kernels: the reference is the Haswell/Zen kernels' rounding; run with "
+              "OPENBLAS_CORETYPE=Haswell (make test sets it)",
+              core ? core : "(unknown)");
+}
+
 static size_t compare(rb_friction_net_infer *f, const rb_fnet *const *nets, size_t n, size_t samples, uint64_t seed,
                       double *worst)
 {
-    openblas_set_num_threads(1); /* as roboest runs: threaded, dgemv splits the units between other kernels */
+    need_reference_kernels();
     ref_infer *ref = calloc(n, sizeof *ref);
     double **x = calloc(n, sizeof *x), *y = calloc(n, sizeof *y);
     cr_assert(ref && x && y);
@@ -193,7 +206,7 @@ Test(friction_network_batch, forward_allocates_nothing_and_init_needs_a_network)
  * is the reference form's on the same history, bit for bit. */
 Test(friction_network_batch, friction_pinn_stage_gives_the_bits_of_the_unbatched_form)
 {
-    openblas_set_num_threads(1);
+    need_reference_kernels();
     const char *path = "configs/paper/leg_friction_pinn.json";
     rb_friction_net_file *file;
     rb_err err;
