@@ -119,7 +119,7 @@ LIB_CFLAGS := -fvisibility=hidden
 $(BUILD)/obj/lib/%.o: lib/%.c $(BUILD)/flags | deps
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LIB_CFLAGS) $(if $(filter lib/dynamics/% lib/observers/map_solve.c,$<),$(DYN_OPT)) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LIB_CFLAGS) $(if $(filter lib/dynamics/% lib/observers/map_solve.c lib/filters/ukf.c,$<),$(DYN_OPT)) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/%.o: %.c $(BUILD)/flags | deps
 	@mkdir -p $(dir $@)

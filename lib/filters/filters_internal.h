@@ -55,6 +55,8 @@ struct rb_filter {
     double *Lt, *Gl;
     double *Gd, *U, *Mg; /* the Jacobian's dense rows (g x nr, ld g), Gd Sr (g x nr), U Gd^T (g x g); g <= max(n, m) */
     size_t *drow;        /* max(n, m): the dense rows' positions in the rows used */
+    size_t *scol;        /* max(n, m): a row with one entry: its column (SIZE_MAX: more or a dense row) */
+    double *sval;        /* max(n, m): that entry's value */
     size_t n_id, *nrow, *urow; /* rb_filter_opts.identity: the other rows (n - n_id), the identity rows (n_id) */
     double *B1, *B2, *B3;      /* n x n each: the structured predict's blocks */
 

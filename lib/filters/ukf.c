@@ -144,7 +144,7 @@ enum { SPREAD_OUT, SPREAD_FULL, SPREAD_PARTIAL };
  * T's column a (r elements, ld ldt) = P_rr J_a^T (- L_rl G_a^T for SPREAD_FULL). Rows with many entries as one dense
  * block Gd over the columns they span (U = Gd P_rr, Mg = U Gd^T by BLAS), the others entry by entry from P's
  * columns. Cost: products with P_rr over J's entries, no r x r pass. */
-static void spread(rb_filter *f, const rb_filter_csr *J, const size_t *rows, size_t cnt, int mode, double *T,
+__attribute__((target_clones("avx2", "default"))) static void spread(rb_filter *f, const rb_filter_csr *J, const size_t *rows, size_t cnt, int mode, double *T,
                    size_t ldt, double *out, size_t ldo)
 {
     size_t n = f->n, l = f->nl, r = n - l, g = 0, *dpos = f->drow, c0 = SIZE_MAX, c1 = 0;
@@ -155,15 +155,18 @@ static void spread(rb_filter *f, const rb_filter_csr *J, const size_t *rows, siz
         dpos[a] = p1 - p0 > DENSE_NNZ ? g++ : SIZE_MAX;
         for (size_t p = p0; dpos[a] != SIZE_MAX && p < p1; p++)
             c0 = J->col[p] < c0 ? J->col[p] : c0, c1 = J->col[p] > c1 ? J->col[p] : c1;
-        double *gr = G + a; /* G's row a, stride cnt */
+        /* G's row a (stride cnt), summed in a contiguous row first (the same sums in the same order) */
+        double *restrict gs = f->xs; /* n >= l, free after the models' evaluation */
         for (size_t i = 0; i < l; i++)
-            gr[i * cnt] = 0.0;
+            gs[i] = 0.0;
         for (size_t p = p0; p < p1; p++) {
-            const double *lt = f->Lt + J->col[p] * l;
+            const double *restrict lt = f->Lt + J->col[p] * l;
             double v = J->val[p];
             for (size_t i = 0; i < l; i++)
-                gr[i * cnt] += v * lt[i];
+                gs[i] += v * lt[i];
         }
+        for (size_t i = 0; i < l; i++)
+            G[a + i * cnt] = gs[i];
     }
     if (g) {
         size_t w = c1 - c0 + 1;
@@ -193,17 +196,32 @@ static void spread(rb_filter *f, const rb_filter_csr *J, const size_t *rows, siz
                 t[i] += v * pc[i];
         }
     }
-    for (size_t b = 0; b < cnt; b++)
+    /* out[a, b] += J_a P_rr J_b^T for a >= b: rows with one entry (most: selections) as val T_b[col], the sum row_dot
+     * forms (0.0 + val t), the others by row_dot */
+    size_t *sc = f->scol;
+    double *sv = f->sval;
+    for (size_t a = 0; a < cnt; a++) {
+        size_t row = rows ? rows[a] : a;
+        bool one = dpos[a] == SIZE_MAX && J->ptr[row + 1] - J->ptr[row] == 1;
+        sc[a] = one ? J->col[J->ptr[row]] : SIZE_MAX;
+        sv[a] = one ? J->val[J->ptr[row]] : 0.0;
+    }
+    for (size_t b = 0; b < cnt; b++) {
+        const double *tb = T + b * ldt;
+        double *ob = out + b * ldo;
         for (size_t a = b; a < cnt; a++) {
             double v;
-            if (dpos[a] == SIZE_MAX)
-                v = row_dot(J, rows ? rows[a] : a, T + b * ldt);
+            if (sc[a] != SIZE_MAX)
+                v = 0.0 + sv[a] * tb[sc[a]];
+            else if (dpos[a] == SIZE_MAX)
+                v = row_dot(J, rows ? rows[a] : a, tb);
             else if (dpos[b] == SIZE_MAX)
                 v = row_dot(J, rows ? rows[b] : b, T + a * ldt);
             else
                 v = f->Mg[dpos[a] + dpos[b] * g];
-            out[a + b * ldo] += v;
+            ob[a] += v;
         }
+    }
     rb_filt_syrk_ln(cnt, l, -1.0, G, cnt, 1.0, out, ldo);
     if (mode == SPREAD_FULL)
         rb_filt_gemm_nt(r, cnt, l, -1.0, f->L + l, n, G, cnt, 1.0, T, ldt);
