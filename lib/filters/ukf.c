@@ -144,8 +144,9 @@ enum { SPREAD_OUT, SPREAD_FULL, SPREAD_PARTIAL };
  * T's column a (r elements, ld ldt) = P_rr J_a^T (- L_rl G_a^T for SPREAD_FULL). Rows with many entries as one dense
  * block Gd over the columns they span (U = Gd P_rr, Mg = U Gd^T by BLAS), the others entry by entry from P's
  * columns. Cost: products with P_rr over J's entries, no r x r pass. */
-__attribute__((target_clones("avx2", "default"))) static void spread(rb_filter *f, const rb_filter_csr *J, const size_t *rows, size_t cnt, int mode, double *T,
-                   size_t ldt, double *out, size_t ldo)
+__attribute__((target_clones("avx2", "default"))) static void spread(rb_filter *f, const rb_filter_csr *J,
+                                                                     const size_t *rows, size_t cnt, int mode,
+                                                                     double *T, size_t ldt, double *out, size_t ldo)
 {
     size_t n = f->n, l = f->nl, r = n - l, g = 0, *dpos = f->drow, c0 = SIZE_MAX, c1 = 0;
     const double *Prr = f->P + l + l * n; /* P_rr, ld n */
@@ -155,18 +156,25 @@ __attribute__((target_clones("avx2", "default"))) static void spread(rb_filter *
         dpos[a] = p1 - p0 > DENSE_NNZ ? g++ : SIZE_MAX;
         for (size_t p = p0; dpos[a] != SIZE_MAX && p < p1; p++)
             c0 = J->col[p] < c0 ? J->col[p] : c0, c1 = J->col[p] > c1 ? J->col[p] : c1;
-        /* G's row a (stride cnt), summed in a contiguous row first (the same sums in the same order) */
-        double *restrict gs = f->xs; /* n >= l, free after the models' evaluation */
-        for (size_t i = 0; i < l; i++)
-            gs[i] = 0.0;
-        for (size_t p = p0; p < p1; p++) {
-            const double *restrict lt = f->Lt + J->col[p] * l;
-            double v = J->val[p];
-            for (size_t i = 0; i < l; i++)
-                gs[i] += v * lt[i];
+        /* G's row a (stride cnt): each element summed over the row's entries in order from 0.0, four elements at a
+         * time in registers */
+        const double *Lt = f->Lt;
+        size_t i = 0;
+        for (; i + 4 <= l; i += 4) {
+            double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+            for (size_t p = p0; p < p1; p++) {
+                const double *lt = Lt + J->col[p] * l + i;
+                double v = J->val[p];
+                s0 += v * lt[0], s1 += v * lt[1], s2 += v * lt[2], s3 += v * lt[3];
+            }
+            G[a + i * cnt] = s0, G[a + (i + 1) * cnt] = s1, G[a + (i + 2) * cnt] = s2, G[a + (i + 3) * cnt] = s3;
         }
-        for (size_t i = 0; i < l; i++)
-            G[a + i * cnt] = gs[i];
+        for (; i < l; i++) {
+            double s0 = 0.0;
+            for (size_t p = p0; p < p1; p++)
+                s0 += J->val[p] * Lt[J->col[p] * l + i];
+            G[a + i * cnt] = s0;
+        }
     }
     if (g) {
         size_t w = c1 - c0 + 1;
