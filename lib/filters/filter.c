@@ -583,7 +583,7 @@ int rb_filt_update(rb_filter *f, const double *z, rb_err *err)
                               step, bad);
         }
         if (f->kind == RB_FILTER_UKF) {
-            memcpy(f->Pn, f->P, n * n * sizeof(double));
+            rb_filt_copy_lower(f->Pn, f->P, n); /* the upper triangle is mirrored below */
             rb_filt_syrk_ln(n, k, -1.0, f->W, n, 1.0, f->Pn, n);
             rb_filt_mirror_lower(f->Pn, n);
         } else {

@@ -277,8 +277,8 @@ static int predict_blocks(rb_filter *f, const double *u, double dt, long step, d
     for (size_t b = 0; b < nu; b++)
         for (size_t a = 0; U[b] >= l && a < nn; a++)
             NU[a + b * nn] += f->T[U[b] - l + a * r];
-    memcpy(f->Pn, f->Q, n * n * sizeof(double));
-    for (size_t b = 0; b < nu; b++) /* by runs of consecutive identity rows: contiguous in the column */
+    rb_filt_copy_lower(f->Pn, f->Q, n); /* the upper triangle is mirrored below */
+    for (size_t b = 0; b < nu; b++)     /* by runs of consecutive identity rows: contiguous in the column */
         for (size_t a = b; a < nu;) {
             size_t e = a + 1;
             while (e < nu && U[e] == U[e - 1] + 1)
@@ -318,7 +318,7 @@ static int ukf_predict(rb_filter *f, const double *u, double dt, long step, rb_e
             v[i] -= f->xn[i];
     }
     /* Pn = Q + wi sum_{j >= 1} D_j D_j^T + wc0 D_0 D_0^T (+ Jf Sr Jf^T) (lower triangle, then mirrored). */
-    memcpy(f->Pn, f->Q, n * n * sizeof(double));
+    rb_filt_copy_lower(f->Pn, f->Q, n); /* the upper triangle is mirrored below */
     rb_filt_syrk_ln(n, 2 * l, f->wi, f->Y + n, n, 1.0, f->Pn, n);
     if (wc0 != 0.0)
         rb_filt_syr_l(n, wc0, f->Y, f->Pn, n);
