@@ -9,8 +9,9 @@
  * drive s_ddot, times the sigma points' values of those blocks). Only the velocity-product terms depend on the
  * sigma point, through (s_dot, w_B) alone; the filter order puts those first, so the lower Cholesky factor's
  * columns past them leave the velocities at the mean's: the terms are computed for 2 n_v + 1 distinct velocities
- * per batch (n_v = n, or n + 3 with a floating base's angular velocity) and reused for the other sigma points (a
- * cache keyed on the exact values). */
+ * per batch (n_v = n, or n + 3 with a floating base's angular velocity) and reused for the other sigma points (keyed
+ * on the exact values), all of a batch's in one pass over the bodies (rb_cut_dyn_bias_batch: the same bits as one
+ * rb_cut_dyn_bias call each, vectorized across the velocities). The single-state calls keep a two-slot cache. */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
