@@ -582,21 +582,12 @@ int rb_cut_dyn_reserve_batch(rb_cut_dyn *cd, size_t cols, rb_err *err)
     return RB_OK;
 }
 
+/* rb_cut_dyn_bias_batch's passes (its arguments checked); static, so the clones' resolver stays out of the
+ * library's exports */
 BATCH_KERNEL
-int rb_cut_dyn_bias_batch(const rb_model *model, rb_cut_dyn *cd, const double *S_dot, size_t lds, const double *W_B,
-                          size_t ldw, size_t cols, double *H, size_t ldh, rb_err *err)
+static void bias_batch(const rb_model *model, rb_cut_dyn *cd, const double *S_dot, size_t lds, const double *W_B,
+                       size_t ldw, size_t cols, double *H, size_t ldh)
 {
-    static const char what[] = "rb_cut_dyn_bias_batch";
-    int rc = check(model, cd, what, err);
-    if (rc < 0)
-        return rc;
-    if ((cols && (!S_dot || !H)) || lds < cd->n || ldh < cd->n || (W_B && ldw < 3))
-        return rb_err_set(err, RB_EINVAL, "%s: NULL output or leading dimension too small", what);
-    if (cols > cd->bcap)
-        return rb_err_set(err, RB_EINVAL, "%s: %zu columns, %zu reserved (rb_cut_dyn_reserve_batch)", what, cols,
-                          cd->bcap);
-    if (!cd->configured)
-        return rb_err_set(err, RB_EINVAL, "%s: no configuration", what);
     const dyn_body *B = cd->dyn->body;
     size_t ld = cols, nb6 = 6 * ld;
     double *V = cd->bv, *A = cd->ba, *F = cd->bf;
@@ -641,6 +632,23 @@ int rb_cut_dyn_bias_batch(const rb_model *model, rb_cut_dyn *cd, const double *S
         force_add_b(&cd->Xup[i], f, F + (size_t)B[i].parent * nb6, ld, cols);
     }
     cd->bdone = cols;
+}
+
+int rb_cut_dyn_bias_batch(const rb_model *model, rb_cut_dyn *cd, const double *S_dot, size_t lds, const double *W_B,
+                          size_t ldw, size_t cols, double *H, size_t ldh, rb_err *err)
+{
+    static const char what[] = "rb_cut_dyn_bias_batch";
+    int rc = check(model, cd, what, err);
+    if (rc < 0)
+        return rc;
+    if ((cols && (!S_dot || !H)) || lds < cd->n || ldh < cd->n || (W_B && ldw < 3))
+        return rb_err_set(err, RB_EINVAL, "%s: NULL output or leading dimension too small", what);
+    if (cols > cd->bcap)
+        return rb_err_set(err, RB_EINVAL, "%s: %zu columns, %zu reserved (rb_cut_dyn_reserve_batch)", what, cols,
+                          cd->bcap);
+    if (!cd->configured)
+        return rb_err_set(err, RB_EINVAL, "%s: no configuration", what);
+    bias_batch(model, cd, S_dot, lds, W_B, ldw, cols, H, ldh);
     return RB_OK;
 }
 
