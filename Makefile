@@ -79,7 +79,8 @@ OPT ?= -O2 -g
 # lib/dynamics and the MAP solver's block kernels at -O3, where it pays: measured 1.15-1.45x per call over -O2 on
 # RNEA, ABA, the mass matrix and forward dynamics (make bench-dynamics, 2026-11-26), about 1.2x on the MAP step
 # (make bench-map); the whole tree at -O3 gained only 3-10 % on the UKF (issue 19) and warns
-# (-Wmaybe-uninitialized) in two files. -march=native is not used (mixed results). DYN_OPT= turns it off.
+# (-Wmaybe-uninitialized) in two files; lib/filters/ukf.c too, for the structured UKF's loops (vectorized, the same
+# bits). -march=native is not used (mixed results). DYN_OPT= turns it off.
 DYN_OPT ?= -O3
 SAN ?=
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -119,7 +120,7 @@ LIB_CFLAGS := -fvisibility=hidden
 $(BUILD)/obj/lib/%.o: lib/%.c $(BUILD)/flags | deps
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LIB_CFLAGS) $(if $(filter lib/dynamics/% lib/observers/map_solve.c,$<),$(DYN_OPT)) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LIB_CFLAGS) $(if $(filter lib/dynamics/% lib/observers/map_solve.c lib/filters/ukf.c,$<),$(DYN_OPT)) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/%.o: %.c $(BUILD)/flags | deps
 	@mkdir -p $(dir $@)

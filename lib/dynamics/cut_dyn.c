@@ -38,6 +38,13 @@ struct rb_cut_dyn {
     /* velocities */
     double (*v)[6], (*a)[6], (*f)[6];
 
+    /* batches of velocities (rb_cut_dyn_bias_batch): per body 6 rows of bcols values (body i, row c at
+     * (6 i + c) bcols), capacity bcap columns; bdone: the last batch's column count (0: none since configure) */
+    size_t bcap, bcols, bdone;
+    double *bv, *ba, *bf;
+    int *moving; /* the bodies a joint moves, in order (a fixed base's others keep zero velocity terms) */
+    size_t n_moving;
+
     void *block;
 };
 
@@ -150,6 +157,8 @@ void rb_cut_dyn_free(rb_cut_dyn *cd)
     if (!cd)
         return;
     rb_dyn_free(cd->dyn);
+    rb_free(cd->bv);
+    rb_free(cd->moving);
     rb_free(cd->block);
     rb_free(cd);
 }
@@ -244,6 +253,7 @@ int rb_cut_dyn_configure(const rb_model *model, rb_cut_dyn *cd, const double *s,
         return rc;
     const dyn_body *B = cd->dyn->body;
     cd->configured = cd->factored = cd->have_vel = false;
+    cd->bdone = 0;
     rb_xform_identity(&cd->Xup[0]);
     rb_xform_identity(&cd->X0[0]);
     memcpy(cd->IC[0], B[0].pi, sizeof cd->IC[0]);
@@ -435,6 +445,243 @@ int rb_cut_dyn_bias(const rb_model *model, rb_cut_dyn *cd, const double *s_dot, 
     }
     return RB_OK;
 }
+
+/* ---- batches of velocities --------------------------------------------------------------------------------- */
+
+/* The kernels below are rb_cut_dyn_bias's per-body operations (spatial.h, dyn_internal.h) written over nc columns at
+ * once, each column's operations and their order unchanged: the same bits as one call per column, vectorized across
+ * the columns (no contraction and no reassociation in ISO C, so the vector width changes no bit). Rows: 6 vectors of
+ * nc values, row c at x + c ld. */
+static int check_frame(const rb_model *model, const rb_cut_dyn *cd, size_t frame, const char *what, rb_err *err);
+
+#define BATCH_KERNEL __attribute__((target_clones("avx2", "default")))
+#define ROW(x, c) ((x) + (size_t)(c)*ld)
+
+/* out = X^-1 m (rb_xform_motion_inv) */
+static inline void motion_inv_b(const rb_xform *X, const double *restrict m, double *restrict out, size_t ld, size_t nc)
+{
+    const double *R = X->R, *p = X->p;
+    const double *m0 = ROW(m, 0), *m1 = ROW(m, 1), *m2 = ROW(m, 2), *w0 = ROW(m, 3), *w1 = ROW(m, 4), *w2 = ROW(m, 5);
+    double *o0 = ROW(out, 0), *o1 = ROW(out, 1), *o2 = ROW(out, 2), *o3 = ROW(out, 3), *o4 = ROW(out, 4),
+           *o5 = ROW(out, 5);
+    for (size_t j = 0; j < nc; j++) {
+        double pw0 = p[1] * w2[j] - p[2] * w1[j], pw1 = p[2] * w0[j] - p[0] * w2[j], pw2 = p[0] * w1[j] - p[1] * w0[j];
+        double v0 = m0[j] - pw0, v1 = m1[j] - pw1, v2 = m2[j] - pw2;
+        o3[j] = R[0] * w0[j] + R[3] * w1[j] + R[6] * w2[j];
+        o4[j] = R[1] * w0[j] + R[4] * w1[j] + R[7] * w2[j];
+        o5[j] = R[2] * w0[j] + R[5] * w1[j] + R[8] * w2[j];
+        o0[j] = R[0] * v0 + R[3] * v1 + R[6] * v2;
+        o1[j] = R[1] * v0 + R[4] * v1 + R[7] * v2;
+        o2[j] = R[2] * v0 + R[5] * v1 + R[8] * v2;
+    }
+}
+
+/* v += S qd, then a += v x_m (S qd) (dyn_add_S, dyn_cross_S); qd row at qd with stride 1 */
+static inline void joint_terms_b(const dyn_body *b, const double *restrict qd, double *restrict v, double *restrict a,
+                                 size_t ld, size_t nc)
+{
+    const double k0 = b->k[0], k1 = b->k[1], k2 = b->k[2];
+    bool rev = b->kind == JK_REVOLUTE;
+    int o = rev ? 3 : 0;
+    double *s0 = ROW(v, o), *s1 = ROW(v, o + 1), *s2 = ROW(v, o + 2);
+    for (size_t j = 0; j < nc; j++)
+        s0[j] += k0 * qd[j], s1[j] += k1 * qd[j], s2[j] += k2 * qd[j];
+    /* revolute: [v_lin x s; w x s]; prismatic: [w x s; 0] */
+    const double *x0 = ROW(v, rev ? 0 : 3), *x1 = ROW(v, rev ? 1 : 4), *x2 = ROW(v, rev ? 2 : 5);
+    const double *w0 = ROW(v, 3), *w1 = ROW(v, 4), *w2 = ROW(v, 5);
+    double *a0 = ROW(a, 0), *a1 = ROW(a, 1), *a2 = ROW(a, 2), *a3 = ROW(a, 3), *a4 = ROW(a, 4), *a5 = ROW(a, 5);
+    for (size_t j = 0; j < nc; j++) {
+        double t0 = k0 * qd[j], t1 = k1 * qd[j], t2 = k2 * qd[j];
+        a0[j] += x1[j] * t2 - x2[j] * t1;
+        a1[j] += x2[j] * t0 - x0[j] * t2;
+        a2[j] += x0[j] * t1 - x1[j] * t0;
+        if (rev) {
+            a3[j] += w1[j] * t2 - w2[j] * t1;
+            a4[j] += w2[j] * t0 - w0[j] * t2;
+            a5[j] += w0[j] * t1 - w1[j] * t0;
+        } else {
+            a3[j] += 0.0, a4[j] += 0.0, a5[j] += 0.0;
+        }
+    }
+}
+
+/* f = I a + v x_f (I v) (rb_inertia_mul, rb_cross_force) */
+static inline void body_wrench_b(const double pi[10], const double *restrict v, const double *restrict a,
+                                 double *restrict f, size_t ld, size_t nc)
+{
+    const double mass = pi[0], h0 = pi[1], h1 = pi[2], h2 = pi[3];
+    const double *v0 = ROW(v, 0), *v1 = ROW(v, 1), *v2 = ROW(v, 2), *w0 = ROW(v, 3), *w1 = ROW(v, 4), *w2 = ROW(v, 5);
+    const double *a0 = ROW(a, 0), *a1 = ROW(a, 1), *a2 = ROW(a, 2), *b0 = ROW(a, 3), *b1 = ROW(a, 4), *b2 = ROW(a, 5);
+    double *f0 = ROW(f, 0), *f1 = ROW(f, 1), *f2 = ROW(f, 2), *f3 = ROW(f, 3), *f4 = ROW(f, 4), *f5 = ROW(f, 5);
+    for (size_t j = 0; j < nc; j++) {
+        /* I a */
+        double hw0 = h1 * b2[j] - h2 * b1[j], hw1 = h2 * b0[j] - h0 * b2[j], hw2 = h0 * b1[j] - h1 * b0[j];
+        double hv0 = h1 * a2[j] - h2 * a1[j], hv1 = h2 * a0[j] - h0 * a2[j], hv2 = h0 * a1[j] - h1 * a0[j];
+        double F0 = mass * a0[j] - hw0, F1 = mass * a1[j] - hw1, F2 = mass * a2[j] - hw2;
+        double F3 = pi[4] * b0[j] + pi[5] * b1[j] + pi[6] * b2[j] + hv0;
+        double F4 = pi[5] * b0[j] + pi[7] * b1[j] + pi[8] * b2[j] + hv1;
+        double F5 = pi[6] * b0[j] + pi[8] * b1[j] + pi[9] * b2[j] + hv2;
+        /* I v */
+        double gw0 = h1 * w2[j] - h2 * w1[j], gw1 = h2 * w0[j] - h0 * w2[j], gw2 = h0 * w1[j] - h1 * w0[j];
+        double gv0 = h1 * v2[j] - h2 * v1[j], gv1 = h2 * v0[j] - h0 * v2[j], gv2 = h0 * v1[j] - h1 * v0[j];
+        double I0 = mass * v0[j] - gw0, I1 = mass * v1[j] - gw1, I2 = mass * v2[j] - gw2;
+        double I3 = pi[4] * w0[j] + pi[5] * w1[j] + pi[6] * w2[j] + gv0;
+        double I4 = pi[5] * w0[j] + pi[7] * w1[j] + pi[8] * w2[j] + gv1;
+        double I5 = pi[6] * w0[j] + pi[8] * w1[j] + pi[9] * w2[j] + gv2;
+        /* v x_f (I v) = [w x Iv_lin; w x Iv_ang + v_lin x Iv_lin] */
+        double c0 = w1[j] * I2 - w2[j] * I1, c1 = w2[j] * I0 - w0[j] * I2, c2 = w0[j] * I1 - w1[j] * I0;
+        double c3 = w1[j] * I5 - w2[j] * I4, c4 = w2[j] * I3 - w0[j] * I5, c5 = w0[j] * I4 - w1[j] * I3;
+        double t0 = v1[j] * I2 - v2[j] * I1, t1 = v2[j] * I0 - v0[j] * I2, t2 = v0[j] * I1 - v1[j] * I0;
+        c3 += t0, c4 += t1, c5 += t2;
+        f0[j] = F0 + c0, f1[j] = F1 + c1, f2[j] = F2 + c2;
+        f3[j] = F3 + c3, f4[j] = F4 + c4, f5[j] = F5 + c5;
+    }
+}
+
+/* fp += X f (rb_xform_force) */
+static inline void force_add_b(const rb_xform *X, const double *restrict f, double *restrict fp, size_t ld, size_t nc)
+{
+    const double *R = X->R, *p = X->p;
+    const double *f0 = ROW(f, 0), *f1 = ROW(f, 1), *f2 = ROW(f, 2), *f3 = ROW(f, 3), *f4 = ROW(f, 4), *f5 = ROW(f, 5);
+    double *g0 = ROW(fp, 0), *g1 = ROW(fp, 1), *g2 = ROW(fp, 2), *g3 = ROW(fp, 3), *g4 = ROW(fp, 4), *g5 = ROW(fp, 5);
+    for (size_t j = 0; j < nc; j++) {
+        double o0 = R[0] * f0[j] + R[1] * f1[j] + R[2] * f2[j];
+        double o1 = R[3] * f0[j] + R[4] * f1[j] + R[5] * f2[j];
+        double o2 = R[6] * f0[j] + R[7] * f1[j] + R[8] * f2[j];
+        double o3 = R[0] * f3[j] + R[1] * f4[j] + R[2] * f5[j];
+        double o4 = R[3] * f3[j] + R[4] * f4[j] + R[5] * f5[j];
+        double o5 = R[6] * f3[j] + R[7] * f4[j] + R[8] * f5[j];
+        double pf0 = p[1] * o2 - p[2] * o1, pf1 = p[2] * o0 - p[0] * o2, pf2 = p[0] * o1 - p[1] * o0;
+        o3 += pf0, o4 += pf1, o5 += pf2;
+        g0[j] += o0, g1[j] += o1, g2[j] += o2, g3[j] += o3, g4[j] += o4, g5[j] += o5;
+    }
+}
+
+int rb_cut_dyn_reserve_batch(rb_cut_dyn *cd, size_t cols, rb_err *err)
+{
+    if (!cd)
+        return rb_err_set(err, RB_EINVAL, "rb_cut_dyn_reserve_batch: NULL argument");
+    if (cols <= cd->bcap)
+        return RB_OK;
+    size_t nb = cd->nb;
+    double *mem = rb_calloc(3 * 6 * nb * cols + 1, sizeof *mem);
+    int *mv = cd->moving ? cd->moving : rb_calloc(nb + 1, sizeof *mv);
+    if (!mem || !mv) {
+        rb_free(mem);
+        if (mv != cd->moving)
+            rb_free(mv);
+        return rb_err_set(err, RB_ENOMEM, "out of memory (cut dynamics, batch of %zu)", cols);
+    }
+    rb_free(cd->bv);
+    cd->bv = mem, cd->ba = mem + 6 * nb * cols, cd->bf = mem + 12 * nb * cols;
+    cd->bcap = cols, cd->bcols = 0, cd->bdone = 0;
+    cd->moving = mv, cd->n_moving = 0;
+    for (size_t i = 1; i < nb; i++)
+        if (cd->dyn->body[i].moving)
+            mv[cd->n_moving++] = (int)i;
+    return RB_OK;
+}
+
+/* rb_cut_dyn_bias_batch's passes (its arguments checked); static, so the clones' resolver stays out of the
+ * library's exports */
+BATCH_KERNEL
+static void bias_batch(const rb_model *model, rb_cut_dyn *cd, const double *S_dot, size_t lds, const double *W_B,
+                       size_t ldw, size_t cols, double *H, size_t ldh)
+{
+    const dyn_body *B = cd->dyn->body;
+    size_t ld = cols, nb6 = 6 * ld;
+    double *V = cd->bv, *A = cd->ba, *F = cd->bf;
+    if (cols != cd->bcols) { /* a fixed base's still bodies keep zero velocity terms at this width */
+        memset(V, 0, 6 * cd->nb * cd->bcap * sizeof *V);
+        memset(A, 0, 6 * cd->nb * cd->bcap * sizeof *A);
+        cd->bcols = cols;
+    }
+    memset(V, 0, nb6 * sizeof *V);
+    memset(A, 0, nb6 * sizeof *A);
+    for (size_t j = 0; W_B && j < cols; j++)
+        for (int k = 0; k < 3; k++)
+            V[(size_t)(3 + k) * ld + j] = W_B[j * ldw + (size_t)k];
+    for (size_t m = 0; m < cd->n_moving; m++) {
+        size_t i = (size_t)cd->moving[m];
+        const dyn_body *b = &B[i];
+        double *v = V + i * nb6, *a = A + i * nb6;
+        motion_inv_b(&cd->Xup[i], V + (size_t)b->parent * nb6, v, ld, cols);
+        motion_inv_b(&cd->Xup[i], A + (size_t)b->parent * nb6, a, ld, cols);
+        int d = model->bodies[i].dof;
+        if (d >= 0) {
+            double *q = F + i * nb6; /* f is written after: its first row holds the joint's velocities */
+            for (size_t j = 0; j < cols; j++)
+                q[j] = S_dot[j * lds + (size_t)d];
+            joint_terms_b(b, q, v, a, ld, cols);
+        }
+        body_wrench_b(b->pi, v, a, F + i * nb6, ld, cols);
+    }
+    for (size_t m = cd->n_moving; m-- > 0;) {
+        size_t i = (size_t)cd->moving[m];
+        int d = model->bodies[i].dof;
+        const double *f = F + i * nb6;
+        if (d >= 0) {
+            bool rev = B[i].kind == JK_REVOLUTE;
+            const double k0 = B[i].k[0], k1 = B[i].k[1], k2 = B[i].k[2];
+            const double *x0 = ROW(f, rev ? 3 : 0), *x1 = ROW(f, rev ? 4 : 1), *x2 = ROW(f, rev ? 5 : 2);
+            for (size_t j = 0; j < cols; j++)
+                H[j * ldh + (size_t)d] = k0 * x0[j] + k1 * x1[j] + k2 * x2[j];
+        }
+        if (cd->cut[i] || B[i].parent <= 0 || !B[B[i].parent].moving) /* the base's wrench is not used */
+            continue;
+        force_add_b(&cd->Xup[i], f, F + (size_t)B[i].parent * nb6, ld, cols);
+    }
+    cd->bdone = cols;
+}
+
+int rb_cut_dyn_bias_batch(const rb_model *model, rb_cut_dyn *cd, const double *S_dot, size_t lds, const double *W_B,
+                          size_t ldw, size_t cols, double *H, size_t ldh, rb_err *err)
+{
+    static const char what[] = "rb_cut_dyn_bias_batch";
+    int rc = check(model, cd, what, err);
+    if (rc < 0)
+        return rc;
+    if ((cols && (!S_dot || !H)) || lds < cd->n || ldh < cd->n || (W_B && ldw < 3))
+        return rb_err_set(err, RB_EINVAL, "%s: NULL output or leading dimension too small", what);
+    if (cols > cd->bcap)
+        return rb_err_set(err, RB_EINVAL, "%s: %zu columns, %zu reserved (rb_cut_dyn_reserve_batch)", what, cols,
+                          cd->bcap);
+    if (!cd->configured)
+        return rb_err_set(err, RB_EINVAL, "%s: no configuration", what);
+    bias_batch(model, cd, S_dot, lds, W_B, ldw, cols, H, ldh);
+    return RB_OK;
+}
+
+int rb_cut_dyn_frame_bias_batch(const rb_model *model, const rb_cut_dyn *cd, size_t frame, double *out, size_t ldo,
+                                rb_err *err)
+{
+    static const char what[] = "rb_cut_dyn_frame_bias_batch";
+    int rc = check_frame(model, cd, frame, what, err);
+    if (rc < 0)
+        return rc;
+    if (!out || ldo < 3)
+        return rb_err_set(err, RB_EINVAL, "%s: NULL output or leading dimension below 3", what);
+    if (!cd->bdone)
+        return rb_err_set(err, RB_EINVAL, "%s: no batch of velocities since the last configuration", what);
+    const rb_frame *fr = &model->frames[frame];
+    size_t ld = cd->bcols, nb6 = 6 * ld;
+    const rb_xform *X = &fr->X_body;
+    const double *v = cd->bv + (size_t)fr->body * nb6, *a = cd->ba + (size_t)fr->body * nb6;
+    for (size_t j = 0; j < cd->bdone; j++) {
+        double m[6], vF[6], aF[6], wv[3];
+        for (int c = 0; c < 6; c++)
+            m[c] = v[(size_t)c * ld + j];
+        rb_xform_motion_inv(X, m, vF);
+        for (int c = 0; c < 6; c++)
+            m[c] = a[(size_t)c * ld + j];
+        rb_xform_motion_inv(X, m, aF);
+        rb_v3_cross(vF + 3, vF, wv);
+        for (int k = 0; k < 3; k++)
+            out[j * ldo + (size_t)k] = aF[k] + wv[k];
+    }
+    return RB_OK;
+}
+#undef ROW
 
 /* ---- frames ---------------------------------------------------------------------------------------------------- */
 

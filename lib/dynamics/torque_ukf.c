@@ -9,8 +9,9 @@
  * drive s_ddot, times the sigma points' values of those blocks). Only the velocity-product terms depend on the
  * sigma point, through (s_dot, w_B) alone; the filter order puts those first, so the lower Cholesky factor's
  * columns past them leave the velocities at the mean's: the terms are computed for 2 n_v + 1 distinct velocities
- * per batch (n_v = n, or n + 3 with a floating base's angular velocity) and reused for the other sigma points (a
- * cache keyed on the exact values). */
+ * per batch (n_v = n, or n + 3 with a floating base's angular velocity) and reused for the other sigma points (keyed
+ * on the exact values), all of a batch's in one pass over the bodies (rb_cut_dyn_bias_batch: the same bits as one
+ * rb_cut_dyn_bias call each, vectorized across the velocities). The single-state calls keep a two-slot cache. */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -240,22 +241,63 @@ static void measure_one(const rb_tukf *u, const double *x, const double *sdd, co
     }
 }
 
+/* The velocity terms of a chunk of distinct velocities Vd, Wd (cnt columns) into Bd and Dd: one batched pass for all
+ * (rb_cut_dyn_bias_batch: the same bits as velocity_terms one by one). */
+static int distinct_terms(rb_tukf *u, size_t cnt, bool acc_terms, rb_err *err)
+{
+    size_t n = u->n, a3 = 3 * u->nacc;
+    int rc = rb_cut_dyn_bias_batch(u->model, u->cd, u->Vd, n, u->floating ? u->Wd : NULL, 3, cnt, u->Hd, n, err);
+    if (rc)
+        return rc;
+    for (size_t d = 0; d < cnt; d++)
+        for (size_t i = 0; i < n; i++)
+            u->Bd[d * n + i] = u->c0[i] - dot(u->Kinv + i * n, u->Hd + d * n, n);
+    for (size_t a = 0; acc_terms && a < u->nacc; a++)
+        if ((rc = rb_cut_dyn_frame_bias_batch(u->model, u->cd, (size_t)u->acc_frame[a], u->Dd + 3 * a, a3, err)))
+            return rc;
+    return RB_OK;
+}
+
 /* The sigma points (X: N x Ns column-major): s_ddot of each into Sdd (n x Ns) by one matrix product, K^-1 [drivers]
- * times their driving blocks, plus each one's velocity terms (and the accelerometers' into Dacc, 3 n_acc x Ns). */
+ * times their driving blocks, plus each one's velocity terms (and the accelerometers' into Dacc, 3 n_acc x Ns). The
+ * velocity terms are computed once per distinct velocity (a sigma point with the first one's velocity bits reuses
+ * its terms; with mean_velocity_terms every one does), batched in chunks of dcap. */
 static int batch_accelerations(rb_tukf *u, const double *X, size_t Ns, bool acc_terms, rb_err *err)
 {
-    size_t n = u->n, N = u->N, na = u->na, a3 = 3 * u->nacc;
-    const vel_slot *vs0 = NULL; /* the first state's terms (mean_velocity_terms) */
+    size_t n = u->n, N = u->N, na = u->na, a3 = 3 * u->nacc, nd = 0;
+    size_t o_dq = u->b[B_DQ].off, o_w = u->b[B_W].off;
     for (size_t j = 0; j < Ns; j++) {
         const double *x = X + j * N;
-        const vel_slot *vs = vs0;
-        int rc = j == 0 || !u->mean_terms ? velocity_terms(u, x, &vs, err) : RB_OK;
+        if (j > 0 && (u->mean_terms || (memcmp(x + o_dq, X + o_dq, n * sizeof *x) == 0 &&
+                                        (!u->floating || memcmp(x + o_w, X + o_w, 3 * sizeof *x) == 0)))) {
+            u->dmap[j] = 0;
+            continue;
+        }
+        u->dmap[j] = nd;
+        u->dsrc[nd++] = j;
+    }
+    for (size_t c0 = 0; c0 < nd; c0 += u->dcap) { /* chunks of distinct velocities */
+        size_t cnt = nd - c0 < u->dcap ? nd - c0 : u->dcap;
+        for (size_t d = 0; d < cnt; d++) {
+            const double *x = X + u->dsrc[c0 + d] * N;
+            memcpy(u->Vd + d * n, x + o_dq, n * sizeof *x);
+            if (u->floating)
+                memcpy(u->Wd + 3 * d, x + o_w, 3 * sizeof *x);
+        }
+        int rc = distinct_terms(u, cnt, acc_terms, err);
         if (rc)
             return rc;
-        vs0 = vs;
-        memcpy(u->Sdd + j * n, vs->b, n * sizeof *u->Sdd);
-        if (acc_terms)
-            memcpy(u->Dacc + j * a3, vs->dacc, a3 * sizeof *u->Dacc);
+        for (size_t j = 0; j < Ns; j++) {
+            size_t d = u->dmap[j];
+            if (d < c0 || d >= c0 + cnt)
+                continue;
+            memcpy(u->Sdd + j * n, u->Bd + (d - c0) * n, n * sizeof *u->Sdd);
+            if (acc_terms)
+                memcpy(u->Dacc + j * a3, u->Dd + (d - c0) * a3, a3 * sizeof *u->Dacc);
+        }
+    }
+    for (size_t j = 0; j < Ns; j++) {
+        const double *x = X + j * N;
         for (size_t k = 0; k < na; k++)
             u->XaT[j + k * Ns] = x[u->lo + k];
     }
@@ -596,6 +638,7 @@ void rb_tukf_free(rb_tukf *u)
     rb_free(u->block_mem);
     rb_free(u->jptr);
     rb_free(u->jval);
+    rb_free(u->dmap);
     rb_free(u);
 }
 
@@ -608,7 +651,8 @@ static int alloc_arrays(rb_tukf *u, rb_err *err)
                    + 2 * (n + 3 + n + 3 * u->nacc)                                              /* slots */
                    + 2 * n + 2 * nft6                                                           /* h sdd offset pred */
                    + (2 * u->N + 1) * (u->na + n + 3 * u->nacc)                                 /* XaT Sdd Dacc */
-                   + 2 * n * u->nk;                                                             /* phi0 phi */
+                   + 2 * n * u->nk                                                              /* phi0 phi */
+                   + u->dcap * (3 * n + 3 + 3 * u->nacc);                                       /* Vd Wd Hd Bd Dd */
     size_t rows = (u->N > u->M ? u->N : u->M) + 1, cap = (u->N + u->M) * u->na + u->N + u->M * (1 + u->nk);
     u->block_mem = rb_calloc(count, sizeof(double));
     u->jptr = rb_calloc(rows + cap, sizeof(size_t)); /* rb_tukf_affine's rows (at most na + 1 entries each) */
@@ -633,7 +677,12 @@ static int alloc_arrays(rb_tukf *u, rb_err *err)
     size_t Ns = 2 * u->N + 1;
     TAKE(u->XaT, Ns * u->na), TAKE(u->Sdd, Ns * n), TAKE(u->Dacc, Ns * 3 * u->nacc);
     TAKE(u->phi0, n * u->nk), TAKE(u->phi, n * u->nk);
+    TAKE(u->Vd, n * u->dcap), TAKE(u->Wd, 3 * u->dcap), TAKE(u->Hd, n * u->dcap), TAKE(u->Bd, n * u->dcap),
+        TAKE(u->Dd, 3 * u->nacc * u->dcap);
 #undef TAKE
+    if (!(u->dmap = rb_calloc(2 * Ns, sizeof *u->dmap)))
+        return rb_err_set(err, RB_ENOMEM, "out of memory");
+    u->dsrc = u->dmap + Ns;
     return RB_OK;
 }
 
@@ -733,6 +782,7 @@ int rb_tukf_alloc(const rb_model *m, const rb_tukf_config *c, rb_tukf **out, rb_
     for (size_t a = 0; a < u->nk; a++)
         u->corr[a] = c->corr[a];
     lay_out(u, c->ft_bias, c->acc_bias, c->gyro_bias);
+    u->dcap = 2 * (u->b[B_DQ].len + u->b[B_W].len) + 1; /* a filter's distinct sigma-point velocities */
     if ((rc = alloc_arrays(u, err)))
         goto fail;
     for (size_t i = 0; i < u->n; i++) {
@@ -758,7 +808,7 @@ int rb_tukf_alloc(const rb_model *m, const rb_tukf_config *c, rb_tukf **out, rb_
         u->base_acc = position(c->acc, c->n_acc, c->base_imu);
         u->base_gyro = position(c->gyro, c->n_gyro, c->base_imu);
     }
-    if ((rc = make_parts(u, c, err)))
+    if ((rc = make_parts(u, c, err)) || (rc = rb_cut_dyn_reserve_batch(u->cd, u->dcap, err)))
         goto fail;
     *out = u;
     return RB_OK;

@@ -64,6 +64,12 @@ struct rb_tukf {
     double *XaT;        /* 2N + 1 x na: the sigma points' driving blocks, transposed */
     double *Sdd, *Dacc; /* n x (2N + 1), 3 n_acc x (2N + 1): per sigma point */
     double *phi0, *phi; /* n x nk each: the friction correction's regressors at a batch's first state, at the current */
+    /* a batch's distinct velocities (rb_cut_dyn_bias_batch in chunks of dcap): Vd (n x dcap), Wd (3 x dcap), their
+     * terms Hd, Bd (n x dcap each: h, then s_ddot's offset) and Dd (3 n_acc x dcap); dmap (2N + 1): each sigma
+     * point's column among the distinct ones */
+    size_t dcap;
+    double *Vd, *Wd, *Hd, *Bd, *Dd;
+    size_t *dmap, *dsrc; /* 2N + 1 each: a sigma point's distinct column; a distinct column's first sigma point */
 
     /* the start */
     double *offset; /* 6 n_ft */

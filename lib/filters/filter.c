@@ -129,7 +129,7 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, const rb_filt_op
         count += 2 * n * N + m * N + n;
     count += n2; /* L */
     if (o->n_nonlinear)
-        count += 4 * n2 + 3 * mx * n + mx * mx + mx + 2 * n; /* Lt B1 B2 B3 Gd U Gl Mg drow nrow urow */
+        count += 4 * n2 + 3 * mx * n + mx * mx + 3 * mx + 2 * n; /* Lt B1 B2 B3 Gd U Gl Mg drow scol sval nrow urow */
     size_t bytes = count * sizeof(double) + 2 * m * sizeof(size_t) + m;
 
     rb_filter *f = rb_calloc(1, sizeof *f);
@@ -190,6 +190,8 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, const rb_filt_op
             f->U = take(&cur, mx * n);
             f->Mg = take(&cur, mx * mx);
             f->drow = (size_t *)take(&cur, mx); /* size_t and double have the same size on the supported ABIs */
+            f->scol = (size_t *)take(&cur, mx);
+            f->sval = take(&cur, mx);
             f->nrow = (size_t *)take(&cur, n);
             f->urow = (size_t *)take(&cur, n);
             f->B1 = take(&cur, n2);
@@ -581,7 +583,7 @@ int rb_filt_update(rb_filter *f, const double *z, rb_err *err)
                               step, bad);
         }
         if (f->kind == RB_FILTER_UKF) {
-            memcpy(f->Pn, f->P, n * n * sizeof(double));
+            rb_filt_copy_lower(f->Pn, f->P, n); /* the upper triangle is mirrored below */
             rb_filt_syrk_ln(n, k, -1.0, f->W, n, 1.0, f->Pn, n);
             rb_filt_mirror_lower(f->Pn, n);
         } else {

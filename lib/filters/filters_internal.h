@@ -55,6 +55,8 @@ struct rb_filter {
     double *Lt, *Gl;
     double *Gd, *U, *Mg; /* the Jacobian's dense rows (g x nr, ld g), Gd Sr (g x nr), U Gd^T (g x g); g <= max(n, m) */
     size_t *drow;        /* max(n, m): the dense rows' positions in the rows used */
+    size_t *scol;        /* max(n, m): a row with one entry: its column (SIZE_MAX: more or a dense row) */
+    double *sval;        /* max(n, m): that entry's value */
     size_t n_id, *nrow, *urow; /* rb_filter_opts.identity: the other rows (n - n_id), the identity rows (n_id) */
     double *B1, *B2, *B3;      /* n x n each: the structured predict's blocks */
 
@@ -165,6 +167,8 @@ void rb_filt_syr_l_loops(size_t n, double alpha, const double *x, double *A, siz
 void rb_filt_trmm_lln_loops(size_t m, size_t n, double alpha, const double *L, size_t ldl, double *B, size_t ldb);
 /* Lower Cholesky factor of P into f->L with the UKF's repairs (symmetrize, jitter) applied to P. */
 int rb_filt_chol_P(rb_filter *f, const char *what, long step, rb_err *err);
+/* The lower triangle (diagonal included) of src into dst, both column-major n x n (the upper one of dst untouched). */
+void rb_filt_copy_lower(double *dst, const double *src, size_t n);
 /* Copy the lower triangle of a column-major n x n matrix onto its upper triangle. */
 void rb_filt_mirror_lower(double *A, size_t n);
 /* A = (A + A^T) / 2. */

@@ -259,6 +259,12 @@ int rb_filt_chol(double *A, size_t n)
 }
 
 /* By 16 x 16 tiles: a column's stride-n writes would each touch a new cache line. */
+void rb_filt_copy_lower(double *dst, const double *src, size_t n)
+{
+    for (size_t j = 0; j < n; j++)
+        memcpy(dst + j * n + j, src + j * n + j, (n - j) * sizeof(double));
+}
+
 void rb_filt_mirror_lower(double *A, size_t n)
 {
     enum { TILE = 16 };

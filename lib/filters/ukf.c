@@ -144,8 +144,9 @@ enum { SPREAD_OUT, SPREAD_FULL, SPREAD_PARTIAL };
  * T's column a (r elements, ld ldt) = P_rr J_a^T (- L_rl G_a^T for SPREAD_FULL). Rows with many entries as one dense
  * block Gd over the columns they span (U = Gd P_rr, Mg = U Gd^T by BLAS), the others entry by entry from P's
  * columns. Cost: products with P_rr over J's entries, no r x r pass. */
-static void spread(rb_filter *f, const rb_filter_csr *J, const size_t *rows, size_t cnt, int mode, double *T,
-                   size_t ldt, double *out, size_t ldo)
+__attribute__((target_clones("avx2", "default"))) static void spread(rb_filter *f, const rb_filter_csr *J,
+                                                                     const size_t *rows, size_t cnt, int mode,
+                                                                     double *T, size_t ldt, double *out, size_t ldo)
 {
     size_t n = f->n, l = f->nl, r = n - l, g = 0, *dpos = f->drow, c0 = SIZE_MAX, c1 = 0;
     const double *Prr = f->P + l + l * n; /* P_rr, ld n */
@@ -155,14 +156,24 @@ static void spread(rb_filter *f, const rb_filter_csr *J, const size_t *rows, siz
         dpos[a] = p1 - p0 > DENSE_NNZ ? g++ : SIZE_MAX;
         for (size_t p = p0; dpos[a] != SIZE_MAX && p < p1; p++)
             c0 = J->col[p] < c0 ? J->col[p] : c0, c1 = J->col[p] > c1 ? J->col[p] : c1;
-        double *gr = G + a; /* G's row a, stride cnt */
-        for (size_t i = 0; i < l; i++)
-            gr[i * cnt] = 0.0;
-        for (size_t p = p0; p < p1; p++) {
-            const double *lt = f->Lt + J->col[p] * l;
-            double v = J->val[p];
-            for (size_t i = 0; i < l; i++)
-                gr[i * cnt] += v * lt[i];
+        /* G's row a (stride cnt): each element summed over the row's entries in order from 0.0, four elements at a
+         * time in registers */
+        const double *Lt = f->Lt;
+        size_t i = 0;
+        for (; i + 4 <= l; i += 4) {
+            double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+            for (size_t p = p0; p < p1; p++) {
+                const double *lt = Lt + J->col[p] * l + i;
+                double v = J->val[p];
+                s0 += v * lt[0], s1 += v * lt[1], s2 += v * lt[2], s3 += v * lt[3];
+            }
+            G[a + i * cnt] = s0, G[a + (i + 1) * cnt] = s1, G[a + (i + 2) * cnt] = s2, G[a + (i + 3) * cnt] = s3;
+        }
+        for (; i < l; i++) {
+            double s0 = 0.0;
+            for (size_t p = p0; p < p1; p++)
+                s0 += J->val[p] * Lt[J->col[p] * l + i];
+            G[a + i * cnt] = s0;
         }
     }
     if (g) {
@@ -193,17 +204,32 @@ static void spread(rb_filter *f, const rb_filter_csr *J, const size_t *rows, siz
                 t[i] += v * pc[i];
         }
     }
-    for (size_t b = 0; b < cnt; b++)
+    /* out[a, b] += J_a P_rr J_b^T for a >= b: rows with one entry (most: selections) as val T_b[col], the sum row_dot
+     * forms (0.0 + val t), the others by row_dot */
+    size_t *sc = f->scol;
+    double *sv = f->sval;
+    for (size_t a = 0; a < cnt; a++) {
+        size_t row = rows ? rows[a] : a;
+        bool one = dpos[a] == SIZE_MAX && J->ptr[row + 1] - J->ptr[row] == 1;
+        sc[a] = one ? J->col[J->ptr[row]] : SIZE_MAX;
+        sv[a] = one ? J->val[J->ptr[row]] : 0.0;
+    }
+    for (size_t b = 0; b < cnt; b++) {
+        const double *tb = T + b * ldt;
+        double *ob = out + b * ldo;
         for (size_t a = b; a < cnt; a++) {
             double v;
-            if (dpos[a] == SIZE_MAX)
-                v = row_dot(J, rows ? rows[a] : a, T + b * ldt);
+            if (sc[a] != SIZE_MAX)
+                v = 0.0 + sv[a] * tb[sc[a]];
+            else if (dpos[a] == SIZE_MAX)
+                v = row_dot(J, rows ? rows[a] : a, tb);
             else if (dpos[b] == SIZE_MAX)
                 v = row_dot(J, rows ? rows[b] : b, T + a * ldt);
             else
                 v = f->Mg[dpos[a] + dpos[b] * g];
-            out[a + b * ldo] += v;
+            ob[a] += v;
         }
+    }
     rb_filt_syrk_ln(cnt, l, -1.0, G, cnt, 1.0, out, ldo);
     if (mode == SPREAD_FULL)
         rb_filt_gemm_nt(r, cnt, l, -1.0, f->L + l, n, G, cnt, 1.0, T, ldt);
@@ -251,8 +277,8 @@ static int predict_blocks(rb_filter *f, const double *u, double dt, long step, d
     for (size_t b = 0; b < nu; b++)
         for (size_t a = 0; U[b] >= l && a < nn; a++)
             NU[a + b * nn] += f->T[U[b] - l + a * r];
-    memcpy(f->Pn, f->Q, n * n * sizeof(double));
-    for (size_t b = 0; b < nu; b++) /* by runs of consecutive identity rows: contiguous in the column */
+    rb_filt_copy_lower(f->Pn, f->Q, n); /* the upper triangle is mirrored below */
+    for (size_t b = 0; b < nu; b++)     /* by runs of consecutive identity rows: contiguous in the column */
         for (size_t a = b; a < nu;) {
             size_t e = a + 1;
             while (e < nu && U[e] == U[e - 1] + 1)
@@ -292,7 +318,7 @@ static int ukf_predict(rb_filter *f, const double *u, double dt, long step, rb_e
             v[i] -= f->xn[i];
     }
     /* Pn = Q + wi sum_{j >= 1} D_j D_j^T + wc0 D_0 D_0^T (+ Jf Sr Jf^T) (lower triangle, then mirrored). */
-    memcpy(f->Pn, f->Q, n * n * sizeof(double));
+    rb_filt_copy_lower(f->Pn, f->Q, n); /* the upper triangle is mirrored below */
     rb_filt_syrk_ln(n, 2 * l, f->wi, f->Y + n, n, 1.0, f->Pn, n);
     if (wc0 != 0.0)
         rb_filt_syr_l(n, wc0, f->Y, f->Pn, n);

@@ -391,3 +391,72 @@ Test(dynamics_cut, errors)
     rb_submodels_free(sm);
     rb_model_free(m);
 }
+
+/* ---- batches: the same bits as one call per column --------------------------------------------------------------- */
+
+/* rb_cut_dyn_bias_batch and rb_cut_dyn_frame_bias_batch against rb_cut_dyn_bias / rb_cut_dyn_frame_bias per column,
+ * bit for bit, at odd widths (the vector loops' tails), without allocating; a batch of another width after. */
+static void expect_batch_bits(rb_model *m, const char *const *fts, size_t nft, const char *const *frames, size_t nfr)
+{
+    rb_err err;
+    rb_submodels *sm = NULL;
+    rb_cut_dyn *cd = NULL;
+    cr_assert_eq(rb_submodels_build(m, fts, nft, &sm, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(rb_cut_dyn_alloc(m, sm, NULL, 0, &cd, &err), RB_OK, "%s", err.msg);
+    enum { COLS = 13 };
+    cr_assert_eq(rb_cut_dyn_reserve_batch(cd, COLS, &err), RB_OK);
+    size_t n = m->n_dofs;
+    trng r = {77};
+    double *s = calloc(n, sizeof(double)), *S = calloc(n * COLS, sizeof(double)), W[3 * COLS],
+           *H = calloc(n * COLS, sizeof(double)), *h = calloc(n, sizeof(double)), B[3 * COLS], b[6];
+    random_vector(&r, s, n, -1.0, 1.0);
+    random_vector(&r, S, n * COLS, -3.0, 3.0);
+    random_vector(&r, W, 3 * COLS, -2.0, 2.0);
+    cr_assert_eq(rb_cut_dyn_configure(m, cd, s, n, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(rb_cut_dyn_frame_bias_batch(m, cd, 0, B, 3, &err), RB_EINVAL); /* no batch yet */
+    static const size_t widths[] = {COLS, 6, 1};
+    for (size_t wi = 0; wi < 3; wi++) {
+        size_t cols = widths[wi];
+        const double *w = m->floating ? W : NULL;
+        test_alloc_count_init();
+        test_alloc_counting = 1;
+        long before = test_alloc_count;
+        int rc = rb_cut_dyn_bias_batch(m, cd, S, n, w, 3, cols, H, n, &err);
+        test_alloc_counting = 0;
+        cr_assert_eq(rc, RB_OK, "%s", err.msg);
+        if (test_alloc_count_works())
+            cr_assert_eq(test_alloc_count - before, 0, "allocations: %ld", test_alloc_count - before);
+        for (size_t fi = 0; fi < nfr; fi++) {
+            size_t f = frame_of(m, frames[fi]);
+            cr_assert_eq(rb_cut_dyn_frame_bias_batch(m, cd, f, B, 3, &err), RB_OK, "%s", err.msg);
+            for (size_t j = 0; j < cols; j++) {
+                cr_assert_eq(rb_cut_dyn_bias(m, cd, S + j * n, n, w ? w + 3 * j : NULL, h, &err), RB_OK);
+                cr_assert_eq(rb_cut_dyn_frame_bias(m, cd, f, b, &err), RB_OK);
+                for (size_t i = 0; i < n; i++)
+                    cr_assert(H[j * n + i] == h[i], "h %zu, column %zu of %zu: %.17g vs %.17g", i, j, cols,
+                              H[j * n + i], h[i]);
+                for (int k = 0; k < 3; k++)
+                    cr_assert(B[3 * j + (size_t)k] == b[k], "%s %d, column %zu: %.17g vs %.17g", frames[fi], k, j,
+                              B[3 * j + (size_t)k], b[k]);
+            }
+        }
+    }
+    cr_assert_eq(rb_cut_dyn_bias_batch(m, cd, S, n, NULL, 3, COLS + 1, H, n, &err), RB_EINVAL); /* beyond reserved */
+    free(s), free(S), free(H), free(h);
+    rb_cut_dyn_free(cd);
+    rb_submodels_free(sm);
+    rb_model_free(m);
+}
+
+Test(dynamics_cut, batches_give_the_bits_of_one_call_per_column)
+{
+    test_need_shared("models/ergoCubSN000.urdf");
+    static const char *joints[] = {"r_hip_pitch", "r_hip_roll", "r_hip_yaw", "r_knee", "r_ankle_pitch", "r_ankle_roll"};
+    static const char *leg_fts[] = {"r_leg_ft_sensor", "r_foot_front_ft_sensor", "r_foot_rear_ft_sensor"},
+                      *leg_fr[] = {"r_leg_ft_sensor", "r_foot_front_ft_sensor", "root_link", "l_foot_front_ft_sensor"};
+    expect_batch_bits(load(ERGOCUB, joints, 6, "root_link", false), leg_fts, 3, leg_fr, 4);
+    static const char *hum_fts[] = {"l_leg_ft_sensor", "l_foot_front_ft_sensor", "l_foot_rear_ft_sensor",
+                                    "r_leg_ft_sensor", "r_foot_front_ft_sensor", "r_foot_rear_ft_sensor"},
+                      *hum_fr[] = {"waist_imu", "l_foot_imu", "r_foot_imu", "chest"};
+    expect_batch_bits(load(HUMANOID, NULL, 0, NULL, true), hum_fts, 6, hum_fr, 4);
+}

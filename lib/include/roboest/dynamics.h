@@ -503,6 +503,17 @@ int rb_cut_dyn_bias(const rb_model *model, rb_cut_dyn *cd, const double *s_dot, 
 int rb_cut_dyn_frame_jacobian(const rb_model *model, const rb_cut_dyn *cd, size_t frame, double *J, rb_err *err);
 /* After rb_cut_dyn_bias: the frame's velocity-product acceleration b_F (6, BODY, see above). */
 int rb_cut_dyn_frame_bias(const rb_model *model, const rb_cut_dyn *cd, size_t frame, double out[6], rb_err *err);
+/* Batches of velocities (the sigma points of a filter, at one configuration): rb_cut_dyn_reserve_batch once (it
+ * allocates; RB_ENOMEM) for up to `cols` columns; then rb_cut_dyn_bias_batch gives rb_cut_dyn_bias's h for cols
+ * velocities at once (column j: s_dot at S_dot + j lds, w_B at W_B + j ldw or none when W_B is NULL; h into
+ * H + j ldh), bit for bit the values of one rb_cut_dyn_bias call per column, vectorized across the columns, a fixed
+ * base's bodies that no joint moves skipped. rb_cut_dyn_frame_bias_batch after it: the linear part (3) of
+ * rb_cut_dyn_frame_bias's b_F for each column (out + j ldo). Neither touches rb_cut_dyn_bias's kept velocities. */
+int rb_cut_dyn_reserve_batch(rb_cut_dyn *cd, size_t cols, rb_err *err);
+int rb_cut_dyn_bias_batch(const rb_model *model, rb_cut_dyn *cd, const double *S_dot, size_t lds, const double *W_B,
+                          size_t ldw, size_t cols, double *H, size_t ldh, rb_err *err);
+int rb_cut_dyn_frame_bias_batch(const rb_model *model, const rb_cut_dyn *cd, size_t frame, double *out, size_t ldo,
+                                rb_err *err);
 
 /* ---- batch evaluation over a set of states (roboest model eval) --------------------------------------------
  * rb_dyn_eval evaluates one quantity (an op) for every row (state) of a set of named arrays, as rb_arrays_read
