@@ -313,42 +313,48 @@ static double compare_paper(const char *name, const char *log_name, const char *
 }
 
 /* The fixed-base leg: friction input and the correction (coulomb, viscous, stribeck). */
-Test(torque_ukf_structured, leg_friction_correction, .timeout = 240)
+Test(torque_ukf_structured, leg_friction_correction)
 {
+    test_deadline(240);
     double w = compare_paper("leg_ukf_pinn_adaptive", "leg_pole_ground", "{}");
     cr_assert_gt(w, 0.0, "the two forms are different computations");
 }
 
 /* The leg without the friction input, with the FT, accelerometer and gyroscope biases. */
-Test(torque_ukf_structured, leg_biases_no_friction, .timeout = 240)
+Test(torque_ukf_structured, leg_biases_no_friction)
 {
+    test_deadline(240);
     compare_paper("leg_ukf_nofric", "leg_pole_ground",
                   "{\"ft_bias\": true, \"acc_bias\": true, \"gyro_bias\": true, \"q_ft_bias\": [1e-4]}");
 }
 
 /* The leg with tau_F's rate model, contact decay and the offset correction term. */
-Test(torque_ukf_structured, leg_rate_model_decay, .timeout = 240)
+Test(torque_ukf_structured, leg_rate_model_decay)
 {
+    test_deadline(240);
     compare_paper("leg_ukf_pinn", "leg_pole_ground",
                   "{\"friction_dynamics\": \"rate_model\", \"friction_k0\": [0.5], \"friction_k1\": [20], "
                   "\"friction_k2\": [0.1], \"contact_decay\": 2.0, \"friction_correction\": [\"offset\"]}");
 }
 
 /* The floating humanoid with the friction input and the jump adaptation (tau_m, tau_F and the FTs inflated). */
-Test(torque_ukf_structured, humanoid_jump_adaptation, .timeout = 240)
+Test(torque_ukf_structured, humanoid_jump_adaptation)
 {
+    test_deadline(240);
     compare_paper("humanoid_ukf_pinn", "humanoid_balance", "{\"adapt_blocks\": [\"tau_m\", \"tau_f\", \"ft\"]}");
 }
 
 /* The floating humanoid without the friction input, with the FT bias. */
-Test(torque_ukf_structured, humanoid_no_friction_ft_bias, .timeout = 240)
+Test(torque_ukf_structured, humanoid_no_friction_ft_bias)
 {
+    test_deadline(240);
     compare_paper("humanoid_ukf_nofric", "humanoid_balance", "{\"ft_bias\": true}");
 }
 
 /* A "scale" correction term (theta tau_F: not affine past the velocities) runs the dense filter: identical bits. */
-Test(torque_ukf_structured, scale_term_runs_dense, .timeout = 240)
+Test(torque_ukf_structured, scale_term_runs_dense)
 {
+    test_deadline(240);
     double w = compare_paper("leg_ukf_pinn", "leg_pole_ground", "{\"friction_correction\": [\"scale\", \"coulomb\"]}");
     cr_assert_eq(w, 0.0);
 }
@@ -384,8 +390,9 @@ static void approximation_within_1_percent(const char *name, const char *log_nam
     rb_run_result_free(a);
 }
 
-Test(torque_ukf_structured, mean_velocity_terms_rmse_within_1_percent, .timeout = 240)
+Test(torque_ukf_structured, mean_velocity_terms_rmse_within_1_percent)
 {
+    test_deadline(240);
     approximation_within_1_percent("leg_ukf_nofric", "leg_pole_free");
     approximation_within_1_percent("leg_ukf_pinn_adaptive", "leg_pole_ground");
     approximation_within_1_percent("humanoid_ukf_pinn", "humanoid_balance");
