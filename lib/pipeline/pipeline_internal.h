@@ -128,7 +128,8 @@ int rb_feed_check_memory(const rb_pipeline *p, const rb_live_signal *sig, const 
 /* Output o is written window by window in a run in windows with a folder (rb_run_opts.stream_dir): a CSV, .h5 or
  * MATLAB v7.3 one (not MATLAB v5/v7, which libmatio writes whole). */
 bool rb_output_streamed(const rb_pipeline *p, size_t o);
-/* Metric m is scored window by window (rb_metrics_stream) in such a run: statistics against a signal. */
+/* Metric m is scored window by window (rb_metrics_stream) in such a run: statistics against a signal or a
+ * reference_log (read window by window), not a confusion table. */
 bool rb_metric_streamed(const rb_pipeline *p, size_t m);
 /* only[t] (per signal-table entry): recorded for such outputs and metrics alone (no other output or metric). */
 void rb_out_streams_mark(const rb_pipeline *p, bool *only);

@@ -6,8 +6,9 @@
  * only such outputs record is then held one window at a time. A MATLAB v5/v7 output (RB_OUT_MAT5; a pipeline's .mat
  * outputs are v7.3) would be written at the end from signals kept for every sample: libmatio writes a v5 variable
  * whole (one deflated element, its length first), with no appending (its Mat_VarWriteAppend is for v7.3 files
- * only). The statistics of a metric against a signal (rb_metrics_stream) are accumulated window by window too
- * (run.c); a confusion table or a reference from another file still reads its operands whole. */
+ * only). The statistics of a metric (rb_metrics_stream) are accumulated window by window too (run_metrics.c), a
+ * reference from another file (reference_log) read window by window for them; a confusion table still reads its
+ * operands whole. */
 #include <string.h>
 
 #include "pipeline_internal.h"
@@ -23,10 +24,7 @@ struct rb_out_streams {
 
 bool rb_output_streamed(const rb_pipeline *p, size_t o) { return p->outputs[o].format != RB_OUT_MAT5; }
 
-bool rb_metric_streamed(const rb_pipeline *p, size_t m)
-{
-    return !p->metrics[m].confusion && !p->metrics[m].reference_log.path;
-}
+bool rb_metric_streamed(const rb_pipeline *p, size_t m) { return !p->metrics[m].confusion; }
 
 void rb_out_streams_mark(const rb_pipeline *p, bool *only)
 {
@@ -35,9 +33,12 @@ void rb_out_streams_mark(const rb_pipeline *p, bool *only)
     for (size_t o = 0; o < p->n_outputs; o++)
         for (size_t i = 0; rb_output_streamed(p, o) && i < p->outputs[o].n_signals; i++)
             only[p->outputs[o].signal_index[i]] = true;
-    for (size_t m = 0; m < p->n_metrics; m++)
-        if (rb_metric_streamed(p, m))
-            only[p->metrics[m].estimate_index] = only[p->metrics[m].reference_index] = true;
+    for (size_t m = 0; m < p->n_metrics; m++) /* a reference_log is read window by window (run_metrics.c) */
+        if (rb_metric_streamed(p, m)) {
+            only[p->metrics[m].estimate_index] = true;
+            if (!p->metrics[m].reference_log.path)
+                only[p->metrics[m].reference_index] = true;
+        }
     for (size_t o = 0; o < p->n_outputs; o++) /* kept for every sample by another output or a metric */
         for (size_t i = 0; !rb_output_streamed(p, o) && i < p->outputs[o].n_signals; i++)
             only[p->outputs[o].signal_index[i]] = false;
