@@ -417,7 +417,8 @@ bench: all $(BUILD)/bench_read $(BUILD)/bench_runner
 # Reading robot-logger v7.3 files of many channels in one struct (HDF5 dense link storage).
 BENCH_CHANNELS ?= 1000 5000
 # A log longer than memory (issue 20): a generated robot-logger v7.3 log of LONGLOG_MB MB (1 kHz, a humanoid's
-# channels) in LONGLOG_DIR through `roboest run --memory-limit 300`: peak memory, and the time against the whole-log
+# channels) in LONGLOG_DIR through `roboest run --memory-limit 300`, its torques written to .h5 and (a copy of the
+# config) to .mat, window by window: peak memory, and the time against the whole-log
 # path on a log that fits. The generated logs are deleted. Small for a quick look: make bench-longlog LONGLOG_MB=512
 LONGLOG_MB ?= 4096
 LONGLOG_DIR ?= /tmp

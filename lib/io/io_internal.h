@@ -86,6 +86,22 @@ typedef struct rb_io_h5_image {
 int rb_io_h5_memory_fapl(int64_t fapl, rb_io_h5_image *im);
 int rb_io_h5_finish(int64_t file, rb_io_h5_image *im, int rc, const char *path, const char *shown, const void *head,
                     size_t head_len, rb_err *err);
+/* A file written window by window (write_stream.c): created on disk (HDF5's default driver, not in memory) with
+ * `log`'s layout, its channels' data and timestamps datasets made at their full size but not written (the
+ * channels' samples are NULL); *out the open file (int64_t: hid_t), -1 on error (then nothing is left open).
+ * The .h5 datasets are as rb_io_write_h5 makes them; the .mat ones as rb_io_write_mat's v7.3 but for the
+ * timestamps, chunked by 8192 samples (rb_io_write_mat makes one chunk of them all). */
+int rb_io_h5_create_deferred(const rb_log *log, const char *file, const char *shown, int64_t *out, rb_err *err);
+int rb_io_mat73_create_deferred(const rb_log *log, const char *file, const char *shown, const char *root_name,
+                                int64_t *out, rb_err *err);
+/* The 128-byte MATLAB v7.3 header in the 512-byte user block, written over the file's first bytes. */
+void rb_io_mat73_header(unsigned char h[128]);
+/* The file driver of such files on disk (h5soft.c): a failing write or truncate is kept, not returned to HDF5 (which
+ * could then not close the file), and later writes dropped. rb_io_h5_soft_fapl sets it on a file access list (-1 on
+ * failure); rb_io_h5_soft_watch has the errno of the file's first failed write (0: none) kept in *failed from then on,
+ * through its close too (-1: the file has no such driver). */
+int rb_io_h5_soft_fapl(int64_t fapl);
+int rb_io_h5_soft_watch(int64_t file, int *failed);
 /* roboest .h5 layout: the root string attribute RB_H5_LAYOUT_ATTR = RB_H5_LAYOUT_VALUE marks it. */
 #define RB_H5_LAYOUT_ATTR "roboest_layout"
 #define RB_H5_LAYOUT_VALUE "channels/1"

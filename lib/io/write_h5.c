@@ -26,6 +26,7 @@ typedef struct h5w {
     const char *shown; /* path named in messages */
     hid_t file, fcpl, fapl, gcpl, lcpl, acpl, str_type;
     rb_io_h5_image image;
+    bool on_disk; /* a file written window by window (rb_io_h5_create_deferred): on disk (h5soft.c) */
 } h5w;
 
 /* The most specific message on the stack; of an operating-system failure (HDF5 writes "...,
@@ -76,7 +77,7 @@ static int make_plists(h5w *w, rb_err *err)
     ok = ok && H5Pset_obj_track_times(w->fcpl, 0) >= 0 && H5Pset_link_creation_order(w->fcpl, order) >= 0;
     ok = ok && H5Pset_obj_track_times(w->gcpl, 0) >= 0 && H5Pset_link_creation_order(w->gcpl, order) >= 0;
     ok = ok && H5Pset_libver_bounds(w->fapl, H5F_LIBVER_V18, H5F_LIBVER_V18) >= 0;
-    ok = ok && rb_io_h5_memory_fapl(w->fapl, &w->image) >= 0;
+    ok = ok && (w->on_disk ? rb_io_h5_soft_fapl(w->fapl) >= 0 : rb_io_h5_memory_fapl(w->fapl, &w->image) >= 0);
     /* Strong close: H5Fclose releases the file even if an error path left an object open. */
     ok = ok && H5Pset_fclose_degree(w->fapl, H5F_CLOSE_STRONG) >= 0;
     ok = ok && H5Pset_char_encoding(w->lcpl, H5T_CSET_UTF8) >= 0 && H5Pset_char_encoding(w->acpl, H5T_CSET_UTF8) >= 0;
@@ -124,7 +125,8 @@ static int write_str_array_attr(const h5w *w, hid_t obj, const char *channel, co
 
 /* Chunked, shuffled and deflated double dataset of rank 1 to 3, whole rows of about CHUNK_BYTES per
  * chunk. An empty axis is made unlimited because a chunk may not exceed a fixed maximum of 0. `kind`
- * and `owner` ("channel", "joints/q") name what is written in messages. */
+ * and `owner` ("channel", "joints/q") name what is written in messages. data NULL: created, not written
+ * (a file written window by window: rb_io_h5_create_deferred). */
 static int write_doubles(const h5w *w, hid_t grp, const char *kind, const char *owner, const char *name, int rank,
                          const hsize_t *dims, const double *data, rb_err *err)
 {
@@ -151,7 +153,7 @@ static int write_doubles(const h5w *w, hid_t grp, const char *kind, const char *
         goto done;
     }
     dset = H5Dcreate2(grp, name, H5T_IEEE_F64LE, space, w->lcpl, dcpl, H5P_DEFAULT);
-    if (dset < 0 || (!empty && H5Dwrite(dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0))
+    if (dset < 0 || (!empty && data && H5Dwrite(dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0))
         rc = h5_fail(w, err, "%s %s: cannot write dataset %s", kind, owner, name);
 done:
     close_id(dset, H5Dclose);
@@ -409,6 +411,26 @@ int rb_io_write_h5(const rb_log *log, const char *file, const char *shown, rb_er
     for (size_t c = 0; rc == RB_OK && c < log->n_channels; c++)
         rc = write_channel(&w, &log->channels[c], err);
     return close_file(&w, file, rc, err);
+}
+
+int rb_io_h5_create_deferred(const rb_log *log, const char *file, const char *shown, int64_t *out, rb_err *err)
+{
+    h5w w = {.shown = shown, .file = -1, .fcpl = -1, .fapl = -1, .gcpl = -1, .lcpl = -1, .acpl = -1, .str_type = -1};
+    w.on_disk = true;
+    *out = -1;
+    int rc = rb_io_check_utf8(log, shown, err);
+    if (rc == RB_OK)
+        rc = create_file(&w, file, err);
+    if (rc == RB_OK)
+        rc = write_root_attrs(&w, RB_H5_LAYOUT_ATTR, log->attrs, log->n_attrs, err);
+    for (size_t c = 0; rc == RB_OK && c < log->n_channels; c++)
+        rc = write_channel(&w, &log->channels[c], err);
+    close_plists(&w);
+    if (rc == RB_OK)
+        *out = w.file;
+    else if (w.file >= 0) /* its writes may have failed: the driver keeps that from HDF5 (h5soft.c) */
+        H5Fclose(w.file);
+    return rc;
 }
 
 /*

@@ -488,8 +488,10 @@ static int object_fail(const m73 *w, hid_t parent, const char *name, rb_err *err
 }
 
 /* Contiguous, or chunked, shuffled and deflated when large (HDF5's standard filters, which MATLAB reads;
- * the byte shuffle roughly halves smooth sensor data); never with object times. */
-static hid_t make_dcpl(int rank, const hsize_t *dims, size_t elem_size)
+ * the byte shuffle roughly halves smooth sensor data); never with object times. A row vector written window by
+ * window (deferred: a channel's timestamps, 1 x T in HDF5's order) is chunked along its row, about 64 KiB a chunk:
+ * one chunk of it all would be read back, inflated and deflated again at every window. */
+static hid_t make_dcpl(int rank, const hsize_t *dims, size_t elem_size, bool deferred)
 {
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     if (dcpl < 0 || H5Pset_obj_track_times(dcpl, 0) < 0)
@@ -503,6 +505,10 @@ static hid_t make_dcpl(int rank, const hsize_t *dims, size_t elem_size)
     chunk[0] = rows < 1 ? 1 : rows > dims[0] ? dims[0] : rows;
     for (int d = 1; d < rank; d++)
         chunk[d] = dims[d];
+    if (deferred && rank == 2 && dims[0] == 1) {
+        hsize_t along = 64 * 1024 / elem_size;
+        chunk[1] = dims[1] < along ? dims[1] : along;
+    }
     if (H5Pset_chunk(dcpl, rank, chunk) < 0 || H5Pset_shuffle(dcpl) < 0 || H5Pset_deflate(dcpl, 4) < 0)
         goto fail;
     return dcpl;
@@ -574,17 +580,17 @@ static int attr_fields(const m73 *w, hid_t obj, matvar_t *v, rb_err *err)
     return rc;
 }
 
-/* Dataset parent/name of HDF5 dimensions `dims` holding `data`, with its MATLAB_class. *dset is left
- * open for the caller's further attributes (the caller closes it when it is >= 0). */
+/* Dataset parent/name of HDF5 dimensions `dims` holding `data` (NULL: made, not written: deferred), with its
+ * MATLAB_class. *dset is left open for the caller's further attributes (the caller closes it when it is >= 0). */
 static int create_dataset(const m73 *w, hid_t parent, const char *name, int rank, const hsize_t *dims, const char *cls,
                           hid_t file_type, hid_t mem_type, size_t elem_size, const void *data, hid_t *dset, rb_err *err)
 {
     int rc;
     hid_t space = H5Screate_simple(rank, dims, NULL), dcpl = -1;
     *dset = -1;
-    if (space < 0 || (dcpl = make_dcpl(rank, dims, elem_size)) < 0 ||
+    if (space < 0 || (dcpl = make_dcpl(rank, dims, elem_size, !data)) < 0 ||
         (*dset = H5Dcreate2(parent, name, file_type, space, w->lcpl, dcpl, H5P_DEFAULT)) < 0 ||
-        H5Dwrite(*dset, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+        (data && H5Dwrite(*dset, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0))
         rc = object_fail(w, parent, name, err);
     else
         rc = attr_class(w, *dset, cls, err);
@@ -717,7 +723,7 @@ static int write_var(m73 *w, hid_t parent, const char *name, matvar_t *v, rb_err
 
 /* The 128-byte MATLAB header in the 512-byte user block: text padded with spaces, subsystem offset
  * (spaces, as libmatio writes), version 0x0200 and the endian mark "IM" (little-endian bytes). */
-static void header73(unsigned char h[128])
+void rb_io_mat73_header(unsigned char h[128])
 {
     memset(h, ' ', 128);
     int len = snprintf((char *)h, 117,
@@ -729,41 +735,50 @@ static void header73(unsigned char h[128])
     h[127] = 'M';
 }
 
+/* The file for the writer *w: in memory (image) or, image NULL, on disk (a file written window by window, h5soft.c). */
+static int create73(m73 *w, rb_io_h5_image *image, const char *file, rb_err *err)
+{
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    w->fcpl = H5Pcreate(H5P_FILE_CREATE);
+    w->fapl = H5Pcreate(H5P_FILE_ACCESS);
+    w->gcpl = H5Pcreate(H5P_GROUP_CREATE);
+    w->lcpl = H5Pcreate(H5P_LINK_CREATE);
+    /* libmatio's file settings (MATLAB reads at most the v1.8 format), minus object times. */
+    if (w->fcpl < 0 || w->fapl < 0 || w->gcpl < 0 || w->lcpl < 0 || H5Pset_userblock(w->fcpl, 512) < 0 ||
+        H5Pset_obj_track_times(w->fcpl, 0) < 0 || H5Pset_obj_track_times(w->gcpl, 0) < 0 ||
+        H5Pset_libver_bounds(w->fapl, H5F_LIBVER_EARLIEST, H5F_LIBVER_V18) < 0 ||
+        H5Pset_fclose_degree(w->fapl, H5F_CLOSE_STRONG) < 0 ||
+        (image ? rb_io_h5_memory_fapl(w->fapl, image) : rb_io_h5_soft_fapl(w->fapl)) < 0 ||
+        H5Pset_char_encoding(w->lcpl, H5T_CSET_UTF8) < 0 ||
+        (w->file = H5Fcreate(file, H5F_ACC_TRUNC, w->fcpl, w->fapl)) < 0)
+        return rb_io_h5_fail(w->shown, err, "cannot create the file");
+    return RB_OK;
+}
+
+static void close_plists73(m73 *w)
+{
+    if (w->refs >= 0)
+        H5Gclose(w->refs);
+    w->refs = -1;
+    hid_t plists[] = {w->fcpl, w->fapl, w->gcpl, w->lcpl};
+    for (size_t k = 0; k < 4; k++)
+        if (plists[k] >= 0)
+            H5Pclose(plists[k]);
+}
+
 /* The top-level variables vars[0..n) (each named by its matvar_t). Built in memory, as the .h5 writer
  * does (write_h5.c says why). */
 static int write_v73(matvar_t *const *vars, size_t n, const char *file, const char *shown, rb_err *err)
 {
     m73 w = {.shown = shown, .file = -1, .refs = -1, .fcpl = -1, .fapl = -1, .gcpl = -1, .lcpl = -1};
     rb_io_h5_image image = {NULL, 0};
-    int rc = RB_OK;
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    w.fcpl = H5Pcreate(H5P_FILE_CREATE);
-    w.fapl = H5Pcreate(H5P_FILE_ACCESS);
-    w.gcpl = H5Pcreate(H5P_GROUP_CREATE);
-    w.lcpl = H5Pcreate(H5P_LINK_CREATE);
-    /* libmatio's file settings (MATLAB reads at most the v1.8 format), minus object times. */
-    if (w.fcpl < 0 || w.fapl < 0 || w.gcpl < 0 || w.lcpl < 0 || H5Pset_userblock(w.fcpl, 512) < 0 ||
-        H5Pset_obj_track_times(w.fcpl, 0) < 0 || H5Pset_obj_track_times(w.gcpl, 0) < 0 ||
-        H5Pset_libver_bounds(w.fapl, H5F_LIBVER_EARLIEST, H5F_LIBVER_V18) < 0 ||
-        H5Pset_fclose_degree(w.fapl, H5F_CLOSE_STRONG) < 0 || rb_io_h5_memory_fapl(w.fapl, &image) < 0 ||
-        H5Pset_char_encoding(w.lcpl, H5T_CSET_UTF8) < 0 ||
-        (w.file = H5Fcreate(file, H5F_ACC_TRUNC, w.fcpl, w.fapl)) < 0) {
-        rc = rb_io_h5_fail(shown, err, "cannot create the file");
-        goto done;
-    }
+    int rc = create73(&w, &image, file, err);
     for (size_t k = 0; rc == RB_OK && k < n; k++)
         rc = write_var(&w, w.file, vars[k]->name, vars[k], err);
-done:
-    if (w.refs >= 0)
-        H5Gclose(w.refs);
+    close_plists73(&w);
     unsigned char head[128];
-    header73(head);
-    rc = rb_io_h5_finish(w.file, &image, rc, file, shown, head, sizeof head, err);
-    hid_t plists[] = {w.fcpl, w.fapl, w.gcpl, w.lcpl};
-    for (size_t k = 0; k < 4; k++)
-        if (plists[k] >= 0)
-            H5Pclose(plists[k]);
-    return rc;
+    rb_io_mat73_header(head);
+    return rb_io_h5_finish(w.file, &image, rc, file, shown, head, sizeof head, err);
 }
 
 /* ---- v5 through libmatio ----------------------------------------------------------------------- */
@@ -834,6 +849,34 @@ int rb_io_write_mat(const rb_log *log, const char *file, const char *shown, bool
         rc = v73 ? write_v73(&root, 1, file, shown, err) : write_v5(&root, 1, file, shown, err);
     Mat_VarFree(root);
     tree_free(&tree);
+    return rc;
+}
+
+int rb_io_mat73_create_deferred(const rb_log *log, const char *file, const char *shown, const char *root_name,
+                                int64_t *out, rb_err *err)
+{
+    *out = -1;
+    if (!root_name)
+        root_name = DEFAULT_ROOT;
+    if (!rb_io_is_matlab_identifier(root_name))
+        return rb_err_set(err, RB_EINVAL, "%s: root struct name '%s' is not a MATLAB identifier", shown, root_name);
+    tnode tree = {0};
+    matvar_t *root = NULL;
+    m73 w = {.shown = shown, .file = -1, .refs = -1, .fcpl = -1, .fapl = -1, .gcpl = -1, .lcpl = -1};
+    int rc = rb_io_check_utf8(log, shown, err);
+    for (size_t c = 0; rc == RB_OK && c < log->n_channels; c++)
+        rc = tree_add(&tree, &log->channels[c], shown, err);
+    if (rc == RB_OK)
+        rc = root_matvar(log, root_name, &tree, shown, &root, err);
+    if (rc == RB_OK && (rc = create73(&w, NULL, file, err)) == RB_OK)
+        rc = write_var(&w, w.file, root->name, root, err);
+    close_plists73(&w);
+    Mat_VarFree(root);
+    tree_free(&tree);
+    if (rc == RB_OK)
+        *out = w.file;
+    else if (w.file >= 0) /* its writes may have failed: the driver keeps that from HDF5 (h5soft.c) */
+        H5Fclose(w.file);
     return rc;
 }
 

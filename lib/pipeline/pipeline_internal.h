@@ -125,16 +125,18 @@ int rb_feed_check_memory(const rb_pipeline *p, const rb_live_signal *sig, const 
                          rb_err *err);
 
 /* ---- outputs written window by window (stream_out.c, for run.c and write.c) ------------------------------------ */
-/* Output o is written window by window in a run in windows with a folder (rb_run_opts.stream_dir): a CSV one. */
+/* Output o is written window by window in a run in windows with a folder (rb_run_opts.stream_dir): a CSV, .h5 or
+ * MATLAB v7.3 one (not MATLAB v5/v7, which libmatio writes whole). */
 bool rb_output_streamed(const rb_pipeline *p, size_t o);
-/* Metric m is scored window by window (rb_metrics_stream) in such a run: statistics against a signal. */
+/* Metric m is scored window by window (rb_metrics_stream) in such a run: statistics against a signal or a
+ * reference_log (read window by window), not a confusion table. */
 bool rb_metric_streamed(const rb_pipeline *p, size_t m);
 /* only[t] (per signal-table entry): recorded for such outputs and metrics alone (no other output or metric). */
 void rb_out_streams_mark(const rb_pipeline *p, bool *only);
 typedef struct rb_out_streams rb_out_streams;
 /* Every streamed output begun in dir (rb_outfile) and its header written (names and units from sig, the signal
- * table's live signals; provenance from res); *out NULL when the pipeline has none. Errors: the target's, the CSV
- * checks'. */
+ * table's live signals; provenance from res; .h5 and .mat: every dataset res->clock.n long); *out NULL when the
+ * pipeline has none. Errors: the target's, the writers' checks'. */
 int rb_out_streams_begin(const rb_pipeline *p, const rb_run_result *res, const rb_live_signal *sig, const char *dir,
                          bool overwrite, rb_out_streams **out, rb_err *err);
 /* The rows of clock samples [k0, k1): signal t's from row k0 when whole[t], else from row 0. A write failure is

@@ -454,7 +454,8 @@ static int run_loop(runner *r)
             rc = run_samples(r, k0, k1);
         if (rc)
             return rc;
-        rb_run_stream_window(r, k0, k1);
+        if ((rc = rb_run_stream_window(r, k0, k1)))
+            return rc;
         k0 = k1;
         if (r->opts && r->opts->progress && (rc = r->opts->progress(r->opts->user, k0, T)) != 0)
             return cancelled(r, rc);
@@ -557,6 +558,9 @@ static void runner_free(runner *r)
     for (size_t m = 0; r->ms && m < p->n_metrics; m++)
         rb_metrics_stream_free(r->ms[m]);
     rb_free(r->ms);
+    for (size_t m = 0; r->refs && m < p->n_metrics; m++)
+        rb_ref_stream_free(r->refs[m]);
+    rb_free(r->refs);
 }
 
 static int runner_init(runner *r)

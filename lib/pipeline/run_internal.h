@@ -5,6 +5,8 @@
 
 #include "pipeline_internal.h"
 
+typedef struct rb_ref_stream rb_ref_stream;
+
 typedef struct runner {
     const rb_pipeline *p;
     const rb_log *log;
@@ -27,6 +29,7 @@ typedef struct runner {
     bool *whole; /* per signal-table entry: every row kept (not one window of a binding) */
     bool *only;  /* per signal-table entry: recorded for outputs written window by window alone (stream_out.c) */
     rb_metrics_stream **ms; /* per metric: scored window by window (NULL: at the end) */
+    rb_ref_stream **refs;   /* per metric: its reference_log read window by window (NULL: none, or read whole) */
 } runner;
 
 /* RB_ENOMEM naming the log. */
@@ -37,7 +40,9 @@ int rb_run_warn(runner *r, const char *fmt, ...) RB_PRINTF(2, 3);
 int rb_run_compute_metrics(runner *r);
 /* A run in windows with a folder (rb_run_opts.stream_dir): its CSV outputs begun, its metrics' accumulators made. */
 int rb_run_begin_streams(runner *r);
-/* After the stages stepped clock samples [k0, k1): the CSV rows written, the metrics accumulated. */
-void rb_run_stream_window(runner *r, size_t k0, size_t k1);
+/* After the stages stepped clock samples [k0, k1): the outputs' rows written, the references from other files
+ * read, the metrics accumulated (a reference's read errors). */
+int rb_run_stream_window(runner *r, size_t k0, size_t k1);
+void rb_ref_stream_free(rb_ref_stream *rs);
 
 #endif

@@ -6,10 +6,12 @@
  * channels of TEMPLATE (a shipped humanoid log: its 42 channels resampled at 1 kHz and tiled, timestamps running
  * on), written through HDF5 a block at a time (the file's names, units and MATLAB attributes come from roboest's
  * own v7.3 writer on one tile; its data and timestamps datasets are then replaced by chunked ones of the full
- * length). Then, each a child process whose peak resident memory (getrusage ru_maxrss) and CPU time are read:
- *   - CONFIG on the big log with --memory-limit LIMIT_MB (default 300): peak memory and time;
- *   - CONFIG on the 8 s TEMPLATE: the memory of the model, the network and the program alone;
- *   - CONFIG on a log of SMALL_MB (default 256) that fits, whole and with --memory-limit, alternating 3 times:
+ * length). Then, each a child process whose peak resident memory (getrusage ru_maxrss) and CPU time are read, for
+ * CONFIG as it is and for a copy whose first .h5 output is a .mat (v7.3) one instead (written next to CONFIG, so
+ * that its relative paths hold, and deleted at the end), each output written window by window:
+ *   - the config on the big log with --memory-limit LIMIT_MB (default 300): peak memory and time;
+ *   - the config on the 8 s TEMPLATE: the memory of the model, the network and the program alone;
+ *   - the config on a log of SMALL_MB (default 256) that fits, whole and with --memory-limit, alternating 3 times:
  *     the ratio of the median CPU times (windows / whole).
  * The generated logs are deleted at the end. */
 #include <hdf5.h>
@@ -138,6 +140,28 @@ static child run(const char *roboest, const char *config, const char *log, const
     return c;
 }
 
+/* A copy of config next to it (path: its name) whose first `.h5"` after "outputs" is `.mat"`; 0 if it has none. */
+static int mat_config(const char *config, char *path, size_t size)
+{
+    FILE *f = fopen(config, "rb");
+    if (!f)
+        return 0;
+    static char text[1 << 20], out[(1 << 20) + 8];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    char *outputs = strstr(text, "\"outputs\""), *h5 = outputs ? strstr(outputs, ".h5\"") : NULL;
+    if (!h5)
+        return 0;
+    snprintf(out, sizeof out, "%.*s.mat%s", (int)(h5 - text), text, h5 + 3);
+    const char *slash = strrchr(config, '/');
+    snprintf(path, size, "%.*s.bench_longlog_%ld.json", slash ? (int)(slash - config + 1) : 0, config, (long)getpid());
+    f = fopen(path, "wb");
+    if (!f || fputs(out, f) < 0 || fclose(f) != 0)
+        die("cannot write the .mat copy of the config", NULL);
+    return 1;
+}
+
 static int cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -179,33 +203,46 @@ int main(int argc, char **argv)
            (double)T_big / 60000.0, (double)T_big * (double)per_sample / 1048576.0,
            (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec));
     fflush(stdout);
-    child base = run(roboest, config, template, out, NULL);
-    child w = run(roboest, config, big, out, limit);
-    printf("%s on the %.0f MB log, --memory-limit %s: peak RSS %.1f MB, CPU %.1f s, wall %.1f s (exit %d)\n", config,
-           (double)T_big * (double)per_sample / 1048576.0, limit, (double)w.maxrss_kb / 1024.0, w.cpu, w.wall,
-           w.status);
-    printf("the same on the 8 s template (model, network, program): peak RSS %.1f MB\n",
-           (double)base.maxrss_kb / 1024.0);
-    printf("  peak RSS above that baseline: %.1f MB (target <= 300 MB)\n",
-           (double)(w.maxrss_kb - base.maxrss_kb) / 1024.0);
+    char mat_cfg[1100];
+    const char *configs[2] = {config, mat_config(config, mat_cfg, sizeof mat_cfg) ? mat_cfg : NULL};
+    const char *kinds[2] = {"as it is", "its .h5 output a .mat (v7.3) one"};
+    int status = 0;
+    for (int i = 0; i < 2 && configs[i]; i++) {
+        child base = run(roboest, configs[i], template, out, NULL);
+        child w = run(roboest, configs[i], big, out, limit);
+        printf("%s (%s) on the %.0f MB log, --memory-limit %s: peak RSS %.1f MB, CPU %.1f s, wall %.1f s (exit %d)\n",
+               config, kinds[i], (double)T_big * (double)per_sample / 1048576.0, limit, (double)w.maxrss_kb / 1024.0,
+               w.cpu, w.wall, w.status);
+        printf("  the same on the 8 s template (model, network, program): peak RSS %.1f MB\n",
+               (double)base.maxrss_kb / 1024.0);
+        printf("  peak RSS above that baseline: %.1f MB (target <= 300 MB)\n",
+               (double)(w.maxrss_kb - base.maxrss_kb) / 1024.0);
+        fflush(stdout);
+        status = status ? status : w.status;
+    }
     remove(big);
 
     generate(tile, small, T_small);
-    double whole[3], windows[3];
-    long rss_whole = 0, rss_win = 0;
-    for (int i = 0; i < 3; i++) { /* alternating, so that the machine's load falls on both alike */
-        child x = run(roboest, config, small, out, NULL), y = run(roboest, config, small, out, limit);
-        whole[i] = x.cpu, windows[i] = y.cpu;
-        rss_whole = x.maxrss_kb, rss_win = y.maxrss_kb;
+    for (int c = 0; c < 2 && configs[c]; c++) {
+        double whole[3], windows[3];
+        long rss_whole = 0, rss_win = 0;
+        for (int i = 0; i < 3; i++) { /* alternating, so that the machine's load falls on both alike */
+            child x = run(roboest, configs[c], small, out, NULL), y = run(roboest, configs[c], small, out, limit);
+            whole[i] = x.cpu, windows[i] = y.cpu;
+            rss_whole = x.maxrss_kb, rss_win = y.maxrss_kb;
+        }
+        qsort(whole, 3, sizeof *whole, cmp);
+        qsort(windows, 3, sizeof *windows, cmp);
+        printf("%s (%s) on a %.0f MB log that fits (%zu samples): CPU median whole %.2f s, windows %.2f s: ratio %.3f "
+               "(target <= 1.2); peak RSS whole %.1f MB, windows %.1f MB\n",
+               config, kinds[c], (double)T_small * (double)per_sample / 1048576.0, T_small, whole[1], windows[1],
+               windows[1] / whole[1], (double)rss_whole / 1024.0, (double)rss_win / 1024.0);
+        fflush(stdout);
     }
-    qsort(whole, 3, sizeof *whole, cmp);
-    qsort(windows, 3, sizeof *windows, cmp);
-    printf("on a %.0f MB log that fits (%zu samples): CPU median whole %.2f s, windows %.2f s: ratio %.3f (target "
-           "<= 1.2); peak RSS whole %.1f MB, windows %.1f MB\n",
-           (double)T_small * (double)per_sample / 1048576.0, T_small, whole[1], windows[1], windows[1] / whole[1],
-           (double)rss_whole / 1024.0, (double)rss_win / 1024.0);
     remove(small);
+    if (configs[1])
+        remove(mat_cfg);
     rb_log_free(in);
     rb_log_free(tile);
-    return w.status;
+    return status;
 }

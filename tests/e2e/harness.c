@@ -169,3 +169,37 @@ const char *test_log_attr(const rb_log *log, const char *key)
             return log->attrs[i].value;
     return NULL;
 }
+
+size_t test_same_log_values(const char *a, const char *b)
+{
+    rb_log *la = NULL, *lb = NULL;
+    rb_err err;
+    cr_assert_eq(rb_log_read(a, &la, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(rb_log_read(b, &lb, &err), RB_OK, "%s", err.msg);
+    cr_assert_eq(la->format, lb->format, "%s, %s: layouts %d and %d", a, b, (int)la->format, (int)lb->format);
+    cr_assert_eq(la->n_channels, lb->n_channels, "%s, %s", a, b);
+    cr_assert_eq(la->n_attrs, lb->n_attrs, "%s, %s", a, b);
+    for (size_t i = 0; i < la->n_attrs; i++)
+        cr_assert(strcmp(la->attrs[i].key, lb->attrs[i].key) == 0 &&
+                      strcmp(la->attrs[i].value, lb->attrs[i].value) == 0,
+                  "%s: attribute %s", b, la->attrs[i].key);
+    size_t values = 0;
+    for (size_t c = 0; c < la->n_channels; c++) {
+        const rb_channel *x = &la->channels[c], *y = rb_log_find(lb, x->name);
+        cr_assert_not_null(y, "%s: no channel %s", b, x->name);
+        cr_assert(x->n_samples == y->n_samples && x->n_elements == y->n_elements,
+                  "%s: channel %s: %zu x %zu, %zu x %zu", b, x->name, x->n_samples, x->n_elements, y->n_samples,
+                  y->n_elements);
+        for (size_t e = 0; e < x->n_elements; e++)
+            cr_assert(strcmp(x->element_names[e], y->element_names[e]) == 0 && strcmp(x->units[e], y->units[e]) == 0,
+                      "%s: channel %s element %zu", b, x->name, e);
+        cr_assert(x->n_samples == 0 || memcmp(x->time, y->time, x->n_samples * sizeof(double)) == 0,
+                  "%s: channel %s: timestamps differ", b, x->name);
+        for (size_t k = 0; k < x->n_samples * x->n_elements; k++)
+            cr_assert(memcmp(&x->data[k], &y->data[k], sizeof(double)) == 0, "%s: channel %s: value %zu: %.17g, %.17g",
+                      b, x->name, k, x->data[k], y->data[k]);
+        values += x->n_samples * (x->n_elements + 1);
+    }
+    rb_log_free(la), rb_log_free(lb);
+    return values;
+}

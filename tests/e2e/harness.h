@@ -51,5 +51,10 @@ size_t test_file_size(const char *path);
 /* The value of a log's attribute (an output's provenance), NULL without it (borrowed). */
 struct rb_log;
 const char *test_log_attr(const struct rb_log *log, const char *key);
+/* Logs a and b (any layout) read back hold the same channels (names, element names, units), the same attributes
+ * and the same samples bit for bit (NaN included), in the same layout (rb_log_detect's format), asserted; the
+ * number of values compared (timestamps and data). For outputs whose values, not bytes, are the promise: .h5 and
+ * .mat written window by window. */
+size_t test_same_log_values(const char *a, const char *b);
 
 #endif

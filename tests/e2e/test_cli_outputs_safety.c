@@ -89,6 +89,38 @@ Test(outputs_safety, a_full_disk_gives_exit_5_in_every_format)
     free(out), free(err), free(dir);
 }
 
+/* A run in windows writes its .h5 and .mat outputs on disk window by window (not built in memory): a full disk met
+ * mid-run is exit 5 in one line naming the output, HDF5 does not crash at exit, and nothing is left in the folder
+ * (no output, no temporary). */
+Test(outputs_safety, a_full_disk_in_a_run_in_windows_gives_exit_5_and_no_file)
+{
+    char *dir = test_tmpdir(), *src = test_path(RB_SOURCE, "configs/demo.json");
+    char *text = test_read_file(src, NULL);
+    cr_assert_not_null(text, "%s", src);
+    const char *ext[] = {".h5", ".mat"};
+    for (size_t i = 0; i < 2; i++) {
+        char *cfg = test_path(dir, "demo.json"), *out = test_path(dir, "out"), *err = NULL;
+        char *at = strstr(text, "estimates.h5\"");
+        cr_assert_not_null(at);
+        char *edited = malloc(strlen(text) + 8);
+        sprintf(edited, "%.*sestimates%s%s", (int)(at - text), text, ext[i], at + strlen("estimates.h5"));
+        test_write_file(cfg, edited);
+        const char *args[] = {"run", cfg, DEMO, "-o", out, "-q", "--window", "500", NULL};
+        /* 64 KiB: the first windows' chunks fit, the whole file (about 900 KB) does not */
+        int status = run_limited(args, 64 * 1024, &err);
+        cr_expect_eq(status, CLI_EXIT_OUTPUT, "%s: exit %d (139 is HDF5 crashing at exit); stderr: %s", ext[i], status,
+                     err);
+        cr_expect_eq(test_count_lines(err), 1, "%s: one line: %s", ext[i], err);
+        cr_expect(strstr(err, "estimates") && strstr(err, "File too large"), "%s: %s", ext[i], err);
+        cr_expect(!test_exists(out), "%s: nothing left in %s", ext[i], out);
+        free(err);
+        cr_expect_eq(run_limited(args, 0, &err), CLI_EXIT_OK, "%s without the limit: %s", ext[i], err);
+        test_remove_tree(out); /* frees it */
+        free(cfg), free(err), free(edited);
+    }
+    free(text), free(src), free(dir);
+}
+
 Test(outputs_safety, convert_never_writes_over_its_input)
 {
     char *dir = test_tmpdir(), *in = test_path(dir, "a.mat"), *copy = test_path(dir, "a.orig");

@@ -175,13 +175,15 @@ Test(cli_run_chunked2, metrics_accumulated_window_by_window_same_report)
     free(dir), free(cfg), free(lg), free(a), free(b);
 }
 
-/* What a run keeps whole (the signals of an HDF5 output) over the limit is refused before it runs, naming the
+/* What a run keeps whole (the operands of a confusion table) over the limit is refused before it runs, naming the
  * largest; nothing is written. */
 Test(cli_run_chunked2, what_is_kept_whole_over_the_limit_is_said_up_front)
 {
     char *dir = test_tmpdir();
     char *cfg = config_in(dir, "configs/inertial/forearm_ekf.json", "\"stages\": [",
-                          "\"outputs\": [{\"path\": \"x.h5\", \"signals\": [\"dq\"]}], \"stages\": [");
+                          "\"outputs\": [{\"path\": \"x.h5\", \"signals\": [\"dq\"]}], \"metrics\": [{\"name\": "
+                          "\"c\", \"estimate\": \"dq\", \"reference\": \"dq\", \"labels\": [\"a\", \"b\"]}], "
+                          "\"stages\": [");
     char *lg = src_path("datasets/inertial_forearm.mat"), *out = test_path(dir, "out");
     cli_result r = cli_run(NULL, (const char *[]){"run", cfg, lg, "-o", out, "-q", "--memory-limit", "1", NULL});
     cr_assert_eq(r.status, CLI_EXIT_INPUT, "%s", r.err);
@@ -216,4 +218,37 @@ Test(cli_run_chunked2, a_failing_write_leaves_no_streamed_output)
     cr_assert_eq(n, 1, "only the folder that was there: %zu entries", n);
     cli_result_free(&r);
     free(dir), free(cfg), free(out), free(clash);
+}
+
+/* A run in windows writes its .h5 and .mat (v7.3) outputs window by window: nonslip_gyro with its signals in both
+ * (13 MiB that only the outputs record) runs under 1 MiB, the values read back those of the whole-log run, bit for
+ * bit; with windows of 1000 samples too (not a multiple of the files' chunks). Before: refused up front (exit 3). */
+Test(cli_run_chunked2, h5_and_mat_outputs_written_window_by_window_same_values)
+{
+    char *dir = test_tmpdir();
+#define SIGNALS "[\"friction\", \"measured\", \"model\", \"coulomb\", \"dq\", \"phase\", \"truth\", \"swing_rmse\"]"
+    char *cfg = config_in(dir, "configs/fbse/nonslip_gyro.json", "\"path\": \"fbse.csv\"",
+                          "\"path\": \"fbse.h5\", \"signals\": " SIGNALS
+                          "}, {\"path\": \"fbse.mat\", \"signals\": " SIGNALS "}, {\"path\": \"fbse.csv\"");
+#undef SIGNALS
+    char *lg = src_path("datasets/walk_friction.mat"), *a = test_path(dir, "whole"), *b = test_path(dir, "limited");
+    char *c = test_path(dir, "window");
+    cli_result ra = cli_run(NULL, (const char *[]){"run", cfg, lg, "-o", a, "-q", NULL});
+    cli_result rb = cli_run(NULL, (const char *[]){"run", cfg, lg, "-o", b, "-q", "--memory-limit", "1", NULL});
+    cli_result rc = cli_run(NULL, (const char *[]){"run", cfg, lg, "-o", c, "-q", "--window", "1000", NULL});
+    cr_assert_eq(ra.status, CLI_EXIT_OK, "%s", ra.err);
+    cr_assert_eq(rb.status, CLI_EXIT_OK, "%s", rb.err);
+    cr_assert_eq(rc.status, CLI_EXIT_OK, "%s", rc.err);
+    cr_assert_str_eq(rb.out, ra.out);
+    cr_assert_str_eq(rb.err, ra.err);
+    static const char *const files[] = {"fbse.h5", "fbse.mat"};
+    for (size_t i = 0; i < 2; i++) {
+        char *fa = test_path(a, files[i]), *fb = test_path(b, files[i]), *fc = test_path(c, files[i]);
+        cr_assert_gt(test_same_log_values(fa, fb), 100000);
+        cr_assert_gt(test_same_log_values(fa, fc), 100000);
+        free(fa), free(fb), free(fc);
+    }
+    same_file(a, b, "fbse.csv");
+    cli_result_free(&ra), cli_result_free(&rb), cli_result_free(&rc);
+    free(dir), free(cfg), free(lg), free(a), free(b), free(c);
 }

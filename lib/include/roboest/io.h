@@ -336,6 +336,22 @@ void rb_csv_stream_rows(rb_csv_stream *s, const double *t, const double *const *
 int rb_csv_stream_close(rb_csv_stream *s, rb_err *err);
 void rb_csv_stream_abort(rb_csv_stream *s);
 
+/* A .h5 or MATLAB v7.3 log (format RB_OUT_H5 or RB_OUT_MAT73, the default root struct when root_name is NULL)
+ * written a block of rows at a time (a run in windows): open creates `file` on disk (truncating it, no temporary:
+ * the caller's rb_outfile) with the layout of `log`, every channel n_samples long (its samples in `log`, if any,
+ * are not read), and the checks of rb_log_write (RB_EINPUT, RB_EIO, RB_ENOMEM). Rows: the next n samples at times
+ * t, data[c] channel c's n x width values (sample-major); a failure is kept for close. Close returns it (RB_EIO
+ * naming `shown`; RB_EINVAL unless exactly n_samples rows were written) and frees s (NULL: nothing); abort closes
+ * and frees without a word (the file is left for the caller to remove, its bytes gone). Read back, the file holds
+ * the values, names, units and attributes rb_log_write writes for the same log, in the same datasets; the layout
+ * differs only where write_stream.c says (the chunks' order in the file; a .mat file's timestamps chunked). */
+typedef struct rb_h5_stream rb_h5_stream;
+int rb_h5_stream_open(const rb_log *log, size_t n_samples, rb_out_format format, const char *root_name,
+                      const char *file, const char *shown, rb_h5_stream **out, rb_err *err);
+void rb_h5_stream_rows(rb_h5_stream *s, const double *t, const double *const *data, size_t n);
+int rb_h5_stream_close(rb_h5_stream *s, rb_err *err);
+void rb_h5_stream_abort(rb_h5_stream *s);
+
 /* ---- named arrays (states and results files: no time vector) ------------------------------------
  * A set of named arrays of doubles with 1 to 3 dimensions, the first one the row (state) index, as
  * `roboest model eval` reads states and writes results: `q` N x n, `M` N x n x n. In memory every

@@ -289,10 +289,12 @@ typedef struct rb_run_opts {
      * read in windows (rb_log_source, rb_pipeline_run_source; window 0: max(4096, limit / 64 KiB) samples) and a
      * layout read whole must fit the limit (said up front). 0 and 0: every log read whole. */
     size_t memory_limit, window;
-    /* A run in windows (rb_pipeline_run_source) with this folder (rb_pipeline_run sets it to each log's): its CSV
-     * outputs are begun there as temporaries and written window by window, its metrics' statistics against a signal
-     * accumulated window by window (rb_metrics_stream), the signals only these read held one window at a time; rb_run_result_write into the same folder commits them with the other files (and a result
-     * freed without it removes them). NULL: every output written at the end. */
+    /* A run in windows (rb_pipeline_run_source) with this folder (rb_pipeline_run sets it to each log's): its
+     * outputs (CSV, .h5, MATLAB v7.3) are begun there as temporaries and written window by window, its metrics'
+     * statistics (not confusion tables) accumulated window by window (rb_metrics_stream), a metric's reference_log
+     * read window by window (rb_log_source), the signals only these read held one window at a time;
+     * rb_run_result_write into the same folder commits them with the other files (and a result freed without it
+     * removes them). NULL: every output written at the end. */
     const char *stream_dir;
 } rb_run_opts;
 
@@ -338,9 +340,10 @@ int rb_pipeline_run_log(const rb_pipeline *p, const rb_log *log, const char *con
  * window; the result and its warnings are rb_pipeline_run_log's on the same log bit for bit (an error may be
  * another of the log's errors: a later binding's non-finite sample in an earlier window comes first). In
  * memory: the clock, the recorded signals (outputs and metric operands, every sample; with opts->stream_dir the
- * signals only CSV outputs and statistics against a signal read are handled window by window instead, and
- * res->recorded lacks them), one window of each other binding, one channel's timestamps whole at a time while they
- * are checked, and one part of a channel at a time while the fault monitor scans it.
+ * signals only outputs and statistics read are handled window by window instead, and res->recorded lacks them),
+ * one window of each other binding, one part of a metric's reference_log (with opts->stream_dir), one channel's
+ * timestamps whole at a time while they are checked, and one part of a channel at a time while the fault monitor
+ * scans it.
  * RB_EINVAL for a window of 0. */
 int rb_pipeline_run_source(const rb_pipeline *p, rb_log_source *src, const char *const *paths, size_t n_paths,
                            size_t window, const rb_run_opts *opts, rb_run_result **out, rb_err *err);
