@@ -70,7 +70,9 @@ struct rb_dyn {
     int *node_of;      /* nb: the node a body is folded into */
     rb_xform *Xnode;   /* nb: a body's pose in its node's frame (constant) */
     rbd_jcols *NJ;     /* nn: the nodes' joint constants by columns (rbd_fold; rbd_crba_folded) */
-    rbd_pose4 *NX;     /* nn: the nodes' poses in the root's frame, by columns (rbd_crba_folded) */
+    rbd_pose4 *NX;     /* nn: the nodes' poses in the root's frame, by columns (rbd_crba_folded's vector passes) */
+    rb_xform *NXs;     /* nn: the same, its scalar passes' */
+    bool crba_vec;     /* the vector passes (an x86-64 CPU with AVX2; set by rbd_fold, the tests clear it) */
     double (*NIC)[10]; /* nn: composite inertias, the root's frame */
     double (*NS)[6];   /* nn: motion subspaces, the root's frame */
     /* The whole matrix by subtrees (rbd_crba_folded): node n's subtree lies in the nodes n .. nend[n] - 1 (all of them

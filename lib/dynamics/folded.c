@@ -12,6 +12,14 @@
 
 #include "dyn_internal.h"
 
+/* The mass matrix's vector passes (below): GNU C vectors of 4 doubles, built for AVX2, run where the CPU has it. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define HAVE_VEC 1
+#define VEC_FN __attribute__((target("avx2")))
+#else
+#define HAVE_VEC 0
+#endif
+
 void rbd_body_joint_consts(dyn_body *d)
 {
     memset(d->A, 0, sizeof d->A);
@@ -141,6 +149,9 @@ void rbd_fold(rb_dyn *ws)
     /* the subtrees as runs: nend[n] = 1 + the last node of n's subtree (nodes in between that are not in it, when the
      * body order is not depth first, get entries that the zero runs overwrite); ncols[n]: the run's columns follow the
      * nodes' */
+#if HAVE_VEC
+    ws->crba_vec = __builtin_cpu_supports("avx2");
+#endif
     int *end = ws->nend;
     for (size_t n = 0; n < nn; n++)
         end[n] = (int)n + 1;
@@ -163,21 +174,69 @@ static inline double dot6(const double m[6], const double f[6])
     return m[0] * f[0] + m[1] * f[1] + m[2] * f[2] + m[3] * f[3] + m[4] * f[4] + m[5] * f[5];
 }
 
+/* rb_inertia_to_parent with the symmetry used (the same parallel-axis algebra, 6 entries of the rotated inertia, not
+ * 9): I_A = R I_B R^T - (u p^T + p u^T) + 2 (p . u) 1 with u = R h_B + m p / 2. */
+static inline void inertia_to_root(const rb_xform *X, const double pi[10], double out[10])
+{
+    const double m = pi[0], *p = X->p, *R = X->R;
+    const double IB[9] = {pi[4], pi[5], pi[6], pi[5], pi[7], pi[8], pi[6], pi[8], pi[9]};
+    double Rh[3], RI[9], u[3];
+    rb_m3_mul_v(R, pi + 1, Rh);
+    rb_m3_mul(R, IB, RI);
+    for (int i = 0; i < 3; i++)
+        u[i] = Rh[i] + 0.5 * m * p[i];
+    const double d = 2.0 * rb_v3_dot(p, u);
+    static const int I[6] = {0, 0, 0, 1, 1, 2}, J[6] = {0, 1, 2, 1, 2, 2};
+    for (int e = 0; e < 6; e++) {
+        const int i = I[e], j = J[e];
+        double v = RI[3 * i] * R[3 * j] + RI[3 * i + 1] * R[3 * j + 1] + RI[3 * i + 2] * R[3 * j + 2];
+        out[4 + e] = v - (u[i] * p[j] + p[i] * u[j]) + (i == j ? d : 0.0);
+    }
+    out[0] = m;
+    for (int i = 0; i < 3; i++)
+        out[1 + i] = Rh[i] + m * p[i];
+}
+
+/* The forward pass of the mass matrix, scalar: each node's pose in the root's frame, S and its inertia there. */
+static void crba_forward_scalar(rb_dyn *ws, const double *q)
+{
+    const size_t nn = ws->nn;
+    const dyn_body *N = ws->node;
+    rb_xform *X = ws->NXs;
+    double(*IC)[10] = ws->NIC, (*S)[6] = ws->NS;
+    for (size_t n = 1; n < nn; n++) {
+        const dyn_body *b = &N[n];
+        int p = b->parent;
+        if (p == 0) {
+            dyn_joint_xform(b, q[b->qi], &X[n]);
+        } else {
+            rb_xform Xj;
+            dyn_joint_xform(b, q[b->qi], &Xj);
+            rb_xform_compose(&X[p], &Xj, &X[n]);
+        }
+        double *s = S[n];
+        if (b->kind == JK_REVOLUTE) { /* [p x R k; R k] */
+            rb_m3_mul_v(X[n].R, b->k, s + 3);
+            rb_v3_cross(X[n].p, s + 3, s);
+        } else { /* [R k; 0] */
+            rb_m3_mul_v(X[n].R, b->k, s);
+            s[3] = s[4] = s[5] = 0.0;
+        }
+        inertia_to_root(&X[n], b->pi, IC[n]);
+    }
+}
+
 /* The forward pass of the mass matrix: each node's pose in the root's frame, its motion subspace S and its inertia
- * there. Written on columns of 4 doubles (GNU C vectors; AVX2 where the CPU has it, chosen at load time). Every entry
+ * there. Written on columns of 4 doubles (GNU C vectors, AVX2: crba_vec), else by the scalar code. Every entry
  * is computed by the same operations in the same order as the scalar code it replaces (dyn_joint_xform,
  * rb_xform_compose, rb_m3_mul_v, the parallel-axis algebra of rb_inertia_to_parent with 6 entries of the rotated
  * inertia), a column of a product being the sum over k of column k times a scalar: products are commutative, and
  * with no contraction (ISO C mode) and no reassociation the vector width changes no bit. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define KERNEL __attribute__((target_clones("avx2", "default")))
-#else
-#define KERNEL
-#endif
+#if HAVE_VEC
 typedef double v4 __attribute__((vector_size(32)));
 #define BC(x) ((v4){(x), (x), (x), (x)})
 
-KERNEL static void crba_forward(rb_dyn *ws, const double *q)
+VEC_FN static void crba_forward_vec(rb_dyn *ws, const double *q)
 {
     const size_t nn = ws->nn;
     const dyn_body *N = ws->node;
@@ -258,7 +317,7 @@ KERNEL static void crba_forward(rb_dyn *ws, const double *q)
 /* The entries H_jn = S_j . F_n of the whole matrix for every node j and each node n of its subtree after it (a run of
  * nodes, ws->nruns): four n at a time from F by components (ws->NF), each the same 6-term sum in the same order as
  * dot6; row j's run of columns stored whole when the columns follow the nodes, column j's entry by entry. */
-KERNEL static void crba_subtrees(rb_dyn *ws, double *M, size_t ld)
+VEC_FN static void crba_subtrees(rb_dyn *ws, double *M, size_t ld)
 {
     const size_t nn = ws->nn, nf = nn + 4;
     const int *row = ws->vrow, *end = ws->nend;
@@ -287,13 +346,14 @@ KERNEL static void crba_subtrees(rb_dyn *ws, double *M, size_t ld)
         }
     }
 }
+#endif
 
 /* CRBA (Featherstone table 6.2) on the folded tree, in the root's frame: each node's pose, motion subspace S and
  * inertia are carried to the root's frame once, so composite inertias are plain sums and H_ij = S_j . IC_i S_i is
  * a 6-term dot product for every ancestor j (no transform per ancestor). M == NULL: into ws->M in the compact tree
- * rows of rbd_tree_ltl, ancestor by ancestor. Else the whole symmetric matrix (row stride ld, velocity order), by
- * subtrees (crba_subtrees), then the zeros (the pairs on different branches), each entry written once (in a depth-
- * first body order). */
+ * rows of rbd_tree_ltl, ancestor by ancestor. Else the whole symmetric matrix (row stride ld, velocity order): by
+ * subtrees with the vector passes (crba_subtrees), ancestor by ancestor without; then the zeros (the pairs on
+ * different branches). Each entry is written once (with a depth-first body order), and both ways give the same bits. */
 void rbd_crba_folded(rb_dyn *ws, const double *q, double *M, size_t ld)
 {
     const bool full = M != NULL;
@@ -310,11 +370,20 @@ void rbd_crba_folded(rb_dyn *ws, const double *q, double *M, size_t ld)
     const bool fb = ws->floating;
     if (fb)
         memcpy(IC[0], N[0].pi, sizeof IC[0]);
-    crba_forward(ws, q);
+#if HAVE_VEC
+    const bool vec = ws->crba_vec;
+    if (vec)
+        crba_forward_vec(ws, q);
+    else
+#else
+    const bool vec = false;
+#endif
+        crba_forward_scalar(ws, q);
+    const bool runs = full && vec; /* the whole matrix by subtrees */
     /* composite inertias, leaves first (the same sums in the same order either way); the whole matrix takes each
      * node's F, diagonal entry and base entries as soon as its IC is whole */
     for (size_t n = nn; n-- > 1;) {
-        if (full) {
+        if (runs) {
             const size_t rn = (size_t)row[n];
             rb_inertia_mul(IC[n], S[n], F);
             M[rn * ld + rn] = dot6(S[n], F);
@@ -342,22 +411,31 @@ void rbd_crba_folded(rb_dyn *ws, const double *q, double *M, size_t ld)
             for (size_t k = 0; k <= r || (full && k < 6); k++)
                 M[AT(r, k)] = I6[6 * r + k];
     }
-    if (full) {
+#if HAVE_VEC
+    if (runs)
         crba_subtrees(ws, M, ld);
-        for (size_t k = 0; k < ws->n_zrun; k++)
-            memset(M + (size_t)ws->zrun[k][0] * ld + (size_t)ws->zrun[k][1], 0, (size_t)ws->zrun[k][2] * sizeof *M);
-        return;
-    }
-    for (size_t n = 1; n < nn; n++) {
+#endif
+    for (size_t n = 1; n < nn && !runs; n++) {
         size_t rn = (size_t)row[n];
         rb_inertia_mul(IC[n], S[n], F);
         M[AT(rn, rn)] = dot6(S[n], F);
-        for (int j = N[n].parent; j > 0; j = N[j].parent)
-            M[AT(rn, (size_t)row[j])] = dot6(S[j], F);
+        for (int j = N[n].parent; j > 0; j = N[j].parent) {
+            size_t rj = (size_t)row[j];
+            double h = dot6(S[j], F);
+            M[AT(rn, rj)] = h;
+            if (full)
+                M[rj * ld + rn] = h;
+        }
         if (fb)
-            for (size_t k = 0; k < 6; k++)
+            for (size_t k = 0; k < 6; k++) {
                 M[AT(rn, k)] = F[k];
+                if (full)
+                    M[k * ld + rn] = F[k];
+            }
     }
+    if (full)
+        for (size_t k = 0; k < ws->n_zrun; k++)
+            memset(M + (size_t)ws->zrun[k][0] * ld + (size_t)ws->zrun[k][1], 0, (size_t)ws->zrun[k][2] * sizeof *M);
 #undef AT
 }
 

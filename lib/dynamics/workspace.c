@@ -47,6 +47,7 @@ static size_t layout(rb_dyn *ws, char *base)
     ws->Xnode = carve(base, &off, nb * sizeof *ws->Xnode);
     ws->NJ = carve(base, &off, nn * sizeof *ws->NJ);
     ws->NX = carve(base, &off, nn * sizeof *ws->NX);
+    ws->NXs = carve(base, &off, nn * sizeof *ws->NXs);
     ws->NIC = carve(base, &off, nn * sizeof *ws->NIC);
     ws->NS = carve(base, &off, nn * sizeof *ws->NS);
     ws->nend = carve(base, &off, nn * sizeof *ws->nend);
