@@ -27,6 +27,15 @@ typedef struct dyn_body {
     double pi[10]; /* inertial parameters */
 } dyn_body;
 
+/* The mass matrix's forward pass (folded.c) works on columns of 4 (3 used): a node's joint constants (dyn_body's C, A,
+ * B, the pose's Xp.p and Rpk; a prismatic joint's C holds Xp.R), and a pose (R by columns, p). */
+typedef struct rbd_jcols {
+    double C[3][4], A[3][4], B[3][4], p[4], Rpk[4];
+} rbd_jcols;
+typedef struct rbd_pose4 {
+    double c[3][4], p[4];
+} rbd_pose4;
+
 struct rb_dyn {
     size_t nb, nv, nq, n_dofs;
     bool floating;
@@ -60,9 +69,18 @@ struct rb_dyn {
     dyn_body *node;
     int *node_of;      /* nb: the node a body is folded into */
     rb_xform *Xnode;   /* nb: a body's pose in its node's frame (constant) */
-    rb_xform *NX;      /* nn: the nodes' poses in the root's frame (rbd_crba_folded) */
+    rbd_jcols *NJ;     /* nn: the nodes' joint constants by columns (rbd_fold; rbd_crba_folded) */
+    rbd_pose4 *NX;     /* nn: the nodes' poses in the root's frame, by columns (rbd_crba_folded's vector passes) */
+    rb_xform *NXs;     /* nn: the same, its scalar passes' */
+    bool crba_vec;     /* the vector passes (an x86-64 CPU with AVX2; set by rbd_fold, the tests clear it) */
     double (*NIC)[10]; /* nn: composite inertias, the root's frame */
     double (*NS)[6];   /* nn: motion subspaces, the root's frame */
+    /* The whole matrix by subtrees (rbd_crba_folded): node n's subtree lies in the nodes n .. nend[n] - 1 (all of them
+     * when the body order is depth first, as the URDF reader makes it); ncols[n]: their columns follow the nodes'. NF:
+     * the nodes' F = IC S by components (6 rows of nn + 4). */
+    int *nend;
+    unsigned char *ncols;
+    double *NF;
     int *trow, *vrow;  /* nn: a node's coordinate in the tree order, its velocity index (-1 for the root) */
     int *tperm, *tpar; /* nv: tree order -> velocity index; parent coordinate in the tree order, -1 at the top */
     size_t *toff;      /* nv: where a coordinate's compact row starts (ws->M, rbd_tree_ltl) */

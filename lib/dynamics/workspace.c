@@ -45,9 +45,14 @@ static size_t layout(rb_dyn *ws, char *base)
     ws->node = carve(base, &off, nn * sizeof *ws->node);
     ws->node_of = carve(base, &off, nb * sizeof *ws->node_of);
     ws->Xnode = carve(base, &off, nb * sizeof *ws->Xnode);
+    ws->NJ = carve(base, &off, nn * sizeof *ws->NJ);
     ws->NX = carve(base, &off, nn * sizeof *ws->NX);
+    ws->NXs = carve(base, &off, nn * sizeof *ws->NXs);
     ws->NIC = carve(base, &off, nn * sizeof *ws->NIC);
     ws->NS = carve(base, &off, nn * sizeof *ws->NS);
+    ws->nend = carve(base, &off, nn * sizeof *ws->nend);
+    ws->ncols = carve(base, &off, nn * sizeof *ws->ncols);
+    ws->NF = carve(base, &off, 6 * (nn + 4) * sizeof *ws->NF);
     ws->trow = carve(base, &off, nn * sizeof *ws->trow);
     ws->vrow = carve(base, &off, nn * sizeof *ws->vrow);
     ws->tperm = carve(base, &off, nv * sizeof *ws->tperm);

@@ -4,14 +4,16 @@
  * independent computation: M column by column from RNEA, the residual of M nu_dot = tau - h, and RNEA forced onto
  * its full pass (a zero wrench on a body that does not move). The models: random trees (fixed joints, branches,
  * prismatic joints) and datasets/humanoid_arms.urdf (FT-sensor bodies, locked joints) with its joints listed out
- * of the tree's order. */
+ * of the tree's order. The mass matrix's vectorized passes also against the scalar CRBA they replace, bit for bit. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/dynamics/dyn_internal.h"
 #include "dyn_support.h"
 #include "model_support.h"
+#include "support.h"
 #include "roboest/dynamics.h"
 #include "roboest/model.h"
 
@@ -205,4 +207,120 @@ Test(dynamics_fast, fixed_base_rnea_skips_what_does_not_move_with_the_same_resul
     free(q), free(nu), free(nd), free(out);
     rb_dyn_free(ws);
     rb_model_free(m);
+}
+
+/* The scalar CRBA on the folded tree that the vectorized passes of rbd_crba_folded replace: the same operations in
+ * the same order (joint transform, pose composed in the root's frame, S, the inertia carried to the root's frame,
+ * composite inertias leaves first, H_jn = S_j . IC_n S_n along each node's ancestors, the base's block and column),
+ * the whole matrix in the velocity order with zeros between branches. */
+static void scalar_crba(const rb_dyn *ws, const double *q, double *M)
+{
+    const size_t nn = ws->nn, nv = ws->nv;
+    const dyn_body *N = ws->node;
+    const bool fb = ws->floating;
+    rb_xform *X = calloc(nn, sizeof *X);
+    double(*IC)[10] = calloc(nn, sizeof *IC), (*S)[6] = calloc(nn, sizeof *S), F[6];
+    for (size_t i = 0; i < nv * nv; i++)
+        M[i] = 0.0;
+    memcpy(IC[0], N[0].pi, sizeof IC[0]);
+    for (size_t n = 1; n < nn; n++) {
+        const dyn_body *b = &N[n];
+        rb_xform Xj;
+        dyn_joint_xform(b, q[b->qi], &Xj);
+        if (b->parent == 0)
+            X[n] = Xj;
+        else
+            rb_xform_compose(&X[b->parent], &Xj, &X[n]);
+        double *s = S[n];
+        if (b->kind == JK_REVOLUTE) {
+            rb_m3_mul_v(X[n].R, b->k, s + 3);
+            rb_v3_cross(X[n].p, s + 3, s);
+        } else {
+            rb_m3_mul_v(X[n].R, b->k, s);
+        }
+        const double m = b->pi[0], *p = X[n].p, *R = X[n].R, *pi = b->pi;
+        const double IB[9] = {pi[4], pi[5], pi[6], pi[5], pi[7], pi[8], pi[6], pi[8], pi[9]};
+        double Rh[3], RI[9], u[3];
+        rb_m3_mul_v(R, pi + 1, Rh);
+        rb_m3_mul(R, IB, RI);
+        for (int i = 0; i < 3; i++)
+            u[i] = Rh[i] + 0.5 * m * p[i];
+        const double d = 2.0 * rb_v3_dot(p, u);
+        static const int I[6] = {0, 0, 0, 1, 1, 2}, J[6] = {0, 1, 2, 1, 2, 2};
+        for (int e = 0; e < 6; e++) {
+            const int i = I[e], j = J[e];
+            double v = RI[3 * i] * R[3 * j] + RI[3 * i + 1] * R[3 * j + 1] + RI[3 * i + 2] * R[3 * j + 2];
+            IC[n][4 + e] = v - (u[i] * p[j] + p[i] * u[j]) + (i == j ? d : 0.0);
+        }
+        IC[n][0] = m;
+        for (int i = 0; i < 3; i++)
+            IC[n][1 + i] = Rh[i] + m * p[i];
+    }
+    for (size_t n = nn; n-- > 1;)
+        for (int k = 0; k < 10; k++)
+            IC[N[n].parent][k] += IC[n][k];
+    if (fb) {
+        const double *c = IC[0], m = c[0], hx = c[1], hy = c[2], hz = c[3];
+        const double I6[36] = {m,   0,   0,   0,    hz,   -hy,  /* */
+                               0,   m,   0,   -hz,  0,    hx,   /* */
+                               0,   0,   m,   hy,   -hx,  0,    /* */
+                               0,   -hz, hy,  c[4], c[5], c[6], /* */
+                               hz,  0,   -hx, c[5], c[7], c[8], /* */
+                               -hy, hx,  0,   c[6], c[8], c[9]};
+        for (size_t r = 0; r < 6; r++)
+            for (size_t k = 0; k < 6; k++)
+                M[r * nv + k] = I6[6 * r + k];
+    }
+    for (size_t n = 1; n < nn; n++) {
+        const size_t rn = (size_t)N[n].vi;
+        rb_inertia_mul(IC[n], S[n], F);
+        const double *sn = S[n];
+        M[rn * nv + rn] = sn[0] * F[0] + sn[1] * F[1] + sn[2] * F[2] + sn[3] * F[3] + sn[4] * F[4] + sn[5] * F[5];
+        for (int j = N[n].parent; j > 0; j = N[j].parent) {
+            const size_t rj = (size_t)N[j].vi;
+            const double *sj = S[j];
+            M[rn * nv + rj] = M[rj * nv + rn] =
+                sj[0] * F[0] + sj[1] * F[1] + sj[2] * F[2] + sj[3] * F[3] + sj[4] * F[4] + sj[5] * F[5];
+        }
+        if (fb)
+            for (size_t k = 0; k < 6; k++)
+                M[rn * nv + k] = M[k * nv + rn] = F[k];
+    }
+    free(X), free(IC), free(S);
+}
+
+Test(dynamics_fast, mass_matrix_bit_for_bit_the_scalar_crba)
+{
+    test_need_shared("models/ergoCubSN000.urdf");
+    trng r = {0x19d};
+    for (int k = 0; k < N_MODELS + 2; k++) {
+        rb_model *m = NULL;
+        if (k < N_MODELS) {
+            m = model_k(&r, k);
+        } else { /* ergoCub, every joint: floating (62 coordinates) and fixed */
+            rb_err err;
+            rb_model_opts o = {.floating = k == N_MODELS};
+            cr_assert_eq(rb_model_load_urdf(RB_SHARED "/models/ergoCubSN000.urdf", &o, &m, &err), RB_OK, "%s", err.msg);
+        }
+        rb_dyn *ws = workspace(m);
+        size_t nv = m->nv;
+        double *got = malloc(nv * nv * sizeof *got), *ref = malloc(nv * nv * sizeof *ref),
+               *q = malloc(m->nq * sizeof *q);
+        rb_err err;
+        const bool vec = ws->crba_vec;
+        for (int s = 0; s < 2 * N_STATES; s++) {
+            ws->crba_vec = vec && s < N_STATES; /* the vector passes where the CPU has them, then the scalar ones */
+            random_state(&r, m, q, NULL, 0.0, NULL, 0.0);
+            rb_mat M = rb_mat_view(got, nv, nv, nv);
+            cr_assert_eq(rb_dyn_mass_matrix(m, ws, q, &M, &err), RB_OK, "%s", err.msg);
+            scalar_crba(ws, q, ref);
+            for (size_t i = 0; i < nv * nv; i++)
+                cr_assert(memcmp(got + i, ref + i, sizeof *got) == 0,
+                          "model %d state %d (%s passes): M(%zu, %zu) = %.17g, the scalar CRBA's %.17g", k, s,
+                          ws->crba_vec ? "vector" : "scalar", i / nv, i % nv, got[i], ref[i]);
+        }
+        free(got), free(ref), free(q);
+        rb_dyn_free(ws);
+        rb_model_free(m);
+    }
 }
