@@ -125,6 +125,20 @@ static int parse_max_com(rb_cfg *c, const cJSON *v)
     return rc ? rc : rb_cfg_check_rule(c, x->cl->max_com_error, RB_CFG_POSITIVE);
 }
 
+static int parse_max_saturation(rb_cfg *c, const cJSON *v)
+{
+    clload *x = (clload *)c;
+    int rc = rb_cfg_want_number(c, v, &x->cl->max_saturation);
+    return rc ? rc : rb_cfg_check_rule(c, x->cl->max_saturation, RB_CFG_NON_NEGATIVE);
+}
+
+static int parse_saturation_window(rb_cfg *c, const cJSON *v)
+{
+    clload *x = (clload *)c;
+    int rc = rb_cfg_want_number(c, v, &x->cl->saturation_window);
+    return rc ? rc : rb_cfg_check_rule(c, x->cl->saturation_window, RB_CFG_POSITIVE);
+}
+
 static int parse_seeds(rb_cfg *c, const cJSON *v)
 {
     clload *x = (clload *)c;
@@ -495,6 +509,9 @@ static int finish_defaults(clload *x)
                               "\"disturbances_from\"",
                               first, cl->settle);
     }
+    if (!rc && cl->max_saturation > cl->saturation_window)
+        rc = rb_cfg_error(&x->c, "\"max_saturation\" (%g s) is longer than \"saturation_window\" (%g s)",
+                          cl->max_saturation, cl->saturation_window);
     return rc;
 }
 
@@ -505,6 +522,8 @@ static const rb_cfg_section sections[] = {
     {"settle", false, parse_settle},
     {"disturbances_from", false, parse_disturbances},
     {"max_com_error", false, parse_max_com},
+    {"max_saturation", false, parse_max_saturation},
+    {"saturation_window", false, parse_saturation_window},
     {"seeds", false, parse_seeds},
     {"mismatch_levels", false, parse_levels},
     {"disturbance_scales", false, parse_scales},
@@ -560,6 +579,8 @@ static int init_closed_loop(void *doc, const char *file, const char *name, const
     cl->settle = 0.5;
     cl->disturbances_from = NAN;
     cl->max_com_error = 0.1;
+    cl->max_saturation = 0.5;
+    cl->saturation_window = 1.0;
     cl->bootstrap = (rb_bootstrap){2000, 0, 0.95};
     return cl->sha256 && cl->path && cl->name ? RB_OK : RB_ENOMEM;
 }

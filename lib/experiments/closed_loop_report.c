@@ -139,7 +139,7 @@ static void runs_table(FILE *f, const rb_closed_loop *cl, const rb_closed_loop_r
             const rb_closed_loop_status *st = &r->status[v * cl->n_seeds + s];
             fprintf(f, "| %s | %llu | ", cl->configs[v].label, (unsigned long long)cl->seeds[s]);
             if (st->diverged)
-                fprintf(f, "diverged: %s |\n", st->why);
+                fprintf(f, "diverged (%s, t = %.4g s): %s |\n", rb_cl_divergence_name(st->cause), st->t_end, st->why);
             else
                 fprintf(f, "completed (%.4g s) |\n", st->t_end);
         }

@@ -42,6 +42,11 @@ typedef struct loop {
     double *fb, *comp; /* per model joint, given to the simulator */
     rb_cl_inertia inertia;
     rb_cl_task_map task;
+    /* the drive-saturation test: per scored joint, whether it was at its current limit in each of the last `win`
+     * samples from settle on (a ring, sample-major), and how many of them were */
+    size_t win, limit, ring_pos, n_counted;
+    unsigned char *sat_ring; /* win x n_joints */
+    size_t *sat_count;       /* n_joints */
 } loop;
 
 static int nomem(rb_err *err) { return rb_err_set(err, RB_ENOMEM, "out of memory"); }
@@ -128,6 +133,50 @@ static double element_of(const double *const *latest, size_t channel, size_t ele
     return latest[channel] ? latest[channel][element] : NAN;
 }
 
+const char *rb_cl_divergence_name(rb_cl_divergence d)
+{
+    switch (d) {
+    case RB_CL_STABLE: return "completed";
+    case RB_CL_DIV_NUMERIC: return "numeric";
+    case RB_CL_DIV_COM: return "CoM";
+    case RB_CL_DIV_SATURATION: return "saturation";
+    }
+    return "?";
+}
+
+/* A drive is at its limit when the current loop clamps the commanded current (current != current_cmd). Counted per
+ * scored joint over the trailing window, from settle on; more than `limit` samples in it is a divergence. */
+static int saturation(loop *lp, const rb_sim_truth *tr, double t, rb_err *err)
+{
+    const rb_closed_loop *cl = lp->cl;
+    if (!lp->sat_ring || t < cl->settle - 0.5 * cl->scenario->sim.dt)
+        return RB_OK;
+    size_t J = cl->n_joints;
+    unsigned char *slot = lp->sat_ring + lp->ring_pos * J;
+    long worst = -1;
+    for (size_t j = 0; j < J; j++) {
+        size_t d = cl->joint_dof[j];
+        unsigned char at = tr->current_cmd[d] != tr->current[d];
+        if (lp->n_counted == lp->win)
+            lp->sat_count[j] -= slot[j];
+        slot[j] = at;
+        lp->sat_count[j] += at;
+        if (lp->sat_count[j] > lp->limit && (worst < 0 || lp->sat_count[j] > lp->sat_count[worst]))
+            worst = (long)j;
+    }
+    lp->ring_pos = (lp->ring_pos + 1) % lp->win;
+    if (lp->n_counted < lp->win)
+        lp->n_counted++;
+    if (worst < 0)
+        return RB_OK;
+    lp->out->status.cause = RB_CL_DIV_SATURATION;
+    return rb_err_set(err, RB_ENUMERIC,
+                      "the %s drive at its current limit %.3g s of the last %g s (max_saturation %g s) at "
+                      "t = %.4g s",
+                      cl->joints[worst], (double)lp->sat_count[worst] * cl->scenario->sim.dt, cl->saturation_window,
+                      cl->max_saturation, t);
+}
+
 static int record(loop *lp, rb_sim *sim, double t, const double *const *latest, rb_err *err)
 {
     const rb_closed_loop *cl = lp->cl;
@@ -161,10 +210,12 @@ static int record(loop *lp, rb_sim *sim, double t, const double *const *latest, 
         o->com_ref[k * 3 + a] = tr->com_ref[a];
         worst = fmax(worst, fabs(tr->com[a] - tr->com_ref[a]));
     }
-    if (!(worst <= cl->max_com_error))
+    if (!(worst <= cl->max_com_error)) {
+        o->status.cause = RB_CL_DIV_COM;
         return rb_err_set(err, RB_ENUMERIC, "CoM error %.3g m > max_com_error (%g m) at t = %.4g s", worst,
                           cl->max_com_error, t);
-    return RB_OK;
+    }
+    return saturation(lp, tr, t, err);
 }
 
 static int on_sample(void *user, rb_sim *sim, size_t k, double t, const double *const *latest, const bool *fresh,
@@ -202,6 +253,8 @@ static void free_loop(loop *lp)
     rb_free(lp->comp_elem);
     rb_free(lp->fb);
     rb_free(lp->comp);
+    rb_free(lp->sat_ring);
+    rb_free(lp->sat_count);
     rb_cl_inertia_free(&lp->inertia);
 }
 
@@ -221,7 +274,14 @@ static int run_one(void *ctx, size_t i, rb_err *err) /* a pool task */
     loop lp = {.cl = cl, .cf = cf, .out = o, .n_samples = jb->n_steps + 1};
     lp.fb = rb_malloc((n ? n : 1) * sizeof *lp.fb);
     lp.comp = rb_malloc((n ? n : 1) * sizeof *lp.comp);
-    bool ok = lp.fb && lp.comp &&
+    if (cl->max_saturation > 0 && cl->n_joints) {
+        double dt = sc.dt;
+        lp.win = (size_t)fmax(1.0, round(cl->saturation_window / dt));
+        lp.limit = (size_t)round(cl->max_saturation / dt);
+        lp.sat_ring = rb_calloc(lp.win * cl->n_joints, 1);
+        lp.sat_count = rb_calloc(cl->n_joints, sizeof *lp.sat_count);
+    }
+    bool ok = lp.fb && lp.comp && (cl->max_saturation <= 0 || !cl->n_joints || (lp.sat_ring && lp.sat_count)) &&
               alloc_out(o, lp.n_samples, cl->n_joints, cf->feedback != NULL, cf->compensation != NULL,
                         cl->task.name != NULL) == RB_OK;
     int rc = ok ? RB_OK : nomem(err);
@@ -234,6 +294,8 @@ static int run_one(void *ctx, size_t i, rb_err *err) /* a pool task */
         rc = rb_stream_finish(lp.stream, err);
     if (rc == RB_ENUMERIC && o->n > 0) { /* diverged: keep what ran */
         o->status.diverged = true;
+        if (o->status.cause == RB_CL_STABLE)
+            o->status.cause = RB_CL_DIV_NUMERIC;
         o->status.why = rb_strdup(err->msg);
         rc = o->status.why ? RB_OK : nomem(err);
     }
@@ -292,7 +354,8 @@ static int provenance(const job *jb, rb_comparison *c, const char *window, rb_er
             const rb_closed_loop_status *st = &jb->out[v * cl->n_seeds + s].status;
             char status[600];
             if (st->diverged)
-                snprintf(status, sizeof status, "diverged: %s", st->why);
+                snprintf(status, sizeof status, "diverged (%s, t = %.4g s): %s", rb_cl_divergence_name(st->cause),
+                         st->t_end, st->why);
             else
                 snprintf(status, sizeof status, "completed (%.4g s)", st->t_end);
             rc = rb_provenance_addf(&pv, status, err, "configuration %s: seed %llu", cf->name,
@@ -659,6 +722,8 @@ void rb_closed_loop_result_free(rb_closed_loop_result *r)
         rb_free(r->sweep->rmse_loop);
         rb_free(r->sweep->diverged);
         rb_free(r->sweep->first_divergence);
+        rb_free(r->sweep->cause);
+        rb_free(r->sweep->t_end);
         rb_free(r->sweep);
     }
     rb_free(r);

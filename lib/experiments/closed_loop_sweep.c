@@ -78,9 +78,13 @@ int rb_closed_loop_sweep(const rb_closed_loop *cl, const rb_closed_loop_opts *op
     sw->rmse_loop = rb_calloc(nl * ns * nc, sizeof *sw->rmse_loop);
     sw->diverged = rb_calloc(nl * ns * nc, sizeof *sw->diverged);
     sw->first_divergence = rb_calloc(nl * ns * nc, sizeof *sw->first_divergence);
+    sw->cause = rb_calloc(nl * ns * nc * cl->n_seeds, sizeof *sw->cause);
+    sw->t_end = rb_calloc(nl * ns * nc * cl->n_seeds, sizeof *sw->t_end);
     rb_closed_loop_result *main_r = NULL;
-    int rc = sw->levels && sw->scales && sw->rmse && sw->rmse_loop && sw->diverged && sw->first_divergence ? RB_OK
-                                                                                                           : nomem(err);
+    int rc = sw->levels && sw->scales && sw->rmse && sw->rmse_loop && sw->diverged && sw->first_divergence &&
+                     sw->cause && sw->t_end
+                 ? RB_OK
+                 : nomem(err);
     if (!rc) {
         memcpy(sw->levels, levels, nl * sizeof *levels);
         memcpy(sw->scales, scales, ns * sizeof *scales);
@@ -106,6 +110,8 @@ int rb_closed_loop_sweep(const rb_closed_loop *cl, const rb_closed_loop_opts *op
             bool fb = rb_cl_with_feedback(&cl->configs[c]);
             for (size_t s = 0; s < cl->n_seeds; s++) {
                 const rb_closed_loop_status *st = &r->status[c * cl->n_seeds + s];
+                sw->cause[k * cl->n_seeds + s] = (unsigned char)(st->diverged ? st->cause : RB_CL_STABLE);
+                sw->t_end[k * cl->n_seeds + s] = st->t_end;
                 if (st->diverged) {
                     nd++;
                     first = isnan(first) ? st->t_end : fmin(first, st->t_end);
@@ -133,6 +139,8 @@ int rb_closed_loop_sweep(const rb_closed_loop *cl, const rb_closed_loop_opts *op
         rb_free(sw->rmse_loop);
         rb_free(sw->diverged);
         rb_free(sw->first_divergence);
+        rb_free(sw->cause);
+        rb_free(sw->t_end);
         rb_free(sw);
         return rc;
     }
@@ -246,6 +254,24 @@ static void render_md(const rb_closed_loop *cl, const struct rb_closed_loop_swee
         }
         fputs("\n", b);
     }
+    size_t nd = 0;
+    for (size_t k = 0; k < np * nc * sw->n_seeds; k++)
+        nd += sw->cause[k] != RB_CL_STABLE;
+    fprintf(b, "\n## Diverged runs: why and when (%zu of %zu)\n\n", nd, np * nc * sw->n_seeds);
+    if (nd) {
+        fputs("| Point | Configuration | seed | reason | t (s) |\n|---|---|---|---|---|\n", b);
+        for (size_t p = 0; p < np; p++)
+            for (size_t c = 0; c < nc; c++)
+                for (size_t s = 0; s < sw->n_seeds; s++) {
+                    size_t k = (p * nc + c) * sw->n_seeds + s;
+                    if (sw->cause[k] != RB_CL_STABLE)
+                        fprintf(b, "| level %g, disturbance x%g | %s | %llu | %s | %.4g |\n",
+                                sw->levels[p / sw->n_scales], sw->scales[p % sw->n_scales], cl->configs[c].label,
+                                (unsigned long long)cl->seeds[s], rb_cl_divergence_name(sw->cause[k]), sw->t_end[k]);
+                }
+    } else {
+        fputs("None: every run completed.\n", b);
+    }
     for (int loop = 0; loop < 2; loop++)
         sensitivity_md(cl, sw, loop, b);
 }
@@ -301,19 +327,25 @@ typedef struct vctx {
     int q;
 } vctx;
 
-/* Configuration c: diverged, diverged_fraction, rmse at point p; over every point (p SIZE_MAX): the sums / worst. */
+/* Configuration c: diverged, diverged_fraction, rmse, rmse_loop, diverged_com, diverged_saturation at point p; over
+ * every point (p SIZE_MAX): the sums / worst. */
 static double config_value(const void *ctx, size_t p, size_t k, bool total)
 {
     const vctx *x = ctx;
     const struct rb_closed_loop_sweep *sw = x->sw;
-    size_t np = sw->n_levels * sw->n_scales, from = total ? 0 : p, to = total ? np : p + 1, nd = 0;
+    size_t np = sw->n_levels * sw->n_scales, from = total ? 0 : p, to = total ? np : p + 1, nd = 0, ncause = 0;
     double worst = 0.0, worst_loop = 0.0;
     for (size_t i = from; i < to; i++) {
         nd += sw->diverged[i * sw->n_configs + x->c];
+        for (size_t s = 0; k >= 4 && s < sw->n_seeds; s++)
+            ncause += sw->cause[(i * sw->n_configs + x->c) * sw->n_seeds + s] ==
+                      (k == 4 ? RB_CL_DIV_COM : RB_CL_DIV_SATURATION);
         worst = fmax(worst, sw->rmse[i * sw->n_configs + x->c]);
         worst_loop = fmax(worst_loop, sw->rmse_loop[i * sw->n_configs + x->c]);
     }
     double runs = (double)((to - from) * sw->n_seeds);
+    if (k >= 4) /* diverged_com, diverged_saturation */
+        return (double)ncause;
     if (k == 3) /* no feedback: no estimate to read */
         return isnan(sw->rmse_loop[from * sw->n_configs + x->c]) ? NAN : worst_loop;
     return k == 0 ? (double)nd : k == 1 ? (double)nd / runs : worst;
@@ -326,13 +358,49 @@ static double ratio_value(const void *ctx, size_t p, size_t k, bool total)
     return ratio_at(x->cl, x->sw, total ? x->sw->main : p, x->q);
 }
 
+/* Every run's status: [{point, configuration, seed, status: "completed" | "diverged", reason, t_end}]. */
+static cJSON *runs_json(const rb_closed_loop *cl, const struct rb_closed_loop_sweep *sw)
+{
+    cJSON *runs = cJSON_CreateArray();
+    size_t np = sw->n_levels * sw->n_scales, nc = sw->n_configs;
+    for (size_t p = 0; runs && p < np; p++) {
+        char *pn = point_name(sw, p);
+        for (size_t c = 0; pn && c < nc; c++)
+            for (size_t s = 0; s < sw->n_seeds; s++) {
+                size_t k = (p * nc + c) * sw->n_seeds + s;
+                cJSON *o = cJSON_CreateObject();
+                if (!o) {
+                    rb_free(pn);
+                    cJSON_Delete(runs);
+                    return NULL;
+                }
+                cJSON_AddStringToObject(o, "point", pn);
+                cJSON_AddStringToObject(o, "configuration", cl->configs[c].name);
+                cJSON_AddNumberToObject(o, "seed", (double)cl->seeds[s]);
+                cJSON_AddStringToObject(o, "status", sw->cause[k] == RB_CL_STABLE ? "completed" : "diverged");
+                if (sw->cause[k] != RB_CL_STABLE)
+                    cJSON_AddStringToObject(o, "reason", rb_cl_divergence_name(sw->cause[k]));
+                cJSON_AddNumberToObject(o, "t_end", sw->t_end[k]);
+                cJSON_AddItemToArray(runs, o);
+            }
+        if (!pn) {
+            cJSON_Delete(runs);
+            return NULL;
+        }
+        rb_free(pn);
+    }
+    return runs;
+}
+
 static int render_json(const rb_closed_loop *cl, const struct rb_closed_loop_sweep *sw, char **json, rb_err *err)
 {
-    static const char *const STATS[] = {"diverged", "diverged_fraction", "rmse", "rmse_loop", "ratio"};
+    static const char *const STATS[] = {"diverged",     "diverged_fraction",   "rmse", "rmse_loop",
+                                        "diverged_com", "diverged_saturation", "ratio"};
+    enum { N_STATS = sizeof STATS / sizeof STATS[0] };
     cJSON *root = cJSON_CreateObject(), *vars = cJSON_CreateArray(), *joints = cJSON_CreateArray(),
           *logs = cJSON_CreateArray(), *stats = cJSON_CreateArray();
     bool ok = root && vars && joints && logs && stats;
-    for (int k = 0; ok && k < 5; k++)
+    for (int k = 0; ok && k < N_STATS; k++)
         cJSON_AddItemToArray(stats, cJSON_CreateString(STATS[k]));
     cJSON_AddItemToArray(logs, cJSON_CreateString("sweep"));
     for (size_t p = 0; ok && p < sw->n_levels * sw->n_scales; p++) {
@@ -344,7 +412,7 @@ static int render_json(const rb_closed_loop *cl, const struct rb_closed_loop_swe
     }
     for (size_t c = 0; ok && c < cl->n_configs; c++) {
         vctx x = {cl, sw, c, 0};
-        cJSON *v = variant(cl->configs[c].name, STATS, 4, sw, config_value, &x);
+        cJSON *v = variant(cl->configs[c].name, STATS, N_STATS - 1, sw, config_value, &x);
         ok = v != NULL;
         cJSON_AddItemToArray(vars, v);
     }
@@ -352,7 +420,8 @@ static int render_json(const rb_closed_loop *cl, const struct rb_closed_loop_swe
         vctx x = {cl, sw, 0, q};
         char name[64];
         snprintf(name, sizeof name, "%s%s", RATIO_NAME[q % N_RATIOS], q < N_RATIOS ? "" : "_loop");
-        cJSON *v = isnan(ratio_at(cl, sw, sw->main, q)) ? NULL : variant(name, STATS + 4, 1, sw, ratio_value, &x);
+        cJSON *v =
+            isnan(ratio_at(cl, sw, sw->main, q)) ? NULL : variant(name, STATS + N_STATS - 1, 1, sw, ratio_value, &x);
         if (v)
             cJSON_AddItemToArray(vars, v);
     }
@@ -365,7 +434,11 @@ static int render_json(const rb_closed_loop *cl, const struct rb_closed_loop_swe
         cJSON_AddItemToObject(root, "logs", logs);
         cJSON_AddItemToObject(root, "joints", joints);
         cJSON_AddItemToObject(root, "variants", vars);
-        *json = cJSON_Print(root);
+        cJSON *runs = runs_json(cl, sw);
+        ok = runs != NULL;
+        if (ok)
+            cJSON_AddItemToObject(root, "runs", runs);
+        *json = ok ? cJSON_Print(root) : NULL;
         ok = *json != NULL;
     } else {
         cJSON_Delete(vars), cJSON_Delete(joints), cJSON_Delete(logs), cJSON_Delete(stats);

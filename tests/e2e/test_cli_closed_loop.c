@@ -154,10 +154,77 @@ Test(cli_closed_loop, a_run_leaving_the_reference_is_reported_as_diverged)
                               " \"settle\": 0, \"max_com_error\": 1e-5, \"disturbances_from\": 0.3,", 0.6);
     cli_result r = cli_run(NULL, (const char *const[]){"closed-loop", fx.config, "-o", fx.out, NULL});
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
-    cr_assert(strstr(r.out, "diverged: CoM error"), "%s", r.out);
+    cr_assert(strstr(r.out, "diverged (CoM, t = "), "%s", r.out);
+    cr_assert(strstr(r.out, "s): CoM error"), "%s", r.out);
     cr_assert(strstr(r.out, "> max_com_error (1e-05 m) at t = "), "%s", r.out);
     cli_result_free(&r);
     free_fixture(&fx);
+}
+
+/* The fixture's scenario with the left knee's drive limited to i_max A (0.111 x 100 x i_max N m at the joint). */
+static void limit_knee_drive(const fixture *fx, double i_max)
+{
+    char *scenario = test_path(fx->dir, "scenario.json");
+    char *text = test_read_file(scenario, NULL);
+    cJSON *sc = cJSON_Parse(text);
+    free(text);
+    cr_assert_not_null(sc);
+    cJSON *knee = cJSON_GetObjectItem(cJSON_GetObjectItem(sc, "actuators"), "l_knee");
+    cr_assert_not_null(knee);
+    cJSON_ReplaceItemInObject(knee, "i_max", cJSON_CreateNumber(i_max));
+    char *out = cJSON_Print(sc);
+    test_write_file(scenario, out);
+    free(out);
+    cJSON_Delete(sc);
+    free(scenario);
+}
+
+/* A drive held at its current limit ends the run as diverged by saturation once it has been there longer than
+ * max_saturation within saturation_window (from settle on); the report, stability.md and stability.json say why and
+ * when. With max_saturation 0 the test is off. */
+Test(cli_closed_loop, a_drive_held_at_its_limit_is_reported_as_diverged_by_saturation)
+{
+    const char *extra = " \"max_saturation\": 0.1, \"saturation_window\": 0.2, \"disturbances_from\": 0.3,"
+                        " \"disturbance_scales\": [1],";
+    fixture fx = make_fixture("{\"name\": \"sensor\", \"torque_sensor\": true}", extra, 0.6);
+    limit_knee_drive(&fx, 0.05); /* 0.56 N m: far below what the knee holds */
+    cli_result r = cli_run(NULL, (const char *const[]){"closed-loop", fx.config, "-o", fx.out, NULL});
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    const char *at = strstr(r.out, "diverged (saturation, t = ");
+    cr_assert(at, "%s", r.out);
+    double t = strtod(at + strlen("diverged (saturation, t = "), NULL);
+    cr_assert(t > 0.1 - 1e-9 && t < 0.2 + 1e-9, "diverged at %g s, expected within [0.1, 0.2] s", t);
+    cr_assert(strstr(r.out, "the l_knee drive at its current limit"), "%s", r.out);
+    char *md = test_read_file(test_path(fx.out, "stability.md"), NULL);
+    cr_assert(strstr(md, "## Diverged runs: why and when (1 of 1)"), "%s", md);
+    cr_assert(strstr(md, "| sensor | ") && strstr(md, " | saturation | "), "%s", md);
+    char *js = test_read_file(test_path(fx.out, "stability.json"), NULL);
+    cJSON *j = cJSON_Parse(js);
+    cr_assert_not_null(j);
+    const cJSON *run = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "runs"), 0);
+    cr_assert_not_null(run, "%s", js);
+    cr_assert_str_eq(cJSON_GetObjectItem(run, "status")->valuestring, "diverged");
+    cr_assert_str_eq(cJSON_GetObjectItem(run, "reason")->valuestring, "saturation");
+    cr_assert_float_eq(cJSON_GetObjectItem(run, "t_end")->valuedouble, t, 1e-3);
+    const cJSON *v = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "variants"), 0);
+    const cJSON *all = cJSON_GetObjectItem(v, "all");
+    cr_assert_float_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(all, "diverged_saturation"), "mean")->valuedouble, 1.0,
+                       0.0);
+    cr_assert_float_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(all, "diverged_com"), "mean")->valuedouble, 0.0, 0.0);
+    cJSON_Delete(j);
+    free(js);
+    free(md);
+    cli_result_free(&r);
+    free_fixture(&fx);
+
+    fixture off = make_fixture("{\"name\": \"sensor\", \"torque_sensor\": true}",
+                               " \"max_saturation\": 0, \"disturbances_from\": 0.3,", 0.6);
+    limit_knee_drive(&off, 0.05);
+    r = cli_run(NULL, (const char *const[]){"closed-loop", off.config, "-o", off.out, NULL});
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_assert_not(strstr(r.out, "saturation"), "%s", r.out);
+    cli_result_free(&r);
+    free_fixture(&off);
 }
 
 /* One line naming the item, exit 3, no output folder. */
@@ -176,6 +243,8 @@ static void expect_config_error(const char *configurations, const char *extra, c
 Test(cli_closed_loop, bad_configurations)
 {
     expect_config_error("{\"name\": \"a\", \"feedbak\": \"tau_true\"}", "", "unknown key 'feedbak'");
+    expect_config_error("{\"name\": \"a\", \"torque_sensor\": true}",
+                        " \"max_saturation\": 2, \"saturation_window\": 1,", "is longer than \"saturation_window\"");
     expect_config_error("{\"name\": \"a\", \"feedback\": \"tau_true\"}", "",
                         "configurations[0].feedback: needs a \"pipeline\"");
     expect_config_error("{\"name\": \"a\", \"pipeline\": \"truth.json\", \"feedback\": \"tau_tru\"}", "",

@@ -324,8 +324,9 @@ int rb_check_junit(const rb_check *c, const char *suite_name, char **xml, rb_err
  *                    max_abs) and over [settle, end];
  *   estimation       the estimate tau_hat against tau_j over [settle, end] (configurations with feedback), and
  *                    the compensation tau_F_hat against the true friction tau_F (configurations with compensation).
- * A run whose CoM leaves the reference by more than max_com_error, or whose simulation fails numerically, has
- * diverged: it stops there, its scores cover what ran, and the report says when and why (the paper's RNEA-PINN
+ * A run whose CoM leaves the reference by more than max_com_error, whose scored joint's drive stays at its current
+ * limit longer than max_saturation, or whose simulation fails numerically, has diverged (status.cause says which):
+ * it stops there, its scores cover what ran, and the report says when and why (the paper's RNEA-PINN
  * "necessitating early termination"). Seeds are the "logs" of the comparison tables (mean, sd, bootstrap).
  *
  * Configuration file (JSON; paths relative to it):
@@ -335,6 +336,10 @@ int rb_check_junit(const rb_check *c, const char *suite_name, char **xml, rb_err
  *   settle             s >= 0, default 0.5: the start every score ignores
  *   disturbances_from  s > settle, optional (default: the first push's start, else the end): Table I's window end
  *   max_com_error      m > 0, default 0.1: divergence threshold (max over the axes of |c - c_ref|)
+ *   max_saturation     s >= 0, default 0.5 (0: off): a run also diverges when a scored joint's commanded motor current
+ *                      is beyond its actuator's i_max for more than this long within the trailing saturation_window,
+ *                      counted from settle on (configs/closed_loop/README.md, "Divergence by drive saturation")
+ *   saturation_window  s > 0, >= max_saturation, default 1
  *   seeds              [integers >= 0], optional (default: [the scenario's seed]): one run per seed and
  *                      configuration
  *   threads            integer >= 1, optional (default: one per online core)
@@ -396,6 +401,7 @@ typedef struct rb_closed_loop {
     char **joints;     /* scored joints */
     size_t *joint_dof; /* their joint indices in the scenario's model (0 .. n_dofs-1) */
     double settle, disturbances_from, max_com_error;
+    double max_saturation, saturation_window; /* s; max_saturation 0: no saturation test */
     size_t n_seeds;
     uint64_t *seeds;
     size_t threads; /* 0: one per online core */
@@ -427,8 +433,20 @@ typedef struct rb_closed_loop_opts {
     void *user;
 } rb_closed_loop_opts;
 
+/* Why a run diverged. */
+typedef enum rb_cl_divergence {
+    RB_CL_STABLE = 0,     /* completed */
+    RB_CL_DIV_NUMERIC,    /* the simulation or the estimator failed numerically */
+    RB_CL_DIV_COM,        /* the CoM left its reference by more than max_com_error */
+    RB_CL_DIV_SATURATION, /* a drive at its current limit longer than max_saturation within saturation_window */
+} rb_cl_divergence;
+
+/* "completed", "numeric", "CoM", "saturation" */
+const char *rb_cl_divergence_name(rb_cl_divergence d);
+
 typedef struct rb_closed_loop_status {
     bool diverged;
+    rb_cl_divergence cause;
     double t_end; /* s: the end of the run (the scenario's duration, or where it diverged) */
     char *why;    /* diverged: one line ("CoM error 0.12 m > max_com_error at t = 6.2 s", or the sim's error) */
 } rb_closed_loop_status;
@@ -460,6 +478,10 @@ typedef struct rb_closed_loop_result {
         size_t *diverged;         /* the same, runs (of n_seeds) */
         double *first_divergence; /* the same, s */
         size_t n_seeds;
+        /* per run: n_levels x n_scales x n_configs x n_seeds (seed fastest): why it diverged (RB_CL_STABLE: it did
+         * not), and where it ended (s) */
+        unsigned char *cause;
+        double *t_end;
     } * sweep;
 } rb_closed_loop_result;
 
