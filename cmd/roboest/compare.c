@@ -41,11 +41,15 @@ static const char *const COMPARE_HELP =
     "  --threads N        worker threads (default: the suite's \"threads\", else one per core)\n"
     "  --force            overwrite existing outputs\n"
     "  -q, --quiet        no progress line (it is shown only when stderr is a terminal)\n"
-    "  --memory-limit MB  each (variant, log) run in windows as 'roboest run --memory-limit MB' (its\n"
-    "                     channels read in parts, the stages stepped window after window), and the\n"
-    "                     suite's reference, contact and events channels read in parts too: the same\n"
-    "                     report. What must be read whole (a trace's reference, a reference_log) and\n"
-    "                     is over the limit is said up front (exit 3)\n"
+    "  --memory-limit MB  the process's memory limit: each (variant, log) run in windows as 'roboest run\n"
+    "                     --memory-limit' (its channels read in parts, the stages stepped window after\n"
+    "                     window), and the suite's reference, contact and events channels read in parts\n"
+    "                     too: the same report. What the suite holds whole (logs that cannot be read in\n"
+    "                     parts, a trace's reference, a reference_log) comes off the limit first, and\n"
+    "                     the runs at once (--threads) share the rest equally: each run gets (MB - held)\n"
+    "                     / threads. Held whole over the limit is said before any run, a run needing\n"
+    "                     more than its share as it starts, each in one line naming the MiB it needs\n"
+    "                     (exit 3, no report). Under MPI the limit is each rank's\n"
     "  -h, --help         this help\n";
 
 static const char *const COMPARE_HELP_PARTS =

@@ -132,7 +132,7 @@ static int run_one(rb_suite_runner *rn, size_t item, rb_suite_pair **out, rb_err
 
 int cli_mpi_serve(const rb_suite *s, const rb_suite_opts *opts, rb_err *err)
 {
-    rb_suite_opts one = {1, NULL, NULL, opts ? opts->memory_limit : 0};
+    rb_suite_opts one = {1, NULL, NULL, opts ? opts->memory_limit : 0, 1}; /* one run at a time: the rank's limit */
     rb_suite_runner *rn = NULL;
     int rc = s ? rb_suite_runner_new(s, &one, &rn, err) : err->code; /* without a suite: every run fails with err */
     served = true;
@@ -197,6 +197,7 @@ typedef struct coord {
     int fail_rc;
     rb_err fail_err;
     size_t memory_limit; /* rb_suite_opts' */
+    size_t memory_parts; /* rank 0's threads: each runs with a part of the limit */
 } coord;
 
 /* Expected cost: the log's bytes times the pipeline's stages (+1: reading and scoring). */
@@ -269,7 +270,7 @@ static void finish(coord *c, size_t k, rb_suite_pair *pair)
 static void *local_worker(void *arg)
 {
     coord *c = arg;
-    rb_suite_opts one = {1, NULL, NULL, c->memory_limit};
+    rb_suite_opts one = {1, NULL, NULL, c->memory_limit, c->memory_parts}; /* a thread's part of the limit */
     rb_suite_runner *rn = NULL;
     rb_err e;
     int rc = rb_suite_runner_new(c->s, &one, &rn, &e);
@@ -341,6 +342,7 @@ int cli_mpi_compute(const rb_suite *s, const rb_suite_opts *opts, rb_suite_finis
     sort_costs = costs;
     qsort(c.order, n, sizeof *c.order, by_cost);
     size_t n_threads = opts && opts->threads ? opts->threads : 1;
+    c.memory_parts = n_threads;
     pthread_t *tid = calloc(n_threads, sizeof *tid);
     size_t started = 0;
     for (size_t t = 0; t < n_threads; t++)

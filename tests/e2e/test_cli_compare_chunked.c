@@ -158,3 +158,72 @@ Test(cli_compare_chunked, a_trace_of_a_reference_over_the_limit_is_said_up_front
     cli_result_free(&r);
     free(out), free(suite), free(dir);
 }
+
+/* The limit is the process's: what the suite holds whole (here the trace's reference of log a, 6.9 MiB) comes off it
+ * first, and the runs at once share the rest. A run keeps about 2.3 MiB whole (the clock, the estimate, a channel's
+ * timestamps while they are checked): under 10 MiB one run at a time fits (3.1 MiB for it), two at once do not (1.6
+ * MiB each), which is said as the runs start, one line naming the share, exit 3, no report; under 14 MiB two fit.
+ * The report's bytes are the whole-log compare's either way. */
+Test(cli_compare_chunked, the_limit_is_the_processs_and_the_runs_at_once_share_it)
+{
+    char *dir = test_tmpdir(), *suite = make_suite(dir), *whole = test_path(dir, "whole");
+    cli_result rw = cli_run(NULL, (const char *[]){"compare", suite, "-o", whole, "-q", "--threads", "1", NULL});
+    cr_assert_eq(rw.status, CLI_EXIT_OK, "%s", rw.err);
+    static const struct {
+        const char *threads, *mb;
+        bool fits;
+    } cases[] = {{"1", "10", true}, {"2", "10", false}, {"2", "14", true}};
+    static const char *const files[] = {"report.md",    "report.json",       "report.csv",
+                                        "rmse_box.svg", "magnitude_box.svg", "trace_a_j1_0.svg"};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char name[32];
+        snprintf(name, sizeof name, "t%s_%s", cases[c].threads, cases[c].mb);
+        char *out = test_path(dir, name);
+        cli_result r = cli_run(NULL, (const char *[]){"compare", suite, "-o", out, "-q", "--threads", cases[c].threads,
+                                                      "--memory-limit", cases[c].mb, NULL});
+        if (cases[c].fits) {
+            cr_expect_eq(r.status, CLI_EXIT_OK, "--threads %s --memory-limit %s: %s", cases[c].threads, cases[c].mb,
+                         r.err);
+            for (size_t i = 0; r.status == CLI_EXIT_OK && i < sizeof files / sizeof files[0]; i++)
+                same_file(whole, out, files[i]);
+        } else {
+            cr_expect_eq(r.status, CLI_EXIT_INPUT, "--threads %s --memory-limit %s: %s", cases[c].threads, cases[c].mb,
+                         r.err);
+            cr_expect_eq(test_count_lines(r.err), 1, "one line: %s", r.err);
+            cr_expect(strstr(r.err, "variant ") && strstr(r.err, ".h5") && strstr(r.err, "MiB") &&
+                          strstr(r.err, "of the limit of 10.0 MiB, 2 runs at once") &&
+                          strstr(r.err, "6.9 MiB the suite holds whole"),
+                      "names the run, what it needs and its share: %s", r.err);
+            cr_expect_not(test_exists(out), "no report: %s", out);
+        }
+        cli_result_free(&r);
+        free(out);
+    }
+    cli_result_free(&rw);
+    free(whole), free(suite), free(dir);
+}
+
+/* What the suite holds whole adds up over the logs: a trace on each log holds both references (6.9 MiB each), over
+ * 12 MiB at the second log, said before any run (one line naming it and the MiB, exit 3, no report). */
+Test(cli_compare_chunked, what_the_suite_holds_whole_adds_up_and_is_said_before_any_run)
+{
+    char *dir = test_tmpdir(), *suite = make_suite(dir), *two = test_path(dir, "two.json"),
+         *out = test_path(dir, "out");
+    size_t len = 0;
+    char *text = test_read_file(suite, &len), *at = text ? strstr(text, "\"window\": [10, 12]}]") : NULL;
+    cr_assert(at, "the suite's trace");
+    FILE *f = fopen(two, "w");
+    cr_assert(f);
+    fprintf(f, "%.*s\"window\": [10, 12]}, {\"joint\": \"j2\", \"log\": \"b\"}]%s", (int)(at - text), text,
+            at + strlen("\"window\": [10, 12]}]"));
+    fclose(f);
+    cli_result r = cli_run(NULL, (const char *[]){"compare", two, "-o", out, "-q", "--memory-limit", "12", NULL});
+    cr_assert_eq(r.status, CLI_EXIT_INPUT, "%s", r.err);
+    cr_expect_eq(test_count_lines(r.err), 1, "one line: %s", r.err);
+    cr_expect(strstr(r.err, "b.h5: the suite holds 13.7 MiB whole") && strstr(r.err, "memory limit of 12.0 MiB") &&
+                  strstr(r.err, "before any run"),
+              "%s", r.err);
+    cr_expect_not(test_exists(out), "no report: %s", out);
+    cli_result_free(&r);
+    free(text), free(two), free(out), free(suite), free(dir);
+}
