@@ -89,7 +89,7 @@ CFLAGS += $(WARN) $(OPT) $(SAN) -fPIC $(PKG_CFLAGS)
 LDFLAGS += $(SAN)
 LDLIBS += $(PKG_LIBS) -lm -lpthread
 
-LIB_SRC := $(foreach m,$(MODULES),$(wildcard lib/$(m)/*.c))
+LIB_SRC := $(filter-out lib/experiments/suite_mpi.c,$(foreach m,$(MODULES),$(wildcard lib/$(m)/*.c)))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_SRC := $(wildcard cmd/roboest/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
@@ -126,14 +126,20 @@ $(BUILD)/obj/%.o: %.c $(BUILD)/flags | deps
 	$(call say,CC,$<)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
-# roboest compare under mpirun/srun: only this file of the command sees MPI (Open MPI from Debian, `make deps`);
-# without it the command is built to say so when a launcher starts it.
+# roboest compare under mpirun/srun: only lib/experiments/suite_mpi.c sees MPI (Open MPI from Debian, `make deps`),
+# in an archive of its own, so libroboest never needs MPI; without Open MPI the command is built to say so when a
+# launcher starts it.
 MPI_CFLAGS = $(shell pkg-config --cflags ompi-c 2>/dev/null || echo -DRB_NO_MPI)
 MPI_LIBS = $(shell pkg-config --libs ompi-c 2>/dev/null)
-$(BUILD)/obj/cmd/roboest/compare_mpi.o: cmd/roboest/compare_mpi.c $(BUILD)/flags | deps
+$(BUILD)/obj/lib/experiments/suite_mpi.o: lib/experiments/suite_mpi.c $(BUILD)/flags | deps
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(MPI_CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LIB_CFLAGS) $(MPI_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libroboest_mpi.a: $(BUILD)/obj/lib/experiments/suite_mpi.o
+	@rm -f $@
+	$(call say,AR,$@)
+	$(Q)ar rcs $@ $<
 
 $(BUILD)/obj/tests/%.o: tests/%.c $(BUILD)/flags | deps
 	@mkdir -p $(dir $@)
@@ -161,9 +167,9 @@ $(BUILD)/libroboest.so: $(LIB_OBJ) $(BUILD)/modules
 	$(call say,LD,$@)
 	$(Q)$(CC) -shared $(LDFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
 
-$(BUILD)/roboest: $(CLI_OBJ) $(BUILD)/libroboest.a
+$(BUILD)/roboest: $(CLI_OBJ) $(BUILD)/libroboest_mpi.a $(BUILD)/libroboest.a
 	$(call say,LD,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libroboest.a $(LDLIBS) $(MPI_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libroboest_mpi.a $(BUILD)/libroboest.a $(LDLIBS) $(MPI_LIBS)
 
 # The main job on the shipped data: the demo pipeline on datasets/demo_arm.mat (made by
 # scripts/make-demo-log.sh), estimates and reports into $(BUILD)/demo, the metric table on stdout; then the

@@ -592,13 +592,11 @@ static int share_memory(job *jb, rb_err *err)
         jb->held += b;
         if (jb->held < jb->budget)
             continue;
-        size_t parts = jb->opts->memory_parts ? jb->opts->memory_parts : 1;
         return rb_err_set(err, RB_EINPUT,
                           "%s: the suite holds %.1f MiB whole with this log (%.1f MiB of it: logs that cannot be read "
                           "in parts, a figure's trace of the reference, a reference_log), over the memory limit of "
-                          "%.1f MiB%s before any run: raise the limit",
-                          ld->label, mib(jb->held), mib(b), mib(jb->budget),
-                          parts > 1 ? " (this thread's part of the process's)" : "");
+                          "%.1f MiB before any run: raise the limit",
+                          ld->label, mib(jb->held), mib(b), mib(jb->budget));
     }
     jb->share = (jb->budget - jb->held) / jb->at_once;
     return RB_OK;
@@ -786,6 +784,12 @@ int rb_suite_runner_run(rb_suite_runner *rn, const size_t *items, size_t n, rb_s
         rc = prepare_log(&jb, jb.need[k], err);
     if (!rc && jb.budget)
         rc = share_memory(&jb, err);
+    if (rc && jb.budget < rn->opts.memory_limit && strstr(err->msg, "memory limit")) { /* a part of the process's */
+        size_t len = strlen(err->msg), parts = rn->opts.memory_parts;
+        snprintf(err->msg + len, sizeof err->msg - len,
+                 " (%.1f MiB: a 1/%zu part of the limit of %.1f MiB, for %zu threads)", mib(jb.budget), parts,
+                 mib(rn->opts.memory_limit), parts);
+    }
     if (!rc)
         rc = rb_suite_check_joints(s, jb.joints, jb.n_joints, err);
     for (size_t k = 0; !rc && k < n; k++)
