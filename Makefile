@@ -46,7 +46,7 @@
 #   make bench-map       MAP whole-body dynamics step per sample (humanoid; sparse and dense solvers) and its allocations
 #   make bench-model     URDF loading time of 10,000- and 50,000-link chains
 #   make bench-walk      the 12-DoF biped walking (configs/scenarios/walk.json): real-time factors at 1 kHz
-#   make bench-mpi       roboest compare on 1 and 2 MPI ranks: 8 simulated one-minute humanoid logs, efficiency, per-run cost, overhead, projection
+#   make bench-mpi       roboest compare on 1 and 2 MPI ranks and 1 rank x 2 threads: 8 simulated one-minute humanoid logs, efficiency, per-run cost, overhead, projection
 #   make bench-ftcal     roboest calibrate-ft's calibration after reading: the shipped data sets, 100,000 sample rows
 #   make stages-doc regenerate configs/stages.md, the stage reference, from the stage types (lib/estimators/)
 #   make deps       install missing Debian packages (apt-get; needs root)
