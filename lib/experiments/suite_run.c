@@ -599,6 +599,7 @@ static int share_memory(job *jb, rb_err *err)
                           ld->label, mib(jb->held), mib(b), mib(jb->budget));
     }
     jb->share = (jb->budget - jb->held) / jb->at_once;
+    jb->share += !jb->share; /* a byte, not 0 (no limit): the runs say they need more */
     return RB_OK;
 }
 
