@@ -7,8 +7,8 @@
 # folder (never into datasets/), then times `mpirun -np 1` and `-np 2` of one suite (the humanoid UKF without
 # friction on every log), alternating, REPEATS (2) times each, best kept; checks that both reports have the
 # same bytes; prints the efficiency T1 / (2 T2), the per-run cost, the coordination overhead per run and a
-# projection for 1,000 logs on 64 nodes from those measured figures. Threads in a rank: `mpirun -np 1 --threads 2`
-# is timed beside them (one rank running two runs at once), its efficiency T1 / (2 T) printed too. Timing on a
+# projection for 1,000 logs on 64 nodes from those measured figures. Threads in a rank: `mpirun --bind-to none -np 1
+# --threads 2` (Open MPI binds a rank to one core by default) is timed beside them (one rank running two runs at once), its efficiency T1 / (2 T) printed too. Timing on a
 # shared machine is noisy: the load average is printed with the figures.
 set -euo pipefail
 BUILD=${1:-build}
@@ -70,7 +70,7 @@ for r in $(seq 1 "$REPEATS"); do
     if [ $n = 1 ]; then best1=$(best "$best1" "$t"); else best2=$(best "$best2" "$t"); fi
   done
   rm -rf "$TMP/np1t2"
-  best1t=$(best "$best1t" "$(timed "${MPIRUN[@]}" -np 1 "$ROBOEST" compare "$TMP/suite.json" -o "$TMP/np1t2" -q --threads 2)")
+  best1t=$(best "$best1t" "$(timed "${MPIRUN[@]}" --bind-to none -np 1 "$ROBOEST" compare "$TMP/suite.json" -o "$TMP/np1t2" -q --threads 2)")
   rm -rf "$TMP/s"
   bests=$(best "$bests" "$(timed "${MPIRUN[@]}" -np 2 "$ROBOEST" compare "$TMP/one.json" -o "$TMP/s" -q)")
 done
@@ -93,7 +93,7 @@ print(f"  plain (no MPI, 1 thread)  wall {tp:7.2f} s  CPU {cp:7.2f} s   per run 
 print(f"  mpirun -np 1              wall {t1:7.2f} s  CPU {c1:7.2f} s")
 print(f"  mpirun -np 2              wall {t2:7.2f} s  CPU {c2:7.2f} s   speed-up {t1 / t2:.2f}, "
       f"efficiency T1/(2 T2) = {eff:.2f}")
-print(f"  mpirun -np 1 --threads 2  wall {t1t:7.2f} s  CPU {c1t:7.2f} s   speed-up {t1 / t1t:.2f}, "
+print(f"  -np 1 --threads 2 (unbound) wall {t1t:7.2f} s  CPU {c1t:7.2f} s   speed-up {t1 / t1t:.2f}, "
       f"efficiency T1/(2 T) = {t1 / (2 * t1t):.2f} (threads in a rank)")
 print(f"  mpirun -np 2, tiny suite  wall {ts:7.2f} s  CPU {cs:7.2f} s   (MPI start-up and finalize, once per job)")
 print(f"  coordination overhead     {overhead:+.3f} CPU s per run ((CPU(np 2) - CPU(np 1)) / runs, the second "

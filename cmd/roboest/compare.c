@@ -1,6 +1,8 @@
 /* roboest compare: every estimator variant on every log, the error table and the figures. */
+#define _GNU_SOURCE /* sched_getaffinity: a rank's CPU binding */
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -70,12 +72,13 @@ static const char *const COMPARE_HELP_PARTS =
     "started) rank 0 hands the runs out, largest expected cost first (log size x pipeline stages), every\n"
     "rank runs them too, up to N at once on its threads (--threads N, else the suite's \"threads\", else\n"
     "1: one rank per core is the usual split; MPI is called from one thread per rank, an MPI library\n"
-    "without MPI_THREAD_FUNNELED is refused at start) and sends their results to rank 0, which writes\n"
-    "the report: the same bytes whatever the number of ranks and threads. A failing run fails the\n"
-    "suite naming its (variant, log) and no report is written; a rank that dies of a signal it can\n"
-    "catch names its run on stderr (a crash: the crashing thread's; SIGTERM: every run in progress on\n"
-    "the rank), then Open MPI aborts the job (exit 128 + the signal; a rank killed by SIGKILL is named\n"
-    "by Open MPI alone), and no report is written.\n"
+    "without MPI_THREAD_FUNNELED is refused at start; Open MPI binds a rank to one core unless started\n"
+    "with --bind-to none or --map-by slot:PE=N, which a warning says) and sends their results to rank 0,\n"
+    "which writes the report: the same bytes whatever the number of ranks and threads. A failing run\n"
+    "fails the suite naming its (variant, log) and no report is written; a rank that dies of a signal\n"
+    "it can catch names its run on stderr (a crash: the crashing thread's; SIGTERM: every run in\n"
+    "progress on the rank), then Open MPI aborts the job (exit 128 + the signal; a rank killed by\n"
+    "SIGKILL is named by Open MPI alone), and no report is written.\n"
     "\n"
     "Suite keys are documented in configs/README.md. Gate a CI job on the report with\n"
     "'roboest check DIR/report.json RULES'. Windows are [t0, t1] (absolute s) or {\"from_start\":\n"
@@ -276,6 +279,19 @@ static void catch_crashes(int rank)
         signal(sigs[i], on_crash);
 }
 
+/* Open MPI binds each rank to a core by default (2 ranks or fewer): its threads would then take turns. */
+static void warn_binding(const rb_suite *s, const rb_suite_opts *o)
+{
+    size_t t = o->threads ? o->threads : s->threads ? s->threads : 1;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (t > 1 && sched_getaffinity(0, sizeof set, &set) == 0 && (size_t)CPU_COUNT(&set) < t)
+        fprintf(stderr,
+                "roboest: warning: rank 0 may run on %d core%s (its CPU binding) for %zu threads: start mpirun with "
+                "--bind-to none or --map-by slot:PE=%zu (srun: --cpus-per-task=%zu)\n",
+                CPU_COUNT(&set), CPU_COUNT(&set) == 1 ? "" : "s", t, t, t);
+}
+
 static int compute(const rb_suite *s, const rb_suite_opts *opts, store *st, const size_t *items, size_t n,
                    rb_suite_pair **runs, rb_err *err)
 {
@@ -283,6 +299,8 @@ static int compute(const rb_suite *s, const rb_suite_opts *opts, store *st, cons
     rb_suite_pair **made = rb_calloc(n ? n : 1, sizeof *made);
     rb_suite_runner *rn = NULL;
     int rc = made ? RB_OK : rb_err_set(err, RB_ENOMEM, "out of memory");
+    if (!rc && mpi_on)
+        warn_binding(s, opts);
     if (!rc && mpi_on)
         rc = rb_suite_mpi_compute(s, opts, fn, st, items, n, made, err);
     else if (!rc && n && !(rc = rb_suite_runner_new(s, opts, &rn, err))) {
