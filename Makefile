@@ -46,7 +46,7 @@
 #   make bench-map       MAP whole-body dynamics step per sample (humanoid; sparse and dense solvers) and its allocations
 #   make bench-model     URDF loading time of 10,000- and 50,000-link chains
 #   make bench-walk      the 12-DoF biped walking (configs/scenarios/walk.json): real-time factors at 1 kHz
-#   make bench-mpi       roboest compare on 1 and 2 MPI ranks: 8 simulated one-minute humanoid logs, efficiency, per-run cost, overhead, projection
+#   make bench-mpi       roboest compare on 1 and 2 MPI ranks and 1 rank x 2 threads: 8 simulated one-minute humanoid logs, efficiency, per-run cost, overhead, projection
 #   make bench-ftcal     roboest calibrate-ft's calibration after reading: the shipped data sets, 100,000 sample rows
 #   make stages-doc regenerate configs/stages.md, the stage reference, from the stage types (lib/estimators/)
 #   make deps       install missing Debian packages (apt-get; needs root)
@@ -90,7 +90,7 @@ CFLAGS += $(WARN) $(OPT) $(SAN) -fPIC $(PKG_CFLAGS)
 LDFLAGS += $(SAN)
 LDLIBS += $(PKG_LIBS) -lm -lpthread
 
-LIB_SRC := $(foreach m,$(MODULES),$(wildcard lib/$(m)/*.c))
+LIB_SRC := $(filter-out lib/experiments/suite_mpi.c,$(foreach m,$(MODULES),$(wildcard lib/$(m)/*.c)))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_SRC := $(wildcard cmd/roboest/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
@@ -127,14 +127,20 @@ $(BUILD)/obj/%.o: %.c $(BUILD)/flags | deps
 	$(call say,CC,$<)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
-# roboest compare under mpirun/srun: only this file of the command sees MPI (Open MPI from Debian, `make deps`);
-# without it the command is built to say so when a launcher starts it.
+# roboest compare under mpirun/srun: only lib/experiments/suite_mpi.c sees MPI (Open MPI from Debian, `make deps`),
+# in an archive of its own, so libroboest never needs MPI; without Open MPI the command is built to say so when a
+# launcher starts it.
 MPI_CFLAGS = $(shell pkg-config --cflags ompi-c 2>/dev/null || echo -DRB_NO_MPI)
 MPI_LIBS = $(shell pkg-config --libs ompi-c 2>/dev/null)
-$(BUILD)/obj/cmd/roboest/compare_mpi.o: cmd/roboest/compare_mpi.c $(BUILD)/flags | deps
+$(BUILD)/obj/lib/experiments/suite_mpi.o: lib/experiments/suite_mpi.c $(BUILD)/flags | deps
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(MPI_CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LIB_CFLAGS) $(MPI_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libroboest_mpi.a: $(BUILD)/obj/lib/experiments/suite_mpi.o
+	@rm -f $@
+	$(call say,AR,$@)
+	$(Q)ar rcs $@ $<
 
 $(BUILD)/obj/tests/%.o: tests/%.c $(BUILD)/flags | deps
 	@mkdir -p $(dir $@)
@@ -162,9 +168,9 @@ $(BUILD)/libroboest.so: $(LIB_OBJ) $(BUILD)/modules
 	$(call say,LD,$@)
 	$(Q)$(CC) -shared $(LDFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
 
-$(BUILD)/roboest: $(CLI_OBJ) $(BUILD)/libroboest.a
+$(BUILD)/roboest: $(CLI_OBJ) $(BUILD)/libroboest_mpi.a $(BUILD)/libroboest.a
 	$(call say,LD,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libroboest.a $(LDLIBS) $(MPI_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libroboest_mpi.a $(BUILD)/libroboest.a $(LDLIBS) $(MPI_LIBS)
 
 # The main job on the shipped data: the demo pipeline on datasets/demo_arm.mat (made by
 # scripts/make-demo-log.sh), estimates and reports into $(BUILD)/demo, the metric table on stdout; then the

@@ -7,8 +7,9 @@
 # folder (never into datasets/), then times `mpirun -np 1` and `-np 2` of one suite (the humanoid UKF without
 # friction on every log), alternating, REPEATS (2) times each, best kept; checks that both reports have the
 # same bytes; prints the efficiency T1 / (2 T2), the per-run cost, the coordination overhead per run and a
-# projection for 1,000 logs on 64 nodes from those measured figures. Timing on a shared machine is noisy:
-# the load average is printed with the figures.
+# projection for 1,000 logs on 64 nodes from those measured figures. Threads in a rank: `mpirun --bind-to none -np 1
+# --threads 2` (Open MPI binds a rank to one core by default) is timed beside them (one rank running two runs at once), its efficiency T1 / (2 T) printed too. Timing on a
+# shared machine is noisy: the load average is printed with the figures.
 set -euo pipefail
 BUILD=${1:-build}
 LOGS=${2:-8}
@@ -60,7 +61,7 @@ c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(time.monotonic() - t0, (c1.ru_utime + c1.ru_stime) - (c0.ru_utime + c0.ru_stime))' "$@"
 }
 best() { python3 -c "import sys; a = sys.argv[1].split(); b = sys.argv[2].split(); print(*(a if float(a[0]) <= float(b[0]) else b))" "$1" "$2"; }
-bestp="1e9 0" best1="1e9 0" best2="1e9 0" bests="1e9 0"
+bestp="1e9 0" best1="1e9 0" best2="1e9 0" bests="1e9 0" best1t="1e9 0"
 for r in $(seq 1 "$REPEATS"); do
   bestp=$(best "$bestp" "$(timed "$ROBOEST" compare "$TMP/suite.json" -o "$TMP/plain" -q --force --threads 1)")
   for n in 1 2; do
@@ -68,19 +69,21 @@ for r in $(seq 1 "$REPEATS"); do
     t=$(timed "${MPIRUN[@]}" -np $n "$ROBOEST" compare "$TMP/suite.json" -o "$TMP/np$n" -q)
     if [ $n = 1 ]; then best1=$(best "$best1" "$t"); else best2=$(best "$best2" "$t"); fi
   done
+  rm -rf "$TMP/np1t2"
+  best1t=$(best "$best1t" "$(timed "${MPIRUN[@]}" --bind-to none -np 1 "$ROBOEST" compare "$TMP/suite.json" -o "$TMP/np1t2" -q --threads 2)")
   rm -rf "$TMP/s"
   bests=$(best "$bests" "$(timed "${MPIRUN[@]}" -np 2 "$ROBOEST" compare "$TMP/one.json" -o "$TMP/s" -q)")
 done
 for f in report.md report.json report.csv rmse_box.svg magnitude_box.svg; do
-  cmp -s "$TMP/np1/$f" "$TMP/np2/$f" && cmp -s "$TMP/plain/$f" "$TMP/np2/$f" ||
+  cmp -s "$TMP/np1/$f" "$TMP/np2/$f" && cmp -s "$TMP/plain/$f" "$TMP/np2/$f" && cmp -s "$TMP/plain/$f" "$TMP/np1t2/$f" ||
     { echo "bench-mpi: $f differs between the plain run and the ranks" >&2; exit 1; }
 done
 
-python3 - "$LOGS" "$SECONDS_PER_LOG" $bestp $best1 $best2 $bests "$(cut -d' ' -f1-3 /proc/loadavg)" <<'EOF'
+python3 - "$LOGS" "$SECONDS_PER_LOG" $bestp $best1 $best2 $bests $best1t "$(cut -d' ' -f1-3 /proc/loadavg)" <<'EOF'
 import sys
 n, secs = int(sys.argv[1]), float(sys.argv[2])
-tp, cp, t1, c1, t2, c2, ts, cs = map(float, sys.argv[3:11])
-load = sys.argv[11]
+tp, cp, t1, c1, t2, c2, ts, cs, t1t, c1t = map(float, sys.argv[3:13])
+load = sys.argv[13]
 eff = t1 / (2 * t2)
 cost = cp / n                  # CPU seconds of one run, one thread, no MPI (wall time is shared with other users)
 overhead = (c2 - c1) / n       # CPU seconds per run that a second rank adds: messages, polling, its MPI start-up
@@ -90,10 +93,12 @@ print(f"  plain (no MPI, 1 thread)  wall {tp:7.2f} s  CPU {cp:7.2f} s   per run 
 print(f"  mpirun -np 1              wall {t1:7.2f} s  CPU {c1:7.2f} s")
 print(f"  mpirun -np 2              wall {t2:7.2f} s  CPU {c2:7.2f} s   speed-up {t1 / t2:.2f}, "
       f"efficiency T1/(2 T2) = {eff:.2f}")
+print(f"  -np 1 --threads 2 (unbound) wall {t1t:7.2f} s  CPU {c1t:7.2f} s   speed-up {t1 / t1t:.2f}, "
+      f"efficiency T1/(2 T) = {t1 / (2 * t1t):.2f} (threads in a rank)")
 print(f"  mpirun -np 2, tiny suite  wall {ts:7.2f} s  CPU {cs:7.2f} s   (MPI start-up and finalize, once per job)")
 print(f"  coordination overhead     {overhead:+.3f} CPU s per run ((CPU(np 2) - CPU(np 1)) / runs, the second "
       f"rank's start-up included)")
-print("  reports: same bytes for the plain run, 1 and 2 ranks")
+print("  reports: same bytes for the plain run, 1 and 2 ranks, 1 rank x 2 threads")
 logs, nodes, cores = 1000, 64, 32
 ranks = nodes * cores
 for hours in (secs / 3600, 1.0):

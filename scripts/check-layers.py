@@ -23,7 +23,7 @@ LAYERS = ['core', 'config', 'io', 'metrics', 'model', 'dynamics', 'filters', 'fr
 HEADER_MODULE = {'core': 'core', 'spatial': 'core', 'config': 'config', 'io': 'io', 'metrics': 'metrics',
                  'model': 'model', 'dynamics': 'dynamics', 'filters': 'filters', 'friction': 'friction',
                  'observers': 'observers', 'observers_biped': 'observers', 'observers_map': 'observers', 'sim': 'sim', 'sim_flight': 'sim', 'sim_contact': 'sim', 'sim_sensors': 'sim', 'sim_gait': 'sim', 'sim_mismatch': 'sim', 'stage': 'pipeline', 'pipeline': 'pipeline', 'estimators': 'estimators',
-                 'training': 'training', 'experiments': 'experiments', 'rde': 'rde'}
+                 'training': 'training', 'experiments': 'experiments', 'suite_mpi': 'experiments', 'rde': 'rde'}
 
 
 def rank(module):

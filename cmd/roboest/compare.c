@@ -1,15 +1,19 @@
 /* roboest compare: every estimator variant on every log, the error table and the figures. */
+#define _GNU_SOURCE /* sched_getaffinity: a rank's CPU binding */
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
-#include "compare_mpi.h"
 #include "roboest/estimators.h"
 #include "roboest/experiments.h"
+#include "roboest/suite_mpi.h"
 
 static const char *const COMPARE_HELP =
     "Usage: roboest compare SUITE.json [-o DIR] [--threads N] [--force] [-q] [--resume] [--shard K/N]\n"
@@ -41,11 +45,15 @@ static const char *const COMPARE_HELP =
     "  --threads N        worker threads (default: the suite's \"threads\", else one per core)\n"
     "  --force            overwrite existing outputs\n"
     "  -q, --quiet        no progress line (it is shown only when stderr is a terminal)\n"
-    "  --memory-limit MB  each (variant, log) run in windows as 'roboest run --memory-limit MB' (its\n"
-    "                     channels read in parts, the stages stepped window after window), and the\n"
-    "                     suite's reference, contact and events channels read in parts too: the same\n"
-    "                     report. What must be read whole (a trace's reference, a reference_log) and\n"
-    "                     is over the limit is said up front (exit 3)\n"
+    "  --memory-limit MB  the process's memory limit: each (variant, log) run in windows as 'roboest run\n"
+    "                     --memory-limit' (its channels read in parts, the stages stepped window after\n"
+    "                     window), and the suite's reference, contact and events channels read in parts\n"
+    "                     too: the same report. What the suite holds whole (logs that cannot be read in\n"
+    "                     parts, a trace's reference, a reference_log) comes off the limit first, and\n"
+    "                     the runs at once (--threads) share the rest equally: each run gets (MB - held)\n"
+    "                     / threads. Held whole over the limit is said before any run, a run needing\n"
+    "                     more than its share as it starts, each in one line naming the MiB it needs\n"
+    "                     (exit 3, no report). Under MPI the limit is each rank's\n"
     "  -h, --help         this help\n";
 
 static const char *const COMPARE_HELP_PARTS =
@@ -62,11 +70,15 @@ static const char *const COMPARE_HELP_PARTS =
     "                     naming the first (variant, log) without a stored result, or with a corrupt one\n"
     "Under mpirun or srun (Open MPI; detected from the launcher's environment, otherwise MPI is not\n"
     "started) rank 0 hands the runs out, largest expected cost first (log size x pipeline stages), every\n"
-    "rank runs them too (one at a time; rank 0 with --threads N threads) and sends their results to rank\n"
-    "0, which writes the report: the same bytes whatever the number of ranks. A failing run fails the\n"
-    "suite naming its (variant, log) and no report is written; a rank that dies of a signal it can catch\n"
-    "(a crash, SIGTERM) names its run on stderr, then Open MPI aborts the job (exit 128 + the signal; a\n"
-    "rank killed by SIGKILL is named by Open MPI alone), and no report is written.\n"
+    "rank runs them too, up to N at once on its threads (--threads N, else the suite's \"threads\", else\n"
+    "1: one rank per core is the usual split; MPI is called from one thread per rank, an MPI library\n"
+    "without MPI_THREAD_FUNNELED is refused at start; Open MPI binds a rank to one core unless started\n"
+    "with --bind-to none or --map-by slot:PE=N, which a warning says) and sends their results to rank 0,\n"
+    "which writes the report: the same bytes whatever the number of ranks and threads. A failing run\n"
+    "fails the suite naming its (variant, log) and no report is written; a rank that dies of a signal\n"
+    "it can catch names its run on stderr (a crash: the crashing thread's; SIGTERM: every run in\n"
+    "progress on the rank), then Open MPI aborts the job (exit 128 + the signal; a rank killed by\n"
+    "SIGKILL is named by Open MPI alone), and no report is written.\n"
     "\n"
     "Suite keys are documented in configs/README.md. Gate a CI job on the report with\n"
     "'roboest check DIR/report.json RULES'. Windows are [t0, t1] (absolute s) or {\"from_start\":\n"
@@ -225,6 +237,61 @@ static int plan_items(const compare_args *a, const rb_suite *s, const store *st,
     return RB_OK;
 }
 
+/* ---- under MPI: a rank that dies names its runs ----------------------------------------------------------- */
+static bool mpi_on;
+static char died[64];
+static size_t died_len;
+
+static void say_runs(bool own_only)
+{
+    for (size_t slot = 0; slot < RB_SUITE_MPI_SLOTS; slot++) {
+        size_t len;
+        bool mine;
+        const char *run = rb_suite_mpi_running(slot, &len, &mine);
+        if (run && (mine || !own_only) &&
+            (write(STDERR_FILENO, died, died_len) < 0 || write(STDERR_FILENO, run, len) < 0 ||
+             write(STDERR_FILENO, "\n", 1) < 0))
+            return;
+    }
+}
+
+/* A crash names the faulting thread's run (else every run of the rank); SIGTERM (a scheduler's kill: scancel, a time
+ * limit) every run in progress. SIGKILL cannot be caught. */
+static void on_crash(int sig)
+{
+    bool own = false;
+    for (size_t slot = 0; sig != SIGTERM && slot < RB_SUITE_MPI_SLOTS && !own; slot++) {
+        size_t len;
+        rb_suite_mpi_running(slot, &len, &own);
+        own = own && len;
+    }
+    say_runs(own);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void catch_crashes(int rank)
+{
+    int n = snprintf(died, sizeof died, "roboest: rank %d died while running ", rank);
+    died_len = n > 0 && (size_t)n < sizeof died ? (size_t)n : 0;
+    static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        signal(sigs[i], on_crash);
+}
+
+/* Open MPI binds each rank to a core by default (2 ranks or fewer): its threads would then take turns. */
+static void warn_binding(const rb_suite *s, const rb_suite_opts *o)
+{
+    size_t t = o->threads ? o->threads : s->threads ? s->threads : 1;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (t > 1 && sched_getaffinity(0, sizeof set, &set) == 0 && (size_t)CPU_COUNT(&set) < t)
+        fprintf(stderr,
+                "roboest: warning: rank 0 may run on %d core%s (its CPU binding) for %zu threads: start mpirun with "
+                "--bind-to none or --map-by slot:PE=%zu (srun: --cpus-per-task=%zu)\n",
+                CPU_COUNT(&set), CPU_COUNT(&set) == 1 ? "" : "s", t, t, t);
+}
+
 static int compute(const rb_suite *s, const rb_suite_opts *opts, store *st, const size_t *items, size_t n,
                    rb_suite_pair **runs, rb_err *err)
 {
@@ -232,8 +299,10 @@ static int compute(const rb_suite *s, const rb_suite_opts *opts, store *st, cons
     rb_suite_pair **made = rb_calloc(n ? n : 1, sizeof *made);
     rb_suite_runner *rn = NULL;
     int rc = made ? RB_OK : rb_err_set(err, RB_ENOMEM, "out of memory");
-    if (!rc && cli_mpi_active())
-        rc = cli_mpi_compute(s, opts, fn, st, items, n, made, err);
+    if (!rc && mpi_on)
+        warn_binding(s, opts);
+    if (!rc && mpi_on)
+        rc = rb_suite_mpi_compute(s, opts, fn, st, items, n, made, err);
     else if (!rc && n && !(rc = rb_suite_runner_new(s, opts, &rn, err))) {
         rb_suite_runner_on_finished(rn, fn, st);
         rc = rb_suite_runner_run(rn, items, n, made, err);
@@ -309,15 +378,15 @@ int cmd_compare(int argc, char **argv)
     if (code >= 0)
         return code;
     int rank = 0;
-    if ((code = cli_mpi_start(&rank)) != CLI_EXIT_OK)
-        return code;
-
     rb_err err;
+    if (rb_suite_mpi_start(&mpi_on, &rank, &err) != RB_OK)
+        return cli_fail(&err);
+
     rb_registry *reg = NULL;
     rb_suite *suite = NULL;
     rb_suite_result *res = NULL;
     cli_runs progress;
-    cli_runs_init(&progress, "compare", a.quiet || cli_mpi_active());
+    cli_runs_init(&progress, "compare", a.quiet || mpi_on);
     a.opts.progress = cli_runs_update;
     a.opts.user = &progress;
     int rc = rb_registry_new(&reg, &err);
@@ -327,8 +396,9 @@ int cmd_compare(int argc, char **argv)
         rc = rb_suite_load(a.suite, reg, &suite, &err);
     const char *out = a.out_dir ? a.out_dir : suite && suite->outputs ? suite->outputs : ".";
     if (rank > 0) { /* every rank serves, so rank 0 never waits for one that cannot */
-        rc = cli_mpi_serve(rc == RB_OK ? suite : NULL, &a.opts, &err);
-    } else if (rc == RB_OK && (a.resume || a.shard_n || a.merging || cli_mpi_active())) {
+        catch_crashes(rank);
+        rc = rb_suite_mpi_serve(rc == RB_OK ? suite : NULL, &a.opts, &err, &err);
+    } else if (rc == RB_OK && (a.resume || a.shard_n || a.merging || mpi_on)) {
         rc = compare_in_parts(&a, suite, out, &err);
         cli_runs_done(&progress);
     } else if (rc == RB_OK) {
@@ -350,5 +420,7 @@ int cmd_compare(int argc, char **argv)
     rb_suite_free(suite);
     rb_registry_free(reg);
     code = rc == RB_OK ? CLI_EXIT_OK : rank > 0 ? cli_exit_code(rc) : cli_fail(&err);
-    return cli_mpi_end(code);
+    if (mpi_on)
+        rb_suite_mpi_end();
+    return code;
 }

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "experiments_internal.h"
 
@@ -55,6 +56,11 @@ typedef struct job {
     pair_out **out; /* one per item */
     size_t n_pairs;
     const rb_suite_opts *opts;
+    /* --memory-limit: the process's limit shared (rb_suite_opts.memory_limit); 0: none */
+    size_t budget;  /* this runner's part: memory_limit / memory_parts */
+    size_t at_once; /* runs at once on this runner's pool */
+    size_t held;    /* what the job holds whole beside the runs (logs of layouts read whole, traces' references) */
+    size_t share;   /* each run's: (budget - held) / at_once */
 } job;
 
 static int nomem(rb_err *err) { return rb_err_set(err, RB_ENOMEM, "out of memory"); }
@@ -186,7 +192,7 @@ static int read_log(void *ctx, size_t i, rb_err *err)
     ld->label = join_paths(ses, " + ", false);
     if (!ld->label)
         return nomem(err);
-    size_t limit = jb->opts ? jb->opts->memory_limit : 0;
+    size_t limit = jb->budget;
     int rc;
     if (limit && ses->n_paths == 1) { /* opened only: what is read whole is said up front (rb_log_source_open) */
         if (!(rc = rb_log_source_open(ses->paths[0], limit, &ld->src, err)))
@@ -224,7 +230,7 @@ static int log_settle(job *jb, log_data *ld, rb_err *err)
         const rb_channel *clk = parts && p->clock_channel ? rb_log_find(ld->log, p->clock_channel) : NULL;
         rb_channel times = {0};
         rb_log one = {.n_channels = 1, .channels = &times}; /* the clock channel's times alone */
-        if (clk && (rc = rb_suite_channel_whole(ld->src, clk, false, jb->opts->memory_limit, ld->label,
+        if (clk && (rc = rb_suite_channel_whole(ld->src, clk, false, jb->budget, ld->label,
                                                 "the start-up to skip (the clock's median interval)", &times, err)))
             return rc;
         double t = rb_pipeline_settle(p, rb_pipeline_period(p, clk ? &one : ld->log), &st);
@@ -266,7 +272,7 @@ static int prepare_log(job *jb, size_t l, rb_err *err)
         if ((rc = rb_log_source_read(ld->src, c, 0, 1, &ld->ref_t0, NULL, err)) ||
             (rc = rb_log_source_read(ld->src, c, T - 1, 1, &ld->ref_t1, NULL, err)))
             return rc;
-        if (traced && (rc = rb_suite_channel_whole(ld->src, ld->ref, true, jb->opts->memory_limit, ld->label,
+        if (traced && (rc = rb_suite_channel_whole(ld->src, ld->ref, true, jb->budget, ld->label,
                                                    "a figure's trace (figures.traces)", &ld->ref_copy, err)))
             return rc;
         if (traced)
@@ -438,8 +444,8 @@ static int score(const job *jb, const log_data *ld, const rb_suite_variant *var,
         if (ld->ref->data) /* else read in parts: window by window, the same numbers */
             rc = rb_resample(ld->ref, ld->sel, J, &sub, jb->s->reference_interp, RB_NONFINITE_ERROR, r, NULL, err);
         else
-            rc = rb_suite_resample_parts(jb->s->logs[ld - jb->logs].paths[0], jb->opts->memory_limit, jb->s->reference,
-                                         ld->sel, J, &sub, jb->s->reference_interp, r, err);
+            rc = rb_suite_resample_parts(jb->s->logs[ld - jb->logs].paths[0], jb->share, jb->s->reference, ld->sel, J,
+                                         &sub, jb->s->reference_interp, r, err);
         if (rc)
             rb_err_prefix(err, rc, "%s: reference: ", ld->label);
     }
@@ -545,6 +551,58 @@ static int log_facts(const job *jb, const log_data *ld, size_t l, pair_out *po, 
     return RB_OK;
 }
 
+/* ---- the memory limit, shared ------------------------------------------------------------------------------- */
+static size_t channel_bytes(const rb_channel *ch)
+{
+    return ch->time ? ch->n_samples * ((ch->data ? ch->n_elements : 0) + 1) * sizeof(double) : 0;
+}
+
+static size_t log_bytes(const rb_log *log)
+{
+    size_t b = 0;
+    for (size_t c = 0; log && c < log->n_channels; c++)
+        b += channel_bytes(&log->channels[c]);
+    return b;
+}
+
+static double mib(size_t bytes) { return (double)bytes / 1048576.0; }
+
+/* How the limit is shared, for messages: " (... MiB: ...)". */
+static void limit_note(const job *jb, char *buf, size_t size)
+{
+    size_t parts = jb->opts->memory_parts ? jb->opts->memory_parts : 1, runs = jb->at_once * parts;
+    size_t whole = jb->opts->memory_limit;
+    int n = snprintf(buf, size, " (one run's share: %.1f MiB of the limit of %.1f MiB, %zu run%s at once",
+                     mib(jb->share), mib(whole), runs, runs == 1 ? "" : "s");
+    if (n > 0 && (size_t)n < size && jb->held)
+        n += snprintf(buf + n, size - (size_t)n, ", less %.1f MiB the suite holds whole", mib(jb->held));
+    if (n > 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, ": raise the limit or run fewer at once)");
+}
+
+/* With a memory limit, once the logs are prepared and before any run: what the job holds whole beside the runs (the
+ * logs of layouts read whole, the references of figures' traces, reference_log files), added in log order against
+ * this runner's part of the limit, then each run's share of the rest. */
+static int share_memory(job *jb, rb_err *err)
+{
+    for (size_t k = 0; k < jb->n_need; k++) {
+        const log_data *ld = &jb->logs[jb->need[k]];
+        size_t b =
+            log_bytes(ld->log) + log_bytes(ld->ref_log) + (ld->ref == &ld->ref_copy ? channel_bytes(ld->ref) : 0);
+        jb->held += b;
+        if (jb->held < jb->budget)
+            continue;
+        return rb_err_set(err, RB_EINPUT,
+                          "%s: the suite holds %.1f MiB whole with this log (%.1f MiB of it: logs that cannot be read "
+                          "in parts, a figure's trace of the reference, a reference_log), over the memory limit of "
+                          "%.1f MiB before any run: raise the limit",
+                          ld->label, mib(jb->held), mib(b), mib(jb->budget));
+    }
+    jb->share = (jb->budget - jb->held) / jb->at_once;
+    jb->share += !jb->share; /* a byte, not 0 (no limit): the runs say they need more */
+    return RB_OK;
+}
+
 static int run_pair(void *ctx, size_t item, rb_err *err) /* a pool task */
 {
     job *jb = ctx;
@@ -556,7 +614,7 @@ static int run_pair(void *ctx, size_t item, rb_err *err) /* a pool task */
     rb_run_result *res = NULL;
     const rb_cfg_session *ses = &s->logs[l];
     const char *const *paths = (const char *const *)ses->paths;
-    rb_run_opts lim = {.memory_limit = jb->opts ? jb->opts->memory_limit : 0};
+    rb_run_opts lim = {.memory_limit = jb->share};
     int rc = lim.memory_limit ? rb_pipeline_run_windowed(var->pipeline, paths, ses->n_paths, &lim, &res, err)
                               : rb_pipeline_run_log(var->pipeline, ld->log, paths, ses->n_paths, NULL, &res, err);
     const rb_run_signal *est = rc ? NULL : rb_run_result_signal(res, var->estimate);
@@ -581,6 +639,11 @@ static int run_pair(void *ctx, size_t item, rb_err *err) /* a pool task */
             rc = jb->rn->finished(jb->rn->finished_user, i, po, err);
     }
     rb_run_result_free(res);
+    if (rc && jb->share && jb->share < jb->opts->memory_limit &&
+        strstr(err->msg, "memory limit")) { /* the run's share named: the limit is the process's */
+        size_t len = strlen(err->msg);
+        limit_note(jb, err->msg + len, sizeof err->msg - len);
+    }
     return rc ? rb_err_prefix(err, rc, "variant %s: ", var->name) : RB_OK;
 }
 
@@ -588,6 +651,17 @@ static int run_pair(void *ctx, size_t item, rb_err *err) /* a pool task */
 static size_t thread_count(const rb_suite *s, const rb_suite_opts *opts)
 {
     return opts && opts->threads ? opts->threads : s->threads;
+}
+
+/* The runs at once on the pool (rb_pool_run's count). */
+static size_t runs_at_once(const rb_suite *s, const rb_suite_opts *opts, size_t n)
+{
+    size_t t = thread_count(s, opts);
+    if (t == 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        t = cores > 0 ? (size_t)cores : 1;
+    }
+    return t < n ? t : n ? n : 1;
 }
 
 /* `task` for items 0..n-1 on the pool; with `progress`, items done go to the caller's callback. */
@@ -694,6 +768,8 @@ int rb_suite_runner_run(rb_suite_runner *rn, const size_t *items, size_t n, rb_s
     jb.n_pairs = n;
     jb.out = runs;
     jb.joints = rn->joints, jb.n_joints = rn->n_joints;
+    jb.budget = rn->opts.memory_limit / (rn->opts.memory_parts ? rn->opts.memory_parts : 1);
+    jb.at_once = runs_at_once(s, &rn->opts, n);
     for (size_t k = 0; k < n; k++)
         runs[k] = NULL;
     for (size_t k = 0; k < n; k++)
@@ -707,6 +783,14 @@ int rb_suite_runner_run(rb_suite_runner *rn, const size_t *items, size_t n, rb_s
         rc = run_pool(&jb, read_log, jb.n_need, false, err);
     for (size_t k = 0; !rc && k < jb.n_need; k++)
         rc = prepare_log(&jb, jb.need[k], err);
+    if (!rc && jb.budget)
+        rc = share_memory(&jb, err);
+    if (rc && jb.budget < rn->opts.memory_limit && strstr(err->msg, "memory limit")) { /* a part of the process's */
+        size_t len = strlen(err->msg), parts = rn->opts.memory_parts;
+        snprintf(err->msg + len, sizeof err->msg - len,
+                 " (%.1f MiB: a 1/%zu part of the limit of %.1f MiB, for %zu threads)", mib(jb.budget), parts,
+                 mib(rn->opts.memory_limit), parts);
+    }
     if (!rc)
         rc = rb_suite_check_joints(s, jb.joints, jb.n_joints, err);
     for (size_t k = 0; !rc && k < n; k++)

@@ -68,7 +68,7 @@ static double sequential_part(const char *a, const char *b, rb_err *err)
 
 static double timed(const rb_suite *s, size_t threads, rb_err *err)
 {
-    rb_suite_opts opts = {threads, NULL, NULL, 0};
+    rb_suite_opts opts = {.threads = threads};
     rb_suite_result *res = NULL;
     double t0 = rb_monotonic_seconds();
     int rc = rb_suite_run(s, &opts, &res, err);

@@ -1,6 +1,7 @@
 /* End-to-end: roboest compare under `mpirun --oversubscribe -np N` (Open MPI, installed by make deps; as root
- * where CI runs, hence --allow-run-as-root). The report has the bytes of the plain run for N = 1, 2, 3; a failing
- * run names its (variant, log), the exit code is the run's, and no report is written. No case is skipped: without
+ * where CI runs, hence --allow-run-as-root). The report has the bytes of the plain run for N = 1, 2, 3, and with
+ * threads in the ranks (--threads 2, 3); a failing run names its (variant, log), the exit code is the run's, and no
+ * report is written. No case is skipped: without
  * mpirun the tests fail. */
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -50,8 +51,8 @@ static char *make_suite(const char *dir, bool failing)
     return suite;
 }
 
-/* mpirun -np n build/roboest compare suite -o out -q: the exit code, stderr in *err (free). */
-static int mpirun_compare(int n, const char *suite, const char *out, char **err)
+/* mpirun -np n build/roboest compare suite -o out -q [--threads threads]: the exit code, stderr in *err (free). */
+static int mpirun_compare_threads(int n, const char *threads, const char *suite, const char *out, char **err)
 {
     char np[16], err_path[] = "/tmp/roboest_mpi_err_XXXXXX";
     snprintf(np, sizeof np, "%d", n);
@@ -67,7 +68,7 @@ static int mpirun_compare(int n, const char *suite, const char *out, char **err)
         signal(SIGTERM, SIG_DFL);
         setenv("ASAN_OPTIONS", "detect_leaks=0", 1); /* Open MPI's own allocations outlive MPI_Finalize */
         execlp("mpirun", "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", np, RB_BUILD "/roboest", "compare",
-               suite, "-o", out, "-q", (char *)NULL);
+               suite, "-o", out, "-q", threads ? "--threads" : (char *)NULL, threads, (char *)NULL);
         _exit(127);
     }
     int status = 0;
@@ -76,6 +77,11 @@ static int mpirun_compare(int n, const char *suite, const char *out, char **err)
     *err = test_read_file(err_path, NULL);
     unlink(err_path);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int mpirun_compare(int n, const char *suite, const char *out, char **err)
+{
+    return mpirun_compare_threads(n, NULL, suite, out, err);
 }
 
 static void expect_same_reports(const char *a, const char *b)
@@ -111,6 +117,30 @@ Test(cli_compare_mpi, the_report_has_the_plain_runs_bytes_on_1_2_and_3_ranks)
     free(plain), free(suite), free(dir);
 }
 
+/* Ranks x threads: every rank runs up to --threads runs at once, the report's bytes do not move. */
+Test(cli_compare_mpi, the_report_has_the_plain_runs_bytes_with_threads_in_the_ranks)
+{
+    char *dir = test_tmpdir(), *suite = make_suite(dir, false), *plain = test_path(dir, "plain");
+    cli_result r = cli_run(NULL, (const char *[]){"compare", suite, "-o", plain, "-q", "--threads", "1", NULL});
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cli_result_free(&r);
+    static const struct {
+        int n;
+        const char *threads;
+    } cases[] = {{1, "2"}, {2, "2"}, {3, "2"}, {2, "3"}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char name[32];
+        snprintf(name, sizeof name, "np%d_t%s", cases[c].n, cases[c].threads);
+        char *out = test_path(dir, name), *err = NULL;
+        int status = mpirun_compare_threads(cases[c].n, cases[c].threads, suite, out, &err);
+        cr_assert_eq(status, 0, "mpirun -np %d --threads %s: exit %d: %s", cases[c].n, cases[c].threads, status,
+                     err ? err : "");
+        expect_same_reports(plain, out);
+        free(err), free(out);
+    }
+    free(plain), free(suite), free(dir);
+}
+
 Test(cli_compare_mpi, a_failing_run_is_named_and_leaves_no_report)
 {
     char *dir = test_tmpdir(), *suite = make_suite(dir, true), *plain = test_path(dir, "plain");
@@ -120,7 +150,7 @@ Test(cli_compare_mpi, a_failing_run_is_named_and_leaves_no_report)
         char name[32];
         snprintf(name, sizeof name, "np%d", n);
         char *out = test_path(dir, name), *err = NULL;
-        int status = mpirun_compare(n, suite, out, &err);
+        int status = mpirun_compare_threads(n, n == 3 ? "2" : NULL, suite, out, &err);
         cr_expect_eq(status, r.status, "mpirun -np %d: the plain run's exit code: %s", n, err ? err : "");
         cr_expect(err && strstr(err, "variant raw: ") && strstr(err, "b.csv"), "names the run: %s", err ? err : "");
         cr_expect(err && strstr(err, r.err), "the plain run's message (%s): %s", r.err, err ? err : "");

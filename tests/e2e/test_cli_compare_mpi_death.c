@@ -147,15 +147,17 @@ static bool all_stopped(pid_t pid)
     return stopped;
 }
 
-/* The stem of the suite's log that pid holds open ("" if none). */
-static void open_log(pid_t pid, const char *dir, char *stem, size_t size)
+/* The stems of the suite's logs that pid holds open, at most `want` (each in stem[k], "" if none): how many. */
+static int open_logs(pid_t pid, const char *dir, int want, char (*stem)[64])
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
     DIR *d = opendir(path);
-    stem[0] = 0;
+    int found = 0;
+    for (int k = 0; k < want; k++)
+        stem[k][0] = 0;
     size_t dl = strlen(dir);
-    for (struct dirent *e; d && !stem[0] && (e = readdir(d));) {
+    for (struct dirent *e; d && found < want && (e = readdir(d));) {
         char fp[320], target[4096];
         snprintf(fp, sizeof fp, "/proc/%d/fd/%s", (int)pid, e->d_name);
         ssize_t n = readlink(fp, target, sizeof target - 1);
@@ -164,17 +166,21 @@ static void open_log(pid_t pid, const char *dir, char *stem, size_t size)
         target[n] = 0;
         size_t tl = (size_t)n;
         if (strncmp(target, dir, dl) == 0 && target[dl] == '/' && tl > 4 && strcmp(target + tl - 4, ".csv") == 0)
-            snprintf(stem, size, "%.*s", (int)(tl - dl - 5), target + dl + 1);
+            snprintf(stem[found++], 64, "%.*s", (int)(tl - dl - 5), target + dl + 1);
     }
     if (d)
         closedir(d);
+    return found;
 }
 
-/* Start mpirun -np 2 roboest compare, catch rank 1 in a run, send it sig: mpirun's exit code (128 + signal if it was
- * killed), its stderr in *err (free), the log rank 1 had open in stem. */
-static int kill_rank1_in_a_run(const char *dir, const char *suite, const char *out, int sig, char *stem, size_t size,
-                               char **err)
+/* Start mpirun -np 2 roboest compare --threads `threads`, catch rank 1 inside `threads` runs (as many of the suite's
+ * logs open), send it sig: mpirun's exit code (128 + signal if it was killed), its stderr in *err (free), the logs
+ * rank 1 had open in stem[0..threads). */
+static int kill_rank1_in_runs(const char *dir, const char *suite, const char *out, int sig, int threads,
+                              char (*stem)[64], char **err)
 {
+    char t[16];
+    snprintf(t, sizeof t, "%d", threads);
     char err_path[] = "/tmp/roboest_mpi_death_XXXXXX";
     int err_fd = mkstemp(err_path);
     fflush(NULL);
@@ -188,24 +194,24 @@ static int kill_rank1_in_a_run(const char *dir, const char *suite, const char *o
         signal(SIGTERM, SIG_DFL);
         setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
         execlp("mpirun", "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", RB_BUILD "/roboest", "compare",
-               suite, "-o", out, "-q", "--threads", "1", (char *)NULL);
+               suite, "-o", out, "-q", "--threads", t, (char *)NULL);
         _exit(127);
     }
     double deadline = now() + 120;
     pid_t rank1 = 0;
-    stem[0] = 0;
-    while (!stem[0] && now() < deadline && waitpid(mpirun, NULL, WNOHANG) == 0) {
+    int caught = 0;
+    while (caught < threads && now() < deadline && waitpid(mpirun, NULL, WNOHANG) == 0) {
         if (!rank1)
             rank1 = find_rank1(mpirun);
         if (rank1 && kill(rank1, SIGSTOP) == 0) {
             while (!all_stopped(rank1) && now() < deadline)
                 nanosleep(&(struct timespec){0, 100000}, NULL);
-            open_log(rank1, dir, stem, size);
-            if (stem[0]) /* frozen inside a run: the signal arrives there */
+            caught = open_logs(rank1, dir, threads, stem);
+            if (caught == threads) /* frozen inside its runs: the signal arrives there */
                 kill(rank1, sig);
             kill(rank1, SIGCONT);
         }
-        if (!stem[0])
+        if (caught < threads)
             nanosleep(&(struct timespec){0, 2000000}, NULL);
     }
     int status = 0;
@@ -213,8 +219,18 @@ static int kill_rank1_in_a_run(const char *dir, const char *suite, const char *o
     close(err_fd);
     *err = test_read_file(err_path, NULL);
     unlink(err_path);
-    cr_assert(stem[0], "rank 1 (pid %d) caught inside a run before the suite ended: %s", (int)rank1, *err ? *err : "");
+    cr_assert(caught == threads, "rank 1 (pid %d) caught inside %d runs at once before the suite ended: %s", (int)rank1,
+              threads, *err ? *err : "");
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int kill_rank1_in_a_run(const char *dir, const char *suite, const char *out, int sig, char *stem, size_t size,
+                               char **err)
+{
+    char stems[1][64];
+    int status = kill_rank1_in_runs(dir, suite, out, sig, 1, stems, err);
+    snprintf(stem, size, "%s", stems[0]);
+    return status;
 }
 
 static void expect_named_death(int sig)
@@ -242,6 +258,26 @@ Test(cli_compare_mpi_death, a_killed_rank_fails_the_suite_without_a_report)
     /* SIGKILL leaves the rank no word: Open MPI's line names the rank and the signal, not the run */
     cr_expect(strstr(err, "rank 1") && strstr(err, "signal 9"), "the rank and its signal: %s", err);
     cr_expect_not(strstr(err, "roboest: rank 1 died"), "%s", err);
+    cr_expect_not(test_exists(out), "no report, no output folder: %s", out);
+    free(err), free(out), free(suite), free(dir);
+}
+
+/* Threads in the rank (--threads 2): rank 1 is caught with two of the suite's logs open, i.e. running two runs at
+ * once, and SIGTERM names both. */
+Test(cli_compare_mpi_death, a_terminated_rank_with_two_threads_names_both_of_its_runs)
+{
+    char *dir = test_tmpdir(), *suite = make_suite(dir), *out = test_path(dir, "out"), *err = NULL, stem[2][64];
+    int status = kill_rank1_in_runs(dir, suite, out, SIGTERM, 2, stem, &err);
+    cr_expect_neq(status, 0, "mpirun fails: %s", err);
+    int said = 0;
+    for (const char *at = err; (at = strstr(at, "roboest: rank 1 died while running variant ")); at++)
+        said++;
+    cr_expect_eq(said, 2, "two runs named: %s", err);
+    for (int k = 0; k < 2; k++) {
+        char log[160];
+        snprintf(log, sizeof log, ", log %s\n", stem[k]);
+        cr_expect(strstr(err, log), "names the run on log %s: %s", stem[k], err);
+    }
     cr_expect_not(test_exists(out), "no report, no output folder: %s", out);
     free(err), free(out), free(suite), free(dir);
 }

@@ -100,13 +100,14 @@ Test(library, exports_exactly_the_public_api)
     cr_assert_eq(sh(cmd), 0, "%s", cmd);
 
     /* declared: every non-static function of a public header (aux-info: one prototype a line, with its file),
-     * and the objects they declare extern */
+     * and the objects they declare extern; but roboest/suite_mpi.h's, which build/libroboest_mpi.a defines (the
+     * library itself never needs MPI) */
     names declared = {0};
     FILE *f = fopen(aux, "r");
     cr_assert_not_null(f);
     char line[4096];
     while (fgets(line, sizeof line, f)) {
-        if (!strstr(line, "lib/include/roboest/") || strstr(line, " static "))
+        if (!strstr(line, "lib/include/roboest/") || strstr(line, " static ") || strstr(line, "roboest/suite_mpi.h"))
             continue;
         char *paren = strstr(line, " (");
         cr_assert_not_null(paren, "%s", line);

@@ -131,7 +131,7 @@ static rb_suite_result *run(setup *s, const char *text, size_t threads)
     rb_suite_result *res;
     rb_err err;
     cr_assert_eq(load(s, text, &suite, &err), RB_OK, "%s", err.msg);
-    rb_suite_opts opts = {threads, NULL, NULL, 0};
+    rb_suite_opts opts = {.threads = threads};
     cr_assert_eq(rb_suite_run(suite, &opts, &res, &err), RB_OK, "%s", err.msg);
     rb_suite_free(suite);
     return res;
@@ -233,7 +233,7 @@ Test(experiments_suite, first_failure_in_pair_order)
     rb_suite *suite;
     cr_assert_eq(load(&s, SUITE, &suite, &err), RB_OK, "%s", err.msg);
     for (int rep = 0; rep < 6; rep++) {
-        rb_suite_opts opts = {2, NULL, NULL, 0};
+        rb_suite_opts opts = {.threads = 2};
         rb_suite_result *res = NULL;
         cr_assert_eq(rb_suite_run(suite, &opts, &res, &err), RB_ENOTFOUND);
         cr_assert_null(res);
@@ -458,7 +458,7 @@ Test(experiments_suite, allocation_failures)
             rb_suite_result *res = NULL;
             char *json = NULL;
             rb_err err;
-            rb_suite_opts opts = {threads, NULL, NULL, 0};
+            rb_suite_opts opts = {.threads = threads};
             rb_alloc_fail_after(n);
             int rc = load(&s, small, &suite, &err);
             if (!rc)

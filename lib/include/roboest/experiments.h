@@ -172,8 +172,15 @@ typedef struct rb_suite_opts {
      * two at a time. Non-zero cancels (as rb_run_opts.progress). May be NULL. */
     int (*progress)(void *user, size_t done, size_t total);
     void *user;
-    size_t memory_limit; /* bytes; > 0: each (variant, log) run in windows (rb_pipeline_run_windowed), the same
-                            numbers; the suite still reads each log whole for its reference */
+    /* bytes; > 0: each (variant, log) run in windows (rb_pipeline_run_windowed), the same numbers, and the suite's own
+     * channels read in parts. The limit is the process's, not a run's: a runner's part is memory_limit / memory_parts;
+     * from it go first what the runner's job holds whole beside the runs (logs of layouts that cannot be read in parts,
+     * a figure's trace of the reference, reference_log files: over the part, RB_EINPUT before any run, naming the
+     * log), and the rest is shared equally by the runs at once (threads, capped at the runs): each run in windows
+     * within its share, a run that needs more whole failing as it starts (RB_EINPUT, its message naming the share). */
+    size_t memory_limit;
+    size_t
+        memory_parts; /* 0 or 1: this runner alone; N: one of N runners of the process at once (threads of their own) */
 } rb_suite_opts;
 
 typedef struct rb_suite_figure {
