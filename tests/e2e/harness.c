@@ -92,15 +92,22 @@ void test_truncate_copy(const char *src, const char *dst, size_t len)
     free(data);
 }
 
-pid_t cli_spawn(const char *cwd, const char *const *args, int out_fd, int err_fd, long file_size)
+/* argv: the command, then args. np > 0: the command is mpirun's, build/roboest under it with np ranks. */
+static pid_t spawn(int np, const char *cwd, const char *const *args, int out_fd, int err_fd, long file_size)
 {
     size_t argc = 0;
     while (args[argc])
         argc++;
-    char **argv = calloc(argc + 2, sizeof *argv);
-    argv[0] = RB_BUILD "/roboest";
+    char n[16];
+    snprintf(n, sizeof n, "%d", np);
+    const char *mpi[] = {"mpirun", "--allow-run-as-root", "--oversubscribe", "-np", n};
+    size_t pre = np > 0 ? sizeof mpi / sizeof *mpi : 0, k = 0;
+    char **argv = calloc(pre + argc + 2, sizeof *argv);
+    for (; k < pre; k++)
+        argv[k] = (char *)mpi[k];
+    argv[k++] = RB_BUILD "/roboest";
     for (size_t i = 0; i < argc; i++)
-        argv[i + 1] = (char *)args[i];
+        argv[k++] = (char *)args[i];
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
@@ -110,6 +117,8 @@ pid_t cli_spawn(const char *cwd, const char *const *args, int out_fd, int err_fd
         dup2(err_fd, STDERR_FILENO);
         signal(SIGINT, SIG_DFL); /* a shell may start a background job with SIGINT ignored */
         signal(SIGTERM, SIG_DFL);
+        if (np > 0)
+            setenv("ASAN_OPTIONS", "detect_leaks=0", 1); /* Open MPI's own allocations outlive MPI_Finalize */
         if (file_size > 0) {
             struct rlimit rl = {(rlim_t)file_size, (rlim_t)file_size};
             signal(SIGXFSZ, SIG_IGN);
@@ -118,20 +127,30 @@ pid_t cli_spawn(const char *cwd, const char *const *args, int out_fd, int err_fd
         }
         if (cwd && chdir(cwd) != 0)
             _exit(126);
-        execv(argv[0], argv);
+        execvp(argv[0], argv);
         _exit(127);
     }
     free(argv);
     return pid;
 }
 
-cli_result cli_run(const char *cwd, const char *const *args)
+pid_t cli_spawn(const char *cwd, const char *const *args, int out_fd, int err_fd, long file_size)
+{
+    return spawn(0, cwd, args, out_fd, err_fd, file_size);
+}
+
+pid_t cli_spawn_mpi(int np, const char *const *args, int out_fd, int err_fd)
+{
+    return spawn(np, NULL, args, out_fd, err_fd, 0);
+}
+
+static cli_result run(int np, const char *cwd, const char *const *args)
 {
     cli_result r = {-1, NULL, NULL};
     char out_tmpl[] = "/tmp/roboest_out_XXXXXX", err_tmpl[] = "/tmp/roboest_err_XXXXXX";
     int out_fd = mkstemp(out_tmpl), err_fd = mkstemp(err_tmpl);
     int wstatus = 0;
-    waitpid(cli_spawn(cwd, args, out_fd, err_fd, 0), &wstatus, 0);
+    waitpid(spawn(np, cwd, args, out_fd, err_fd, 0), &wstatus, 0);
     r.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
     close(out_fd);
     close(err_fd);
@@ -141,6 +160,10 @@ cli_result cli_run(const char *cwd, const char *const *args)
     unlink(err_tmpl);
     return r;
 }
+
+cli_result cli_run(const char *cwd, const char *const *args) { return run(0, cwd, args); }
+
+cli_result cli_run_mpi(int np, const char *const *args) { return run(np, NULL, args); }
 
 void cli_result_free(cli_result *r)
 {

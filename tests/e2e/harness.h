@@ -32,6 +32,10 @@ cli_result cli_run(const char *cwd, const char *const *args);
  * err_fd, in cwd (NULL: here), SIGINT and SIGTERM at their default action; file_size > 0: a file size limit
  * of that many bytes with SIGXFSZ ignored (a write past it fails with EFBIG, as on a full disk). */
 pid_t cli_spawn(const char *cwd, const char *const *args, int out_fd, int err_fd, long file_size);
+/* The same under `mpirun --allow-run-as-root --oversubscribe -np np` (as root where CI runs), with LeakSanitizer off in
+ * the ranks (Open MPI's own allocations outlive MPI_Finalize). */
+cli_result cli_run_mpi(int np, const char *const *args);
+pid_t cli_spawn_mpi(int np, const char *const *args, int out_fd, int err_fd);
 void cli_result_free(cli_result *r);
 
 /* A fresh empty folder under /tmp (caller frees the string with free()). */

@@ -237,28 +237,12 @@ Test(cli_compare_chunked, what_the_suite_holds_whole_adds_up_and_is_said_before_
 /* mpirun -np 2 build/roboest compare suite -o out -q --threads T --memory-limit MB: the exit code, stderr in *err. */
 static int mpirun_limited(const char *suite, const char *out, const char *threads, const char *mb, char **err)
 {
-    char err_path[] = "/tmp/roboest_chunked_mpi_XXXXXX";
-    int err_fd = mkstemp(err_path);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int null_fd = open("/dev/null", O_RDWR);
-        dup2(null_fd, STDIN_FILENO);
-        dup2(null_fd, STDOUT_FILENO);
-        dup2(err_fd, STDERR_FILENO);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        setenv("ASAN_OPTIONS", "detect_leaks=0", 1); /* Open MPI's own allocations outlive MPI_Finalize */
-        execlp("mpirun", "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", RB_BUILD "/roboest", "compare",
-               suite, "-o", out, "-q", "--threads", threads, "--memory-limit", mb, (char *)NULL);
-        _exit(127);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    close(err_fd);
-    *err = test_read_file(err_path, NULL);
-    unlink(err_path);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    cli_result r = cli_run_mpi(
+        2, (const char *[]){"compare", suite, "-o", out, "-q", "--threads", threads, "--memory-limit", mb, NULL});
+    int status = r.status;
+    *err = r.err;
+    free(r.out);
+    return status;
 }
 
 /* Under MPI the limit is each rank's, and a rank's threads each get a part of it (each holds its own logs): 10 MiB

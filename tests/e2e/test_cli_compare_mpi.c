@@ -54,29 +54,12 @@ static char *make_suite(const char *dir, bool failing)
 /* mpirun -np n build/roboest compare suite -o out -q [--threads threads]: the exit code, stderr in *err (free). */
 static int mpirun_compare_threads(int n, const char *threads, const char *suite, const char *out, char **err)
 {
-    char np[16], err_path[] = "/tmp/roboest_mpi_err_XXXXXX";
-    snprintf(np, sizeof np, "%d", n);
-    int err_fd = mkstemp(err_path);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int null_fd = open("/dev/null", O_RDWR);
-        dup2(null_fd, STDIN_FILENO);
-        dup2(null_fd, STDOUT_FILENO);
-        dup2(err_fd, STDERR_FILENO);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        setenv("ASAN_OPTIONS", "detect_leaks=0", 1); /* Open MPI's own allocations outlive MPI_Finalize */
-        execlp("mpirun", "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", np, RB_BUILD "/roboest", "compare",
-               suite, "-o", out, "-q", threads ? "--threads" : (char *)NULL, threads, (char *)NULL);
-        _exit(127);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    close(err_fd);
-    *err = test_read_file(err_path, NULL);
-    unlink(err_path);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    cli_result r = cli_run_mpi(
+        n, (const char *[]){"compare", suite, "-o", out, "-q", threads ? "--threads" : NULL, threads, NULL});
+    int status = r.status;
+    *err = r.err;
+    free(r.out);
+    return status;
 }
 
 static int mpirun_compare(int n, const char *suite, const char *out, char **err)

@@ -183,20 +183,10 @@ static int kill_rank1_in_runs(const char *dir, const char *suite, const char *ou
     snprintf(t, sizeof t, "%d", threads);
     char err_path[] = "/tmp/roboest_mpi_death_XXXXXX";
     int err_fd = mkstemp(err_path);
-    fflush(NULL);
-    pid_t mpirun = fork();
-    if (mpirun == 0) {
-        int null_fd = open("/dev/null", O_RDWR);
-        dup2(null_fd, STDIN_FILENO);
-        dup2(null_fd, STDOUT_FILENO);
-        dup2(err_fd, STDERR_FILENO);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
-        execlp("mpirun", "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", RB_BUILD "/roboest", "compare",
-               suite, "-o", out, "-q", "--threads", t, (char *)NULL);
-        _exit(127);
-    }
+    int null_fd = open("/dev/null", O_WRONLY);
+    pid_t mpirun =
+        cli_spawn_mpi(2, (const char *[]){"compare", suite, "-o", out, "-q", "--threads", t, NULL}, null_fd, err_fd);
+    close(null_fd);
     double deadline = now() + 120;
     pid_t rank1 = 0;
     int caught = 0;
