@@ -1,5 +1,6 @@
-/* A short torque-controlled balance on the humanoid (configs/scenarios/humanoid_balance.json, 1.2 s, stiff gains,
- * a push on the right shank at 0.8 s) for the closed-loop mismatch tests, with the realistic mismatch or without. */
+/* A torque-controlled balance on the humanoid (configs/scenarios/humanoid_balance.json, `duration` s, stiff gains, a
+ * push on the right shank at 0.8 s, the model read in place) for the closed-loop tests, with the realistic mismatch or
+ * without. */
 #ifndef CLOSED_LOOP_SUPPORT_H
 #define CLOSED_LOOP_SUPPORT_H
 
@@ -10,7 +11,7 @@
 
 #include "harness.h"
 
-static inline void write_scenario(const char *path, bool mismatch)
+static inline void write_balance_scenario(const char *path, double duration, bool mismatch)
 {
     char *text = test_read_file(RB_SOURCE "/configs/scenarios/humanoid_balance.json", NULL);
     cJSON *sc = cJSON_Parse(text);
@@ -18,7 +19,7 @@ static inline void write_scenario(const char *path, bool mismatch)
     cr_assert_not_null(sc);
     cJSON_ReplaceItemInObject(cJSON_GetObjectItem(sc, "model"), "urdf",
                               cJSON_CreateString(RB_SOURCE "/datasets/humanoid_lower_body.urdf"));
-    cJSON_ReplaceItemInObject(sc, "duration", cJSON_CreateNumber(1.2));
+    cJSON_ReplaceItemInObject(sc, "duration", cJSON_CreateNumber(duration));
     cJSON *ctrl = cJSON_GetObjectItem(sc, "controller");
     cJSON_ReplaceItemInObject(ctrl, "kind", cJSON_CreateString("torque"));
     cJSON_DeleteItemFromObject(ctrl, "gravity_comp");

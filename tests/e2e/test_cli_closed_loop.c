@@ -9,36 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "closed_loop_support.h"
 #include "harness.h"
-
-/* configs/scenarios/humanoid_balance.json made a closed-loop scenario: torque controller, `duration` s, a push
- * on the right shank at 0.8 s, the model read in place. */
-static void write_scenario(const char *path, double duration)
-{
-    char *text = test_read_file(RB_SOURCE "/configs/scenarios/humanoid_balance.json", NULL);
-    cJSON *sc = cJSON_Parse(text);
-    free(text);
-    cr_assert_not_null(sc);
-    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(sc, "model"), "urdf",
-                              cJSON_CreateString(RB_SOURCE "/datasets/humanoid_lower_body.urdf"));
-    cJSON_ReplaceItemInObject(sc, "duration", cJSON_CreateNumber(duration));
-    cJSON *ctrl = cJSON_GetObjectItem(sc, "controller");
-    cJSON_ReplaceItemInObject(ctrl, "kind", cJSON_CreateString("torque"));
-    cJSON_DeleteItemFromObject(ctrl, "gravity_comp");
-    for (cJSON *g = cJSON_GetObjectItem(ctrl, "gains")->child; g; g = g->next) {
-        cJSON_ReplaceItemInObject(g, "kp", cJSON_CreateNumber(400));
-        cJSON_ReplaceItemInObject(g, "kd", cJSON_CreateNumber(40));
-        cJSON_AddNumberToObject(g, "kp_tau", 0.5);
-        cJSON_AddNumberToObject(g, "ki_tau", 20);
-    }
-    cJSON *pushes = cJSON_Parse("[{\"frame\": \"r_lower_leg\", \"shape\": \"half_sine\", \"start\": 0.8, "
-                                "\"duration\": 0.2, \"wrench\": [0, 40, 0, 0, 0, 0]}]");
-    cJSON_AddItemToObject(sc, "pushes", pushes);
-    char *out = cJSON_Print(sc);
-    test_write_file(path, out);
-    free(out);
-    cJSON_Delete(sc);
-}
 
 typedef struct fixture {
     char *dir, *config, *out;
@@ -52,7 +24,7 @@ static fixture make_fixture(const char *configurations, const char *extra_keys, 
     fx.config = test_path(fx.dir, "closed_loop.json");
     fx.out = test_path(fx.dir, "out");
     char *scenario = test_path(fx.dir, "scenario.json"), *truth = test_path(fx.dir, "truth.json");
-    write_scenario(scenario, duration);
+    write_balance_scenario(scenario, duration, false);
     test_write_file(truth, "{\"clock\": {\"rate\": 1000}, \"signals\": {\n"
                            "  \"tau_true\": {\"channel\": \"truth/joints/torques\"},\n"
                            "  \"tau_f_true\": {\"channel\": \"truth/joints/friction_torques\"}}}\n");

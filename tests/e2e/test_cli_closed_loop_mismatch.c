@@ -25,8 +25,8 @@ static fixture make_fixture(const char *scenario_file, const char *extra)
     fx.config = test_path(fx.dir, "closed_loop.json");
     fx.out = test_path(fx.dir, "out");
     char *with = test_path(fx.dir, "mismatch.json"), *without = test_path(fx.dir, "plain.json");
-    write_scenario(with, true);
-    write_scenario(without, false);
+    write_balance_scenario(with, 1.2, true);
+    write_balance_scenario(without, 1.2, false);
     char text[2048];
     snprintf(text, sizeof text,
              "{\"scenario\": \"%s\", \"settle\": 0.2, \"max_com_error\": 0.05, \"joints\": [\"l_knee\", "

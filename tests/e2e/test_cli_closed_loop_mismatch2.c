@@ -23,7 +23,7 @@ static fixture make_fixture(const char *extra)
     fx.config = test_path(fx.dir, "closed_loop.json");
     fx.out = test_path(fx.dir, "out");
     char *scn = test_path(fx.dir, "scenario.json"), *lag = test_path(fx.dir, "lag.json");
-    write_scenario(scn, true);
+    write_balance_scenario(scn, 1.2, true);
     test_write_file(lag,
                     "{\"clock\": {\"rate\": 1000}, \"signals\": {\"tau\": {\"channel\": \"truth/joints/torques\"}},\n"
                     " \"stages\": [{\"id\": \"lp\", \"type\": \"lowpass\", \"in\": {\"x\": \"tau\"},\n"
