@@ -167,10 +167,11 @@ Test(cli_closed_loop, a_drive_held_at_its_limit_is_reported_as_diverged_by_satur
     double t = strtod(at + strlen("diverged (saturation, t = "), NULL);
     cr_assert(t > 0.1 - 1e-9 && t < 0.2 + 1e-9, "diverged at %g s, expected within [0.1, 0.2] s", t);
     cr_assert(strstr(r.out, "the l_knee drive at its current limit"), "%s", r.out);
-    char *md = test_read_file(test_path(fx.out, "stability.md"), NULL);
+    char *md_path = test_path(fx.out, "stability.md"), *js_path = test_path(fx.out, "stability.json");
+    char *md = test_read_file(md_path, NULL);
     cr_assert(strstr(md, "## Diverged runs: why and when (1 of 1)"), "%s", md);
     cr_assert(strstr(md, "| sensor | ") && strstr(md, " | saturation | "), "%s", md);
-    char *js = test_read_file(test_path(fx.out, "stability.json"), NULL);
+    char *js = test_read_file(js_path, NULL);
     cJSON *j = cJSON_Parse(js);
     cr_assert_not_null(j);
     const cJSON *run = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "runs"), 0);
@@ -184,8 +185,7 @@ Test(cli_closed_loop, a_drive_held_at_its_limit_is_reported_as_diverged_by_satur
                        0.0);
     cr_assert_float_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(all, "diverged_com"), "mean")->valuedouble, 0.0, 0.0);
     cJSON_Delete(j);
-    free(js);
-    free(md);
+    free(js), free(md), free(js_path), free(md_path);
     cli_result_free(&r);
     free_fixture(&fx);
 
