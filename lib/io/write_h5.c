@@ -400,16 +400,23 @@ int rb_io_h5_finish(int64_t file, rb_io_h5_image *im, int rc, const char *path, 
  * `units_of_measure` (n variable-length UTF-8 strings). Zero-sample channels are written with
  * zero-length datasets (their first axis unlimited). Links and groups keep creation order.
  */
+/* The file, its root attributes and every channel (data written, or only made when w->on_disk defers it). */
+static int write_log(h5w *w, const rb_log *log, const char *file, rb_err *err)
+{
+    int rc = rb_io_check_utf8(log, w->shown, err);
+    if (rc == RB_OK)
+        rc = create_file(w, file, err);
+    if (rc == RB_OK)
+        rc = write_root_attrs(w, RB_H5_LAYOUT_ATTR, log->attrs, log->n_attrs, err);
+    for (size_t c = 0; rc == RB_OK && c < log->n_channels; c++)
+        rc = write_channel(w, &log->channels[c], err);
+    return rc;
+}
+
 int rb_io_write_h5(const rb_log *log, const char *file, const char *shown, rb_err *err)
 {
     h5w w = {.shown = shown, .file = -1, .fcpl = -1, .fapl = -1, .gcpl = -1, .lcpl = -1, .acpl = -1, .str_type = -1};
-    int rc = rb_io_check_utf8(log, shown, err);
-    if (rc == RB_OK)
-        rc = create_file(&w, file, err);
-    if (rc == RB_OK)
-        rc = write_root_attrs(&w, RB_H5_LAYOUT_ATTR, log->attrs, log->n_attrs, err);
-    for (size_t c = 0; rc == RB_OK && c < log->n_channels; c++)
-        rc = write_channel(&w, &log->channels[c], err);
+    int rc = write_log(&w, log, file, err);
     return close_file(&w, file, rc, err);
 }
 
@@ -418,13 +425,7 @@ int rb_io_h5_create_deferred(const rb_log *log, const char *file, const char *sh
     h5w w = {.shown = shown, .file = -1, .fcpl = -1, .fapl = -1, .gcpl = -1, .lcpl = -1, .acpl = -1, .str_type = -1};
     w.on_disk = true;
     *out = -1;
-    int rc = rb_io_check_utf8(log, shown, err);
-    if (rc == RB_OK)
-        rc = create_file(&w, file, err);
-    if (rc == RB_OK)
-        rc = write_root_attrs(&w, RB_H5_LAYOUT_ATTR, log->attrs, log->n_attrs, err);
-    for (size_t c = 0; rc == RB_OK && c < log->n_channels; c++)
-        rc = write_channel(&w, &log->channels[c], err);
+    int rc = write_log(&w, log, file, err);
     close_plists(&w);
     if (rc == RB_OK)
         *out = w.file;

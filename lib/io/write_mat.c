@@ -831,20 +831,30 @@ static int write_v5(matvar_t *const *vars, size_t n, const char *file, const cha
     return rc;
 }
 
-int rb_io_write_mat(const rb_log *log, const char *file, const char *shown, bool v73, const char *root_name,
-                    rb_err *err)
+/* The log's root struct (root_name NULL: DEFAULT_ROOT) over its channel tree; on failure *root is NULL. The caller
+ * frees both (Mat_VarFree, tree_free), after a failure too. */
+static int log_matvar(const rb_log *log, const char *root_name, const char *shown, tnode *tree, matvar_t **root,
+                      rb_err *err)
 {
+    *root = NULL;
     if (!root_name)
         root_name = DEFAULT_ROOT;
     if (!rb_io_is_matlab_identifier(root_name))
         return rb_err_set(err, RB_EINVAL, "%s: root struct name '%s' is not a MATLAB identifier", shown, root_name);
-    tnode tree = {0};
-    matvar_t *root = NULL;
     int rc = rb_io_check_utf8(log, shown, err);
     for (size_t c = 0; rc == RB_OK && c < log->n_channels; c++)
-        rc = tree_add(&tree, &log->channels[c], shown, err);
+        rc = tree_add(tree, &log->channels[c], shown, err);
     if (rc == RB_OK)
-        rc = root_matvar(log, root_name, &tree, shown, &root, err);
+        rc = root_matvar(log, root_name, tree, shown, root, err);
+    return rc;
+}
+
+int rb_io_write_mat(const rb_log *log, const char *file, const char *shown, bool v73, const char *root_name,
+                    rb_err *err)
+{
+    tnode tree = {0};
+    matvar_t *root = NULL;
+    int rc = log_matvar(log, root_name, shown, &tree, &root, err);
     if (rc == RB_OK)
         rc = v73 ? write_v73(&root, 1, file, shown, err) : write_v5(&root, 1, file, shown, err);
     Mat_VarFree(root);
@@ -856,18 +866,10 @@ int rb_io_mat73_create_deferred(const rb_log *log, const char *file, const char 
                                 int64_t *out, rb_err *err)
 {
     *out = -1;
-    if (!root_name)
-        root_name = DEFAULT_ROOT;
-    if (!rb_io_is_matlab_identifier(root_name))
-        return rb_err_set(err, RB_EINVAL, "%s: root struct name '%s' is not a MATLAB identifier", shown, root_name);
     tnode tree = {0};
     matvar_t *root = NULL;
     m73 w = {.shown = shown, .file = -1, .refs = -1, .fcpl = -1, .fapl = -1, .gcpl = -1, .lcpl = -1};
-    int rc = rb_io_check_utf8(log, shown, err);
-    for (size_t c = 0; rc == RB_OK && c < log->n_channels; c++)
-        rc = tree_add(&tree, &log->channels[c], shown, err);
-    if (rc == RB_OK)
-        rc = root_matvar(log, root_name, &tree, shown, &root, err);
+    int rc = log_matvar(log, root_name, shown, &tree, &root, err);
     if (rc == RB_OK && (rc = create73(&w, NULL, file, err)) == RB_OK)
         rc = write_var(&w, w.file, root->name, root, err);
     close_plists73(&w);
