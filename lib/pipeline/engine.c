@@ -1,6 +1,12 @@
-/* The stage engine: a pipeline's stages created on a clock and stepped sample by sample, for the log
- * runner (run.c) and the stream (stream.c) alike. Everything that can allocate happens at set-up; the
- * per-sample loop only moves pointers along precomputed tables and calls step(). */
+/* The stage engine: a pipeline's stages created on a clock and stepped, for the log runner (run.c) and the
+ * stream (stream.c) alike. Everything that can allocate happens at set-up; the loop only moves pointers
+ * along precomputed tables and calls step().
+ *
+ * Samples run in blocks of up to RB_ENGINE_BLOCK, stage by stage: every stage steps the whole block before
+ * the next stage starts. The stages form a DAG of causal steps (graph.c refuses cycles) and each reads only
+ * its inputs at sample k and its own state, so this computes exactly what sample by sample does; it lets a
+ * stage with a block step (rb_stage_type.step_block) reuse what it reads per sample (a network's weights)
+ * across the block. A stage output nobody keeps holds one block of rows, rewritten every block. */
 #include <string.h>
 
 #include "pipeline_internal.h"
@@ -28,7 +34,8 @@ int rb_engine_init(rb_engine *e, const rb_pipeline *p, const char *label, rb_err
     *e = (rb_engine){.p = p, .label = label, .err = err};
     e->sig = rb_calloc(p->n_signal_table ? p->n_signal_table : 1, sizeof *e->sig);
     e->state = rb_calloc(p->n_stages ? p->n_stages : 1, sizeof *e->state);
-    return e->sig && e->state ? RB_OK : rb_err_set(err, RB_ENOMEM, "out of memory");
+    e->blocked = rb_calloc(p->n_signal_table ? p->n_signal_table : 1, sizeof *e->blocked);
+    return e->sig && e->state && e->blocked ? RB_OK : rb_err_set(err, RB_ENOMEM, "out of memory");
 }
 
 /* The loop's tables, sized from the pipeline before the stages are created. */
@@ -39,17 +46,19 @@ static int alloc_tables(rb_engine *e)
     e->in_off = rb_calloc(n + 1, sizeof *e->in_off);
     e->out_off = rb_calloc(n + 1, sizeof *e->out_off);
     e->steps = rb_calloc(n + 1, sizeof *e->steps);
-    if (!e->in_off || !e->out_off || !e->steps)
+    e->block_steps = rb_calloc(n + 1, sizeof *e->block_steps);
+    if (!e->in_off || !e->out_off || !e->steps || !e->block_steps)
         return nomem(e);
     for (size_t s = 0; s < n; s++) {
         e->in_off[s] = ni;
         e->out_off[s] = no;
         e->steps[s] = p->stages[s].type->step;
+        e->block_steps[s] = p->stages[s].type->step_block;
         ni += p->stages[s].type->n_inputs;
         no += p->stages[s].type->n_outputs;
     }
-    e->n_in_ptr = ni;
-    e->n_out_ptr = no;
+    e->in_off[n] = e->n_in_ptr = ni;
+    e->out_off[n] = e->n_out_ptr = no;
     e->in_ptr = rb_calloc(ni + 1, sizeof *e->in_ptr);
     e->in_base = rb_calloc(ni + 1, sizeof *e->in_base);
     e->in_stride = rb_calloc(ni + 1, sizeof *e->in_stride);
@@ -59,8 +68,10 @@ static int alloc_tables(rb_engine *e)
     e->out_base = rb_calloc(no + 1, sizeof *e->out_base);
     e->out_stride = rb_calloc(no + 1, sizeof *e->out_stride);
     e->out_width = rb_calloc(no + 1, sizeof *e->out_width);
+    e->block_in = rb_calloc(ni + 1, sizeof *e->block_in);
+    e->block_out = rb_calloc(no + 1, sizeof *e->block_out);
     if (!e->in_ptr || !e->in_base || !e->in_stride || !e->in_row0 || !e->out_row0 || !e->out_ptr || !e->out_base ||
-        !e->out_stride || !e->out_width)
+        !e->out_stride || !e->out_width || !e->block_in || !e->block_out)
         return nomem(e);
     return RB_OK;
 }
@@ -76,9 +87,11 @@ static int adopt_outputs(rb_engine *e, size_t s, const rb_port *out, size_t reco
         size_t t = st->out_signal[j], rows = e->p->signal_table[t].recorded ? recorded_rows : 1, count, bytes;
         bool windowed = e->windowed_out && e->windowed_out[t]; /* a window's rows (rb_engine_set_window) */
         rows = windowed && e->window_rows < rows ? e->window_rows : rows;
+        e->blocked[t] = rows == 1 && !windowed; /* one block's rows, from the block's first sample on */
+        rows = e->blocked[t] ? RB_ENGINE_BLOCK : rows;
         rb_live_signal *ls = &e->sig[t];
         ls->width = out[j].width;
-        ls->stride = rows > 1 || windowed ? ls->width : 0;
+        ls->stride = ls->width;
         if (!rb_size_mul(rows, ls->width, &count) || !rb_size_mul(count, sizeof(double), &bytes))
             return rb_err_set(e->err, RB_ENOMEM, "%s: stage %s: output %s is too large", e->label, st->id,
                               st->type->outputs[j]);
@@ -147,6 +160,8 @@ static int build_tables(rb_engine *e)
             }
             e->in_base[i] = e->sig[st->in_signal[j]].data;
             e->in_stride[i] = e->sig[st->in_signal[j]].stride;
+            if (e->blocked[st->in_signal[j]])
+                e->block_in[e->n_block_in++] = i;
         }
         for (size_t j = 0, o = e->out_off[s]; j < st->type->n_outputs; j++, o++) {
             if (st->out_signal[j] == SIZE_MAX) {
@@ -156,6 +171,8 @@ static int build_tables(rb_engine *e)
             } else {
                 e->out_base[o] = e->sig[st->out_signal[j]].data;
                 e->out_stride[o] = e->sig[st->out_signal[j]].stride;
+                if (e->blocked[st->out_signal[j]])
+                    e->block_out[e->n_block_out++] = o;
             }
         }
     }
@@ -215,33 +232,69 @@ int rb_engine_watch_innovations(rb_engine *e, double k_sigma, double t_from)
     return RB_OK;
 }
 
-int rb_engine_steps(rb_engine *e, size_t k0, size_t k1, const double *time, size_t *failed_k, size_t *failed_stage)
+/* Stage s over samples [kb, ke): its block step, else step() sample by sample. On a failure, *failed_k is the
+ * sample. */
+static int stage_steps(rb_engine *e, size_t s, size_t kb, size_t ke, const double *time, size_t *failed_k)
 {
-    const size_t n_st = e->p->n_stages, ni = e->n_in_ptr, no = e->n_out_ptr;
-    const double **in_ptr = e->in_ptr, *const *in_base = (const double *const *)e->in_base;
-    double **out_ptr = e->out_ptr, *const *out_base = e->out_base;
-    const size_t *in_stride = e->in_stride, *in_row0 = e->in_row0, *out_stride = e->out_stride, *in_off = e->in_off,
-                 *out_off = e->out_off, *out_row0 = e->out_row0;
-    void *const *state = e->state;
-    const rb_stage_step_fn *steps = e->steps;
-    rb_err *err = e->err;
-    const rb_stage_innovations *const *inno = e->inno;
-    for (size_t k = k0; k < k1; k++) {
-        for (size_t j = 0; j < ni; j++)
+    const size_t i0 = e->in_off[s], i1 = e->in_off[s + 1], o0 = e->out_off[s], o1 = e->out_off[s + 1];
+    const double **in_ptr = e->in_ptr + i0, *const *in_base = (const double *const *)e->in_base + i0;
+    double **out_ptr = e->out_ptr + o0, *const *out_base = e->out_base + o0;
+    const size_t *in_stride = e->in_stride + i0, *in_row0 = e->in_row0 + i0, *out_stride = e->out_stride + o0,
+                 *out_row0 = e->out_row0 + o0;
+    void *state = e->state[s];
+    const rb_stage_innovations *inno = e->inno ? e->inno[s] : NULL;
+    if (e->block_steps[s] && !inno) {
+        for (size_t j = 0; j < i1 - i0; j++)
+            in_ptr[j] = in_base[j] + (kb - in_row0[j]) * in_stride[j];
+        for (size_t j = 0; j < o1 - o0; j++)
+            out_ptr[j] = out_base[j] + (kb - out_row0[j]) * out_stride[j];
+        size_t done = 0;
+        int rc =
+            e->block_steps[s](state, kb, ke - kb, time + kb, in_ptr, in_stride, out_ptr, out_stride, &done, e->err);
+        if (rc != RB_OK)
+            *failed_k = kb + done;
+        return rc;
+    }
+    const rb_stage_step_fn step = e->steps[s];
+    for (size_t k = kb; k < ke; k++) {
+        for (size_t j = 0; j < i1 - i0; j++)
             in_ptr[j] = in_base[j] + (k - in_row0[j]) * in_stride[j];
-        for (size_t j = 0; j < no; j++)
+        for (size_t j = 0; j < o1 - o0; j++)
             out_ptr[j] = out_base[j] + (k - out_row0[j]) * out_stride[j];
         const double t = time[k];
-        for (size_t s = 0; s < n_st; s++) {
-            int rc = steps[s](state[s], k, t, in_ptr + in_off[s], out_ptr + out_off[s], err);
-            if (rc != RB_OK) {
-                *failed_k = k;
-                *failed_stage = s;
-                return rc;
-            }
-            if (inno && inno[s] && t >= e->inno_from)
-                rb_fault_outliers(inno[s]->z, inno[s]->m, e->k_sigma, k, e->inno_tally[s]);
+        int rc = step(state, k, t, in_ptr, out_ptr, e->err);
+        if (rc != RB_OK) {
+            *failed_k = k;
+            return rc;
         }
+        if (inno && t >= e->inno_from)
+            rb_fault_outliers(inno->z, inno->m, e->k_sigma, k, e->inno_tally[s]);
+    }
+    return RB_OK;
+}
+
+int rb_engine_steps(rb_engine *e, size_t k0, size_t k1, const double *time, size_t *failed_k, size_t *failed_stage)
+{
+    for (size_t kb = k0, ke; kb < k1; kb = ke) {
+        ke = k1 - kb < RB_ENGINE_BLOCK ? k1 : kb + RB_ENGINE_BLOCK;
+        for (size_t j = 0; j < e->n_block_in; j++)
+            e->in_row0[e->block_in[j]] = kb;
+        for (size_t j = 0; j < e->n_block_out; j++)
+            e->out_row0[e->block_out[j]] = kb;
+        /* What sample by sample reports: the earliest failing sample, and at it the first stage. A stage failing
+         * at k leaves the later stages [kb, k) to run: one of them may fail earlier. */
+        int first = RB_OK;
+        size_t end = ke;
+        for (size_t s = 0; s < e->p->n_stages && kb < end; s++) {
+            size_t k;
+            int rc = stage_steps(e, s, kb, end, time, &k);
+            if (rc != RB_OK) {
+                first = rc, end = k;
+                *failed_k = k, *failed_stage = s;
+            }
+        }
+        if (first != RB_OK)
+            return first;
     }
     return RB_OK;
 }
@@ -291,5 +344,9 @@ void rb_engine_free(rb_engine *e)
     rb_free(e->in_off);
     rb_free(e->out_off);
     rb_free(e->steps);
+    rb_free(e->block_steps);
+    rb_free(e->block_in);
+    rb_free(e->block_out);
+    rb_free(e->blocked);
     *e = (rb_engine){0};
 }

@@ -28,8 +28,8 @@ typedef struct pload {
 int rb_cfg_check_graph(pload *x);
 
 /* ---- the stage engine (engine.c): the one way to step a stage graph, for run.c and stream.c --------- */
-/* One signal while running: `data` holds n_rows x width values; stride is width for a clock-length
- * buffer and 0 for a single row rewritten every sample. */
+/* One signal while running: `data` holds n_rows x width values; stride is width for a clock-length or
+ * block-length buffer and 0 for a single row rewritten every sample (a stream's bindings). */
 typedef struct rb_live_signal {
     size_t width, stride;
     double *data;
@@ -37,6 +37,11 @@ typedef struct rb_live_signal {
 } rb_live_signal;
 
 typedef int (*rb_stage_step_fn)(void *, size_t, double, const double *const *, double *const *, rb_err *);
+typedef int (*rb_stage_block_fn)(void *, size_t, size_t, const double *, const double *const *, const size_t *,
+                                 double *const *, const size_t *, size_t *, rb_err *);
+
+/* Samples per block of rb_engine_steps (engine.c): a stage's block step sees at most this many. */
+#define RB_ENGINE_BLOCK 32
 
 /* The stages of a pipeline with the signals they read and write. Set-up, in order:
  *   rb_engine_init         the signal table (every entry empty) and the stage states;
@@ -59,9 +64,13 @@ typedef struct rb_engine {
     size_t *out_row0; /* per output port: the same */
     const bool *windowed_out; /* NULL, or per signal-table entry: a recorded stage output held window_rows rows */
     size_t window_rows;
-    size_t *out_width;       /* per output port, as create() set it */
-    rb_stage_step_fn *steps; /* per stage */
-    double *scratch;         /* one row per unwired output port, rewritten every sample, never read */
+    size_t *out_width;              /* per output port, as create() set it */
+    rb_stage_step_fn *steps;        /* per stage */
+    rb_stage_block_fn *block_steps; /* per stage: its type's step_block, or NULL */
+    bool *blocked;                  /* per signal-table entry: a stage output nobody keeps, holding one block's rows */
+    size_t *block_in; /* the input ports reading such a signal (n_block_in), then the output ports writing one */
+    size_t *block_out, n_block_in, n_block_out;
+    double *scratch; /* one row per unwired output port, rewritten every sample, never read */
     /* the fault monitor's watch on the stages that show innovations (rb_engine_watch_innovations) */
     const rb_stage_innovations **inno; /* per stage; NULL: none, or not watched */
     rb_fault_tally **inno_tally;       /* per stage: inno[s]->m tallies of outliers */
@@ -71,15 +80,17 @@ typedef struct rb_engine {
 /* Zeroes *e and allocates the empty signal table and the state slots. RB_ENOMEM ("out of memory"). */
 int rb_engine_init(rb_engine *e, const rb_pipeline *p, const char *label, rb_err *err);
 /* Creates the stages on a clock of n_samples times (time, borrowed until rb_engine_free) with period dt.
- * A wired output gets `recorded_rows` rows (stride its width) when the signal table marks it recorded
- * and recorded_rows > 1, else one row (stride 0). When a stage's create() fails, *failed_stage is its
+ * A wired output gets `recorded_rows` rows when the signal table marks it recorded and recorded_rows > 1
+ * (or a window's rows, windowed_out), else the rows of one block (RB_ENGINE_BLOCK), each with stride its width. When a stage's create() fails, *failed_stage is its
  * index and the message is create()'s own (the caller prefixes it); otherwise *failed_stage = SIZE_MAX
  * and errors (RB_ENOMEM) start with the label. */
 int rb_engine_create(rb_engine *e, double dt, size_t n_samples, const double *time, size_t recorded_rows,
                      size_t *failed_stage);
-/* Steps samples [k0, k1) at times time[k]: every stage in execution order, reading and writing the rows
- * base + k * stride. Allocates nothing. On a stage's non-zero return, stops and returns it with the
- * sample and stage in *failed_k, *failed_stage (the message is the stage's own). */
+/* Steps samples [k0, k1) at times time[k]: blocks of up to RB_ENGINE_BLOCK samples, each stage (in execution
+ * order) over the whole block before the next, reading and writing the rows base + (k - row0) * stride.
+ * Allocates nothing. On a stage's non-zero return, stops and returns it with the sample and stage in
+ * *failed_k, *failed_stage (the message is the stage's own): the earliest sample that fails, and the first
+ * stage failing at it, as stepping sample by sample would report. */
 int rb_engine_steps(rb_engine *e, size_t k0, size_t k1, const double *time, size_t *failed_k, size_t *failed_stage);
 /* Windowed runs (window.c): the signals not marked in whole[] (per signal-table entry) hold the rows of clock
  * samples [k0, ...) from their row 0 on; the others every row from sample 0. Allocates nothing. */

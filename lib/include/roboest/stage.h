@@ -140,12 +140,22 @@ typedef struct rb_stage_innovations {
  *   destroy  free the state (may be NULL when create allocates nothing).
  *   innovations  (optional) what a filter compares with its measurements, for the fault monitor.
  *   notes    (optional) lines for the run's warnings, read after finish().
+ *   step_block  (optional) samples k0 .. k0 + count - 1 at once, exactly as count calls of step() would compute
+ *            them (the same bits): in[i] + b * in_stride[i] is input port i's row of sample k0 + b (a stride may be
+ *            0: the same row), out[j] + b * out_stride[j] output port j's; t[b] its time. For a stage that reuses
+ *            what it reads per sample (a network's weights) across samples. The runner steps a pipeline in
+ *            blocks of samples, each stage over the whole block before the next (exact: the stages are causal
+ *            and form a DAG), and calls step_block when the type has one (not while the fault monitor watches its
+ *            innovations). On a non-zero return, *failed is the offset in the block of the failing sample, the
+ *            samples before it done. Must not allocate or do I/O.
  */
 /* A type whose start-up decays like exp(-t / tau) declares this many time constants as its settling time (its
  * rb_stage_type.settle): the start-up error is then down to exp(-5) = 0.7 % of where it began. */
 #define RB_SETTLE_TIME_CONSTANTS 5.0
 
-#define RB_STAGE_TYPE_VERSION 5 /* 2: rb_param_spec.details; 3: rb_stage_type.innovations; 4: .notes; 5: .settle */
+#define RB_STAGE_TYPE_VERSION                                                                                          \
+    6 /* 2: rb_param_spec.details; 3: rb_stage_type.innovations; 4: .notes; 5: .settle; \
+                                   6: .step_block */
 
 typedef struct rb_stage_type {
     int version;         /* RB_STAGE_TYPE_VERSION: the registry refuses a type written against another layout */
@@ -182,6 +192,9 @@ typedef struct rb_stage_type {
      * settle_doc says how, one line of Markdown for the reference ("Start-up: ..."). */
     double (*settle)(const rb_params *params, double dt);
     const char *settle_doc;
+    int (*step_block)(void *state, size_t k0, size_t count, const double *t, const double *const *in,
+                      const size_t *in_stride, double *const *out, const size_t *out_stride, size_t *failed,
+                      rb_err *err);
 } rb_stage_type;
 
 /* ---- registry ------------------------------------------------------------------------------------ */
