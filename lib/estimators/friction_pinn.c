@@ -15,6 +15,9 @@ typedef struct pinn_joint {
     double *x;        /* 2 H: motor velocities, then joint velocities (the network's input layout) */
 } pinn_joint;
 
+/* Samples the block step evaluates at once (rb_friction_net_infer_forward_many reads the weights once per call). */
+enum { CHUNK = 32 };
+
 typedef struct pinn {
     size_t n;
     fill_mode fill;
@@ -22,6 +25,9 @@ typedef struct pinn {
     rb_friction_net_infer net; /* all joints' networks, evaluated in one pass */
     const double **x;          /* n: each joint's history, the networks' inputs */
     double *y;                 /* n: the networks' outputs */
+    const double **xb;         /* n: joint i's inputs for CHUNK samples (CHUNK x 2 H, sample-major) */
+    double *yb;                /* CHUNK x n: the networks' outputs for them */
+    bool *full;                /* CHUNK x n: joint i's history was full at that sample */
     const char **units;        /* n, each the static "N m" */
 } pinn;
 
@@ -32,6 +38,11 @@ static void pinn_destroy(void *state)
         return;
     for (size_t i = 0; s->j && i < s->n; i++)
         rb_free(s->j[i].x);
+    for (size_t i = 0; s->xb && i < s->n; i++)
+        rb_free((double *)s->xb[i]);
+    rb_free(s->xb);
+    rb_free(s->yb);
+    rb_free(s->full);
     rb_free(s->j);
     rb_friction_net_infer_free(&s->net);
     rb_free(s->x);
@@ -77,7 +88,7 @@ static int check_ports(const rb_stage_setup *setup, const char *path, const rb_f
 
 /* Joint i from the file entry `e` (its network goes into the batch). */
 static int make_joint(const rb_stage_setup *setup, const char *path, const rb_friction_net_joint *e, pinn_joint *j,
-                      rb_err *err)
+                      double **xb, rb_err *err)
 {
     long long H = rb_params_integer(setup->params, "H");
     if (H > 0 && (size_t)H != e->H)
@@ -85,7 +96,7 @@ static int make_joint(const rb_stage_setup *setup, const char *path, const rb_fr
                           path, e->joint, e->H, H);
     j->H = e->H;
     j->scv = e->scv;
-    if (!(j->x = rb_calloc(2 * e->H, sizeof *j->x)))
+    if (!(j->x = rb_calloc(2 * e->H, sizeof *j->x)) || !(*xb = rb_calloc(CHUNK * 2 * e->H, sizeof **xb)))
         return rb_err_set(err, RB_ENOMEM, "out of memory");
     return RB_OK;
 }
@@ -96,7 +107,10 @@ static int make_joints(const rb_stage_setup *setup, const char *path, const rb_f
     const rb_fnet **nets = rb_calloc(s->n ? s->n : 1, sizeof *nets);
     s->x = rb_calloc(s->n ? s->n : 1, sizeof *s->x);
     s->y = rb_calloc(s->n ? s->n : 1, sizeof *s->y);
-    if (!nets || !s->x || !s->y) {
+    s->xb = rb_calloc(s->n ? s->n : 1, sizeof *s->xb);
+    s->yb = rb_calloc(CHUNK * (s->n ? s->n : 1), sizeof *s->yb);
+    s->full = rb_calloc(CHUNK * (s->n ? s->n : 1), sizeof *s->full);
+    if (!nets || !s->x || !s->y || !s->xb || !s->yb || !s->full) {
         rb_free(nets);
         return rb_err_set(err, RB_ENOMEM, "out of memory");
     }
@@ -116,7 +130,7 @@ static int make_joints(const rb_stage_setup *setup, const char *path, const rb_f
             break;
         }
         nets[i] = &e->net;
-        if (!(rc = make_joint(setup, path, e, &s->j[i], err)))
+        if (!(rc = make_joint(setup, path, e, &s->j[i], (double **)&s->xb[i], err)))
             s->x[i] = s->j[i].x;
     }
     if (!rc && s->n)
@@ -176,6 +190,16 @@ static void push(pinn_joint *j, double w, double v)
         j->filled++;
 }
 
+/* Joint i's output: the network's y while its history is full, else the fill at joint velocity v. */
+static double output(const pinn *s, size_t i, bool full, double y, double v)
+{
+    if (full)
+        return y;
+    if (s->fill == FILL_MODEL)
+        return rb_friction_eval(&s->j[i].scv, v);
+    return s->fill == FILL_NAN ? NAN : 0.0;
+}
+
 static int pinn_step(void *state, size_t k, double t, const double *const *in, double *const *out, rb_err *err)
 {
     (void)k, (void)t, (void)err;
@@ -187,15 +211,39 @@ static int pinn_step(void *state, size_t k, double t, const double *const *in, d
     }
     if (any) /* all joints in one pass (a filling joint's output is replaced below) */
         rb_friction_net_infer_forward(&s->net, s->x, s->y);
-    for (size_t i = 0; i < s->n; i++) {
-        pinn_joint *j = &s->j[i];
-        double v = in[1][i];
-        if (j->filled == j->H)
-            out[0][i] = s->y[i];
-        else if (s->fill == FILL_MODEL)
-            out[0][i] = rb_friction_eval(&j->scv, v);
-        else
-            out[0][i] = s->fill == FILL_NAN ? NAN : 0.0;
+    for (size_t i = 0; i < s->n; i++)
+        out[0][i] = output(s, i, s->j[i].filled == s->j[i].H, s->y[i], in[1][i]);
+    return RB_OK;
+}
+
+/* count samples: the histories of CHUNK samples at a time gathered, their networks in one call. */
+static int pinn_step_block(void *state, size_t k0, size_t count, const double *t, const double *const *in,
+                           const size_t *in_stride, double *const *out, const size_t *out_stride, size_t *failed,
+                           rb_err *err)
+{
+    (void)k0, (void)t, (void)failed, (void)err;
+    pinn *s = state;
+    size_t n = s->n;
+    for (size_t b0 = 0; b0 < count; b0 += CHUNK) {
+        size_t cnt = count - b0 < CHUNK ? count - b0 : CHUNK;
+        bool any = false;
+        for (size_t b = 0; b < cnt; b++) {
+            const double *w = in[0] + (b0 + b) * in_stride[0], *v = in[1] + (b0 + b) * in_stride[1];
+            for (size_t i = 0; i < n; i++) {
+                pinn_joint *j = &s->j[i];
+                push(j, w[i], v[i]);
+                memcpy((double *)s->xb[i] + b * 2 * j->H, j->x, 2 * j->H * sizeof *j->x);
+                any |= s->full[b * n + i] = j->filled == j->H;
+            }
+        }
+        if (any)
+            rb_friction_net_infer_forward_many(&s->net, s->xb, cnt, s->yb);
+        for (size_t b = 0; b < cnt; b++) {
+            const double *v = in[1] + (b0 + b) * in_stride[1];
+            double *o = out[0] + (b0 + b) * out_stride[0];
+            for (size_t i = 0; i < n; i++)
+                o[i] = output(s, i, s->full[b * n + i], s->yb[b * n + i], v[i]);
+        }
     }
     return RB_OK;
 }
@@ -286,4 +334,5 @@ const rb_stage_type rb_stage_friction_pinn = {
     .step = pinn_step,
     .finish = NULL,
     .destroy = pinn_destroy,
+    .step_block = pinn_step_block,
 };

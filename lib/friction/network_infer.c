@@ -410,3 +410,14 @@ void rb_friction_net_infer_forward(rb_friction_net_infer *f, const double *const
         }
     }
 }
+
+/* TEMPORARY (lead's placeholder until the helper's block kernel merges) */
+void rb_friction_net_infer_forward_many(rb_friction_net_infer *f, const double *const *X, size_t count, double *Y)
+{
+    const double *x[64];
+    for (size_t b = 0; b < count; b++) {
+        for (size_t i = 0; i < f->n; i++)
+            x[i] = X[i] + b * f->net[i].n_in;
+        rb_friction_net_infer_forward(f, x, Y + b * f->n);
+    }
+}

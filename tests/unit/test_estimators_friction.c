@@ -359,6 +359,56 @@ Test(estimators_friction, friction_pinn_is_the_network_on_the_histories)
     test_remove_tree(dir);
 }
 
+/* friction_pinn's block step (the runner's blocks of samples) gives the bits of step() per sample, in blocks of
+ * every size around its own chunk, with a NaN restarting one joint's history and each history_fill; and allocates
+ * nothing. */
+Test(estimators_friction, friction_pinn_block_step_gives_the_bits_of_the_sample_steps)
+{
+    enum { T = 400 };
+    char *dir = test_temp_dir();
+    rb_friction_net_file *f;
+    free(write_net(dir, &f));
+    double t[T], w[T * 2], v[T * 2], y1[T * 2], y2[T * 2];
+    pinn_inputs(T, t, w, v);
+    w[150 * 2 + 1] = NAN, v[211 * 2] = NAN;
+    const size_t sizes[] = {1, 2, 31, 32, 33, 64, 7, 100, 1000}; /* the last: what is left */
+    const char *fills[3] = {"zero", "model", "nan"};
+    for (int mode = 0; mode < 3; mode++) {
+        char params[256];
+        snprintf(params, sizeof params, "{\"network\": \"net.json\", \"history_fill\": \"%s\"}", fills[mode]);
+        sh a, b;
+        rb_err err;
+        cr_assert_eq(sh_create(&a, "friction_pinn", params, 2, 2, 0.001, dir, &err), RB_OK, "%s", err.msg);
+        cr_assert_eq(sh_create(&b, "friction_pinn", params, 2, 2, 0.001, dir, &err), RB_OK, "%s", err.msg);
+        cr_assert_not_null(b.type->step_block);
+        sh_run(&a, T, 2, t, w, v, y1);
+        memset(y2, 0, sizeof y2);
+        const size_t in_stride[2] = {2, 2}, out_stride[1] = {2};
+        size_t failed = 0, calls = 0;
+        bool counting = test_alloc_count_works();
+        if (counting)
+            test_alloc_count_init();
+        test_alloc_count = 0;
+        for (size_t k = 0, s = 0; k < T; k += sizes[s++ % 9]) {
+            size_t count = T - k < sizes[s % 9] ? T - k : sizes[s % 9];
+            const double *in[2] = {w + 2 * k, v + 2 * k};
+            double *out[1] = {y2 + 2 * k};
+            test_alloc_counting = counting;
+            int rc = b.type->step_block(b.state, k, count, t + k, in, in_stride, out, out_stride, &failed, &err);
+            test_alloc_counting = 0;
+            cr_assert_eq(rc, RB_OK);
+            calls++;
+        }
+        cr_assert_eq(calls, 9);
+        cr_assert_eq(test_alloc_count, 0, "the block step allocated %ld times", test_alloc_count);
+        cr_assert(memcmp(y1, y2, sizeof y1) == 0, "history_fill %s: the block step's outputs differ", fills[mode]);
+        sh_free(&a);
+        sh_free(&b);
+    }
+    rb_friction_net_file_free(f);
+    test_remove_tree(dir);
+}
+
 /* The output at k never depends on inputs after k: change everything from k0 on and compare up to k0. */
 Test(estimators_friction, stages_are_causal)
 {

@@ -441,6 +441,7 @@ void rb_friction_net_infer_free(rb_friction_net_infer *f);
 /* y[i] = tau_F of network i for raw inputs x[i] (its n_in values), every i < n. No allocation, no checks: a
  * NaN input gives NaN. */
 void rb_friction_net_infer_forward(rb_friction_net_infer *f, const double *const *x, double *y);
+void rb_friction_net_infer_forward_many(rb_friction_net_infer *f, const double *const *X, size_t count, double *Y);
 
 /* One mini-batch for the loss and its gradient: B samples of normalized inputs. */
 typedef struct rb_friction_net_batch {
