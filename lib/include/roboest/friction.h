@@ -412,6 +412,9 @@ double rb_friction_net_forward(const rb_fnet *net, const double *x, double *work
  * prints both, and the time merely reading the weights takes: 4.5 us for six joints). Deterministic;
  * rb_friction_net_infer_forward allocates nothing (the scratch is the struct's: one call at a time per
  * struct). */
+/* Samples per sub-block of rb_friction_net_infer_forward_many (chosen by measurement: see above). */
+#define RB_FRICTION_NET_BLOCK 16
+
 typedef struct rb_friction_net_infer_net {
     size_t n_in, h1, h2;
     const double *mean, *iqr; /* n_in */
@@ -419,6 +422,7 @@ typedef struct rb_friction_net_infer_net {
     const float *W2t;         /* h1 rows of h2 (stride ld2, h2 rounded up to 16): W2 transposed */
     size_t ld2;
     const double *b2, *w3; /* h2 each */
+    const float *b2f;      /* b2 as floats, zero past h2 up to ld2 */
     double b3;
     double *xn, *a1; /* scratch: n_in, h1 */
     float *a2;       /* scratch: h2 */
@@ -432,6 +436,17 @@ typedef struct rb_friction_net_infer {
     void *block;        /* the weights and scratch of all networks */
     const float **rows; /* scratch: the W2t rows of one network's active units (largest h1) */
     float *alpha;       /* scratch: their a1 as floats */
+    /* scratch of rb_friction_net_infer_forward_many, one sub-block of RB_FRICTION_NET_BLOCK samples, rows
+     * sample-major; after a call with count > 0 they hold the last network's rows of the last sub-block
+     * (samples RB_FRICTION_NET_BLOCK floor((count - 1) / RB_FRICTION_NET_BLOCK) on, in order) */
+    size_t in_max, h1_max, ld2_max;       /* the largest n_in, h1, ld2: the rows' strides */
+    void *blk;                            /* the allocation holding the rows below */
+    double *blk_xn;                       /* normalized inputs (stride in_max) */
+    double *blk_a1;                       /* first-layer sums (stride h1_max) */
+    float *blk_a2;                        /* second-layer sums (stride ld2_max) */
+    double *blk_terms;                    /* the output layer's terms (stride ld2_max) */
+    void *blk_act;                        /* each sample's active units (internal; stride h1_max) */
+    size_t blk_na[RB_FRICTION_NET_BLOCK]; /* their counts */
 } rb_friction_net_infer;
 
 /* Build the inference form of nets[0..n) (copies; n >= 1; free with rb_friction_net_infer_free, which
@@ -441,6 +456,11 @@ void rb_friction_net_infer_free(rb_friction_net_infer *f);
 /* y[i] = tau_F of network i for raw inputs x[i] (its n_in values), every i < n. No allocation, no checks: a
  * NaN input gives NaN. */
 void rb_friction_net_infer_forward(rb_friction_net_infer *f, const double *const *x, double *y);
+/* The same for `count` samples at once (the block form), the same bits as count calls of
+ * rb_friction_net_infer_forward: X[i] holds network i's raw inputs sample-major (sample b's n_in values at
+ * X[i] + b n_in), Y[b n + i] = network i's output for sample b (count x n, sample-major). count 0 does nothing.
+ * Allocates nothing; leaves the per-sample scratch (net[i].xn, a1, a2, terms) alone. */
+void rb_friction_net_infer_forward_many(rb_friction_net_infer *f, const double *const *X, size_t count, double *Y);
 
 /* One mini-batch for the loss and its gradient: B samples of normalized inputs. */
 typedef struct rb_friction_net_batch {
