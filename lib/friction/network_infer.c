@@ -24,9 +24,9 @@
 enum { NBMAX = 2048 }; /* OpenBLAS dgemv_t's input block */
 
 /* The block form (rb_friction_net_infer_forward_many): samples per sub-block; first-layer units per group
- * (a multiple of 4: their weights, 16 x 40 doubles at the shipped sizes, stay in L1 over a sub-block);
+ * (a multiple of 4: their weights, 32 x 40 doubles at the shipped sizes, stay in L1 over a sub-block);
  * second-layer entries per tile (32 floats: four vectors per sample, two samples side by side). */
-enum { BLK = RB_FRICTION_NET_BLOCK, UNITS = 16, TILE = 32 };
+enum { BLK = RB_FRICTION_NET_BLOCK, UNITS = 64, TILE = 32 };
 
 /* An active unit of one sample: its a1 as a float and its W2t row's offset (floats). */
 typedef struct act {
@@ -38,7 +38,8 @@ typedef struct act {
 
 /* The last h1 mod 4 units: a pair by two lanes (even and odd inputs), a single one by four, each
  * product rounded before its add (OpenBLAS's SSE2 kernels for the leftover columns). */
-static void layer1_rest(const double *W, size_t lda, const double *x, size_t nb, size_t j, size_t h1, double *a1)
+static void layer1_rest(const double *W, size_t lda, const double *x, size_t nb, size_t j, size_t h1, const double *a0,
+                        double *a1)
 {
     if (h1 - j >= 2)
         for (size_t end = j + 2; j < end; j++) {
@@ -49,7 +50,7 @@ static void layer1_rest(const double *W, size_t lda, const double *x, size_t nb,
                 e = e + p;
                 o = o + q;
             }
-            a1[j] += e + o;
+            a1[j] = a0[j] + (e + o);
         }
     if (j < h1) {
         const double *w = W + j * lda;
@@ -59,11 +60,12 @@ static void layer1_rest(const double *W, size_t lda, const double *x, size_t nb,
                 double p = w[k + q] * x[k + q];
                 l[q] = l[q] + p;
             }
-        a1[j] += (l[0] + l[2]) + (l[1] + l[3]);
+        a1[j] = a0[j] + ((l[0] + l[2]) + (l[1] + l[3]));
     }
 }
 
-static void layer1_block_c(const double *W, size_t lda, const double *x, size_t nb, size_t h1, double *a1)
+static void layer1_block_c(const double *W, size_t lda, const double *x, size_t nb, size_t h1, const double *a0,
+                           double *a1)
 {
     size_t h4 = h1 & ~(size_t)3, j = 0;
     for (; j < h4; j++) {
@@ -72,9 +74,9 @@ static void layer1_block_c(const double *W, size_t lda, const double *x, size_t 
         for (size_t k = 0; k < nb; k += 4)
             for (int q = 0; q < 4; q++)
                 l[q] = fma(w[k + q], x[k + q], l[q]);
-        a1[j] += (l[0] + l[2]) + (l[1] + l[3]);
+        a1[j] = a0[j] + ((l[0] + l[2]) + (l[1] + l[3]));
     }
-    layer1_rest(W, lda, x, nb, j, h1, a1);
+    layer1_rest(W, lda, x, nb, j, h1, a0, a1);
 }
 
 #if HAVE_SIMD
@@ -87,7 +89,8 @@ SIMD_FN static inline double hsum4(__m256d s)
 /* Eight units at a time (eight independent chains), then four; each unit's lanes as in the C form. The
  * accumulators are spelled out: GCC at -O2 keeps an array of them in memory. */
 #define FMA_UNIT(c) s##c = _mm256_fmadd_pd(_mm256_loadu_pd(w + (c)*lda + k), xv, s##c)
-SIMD_FN static void layer1_block_simd(const double *W, size_t lda, const double *x, size_t nb, size_t h1, double *a1)
+SIMD_FN static void layer1_block_simd(const double *W, size_t lda, const double *x, size_t nb, size_t h1,
+                                      const double *a0, double *a1)
 {
     size_t h4 = h1 & ~(size_t)3, j = 0;
     for (; j + 8 <= h4; j += 8) {
@@ -97,8 +100,9 @@ SIMD_FN static void layer1_block_simd(const double *W, size_t lda, const double 
             __m256d xv = _mm256_loadu_pd(x + k);
             FMA_UNIT(0), FMA_UNIT(1), FMA_UNIT(2), FMA_UNIT(3), FMA_UNIT(4), FMA_UNIT(5), FMA_UNIT(6), FMA_UNIT(7);
         }
-        a1[j] += hsum4(s0), a1[j + 1] += hsum4(s1), a1[j + 2] += hsum4(s2), a1[j + 3] += hsum4(s3);
-        a1[j + 4] += hsum4(s4), a1[j + 5] += hsum4(s5), a1[j + 6] += hsum4(s6), a1[j + 7] += hsum4(s7);
+        a1[j] = a0[j] + hsum4(s0), a1[j + 1] = a0[j + 1] + hsum4(s1), a1[j + 2] = a0[j + 2] + hsum4(s2);
+        a1[j + 3] = a0[j + 3] + hsum4(s3), a1[j + 4] = a0[j + 4] + hsum4(s4), a1[j + 5] = a0[j + 5] + hsum4(s5);
+        a1[j + 6] = a0[j + 6] + hsum4(s6), a1[j + 7] = a0[j + 7] + hsum4(s7);
     }
     for (; j < h4; j += 4) {
         const double *w = W + j * lda;
@@ -107,9 +111,10 @@ SIMD_FN static void layer1_block_simd(const double *W, size_t lda, const double 
             __m256d xv = _mm256_loadu_pd(x + k);
             FMA_UNIT(0), FMA_UNIT(1), FMA_UNIT(2), FMA_UNIT(3);
         }
-        a1[j] += hsum4(s0), a1[j + 1] += hsum4(s1), a1[j + 2] += hsum4(s2), a1[j + 3] += hsum4(s3);
+        a1[j] = a0[j] + hsum4(s0), a1[j + 1] = a0[j + 1] + hsum4(s1), a1[j + 2] = a0[j + 2] + hsum4(s2);
+        a1[j + 3] = a0[j + 3] + hsum4(s3);
     }
-    layer1_rest(W, lda, x, nb, j, h1, a1);
+    layer1_rest(W, lda, x, nb, j, h1, a0, a1);
 }
 #undef FMA_UNIT
 #endif
@@ -117,11 +122,11 @@ SIMD_FN static void layer1_block_simd(const double *W, size_t lda, const double 
 #if HAVE_SIMD
 /* Four columns of lanes (units u..u+3, each lane l the sum of its inputs k = l mod 4) reduced each as
  * (l0 + l2) + (l1 + l3), the hsum4 above, four units at once, and added to a1[0..4). */
-SIMD_FN static inline void reduce4(__m256d s0, __m256d s1, __m256d s2, __m256d s3, double *a1)
+SIMD_FN static inline void reduce4(__m256d s0, __m256d s1, __m256d s2, __m256d s3, const double *a0, double *a1)
 {
     __m256d t02 = _mm256_add_pd(_mm256_permute2f128_pd(s0, s2, 0x20), _mm256_permute2f128_pd(s0, s2, 0x31));
     __m256d t13 = _mm256_add_pd(_mm256_permute2f128_pd(s1, s3, 0x20), _mm256_permute2f128_pd(s1, s3, 0x31));
-    _mm256_storeu_pd(a1, _mm256_add_pd(_mm256_loadu_pd(a1), _mm256_hadd_pd(t02, t13)));
+    _mm256_storeu_pd(a1, _mm256_add_pd(_mm256_loadu_pd(a0), _mm256_hadd_pd(t02, t13)));
 }
 
 /* layer1_block_simd for two samples at once (the block form): four units by two samples, each weight load
@@ -133,7 +138,7 @@ SIMD_FN static inline void reduce4(__m256d s0, __m256d s1, __m256d s2, __m256d s
         b##c = _mm256_fmadd_pd(w_, xb, b##c);                                                                          \
     } while (0)
 SIMD_FN static void layer1_block_simd2(const double *W, size_t lda, const double *x0, const double *x1, size_t nb,
-                                       size_t h1, double *a1x, double *a1y)
+                                       size_t h1, const double *a0x, double *a1x, const double *a0y, double *a1y)
 {
     size_t h4 = h1 & ~(size_t)3, j = 0;
     for (; j < h4; j += 4) {
@@ -146,11 +151,11 @@ SIMD_FN static void layer1_block_simd2(const double *W, size_t lda, const double
             FMA_PAIR(2);
             FMA_PAIR(3);
         }
-        reduce4(a0, a1, a2, a3, a1x + j);
-        reduce4(b0, b1, b2, b3, a1y + j);
+        reduce4(a0, a1, a2, a3, a0x + j, a1x + j);
+        reduce4(b0, b1, b2, b3, a0y + j, a1y + j);
     }
-    layer1_rest(W, lda, x0, nb, j, h1, a1x);
-    layer1_rest(W, lda, x1, nb, j, h1, a1y);
+    layer1_rest(W, lda, x0, nb, j, h1, a0x, a1x);
+    layer1_rest(W, lda, x1, nb, j, h1, a0y, a1y);
 }
 #undef FMA_PAIR
 #endif
@@ -163,9 +168,8 @@ static void layer1_units(const rb_friction_net_infer_net *p, bool simd, size_t j
 {
     size_t m = p->n_in, g = j1 - j0, m3 = m & 3, x0 = 0, NB = NBMAX, m2 = (m & (NBMAX - 1)) - m3;
     ptrdiff_t m1 = (ptrdiff_t)(m & ~(size_t)3);
-    const double *W = p->W1 + j0 * m;
-    for (size_t s = 0; s < ns; s++)
-        memcpy(a1s[s] + j0, p->b1 + j0, g * sizeof *a1s[s]);
+    const double *W = p->W1 + j0 * m, *b1 = p->b1 + j0;
+    bool first = true; /* the first block adds its sums to b1, the others to a1 */
     while (NB == NBMAX) {
         m1 -= NBMAX;
         if (m1 < 0) {
@@ -175,16 +179,21 @@ static void layer1_units(const rb_friction_net_infer_net *p, bool simd, size_t j
         }
 #if HAVE_SIMD
         if (simd && ns == 2)
-            layer1_block_simd2(W + x0, m, xs[0] + x0, xs[1] + x0, NB, g, a1s[0] + j0, a1s[1] + j0);
+            layer1_block_simd2(W + x0, m, xs[0] + x0, xs[1] + x0, NB, g, first ? b1 : a1s[0] + j0, a1s[0] + j0,
+                               first ? b1 : a1s[1] + j0, a1s[1] + j0);
         else if (simd)
-            layer1_block_simd(W + x0, m, xs[0] + x0, NB, g, a1s[0] + j0);
+            layer1_block_simd(W + x0, m, xs[0] + x0, NB, g, first ? b1 : a1s[0] + j0, a1s[0] + j0);
         else
 #endif
             for (size_t s = 0; s < ns; s++)
-                layer1_block_c(W + x0, m, xs[s] + x0, NB, g, a1s[s] + j0);
+                layer1_block_c(W + x0, m, xs[s] + x0, NB, g, first ? b1 : a1s[s] + j0, a1s[s] + j0);
         x0 += NB;
+        first = false;
     }
     (void)simd;
+    if (first) /* fewer than 4 inputs */
+        for (size_t s = 0; s < ns; s++)
+            memcpy(a1s[s] + j0, b1, g * sizeof *b1);
     if (!m3)
         return;
     /* OpenBLAS's C for these, as its compiler contracted it: y += a0 x0 (+ a1 x1 (+ a2 x2)) */
@@ -546,20 +555,29 @@ static void layer2_cols_c(const float *W, const float *b2f, const act *l, size_t
 }
 
 #if HAVE_SIMD
+/* The entries (alpha, offset) of four units, as eight 32-bit lanes, packed to the front for each pattern of
+ * active units (bit q: unit q): the lanes to take, in order. */
+static const int32_t COMPACT[16][8] = {
+    {0, 0, 0, 0, 0, 0, 0, 0}, {0, 1, 0, 0, 0, 0, 0, 0}, {2, 3, 0, 0, 0, 0, 0, 0}, {0, 1, 2, 3, 0, 0, 0, 0},
+    {4, 5, 0, 0, 0, 0, 0, 0}, {0, 1, 4, 5, 0, 0, 0, 0}, {2, 3, 4, 5, 0, 0, 0, 0}, {0, 1, 2, 3, 4, 5, 0, 0},
+    {6, 7, 0, 0, 0, 0, 0, 0}, {0, 1, 6, 7, 0, 0, 0, 0}, {2, 3, 6, 7, 0, 0, 0, 0}, {0, 1, 2, 3, 6, 7, 0, 0},
+    {4, 5, 6, 7, 0, 0, 0, 0}, {0, 1, 4, 5, 6, 7, 0, 0}, {2, 3, 4, 5, 6, 7, 0, 0}, {0, 1, 2, 3, 4, 5, 6, 7}};
+
+/* As actives_c, four units at a time without a branch: their entries packed by COMPACT and stored whole (l
+ * has room: the store at na ends by unit j + 4 <= h1). */
 SIMD_FN static size_t actives_simd(const rb_friction_net_infer_net *p, const double *a1, act *l)
 {
     size_t na = 0, j = 0, h1 = p->h1, ld = p->ld2;
-    float al[4];
-    for (; j + 4 <= h1; j += 4) {
+    __m128i off = _mm_setr_epi32(0, (int)ld, (int)(2 * ld), (int)(3 * ld)), step = _mm_set1_epi32((int)(4 * ld));
+    for (; j + 4 <= h1; j += 4, off = _mm_add_epi32(off, step)) {
         __m256d a = _mm256_loadu_pd(a1 + j);
-        __m128 af = _mm256_cvtpd_ps(a);
-        _mm_storeu_ps(al, af);
+        __m128 af = _mm256_cvtpd_ps(a), o = _mm_castsi128_ps(off);
         int on = _mm256_movemask_pd(_mm256_cmp_pd(a, _mm256_setzero_pd(), _CMP_GT_OQ)) &
                  _mm_movemask_ps(_mm_cmp_ps(af, _mm_setzero_ps(), _CMP_NEQ_UQ));
-        for (int b = 0; b < 4; b++) {
-            l[na].alpha = al[b], l[na].off = (uint32_t)((j + (size_t)b) * ld);
-            na += (size_t)(on >> b) & 1;
-        }
+        __m256 e = _mm256_set_m128(_mm_unpackhi_ps(af, o), _mm_unpacklo_ps(af, o));
+        e = _mm256_permutevar8x32_ps(e, _mm256_loadu_si256((const __m256i *)COMPACT[on]));
+        _mm256_storeu_ps((float *)(l + na), e);
+        na += (size_t)__builtin_popcount((unsigned)on);
     }
     for (; j < h1; j++) {
         float a = (float)a1[j];
@@ -567,6 +585,16 @@ SIMD_FN static size_t actives_simd(const rb_friction_net_infer_net *p, const dou
         na += a1[j] > 0 && a != 0;
     }
     return na;
+}
+
+/* Entry *l's row in W and its alpha in every lane of *c, by one 64-bit load (alpha the low half on this
+ * little-endian CPU): the tile loops are bound by their loads, and this saves one per row. */
+SIMD_FN static inline const float *entry(const float *W, const act *l, __m256 *c)
+{
+    uint64_t e;
+    memcpy(&e, l, sizeof e);
+    *c = _mm256_broadcastss_ps(_mm_castsi128_ps(_mm_cvtsi32_si128((int)(uint32_t)e)));
+    return W + (e >> 32);
 }
 
 /* A tile of TILE entries below P for two samples (W = W2t + i0, b2f + i0, ya and yb their rows + i0): four
@@ -580,20 +608,18 @@ SIMD_FN static void layer2_tile_simd(const float *W, const float *b2f, const act
     __m256 s0 = _mm256_loadu_ps(b2f), s1 = _mm256_loadu_ps(b2f + 8), s2 = _mm256_loadu_ps(b2f + 16),
            s3 = _mm256_loadu_ps(b2f + 24), t0 = s0, t1 = s1, t2 = s2, t3 = s3;
     size_t n = na < nb ? na : nb, k = 0;
+    __m256 ca, cb;
     for (; k < n; k++) {
-        const float *wa = W + la[k].off, *wb = W + lb[k].off;
-        __m256 ca = _mm256_set1_ps(la[k].alpha), cb = _mm256_set1_ps(lb[k].alpha);
+        const float *wa = entry(W, la + k, &ca), *wb = entry(W, lb + k, &cb);
         ROW4(s, ca, wa);
         ROW4(t, cb, wb);
     }
     for (; k < na; k++) {
-        const float *wa = W + la[k].off;
-        __m256 ca = _mm256_set1_ps(la[k].alpha);
+        const float *wa = entry(W, la + k, &ca);
         ROW4(s, ca, wa);
     }
     for (; k < nb; k++) {
-        const float *wb = W + lb[k].off;
-        __m256 cb = _mm256_set1_ps(lb[k].alpha);
+        const float *wb = entry(W, lb + k, &cb);
         ROW4(t, cb, wb);
     }
     _mm256_storeu_ps(ya, s0), _mm256_storeu_ps(ya + 8, s1), _mm256_storeu_ps(ya + 16, s2);
@@ -607,7 +633,11 @@ SIMD_FN static void layer2_tile_simd(const float *W, const float *b2f, const act
  * then an add per active unit, in order. The rows' padding (W2t, b2f and the scratch rows run to ld2, zero
  * past h2) makes every load whole; the entries past h2 are never read. */
 #define TAIL(t, q, k)                                                                                                  \
-    t = _mm256_add_ps(t, _mm256_mul_ps(_mm256_set1_ps(l[q][k].alpha), _mm256_loadu_ps(W + l[q][k].off)))
+    do {                                                                                                               \
+        __m256 c_;                                                                                                     \
+        const float *w_ = entry(W, l[q] + (k), &c_);                                                                   \
+        t = _mm256_add_ps(t, _mm256_mul_ps(c_, _mm256_loadu_ps(w_)));                                                  \
+    } while (0)
 SIMD_FN static void layer2_tail_simd(const float *W, const float *b2f, const act *const *l, const size_t *na,
                                      float *const *y)
 {
