@@ -86,6 +86,27 @@ SIMD_FN static inline double hsum4(__m256d s)
     return _mm_cvtsd_f64(_mm_hadd_pd(t, t));
 }
 
+/* layer1_rest with the same lanes in vectors: a pair's (even, odd) in one, a single unit's four in one. */
+SIMD_FN static void layer1_rest_simd(const double *W, size_t lda, const double *x, size_t nb, size_t j, size_t h1,
+                                     const double *a0, double *a1)
+{
+    if (h1 - j >= 2)
+        for (size_t end = j + 2; j < end; j++) {
+            const double *w = W + j * lda;
+            __m128d s = _mm_setzero_pd();
+            for (size_t k = 0; k < nb; k += 2)
+                s = _mm_add_pd(s, _mm_mul_pd(_mm_loadu_pd(w + k), _mm_loadu_pd(x + k)));
+            a1[j] = a0[j] + (_mm_cvtsd_f64(s) + _mm_cvtsd_f64(_mm_unpackhi_pd(s, s)));
+        }
+    if (j < h1) {
+        const double *w = W + j * lda;
+        __m256d s = _mm256_setzero_pd();
+        for (size_t k = 0; k < nb; k += 4)
+            s = _mm256_add_pd(s, _mm256_mul_pd(_mm256_loadu_pd(w + k), _mm256_loadu_pd(x + k)));
+        a1[j] = a0[j] + hsum4(s);
+    }
+}
+
 /* Eight units at a time (eight independent chains), then four; each unit's lanes as in the C form. The
  * accumulators are spelled out: GCC at -O2 keeps an array of them in memory. */
 #define FMA_UNIT(c) s##c = _mm256_fmadd_pd(_mm256_loadu_pd(w + (c)*lda + k), xv, s##c)
@@ -114,7 +135,7 @@ SIMD_FN static void layer1_block_simd(const double *W, size_t lda, const double 
         a1[j] = a0[j] + hsum4(s0), a1[j + 1] = a0[j + 1] + hsum4(s1), a1[j + 2] = a0[j + 2] + hsum4(s2);
         a1[j + 3] = a0[j + 3] + hsum4(s3);
     }
-    layer1_rest(W, lda, x, nb, j, h1, a0, a1);
+    layer1_rest_simd(W, lda, x, nb, j, h1, a0, a1);
 }
 #undef FMA_UNIT
 #endif
@@ -154,8 +175,8 @@ SIMD_FN static void layer1_block_simd2(const double *W, size_t lda, const double
         reduce4(a0, a1, a2, a3, a0x + j, a1x + j);
         reduce4(b0, b1, b2, b3, a0y + j, a1y + j);
     }
-    layer1_rest(W, lda, x0, nb, j, h1, a0x, a1x);
-    layer1_rest(W, lda, x1, nb, j, h1, a0y, a1y);
+    layer1_rest_simd(W, lda, x0, nb, j, h1, a0x, a1x);
+    layer1_rest_simd(W, lda, x1, nb, j, h1, a0y, a1y);
 }
 #undef FMA_PAIR
 #endif
@@ -627,6 +648,39 @@ SIMD_FN static void layer2_tile_simd(const float *W, const float *b2f, const act
     _mm256_storeu_ps(yb, t0), _mm256_storeu_ps(yb + 8, t1), _mm256_storeu_ps(yb + 16, t2);
     _mm256_storeu_ps(yb + 24, t3);
 }
+
+/* The same for the last tile when the h2 mod 32 entries past it fit one vector (W, b2f, ya, yb + 32 are
+ * theirs): that vector too, by a rounded product then an add per unit (layer2_tail_simd's sums), in the same
+ * pass over the rows. */
+SIMD_FN static void layer2_last_tile_simd(const float *W, const float *b2f, const act *la, size_t na, const act *lb,
+                                          size_t nb, float *ya, float *yb)
+{
+    __m256 s0 = _mm256_loadu_ps(b2f), s1 = _mm256_loadu_ps(b2f + 8), s2 = _mm256_loadu_ps(b2f + 16),
+           s3 = _mm256_loadu_ps(b2f + 24), s4 = _mm256_loadu_ps(b2f + 32), t0 = s0, t1 = s1, t2 = s2, t3 = s3, t4 = s4;
+    size_t n = na < nb ? na : nb, k = 0;
+    __m256 ca, cb;
+    for (; k < n; k++) {
+        const float *wa = entry(W, la + k, &ca), *wb = entry(W, lb + k, &cb);
+        ROW4(s, ca, wa);
+        s4 = _mm256_add_ps(s4, _mm256_mul_ps(ca, _mm256_loadu_ps(wa + 32)));
+        ROW4(t, cb, wb);
+        t4 = _mm256_add_ps(t4, _mm256_mul_ps(cb, _mm256_loadu_ps(wb + 32)));
+    }
+    for (; k < na; k++) {
+        const float *wa = entry(W, la + k, &ca);
+        ROW4(s, ca, wa);
+        s4 = _mm256_add_ps(s4, _mm256_mul_ps(ca, _mm256_loadu_ps(wa + 32)));
+    }
+    for (; k < nb; k++) {
+        const float *wb = entry(W, lb + k, &cb);
+        ROW4(t, cb, wb);
+        t4 = _mm256_add_ps(t4, _mm256_mul_ps(cb, _mm256_loadu_ps(wb + 32)));
+    }
+    _mm256_storeu_ps(ya, s0), _mm256_storeu_ps(ya + 8, s1), _mm256_storeu_ps(ya + 16, s2);
+    _mm256_storeu_ps(ya + 24, s3), _mm256_storeu_ps(ya + 32, s4);
+    _mm256_storeu_ps(yb, t0), _mm256_storeu_ps(yb + 8, t1), _mm256_storeu_ps(yb + 16, t2);
+    _mm256_storeu_ps(yb + 24, t3), _mm256_storeu_ps(yb + 32, t4);
+}
 #undef ROW4
 
 /* Eight entries at or past P for four samples (W = W2t + i, b2f + i, y[q] the rows + i): a rounded product
@@ -735,13 +789,15 @@ static void block_net(rb_friction_net_infer *f, const rb_friction_net_infer_net 
     }
 #if HAVE_SIMD
     if (simd) {
+        bool fold = P && h2 > P && h2 - P <= 8; /* the tail in the last tile's pass */
         for (size_t i0 = 0; i0 < P; i0 += TILE)
             for (size_t b = 0; b < ns; b += 2) {
                 size_t c = b + 1 < ns ? b + 1 : b; /* an odd last sample goes twice */
-                layer2_tile_simd(p->W2t + i0, p->b2f + i0, acts + b * s1, na[b], acts + c * s1, na[c], a2 + b * s2 + i0,
-                                 a2 + c * s2 + i0);
+                (fold && i0 + TILE == P ? layer2_last_tile_simd
+                                        : layer2_tile_simd)(p->W2t + i0, p->b2f + i0, acts + b * s1, na[b],
+                                                            acts + c * s1, na[c], a2 + b * s2 + i0, a2 + c * s2 + i0);
             }
-        for (size_t i = P; i < h2; i += 8)
+        for (size_t i = fold ? h2 : P; i < h2; i += 8)
             for (size_t b = 0; b < ns; b += 4) {
                 const act *l[4];
                 size_t n4[4];
