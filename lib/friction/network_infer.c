@@ -179,9 +179,43 @@ SIMD_FN static void layer1_block_simd2(const double *W, size_t lda, const double
     layer1_rest_simd(W, lda, x1, nb, j, h1, a0y, a1y);
 }
 #undef FMA_PAIR
+
+/* The same for three samples: four units by three, twelve chains, seven loads per twelve multiply-adds. */
+#define FMA_TRIPLE(u)                                                                                                  \
+    do {                                                                                                               \
+        __m256d w_ = _mm256_loadu_pd(w + (u)*lda + k);                                                                 \
+        a##u = _mm256_fmadd_pd(w_, xa, a##u);                                                                          \
+        b##u = _mm256_fmadd_pd(w_, xb, b##u);                                                                          \
+        c##u = _mm256_fmadd_pd(w_, xc, c##u);                                                                          \
+    } while (0)
+SIMD_FN static void layer1_block_simd3(const double *W, size_t lda, const double *const *x, size_t x0, size_t nb,
+                                       size_t h1, const double *const *src, double *const *dst)
+{
+    size_t h4 = h1 & ~(size_t)3, j = 0;
+    const double *xa_ = x[0] + x0, *xb_ = x[1] + x0, *xc_ = x[2] + x0;
+    for (; j < h4; j += 4) {
+        const double *w = W + j * lda;
+        __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0, c0 = a0,
+                c1 = a0, c2 = a0, c3 = a0;
+        for (size_t k = 0; k < nb; k += 4) {
+            __m256d xa = _mm256_loadu_pd(xa_ + k), xb = _mm256_loadu_pd(xb_ + k), xc = _mm256_loadu_pd(xc_ + k);
+            FMA_TRIPLE(0);
+            FMA_TRIPLE(1);
+            FMA_TRIPLE(2);
+            FMA_TRIPLE(3);
+        }
+        reduce4(a0, a1, a2, a3, src[0] + j, dst[0] + j);
+        reduce4(b0, b1, b2, b3, src[1] + j, dst[1] + j);
+        reduce4(c0, c1, c2, c3, src[2] + j, dst[2] + j);
+    }
+    for (int s = 0; s < 3; s++)
+        layer1_rest_simd(W, lda, x[s] + x0, nb, j, h1, src[s], dst[s]);
+}
+#undef FMA_TRIPLE
 #endif
 
-/* a1 = b1 + W1 xn for the units [j0, j1) of ns samples (1, or 2 with the vector kernels: xs[s], a1s[s]):
+/* a1 = b1 + W1 xn for the units [j0, j1) of ns <= 3 samples (xs[s], a1s[s]; the vector kernels take 2 or 3
+ * at once, sharing each weight load):
  * the inputs in blocks of NBMAX (a multiple of 4 each), then the last n_in mod 4. j0 is a multiple of 4
  * and so is j1 - j0 unless j1 = h1: every unit's sums are then those of the whole layer's pass. */
 static void layer1_units(const rb_friction_net_infer_net *p, bool simd, size_t j0, size_t j1, size_t ns,
@@ -199,7 +233,13 @@ static void layer1_units(const rb_friction_net_infer_net *p, bool simd, size_t j
             NB = m2;
         }
 #if HAVE_SIMD
-        if (simd && ns == 2)
+        if (simd && ns == 3) {
+            const double *src[3];
+            double *dst[3];
+            for (size_t s = 0; s < 3; s++)
+                src[s] = first ? b1 : a1s[s] + j0, dst[s] = a1s[s] + j0;
+            layer1_block_simd3(W + x0, m, xs, x0, NB, g, src, dst);
+        } else if (simd && ns == 2)
             layer1_block_simd2(W + x0, m, xs[0] + x0, xs[1] + x0, NB, g, first ? b1 : a1s[0] + j0, a1s[0] + j0,
                                first ? b1 : a1s[1] + j0, a1s[1] + j0);
         else if (simd)
@@ -772,10 +812,11 @@ static void block_net(rb_friction_net_infer *f, const rb_friction_net_infer_net 
     }
     for (size_t j0 = 0, j1; j0 < h1; j0 = j1) {
         j1 = j0 + UNITS < h4 ? j0 + UNITS : h1;
-        for (size_t b = 0; b < ns; b += 2) {
-            const double *xs[2] = {xn + b * sx, xn + (b + 1) * sx};
-            double *a1s[2] = {a1 + b * s1, a1 + (b + 1) * s1};
-            layer1_units(p, simd, j0, j1, b + 1 < ns ? 2 : 1, xs, a1s);
+        for (size_t b = 0, k; b < ns; b += k) {
+            k = ns - b < 3 ? ns - b : 3;
+            const double *xs[3] = {xn + b * sx, xn + (b + 1) * sx, xn + (b + 2) * sx};
+            double *a1s[3] = {a1 + b * s1, a1 + (b + 1) * s1, a1 + (b + 2) * s1};
+            layer1_units(p, simd, j0, j1, k, xs, a1s);
         }
     }
     for (size_t b = 0; b < ns; b++) {
