@@ -1,14 +1,18 @@
-/* The friction network's inference per 1 kHz sample, before and after side by side in one run: "before" is
- * the unbatched form the friction_pinn stage ran up to a661b3c (friction_reference.h: one network per call,
- * cblas_dgemv and one cblas_saxpy per active unit), "after" the batched form (rb_friction_net_infer: every
- * joint in one pass, hand-vectorised kernels). Both run on the shipped networks (the leg's 6 joints, the
- * humanoid's 6 of the paper and the closed loop's 12) with the same inputs, and their outputs are checked
- * bit for bit. Then the friction_pinn stage's step (histories included) against a661b3c's step (the same
- * history code around the reference form). Never a timed test: it prints Markdown tables.
+/* The friction network's inference per 1 kHz sample, side by side in one run: "before" is the unbatched form
+ * the friction_pinn stage ran up to a661b3c (friction_reference.h: one network per call, cblas_dgemv and one
+ * cblas_saxpy per active unit), "after" the per-sample pass of rb_friction_net_infer (every joint in one pass,
+ * hand-vectorised kernels), and "block" its block form rb_friction_net_infer_forward_many on the same samples
+ * (each network over many samples stage by stage, so that each slice of the weights is read once per
+ * sub-block), called on 1000, 64 and 16 samples at a time (a caller's block length), with its speed-up over
+ * "before". All run on the shipped networks (the leg's 6 joints, the humanoid's 6 of the paper and the closed
+ * loop's 12) with the same inputs, and every output of "after" and "block" is checked bit for bit against
+ * "before" ("same bits"). Then the friction_pinn stage's step (histories included) against a661b3c's step
+ * (the same history code around the reference form). Never a timed test: it prints Markdown tables.
  *
- * Timing: the thread's CPU time over batches of 1000 samples (inputs made beforehand), "before" and "after"
- * alternating batch by batch (so that load from other processes hits both alike); medians over the batches,
- * and the median of the per-batch ratios. OpenBLAS runs single-threaded, as the roboest command does.
+ * Timing: the thread's CPU time over batches of 1000 samples (inputs made beforehand), "before", "after" and
+ * the block form's three call lengths alternating batch by batch (so that load from other processes hits all
+ * alike); medians over the batches, and the medians of the per-batch ratios. OpenBLAS runs single-threaded, as
+ * the roboest command does.
  *
  * Usage: make bench-friction, or build/bench_friction ROOT [BATCHES]   (ROOT: the repository; default 15) */
 #include <cblas.h>
@@ -314,9 +318,11 @@ int main(int argc, char **argv)
     const rb_fnet *one = &f[0]->joints[0].net;
     if (rb_friction_net_infer_init(&probe, &one, 1, &err))
         return 1;
-    printf("Friction network inference per 1 kHz sample, all joints (us, thread CPU time, median of %d batches of "
-           "%d samples; before: a661b3c's unbatched form, after: the batched one with the %s kernels)\n\n",
-           batches, K, probe.simd ? "AVX2/FMA" : "plain C");
+    printf(
+        "Friction network inference per 1 kHz sample, all joints (us, thread CPU time, median of %d batches of "
+        "%d samples; before: a661b3c's unbatched form, after: the per-sample pass of all joints, block: the block form "
+        "on calls of that many samples; %s kernels)\n\n",
+        batches, K, probe.simd ? "AVX2/FMA" : "plain C");
     rb_friction_net_infer_free(&probe);
     printf("| networks | joints | before | after | speed-up |");
     for (size_t c = 0; c < NCALLS; c++)

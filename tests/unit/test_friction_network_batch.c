@@ -2,7 +2,10 @@
  * unbatched form the friction_pinn stage ran up to a661b3c (tests/bench/friction_reference.h: cblas_dgemv and
  * one cblas_saxpy per active unit): the same bits, on the shipped networks and on sizes that reach every
  * leftover path of the kernels, with the vector kernels and with the plain C ones; the stage itself; no
- * allocation per pass. */
+ * allocation per pass. Then the block form (rb_friction_net_infer_forward_many) against the per-sample pass on
+ * the same struct, bit for bit, outputs and hidden layers, on the same networks, sizes and kernels, on 0, 1, a
+ * sub-block less one, a sub-block and several sub-blocks and a remainder of samples, NaN inputs among them;
+ * no allocation there either. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>

@@ -411,8 +411,34 @@ double rb_friction_net_forward(const rb_fnet *net, const double *x, double *work
  * sample for six joints and 32 for twelve (1.8-1.9x faster than the unbatched form; make bench-friction
  * prints both, and the time merely reading the weights takes: 4.5 us for six joints). Deterministic;
  * rb_friction_net_infer_forward allocates nothing (the scratch is the struct's: one call at a time per
- * struct). */
-/* Samples per sub-block of rb_friction_net_infer_forward_many (chosen by measurement: see above). */
+ * struct).
+ *
+ * The block form (rb_friction_net_infer_forward_many) evaluates the networks on many samples at once, for a
+ * caller that has them (a pipeline running a block of samples stage by stage). One pass is bound by reading
+ * its weights (1.7 MB for six joints, each used once); here a network goes over the samples in sub-blocks of
+ * RB_FRICTION_NET_BLOCK, stage by stage, and every slice of its weights goes over all the samples of a
+ * sub-block while it sits in L1:
+ *   - the first layer in groups of 64 units (20 KB of W1 at 40 inputs), three samples at a time (then two)
+ *     sharing every weight load: four units by three samples, twelve independent chains;
+ *   - each sample's list of active units (a1 as a float, its W2t row), packed four units at a time;
+ *   - the second layer in tiles of 32 entries (233 rows of 128 B: 30 KB of W2t), two samples at a time with
+ *     their 2 x 4 vectors of sums in registers over all their active rows (the last h2 mod 32 entries in
+ *     the last tile's pass when they fit one vector);
+ *   - the terms, and the output sums of eight samples at a time, four to a vector.
+ * The networks go one after the other over all the samples of a call, so that each one's weights (0.3 MB)
+ * stay in L2 over its sub-blocks. Every sum keeps the per-sample pass's order and operations (fused or not),
+ * so the outputs are the same bits (and so a661b3c's), on both kernels (AVX2/FMA and plain C); a NaN input
+ * makes no unit active (the comparisons are false) and costs less, not more. Its scratch (about 110 KB at the
+ * shipped sizes, the rows f->blk_*) is allocated by init; forward_many allocates nothing.
+ * Cost, the same networks on one core of this AMD EPYC (make bench-friction; load average 1.4-2 at the time):
+ * 1.15-1.3 us per network and sample, 7.5-8 us per sample for six joints and 15.3-15.6 for twelve in calls of
+ * 1000 samples (the least of 20-30 repetitions); in the benchmark's alternating medians 8.4-9.6 and 17-18
+ * us, 3.6-3.9x faster than the unbatched form (34 and 66 us there), 2.3-2.6x faster than the per-sample
+ * pass, calls of 16 or 64 samples 5-15 % slower than calls of 1000. The floor set by the multiply-adds
+ * alone (40 x 233 + 229 x the ~112 active units, at two vector multiply-adds per cycle at 3.6 GHz) is about
+ * 0.76 us per network and sample; the first layer runs at it, the second at about 80 % of it. */
+/* Samples per sub-block of rb_friction_net_infer_forward_many: 4, 8, 16 and 32 measured 8.5-8.8, 8.0-8.1,
+ * 7.9 and 7.8-8.0 us per sample for six joints; 16, the smaller scratch of the two best. */
 #define RB_FRICTION_NET_BLOCK 16
 
 typedef struct rb_friction_net_infer_net {
