@@ -24,7 +24,7 @@
 enum { NBMAX = 2048 }; /* OpenBLAS dgemv_t's input block */
 
 /* The block form (rb_friction_net_infer_forward_many): samples per sub-block; first-layer units per group
- * (a multiple of 4: their weights, 32 x 40 doubles at the shipped sizes, stay in L1 over a sub-block);
+ * (a multiple of 4: their weights, 64 x 40 doubles = 20 KB at the shipped sizes, stay in L1 over a sub-block);
  * second-layer entries per tile (32 floats: four vectors per sample, two samples side by side). */
 enum { BLK = RB_FRICTION_NET_BLOCK, UNITS = 64, TILE = 32 };
 
