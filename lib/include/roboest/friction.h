@@ -409,7 +409,9 @@ double rb_friction_net_forward(const rb_fnet *net, const double *x, double *work
  * layer's sums, a relative error of about 1e-6 of the output's scale (tested below 1e-5). Cost at 40
  * inputs and 233/229 hidden units, one core: about 2 us per joint with the weights in cache, 14 us per
  * sample for six joints and 32 for twelve (1.8-1.9x faster than the unbatched form; make bench-friction
- * prints both, and the time merely reading the weights takes: 4.5 us for six joints). Deterministic;
+ * prints both, and the time merely reading the weights takes: 4.5 us for six joints); on this stop's AMD
+ * EPYC, shared, 17-22 us for six joints and 39-49 for twelve, 1.5-1.7x (reading the weights alone 10-18
+ * us for six). Deterministic;
  * rb_friction_net_infer_forward allocates nothing (the scratch is the struct's: one call at a time per
  * struct).
  *
@@ -430,15 +432,21 @@ double rb_friction_net_forward(const rb_fnet *net, const double *x, double *work
  * so the outputs are the same bits (and so a661b3c's), on both kernels (AVX2/FMA and plain C); a NaN input
  * makes no unit active (the comparisons are false) and costs less, not more. Its scratch (about 110 KB at the
  * shipped sizes, the rows f->blk_*) is allocated by init; forward_many allocates nothing.
- * Cost, the same networks on one core of this AMD EPYC (make bench-friction; load average 1.4-2 at the time):
- * 1.15-1.3 us per network and sample, 7.5-8 us per sample for six joints and 15.3-15.6 for twelve in calls of
- * 1000 samples (the least of 20-30 repetitions); in the benchmark's alternating medians 8.4-9.6 and 17-18
- * us, 3.6-3.9x faster than the unbatched form (34 and 66 us there), 2.3-2.6x faster than the per-sample
- * pass, calls of 16 or 64 samples 5-15 % slower than calls of 1000. The floor set by the multiply-adds
- * alone (40 x 233 + 229 x the ~112 active units, at two vector multiply-adds per cycle at 3.6 GHz) is about
- * 0.76 us per network and sample; the first layer runs at it, the second at about 80 % of it. */
+ * Cost, the same networks on one core of this AMD EPYC (thread CPU time): 1.15-1.3 us per network and sample,
+ * 7.3-8 us per sample for six joints and 15.3-15.6 for twelve in calls of 1000 samples (the least of 20-30
+ * repetitions, load average 1.3-2). make bench-friction, which alternates it batch by batch with the
+ * unbatched form of a661b3c and the per-sample pass (medians of 15 batches, load average 0.5-1.5): 7.5-8.6
+ * us for six joints and 15.3-18 for twelve, 3.6-3.95x faster than the unbatched form (29-34 and 60-68 us
+ * there) and 2.1-2.6x faster than the per-sample pass; calls of 16 or 64 samples within about 10 % of calls
+ * of 1000. The floor set by the multiply-adds alone (40 x 233 + 229 x the ~112 active units, two vector
+ * multiply-adds per cycle at 3.6 GHz) is about 0.76 us per network and sample: the first layer runs at
+ * about 85 % of it, the second at about 70-80 % (its loop is bound by issuing a row's entry, broadcast and
+ * four multiply-adds per sample; wider tiles spill out of L1, narrower ones issue more per multiply-add:
+ * both measured slower). */
 /* Samples per sub-block of rb_friction_net_infer_forward_many: 4, 8, 16 and 32 measured 8.5-8.8, 8.0-8.1,
- * 7.9 and 7.8-8.0 us per sample for six joints; 16, the smaller scratch of the two best. */
+ * 7.9 and 7.8-8.0 us per sample for six joints (the least of five runs of 30 calls of 1000 samples), and
+ * with the final kernels 16, 18 and 24 within 2 % of each other (7.4-7.6): 16, the smallest scratch of the
+ * best (a sub-block's rows, about 110 KB, stay in L2 beside a network's weights). */
 #define RB_FRICTION_NET_BLOCK 16
 
 typedef struct rb_friction_net_infer_net {
