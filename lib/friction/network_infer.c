@@ -814,8 +814,10 @@ static void block_net(rb_friction_net_infer *f, const rb_friction_net_infer_net 
         j1 = j0 + UNITS < h4 ? j0 + UNITS : h1;
         for (size_t b = 0, k; b < ns; b += k) {
             k = ns - b == 4 ? 2 : ns - b < 3 ? ns - b : 3; /* threes, then twos: no sample alone unless ns is 1 */
-            const double *xs[3] = {xn + b * sx, xn + (b + 1) * sx, xn + (b + 2) * sx};
-            double *a1s[3] = {a1 + b * s1, a1 + (b + 1) * s1, a1 + (b + 2) * s1};
+            const double *xs[3];
+            double *a1s[3];
+            for (size_t q = 0; q < k; q++)
+                xs[q] = xn + (b + q) * sx, a1s[q] = a1 + (b + q) * s1;
             layer1_units(p, simd, j0, j1, k, xs, a1s);
         }
     }
