@@ -488,7 +488,8 @@ typedef struct rb_friction_net_infer {
 int rb_friction_net_infer_init(rb_friction_net_infer *f, const rb_fnet *const *nets, size_t n, rb_err *err);
 void rb_friction_net_infer_free(rb_friction_net_infer *f);
 /* y[i] = tau_F of network i for raw inputs x[i] (its n_in values), every i < n. No allocation, no checks: a
- * NaN input gives NaN. */
+ * NaN input does not give NaN but a finite value (every first-layer sum NaN, so no unit active: the output
+ * of b2 alone); a caller with inputs that may be NaN (a history still filling) discards those outputs. */
 void rb_friction_net_infer_forward(rb_friction_net_infer *f, const double *const *x, double *y);
 /* The same for `count` samples at once (the block form), the same bits as count calls of
  * rb_friction_net_infer_forward: X[i] holds network i's raw inputs sample-major (sample b's n_in values at
