@@ -41,7 +41,7 @@
 #   make bench-lipm      LIPM CoM estimator step per sample (two axes; forms 1 and 2)
 #   make bench-attitude  attitude estimator step per sample (one IMU) and its allocations
 #   make bench-fbse      FBSE joint-friction estimator step per sample (both legs; each method) on the friction walk
-#   make bench-friction  friction network inference and the friction_pinn step per sample, a661b3c's unbatched form beside the batched one
+#   make bench-friction  friction network inference and the friction_pinn step per sample, a661b3c's unbatched form beside the batched one and its block form
 #   make bench-slip      slip predictor step per sample (two feet, three axes) and its allocations
 #   make bench-map       MAP whole-body dynamics step per sample (humanoid; sparse and dense solvers) and its allocations
 #   make bench-model     URDF loading time of 10,000- and 50,000-link chains

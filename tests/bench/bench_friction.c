@@ -1,14 +1,18 @@
-/* The friction network's inference per 1 kHz sample, before and after side by side in one run: "before" is
- * the unbatched form the friction_pinn stage ran up to a661b3c (friction_reference.h: one network per call,
- * cblas_dgemv and one cblas_saxpy per active unit), "after" the batched form (rb_friction_net_infer: every
- * joint in one pass, hand-vectorised kernels). Both run on the shipped networks (the leg's 6 joints, the
- * humanoid's 6 of the paper and the closed loop's 12) with the same inputs, and their outputs are checked
- * bit for bit. Then the friction_pinn stage's step (histories included) against a661b3c's step (the same
- * history code around the reference form). Never a timed test: it prints Markdown tables.
+/* The friction network's inference per 1 kHz sample, side by side in one run: "before" is the unbatched form
+ * the friction_pinn stage ran up to a661b3c (friction_reference.h: one network per call, cblas_dgemv and one
+ * cblas_saxpy per active unit), "after" the per-sample pass of rb_friction_net_infer (every joint in one pass,
+ * hand-vectorised kernels), and "block" its block form rb_friction_net_infer_forward_many on the same samples
+ * (each network over many samples stage by stage, so that each slice of the weights is read once per
+ * sub-block), called on 1000, 64 and 16 samples at a time (a caller's block length), with its speed-up over
+ * "before". All run on the shipped networks (the leg's 6 joints, the humanoid's 6 of the paper and the closed
+ * loop's 12) with the same inputs, and every output of "after" and "block" is checked bit for bit against
+ * "before" ("same bits"). Then the friction_pinn stage's step (histories included) against a661b3c's step
+ * (the same history code around the reference form). Never a timed test: it prints Markdown tables.
  *
- * Timing: the thread's CPU time over batches of 1000 samples (inputs made beforehand), "before" and "after"
- * alternating batch by batch (so that load from other processes hits both alike); medians over the batches,
- * and the median of the per-batch ratios. OpenBLAS runs single-threaded, as the roboest command does.
+ * Timing: the thread's CPU time over batches of 1000 samples (inputs made beforehand), "before", "after" and
+ * the block form's three call lengths alternating batch by batch (so that load from other processes hits all
+ * alike); medians over the batches, and the medians of the per-batch ratios. OpenBLAS runs single-threaded, as
+ * the roboest command does.
  *
  * Usage: make bench-friction, or build/bench_friction ROOT [BATCHES]   (ROOT: the repository; default 15) */
 #include <cblas.h>
@@ -105,16 +109,30 @@ static double floor_us(const rb_friction_net_infer *f, int batches)
     return med;
 }
 
-/* The networks alone: one pass over all joints per sample. */
+/* The median of v[0..batches) (sorts v). */
+static double median(double *v, int batches)
+{
+    qsort(v, batches, sizeof *v, cmp_double);
+    return v[batches / 2];
+}
+
+/* The networks alone: one pass over all joints per sample ("after"), and the block form on the same inputs in
+ * calls of BLOCK_CALLS[c] samples. */
+static const size_t BLOCK_CALLS[] = {K, 64, RB_FRICTION_NET_BLOCK};
+enum { NCALLS = sizeof BLOCK_CALLS / sizeof BLOCK_CALLS[0] };
+
 static void networks(const rb_friction_net_file *file, const char *name, int batches)
 {
     size_t n = file->n_joints, n_in = file->joints[0].net.n_in;
     const rb_fnet **nets = calloc(n, sizeof *nets);
     ref_infer *ref = calloc(n, sizeof *ref);
-    /* a batch's inputs (sample-major, then joint) and both forms' outputs */
+    /* a batch's inputs (sample-major, then joint; and per joint for the block form) and the forms' outputs */
     double *X = calloc(K * n * n_in, sizeof *X), *y = calloc(K * n, sizeof *y), *z = calloc(K * n, sizeof *z);
+    double *Xb = calloc(K * n * n_in, sizeof *Xb), *u = calloc(K * n, sizeof *u);
     double *before = calloc(batches, sizeof *before), *after = calloc(batches, sizeof *after), sink = 0;
-    const double **x = calloc(K * n, sizeof *x);
+    double *block = calloc(NCALLS * (size_t)batches, sizeof *block);
+    double *ratio = calloc(NCALLS * (size_t)batches, sizeof *ratio);
+    const double **x = calloc(K * n, sizeof *x), **xb = calloc(n, sizeof *xb);
     rb_friction_net_infer f;
     rb_err err;
     for (size_t i = 0; i < n; i++) {
@@ -126,13 +144,14 @@ static void networks(const rb_friction_net_file *file, const char *name, int bat
         fprintf(stderr, "%s\n", err.msg);
         exit(1);
     }
-    size_t differ = 0;
+    size_t differ = 0, differ_block = 0;
     for (int b = -1; b < batches; b++) { /* batch -1 warms up */
         for (size_t k = 0; k < K; k++)
             for (size_t i = 0; i < n; i++) {
                 x[k * n + i] = X + (k * n + i) * n_in;
                 for (size_t q = 0; q < n_in; q++)
-                    X[(k * n + i) * n_in + q] = input(nets[i], i, q, (size_t)(b + 1) * K + k);
+                    X[(k * n + i) * n_in + q] = Xb[(i * K + k) * n_in + q] =
+                        input(nets[i], i, q, (size_t)(b + 1) * K + k);
             }
         double t0 = thread_seconds();
         for (size_t k = 0; k < K; k++)
@@ -148,17 +167,37 @@ static void networks(const rb_friction_net_file *file, const char *name, int bat
         }
         if (b >= 0)
             before[b] = (t1 - t0) / K * 1e6, after[b] = (t2 - t1) / K * 1e6;
+        for (size_t c = 0; c < NCALLS; c++) {
+            memset(u, 0, K * n * sizeof *u);
+            double t3 = thread_seconds();
+            for (size_t k0 = 0; k0 < K; k0 += BLOCK_CALLS[c]) {
+                size_t cnt = K - k0 < BLOCK_CALLS[c] ? K - k0 : BLOCK_CALLS[c];
+                for (size_t i = 0; i < n; i++)
+                    xb[i] = Xb + (i * K + k0) * n_in;
+                rb_friction_net_infer_forward_many(&f, xb, cnt, u + k0 * n);
+            }
+            double t4 = thread_seconds();
+            for (size_t k = 0; k < K * n; k++) {
+                differ_block += memcmp(&u[k], &y[k], sizeof u[k]) != 0;
+                sink += u[k];
+            }
+            if (b >= 0) {
+                block[c * (size_t)batches + (size_t)b] = (t4 - t3) / K * 1e6;
+                ratio[c * (size_t)batches + (size_t)b] = before[b] / block[c * (size_t)batches + (size_t)b];
+            }
+        }
     }
     figures m = medians(before, after, batches);
-    printf("| %s | %zu | %.2f | %.2f | %.2fx | %s | %.2f |\n", name, n, m.before, m.after, m.ratio,
-           !isfinite(sink) ? "NaN"
-           : differ        ? "NO"
-                           : "yes",
-           floor_us(&f, batches));
+    printf("| %s | %zu | %.2f | %.2f | %.2fx |", name, n, m.before, m.after, m.ratio);
+    for (size_t c = 0; c < NCALLS; c++)
+        printf(" %.2f (%.2fx) |", median(block + c * (size_t)batches, batches),
+               median(ratio + c * (size_t)batches, batches));
+    printf(" %s | %.2f |\n", !isfinite(sink) ? "NaN" : differ || differ_block ? "NO" : "yes", floor_us(&f, batches));
     rb_friction_net_infer_free(&f);
     for (size_t i = 0; i < n; i++)
         ref_infer_free(&ref[i]);
     free(nets), free(ref), free(X), free(x), free(y), free(z), free(before), free(after);
+    free(Xb), free(u), free(block), free(ratio), free(xb);
 }
 
 /* a661b3c's friction_pinn step around the reference form: push the newest pair, evaluate each full joint. */
@@ -279,12 +318,19 @@ int main(int argc, char **argv)
     const rb_fnet *one = &f[0]->joints[0].net;
     if (rb_friction_net_infer_init(&probe, &one, 1, &err))
         return 1;
-    printf("Friction network inference per 1 kHz sample, all joints (us, thread CPU time, median of %d batches of "
-           "%d samples; before: a661b3c's unbatched form, after: the batched one with the %s kernels)\n\n",
-           batches, K, probe.simd ? "AVX2/FMA" : "plain C");
+    printf(
+        "Friction network inference per 1 kHz sample, all joints (us, thread CPU time, median of %d batches of "
+        "%d samples; before: a661b3c's unbatched form, after: the per-sample pass of all joints, block: the block form "
+        "on calls of that many samples; %s kernels)\n\n",
+        batches, K, probe.simd ? "AVX2/FMA" : "plain C");
     rb_friction_net_infer_free(&probe);
-    printf("| networks | joints | before | after | speed-up | same bits | reading the weights alone |\n"
-           "|---|---|---|---|---|---|---|\n");
+    printf("| networks | joints | before | after | speed-up |");
+    for (size_t c = 0; c < NCALLS; c++)
+        printf(" block, calls of %zu (speed-up) |", BLOCK_CALLS[c]);
+    printf(" same bits | reading the weights alone |\n|---|---|---|---|---|");
+    for (size_t c = 0; c < NCALLS; c++)
+        printf("---|");
+    printf("---|---|\n");
     for (int i = 0; i < 3; i++)
         networks(f[i], files[i][1], batches);
     printf("\nThe friction_pinn stage's step per sample, histories included (us; real-time factor at 1 kHz)\n\n");

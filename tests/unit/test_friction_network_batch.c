@@ -2,7 +2,10 @@
  * unbatched form the friction_pinn stage ran up to a661b3c (tests/bench/friction_reference.h: cblas_dgemv and
  * one cblas_saxpy per active unit): the same bits, on the shipped networks and on sizes that reach every
  * leftover path of the kernels, with the vector kernels and with the plain C ones; the stage itself; no
- * allocation per pass. */
+ * allocation per pass. Then the block form (rb_friction_net_infer_forward_many) against the per-sample pass on
+ * the same struct, bit for bit, outputs and hidden layers, on the same networks, sizes and kernels, on 0, 1, a
+ * sub-block less one, a sub-block and several sub-blocks and a remainder of samples, NaN inputs among them;
+ * no allocation there either. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -262,4 +265,211 @@ Test(friction_network_batch, friction_pinn_stage_gives_the_bits_of_the_unbatched
     free(y);
     free(x);
     rb_friction_net_file_free(file);
+}
+
+/* ---- the block form (rb_friction_net_infer_forward_many) against the per-sample pass -------------------- */
+
+/* count samples of inputs for nets[0..n) (X[i]: network i's, sample-major), spreads cycling 0.3, 1 and 3
+ * times each network's iqr; with nan_every > 0 every nan_every-th sample's first input of every network NaN
+ * (a history still filling). */
+static double **block_inputs(const rb_fnet *const *nets, size_t n, size_t count, uint64_t seed, size_t nan_every)
+{
+    double **X = calloc(n, sizeof *X);
+    cr_assert(X);
+    rb_rng rng;
+    rb_rng_seed(&rng, seed);
+    for (size_t i = 0; i < n; i++)
+        cr_assert(X[i] = calloc(count * nets[i]->n_in + 1, sizeof *X[i]));
+    for (size_t k = 0; k < count; k++) {
+        double scale = k % 3 == 0 ? 0.3 : k % 3 == 1 ? 1 : 3;
+        for (size_t i = 0; i < n; i++) {
+            double *x = X[i] + k * nets[i]->n_in;
+            for (size_t q = 0; q < nets[i]->n_in; q++)
+                x[q] = nets[i]->mean[q] + scale * nets[i]->iqr[q] * rb_rng_normal(&rng);
+            if (nan_every && k % nan_every == nan_every - 1)
+                x[0] = NAN;
+        }
+    }
+    return X;
+}
+
+static void free_inputs(double **X, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(X[i]);
+    free(X);
+}
+
+/* forward_many on count samples against count calls of forward on the same struct: the outputs bit for bit
+ * (returns how many differ); Y is filled past count * n with a marker that must stay. */
+static size_t many_against_single(rb_friction_net_infer *f, const rb_fnet *const *nets, size_t count, double *const *X)
+{
+    size_t n = f->n, differ = 0;
+    double *Y = malloc((count * n + 8) * sizeof *Y), *y = calloc(n, sizeof *y);
+    const double **x = calloc(n, sizeof *x);
+    cr_assert(Y && y && x);
+    for (size_t k = 0; k < count * n + 8; k++)
+        Y[k] = -12345.0;
+    rb_friction_net_infer_forward_many(f, (const double *const *)X, count, Y);
+    for (size_t k = 0; k < 8; k++)
+        cr_assert_eq(Y[count * n + k], -12345.0, "forward_many wrote past count x n outputs");
+    for (size_t b = 0; b < count; b++) {
+        for (size_t i = 0; i < n; i++)
+            x[i] = X[i] + b * nets[i]->n_in;
+        rb_friction_net_infer_forward(f, x, y);
+        for (size_t i = 0; i < n; i++)
+            differ += memcmp(&y[i], &Y[b * n + i], sizeof y[i]) != 0;
+    }
+    free(Y), free(y), free(x);
+    return differ;
+}
+
+/* The hidden layers too, network by network (a first-layer sum off by an ulp rarely changes the output):
+ * each network alone in a struct of its own with the same kernels; after forward_many the block scratch holds
+ * the last sub-block's rows, compared with the per-sample pass's a1 and a2 on those samples. Returns how many
+ * rows differ. */
+static size_t hidden_against_single(const rb_fnet *const *nets, size_t n, int simd, size_t count, double *const *X)
+{
+    size_t differ = 0;
+    if (!count)
+        return 0;
+    size_t first = RB_FRICTION_NET_BLOCK * ((count - 1) / RB_FRICTION_NET_BLOCK);
+    for (size_t i = 0; i < n; i++) {
+        rb_friction_net_infer g;
+        rb_err err;
+        cr_assert_eq(rb_friction_net_infer_init(&g, &nets[i], 1, &err), RB_OK, "%s", err.msg);
+        g.simd = simd;
+        double *Y = calloc(count, sizeof *Y), y;
+        cr_assert(Y);
+        const double *Xi[1] = {X[i]};
+        rb_friction_net_infer_forward_many(&g, Xi, count, Y);
+        size_t h1 = g.net[0].h1, h2 = g.net[0].h2;
+        double *a1 = malloc((count - first) * g.h1_max * sizeof *a1);
+        float *a2 = malloc((count - first) * g.ld2_max * sizeof *a2);
+        cr_assert(a1 && a2);
+        memcpy(a1, g.blk_a1, (count - first) * g.h1_max * sizeof *a1);
+        memcpy(a2, g.blk_a2, (count - first) * g.ld2_max * sizeof *a2);
+        for (size_t b = first; b < count; b++) {
+            const double *x[1] = {X[i] + b * nets[i]->n_in};
+            rb_friction_net_infer_forward(&g, x, &y);
+            differ += memcmp(g.net[0].a1, a1 + (b - first) * g.h1_max, h1 * sizeof *a1) != 0;
+            differ += memcmp(g.net[0].a2, a2 + (b - first) * g.ld2_max, h2 * sizeof *a2) != 0;
+            differ += memcmp(&y, &Y[b], sizeof y) != 0;
+        }
+        free(a1), free(a2), free(Y);
+        rb_friction_net_infer_free(&g);
+    }
+    return differ;
+}
+
+/* The counts every block test runs: none, one, a sub-block less one, a sub-block, several and a remainder. */
+static const size_t block_counts[] = {0, 1, RB_FRICTION_NET_BLOCK - 1, RB_FRICTION_NET_BLOCK,
+                                      3 * RB_FRICTION_NET_BLOCK + 5};
+
+static void block_equal(const rb_fnet *const *nets, size_t n, const char *what, size_t nan_every)
+{
+    rb_friction_net_infer f;
+    rb_err err;
+    cr_assert_eq(rb_friction_net_infer_init(&f, nets, n, &err), RB_OK, "%s", err.msg);
+    for (int simd = f.simd; simd >= 0; simd--) {
+        f.simd = simd;
+        for (size_t c = 0; c < sizeof block_counts / sizeof block_counts[0]; c++) {
+            size_t count = block_counts[c];
+            double **X = block_inputs(nets, n, count, 31 + count, nan_every);
+            size_t out = many_against_single(&f, nets, count, X);
+            size_t hidden = hidden_against_single(nets, n, simd, count, X);
+            cr_log_info("%s, %s kernels, %zu samples: %zu outputs and %zu hidden rows differ", what,
+                        simd ? "AVX2/FMA" : "plain C", count, out, hidden);
+            cr_assert_eq(out, 0, "%s, %s kernels, %zu samples: %zu outputs differ from the per-sample pass", what,
+                         simd ? "vector" : "plain C", count, out);
+            cr_assert_eq(hidden, 0, "%s, %s kernels, %zu samples: %zu hidden rows or outputs differ", what,
+                         simd ? "vector" : "plain C", count, hidden);
+            free_inputs(X, n);
+        }
+    }
+    rb_friction_net_infer_free(&f);
+}
+
+static void block_shipped(const char *path)
+{
+    need_reference_kernels(); /* not needed by the comparison itself; kept so that a run says which kernels */
+    rb_friction_net_file *file;
+    rb_err err;
+    cr_assert_eq(rb_friction_net_file_read(path, &file, &err), RB_OK, "%s", err.msg);
+    const rb_fnet **nets = calloc(file->n_joints, sizeof *nets);
+    for (size_t i = 0; i < file->n_joints; i++)
+        nets[i] = &file->joints[i].net;
+    block_equal(nets, file->n_joints, path, 0);
+    free(nets);
+    rb_friction_net_file_free(file);
+}
+
+Test(friction_network_batch, block_form_gives_the_bits_of_the_per_sample_pass_on_the_leg)
+{
+    block_shipped("configs/paper/leg_friction_pinn.json");
+}
+
+Test(friction_network_batch, block_form_gives_the_bits_of_the_per_sample_pass_on_the_humanoid)
+{
+    block_shipped("configs/paper/humanoid_friction_pinn.json");
+}
+
+Test(friction_network_batch, block_form_gives_the_bits_of_the_per_sample_pass_on_the_closed_loop)
+{
+    block_shipped("configs/closed_loop/friction_pinn.json");
+}
+
+/* The sizes of every_size_... (every leftover path of the kernels) and NaN inputs on every fourth sample. */
+Test(friction_network_batch, block_form_gives_the_bits_of_the_per_sample_pass_at_every_size)
+{
+    static const size_t sizes[][3] = {{40, 233, 229}, {42, 234, 64}, {41, 235, 31}, {43, 236, 97},
+                                      {4102, 9, 33},  {2, 1, 1},     {44, 7, 32},   {4, 2, 96},
+                                      {6, 3, 160},    {20, 16, 250}, {3, 21, 33},   {45, 18, 7}};
+    enum { N = sizeof sizes / sizeof sizes[0] };
+    rb_fnet nets[N];
+    const rb_fnet *ptr[N];
+    for (size_t i = 0; i < N; i++) {
+        random_net(&nets[i], sizes[i][0], sizes[i][1], sizes[i][2], 300 + i);
+        ptr[i] = &nets[i];
+    }
+    block_equal(ptr, N, "every size", 0);
+    block_equal(ptr, N, "every size, NaN inputs", 4);
+    for (size_t i = 0; i < N; i++)
+        rb_friction_net_free(&nets[i]);
+}
+
+Test(friction_network_batch, block_form_allocates_nothing_and_count_0_does_nothing)
+{
+    rb_fnet nets[3];
+    const rb_fnet *ptr[3];
+    for (size_t i = 0; i < 3; i++) {
+        random_net(&nets[i], 40, 233, 229, 17 + i);
+        ptr[i] = &nets[i];
+    }
+    rb_friction_net_infer f;
+    rb_err err;
+    cr_assert_eq(rb_friction_net_infer_init(&f, ptr, 3, &err), RB_OK, "%s", err.msg);
+    enum { C = 3 * RB_FRICTION_NET_BLOCK + 5 };
+    double **X = block_inputs(ptr, 3, C, 41, 0), Y[C * 3], s = 0;
+    Y[0] = 7.0;
+    rb_friction_net_infer_forward_many(&f, (const double *const *)X, 0, Y);
+    cr_assert_eq(Y[0], 7.0, "count 0 wrote an output");
+    rb_friction_net_infer_forward_many(&f, (const double *const *)X, C, Y);
+    if (test_alloc_count_works()) {
+        test_alloc_count_init();
+        test_alloc_counting = 1;
+        test_alloc_count = 0;
+        for (int k = 0; k < 5; k++) {
+            X[k % 3][k] += 0.1;
+            rb_friction_net_infer_forward_many(&f, (const double *const *)X, C - (size_t)k, Y);
+            s += Y[0] + Y[C * 3 - 1 - 3 * (size_t)k];
+        }
+        test_alloc_counting = 0;
+        cr_assert(isfinite(s));
+        cr_assert_eq(test_alloc_count, 0, "%ld allocations", test_alloc_count);
+    }
+    free_inputs(X, 3);
+    rb_friction_net_infer_free(&f);
+    for (size_t i = 0; i < 3; i++)
+        rb_friction_net_free(&nets[i]);
 }

@@ -409,9 +409,46 @@ double rb_friction_net_forward(const rb_fnet *net, const double *x, double *work
  * layer's sums, a relative error of about 1e-6 of the output's scale (tested below 1e-5). Cost at 40
  * inputs and 233/229 hidden units, one core: about 2 us per joint with the weights in cache, 14 us per
  * sample for six joints and 32 for twelve (1.8-1.9x faster than the unbatched form; make bench-friction
- * prints both, and the time merely reading the weights takes: 4.5 us for six joints). Deterministic;
+ * prints both, and the time merely reading the weights takes: 4.5 us for six joints); on this stop's AMD
+ * EPYC, shared, 17-22 us for six joints and 39-49 for twelve, 1.5-1.7x (reading the weights alone 10-18
+ * us for six). Deterministic;
  * rb_friction_net_infer_forward allocates nothing (the scratch is the struct's: one call at a time per
- * struct). */
+ * struct).
+ *
+ * The block form (rb_friction_net_infer_forward_many) evaluates the networks on many samples at once, for a
+ * caller that has them (a pipeline running a block of samples stage by stage). One pass is bound by reading
+ * its weights (1.7 MB for six joints, each used once); here a network goes over the samples in sub-blocks of
+ * RB_FRICTION_NET_BLOCK, stage by stage, and every slice of its weights goes over all the samples of a
+ * sub-block while it sits in L1:
+ *   - the first layer in groups of 64 units (20 KB of W1 at 40 inputs), three samples at a time (then two)
+ *     sharing every weight load: four units by three samples, twelve independent chains;
+ *   - each sample's list of active units (a1 as a float, its W2t row), packed four units at a time;
+ *   - the second layer in tiles of 32 entries (233 rows of 128 B: 30 KB of W2t), two samples at a time with
+ *     their 2 x 4 vectors of sums in registers over all their active rows (the last h2 mod 32 entries in
+ *     the last tile's pass when they fit one vector);
+ *   - the terms, and the output sums of eight samples at a time, four to a vector.
+ * The networks go one after the other over all the samples of a call, so that each one's weights (0.3 MB)
+ * stay in L2 over its sub-blocks. Every sum keeps the per-sample pass's order and operations (fused or not),
+ * so the outputs are the same bits (and so a661b3c's), on both kernels (AVX2/FMA and plain C); a NaN input
+ * makes no unit active (the comparisons are false) and costs less, not more. Its scratch (about 110 KB at the
+ * shipped sizes, the rows f->blk_*) is allocated by init; forward_many allocates nothing.
+ * Cost, the same networks on one core of this AMD EPYC (thread CPU time): 1.15-1.3 us per network and sample,
+ * 7.3-8 us per sample for six joints and 15.3-15.6 for twelve in calls of 1000 samples (the least of 20-30
+ * repetitions, load average 1.3-2). make bench-friction, which alternates it batch by batch with the
+ * unbatched form of a661b3c and the per-sample pass (medians of 15 batches, load average 0.5-1.5): 7.5-8.6
+ * us for six joints and 15.3-18 for twelve, 3.6-3.95x faster than the unbatched form (29-34 and 60-68 us
+ * there) and 2.1-2.6x faster than the per-sample pass; calls of 16 or 64 samples within about 10 % of calls
+ * of 1000. The floor set by the multiply-adds alone (40 x 233 + 229 x the ~112 active units, two vector
+ * multiply-adds per cycle at 3.6 GHz) is about 0.76 us per network and sample: the first layer runs at
+ * about 85 % of it, the second at about 70-80 % (its loop is bound by issuing a row's entry, broadcast and
+ * four multiply-adds per sample; wider tiles spill out of L1, narrower ones issue more per multiply-add:
+ * both measured slower). */
+/* Samples per sub-block of rb_friction_net_infer_forward_many: 4, 8, 16 and 32 measured 8.5-8.8, 8.0-8.1,
+ * 7.9 and 7.8-8.0 us per sample for six joints (the least of five runs of 30 calls of 1000 samples), and
+ * with the final kernels 16, 18 and 24 within 2 % of each other (7.4-7.6): 16, the smallest scratch of the
+ * best (a sub-block's rows, about 110 KB, stay in L2 beside a network's weights). */
+#define RB_FRICTION_NET_BLOCK 16
+
 typedef struct rb_friction_net_infer_net {
     size_t n_in, h1, h2;
     const double *mean, *iqr; /* n_in */
@@ -419,6 +456,7 @@ typedef struct rb_friction_net_infer_net {
     const float *W2t;         /* h1 rows of h2 (stride ld2, h2 rounded up to 16): W2 transposed */
     size_t ld2;
     const double *b2, *w3; /* h2 each */
+    const float *b2f;      /* b2 as floats, zero past h2 up to ld2 */
     double b3;
     double *xn, *a1; /* scratch: n_in, h1 */
     float *a2;       /* scratch: h2 */
@@ -432,6 +470,17 @@ typedef struct rb_friction_net_infer {
     void *block;        /* the weights and scratch of all networks */
     const float **rows; /* scratch: the W2t rows of one network's active units (largest h1) */
     float *alpha;       /* scratch: their a1 as floats */
+    /* scratch of rb_friction_net_infer_forward_many, one sub-block of RB_FRICTION_NET_BLOCK samples, rows
+     * sample-major; after a call with count > 0 they hold the last network's rows of the last sub-block
+     * (samples RB_FRICTION_NET_BLOCK floor((count - 1) / RB_FRICTION_NET_BLOCK) on, in order) */
+    size_t in_max, h1_max, ld2_max;       /* the largest n_in, h1, ld2: the rows' strides */
+    void *blk;                            /* the allocation holding the rows below */
+    double *blk_xn;                       /* normalized inputs (stride in_max) */
+    double *blk_a1;                       /* first-layer sums (stride h1_max) */
+    float *blk_a2;                        /* second-layer sums (stride ld2_max) */
+    double *blk_terms;                    /* the output layer's terms (stride ld2_max) */
+    void *blk_act;                        /* each sample's active units (internal; stride h1_max) */
+    size_t blk_na[RB_FRICTION_NET_BLOCK]; /* their counts */
 } rb_friction_net_infer;
 
 /* Build the inference form of nets[0..n) (copies; n >= 1; free with rb_friction_net_infer_free, which
@@ -439,8 +488,13 @@ typedef struct rb_friction_net_infer {
 int rb_friction_net_infer_init(rb_friction_net_infer *f, const rb_fnet *const *nets, size_t n, rb_err *err);
 void rb_friction_net_infer_free(rb_friction_net_infer *f);
 /* y[i] = tau_F of network i for raw inputs x[i] (its n_in values), every i < n. No allocation, no checks: a
- * NaN input gives NaN. */
+ * NaN input does not give NaN but a finite value (every first-layer sum NaN, so no unit active: the output
+ * of b2 alone); a caller with inputs that may be NaN (a history still filling) discards those outputs. */
 void rb_friction_net_infer_forward(rb_friction_net_infer *f, const double *const *x, double *y);
+/* The same for `count` samples at once (the block form), the same bits as count calls of
+ * rb_friction_net_infer_forward: X[i] holds network i's raw inputs sample-major (sample b's n_in values at
+ * X[i] + b n_in), Y[b n + i] = network i's output for sample b (count x n, sample-major). count 0 does nothing.
+ * Allocates nothing; leaves the per-sample scratch (net[i].xn, a1, a2, terms) alone. */
 void rb_friction_net_infer_forward_many(rb_friction_net_infer *f, const double *const *X, size_t count, double *Y);
 
 /* One mini-batch for the loss and its gradient: B samples of normalized inputs. */
