@@ -2,7 +2,7 @@
  * stream (stream.c) alike. Everything that can allocate happens at set-up; the loop only moves pointers
  * along precomputed tables and calls step().
  *
- * Samples run in blocks of up to RB_ENGINE_BLOCK, stage by stage: every stage steps the whole block before
+ * Samples run in blocks of up to RB_STAGE_BLOCK, stage by stage: every stage steps the whole block before
  * the next stage starts. The stages form a DAG of causal steps (graph.c refuses cycles) and each reads only
  * its inputs at sample k and its own state, so this computes exactly what sample by sample does; it lets a
  * stage with a block step (rb_stage_type.step_block) reuse what it reads per sample (a network's weights)
@@ -88,7 +88,7 @@ static int adopt_outputs(rb_engine *e, size_t s, const rb_port *out, size_t reco
         bool windowed = e->windowed_out && e->windowed_out[t]; /* a window's rows (rb_engine_set_window) */
         rows = windowed && e->window_rows < rows ? e->window_rows : rows;
         e->blocked[t] = rows == 1 && !windowed; /* one block's rows, from the block's first sample on */
-        rows = e->blocked[t] ? RB_ENGINE_BLOCK : rows;
+        rows = e->blocked[t] ? RB_STAGE_BLOCK : rows;
         rb_live_signal *ls = &e->sig[t];
         ls->width = out[j].width;
         ls->stride = ls->width;
@@ -276,7 +276,7 @@ static int stage_steps(rb_engine *e, size_t s, size_t kb, size_t ke, const doubl
 int rb_engine_steps(rb_engine *e, size_t k0, size_t k1, const double *time, size_t *failed_k, size_t *failed_stage)
 {
     for (size_t kb = k0, ke; kb < k1; kb = ke) {
-        ke = k1 - kb < RB_ENGINE_BLOCK ? k1 : kb + RB_ENGINE_BLOCK;
+        ke = k1 - kb < RB_STAGE_BLOCK ? k1 : kb + RB_STAGE_BLOCK;
         for (size_t j = 0; j < e->n_block_in; j++)
             e->in_row0[e->block_in[j]] = kb;
         for (size_t j = 0; j < e->n_block_out; j++)

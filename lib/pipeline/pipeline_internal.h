@@ -40,9 +40,6 @@ typedef int (*rb_stage_step_fn)(void *, size_t, double, const double *const *, d
 typedef int (*rb_stage_block_fn)(void *, size_t, size_t, const double *, const double *const *, const size_t *,
                                  double *const *, const size_t *, size_t *, rb_err *);
 
-/* Samples per block of rb_engine_steps (engine.c): a stage's block step sees at most this many. */
-#define RB_ENGINE_BLOCK 32
-
 /* The stages of a pipeline with the signals they read and write. Set-up, in order:
  *   rb_engine_init         the signal table (every entry empty) and the stage states;
  *   (the caller fills sig[i] of every binding i < p->n_signals: width, stride, data, names, units)
@@ -81,12 +78,12 @@ typedef struct rb_engine {
 int rb_engine_init(rb_engine *e, const rb_pipeline *p, const char *label, rb_err *err);
 /* Creates the stages on a clock of n_samples times (time, borrowed until rb_engine_free) with period dt.
  * A wired output gets `recorded_rows` rows when the signal table marks it recorded and recorded_rows > 1
- * (or a window's rows, windowed_out), else the rows of one block (RB_ENGINE_BLOCK), each with stride its width. When a stage's create() fails, *failed_stage is its
+ * (or a window's rows, windowed_out), else the rows of one block (RB_STAGE_BLOCK), each with stride its width. When a stage's create() fails, *failed_stage is its
  * index and the message is create()'s own (the caller prefixes it); otherwise *failed_stage = SIZE_MAX
  * and errors (RB_ENOMEM) start with the label. */
 int rb_engine_create(rb_engine *e, double dt, size_t n_samples, const double *time, size_t recorded_rows,
                      size_t *failed_stage);
-/* Steps samples [k0, k1) at times time[k]: blocks of up to RB_ENGINE_BLOCK samples, each stage (in execution
+/* Steps samples [k0, k1) at times time[k]: blocks of up to RB_STAGE_BLOCK samples, each stage (in execution
  * order) over the whole block before the next, reading and writing the rows base + (k - row0) * stride.
  * Allocates nothing. On a stage's non-zero return, stops and returns it with the sample and stage in
  * *failed_k, *failed_stage (the message is the stage's own): the earliest sample that fails, and the first

@@ -18,13 +18,15 @@ typedef struct sum_state {
     double *sum;
 } sum_state;
 
-static sum_state *last_sum; /* the last one created, for the test to read its tallies */
+static sum_state last_sum; /* the tallies of the last one destroyed, for the test to read */
 
 static void sum_destroy(void *state)
 {
     sum_state *s = state;
-    if (s)
+    if (s) {
+        last_sum = *s;
         free(s->sum);
+    }
     free(s);
 }
 
@@ -37,7 +39,7 @@ static int sum_create(const rb_stage_setup *setup, void **state, rb_err *err)
     }
     s->n = setup->in[0].width;
     setup->out[0] = setup->in[0];
-    *state = last_sum = s;
+    *state = s;
     return RB_OK;
 }
 
@@ -159,12 +161,12 @@ Test(engine_blocks, a_block_step_sees_every_sample_once_in_order_and_gives_the_s
 {
     size_t T = 1001; /* blocks and a remainder */
     rb_run_result *ref = run_chain("sumsq", T);
-    cr_assert(!last_sum->out_of_order && last_sum->next == T && last_sum->calls == 0);
+    cr_assert(!last_sum.out_of_order && last_sum.next == T && last_sum.calls == 0);
     rb_run_result *blk = run_chain("sumsq_block", T);
-    cr_assert(!last_sum->out_of_order, "a block step saw its samples out of order");
-    cr_assert_eq(last_sum->next, T, "%zu samples stepped of %zu", last_sum->next, T);
-    cr_assert(last_sum->most > 1 && last_sum->calls < T, "%zu block steps of at most %zu samples", last_sum->calls,
-              last_sum->most);
+    cr_assert(!last_sum.out_of_order, "a block step saw its samples out of order");
+    cr_assert_eq(last_sum.next, T, "%zu samples stepped of %zu", last_sum.next, T);
+    cr_assert(last_sum.most > 1 && last_sum.calls < T, "%zu block steps of at most %zu samples", last_sum.calls,
+              last_sum.most);
     const rb_run_signal *a = rb_run_result_signal(ref, "s"), *b = rb_run_result_signal(blk, "s");
     cr_assert(a && b && a->width == 2 && b->width == 2);
     cr_assert(memcmp(a->data, b->data, 2 * T * sizeof *a->data) == 0, "the block step's sums differ");

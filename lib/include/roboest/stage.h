@@ -153,9 +153,11 @@ typedef struct rb_stage_innovations {
  * rb_stage_type.settle): the start-up error is then down to exp(-5) = 0.7 % of where it began. */
 #define RB_SETTLE_TIME_CONSTANTS 5.0
 
-#define RB_STAGE_TYPE_VERSION                                                                                          \
-    6 /* 2: rb_param_spec.details; 3: rb_stage_type.innovations; 4: .notes; 5: .settle; \
-                                   6: .step_block */
+/* The runner's block of samples: a type's step_block sees at most this many at once. */
+#define RB_STAGE_BLOCK 64
+
+/* 2: rb_param_spec.details; 3: rb_stage_type.innovations; 4: .notes; 5: .settle; 6: .step_block */
+#define RB_STAGE_TYPE_VERSION 6
 
 typedef struct rb_stage_type {
     int version;         /* RB_STAGE_TYPE_VERSION: the registry refuses a type written against another layout */
