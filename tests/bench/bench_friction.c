@@ -241,16 +241,17 @@ static void stage(const rb_friction_net_file *file, const char *path, const char
     rb_params params = {&rb_stage_friction_pinn, vals};
     rb_port in[2] = {{n, names, NULL}, {n, names, NULL}}, out[1];
     rb_stage_setup setup = {"pinn", &params, in, out, file->sample_period, 0, NULL, NULL, "."};
-    void *state = NULL;
+    void *state = NULL, *bstate = NULL; /* stepped sample by sample, and in the runner's blocks */
     rb_err err;
-    if (rb_stage_friction_pinn.create(&setup, &state, &err)) {
+    if (rb_stage_friction_pinn.create(&setup, &state, &err) || rb_stage_friction_pinn.create(&setup, &bstate, &err)) {
         fprintf(stderr, "%s\n", err.msg);
         exit(1);
     }
     /* a batch's inputs and both steps' outputs, sample-major */
     double *w = calloc(K * n, sizeof *w), *v = calloc(K * n, sizeof *v), *y = calloc(K * n, sizeof *y),
-           *z = calloc(K * n, sizeof *z);
+           *z = calloc(K * n, sizeof *z), *zb = calloc(K * n, sizeof *zb), *tk = calloc(K, sizeof *tk);
     double *before = calloc(batches, sizeof *before), *after = calloc(batches, sizeof *after), sink = 0;
+    double *block = calloc(batches, sizeof *block), *bratio = calloc(batches, sizeof *bratio);
     size_t differ = 0;
     for (int b = -1; b < batches; b++) {
         for (size_t k = 0; k < K * n; k++) {
@@ -269,20 +270,37 @@ static void stage(const rb_friction_net_file *file, const char *path, const char
             rb_stage_friction_pinn.step(state, s, 0.001 * (double)s, ins, outs, &err);
         }
         double t2 = thread_seconds();
-        for (size_t k = 0; k < K * n; k++) {
-            differ += memcmp(&z[k], &y[k], sizeof z[k]) != 0;
-            sink += z[k];
+        const size_t stride[2] = {n, n};
+        size_t failed;
+        for (size_t k = 0; k < K; k += RB_STAGE_BLOCK) {
+            size_t cnt = K - k < RB_STAGE_BLOCK ? K - k : RB_STAGE_BLOCK;
+            const double *ins[2] = {w + k * n, v + k * n};
+            double *outs[1] = {zb + k * n};
+            rb_stage_friction_pinn.step_block(bstate, (size_t)(b + 1) * K + k, cnt, tk, ins, stride, outs, stride,
+                                              &failed, &err);
         }
-        if (b >= 0)
-            before[b] = (t1 - t0) / K * 1e6, after[b] = (t2 - t1) / K * 1e6;
+        double t3 = thread_seconds();
+        for (size_t k = 0; k < K * n; k++) {
+            differ += memcmp(&z[k], &y[k], sizeof z[k]) != 0 || memcmp(&zb[k], &y[k], sizeof zb[k]) != 0;
+            sink += z[k] + zb[k];
+        }
+        if (b >= 0) {
+            before[b] = (t1 - t0) / K * 1e6, after[b] = (t2 - t1) / K * 1e6, block[b] = (t3 - t2) / K * 1e6;
+            bratio[b] = before[b] / block[b];
+        }
     }
     figures m = medians(before, after, batches);
-    printf("| %s | %zu | %.2f (%.0fx) | %.2f (%.0fx) | %.2fx | %s |\n", name, n, m.before, 1000 / m.before, m.after,
-           1000 / m.after, m.ratio,
+    qsort(block, batches, sizeof *block, cmp_double);
+    qsort(bratio, batches, sizeof *bratio, cmp_double);
+    double mb = block[batches / 2];
+    printf("| %s | %zu | %.2f (%.0fx) | %.2f (%.0fx) | %.2fx | %.2f (%.0fx) | %.2fx | %s |\n", name, n, m.before,
+           1000 / m.before, m.after, 1000 / m.after, m.ratio, mb, 1000 / mb, bratio[batches / 2],
            !isfinite(sink) ? "NaN"
            : differ        ? "NO"
                            : "yes");
     rb_stage_friction_pinn.destroy(state);
+    rb_stage_friction_pinn.destroy(bstate);
+    free(zb), free(tk), free(block), free(bratio);
     for (size_t i = 0; i < n; i++) {
         ref_infer_free(&old[i].net);
         free(old[i].x);
@@ -333,8 +351,11 @@ int main(int argc, char **argv)
     printf("---|---|\n");
     for (int i = 0; i < 3; i++)
         networks(f[i], files[i][1], batches);
-    printf("\nThe friction_pinn stage's step per sample, histories included (us; real-time factor at 1 kHz)\n\n");
-    printf("| networks | joints | before | after | speed-up | same bits |\n|---|---|---|---|---|---|\n");
+    printf("\nThe friction_pinn stage per sample, histories included (us; real-time factor at 1 kHz): a661b3c's step, "
+           "today's step, and its block step in the runner's blocks of %d samples (what `roboest run` calls)\n\n",
+           RB_STAGE_BLOCK);
+    printf("| networks | joints | before | step | speed-up | block step | speed-up | same bits |\n"
+           "|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < 3; i += 2)
         stage(f[i], path[i], files[i][1], batches);
     for (int i = 0; i < 3; i++)
