@@ -12,9 +12,11 @@
  * Each case runs the dense filter (sigma_points "dense": every sigma point), the structured one (the default: the
  * same estimates to rounding) and the structured one with velocity_terms "mean" (an approximation: one dynamics pass
  * per phase) side by side, alternating batches. Timing: 300 warm-up samples, then the median
- * of 15 batches of 1000 samples.
+ * of 15 batches of 1000 samples. Then the exact filter's least update at each case's sizes (the dense calls every
+ * update makes whatever the model), and how much of the correction's added time they alone take.
  * Usage: bench_ukf [source folder] [shared folder] (defaults RB_SOURCE / RB_SHARED or "." / "../shared"). */
 #include <cblas.h>
+#include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,8 +129,42 @@ static double runner_steps(runner *r, size_t count, const char *label)
 
 enum { FORMS = 3 }; /* dense, structured, structured with the velocity terms at the mean */
 
+/* The exact filter's least update: the three dense calls every update of N states on M measurements makes whatever
+ * the model (the innovation covariance's Cholesky factor, dpotrf M; the gain's triangular solve, dtrsm N x M; the
+ * covariance's rank-M downdate, dsyrk N x M), alone on made-up matrices: us per call triple, median of 15 batches
+ * of 1000. No faster filter computes the same estimates without them (P is dense after the first updates). */
+static double update_floor_us(size_t N, size_t M)
+{
+    enum { REPS = 1000, BATCHES = 15 };
+    double *S0 = calloc(M * M, sizeof *S0), *S = calloc(M * M, sizeof *S), *W0 = calloc(N * M, sizeof *W0);
+    double *W = calloc(N * M, sizeof *W), *P = calloc(N * N, sizeof *P), cpu[BATCHES];
+    for (size_t j = 0; j < M; j++)
+        for (size_t i = 0; i < M; i++)
+            S0[i + j * M] = (i == j ? (double)M : 0.0) + 0.01 * (double)((i + j) % 7);
+    for (size_t i = 0; i < N * M; i++)
+        W0[i] = sin(0.37 * (double)i);
+    for (size_t i = 0; i < N; i++)
+        P[i + i * N] = 1.0;
+    for (int b = -1; b < BATCHES; b++) {
+        double t0 = thread_seconds();
+        for (int r = 0; r < REPS; r++) {
+            memcpy(S, S0, M * M * sizeof *S);
+            memcpy(W, W0, N * M * sizeof *W);
+            LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', (int)M, S, (int)M);
+            cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, (int)N, (int)M, 1.0, S, (int)M,
+                        W, (int)N);
+            cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, (int)N, (int)M, -1e-12, W, (int)N, 1.0, P, (int)N);
+        }
+        if (b >= 0)
+            cpu[b] = (thread_seconds() - t0) / REPS;
+    }
+    qsort(cpu, BATCHES, sizeof cpu[0], cmp_double);
+    free(S0), free(S), free(W0), free(W), free(P);
+    return 1e6 * cpu[BATCHES / 2];
+}
+
 /* The forms of one case, alternating batches; CPU us per sample of each into us[FORMS]. */
-static int run(const bench_case *bc, const rb_registry *reg, double us[FORMS])
+static int run(const bench_case *bc, const rb_registry *reg, double us[FORMS], size_t dims[2])
 {
     enum { WARM = 300, BATCH = 1000, BATCHES = 15 };
     runner r[FORMS];
@@ -146,6 +182,7 @@ static int run(const bench_case *bc, const rb_registry *reg, double us[FORMS])
             qsort(cpu[v], BATCHES, sizeof cpu[v][0], cmp_double);
             us[v] = 1e6 * cpu[v][BATCHES / 2];
         }
+        dims[0] = r[1].N, dims[1] = r[1].M;
         printf("| %s | %zu | %zu | %zu | %.1f | %.1f | %.1f | %.1f | %.2f | %.1f | %.1f |\n", bc->label,
                r[1].p->model->n_dofs, r[1].N, r[1].M, us[0], 1000.0 / us[0], us[1], 1000.0 / us[1], us[0] / us[1],
                us[2], 1000.0 / us[2]);
@@ -184,8 +221,10 @@ static int run_pair(const char *label, const char *off, const char *on, const rb
         qsort(cpu[0], BATCHES, sizeof cpu[0][0], cmp_double);
         qsort(cpu[1], BATCHES, sizeof cpu[1][0], cmp_double);
         qsort(ratio, BATCHES, sizeof ratio[0], cmp_double);
-        printf("| %s | %zu | %zu | %.1f | %.1f | %+.1f %% |\n", label, r[0].N, r[1].N, 1e6 * cpu[0][BATCHES / 2],
-               1e6 * cpu[1][BATCHES / 2], 100.0 * (ratio[BATCHES / 2] - 1.0));
+        double base_us = 1e6 * cpu[0][BATCHES / 2],
+               floor_added = update_floor_us(r[1].N, r[1].M) - update_floor_us(r[0].N, r[0].M);
+        printf("| %s | %zu | %zu | %.1f | %.1f | %+.1f %% | %+.1f %% |\n", label, r[0].N, r[1].N, base_us,
+               1e6 * cpu[1][BATCHES / 2], 100.0 * (ratio[BATCHES / 2] - 1.0), 100.0 * floor_added / base_us);
     }
     runner_free(&r[0]);
     runner_free(&r[1]);
@@ -269,13 +308,26 @@ int main(int argc, char **argv)
            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     int fails = 0;
     double cus[6][FORMS] = {{0}}; /* us per sample of each case and form */
+    size_t dims[6][2];            /* state and measurements of each case */
     for (int i = 0; i < 6; i++)
-        fails += run(&cases[i], reg, cus[i]);
+        fails += run(&cases[i], reg, cus[i], dims[i]);
+    printf("\nThe exact filter's least update at each case's sizes: dpotrf (measurements) + dtrsm and dsyrk (state x "
+           "measurements) alone, the calls every update makes whatever the model (us, median of 15 batches of 1000; "
+           "share: of the structured filter's step)\n\n"
+           "| case | state | measurements | update floor us | share | left for the rest of a step at 50x (leg) / 10x "
+           "(humanoid) "
+           "us |\n|---|---:|---:|---:|---:|---:|\n");
+    for (int i = 0; i < 6; i++) {
+        double fl = update_floor_us(dims[i][0], dims[i][1]), budget = i < 3 ? 20.0 : 100.0;
+        printf("| %s | %zu | %zu | %.1f | %.0f %% | %.1f |\n", cases[i].label, dims[i][0], dims[i][1], fl,
+               100.0 * fl / cus[i][1], budget - fl);
+    }
     printf("\nOnline friction correction (friction_correction [\"coulomb\", \"viscous\", \"stribeck\"]), structured "
            "filter with the friction input, without and with the correction alternating batch by batch (21 batches of "
            "1000 samples; added: the median of the per-batch ratios; target at most +15 %%), CPU us per sample:\n\n"
-           "| model | state | with correction | friction input | + correction | added |\n"
-           "|---|---:|---:|---:|---:|---:|\n");
+           "| model | state | with correction | friction input | + correction | added | of which the update floor "
+           "(above) alone |\n"
+           "|---|---:|---:|---:|---:|---:|---:|\n");
     fails += run_pair("ergoCub right leg (6 joints)", cases[1].text[1], cases[2].text[1], reg);
     fails += run_pair("humanoid lower body (12)", cases[4].text[1], cases[5].text[1], reg);
     rb_registry_free(reg);

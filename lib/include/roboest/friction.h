@@ -382,7 +382,8 @@ void rb_friction_net_init_weights(rb_fnet *net, rb_rng *rng);
 /* Doubles of workspace rb_friction_net_forward needs: n_in + h1 + h2. */
 size_t rb_friction_net_work_size(const rb_fnet *net);
 /* tau_F for raw (unnormalized) inputs x (n_in values, layout above). No allocation, no checks: a NaN
- * input gives NaN. */
+ * input does not give NaN but a finite value (the ReLUs, a > 0 ? a : 0, turn the NaN sums into 0); a caller
+ * with inputs that may be NaN discards those outputs, as friction_pinn does while a history fills. */
 double rb_friction_net_forward(const rb_fnet *net, const double *x, double *work);
 
 /* The inference form the friction_pinn stage runs per sample: the networks of all joints in one pass
