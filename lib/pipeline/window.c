@@ -177,8 +177,14 @@ int rb_feed_check_memory(const rb_pipeline *p, const rb_live_signal *sig, const 
                           "%s: channel %s needs %.1f MiB whole (its timestamps are checked: their median interval), "
                           "over the memory limit of %.1f MiB with the %.1f MiB kept for every sample: raise the limit",
                           label, ch_name, mib(channel), mib((double)limit), mib(kept));
+    if (!ch_name) /* no bound channel: nothing else is held */
+        return rb_err_set(err, RB_EINPUT,
+                          "%s: the run keeps every one of its %zu samples of the clock, the outputs and the metric "
+                          "operands: %.1f MiB (the largest: signal %s, %.1f MiB), over the memory limit of %.1f MiB",
+                          label, T, mib(kept), what, mib(largest), mib((double)limit));
     return rb_err_set(err, RB_EINPUT,
                       "%s: the run keeps every one of its %zu samples of the clock, the outputs and the metric "
-                      "operands: %.1f MiB (the largest: signal %s, %.1f MiB), over the memory limit of %.1f MiB",
-                      label, T, mib(kept), what, mib(largest), mib((double)limit));
+                      "operands: %.1f MiB (the largest: signal %s, %.1f MiB), %.1f MiB in all while channel %s's "
+                      "timestamps are checked, over the memory limit of %.1f MiB",
+                      label, T, mib(kept), what, mib(largest), mib(kept + channel), ch_name, mib((double)limit));
 }

@@ -190,6 +190,11 @@ Test(cli_run_chunked2, what_is_kept_whole_over_the_limit_is_said_up_front)
     cr_assert(strstr(r.err, "inertial_forearm.mat") && strstr(r.err, "the outputs and the metric operands") &&
                   strstr(r.err, "signal dq") && strstr(r.err, "MiB"),
               "%s", r.err);
+    /* the total it needs counts the timestamp check of the largest bound channel too */
+    double kept = 0, all = 0;
+    const char *k = strstr(r.err, "operands: "), *a = strstr(r.err, " MiB), ");
+    cr_assert(k && a && sscanf(k, "operands: %lf", &kept) == 1, "%s", r.err);
+    cr_assert(sscanf(a, " MiB), %lf MiB in all while channel ", &all) == 1 && all > kept, "%s", r.err);
     cr_assert_not(test_exists(out));
     cli_result_free(&r);
     free(dir), free(cfg), free(lg), free(out);
