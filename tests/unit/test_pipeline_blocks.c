@@ -159,7 +159,7 @@ static rb_run_result *run_chain(const char *type, size_t T)
 
 Test(engine_blocks, a_block_step_sees_every_sample_once_in_order_and_gives_the_sample_steps_bits)
 {
-    size_t T = 1001; /* blocks and a remainder */
+    size_t T = 1025; /* blocks and a last block of one sample (stepped by step()) */
     rb_run_result *ref = run_chain("sumsq", T);
     cr_assert(!last_sum.out_of_order && last_sum.next == T && last_sum.calls == 0);
     rb_run_result *blk = run_chain("sumsq_block", T);

@@ -145,9 +145,10 @@ typedef struct rb_stage_innovations {
  *            0: the same row), out[j] + b * out_stride[j] output port j's; t[b] its time. For a stage that reuses
  *            what it reads per sample (a network's weights) across samples. The runner steps a pipeline in
  *            blocks of samples, each stage over the whole block before the next (exact: the stages are causal
- *            and form a DAG), and calls step_block when the type has one (not while the fault monitor watches its
- *            innovations). On a non-zero return, *failed is the offset in the block of the failing sample, the
- *            samples before it done. Must not allocate or do I/O.
+ *            and form a DAG), and calls step_block when the type has one, for blocks of more than one sample
+ *            (a stream steps one at a time: step()) and not while the fault monitor watches its innovations.
+ *            On a non-zero return, *failed is the offset in the block of the failing sample, the samples
+ *            before it done. Must not allocate or do I/O.
  */
 /* A type whose start-up decays like exp(-t / tau) declares this many time constants as its settling time (its
  * rb_stage_type.settle): the start-up error is then down to exp(-5) = 0.7 % of where it began. */
