@@ -243,7 +243,7 @@ static int stage_steps(rb_engine *e, size_t s, size_t kb, size_t ke, const doubl
                  *out_row0 = e->out_row0 + o0;
     void *state = e->state[s];
     const rb_stage_innovations *inno = e->inno ? e->inno[s] : NULL;
-    if (e->block_steps[s] && !inno && ke - kb > 1) { /* one sample (a stream): step() */
+    if (e->block_steps[s] && !inno && ke - kb > 1) { /* a lone sample, as a stream steps: step() below */
         for (size_t j = 0; j < i1 - i0; j++)
             in_ptr[j] = in_base[j] + (kb - in_row0[j]) * in_stride[j];
         for (size_t j = 0; j < o1 - o0; j++)
