@@ -315,7 +315,8 @@ paper-000-closed-loop-mismatch: all
 # Issue 18 (configs/paper/README.md, "Other robots"): the first robot's friction network and noise carried to six
 # other robots of the same kind and the second robot, with and without the online friction correction; then the UKF
 # variances chosen from each log alone by `roboest tune ukf-torque` against the truth-tuned pipelines. Tables on
-# stdout, rules checked. About 25 s.
+# stdout, rules checked. About 25 s. The tuned suites name the tuned pipelines under build/ (for running them by
+# hand): the target runs copies with absolute paths into $(BUILD), so that another BUILD works too.
 paper-000-other-robots: all
 	@mkdir -p $(BUILD)/paper/other_robots $(BUILD)/paper/tuned
 	$(BUILD)/roboest compare configs/paper/suite_other_robots.json -o $(BUILD)/paper/other_robots --force -q > /dev/null
@@ -331,7 +332,11 @@ paper-000-other-robots: all
 	    --force; done > $$T/tune.txt
 	@echo "what roboest tune ukf-torque chose and why: $(BUILD)/paper/tuned/tune.txt"
 	@set -e; for s in leg_pole second_robot humanoid; do \
-	  $(BUILD)/roboest compare configs/paper/suite_tuned_$$s.json -o $(BUILD)/paper/tuned/cmp_$$s --force -q > /dev/null; \
+	  sed -e 's|"\.\./\.\./build/paper/tuned/|"$(abspath $(BUILD))/paper/tuned/|' \
+	    -e 's|"\.\./\.\./datasets/|"$(CURDIR)/datasets/|' \
+	    -e 's|"pipeline": "\([^./"][^"]*\)"|"pipeline": "$(CURDIR)/configs/paper/\1"|' \
+	    configs/paper/suite_tuned_$$s.json > $(BUILD)/paper/tuned/suite_$$s.json; \
+	  $(BUILD)/roboest compare $(BUILD)/paper/tuned/suite_$$s.json -o $(BUILD)/paper/tuned/cmp_$$s --force -q > /dev/null; \
 	  sed -n '/^# /p;/^## All joints/,/^## RMSE per joint/p' $(BUILD)/paper/tuned/cmp_$$s/report.md; \
 	  $(BUILD)/roboest check $(BUILD)/paper/tuned/cmp_$$s/report.json configs/paper/rules_tuned.txt; echo; done
 
