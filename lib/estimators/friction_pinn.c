@@ -26,7 +26,7 @@ typedef struct pinn {
     rb_friction_net_infer net; /* all joints' networks, evaluated in one pass */
     const double **x;          /* n: each joint's history, the networks' inputs */
     double *y;                 /* n: the networks' outputs */
-    const double **xb;         /* n: joint i's inputs for CHUNK samples (CHUNK x 2 H, sample-major) */
+    double **xb;               /* n: joint i's inputs for CHUNK samples (CHUNK x 2 H, sample-major) */
     double *yb;                /* CHUNK x n: the networks' outputs for them */
     bool *full;                /* CHUNK x n: joint i's history was full at that sample */
     double *seq;               /* 2 (H_max - 1 + CHUNK): a joint's motor, then joint velocities over a chunk */
@@ -41,7 +41,7 @@ static void pinn_destroy(void *state)
     for (size_t i = 0; s->j && i < s->n; i++)
         rb_free(s->j[i].x);
     for (size_t i = 0; s->xb && i < s->n; i++)
-        rb_free((double *)s->xb[i]);
+        rb_free(s->xb[i]);
     rb_free(s->xb);
     rb_free(s->yb);
     rb_free(s->full);
@@ -133,7 +133,7 @@ static int make_joints(const rb_stage_setup *setup, const char *path, const rb_f
             break;
         }
         nets[i] = &e->net;
-        if (!(rc = make_joint(setup, path, e, &s->j[i], (double **)&s->xb[i], err)))
+        if (!(rc = make_joint(setup, path, e, &s->j[i], &s->xb[i], err)))
             s->x[i] = s->j[i].x;
     }
     size_t H = 0;
@@ -184,7 +184,17 @@ done:
     return rc;
 }
 
-/* Push the newest pair into the histories (oldest first); a non-finite one restarts the fill. */
+/* Count the newest pair into the fill: a non-finite one restarts it. Returns whether the history is full. */
+static bool count_fill(pinn_joint *j, double w, double v)
+{
+    if (!isfinite(w) || !isfinite(v))
+        j->filled = 0;
+    else if (j->filled < j->H)
+        j->filled++;
+    return j->filled == j->H;
+}
+
+/* Push the newest pair into the histories (oldest first). */
 static void push(pinn_joint *j, double w, double v)
 {
     size_t H = j->H;
@@ -192,10 +202,7 @@ static void push(pinn_joint *j, double w, double v)
     memmove(j->x + H, j->x + H + 1, (H - 1) * sizeof *j->x);
     j->x[H - 1] = w;
     j->x[2 * H - 1] = v;
-    if (!isfinite(w) || !isfinite(v))
-        j->filled = 0;
-    else if (j->filled < H)
-        j->filled++;
+    count_fill(j, w, v);
 }
 
 /* Joint i's output: the network's y while its history is full, else the fill at joint velocity v. */
@@ -239,17 +246,13 @@ static int pinn_step_block(void *state, size_t k0, size_t count, const double *t
         for (size_t i = 0; i < n; i++) {
             pinn_joint *j = &s->j[i];
             size_t H = j->H;
-            double *sw = s->seq, *sv = s->seq + H - 1 + CHUNK, *x = (double *)s->xb[i];
+            double *sw = s->seq, *sv = s->seq + H - 1 + CHUNK, *x = s->xb[i];
             memcpy(sw, j->x + 1, (H - 1) * sizeof *sw);
             memcpy(sv, j->x + H + 1, (H - 1) * sizeof *sv);
             for (size_t b = 0; b < cnt; b++, x += 2 * H) {
                 double w = in[0][(b0 + b) * in_stride[0] + i], v = in[1][(b0 + b) * in_stride[1] + i];
                 sw[H - 1 + b] = w, sv[H - 1 + b] = v;
-                if (!isfinite(w) || !isfinite(v))
-                    j->filled = 0;
-                else if (j->filled < H)
-                    j->filled++;
-                any |= s->full[b * n + i] = j->filled == H;
+                any |= s->full[b * n + i] = count_fill(j, w, v);
                 memcpy(x, sw + b, H * sizeof *x);
                 memcpy(x + H, sv + b, H * sizeof *x);
             }
@@ -257,7 +260,7 @@ static int pinn_step_block(void *state, size_t k0, size_t count, const double *t
             memcpy(j->x + H, sv + cnt - 1, H * sizeof *sv);
         }
         if (any)
-            rb_friction_net_infer_forward_many(&s->net, s->xb, cnt, s->yb);
+            rb_friction_net_infer_forward_many(&s->net, (const double *const *)s->xb, cnt, s->yb);
         for (size_t b = 0; b < cnt; b++) {
             const double *v = in[1] + (b0 + b) * in_stride[1];
             double *o = out[0] + (b0 + b) * out_stride[0];

@@ -232,37 +232,37 @@ int rb_engine_watch_innovations(rb_engine *e, double k_sigma, double t_from)
     return RB_OK;
 }
 
+/* Stage s's port pointers at the rows of sample k. */
+static void point_at(rb_engine *e, size_t s, size_t k)
+{
+    for (size_t j = e->in_off[s]; j < e->in_off[s + 1]; j++)
+        e->in_ptr[j] = e->in_base[j] + (k - e->in_row0[j]) * e->in_stride[j];
+    for (size_t j = e->out_off[s]; j < e->out_off[s + 1]; j++)
+        e->out_ptr[j] = e->out_base[j] + (k - e->out_row0[j]) * e->out_stride[j];
+}
+
 /* Stage s over samples [kb, ke): its block step, else step() sample by sample. On a failure, *failed_k is the
  * sample. */
 static int stage_steps(rb_engine *e, size_t s, size_t kb, size_t ke, const double *time, size_t *failed_k)
 {
-    const size_t i0 = e->in_off[s], i1 = e->in_off[s + 1], o0 = e->out_off[s], o1 = e->out_off[s + 1];
-    const double **in_ptr = e->in_ptr + i0, *const *in_base = (const double *const *)e->in_base + i0;
-    double **out_ptr = e->out_ptr + o0, *const *out_base = e->out_base + o0;
-    const size_t *in_stride = e->in_stride + i0, *in_row0 = e->in_row0 + i0, *out_stride = e->out_stride + o0,
-                 *out_row0 = e->out_row0 + o0;
+    const double **in = e->in_ptr + e->in_off[s];
+    double **out = e->out_ptr + e->out_off[s];
     void *state = e->state[s];
     const rb_stage_innovations *inno = e->inno ? e->inno[s] : NULL;
     if (e->block_steps[s] && !inno && ke - kb > 1) { /* a lone sample, as a stream steps: step() below */
-        for (size_t j = 0; j < i1 - i0; j++)
-            in_ptr[j] = in_base[j] + (kb - in_row0[j]) * in_stride[j];
-        for (size_t j = 0; j < o1 - o0; j++)
-            out_ptr[j] = out_base[j] + (kb - out_row0[j]) * out_stride[j];
+        point_at(e, s, kb);
         size_t done = 0;
-        int rc =
-            e->block_steps[s](state, kb, ke - kb, time + kb, in_ptr, in_stride, out_ptr, out_stride, &done, e->err);
+        int rc = e->block_steps[s](state, kb, ke - kb, time + kb, in, e->in_stride + e->in_off[s], out,
+                                   e->out_stride + e->out_off[s], &done, e->err);
         if (rc != RB_OK)
             *failed_k = kb + done;
         return rc;
     }
     const rb_stage_step_fn step = e->steps[s];
     for (size_t k = kb; k < ke; k++) {
-        for (size_t j = 0; j < i1 - i0; j++)
-            in_ptr[j] = in_base[j] + (k - in_row0[j]) * in_stride[j];
-        for (size_t j = 0; j < o1 - o0; j++)
-            out_ptr[j] = out_base[j] + (k - out_row0[j]) * out_stride[j];
+        point_at(e, s, k);
         const double t = time[k];
-        int rc = step(state, k, t, in_ptr, out_ptr, e->err);
+        int rc = step(state, k, t, in, out, e->err);
         if (rc != RB_OK) {
             *failed_k = k;
             return rc;

@@ -142,6 +142,16 @@ static void random_net(rb_fnet *net, size_t n_in, size_t h1, size_t h2, uint64_t
         net->mean[i] = rb_rng_normal(&rng), net->iqr[i] = 0.5 + rb_rng_uniform(&rng);
 }
 
+/* n random networks (seeds seed, seed + 1, ...) of sizes[i] = {n_in, h1, h2}, or all of the shipped size (40, 233,
+ * 229) when sizes is NULL; ptr[i] = &nets[i]. */
+static void random_nets(rb_fnet *nets, const rb_fnet **ptr, size_t n, const size_t (*sizes)[3], uint64_t seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        random_net(&nets[i], sizes ? sizes[i][0] : 40, sizes ? sizes[i][1] : 233, sizes ? sizes[i][2] : 229, seed + i);
+        ptr[i] = &nets[i];
+    }
+}
+
 /* Sizes of one batch reaching every leftover path: inputs 0-3 past a multiple of 4 and more than one
  * 2048-input block, hidden units 0-3 past a multiple of 4 (and of 8), second-layer widths below, at and
  * past multiples of 32 and 64. */
@@ -152,10 +162,7 @@ Test(friction_network_batch, every_size_gives_the_bits_of_the_unbatched_form)
     enum { N = sizeof sizes / sizeof sizes[0] };
     rb_fnet nets[N];
     const rb_fnet *ptr[N];
-    for (size_t i = 0; i < N; i++) {
-        random_net(&nets[i], sizes[i][0], sizes[i][1], sizes[i][2], 100 + i);
-        ptr[i] = &nets[i];
-    }
+    random_nets(nets, ptr, N, sizes, 100);
     rb_friction_net_infer f;
     rb_err err;
     cr_assert_eq(rb_friction_net_infer_init(&f, ptr, N, &err), RB_OK, "%s", err.msg);
@@ -175,10 +182,7 @@ Test(friction_network_batch, forward_allocates_nothing_and_init_needs_a_network)
 {
     rb_fnet nets[3];
     const rb_fnet *ptr[3];
-    for (size_t i = 0; i < 3; i++) {
-        random_net(&nets[i], 40, 233, 229, 7 + i);
-        ptr[i] = &nets[i];
-    }
+    random_nets(nets, ptr, 3, NULL, 7);
     rb_friction_net_infer f;
     rb_err err;
     cr_assert_eq(rb_friction_net_infer_init(&f, ptr, 0, &err), RB_EINVAL);
@@ -428,10 +432,7 @@ Test(friction_network_batch, block_form_gives_the_bits_of_the_per_sample_pass_at
     enum { N = sizeof sizes / sizeof sizes[0] };
     rb_fnet nets[N];
     const rb_fnet *ptr[N];
-    for (size_t i = 0; i < N; i++) {
-        random_net(&nets[i], sizes[i][0], sizes[i][1], sizes[i][2], 300 + i);
-        ptr[i] = &nets[i];
-    }
+    random_nets(nets, ptr, N, sizes, 300);
     block_equal(ptr, N, "every size", 0);
     block_equal(ptr, N, "every size, NaN inputs", 4);
     for (size_t i = 0; i < N; i++)
@@ -442,10 +443,7 @@ Test(friction_network_batch, block_form_allocates_nothing_and_count_0_does_nothi
 {
     rb_fnet nets[3];
     const rb_fnet *ptr[3];
-    for (size_t i = 0; i < 3; i++) {
-        random_net(&nets[i], 40, 233, 229, 17 + i);
-        ptr[i] = &nets[i];
-    }
+    random_nets(nets, ptr, 3, NULL, 17);
     rb_friction_net_infer f;
     rb_err err;
     cr_assert_eq(rb_friction_net_infer_init(&f, ptr, 3, &err), RB_OK, "%s", err.msg);

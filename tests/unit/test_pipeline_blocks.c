@@ -134,26 +134,36 @@ static void free_blocks(void) { rb_registry_free(blocks_reg); }
 
 TestSuite(engine_blocks, .init = setup_blocks, .fini = free_blocks);
 
-/* q -> lowpass -> (an intermediate nobody keeps) -> `type` -> s, recorded. */
-static rb_run_result *run_chain(const char *type, size_t T)
+/* q -> stage a (type `a`, its params object `a_params`) -> qa, an intermediate nobody keeps -> stage b -> qb,
+ * recorded; run on T samples of make_log. Returns the run's status (*res its result, NULL on a failure). */
+static int run_pair(const char *a, const char *a_params, const char *b, size_t T, rb_run_result **res, rb_err *err)
 {
     char text[1024];
     snprintf(text, sizeof text,
              "{\"clock\": {\"rate\": 100}, \"signals\": {\"q\": {\"channel\": \"joints/q\"}},"
-             " \"stages\": [{\"id\": \"lp\", \"type\": \"lowpass\", \"in\": {\"x\": \"q\"}, \"out\": {\"y\": \"q_lp\"},"
-             " \"params\": {\"cutoff_hz\": 5}},"
-             " {\"id\": \"s\", \"type\": \"%s\", \"in\": {\"x\": \"q_lp\"}, \"out\": {\"y\": \"s\"}}],"
-             " \"outputs\": [{\"path\": \"est.h5\", \"signals\": [\"s\"]}]}",
-             type);
+             " \"stages\": [{\"id\": \"a\", \"type\": \"%s\", \"in\": {\"x\": \"q\"}, \"out\": {\"y\": \"qa\"},"
+             " \"params\": %s},"
+             " {\"id\": \"b\", \"type\": \"%s\", \"in\": {\"x\": \"qa\"}, \"out\": {\"y\": \"qb\"}}],"
+             " \"outputs\": [{\"path\": \"est.h5\", \"signals\": [\"qb\"]}]}",
+             a, a_params, b);
     rb_pipeline *p;
-    rb_err err;
-    cr_assert_eq(rb_pipeline_load_text(text, strlen(text), "blocks.json", NULL, blocks_reg, &p, &err), RB_OK, "%s",
-                 err.msg);
+    cr_assert_eq(rb_pipeline_load_text(text, strlen(text), "blocks.json", NULL, blocks_reg, &p, err), RB_OK, "%s",
+                 err->msg);
     rb_log *log = make_log(T, 0.01, 0.0);
-    rb_run_result *res;
-    cr_assert_eq(rb_pipeline_run_log(p, log, NULL, 0, NULL, &res, &err), RB_OK, "%s", err.msg);
+    *res = NULL;
+    rb_err_clear(err);
+    int rc = rb_pipeline_run_log(p, log, NULL, 0, NULL, res, err);
     rb_log_free(log);
     rb_pipeline_free(p);
+    return rc;
+}
+
+/* q -> lowpass -> `type`, its output qb. */
+static rb_run_result *run_chain(const char *type, size_t T)
+{
+    rb_run_result *res;
+    rb_err err;
+    cr_assert_eq(run_pair("lowpass", "{\"cutoff_hz\": 5}", type, T, &res, &err), RB_OK, "%s", err.msg);
     return res;
 }
 
@@ -167,7 +177,7 @@ Test(engine_blocks, a_block_step_sees_every_sample_once_in_order_and_gives_the_s
     cr_assert_eq(last_sum.next, T, "%zu samples stepped of %zu", last_sum.next, T);
     cr_assert(last_sum.most > 1 && last_sum.calls < T, "%zu block steps of at most %zu samples", last_sum.calls,
               last_sum.most);
-    const rb_run_signal *a = rb_run_result_signal(ref, "s"), *b = rb_run_result_signal(blk, "s");
+    const rb_run_signal *a = rb_run_result_signal(ref, "qb"), *b = rb_run_result_signal(blk, "qb");
     cr_assert(a && b && a->width == 2 && b->width == 2);
     cr_assert(memcmp(a->data, b->data, 2 * T * sizeof *a->data) == 0, "the block step's sums differ");
     cr_assert(a->data[2 * (T - 1)] > 0, "the sums are not trivial");
@@ -178,25 +188,11 @@ Test(engine_blocks, a_block_step_sees_every_sample_once_in_order_and_gives_the_s
 /* stage a -> stage b; the run's error is the earliest failing sample's, at it the first stage's. */
 static void expect_failure(const char *a, const char *b, const char *want)
 {
-    char text[1024];
-    snprintf(text, sizeof text,
-             "{\"clock\": {\"rate\": 100}, \"signals\": {\"q\": {\"channel\": \"joints/q\"}},"
-             " \"stages\": [{\"id\": \"a\", \"type\": \"%s\", \"in\": {\"x\": \"q\"}, \"out\": {\"y\": \"qa\"}},"
-             " {\"id\": \"b\", \"type\": \"%s\", \"in\": {\"x\": \"qa\"}, \"out\": {\"y\": \"qb\"}}],"
-             " \"outputs\": [{\"path\": \"est.h5\", \"signals\": [\"qb\"]}]}",
-             a, b);
-    rb_pipeline *p;
+    rb_run_result *res;
     rb_err err;
-    cr_assert_eq(rb_pipeline_load_text(text, strlen(text), "blocks.json", NULL, blocks_reg, &p, &err), RB_OK, "%s",
-                 err.msg);
-    rb_log *log = make_log(101, 0.01, 0.0);
-    rb_run_result *res = NULL;
-    rb_err_clear(&err);
-    cr_assert_eq(rb_pipeline_run_log(p, log, NULL, 0, NULL, &res, &err), RB_ENUMERIC);
+    cr_assert_eq(run_pair(a, "{}", b, 101, &res, &err), RB_ENUMERIC);
     cr_assert_null(res);
     cr_assert(strstr(err.msg, want), "%s then %s: got \"%s\", want \"%s\"", a, b, err.msg, want);
-    rb_log_free(log);
-    rb_pipeline_free(p);
 }
 
 Test(engine_blocks, the_error_reported_is_the_earliest_samples_as_sample_by_sample)
