@@ -93,3 +93,9 @@ char *rb_asprintf(const char *fmt, ...)
     va_end(ap);
     return s;
 }
+
+static atomic_long threads_running;
+
+void rb_threads_add(long n) { atomic_fetch_add(&threads_running, n); }
+
+long rb_threads_running(void) { return atomic_load(&threads_running); }

@@ -61,12 +61,15 @@ int rb_pool_run(const rb_pool *pl, bool *cancelled, rb_err *err)
     if (!tid)
         return rb_err_set(err, RB_ENOMEM, "out of memory");
     size_t started = 0;
+    rb_threads_add((long)n_threads - 1); /* before they run: counted for as long as they may */
     for (size_t t = 1; t < n_threads; t++)
         if (pthread_create(&tid[started], NULL, worker, &q) == 0)
             started++;
+    rb_threads_add(-((long)n_threads - 1 - (long)started));
     worker(&q);
     for (size_t t = 0; t < started; t++)
         pthread_join(tid[t], NULL);
+    rb_threads_add(-(long)started);
     pthread_mutex_destroy(&q.lock);
     rb_free(tid);
     *cancelled = false;

@@ -172,13 +172,18 @@ static void *pool_main(void *arg)
 static void pool_start(pool_thread *pt, void *ctx, int (*task)(void *, size_t, rb_err *), size_t T)
 {
     pt->pl = (rb_pool){ctx, task, T, T, NULL, NULL};
+    rb_threads_add(1); /* the pool's thread runs beside the rank's communication */
     pt->started = T && pthread_create(&pt->tid, NULL, pool_main, pt) == 0;
+    if (!pt->started)
+        rb_threads_add(-1);
 }
 
 static void pool_join(pool_thread *pt)
 {
-    if (pt->started)
+    if (pt->started) {
         pthread_join(pt->tid, NULL);
+        rb_threads_add(-1);
+    }
 }
 
 /* ---- ranks > 0 ------------------------------------------------------------------------------------------------ */

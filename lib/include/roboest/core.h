@@ -80,6 +80,11 @@ void *rb_malloc(size_t size);
 void *rb_calloc(size_t count, size_t size);
 void *rb_realloc(void *ptr, size_t size);
 void rb_free(void *ptr);
+/* The library's own threads running besides their callers (the thread pools of lib/experiments): a pool adds n
+ * before it starts n threads and takes them off once joined. What forks asks (lib/io/h5isolate.c: under
+ * AddressSanitizer a fork while another thread allocates can leave the child blocked forever). */
+void rb_threads_add(long n);
+long rb_threads_running(void);
 /* Copy of s (caller frees with rb_free); NULL on allocation failure or s == NULL. */
 char *rb_strdup(const char *s);
 /* Copy of the first n bytes of s plus a terminating NUL (caller frees with rb_free). */
