@@ -37,6 +37,7 @@ int rb_sim_gait_validate(const rb_sim_gait *g, rb_err *err)
         {"ds", g->ds, 0, 1e3, true},
         {"ss", g->ss, 0, 1e3, true},
         {"start", g->start, 0, 1e6, false},
+        {"stand", g->stand, 0, 1e6, false},
         {"stop", g->stop, 0, 1e6, false},
         {"step_length", g->step_length, -0.2, 0.2, false},
         {"swing_height", g->swing_height, 0, 0.2, true},
@@ -55,6 +56,9 @@ int rb_sim_gait_validate(const rb_sim_gait *g, rb_err *err)
         return rb_err_set(err, RB_ECONFIG, "gait.first: must be left or right");
     if (g->feedforward != RB_GAIT_FF_DYNAMICS && g->feedforward != RB_GAIT_FF_GRAVITY)
         return rb_err_set(err, RB_ECONFIG, "gait.feedforward: must be dynamics or gravity");
+    if (g->stand > 0 && !(g->stand < g->start))
+        return rb_err_set(err, RB_ECONFIG, "gait.stand: must be before the first single support (start %g s; is %g s)",
+                          g->start, g->stand);
     if (rb_gait_n_steps(g) == 0)
         return rb_err_set(err, RB_ECONFIG, "gait.stop: no single support fits (is %g s; must be >= start + ss = %g s)",
                           g->stop, g->start + g->ss);
@@ -145,8 +149,9 @@ void rb_gait_plan_zmp_ref(const rb_gait_plan *p, double t, double zmp[2])
     const rb_sim_gait *g = &p->g;
     size_t k;
     rb_gait_phase ph = rb_gait_phase_at(g, t, &k, NULL);
-    if (k == SIZE_MAX) { /* before the first single support */
-        lerp2(p->p0, stance_pos(p, 0), g->start > 0 ? t / g->start : 1.0, zmp);
+    if (k == SIZE_MAX) { /* before the first single support: standing, then the first shift of the ZMP */
+        double shift = g->start - g->stand;
+        lerp2(p->p0, stance_pos(p, 0), t < g->stand ? 0.0 : shift > 0 ? (t - g->stand) / shift : 1.0, zmp);
         return;
     }
     if (ph != RB_GAIT_DS) {
@@ -160,15 +165,15 @@ void rb_gait_plan_zmp_ref(const rb_gait_plan *p, double t, double zmp[2])
         lerp2(stance_pos(p, k), p->mid, after / g->ds, zmp);
 }
 
-/* The CoM height reference: a quintic from the initial height to the plan's on [0, start). */
+/* The CoM height reference: a quintic from the initial height to the plan's on [stand, start). */
 static void com_z(const rb_gait_plan *p, double t, double z[3])
 {
-    double T = p->g.start;
-    if (p->cz == p->cz0 || !(t < T)) {
+    double T = p->g.start - p->g.stand;
+    if (p->cz == p->cz0 || !(t < p->g.start)) {
         z[0] = p->cz, z[1] = z[2] = 0.0;
         return;
     }
-    double s = t > 0 ? t / T : 0.0, s2 = s * s, d = p->cz - p->cz0;
+    double s = t > p->g.stand ? (t - p->g.stand) / T : 0.0, s2 = s * s, d = p->cz - p->cz0;
     z[0] = p->cz0 + d * s2 * s * (10 - 15 * s + 6 * s2);
     z[1] = d * 30 * s2 * (1 - s) * (1 - s) / T;
     z[2] = d * 60 * s * (1 - s) * (1 - 2 * s) / (T * T);
@@ -349,8 +354,8 @@ int rb_gait_plan_new(const rb_sim_gait *g, const rb_gait_start *st, double durat
                         p->zc);
         goto done;
     }
-    if (p->cz != p->cz0 && !(g->start > 0)) {
-        rc = rb_err_set(err, RB_ECONFIG, "gait.com_height: a change of the CoM height needs start > 0");
+    if (p->cz != p->cz0 && !(g->start > g->stand)) {
+        rc = rb_err_set(err, RB_ECONFIG, "gait.com_height: a change of the CoM height needs start > stand");
         goto done;
     }
     p->hold = rb_calloc(3 * p->n, sizeof *p->hold);
@@ -370,10 +375,14 @@ int rb_gait_plan_new(const rb_sim_gait *g, const rb_gait_start *st, double durat
     for (int a = 0; a < 2; a++) {
         double x[3] = {st->com[a], 0.0, 0.0};
         for (size_t k = 0; k < p->nk; k++) {
+            double *row = p->x + 8 * k + 4 * a;
+            if ((double)k * T < g->stand) { /* standing: held at rest */
+                row[0] = x[0], row[1] = x[1], row[2] = x[2], row[3] = 0.0;
+                continue;
+            }
             double u = -(K[0] * x[0] + K[1] * x[1] + K[2] * x[2]);
             for (size_t j = 1; j <= N; j++)
                 u += f[j - 1] * p->pr[2 * (k + j) + (size_t)a];
-            double *row = p->x + 8 * k + 4 * a;
             row[0] = x[0], row[1] = x[1], row[2] = x[2], row[3] = u;
             x[0] += T * (x[1] + T * (x[2] / 2 + T * u / 6));
             x[1] += T * (x[2] + T * u / 2);

@@ -72,9 +72,9 @@ static int parse_feet(scn *x, const cJSON *v, rb_sim_gait *g)
 int sim_scn_parse_gait(rb_cfg *c, const cJSON *v)
 {
     scn *x = (scn *)c;
-    static const char *const keys[] = {"ds",          "ss",         "start",        "stop",       "first",
-                                       "step_length", "step_width", "swing_height", "com_height", "feet",
-                                       "preview",     "ik_T",       "feedforward"};
+    static const char *const keys[] = {"ds",    "ss",          "start",      "stand",        "stop",
+                                       "first", "step_length", "step_width", "swing_height", "com_height",
+                                       "feet",  "preview",     "ik_T",       "feedforward"};
     static const char *const sides[] = {"left", "right", NULL};
     static const struct {
         const char *key;
@@ -84,6 +84,7 @@ int sim_scn_parse_gait(rb_cfg *c, const cJSON *v)
         {"ds", RB_CFG_POSITIVE, offsetof(rb_sim_gait, ds)},
         {"ss", RB_CFG_POSITIVE, offsetof(rb_sim_gait, ss)},
         {"start", RB_CFG_NON_NEGATIVE, offsetof(rb_sim_gait, start)},
+        {"stand", RB_CFG_NON_NEGATIVE, offsetof(rb_sim_gait, stand)},
         {"stop", RB_CFG_NON_NEGATIVE, offsetof(rb_sim_gait, stop)},
         {"step_length", RB_CFG_ANY, offsetof(rb_sim_gait, step_length)},
         {"step_width", RB_CFG_POSITIVE, offsetof(rb_sim_gait, step_width)},

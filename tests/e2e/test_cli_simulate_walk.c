@@ -142,6 +142,36 @@ Test(cli_simulate_walk, the_same_scenario_gives_the_same_bytes)
     free(a), free(b), free(outs[0]), free(outs[1]), free(scn), free(dir);
 }
 
+/* gait.stand: the simulated robot, not only its plan, stands still until then (the CoM's truth velocity and
+ * acceleration zero to rounding, the phase double support) and walks after it (the first single support at start). */
+Test(cli_simulate_walk, a_walk_with_stand_starts_at_rest)
+{
+    test_deadline(60);
+    char *dir = test_tmpdir(), *out = test_path(dir, "stand.mat");
+    char *scn = write_walk(dir, "{\"stand\": 1.0, \"start\": 1.9, \"stop\": 3.2}", "{\"duration\": 2.6}");
+    const char *args[] = {"simulate", scn, "-o", out, "-q", NULL};
+    cli_result r = cli_run(NULL, args);
+    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cli_result_free(&r);
+    rb_log *log = NULL;
+    rb_err err;
+    cr_assert_eq(rb_log_read(out, &log, &err), RB_OK, "%s", err.msg);
+    const rb_channel *v = channel(log, "truth/com_velocity", 3, "x", "m/s");
+    const rb_channel *a = channel(log, "truth/com_acceleration", 3, "x", "m/s^2");
+    const rb_channel *ph = channel(log, "truth/gait/phase", 1, "phase", "n.d.");
+    double vmax = 0, amax = 0;
+    for (size_t k = 0; k < sample_at(v, 0.999); k++)
+        for (size_t e = 0; e < 2; e++)
+            vmax = fmax(vmax, fabs(at(v, k, e))), amax = fmax(amax, fabs(at(a, k, e)));
+    cr_expect_lt(vmax, 1e-9, "the CoM moves while standing: %g m/s", vmax);
+    cr_expect_lt(amax, 1e-9, "the CoM accelerates while standing: %g m/s^2", amax);
+    cr_expect_gt(fabs(at(v, sample_at(v, 1.2), 1)), 1e-3, "the CoM still at rest after stand");
+    cr_expect_eq(at(ph, sample_at(ph, 1.899), 0), 0.0);
+    cr_expect_eq(at(ph, sample_at(ph, 1.9), 0), 1.0, "the first (left) single support at start");
+    rb_log_free(log);
+    free(scn), free(out), free(dir);
+}
+
 /* One line on stderr naming the key, exit 3 (input), no output file. */
 static void assert_refused(const char *patch, const char *root, const char *needle1, const char *needle2)
 {

@@ -109,6 +109,44 @@ Test(sim_gait, the_preview_controllers_zmp_tracks_the_reference)
     rb_gait_plan_free(p);
 }
 
+/* With `stand` the robot stands still until then: the planned CoM and the ZMP reference are exactly the initial CoM
+ * on [0, stand) (nothing previewed), both move from stand on, the first shift of the ZMP taking [stand, start), and
+ * the walk proper tracks its reference as without it. */
+Test(sim_gait, standing_still_before_the_walk_holds_the_com_at_rest)
+{
+    rb_sim_gait g = rb_sim_gait_defaults();
+    g.stand = 1.0, g.start = 1.9, g.stop = 11.5;
+    rb_gait_plan *p = walk_plan(&g, 12.0);
+    double zc = rb_gait_plan_zc(p), se = 0;
+    size_t n = 0;
+    for (int i = 0; i < 1000; i++) {
+        double t = i * 1e-3, c[3], v[3], a[3], r[2];
+        rb_gait_plan_com(p, t, c, v, a);
+        rb_gait_plan_zmp_ref(p, t, r);
+        cr_assert(c[0] == -0.0164 && c[1] == 0.0 && c[2] == 0.7176, "t = %g: CoM (%g, %g, %g)", t, c[0], c[1], c[2]);
+        cr_assert(v[0] == 0 && v[1] == 0 && a[0] == 0 && a[1] == 0, "t = %g: the CoM moves", t);
+        cr_assert(r[0] == -0.0164 && r[1] == 0.0, "t = %g: ZMP reference (%g, %g)", t, r[0], r[1]);
+    }
+    double c[3], v[3], r[2];
+    rb_gait_plan_com(p, 1.1, c, v, NULL);
+    cr_expect_gt(v[1], 1e-3, "the CoM moves towards the first stance foot after stand: %g m/s", v[1]);
+    rb_gait_plan_zmp_ref(p, 1.45, r);
+    cr_expect_float_eq(r[1], 0.09 / 2, 1e-12, "half-way through the first shift at 1.45 s: %g", r[1]);
+    for (int i = 2500; i <= 12000; i++) { /* from the end of the first single support */
+        double t = i * 1e-3, cdd[3];
+        rb_gait_plan_com(p, t, c, NULL, cdd);
+        rb_gait_plan_zmp_ref(p, t, r);
+        double e = hypot(c[0] - zc / 9.81 * cdd[0] - r[0], c[1] - zc / 9.81 * cdd[1] - r[1]);
+        se += e * e, n++;
+    }
+    cr_expect_lt(sqrt(se / (double)n), 1e-3, "ZMP error RMS %g m", sqrt(se / (double)n));
+    rb_gait_plan_free(p);
+    g.stand = 1.9; /* not before the first single support */
+    rb_err err;
+    cr_expect_eq(rb_sim_gait_validate(&g, &err), RB_ECONFIG);
+    cr_expect_not_null(strstr(err.msg, "gait.stand"), "%s", err.msg);
+}
+
 /* Between plan steps the CoM follows the held jerk's cubic: its velocity and acceleration are its derivatives. */
 Test(sim_gait, the_planned_com_velocity_and_acceleration_are_its_derivatives)
 {
@@ -391,6 +429,7 @@ Test(sim_gait, bad_gait_keys_are_refused)
     assert_refused("{\"ds\": -0.9}", NULL, "gait.ds", "> 0");
     assert_refused("{\"ss\": 0}", NULL, "gait.ss", "> 0");
     assert_refused("{\"start\": -1}", NULL, "gait.start", ">= 0");
+    assert_refused("{\"stand\": 0.5}", NULL, "gait.stand", "before the first single support");
     assert_refused("{\"stop\": 0.8}", NULL, "gait.stop", "no single support fits");
     assert_refused("{\"step_length\": 0.5}", NULL, "gait.step_length", "[-0.2, 0.2]");
     assert_refused("{\"step_length\": -0.3}", NULL, "gait.step_length", "[-0.2, 0.2]");
@@ -428,7 +467,7 @@ Test(sim_gait, a_bad_plan_is_refused_at_set_up)
     cr_expect_not_null(strstr(err.msg, "gait.com_height"), "%s", err.msg);
     g.com_height = 0.65, g.start = 0;
     cr_expect_eq(rb_gait_plan_new(&g, &st, 5, &p, &err), RB_ECONFIG);
-    cr_expect_not_null(strstr(err.msg, "start > 0"), "%s", err.msg);
+    cr_expect_not_null(strstr(err.msg, "start > stand"), "%s", err.msg);
     cr_expect_null(p);
     g.start = 0.5; /* lowered over the first double support, then held */
     cr_assert_eq(rb_gait_plan_new(&g, &st, 5, &p, &err), RB_OK, "%s", err.msg);

@@ -66,7 +66,8 @@ typedef struct rb_sim_balance {
 
 /* ---- walking gait -----------------------------------------------------------------------------------------
  * Schedule (time based, as the thesis's: "the switching between the DS and the SS phases is time based"):
- * double support (both feet on the ground) on [0, start), then single support k (k = 0 .. n - 1) on
+ * double support (both feet on the ground) on [0, start), standing still on [0, stand) (stand 0: not at all), then
+ * single support k (k = 0 .. n - 1) on
  *     [start + k (ss + ds), start + k (ss + ds) + ss),
  * each followed by double support; n = floor((stop - start - ss) / (ss + ds)) + 1 single supports (the last
  * ends at start + (n - 1)(ss + ds) + ss <= stop), then double support to the end. The stance foot of single
@@ -87,8 +88,9 @@ typedef struct rb_sim_balance {
  * the mean of the feet's initial y; left at +), z: the foot's initial height (the ground).
  *
  * ZMP reference p_ref(t) (x, y): the stance foot's frame origin during single support; during double support
- * linear from the last stance foot to the next one; on [0, start) linear from the initial CoM (x, y) to the
- * first stance foot; after the last single support linear to the midpoint of the feet over ds, then held.
+ * linear from the last stance foot to the next one; on [0, stand) the initial CoM (x, y), held; on [stand, start)
+ * linear from there to the first stance foot; after the last single support linear to the midpoint of the feet over
+ * ds, then held.
  *
  * CoM plan (Kajita et al. 2003, "Biped walking pattern generation by using preview control of zero-moment point"):
  * per horizontal axis the linear inverted pendulum at height z_c with the jerk as input, discretized at
@@ -102,10 +104,12 @@ typedef struct rb_sim_balance {
  *                                    the truncated sum would leave an offset of 0.6 % of the distance walked)
  * with P the solution of the discrete algebraic Riccati equation P = A^T P A - A^T P B (R + B^T P B)^-1 B^T P A
  * + C^T Q C (solved once, by iteration). The plan is computed once, at set-up, from x_0 = [c(0); 0; 0] over the
- * whole run (the reference held past its end); between plan steps the CoM follows the cubic of the held jerk
- * (c, c_dot, c_ddot continuous). z_c = com_height - the ground height (the mean of the feet's initial z). The
- * CoM's height reference is com_height; when it differs from the initial CoM height it moves there on [0, start)
- * (a quintic: zero velocity and acceleration at both ends; needs start > 0). On walk.json the plan's ZMP follows
+ * whole run (the reference held past its end), except that on [0, stand) the state is held at x_0 (u = 0: the
+ * robot stands still; the preview controller starts at stand, previewing the reference from there); between plan
+ * steps the CoM follows the cubic of the held jerk (c, c_dot, c_ddot continuous). z_c = com_height - the ground
+ * height (the mean of the feet's initial z). The CoM's height reference is com_height; when it differs from the
+ * initial CoM height it moves there on [stand, start) (a quintic: zero velocity and acceleration at both ends; needs
+ * start > stand). On walk.json the plan's ZMP follows
  * p_ref within 0.4 mm RMS (3 mm at worst) from the end of the first single support on; before it the CoM, at rest at
  * t = 0, lags the reference's first shift to the stance foot (by up to 7 cm in the thesis's 0.5 s: still inside
  * the double support's polygon).
@@ -145,6 +149,8 @@ typedef struct rb_sim_gait {
     bool enabled;
     double ds, ss;       /* s, > 0: double and single support (0.9, 0.6) */
     double start, stop;  /* s: the first single support starts at start (>= 0; 0.5), the last ends by stop (10.1) */
+    double stand;        /* s, >= 0 and < start unless 0: the robot stands still until then (0; 0: the CoM moves
+                          * from t = 0, the preview controller anticipating the first shift of the ZMP) */
     rb_gait_foot first;  /* the first stance foot (left) */
     double step_length;  /* m, in [-0.2, 0.2] (0.06; negative: backwards) */
     double step_width;   /* m, in (0, 0.6]; NaN: the initial distance of the feet (world y) */
@@ -182,7 +188,7 @@ typedef struct rb_gait_start {
 } rb_gait_start;
 
 /* Plan a walk over [0, duration] s (validates g; RB_ECONFIG also for a CoM not above the ground or a com_height
- * change with start 0; RB_ENUMERIC when the Riccati iteration does not converge; RB_ENOMEM). Allocates the whole
+ * change with start <= stand; RB_ENUMERIC when the Riccati iteration does not converge; RB_ENOMEM). Allocates the whole
  * plan (about 8 doubles per RB_GAIT_PLAN_DT); caller frees with rb_gait_plan_free. */
 int rb_gait_plan_new(const rb_sim_gait *g, const rb_gait_start *st, double duration, rb_gait_plan **out, rb_err *err);
 void rb_gait_plan_free(rb_gait_plan *p);
