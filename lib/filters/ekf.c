@@ -104,7 +104,7 @@ static int ekf_project(rb_filter *f, long step, rb_err *err)
     return RB_OK;
 }
 
-static const rb_filt_ops ekf_ops = {ekf_predict, ekf_measure, ekf_project};
+static const rb_filt_ops ekf_ops = {ekf_predict, ekf_measure, ekf_project, NULL, NULL};
 
 int rb_ekf_create(const rb_filter_opts *o, rb_filter **out, rb_err *err)
 {

@@ -95,6 +95,9 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, const rb_filt_op
         return rb_err_set(err, RB_EINVAL, "%s create: project is for the EKF only", name);
     if (!(o->fd_step >= 0.0) || !isfinite(o->fd_step))
         return rb_err_set(err, RB_EINVAL, "%s create: fd_step must be >= 0 (got %g)", name, o->fd_step);
+    if (o->hold > 1 && (!ops->predict_mean || o->gate.mode == RB_GATE_ELEMENT))
+        return rb_err_set(err, RB_EINVAL, "%s create: hold (%zu) is for the UKF, and not with the element gate", name,
+                          o->hold);
     if (!(o->jitter >= 0.0) || !isfinite(o->jitter))
         return rb_err_set(err, RB_EINVAL, "%s create: jitter must be >= 0 (got %g)", name, o->jitter);
     double lambda = 0.0;
@@ -128,6 +131,8 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, const rb_filt_op
     else
         count += 2 * n * N + m * N + n;
     count += n2; /* L */
+    if (o->hold > 1)
+        count += m2 + m; /* Sh idxh */
     if (o->n_nonlinear)
         count += 4 * n2 + 3 * mx * n + mx * mx + 3 * mx + 2 * n; /* Lt B1 B2 B3 Gd U Gl Mg drow scol sval nrow urow */
     size_t bytes = count * sizeof(double) + 2 * m * sizeof(size_t) + m;
@@ -198,6 +203,11 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, const rb_filt_op
             f->B2 = take(&cur, n2);
             f->B3 = take(&cur, n2);
         }
+    }
+    if (o->hold > 1) {
+        f->hold = o->hold;
+        f->Sh = take(&cur, m2);
+        f->idxh = (size_t *)take(&cur, m);
     }
     f->idx = (size_t *)cur;
     f->pos = f->idx + m;
@@ -348,18 +358,22 @@ int rb_filt_schedule(rb_filter *f, rb_filter_phase phase, long step, const doubl
     return rc;
 }
 
-void rb_filt_predict_done(rb_filter *f, long step)
+void rb_filt_predict_done(rb_filter *f, long step, bool mean_only)
 {
     double *t = f->x;
     f->x = f->xn;
     f->xn = t;
-    t = f->P;
-    f->P = f->Pn;
-    f->Pn = t;
+    if (!mean_only) {
+        t = f->P;
+        f->P = f->Pn;
+        f->Pn = t;
+        for (size_t i = 0; i < f->n; i++)
+            f->P_diag[i] = f->P[i * f->n + i];
+    }
+    f->held = mean_only;
+    f->held_steps = mean_only ? f->held_steps + 1 : 0;
     f->step = step;
     f->predicts++;
-    for (size_t i = 0; i < f->n; i++)
-        f->P_diag[i] = f->P[i * f->n + i];
     for (size_t i = 0; i < f->m; i++) {
         f->inno[i] = NAN;
         f->status[i] = RB_MEAS_NONE;
@@ -379,7 +393,9 @@ int rb_filter_predict(rb_filter *f, const double *u, double dt, rb_err *err)
     int rc = rb_filt_schedule(f, RB_FILTER_PREDICT, step, u, dt, NULL, err);
     if (rc != RB_OK)
         return rc;
-    rc = f->ops->predict(f, u, dt, step, err);
+    /* rb_filter_opts.hold: a mean-only step while the last refresh's gain is held */
+    bool mean_only = f->hold > 1 && f->gain_ok && f->held_steps + 1 < f->hold;
+    rc = mean_only ? f->ops->predict_mean(f, u, dt, step, err) : f->ops->predict(f, u, dt, step, err);
     if (rc != RB_OK)
         return rc;
     size_t bad = rb_filt_first_nonfinite(f->xn, f->n);
@@ -388,14 +404,14 @@ int rb_filter_predict(rb_filter *f, const double *u, double dt, rb_err *err)
         return rb_err_set(err, RB_ENUMERIC, "%s predict, step %ld: predicted state element %zu is not finite", f->name,
                           step, bad);
     }
-    for (size_t i = 0; i < f->n; i++) {
+    for (size_t i = 0; !mean_only && i < f->n; i++) {
         if (!isfinite(f->Pn[i * f->n + i])) {
             f->fail = RB_FILTER_FAIL_P, f->fail_index = i;
             return rb_err_set(err, RB_ENUMERIC, "%s predict, step %ld: predicted covariance P(%zu, %zu) is not finite",
                               f->name, step, i, i);
         }
     }
-    rb_filt_predict_done(f, step);
+    rb_filt_predict_done(f, step, mean_only);
     return RB_OK;
 }
 
@@ -488,6 +504,50 @@ static void joseph(rb_filter *f)
     rb_filt_symmetrize(f->Pn, f->n);
 }
 
+/* rb_filter_opts.hold: the update of a mean-only step, on the refresh's elements (idx[0..k) = idxh): the innovation at
+ * h(x), then x += W L_S^-1 nu with the refresh's W and S factor (vector gate and NIS on that S). P is held. */
+static int held_update(rb_filter *f, const double *z, long step, size_t finite, rb_err *err)
+{
+    size_t n = f->n, m = f->m, k = f->k;
+    int rc = f->ops->measure_mean(f, step, err);
+    if (rc != RB_OK)
+        return rc;
+    for (size_t j = 0; j < k; j++) {
+        if (!isfinite(f->zhat[f->idx[j]])) {
+            f->fail = RB_FILTER_FAIL_Z, f->fail_index = f->idx[j];
+            return rb_err_set(err, RB_ENUMERIC, "%s update, step %ld: predicted measurement element %zu is not finite",
+                              f->name, step, f->idx[j]);
+        }
+    }
+    rb_filt_innovation(f, z);
+    memcpy(f->y, f->innoc, k * sizeof(double));
+    rb_filt_trsv_ln(k, f->Sh, k, f->y);
+    f->nis = rb_filt_dot(k, f->y, f->y);
+    if (f->gate.mode == RB_GATE_VECTOR && !(f->nis <= f->gate_limit[k])) {
+        f->rejected = true;
+        for (size_t j = 0; j < k; j++)
+            f->status[f->idx[j]] = RB_MEAS_GATED;
+    } else {
+        memcpy(f->xn, f->x, n * sizeof(double));
+        rb_filt_gemv(n, k, 1.0, f->K, n, f->y, 1.0, f->xn);
+        size_t bad = rb_filt_first_nonfinite(f->xn, n);
+        if (bad < n) {
+            f->fail = RB_FILTER_FAIL_X, f->fail_index = bad;
+            return rb_err_set(err, RB_ENUMERIC, "%s update, step %ld: updated state element %zu is not finite", f->name,
+                              step, bad);
+        }
+        double *t = f->x;
+        f->x = f->xn;
+        f->xn = t;
+    }
+    f->updates++;
+    f->missing += (long)(m - finite);
+    if (f->rejected)
+        f->gated_updates++;
+    f->have_update = f->held_update = true;
+    return RB_OK;
+}
+
 int rb_filt_update(rb_filter *f, const double *z, rb_err *err)
 {
     size_t n = f->n, m = f->m;
@@ -515,6 +575,9 @@ int rb_filt_update(rb_filter *f, const double *z, rb_err *err)
     f->nis = NAN;
     f->rejected = false;
     f->limit = f->gate.mode == RB_GATE_OFF ? 0.0 : f->gate_limit[f->gate.mode == RB_GATE_ELEMENT ? 1 : (k ? k : 1)];
+    f->held_update = false;
+    if (f->held && f->gain_ok && k > 0 && k == f->kh && memcmp(f->idx, f->idxh, k * sizeof(size_t)) == 0)
+        return held_update(f, z, step, finite, err);
     if (k > 0) {
         rc = f->ops->measure(f, z, step, err);
         if (rc != RB_OK)
@@ -609,6 +672,16 @@ int rb_filt_update(rb_filter *f, const double *z, rb_err *err)
         for (size_t i = 0; i < n; i++)
             f->P_diag[i] = f->P[i * n + i];
     }
+    if (f->hold) { /* a refresh: keep its gain, S factor and elements for the held steps */
+        f->gain_ok = k > 0 && !f->rejected;
+        if (f->gain_ok) {
+            memcpy(f->K, f->W, n * k * sizeof(double));
+            memcpy(f->Sh, f->S, k * k * sizeof(double));
+            memcpy(f->idxh, f->idx, k * sizeof(size_t));
+            f->kh = k;
+        }
+        f->held_steps = 0;
+    }
     f->updates++;
     f->missing += (long)(m - finite);
     f->gated_elements += gated;
@@ -633,6 +706,7 @@ int rb_filter_set_state(rb_filter *f, const double *x, const double *P, rb_err *
         size_t b = rb_filt_first_nonfinite(P, n * n);
         return rb_err_set(err, RB_ENUMERIC, "%s set_state: P element (%zu, %zu) is not finite", f->name, b / n, b % n);
     }
+    f->gain_ok = false; /* rb_filter_opts.hold: the next step refreshes */
     if (x)
         memcpy(f->x, x, n * sizeof(double));
     if (P) {
@@ -644,6 +718,16 @@ int rb_filter_set_state(rb_filter *f, const double *x, const double *P, rb_err *
 }
 
 void rb_filter_set_step(rb_filter *f, long step) { f->step = step; }
+
+void rb_filter_hold_refresh(rb_filter *f)
+{
+    if (f)
+        f->gain_ok = false;
+}
+
+bool rb_filter_mean_step(const rb_filter *f) { return f && f->held; }
+
+bool rb_filter_held(const rb_filter *f) { return f && f->held_update; }
 
 int rb_filter_nees(rb_filter *f, const double *x_true, double *nees, rb_err *err)
 {

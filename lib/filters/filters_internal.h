@@ -83,6 +83,11 @@ struct rb_filter {
     double nis, limit;
     bool rejected, have_update;
     rb_filter_fail fail; /* the last step's factorization failure (rb_filter_last_failure) */
+    /* rb_filter_opts.hold (UKF; 0 when off): the last refresh's gain W = C L_S^-T (in K, n x kh, ld n), S's factor
+     * (Sh, kh x kh) and elements (idxh, kh); held_steps since it; `held`: the last predict was a mean-only one */
+    size_t hold, kh, held_steps, *idxh;
+    double *Sh;
+    bool gain_ok, held, held_update;
     size_t fail_index;
 };
 
@@ -96,6 +101,9 @@ struct rb_filt_ops {
     int (*measure)(rb_filter *f, const double *z, long step, rb_err *err);
     /* EKF: the caller's projection of the updated xn, Pn (NULL: the kind has none, and refuses the option) */
     int (*project)(rb_filter *f, long step, rb_err *err);
+    /* UKF (rb_filter_opts.hold): xn = f(x, u, dt) at x alone; zhat = h(x) at x alone (NULL: the kind has no hold) */
+    int (*predict_mean)(rb_filter *f, const double *u, double dt, long step, rb_err *err);
+    int (*measure_mean)(rb_filter *f, long step, rb_err *err);
 };
 
 /* filter.c: allocation shared by the three constructors (validates the common options, copies x0,
@@ -109,7 +117,7 @@ void rb_filt_innovation(rb_filter *f, const double *z);
 int rb_filt_schedule(rb_filter *f, rb_filter_phase phase, long step, const double *u, double dt, const double *z,
                      rb_err *err);
 /* After a successful predict: counters, P diagonal, last-update diagnostics reset. */
-void rb_filt_predict_done(rb_filter *f, long step);
+void rb_filt_predict_done(rb_filter *f, long step, bool mean_only);
 
 /* kf.c: shared by KF / EKF predict once F (row-major) is known: Pn = F P F^T + Q (symmetrized). */
 void rb_filt_linear_cov_predict(rb_filter *f);

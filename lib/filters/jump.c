@@ -75,7 +75,9 @@ int rb_jump_create(const rb_filter *f, const rb_jump_opts *o, rb_jump **out, rb_
 void rb_jump_keep_prior(rb_jump *j, const rb_filter *f)
 {
     memcpy(j->x, rb_filter_x(f), j->n * sizeof *j->x);
-    memcpy(j->P, rb_filter_P(f), j->n * j->n * sizeof *j->P);
+    /* rb_filter_opts.hold: a held update leaves P as it is: rb_jump_update copies it then, if it needs it */
+    if (!rb_filter_mean_step(f))
+        memcpy(j->P, rb_filter_P(f), j->n * j->n * sizeof *j->P);
 }
 
 /* NIS of the gated measurements used in the last update (their positions into idx, innovations into nu; *k of
@@ -127,6 +129,8 @@ int rb_jump_update(rb_jump *j, rb_filter *f, const double *z, double *nis, doubl
     if (k == 0 || !(q > j->limit[k]))
         return RB_OK;
     double *P = j->P, added = 0.0;
+    if (rb_filter_held(f)) /* the held update did not change P: the prior's */
+        memcpy(P, rb_filter_P(f), n * n * sizeof *P);
     for (size_t a = 0; a < k; a++) {
         size_t e = j->gate[j->idx[a]];
         double nu = d.innovation[e], c = j->gate_factor[j->idx[a]];

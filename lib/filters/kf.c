@@ -42,7 +42,7 @@ static int kf_measure(rb_filter *f, const double *z, long step, rb_err *err)
     return RB_OK;
 }
 
-static const rb_filt_ops kf_ops = {kf_predict, kf_measure, NULL};
+static const rb_filt_ops kf_ops = {kf_predict, kf_measure, NULL, NULL, NULL};
 
 int rb_kf_create(const rb_filter_opts *o, rb_filter **out, rb_err *err)
 {

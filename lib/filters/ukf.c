@@ -407,7 +407,24 @@ static int ukf_measure(rb_filter *f, const double *z, long step, rb_err *err)
     return RB_OK;
 }
 
-static const rb_filt_ops ukf_ops = {ukf_predict, ukf_measure, NULL};
+/* rb_filter_opts.hold's mean-only steps: the models at x alone (the first column of the sigma points). */
+static int ukf_predict_mean(rb_filter *f, const double *u, double dt, long step, rb_err *err)
+{
+    int rc = evaluate(f, 0, u, dt, false, step, err);
+    if (rc == RB_OK)
+        memcpy(f->xn, f->Y, f->n * sizeof(double));
+    return rc;
+}
+
+static int ukf_measure_mean(rb_filter *f, long step, rb_err *err)
+{
+    int rc = evaluate(f, 0, NULL, 0.0, true, step, err);
+    if (rc == RB_OK)
+        memcpy(f->zhat, f->Z, f->m * sizeof(double));
+    return rc;
+}
+
+static const rb_filt_ops ukf_ops = {ukf_predict, ukf_measure, NULL, ukf_predict_mean, ukf_measure_mean};
 
 int rb_ukf_create(const rb_filter_opts *o, rb_filter **out, rb_err *err)
 {

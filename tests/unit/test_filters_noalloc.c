@@ -65,7 +65,7 @@ Test(filters_noalloc, no_malloc_at_all_in_steps_at_joint_torque_sizes)
     for (int pass = 0; pass < 2; pass++) {
         openblas_set_num_threads(pass == 0 ? 1 : threads_default);
         for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
-            for (int kind = 0; kind < 3; kind++) {
+            for (int kind = 0; kind < 4; kind++) { /* KF, EKF, UKF, UKF with hold (held and full steps) */
                 dims d = cases[ci];
                 size_t n = d.n, m = d.m;
                 double *P0 = calloc(n * n, sizeof *P0), *Q = calloc(n * n, sizeof *Q), *R = calloc(m * m, sizeof *R);
@@ -91,8 +91,9 @@ Test(filters_noalloc, no_malloc_at_all_in_steps_at_joint_torque_sizes)
                 o.f = f_rot;
                 o.h = h_sin;
                 o.user = &d;
-                o.gate.mode = RB_GATE_ELEMENT;
+                o.gate.mode = kind == 3 ? RB_GATE_VECTOR : RB_GATE_ELEMENT;
                 o.gate.probability = 0.999;
+                o.hold = kind == 3 ? 4 : 0;
                 rb_filter *f;
                 rb_err err;
                 int rc = kind == 0   ? rb_kf_create(&o, &f, &err)

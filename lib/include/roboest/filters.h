@@ -201,6 +201,16 @@ typedef struct rb_filter_opts {
      * any i). Their prediction is then x_i, their block of the predicted covariance P + Q and their cross terms the
      * spreads' closed form, the same sums without the n x 2 l sigma-point products. */
     const bool *identity;
+    /* UKF, optional: refresh the covariance and the gain every `hold` steps only (0 or 1: every step, the exact
+     * filter). An APPROXIMATION, for speed: on the hold - 1 steps after each full step (predict and update as above,
+     * the "refresh"), the predict evaluates f at the mean alone, x = f(x, u, dt), with P held (not propagated, no Q
+     * added), and the update applies the refresh's gain to that point's innovation, x = x + K (z - h(x)), with the
+     * refresh's S for the NIS and the vector gate; P is held. The refresh after them predicts P from the held P as if
+     * one step had passed: near the filter's steady state that P is what the exact filter's would be, and the gain
+     * changes only as slowly as the model's Jacobians; from P0 it converges hold times slower. An update whose finite
+     * elements are not the refresh's becomes a full update (from the held P). Not with RB_GATE_ELEMENT (RB_EINVAL).
+     * rb_filter_set_state and rb_filter_hold_refresh make the next step a refresh. */
+    size_t hold;
     void *user;
     double fd_step;
     /* UKF: sigma-point scaling (defaults alpha 1, beta 2, kappa 0). */
@@ -283,6 +293,14 @@ int rb_filter_innovation_cov(const rb_filter *f, double *S, rb_err *err);
 /* Kalman gain K (n x m row-major) computed in the last update (applied unless diag.rejected);
  * columns of elements not used are zero. RB_EINVAL before any update. */
 int rb_filter_gain(rb_filter *f, double *K, rb_err *err);
+/* rb_filter_opts.hold: make the next predict and update a refresh (a full step) whatever the count. No-op without
+ * hold. */
+void rb_filter_hold_refresh(rb_filter *f);
+/* rb_filter_opts.hold: whether the last predict was mean-only (P held), and whether the last update was a held one
+ * (the refresh's gain on such a step; P unchanged). A full update after set_state is not held: a jump adaptation's
+ * repeated update (rb_jump_update) on a held step is a full update from the held P. */
+bool rb_filter_mean_step(const rb_filter *f);
+bool rb_filter_held(const rb_filter *f);
 
 /* What made the last predict or update fail with RB_ENUMERIC (reset by every predict and update), with the
  * element (*index; index may be NULL):
