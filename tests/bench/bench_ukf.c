@@ -28,7 +28,7 @@
 #include "bench_timing.h"
 
 typedef struct bench_case {
-    const char *label, *text[3]; /* pipelines whose stage 0 is the ukf_torque to time: each form */
+    const char *label, *text[4]; /* pipelines whose stage 0 is the ukf_torque to time: each form */
     bool friction;
 } bench_case;
 
@@ -127,7 +127,10 @@ static double runner_steps(runner *r, size_t count, const char *label)
     return thread_seconds() - c0;
 }
 
-enum { FORMS = 3 }; /* dense, structured, structured with the velocity terms at the mean */
+enum {
+    FORMS = 4
+}; /* dense, structured, structured with the velocity terms at the mean, structured refreshed every
+                      * REFRESH samples */
 
 /* The exact filter's least update: the three dense calls every update of N states on M measurements makes whatever
  * the model (the innovation covariance's Cholesky factor, dpotrf M; the gain's triangular solve, dtrsm N x M; the
@@ -183,9 +186,9 @@ static int run(const bench_case *bc, const rb_registry *reg, double us[FORMS], s
             us[v] = 1e6 * cpu[v][BATCHES / 2];
         }
         dims[0] = r[1].N, dims[1] = r[1].M;
-        printf("| %s | %zu | %zu | %zu | %.1f | %.1f | %.1f | %.1f | %.2f | %.1f | %.1f |\n", bc->label,
+        printf("| %s | %zu | %zu | %zu | %.1f | %.1f | %.1f | %.1f | %.2f | %.1f | %.1f | %.1f | %.1f |\n", bc->label,
                r[1].p->model->n_dofs, r[1].N, r[1].M, us[0], 1000.0 / us[0], us[1], 1000.0 / us[1], us[0] / us[1],
-               us[2], 1000.0 / us[2]);
+               us[2], 1000.0 / us[2], us[3], 1000.0 / us[3]);
     }
     for (int v = 0; v < made; v++)
         runner_free(&r[v]);
@@ -276,9 +279,10 @@ int main(int argc, char **argv)
         "[\"l_foot_front_contact\", \"l_foot_rear_contact\", \"r_foot_front_contact\", \"r_foot_rear_contact\"], "
         "\"accelerometers\": [\"waist_imu\", \"l_foot_imu\", \"r_foot_imu\"], \"gyroscopes\": [\"waist_imu\", "
         "\"l_foot_imu\", \"r_foot_imu\"], \"base_imu\": \"waist_imu\", \"k_t\": [0.1], \"gear_ratio\": [100]%s}}]}";
-    static char text[18][4096];
+    static char text[6 * FORMS][4096];
     static const char fric[] = ", \"friction\": \"s\"";
-    static const char *const form[FORMS] = {", \"sigma_points\": \"dense\"", "", ", \"velocity_terms\": \"mean\""};
+    static const char *const form[FORMS] = {", \"sigma_points\": \"dense\"", "", ", \"velocity_terms\": \"mean\"",
+                                            ", \"refresh_every\": 8"};
     static const char adapt[] = ", \"friction_correction\": [\"coulomb\", \"viscous\", \"stribeck\"]";
     static char adapt_form[FORMS][256];
     bench_case cases[6] = {{"ergoCub right leg on a pole", {0}, false},
@@ -301,11 +305,12 @@ int main(int argc, char **argv)
     }
     printf("ukf_torque at 1 kHz, one core (OpenBLAS %s, 1 thread); thread CPU time, median of 15 batches of 1000 "
            "samples; the dense filter (sigma_points \"dense\"), the structured one (the default: the same estimates) "
-           "and the structured one with velocity_terms \"mean\" (an approximation), alternating batch by batch\n\n",
+           "and the structured one with velocity_terms \"mean\" and with refresh_every 8 (approximations), alternating "
+           "batch by batch\n\n",
            openblas_get_config());
     printf("| case | joints | state | measurements | dense us / sample | x real time | structured us / sample | x "
-           "real time | speed-up | mean terms us / sample | x real time |\n"
-           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+           "real time | speed-up | mean terms us / sample | x real time | refresh_every 8 us / sample | x real time |\n"
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     int fails = 0;
     double cus[6][FORMS] = {{0}}; /* us per sample of each case and form */
     size_t dims[6][2];            /* state and measurements of each case */

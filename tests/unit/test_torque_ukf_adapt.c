@@ -128,6 +128,9 @@ Test(torque_ukf_adapt, friction_keys_need_the_friction_input)
                         pipe_text(SIGNALS_WRONG, FRIC, IMUS, ", \"friction_correction\": [\"offset\", \"offset\"]"),
                         "listed twice");
     expect_config_error(
+        r.log, pipe_text(SIGNALS_WRONG, FRIC, IMUS, ", \"friction_correction\": [\"offset\"], \"refresh_every\": 8"),
+        "refresh_every > 1 is not with friction_correction");
+    expect_config_error(
         r.log,
         pipe_text(SIGNALS_WRONG, FRIC, IMUS, ", \"friction_correction\": [\"offset\"], \"p0_correction\": [1, 2]"),
         "p0_correction");
