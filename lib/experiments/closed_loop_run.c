@@ -321,12 +321,8 @@ static int provenance(const job *jb, rb_comparison *c, const char *window, rb_er
 {
     const rb_closed_loop *cl = jb->cl;
     const rb_scenario *sn = cl->scenario;
-    rb_provenance pv = {0, NULL, NULL};
-    int rc = rb_provenance_init(&pv, err);
-    if (!rc)
-        rc = rb_provenance_add(&pv, "closed_loop", rb_path_basename(cl->path), err);
-    if (!rc)
-        rc = rb_provenance_add(&pv, "closed_loop_sha256", cl->sha256, err);
+    rb_provenance pv;
+    int rc = rb_experiments_provenance_open(&pv, "closed_loop", cl->path, cl->sha256, err);
     if (!rc)
         rc = rb_provenance_add(&pv, "scenario", rb_path_basename(sn->path), err);
     if (!rc)
@@ -362,10 +358,7 @@ static int provenance(const job *jb, rb_comparison *c, const char *window, rb_er
                                     (unsigned long long)cl->seeds[s]);
         }
     }
-    if (!rc)
-        rc = rb_comparison_set_provenance(c, &pv, err);
-    rb_provenance_free(&pv);
-    return rc;
+    return rb_experiments_provenance_close(&pv, rc, c, err);
 }
 
 /* What a table compares, per run: estimate and reference arrays of `width` elements, over [t0, t1]. */

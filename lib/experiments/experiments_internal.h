@@ -35,6 +35,13 @@ int rb_experiments_parse_variant(rb_cfg *c, const rb_registry *reg, const cJSON 
  * files' checksums (rb_pipeline_files_provenance, keys prefixed "variant <name>: "). */
 int rb_experiments_variant_provenance(rb_provenance *pv, const char *name, const rb_pipeline *p, const char *key,
                                       const char *signal, rb_err *err);
+/* A comparison report's provenance (suite, validation, closed loop) opens with pv initialised, "<kind>" (path's
+ * file name) and "<kind>_sha256"; the caller adds its variants' and inputs' entries (rc the first failure) and hands
+ * both to rb_experiments_provenance_close, which sets pv on c unless rc is already a failure and frees pv: the
+ * first failure's code. RB_ENOMEM. */
+int rb_experiments_provenance_open(rb_provenance *pv, const char *kind, const char *path, const char *sha256,
+                                   rb_err *err);
+int rb_experiments_provenance_close(rb_provenance *pv, int rc, rb_comparison *c, rb_err *err);
 /* RB_ECONFIG "unknown <what> 'name'" with the closest of `names` as a suggestion. */
 int rb_experiments_unknown_name(rb_cfg *c, const char *what, const char *name, const char *const *names, size_t n);
 /* RB_ECONFIG "signal 'x' is not in pipeline <file>" with the closest signal as a suggestion. */

@@ -92,6 +92,26 @@ int rb_experiments_variant_provenance(rb_provenance *pv, const char *name, const
     return rc ? rc : rb_pipeline_files_provenance(p, prefix, pv, err);
 }
 
+int rb_experiments_provenance_open(rb_provenance *pv, const char *kind, const char *path, const char *sha256,
+                                   rb_err *err)
+{
+    *pv = (rb_provenance){0, NULL, NULL};
+    int rc = rb_provenance_init(pv, err);
+    if (!rc)
+        rc = rb_provenance_add(pv, kind, rb_path_basename(path), err);
+    if (!rc)
+        rc = rb_provenance_addf(pv, sha256, err, "%s_sha256", kind);
+    return rc;
+}
+
+int rb_experiments_provenance_close(rb_provenance *pv, int rc, rb_comparison *c, rb_err *err)
+{
+    if (!rc)
+        rc = rb_comparison_set_provenance(c, pv, err);
+    rb_provenance_free(pv);
+    return rc;
+}
+
 static int one_variant(sload *x, const cJSON *v, rb_suite_variant *var)
 {
     rb_experiments_variant f = {&var->name,     &var->pipeline_path, &var->estimate,

@@ -120,12 +120,8 @@ static int window_provenance(const report *jb, rb_provenance *pv, size_t l, rb_e
 static int provenance(const report *jb, rb_comparison *c, rb_err *err)
 {
     const rb_suite *s = jb->s;
-    rb_provenance pv = {0, NULL, NULL};
-    int rc = rb_provenance_init(&pv, err);
-    if (!rc)
-        rc = rb_provenance_add(&pv, "suite", rb_path_basename(s->path), err);
-    if (!rc)
-        rc = rb_provenance_add(&pv, "suite_sha256", s->sha256, err);
+    rb_provenance pv;
+    int rc = rb_experiments_provenance_open(&pv, "suite", s->path, s->sha256, err);
     for (size_t v = 0; !rc && v < s->n_variants; v++)
         rc = rb_experiments_variant_provenance(&pv, s->variants[v].name, s->variants[v].pipeline, "estimate",
                                                s->variants[v].estimate, err);
@@ -138,10 +134,7 @@ static int provenance(const report *jb, rb_comparison *c, rb_err *err)
         if (!rc) /* the scored samples: the window, or what the start-up skip excluded */
             rc = window_provenance(jb, &pv, l, err);
     }
-    if (!rc)
-        rc = rb_comparison_set_provenance(c, &pv, err);
-    rb_provenance_free(&pv);
-    return rc;
+    return rb_experiments_provenance_close(&pv, rc, c, err);
 }
 
 static int make_table(const report *jb, rb_comparison **out, rb_err *err)

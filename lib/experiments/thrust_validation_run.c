@@ -390,34 +390,20 @@ static const char *const ROW_NAMES[RB_THRUST_N_ROWS] = {"E_T", "E_T_ramp", "E_T_
 static int provenance(const job *jb, rb_comparison *c, rb_err *err)
 {
     const rb_thrust_validation *tv = jb->tv;
-    rb_provenance pv = {0, NULL, NULL};
+    rb_provenance pv;
     char *files = NULL;
-    int rc = rb_provenance_init(&pv, err);
-    if (!rc)
-        rc = rb_provenance_add(&pv, "validation", rb_path_basename(tv->path), err);
-    if (!rc)
-        rc = rb_provenance_add(&pv, "validation_sha256", tv->sha256, err);
+    int rc = rb_experiments_provenance_open(&pv, "validation", tv->path, tv->sha256, err);
     for (size_t v = 0; !rc && v < tv->n_variants; v++)
         rc = rb_experiments_variant_provenance(&pv, tv->variants[v].name, tv->variants[v].pipeline, "support",
                                                tv->variants[v].support, err);
-    if (!rc && !jb->read && !(files = rb_strdup("memory")))
+    if (!rc && !(files = jb->read ? rb_suite_session_text(&tv->log, ",", true) : rb_strdup("memory")))
         rc = nomem(err);
-    for (size_t i = 0; !rc && jb->read && i < tv->log.n_paths; i++) {
-        char *next = rb_asprintf("%s%s%s", files ? files : "", files ? "," : "", rb_path_basename(tv->log.paths[i]));
-        rb_free(files);
-        files = next;
-        if (!files)
-            rc = nomem(err);
-    }
     if (!rc)
         rc = rb_provenance_add(&pv, "input", files, err);
     if (!rc)
         rc = rb_provenance_add(&pv, "input_sha256", jb->input_sha256[0] ? jb->input_sha256[0] : "", err);
-    if (!rc)
-        rc = rb_comparison_set_provenance(c, &pv, err);
     rb_free(files);
-    rb_provenance_free(&pv);
-    return rc;
+    return rb_experiments_provenance_close(&pv, rc, c, err);
 }
 
 static int make_table(const job *jb, rb_comparison **out, rb_err *err)
