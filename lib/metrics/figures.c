@@ -83,6 +83,37 @@ static void svg_open(sbuf *b, double width, double height, const char *title)
     rb_sb_puts(b, "</text>\n");
 }
 
+/* Every figure's plot area is 320 px high, 80 px from the left (room for the y axis' labels), 40 from the top (the
+ * title) and 60 from the bottom (the x axis' labels); a figure of lines has it 720 px wide with 190 px right of it
+ * for the legend. */
+enum { LEFT = 80, TOP = 40, PLOT_H = 320, BOTTOM = 60, LINES_W = 720, LEGEND_W = 190 };
+
+/* A figure being written: its text, the locale it is written under, its plot area. */
+typedef struct figure {
+    sbuf b;
+    rb_locale_scope loc;
+    frame f;
+} figure;
+
+/* Start a figure `width` px wide whose plot area is w px wide, x from x0 to x1: the C locale (figure_close restores
+ * it), the SVG's head with the title. rb_c_locale_push's errors (nothing to close then). */
+static int figure_open(figure *g, double width, double w, double x0, double x1, const char *title, rb_err *err)
+{
+    *g = (figure){.f = {LEFT, TOP, w, PLOT_H, 0, 1, x0, x1}};
+    int rc = rb_c_locale_push(&g->loc, err);
+    if (!rc)
+        svg_open(&g->b, width, TOP + PLOT_H + BOTTOM, title);
+    return rc;
+}
+
+/* End it: the SVG closed, the locale restored, the text into *svg. RB_ENOMEM. */
+static int figure_close(figure *g, char **svg, rb_err *err)
+{
+    rb_sb_puts(&g->b, "</svg>\n");
+    rb_c_locale_pop(&g->loc);
+    return rb_sb_finish(&g->b, svg, err);
+}
+
 /* The y axis with grid lines, tick labels and its title; sets f->lo, f->hi from the ticks. */
 static void y_axis(sbuf *b, frame *f, double lo, double hi, const char *label)
 {
@@ -182,19 +213,15 @@ int rb_svg_boxplot(const char *title, const char *y_label, const rb_box_series *
         lo = fmin(lo, scratch[0]);
         hi = fmax(hi, scratch[series[s].n - 1]);
     }
-    double slot = 110, width = 110 + slot * (double)n_series, height = 420;
-    width = fmax(width, 8.0 * (double)strlen(title) + 40); /* room for the title (about 8 px a character) */
-    frame f = {80, 40, slot * (double)n_series, height - 40 - 60, 0, 1, 0, 1};
-    rb_locale_scope loc;
-    if ((rc = rb_c_locale_push(&loc, err)) == RB_OK) {
-        sbuf b = {0};
-        svg_open(&b, width, height, title);
-        y_axis(&b, &f, lo, hi, y_label);
+    double slot = 110, width = LEFT + slot * (double)n_series + 30; /* 30 px right of the boxes */
+    width = fmax(width, 8.0 * (double)strlen(title) + 40);          /* room for the title (about 8 px a character) */
+    figure g;
+    if ((rc = figure_open(&g, width, slot * (double)n_series, 0, 1, title, err)) == RB_OK) {
+        y_axis(&g.b, &g.f, lo, hi, y_label);
         for (size_t s = 0; s < n_series; s++)
-            one_box(&b, &f, &series[s], &boxes[s], f.x0 + slot * ((double)s + 0.5), slot * 0.3, PALETTE[s % N_PALETTE]);
-        rb_sb_puts(&b, "</svg>\n");
-        rb_c_locale_pop(&loc);
-        rc = rb_sb_finish(&b, svg, err);
+            one_box(&g.b, &g.f, &series[s], &boxes[s], g.f.x0 + slot * ((double)s + 0.5), slot * 0.3,
+                    PALETTE[s % N_PALETTE]);
+        rc = figure_close(&g, svg, err);
     }
     rb_free(boxes);
     rb_free(scratch);
@@ -304,41 +331,48 @@ static void legend(sbuf *b, const frame *f, const rb_trace_line *lines, size_t n
     rb_sb_puts(b, "</g>\n");
 }
 
+/* Start a figure of lines over x from x0 to x1 (traces, x-y). */
+static int lines_open(figure *g, double x0, double x1, const char *title, rb_err *err)
+{
+    return figure_open(g, LEFT + LINES_W + LEGEND_W, LINES_W, x0, x1, title, err);
+}
+
+/* Its axes: y over the lines' values in the x range, x (x_label NULL: time since x0). */
+static void lines_axes(figure *g, const rb_trace_line *lines, size_t n_lines, const char *y_label, const char *x_label)
+{
+    double lo, hi;
+    y_range(lines, n_lines, g->f.t0, g->f.t1, &lo, &hi);
+    y_axis(&g->b, &g->f, lo, hi, y_label);
+    x_axis(&g->b, &g->f, x_label);
+}
+
 int rb_svg_traces(const char *title, const char *y_label, const rb_trace_line *lines, size_t n_lines,
                   const rb_interval *shaded, size_t n_shaded, double t0, double t1, char **svg, rb_err *err)
 {
     *svg = NULL;
     if (!(t1 > t0) || !isfinite(t0) || !isfinite(t1))
         return rb_err_set(err, RB_EINVAL, "traces: the time span [%g, %g] s is empty", t0, t1);
-    double lo, hi;
-    y_range(lines, n_lines, t0, t1, &lo, &hi);
-    frame f = {80, 40, 720, 320, 0, 1, t0, t1};
-    rb_locale_scope loc;
-    int rc = rb_c_locale_push(&loc, err);
+    figure g;
+    int rc = lines_open(&g, t0, t1, title, err);
     if (rc)
         return rc;
-    sbuf b = {0};
-    svg_open(&b, f.x0 + f.w + 190, f.y0 + f.h + 60, title);
     bool any_shade = false;
     for (size_t i = 0; i < n_shaded; i++) {
         double a = fmax(shaded[i].t0, t0), z = fmin(shaded[i].t1, t1);
         if (z < a)
             continue;
         any_shade = true;
-        double xa = xpx(&f, a), w = fmax(xpx(&f, z) - xa, 1.0);
-        rb_sb_printf(&b,
+        double xa = xpx(&g.f, a), w = fmax(xpx(&g.f, z) - xa, 1.0);
+        rb_sb_printf(&g.b,
                      "<rect class=\"shade\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"#f4a582\" "
                      "fill-opacity=\"0.45\"/>\n",
-                     xa, f.y0, w, f.h);
+                     xa, g.f.y0, w, g.f.h);
     }
-    y_axis(&b, &f, lo, hi, y_label);
-    x_axis(&b, &f, NULL);
+    lines_axes(&g, lines, n_lines, y_label, NULL);
     for (size_t k = 1; k <= n_lines; k++) /* the reference last: on top */
-        polyline(&b, &f, &lines[k % n_lines], k == n_lines ? "#000" : PALETTE[(k - 1) % N_PALETTE], k == n_lines);
-    legend(&b, &f, lines, n_lines, any_shade);
-    rb_sb_puts(&b, "</svg>\n");
-    rb_c_locale_pop(&loc);
-    return rb_sb_finish(&b, svg, err);
+        polyline(&g.b, &g.f, &lines[k % n_lines], k == n_lines ? "#000" : PALETTE[(k - 1) % N_PALETTE], k == n_lines);
+    legend(&g.b, &g.f, lines, n_lines, any_shade);
+    return figure_close(&g, svg, err);
 }
 
 /* ---- lines over x ---------------------------------------------------------------------------------------------- */
@@ -353,27 +387,19 @@ int rb_svg_xy(const char *title, const char *x_label, const char *y_label, const
                 x0 = fmin(x0, lines[k].t[i]), x1 = fmax(x1, lines[k].t[i]);
     if (!(x1 > x0))
         return rb_err_set(err, RB_EINVAL, "xy figure: the x span [%g, %g] is empty", x0, x1);
-    double lo, hi;
-    y_range(lines, n_lines, x0, x1, &lo, &hi);
-    frame f = {80, 40, 720, 320, 0, 1, x0, x1};
-    rb_locale_scope loc;
-    int rc = rb_c_locale_push(&loc, err);
+    figure g;
+    int rc = lines_open(&g, x0, x1, title, err);
     if (rc)
         return rc;
-    sbuf b = {0};
-    svg_open(&b, f.x0 + f.w + 190, f.y0 + f.h + 60, title);
-    y_axis(&b, &f, lo, hi, y_label);
-    x_axis(&b, &f, x_label);
+    lines_axes(&g, lines, n_lines, y_label, x_label);
     for (size_t k = 0; k < n_lines; k++) {
         const char *color = k == 0 ? "#000" : PALETTE[(k - 1) % N_PALETTE];
-        polyline(&b, &f, &lines[k], color, k == 0);
+        polyline(&g.b, &g.f, &lines[k], color, k == 0);
         for (size_t i = 0; i < lines[k].n; i++)
             if (isfinite(lines[k].y[i]))
-                rb_sb_printf(&b, "<circle class=\"point\" cx=\"%.2f\" cy=\"%.2f\" r=\"3\" fill=\"%s\"/>\n",
-                             xpx(&f, lines[k].t[i]), ypx(&f, lines[k].y[i]), color);
+                rb_sb_printf(&g.b, "<circle class=\"point\" cx=\"%.2f\" cy=\"%.2f\" r=\"3\" fill=\"%s\"/>\n",
+                             xpx(&g.f, lines[k].t[i]), ypx(&g.f, lines[k].y[i]), color);
     }
-    legend(&b, &f, lines, n_lines, false);
-    rb_sb_puts(&b, "</svg>\n");
-    rb_c_locale_pop(&loc);
-    return rb_sb_finish(&b, svg, err);
+    legend(&g.b, &g.f, lines, n_lines, false);
+    return figure_close(&g, svg, err);
 }
