@@ -150,68 +150,55 @@ SIMD_FN static inline void reduce4(__m256d s0, __m256d s1, __m256d s2, __m256d s
     _mm256_storeu_pd(a1, _mm256_add_pd(_mm256_loadu_pd(a0), _mm256_hadd_pd(t02, t13)));
 }
 
-/* layer1_block_simd for two samples at once (the block form): four units by two samples, each weight load
- * serving both; every unit's lanes and sum as there. */
-#define FMA_PAIR(c)                                                                                                    \
-    do {                                                                                                               \
-        __m256d w_ = _mm256_loadu_pd(w + (c)*lda + k);                                                                 \
-        a##c = _mm256_fmadd_pd(w_, xa, a##c);                                                                          \
-        b##c = _mm256_fmadd_pd(w_, xb, b##c);                                                                          \
-    } while (0)
-SIMD_FN static void layer1_block_simd2(const double *W, size_t lda, const double *x0, const double *x1, size_t nb,
-                                       size_t h1, const double *a0x, double *a1x, const double *a0y, double *a1y)
+/* layer1_block_simd for ns = 2 or 3 samples at once (the block form): four units by ns samples, each weight load
+ * serving every sample (for three: twelve chains, seven loads per twelve multiply-adds); every unit's lanes and sum as
+ * there. Always inlined with a constant ns: the loops over the accumulators unroll and they stay in registers (the
+ * same instructions as the two kernels spelled out before). */
+SIMD_FN static inline __attribute__((always_inline)) void
+layer1_block_simdn(size_t ns, const double *W, size_t lda, const double *const *x, size_t x0, size_t nb, size_t h1,
+                   const double *const *src, double *const *dst)
 {
     size_t h4 = h1 & ~(size_t)3, j = 0;
     for (; j < h4; j += 4) {
         const double *w = W + j * lda;
-        __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+        __m256d acc[3][4];
+#pragma GCC unroll 4
+        for (size_t s = 0; s < ns; s++)
+#pragma GCC unroll 4
+            for (size_t u = 0; u < 4; u++)
+                acc[s][u] = _mm256_setzero_pd();
         for (size_t k = 0; k < nb; k += 4) {
-            __m256d xa = _mm256_loadu_pd(x0 + k), xb = _mm256_loadu_pd(x1 + k);
-            FMA_PAIR(0);
-            FMA_PAIR(1);
-            FMA_PAIR(2);
-            FMA_PAIR(3);
+            __m256d xv[3];
+#pragma GCC unroll 4
+            for (size_t s = 0; s < ns; s++)
+                xv[s] = _mm256_loadu_pd(x[s] + x0 + k);
+#pragma GCC unroll 4
+            for (size_t u = 0; u < 4; u++) {
+                __m256d wv = _mm256_loadu_pd(w + u * lda + k);
+#pragma GCC unroll 4
+                for (size_t s = 0; s < ns; s++)
+                    acc[s][u] = _mm256_fmadd_pd(wv, xv[s], acc[s][u]);
+            }
         }
-        reduce4(a0, a1, a2, a3, a0x + j, a1x + j);
-        reduce4(b0, b1, b2, b3, a0y + j, a1y + j);
+#pragma GCC unroll 4
+        for (size_t s = 0; s < ns; s++)
+            reduce4(acc[s][0], acc[s][1], acc[s][2], acc[s][3], src[s] + j, dst[s] + j);
     }
-    layer1_rest_simd(W, lda, x0, nb, j, h1, a0x, a1x);
-    layer1_rest_simd(W, lda, x1, nb, j, h1, a0y, a1y);
+    for (size_t s = 0; s < ns; s++)
+        layer1_rest_simd(W, lda, x[s] + x0, nb, j, h1, src[s], dst[s]);
 }
-#undef FMA_PAIR
 
-/* The same for three samples: four units by three, twelve chains, seven loads per twelve multiply-adds. */
-#define FMA_TRIPLE(u)                                                                                                  \
-    do {                                                                                                               \
-        __m256d w_ = _mm256_loadu_pd(w + (u)*lda + k);                                                                 \
-        a##u = _mm256_fmadd_pd(w_, xa, a##u);                                                                          \
-        b##u = _mm256_fmadd_pd(w_, xb, b##u);                                                                          \
-        c##u = _mm256_fmadd_pd(w_, xc, c##u);                                                                          \
-    } while (0)
+SIMD_FN static void layer1_block_simd2(const double *W, size_t lda, const double *const *x, size_t x0, size_t nb,
+                                       size_t h1, const double *const *src, double *const *dst)
+{
+    layer1_block_simdn(2, W, lda, x, x0, nb, h1, src, dst);
+}
+
 SIMD_FN static void layer1_block_simd3(const double *W, size_t lda, const double *const *x, size_t x0, size_t nb,
                                        size_t h1, const double *const *src, double *const *dst)
 {
-    size_t h4 = h1 & ~(size_t)3, j = 0;
-    const double *xa_ = x[0] + x0, *xb_ = x[1] + x0, *xc_ = x[2] + x0;
-    for (; j < h4; j += 4) {
-        const double *w = W + j * lda;
-        __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0, c0 = a0,
-                c1 = a0, c2 = a0, c3 = a0;
-        for (size_t k = 0; k < nb; k += 4) {
-            __m256d xa = _mm256_loadu_pd(xa_ + k), xb = _mm256_loadu_pd(xb_ + k), xc = _mm256_loadu_pd(xc_ + k);
-            FMA_TRIPLE(0);
-            FMA_TRIPLE(1);
-            FMA_TRIPLE(2);
-            FMA_TRIPLE(3);
-        }
-        reduce4(a0, a1, a2, a3, src[0] + j, dst[0] + j);
-        reduce4(b0, b1, b2, b3, src[1] + j, dst[1] + j);
-        reduce4(c0, c1, c2, c3, src[2] + j, dst[2] + j);
-    }
-    for (int s = 0; s < 3; s++)
-        layer1_rest_simd(W, lda, x[s] + x0, nb, j, h1, src[s], dst[s]);
+    layer1_block_simdn(3, W, lda, x, x0, nb, h1, src, dst);
 }
-#undef FMA_TRIPLE
 #endif
 
 /* a1 = b1 + W1 xn for the units [j0, j1) of ns <= 3 samples (xs[s], a1s[s]; the vector kernels take 2 or 3
@@ -233,16 +220,13 @@ static void layer1_units(const rb_friction_net_infer_net *p, bool simd, size_t j
             NB = m2;
         }
 #if HAVE_SIMD
-        if (simd && ns == 3) {
+        if (simd && ns > 1) {
             const double *src[3];
             double *dst[3];
-            for (size_t s = 0; s < 3; s++)
+            for (size_t s = 0; s < ns; s++)
                 src[s] = first ? b1 : a1s[s] + j0, dst[s] = a1s[s] + j0;
-            layer1_block_simd3(W + x0, m, xs, x0, NB, g, src, dst);
-        } else if (simd && ns == 2)
-            layer1_block_simd2(W + x0, m, xs[0] + x0, xs[1] + x0, NB, g, first ? b1 : a1s[0] + j0, a1s[0] + j0,
-                               first ? b1 : a1s[1] + j0, a1s[1] + j0);
-        else if (simd)
+            (ns == 3 ? layer1_block_simd3 : layer1_block_simd2)(W + x0, m, xs, x0, NB, g, src, dst);
+        } else if (simd)
             layer1_block_simd(W + x0, m, xs[0] + x0, NB, g, first ? b1 : a1s[0] + j0, a1s[0] + j0);
         else
 #endif
