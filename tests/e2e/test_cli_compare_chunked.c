@@ -230,10 +230,6 @@ Test(cli_compare_chunked, what_the_suite_holds_whole_adds_up_and_is_said_before_
     free(text), free(two), free(out), free(suite), free(dir);
 }
 
-/* Not under AddressSanitizer: GCC 12's ASan does not hold its allocator's lock across fork, and a rank with two threads
- * reading these .h5 logs forks (the HDF5 isolation, io.h) while its other thread allocates: the child can block on
- * that lock for good (seen: the test hung). The plain build runs it. */
-#ifndef __SANITIZE_ADDRESS__
 /* mpirun -np 2 build/roboest compare suite -o out -q --threads T --memory-limit MB: the exit code, stderr in *err. */
 static int mpirun_limited(const char *suite, const char *out, const char *threads, const char *mb, char **err)
 {
@@ -275,4 +271,3 @@ Test(cli_compare_chunked, under_mpi_the_limit_is_each_ranks_and_its_threads_shar
     cli_result_free(&rw);
     free(err), free(two), free(one), free(whole), free(suite), free(dir);
 }
-#endif
