@@ -504,38 +504,59 @@ static void joseph(rb_filter *f)
     rb_filt_symmetrize(f->Pn, f->n);
 }
 
-/* rb_filter_opts.hold: the update of a mean-only step, on the refresh's elements (idx[0..k) = idxh): the innovation at
- * h(x), then x += W L_S^-1 nu with the refresh's W and S factor (vector gate and NIS on that S). P is held. */
-static int held_update(rb_filter *f, const double *z, long step, size_t finite, rb_err *err)
+int rb_filt_check_zhat(rb_filter *f, long step, rb_err *err)
 {
-    size_t n = f->n, m = f->m, k = f->k;
-    int rc = f->ops->measure_mean(f, step, err);
-    if (rc != RB_OK)
-        return rc;
-    for (size_t j = 0; j < k; j++) {
+    for (size_t j = 0; j < f->k; j++) {
         if (!isfinite(f->zhat[f->idx[j]])) {
             f->fail = RB_FILTER_FAIL_Z, f->fail_index = f->idx[j];
             return rb_err_set(err, RB_ENUMERIC, "%s update, step %ld: predicted measurement element %zu is not finite",
                               f->name, step, f->idx[j]);
         }
     }
-    rb_filt_innovation(f, z);
+    return RB_OK;
+}
+
+/* y = L^-1 nu over the k used elements (L: S's lower factor), the NIS y^T y, and the vector gate on it. */
+static void nis_and_gate(rb_filter *f, const double *L, size_t k)
+{
     memcpy(f->y, f->innoc, k * sizeof(double));
-    rb_filt_trsv_ln(k, f->Sh, k, f->y);
+    rb_filt_trsv_ln(k, L, k, f->y);
     f->nis = rb_filt_dot(k, f->y, f->y);
     if (f->gate.mode == RB_GATE_VECTOR && !(f->nis <= f->gate_limit[k])) {
         f->rejected = true;
         for (size_t j = 0; j < k; j++)
             f->status[f->idx[j]] = RB_MEAS_GATED;
-    } else {
-        memcpy(f->xn, f->x, n * sizeof(double));
-        rb_filt_gemv(n, k, 1.0, f->K, n, f->y, 1.0, f->xn);
-        size_t bad = rb_filt_first_nonfinite(f->xn, n);
-        if (bad < n) {
-            f->fail = RB_FILTER_FAIL_X, f->fail_index = bad;
-            return rb_err_set(err, RB_ENUMERIC, "%s update, step %ld: updated state element %zu is not finite", f->name,
-                              step, bad);
-        }
+    }
+}
+
+/* xn = x + W y (W = C L^-T, n x k); RB_ENUMERIC when it is not finite. */
+static int gain_step(rb_filter *f, const double *W, size_t k, long step, rb_err *err)
+{
+    size_t n = f->n;
+    memcpy(f->xn, f->x, n * sizeof(double));
+    rb_filt_gemv(n, k, 1.0, W, n, f->y, 1.0, f->xn);
+    size_t bad = rb_filt_first_nonfinite(f->xn, n);
+    if (bad < n) {
+        f->fail = RB_FILTER_FAIL_X, f->fail_index = bad;
+        return rb_err_set(err, RB_ENUMERIC, "%s update, step %ld: updated state element %zu is not finite", f->name,
+                          step, bad);
+    }
+    return RB_OK;
+}
+
+/* rb_filter_opts.hold: the update of a mean-only step, on the refresh's elements (idx[0..k) = idxh): the innovation at
+ * h(x), then x += W L_S^-1 nu with the refresh's W and S factor (vector gate and NIS on that S). P is held. */
+static int held_update(rb_filter *f, const double *z, long step, size_t finite, rb_err *err)
+{
+    size_t m = f->m, k = f->k;
+    int rc = f->ops->measure_mean(f, step, err);
+    if (rc != RB_OK || (rc = rb_filt_check_zhat(f, step, err)) != RB_OK)
+        return rc;
+    rb_filt_innovation(f, z);
+    nis_and_gate(f, f->Sh, k);
+    if (!f->rejected) {
+        if ((rc = gain_step(f, f->K, k, step, err)) != RB_OK)
+            return rc;
         double *t = f->x;
         f->x = f->xn;
         f->xn = t;
@@ -583,14 +604,8 @@ int rb_filt_update(rb_filter *f, const double *z, rb_err *err)
         if (rc != RB_OK)
             return rc;
         if (f->kind != RB_FILTER_UKF) { /* the UKF's measure did all of this from its sigma points */
-            for (size_t j = 0; j < k; j++) {
-                if (!isfinite(f->zhat[f->idx[j]])) {
-                    f->fail = RB_FILTER_FAIL_Z, f->fail_index = f->idx[j];
-                    return rb_err_set(err, RB_ENUMERIC,
-                                      "%s update, step %ld: predicted measurement element %zu is not finite", f->name,
-                                      step, f->idx[j]);
-                }
-            }
+            if ((rc = rb_filt_check_zhat(f, step, err)) != RB_OK)
+                return rc;
             rb_filt_innovation(f, z);
             linear_measure(f);
         }
@@ -625,26 +640,13 @@ int rb_filt_update(rb_filter *f, const double *z, rb_err *err)
                               "leading minor %d of %zu elements used)",
                               f->name, step, info, k);
         }
-        memcpy(f->y, f->innoc, k * sizeof(double));
-        rb_filt_trsv_ln(k, f->S, k, f->y);
-        f->nis = rb_filt_dot(k, f->y, f->y);
-        if (f->gate.mode == RB_GATE_VECTOR && !(f->nis <= f->gate_limit[k])) {
-            f->rejected = true;
-            for (size_t j = 0; j < k; j++)
-                f->status[f->idx[j]] = RB_MEAS_GATED;
-        }
+        nis_and_gate(f, f->S, k);
     }
     if (k > 0 && !f->rejected) {
         memcpy(f->W, f->C, n * k * sizeof(double));
         rb_filt_trsm_rlt(n, k, f->S, k, f->W, n);
-        memcpy(f->xn, f->x, n * sizeof(double));
-        rb_filt_gemv(n, k, 1.0, f->W, n, f->y, 1.0, f->xn);
-        size_t bad = rb_filt_first_nonfinite(f->xn, n);
-        if (bad < n) {
-            f->fail = RB_FILTER_FAIL_X, f->fail_index = bad;
-            return rb_err_set(err, RB_ENUMERIC, "%s update, step %ld: updated state element %zu is not finite", f->name,
-                              step, bad);
-        }
+        if ((rc = gain_step(f, f->W, k, step, err)) != RB_OK)
+            return rc;
         if (f->kind == RB_FILTER_UKF) {
             rb_filt_copy_lower(f->Pn, f->P, n); /* the upper triangle is mirrored below */
             rb_filt_syrk_ln(n, k, -1.0, f->W, n, 1.0, f->Pn, n);

@@ -113,6 +113,8 @@ int rb_filt_alloc(const rb_filter_opts *o, rb_filter_kind kind, const rb_filt_op
 int rb_filt_update(rb_filter *f, const double *z, rb_err *err);
 /* inno = z - zhat (then `residual`), innoc = inno[idx[0..k)]. */
 void rb_filt_innovation(rb_filter *f, const double *z);
+/* RB_ENUMERIC (naming the step and element) when zhat is not finite at a used element idx[0..k). */
+int rb_filt_check_zhat(rb_filter *f, long step, rb_err *err);
 /* Scheduling callback, if any, for a phase. */
 int rb_filt_schedule(rb_filter *f, rb_filter_phase phase, long step, const double *u, double dt, const double *z,
                      rb_err *err);

@@ -341,13 +341,8 @@ static int ukf_measure(rb_filter *f, const double *z, long step, rb_err *err)
     if (rc != RB_OK || (rc = evaluate(f, l, NULL, 0.0, true, step, err)) != RB_OK)
         return rc;
     weighted_mean(f, f->Z, m, Ns, w0, f->zhat);
-    for (size_t j = 0; j < k; j++) {
-        if (!isfinite(f->zhat[f->idx[j]])) {
-            f->fail = RB_FILTER_FAIL_Z, f->fail_index = f->idx[j];
-            return rb_err_set(err, RB_ENUMERIC, "%s update, step %ld: predicted measurement element %zu is not finite",
-                              f->name, step, f->idx[j]);
-        }
-    }
+    if ((rc = rb_filt_check_zhat(f, step, err)) != RB_OK)
+        return rc;
     rb_filt_innovation(f, z);
 
     /* Deviations Z_j - zhat, restricted to the used rows (compacted in place, ld k). */

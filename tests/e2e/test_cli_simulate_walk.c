@@ -66,17 +66,24 @@ static size_t sample_at(const rb_channel *c, double t)
     return k;
 }
 
-Test(cli_simulate_walk, walk_json_walks_on_the_theses_schedule)
+/* roboest simulate SCENARIO -o OUT, which must succeed; the log it wrote. */
+static rb_log *simulate(const char *scenario, const char *out)
 {
-    test_deadline(120);
-    char *dir = test_tmpdir(), *out = test_path(dir, "walk.mat");
-    const char *args[] = {"simulate", WALK, "-o", out, "-q", NULL};
+    const char *args[] = {"simulate", scenario, "-o", out, "-q", NULL};
     cli_result r = cli_run(NULL, args);
     cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
     cli_result_free(&r);
     rb_log *log = NULL;
     rb_err err;
     cr_assert_eq(rb_log_read(out, &log, &err), RB_OK, "%s", err.msg);
+    return log;
+}
+
+Test(cli_simulate_walk, walk_json_walks_on_the_theses_schedule)
+{
+    test_deadline(120);
+    char *dir = test_tmpdir(), *out = test_path(dir, "walk.mat");
+    rb_log *log = simulate(WALK, out);
     const rb_channel *ph = channel(log, "truth/gait/phase", 1, "phase", "n.d.");
     const rb_channel *ref = channel(log, "truth/gait/com_ref", 3, "x", "m");
     channel(log, "truth/gait/zmp_ref", 2, "x", "m");
@@ -149,13 +156,7 @@ Test(cli_simulate_walk, a_walk_with_stand_starts_at_rest)
     test_deadline(60);
     char *dir = test_tmpdir(), *out = test_path(dir, "stand.mat");
     char *scn = write_walk(dir, "{\"stand\": 1.0, \"start\": 1.9, \"stop\": 3.2}", "{\"duration\": 2.6}");
-    const char *args[] = {"simulate", scn, "-o", out, "-q", NULL};
-    cli_result r = cli_run(NULL, args);
-    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
-    cli_result_free(&r);
-    rb_log *log = NULL;
-    rb_err err;
-    cr_assert_eq(rb_log_read(out, &log, &err), RB_OK, "%s", err.msg);
+    rb_log *log = simulate(scn, out);
     const rb_channel *v = channel(log, "truth/com_velocity", 3, "x", "m/s");
     const rb_channel *a = channel(log, "truth/com_acceleration", 3, "x", "m/s^2");
     const rb_channel *ph = channel(log, "truth/gait/phase", 1, "phase", "n.d.");
