@@ -295,7 +295,7 @@ static const rb_param_spec ukft_params[] = {
             "adaptation that fires on such a sample makes its update a full one from the held P). Not with "
             "friction_correction",
      .details = "measured at 8 on the shipped logs: tau_j's RMSE within 0.5 % of the UKF's (leg 0.01-0.04 %, "
-                "humanoid 0.12-0.44 %; tests/unit/test_torque_ukf_structured.c), 4.6-5.5x faster on the humanoid "
+                "humanoid 0.12-0.44 %; tests/unit/test_torque_ukf_structured.c), 4.8-5.5x faster on the humanoid "
                 "(make bench-ukf)"},
     {.name = "dt",
      .kind = RB_PARAM_NUMBER,
